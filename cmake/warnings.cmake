@@ -1,0 +1,25 @@
+# Warning and sanitizer flags, applied PRIVATE to the project's own targets only.
+set(PBD_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wvla -Wimplicit-fallthrough)
+if(PBD_WERROR)
+  list(APPEND PBD_WARNINGS -Werror)
+endif()
+# The library proper is also held to conversion and promotion checks: float math is its job.
+set(PBD_STRICT_WARNINGS ${PBD_WARNINGS} -Wmissing-prototypes -Wdouble-promotion -Wconversion
+    -Wstrict-prototypes)
+
+set(PBD_SANITIZE_FLAGS "")
+if(PBD_SANITIZE)
+  set(PBD_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+    list(APPEND PBD_SANITIZE_FLAGS -fsanitize=float-divide-by-zero)
+  endif()
+  add_compile_options(${PBD_SANITIZE_FLAGS})
+  add_link_options(${PBD_SANITIZE_FLAGS})
+endif()
+
+# Bit-determinism: no fused multiply-add contraction, never -ffast-math.
+set(PBD_FP_FLAGS -ffp-contract=off)
+
+function(pbd_target_warnings target)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C>:${PBD_WARNINGS}> ${PBD_FP_FLAGS})
+endfunction()

@@ -1,0 +1,213 @@
+/* Body creation: a mesh's vertices become particles, its edges distance constraints and its
+ * triangles surface triangles, with masses lumped from area (Müller et al. 2007 / seed 003:
+ * triangle area x density, a third to each corner) or length. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mesh.h"
+#include "world.h"
+
+pbd_body_def pbd_body_def_default(void) {
+	pbd_body_def d;
+	memset(&d, 0, sizeof d);
+	d.mass_mode = PBD_MASS_PER_PARTICLE;
+	d.mass = 1;
+	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
+		d.material[k].enabled = true;
+		d.material[k].stiffness_stretch = 1;
+		d.material[k].stiffness_compress = 1;
+		d.material[k].compliance_stretch = 0;
+		d.material[k].compliance_compress = 0;
+	}
+	d.cookie = PBD_COOKIE;
+	return d;
+}
+
+static pbd_status validate_mesh(pbd_world* w, const pbd_mesh* m) {
+	const char* fn = "pbd_body_create";
+	if (m->vertex_count == 0 || !m->positions)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: mesh has no vertices", fn);
+	if (m->edge_count && !m->edges) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: mesh edges is NULL", fn);
+	if (m->triangle_count && !m->triangles)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: mesh triangles is NULL", fn);
+	for (uint32_t e = 0; e < m->edge_count; ++e) {
+		uint32_t a = m->edges[2 * e], b = m->edges[2 * e + 1];
+		if (a >= m->vertex_count || b >= m->vertex_count)
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: edge %u: vertex index out of range (%u vertices)", fn, e,
+			                m->vertex_count);
+		if (a == b) return pbd_fail(w, PBD_ERR_DEGENERATE, "%s: edge %u joins vertex %u to itself", fn, e, a);
+		if (m->edge_kinds && m->edge_kinds[e] >= PBD_EDGE_KIND_COUNT)
+			return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: edge %u: unknown kind %u", fn, e, m->edge_kinds[e]);
+		if (m->edge_rest && (!pbd_is_finite(m->edge_rest[e]) || m->edge_rest[e] < 0))
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: edge %u: rest length must be finite and >= 0", fn, e);
+	}
+	for (uint32_t t = 0; t < m->triangle_count; ++t) {
+		const uint32_t* v = m->triangles + 3 * (size_t)t;
+		if (v[0] >= m->vertex_count || v[1] >= m->vertex_count || v[2] >= m->vertex_count)
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: triangle %u: vertex index out of range", fn, t);
+		if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
+			return pbd_fail(w, PBD_ERR_DEGENERATE, "%s: triangle %u repeats a vertex", fn, t);
+	}
+	return PBD_OK;
+}
+
+/* Fills inv[] from the def's mass rule. Lumped weights: a third of each triangle's area per
+ * corner; without triangles, half of each edge's length per end; without either, equal. */
+static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_real* inv, const pbd_vec3* pos) {
+	const pbd_mesh* m = d->mesh;
+	const uint32_t n = m->vertex_count;
+	if (m->inv_masses) {
+		for (uint32_t i = 0; i < n; ++i) {
+			if (!pbd_is_finite(m->inv_masses[i]) || m->inv_masses[i] < 0)
+				return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_body_create: mesh inverse mass %u must be finite and >= 0", i);
+			inv[i] = m->inv_masses[i];
+		}
+		return PBD_OK;
+	}
+	if (d->mass_mode == PBD_MASS_PER_PARTICLE) {
+		for (uint32_t i = 0; i < n; ++i) inv[i] = 1 / d->mass;
+		return PBD_OK;
+	}
+	double* weight = (double*)calloc(n, sizeof *weight);
+	if (!weight) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_body_create: out of memory");
+	double total = 0;
+	if (m->triangle_count) {
+		for (uint32_t t = 0; t < m->triangle_count; ++t) {
+			const uint32_t* v = m->triangles + 3 * (size_t)t;
+			double a3 = (double)pbd_triangle_area(pos[v[0]], pos[v[1]], pos[v[2]]) / 3.0;
+			for (int j = 0; j < 3; ++j) weight[v[j]] += a3;
+			total += 3 * a3;
+		}
+	} else if (m->edge_count) {
+		for (uint32_t e = 0; e < m->edge_count; ++e) {
+			if (m->edge_kinds && m->edge_kinds[e] != PBD_EDGE_STRUCTURAL) continue;
+			uint32_t a = m->edges[2 * e], b = m->edges[2 * e + 1];
+			double half = 0.5 * (double)pbd_v3_length(pbd_v3_sub(pos[a], pos[b]));
+			weight[a] += half;
+			weight[b] += half;
+			total += 2 * half;
+		}
+	}
+	if (d->mass_mode == PBD_MASS_DENSITY && !(total > 0)) {
+		free(weight);
+		return pbd_fail(w, PBD_ERR_DEGENERATE, "pbd_body_create: mass by density needs triangles or edges of non-zero size");
+	}
+	if (!(total > 0)) { /* no measure at all: share evenly */
+		for (uint32_t i = 0; i < n; ++i) weight[i] = 1;
+		total = n;
+	}
+	const double scale = d->mass_mode == PBD_MASS_DENSITY ? (double)d->mass : (double)d->mass / total;
+	pbd_status st = PBD_OK;
+	for (uint32_t i = 0; i < n; ++i) {
+		double mi = weight[i] * scale;
+		if (!(mi > 0) || !isfinite(1.0 / mi)) {
+			st = pbd_fail(w, PBD_ERR_DEGENERATE,
+			              "pbd_body_create: vertex %u gets no mass (it touches no triangle or edge of non-zero size)", i);
+			break;
+		}
+		inv[i] = (pbd_real)(1.0 / mi);
+		if (!(inv[i] > 0) || !pbd_is_finite(inv[i])) {
+			st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_body_create: vertex %u mass %g is out of the scalar's range", i, mi);
+			break;
+		}
+	}
+	free(weight);
+	return st;
+}
+
+pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	const char* fn = "pbd_body_create";
+	if (!d) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: def is NULL", fn);
+	if (d->cookie != PBD_COOKIE) return pbd_fail(w, PBD_ERR_UNINITIALIZED_DEF, "%s: def not made by pbd_body_def_default()", fn);
+	if (!d->mesh) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: def.mesh is NULL", fn);
+	const pbd_mesh* m = d->mesh;
+	if (!pbd_v3_is_finite(d->translation) || !pbd_v3_is_finite(d->velocity))
+		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: translation or velocity is not finite", fn);
+	if ((int)d->mass_mode < 0 || d->mass_mode > PBD_MASS_DENSITY)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: unknown mass mode %d", fn, (int)d->mass_mode);
+	if (!m->inv_masses && (!pbd_is_finite(d->mass) || !(d->mass > 0)))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: mass must be finite and > 0 (got %g)", fn, (double)d->mass);
+	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
+		const pbd_edge_material* mt = &d->material[k];
+		if (!pbd_is_finite(mt->stiffness_stretch) || !pbd_is_finite(mt->stiffness_compress) ||
+		    !pbd_is_finite(mt->compliance_stretch) || !pbd_is_finite(mt->compliance_compress))
+			return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: material %d has a non-finite parameter", fn, k);
+		if (mt->stiffness_stretch < 0 || mt->stiffness_stretch > 1 || mt->stiffness_compress < 0 || mt->stiffness_compress > 1)
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: material %d: stiffness must be in [0, 1]", fn, k);
+		if (mt->compliance_stretch < 0 || mt->compliance_compress < 0)
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: material %d: compliance must be >= 0", fn, k);
+	}
+	pbd_status st = validate_mesh(w, m);
+	if (st != PBD_OK) return st;
+	if (d->pinned_count && !d->pinned) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: pinned is NULL", fn);
+	for (uint32_t k = 0; k < d->pinned_count; ++k)
+		if (d->pinned[k] >= m->vertex_count)
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: pinned[%u] = %u is out of range (%u vertices)", fn, k, d->pinned[k],
+			                m->vertex_count);
+
+	const uint32_t n = m->vertex_count;
+	pbd_vec3* pos = (pbd_vec3*)malloc(n * sizeof *pos);
+	pbd_vec3* vel = (pbd_vec3*)malloc(n * sizeof *vel);
+	pbd_real* inv = (pbd_real*)malloc(n * sizeof *inv);
+	uint32_t ne_max = m->edge_count;
+	pbd_distance_def* dd = ne_max ? (pbd_distance_def*)malloc(ne_max * sizeof *dd) : NULL;
+	uint32_t* tri = m->triangle_count ? (uint32_t*)malloc(3 * (size_t)m->triangle_count * sizeof *tri) : NULL;
+	if (!pos || !vel || !inv || (ne_max && !dd) || (m->triangle_count && !tri)) {
+		st = pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+		goto done;
+	}
+	for (uint32_t i = 0; i < n; ++i) {
+		pos[i] = pbd_v3_add(m->positions[i], d->translation);
+		vel[i] = pbd_v3_add(m->velocities ? m->velocities[i] : pbd_v3(0, 0, 0), d->velocity);
+		if (!pbd_v3_is_finite(pos[i]) || !pbd_v3_is_finite(vel[i])) {
+			st = pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: vertex %u position or velocity is not finite", fn, i);
+			goto done;
+		}
+	}
+	st = compute_inv_masses(w, d, inv, pos);
+	if (st != PBD_OK) goto done;
+	for (uint32_t k = 0; k < d->pinned_count; ++k) inv[d->pinned[k]] = 0;
+
+	/* Everything is checked: from here on the adds cannot fail on the inputs. */
+	pbd_body body;
+	memset(&body, 0, sizeof body);
+	body.first_distance = w->nd;
+	body.first_triangle = w->nt;
+	st = pbd_world_add_particles(w, n, pos, vel, inv, &body.first_particle);
+	if (st != PBD_OK) goto done;
+	body.particle_count = n;
+	uint32_t ne = 0;
+	for (uint32_t e = 0; e < m->edge_count; ++e) {
+		const uint8_t kind = m->edge_kinds ? m->edge_kinds[e] : PBD_EDGE_STRUCTURAL;
+		const pbd_edge_material* mt = &d->material[kind];
+		if (!mt->enabled) continue;
+		pbd_distance_def* c = &dd[ne++];
+		c->a = body.first_particle + m->edges[2 * e];
+		c->b = body.first_particle + m->edges[2 * e + 1];
+		c->rest = m->edge_rest ? m->edge_rest[e] : pbd_v3_length(pbd_v3_sub(m->positions[m->edges[2 * e]], m->positions[m->edges[2 * e + 1]]));
+		c->stiffness_stretch = mt->stiffness_stretch;
+		c->stiffness_compress = mt->stiffness_compress;
+		c->compliance_stretch = mt->compliance_stretch;
+		c->compliance_compress = mt->compliance_compress;
+	}
+	if (ne) {
+		st = pbd_world_add_distances(w, ne, dd, &body.first_distance);
+		if (st != PBD_OK) goto done;
+	}
+	body.distance_count = ne;
+	if (m->triangle_count) {
+		for (size_t k = 0; k < 3 * (size_t)m->triangle_count; ++k) tri[k] = body.first_particle + m->triangles[k];
+		st = pbd_world_add_triangles(w, m->triangle_count, tri, &body.first_triangle);
+		if (st != PBD_OK) goto done;
+	}
+	body.triangle_count = m->triangle_count;
+	if (out) *out = body;
+done:
+	free(pos);
+	free(vel);
+	free(inv);
+	free(dd);
+	free(tri);
+	return st;
+}

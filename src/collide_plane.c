@@ -1,0 +1,29 @@
+/* Half-space collider: dot(n, x) >= offset + margin. */
+#include "collide.h"
+
+static pbd_status plane_validate(pbd_world* w, pbd_collider_def* def) {
+	pbd_plane* pl = &def->shape.plane;
+	if (!pbd_v3_is_finite(pl->normal) || !pbd_is_finite(pl->offset))
+		return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_collider_create: plane normal or offset is not finite");
+	pbd_real len = pbd_v3_length(pl->normal);
+	if (!(len > PBD_R(1e-12)))
+		return pbd_fail(w, PBD_ERR_DEGENERATE, "pbd_collider_create: plane normal has zero length");
+	pl->normal = pbd_v3_scale(pl->normal, 1 / len);
+	return PBD_OK;
+}
+
+static pbd_real plane_distance(const pbd_collider_def* def, pbd_vec3 x) {
+	return pbd_v3_dot(def->shape.plane.normal, x) - def->shape.plane.offset;
+}
+
+static void plane_project(const pbd_collider_def* def, pbd_vec3* restrict p, const pbd_real* restrict iw, uint32_t n) {
+	const pbd_vec3 nrm = def->shape.plane.normal;
+	const pbd_real limit = def->shape.plane.offset + def->margin;
+	for (uint32_t i = 0; i < n; ++i) {
+		if (iw[i] <= 0) continue;
+		const pbd_real s = pbd_v3_dot(nrm, p[i]);
+		if (s < limit) p[i] = pbd_v3_add(p[i], pbd_v3_scale(nrm, limit - s));
+	}
+}
+
+const pbd_shape_ops pbd_shape_plane_ops = {"plane", plane_validate, plane_project, plane_distance};

@@ -1,0 +1,56 @@
+/* Allocation, error reporting and scalar helpers shared by every source file. */
+#ifndef PBD_CORE_H
+#define PBD_CORE_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "pbd/math.h"
+#include "pbd/pbd.h"
+
+#if defined(__GNUC__)
+#define PBD_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define PBD_PRINTF(fmt, args)
+#endif
+
+#ifdef PBD_DOUBLE
+#define PBD_R(x) (x)
+#define PBD_POW pow
+#define PBD_FABS fabs
+#else
+#define PBD_R(x) (x##f)
+#define PBD_POW powf
+#define PBD_FABS fabsf
+#endif
+
+/* Cookie written by the *_def_default functions and checked by the create calls, so that a def
+ * declared on the stack and never initialised is caught instead of read as garbage. */
+#define PBD_COOKIE 0x50424431
+
+/* Below this length a distance has no usable direction; the projection skips it. */
+#define PBD_EPSILON_LENGTH PBD_R(1e-9)
+
+/* Collision contact test tolerance in metres, for counting contacts. */
+#define PBD_CONTACT_TOLERANCE PBD_R(1e-4)
+
+typedef struct pbd_alloc_ctx {
+	pbd_allocator a;
+} pbd_alloc_ctx;
+
+void pbd_alloc_init(pbd_alloc_ctx* ctx, const pbd_allocator* a);
+void* pbd_alloc(pbd_alloc_ctx* ctx, size_t size);
+void pbd_free(pbd_alloc_ctx* ctx, void* ptr, size_t size);
+/* Grows *ptr from old_count to new_count elements of elem_size, zeroing the new part. */
+bool pbd_grow(pbd_alloc_ctx* ctx, void** ptr, size_t elem_size, size_t old_count, size_t new_count);
+
+/* Formats an error into the world's last_error, sends it to the log, returns `status`. */
+pbd_status pbd_fail(pbd_world* w, pbd_status status, const char* fmt, ...) PBD_PRINTF(3, 4);
+/* Same for calls without a world; err may be NULL. */
+pbd_status pbd_fail_err(pbd_error* err, pbd_status status, const char* fmt, ...) PBD_PRINTF(3, 4);
+void pbd_log(const pbd_world* w, const char* fmt, ...) PBD_PRINTF(2, 3);
+
+static inline bool pbd_is_finite(pbd_real r) { return isfinite(r) != 0; }
+
+#endif

@@ -1,0 +1,267 @@
+/* Particle storage (structure of arrays) and the per-particle parts of a step: prediction,
+ * velocity update, health check. */
+#include <string.h>
+
+#include "world.h"
+
+pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
+	if (capacity <= w->cap_p) return PBD_OK;
+	size_t o = w->cap_p, n = capacity;
+	pbd_alloc_ctx* m = &w->mem;
+	if (!pbd_grow(m, (void**)&w->x, sizeof *w->x, o, n) || !pbd_grow(m, (void**)&w->p, sizeof *w->p, o, n) ||
+	    !pbd_grow(m, (void**)&w->v, sizeof *w->v, o, n) || !pbd_grow(m, (void**)&w->x_step, sizeof *w->x_step, o, n) ||
+	    !pbd_grow(m, (void**)&w->force, sizeof *w->force, o, n) ||
+	    !pbd_grow(m, (void**)&w->target, sizeof *w->target, o, n) ||
+	    !pbd_grow(m, (void**)&w->from, sizeof *w->from, o, n) || !pbd_grow(m, (void**)&w->w, sizeof *w->w, o, n) ||
+	    !pbd_grow(m, (void**)&w->w_free, sizeof *w->w_free, o, n) ||
+	    !pbd_grow(m, (void**)&w->flags, sizeof *w->flags, o, n) ||
+	    !pbd_grow(m, (void**)&w->degree, sizeof *w->degree, o, n) ||
+	    !pbd_grow(m, (void**)&w->dx, sizeof *w->dx, o, n)) {
+		/* Arrays that did grow keep their new size; record the smallest common capacity. */
+		return PBD_ERR_OUT_OF_MEMORY;
+	}
+	w->cap_p = capacity;
+	return PBD_OK;
+}
+
+pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3* positions,
+                                   const pbd_vec3* velocities, const pbd_real* inv_masses, uint32_t* first) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	if (count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_particles: count is 0");
+	if (!positions || !inv_masses)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_particles: positions and inv_masses are required");
+	if (count > UINT32_MAX - 1 - w->np)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_add_particles: too many particles");
+	for (uint32_t i = 0; i < count; ++i) {
+		if (!pbd_v3_is_finite(positions[i]))
+			return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_add_particles: position %u is not finite", i);
+		if (velocities && !pbd_v3_is_finite(velocities[i]))
+			return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_add_particles: velocity %u is not finite", i);
+		if (!pbd_is_finite(inv_masses[i]) || inv_masses[i] < 0)
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+			                "pbd_world_add_particles: inverse mass %u must be finite and >= 0 (got %g)", i,
+			                (double)inv_masses[i]);
+	}
+	uint32_t need = w->np + count;
+	if (need > w->cap_p) {
+		uint32_t cap = w->cap_p ? w->cap_p : 64;
+		while (cap < need) cap = cap > UINT32_MAX / 2 ? need : cap * 2;
+		if (pbd_particles_reserve(w, cap) != PBD_OK)
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_particles: out of memory");
+	}
+	uint32_t base = w->np;
+	for (uint32_t i = 0; i < count; ++i) {
+		uint32_t k = base + i;
+		w->x[k] = positions[i];
+		w->p[k] = positions[i];
+		w->x_step[k] = positions[i];
+		w->v[k] = velocities ? velocities[i] : pbd_v3(0, 0, 0);
+		w->force[k] = pbd_v3(0, 0, 0);
+		w->w[k] = inv_masses[i];
+		/* A particle created pinned gets unit inverse mass if it is ever unpinned. */
+		w->w_free[k] = inv_masses[i] > 0 ? inv_masses[i] : 1;
+		w->flags[k] = inv_masses[i] > 0 ? 0 : PBD_PARTICLE_PINNED;
+		if (inv_masses[i] == 0) w->v[k] = pbd_v3(0, 0, 0);
+		w->degree[k] = 0;
+	}
+	w->np += count;
+	w->stats_valid = false;
+	if (first) *first = base;
+	return PBD_OK;
+}
+
+uint32_t pbd_world_particle_count(const pbd_world* w) { return w ? w->np : 0; }
+const pbd_vec3* pbd_world_positions(const pbd_world* w) { return w ? w->x : NULL; }
+const pbd_vec3* pbd_world_velocities(const pbd_world* w) { return w ? w->v : NULL; }
+const pbd_real* pbd_world_inv_masses(const pbd_world* w) { return w ? w->w : NULL; }
+
+static pbd_status check_range(const pbd_world* w, uint32_t first, uint32_t count, const void* buf, const char* fn) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	if (!buf) return pbd_fail((pbd_world*)w, PBD_ERR_INVALID_ARGUMENT, "%s: buffer is NULL", fn);
+	if (first > w->np || count > w->np - first)
+		return pbd_fail((pbd_world*)w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u) exceeds the %u particles", fn, first,
+		                first + count, w->np);
+	return PBD_OK;
+}
+
+pbd_status pbd_world_get_positions(const pbd_world* w, uint32_t first, uint32_t count, pbd_vec3* out) {
+	pbd_status st = check_range(w, first, count, out, "pbd_world_get_positions");
+	if (st == PBD_OK && count) memcpy(out, w->x + first, count * sizeof *out);
+	return st;
+}
+
+pbd_status pbd_world_get_velocities(const pbd_world* w, uint32_t first, uint32_t count, pbd_vec3* out) {
+	pbd_status st = check_range(w, first, count, out, "pbd_world_get_velocities");
+	if (st == PBD_OK && count) memcpy(out, w->v + first, count * sizeof *out);
+	return st;
+}
+
+static pbd_status check_finite_array(pbd_world* w, uint32_t count, const pbd_vec3* in, const char* fn) {
+	for (uint32_t i = 0; i < count; ++i)
+		if (!pbd_v3_is_finite(in[i])) return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: element %u is not finite", fn, i);
+	return PBD_OK;
+}
+
+pbd_status pbd_world_set_positions(pbd_world* w, uint32_t first, uint32_t count, const pbd_vec3* in) {
+	pbd_status st = check_range(w, first, count, in, "pbd_world_set_positions");
+	if (st == PBD_OK) st = check_finite_array(w, count, in, "pbd_world_set_positions");
+	if (st != PBD_OK) return st;
+	if (count) {
+		memcpy(w->x + first, in, count * sizeof *in);
+		memcpy(w->p + first, in, count * sizeof *in);
+	}
+	w->stats_valid = false;
+	return PBD_OK;
+}
+
+pbd_status pbd_world_set_velocities(pbd_world* w, uint32_t first, uint32_t count, const pbd_vec3* in) {
+	pbd_status st = check_range(w, first, count, in, "pbd_world_set_velocities");
+	if (st == PBD_OK) st = check_finite_array(w, count, in, "pbd_world_set_velocities");
+	if (st != PBD_OK) return st;
+	/* Pinned particles have no velocity of their own: they move only by targets. */
+	for (uint32_t i = 0; i < count; ++i) w->v[first + i] = w->w[first + i] > 0 ? in[i] : pbd_v3(0, 0, 0);
+	w->stats_valid = false;
+	return PBD_OK;
+}
+
+pbd_status pbd_check_particle(pbd_world* w, uint32_t index, const char* fn) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	if (index >= w->np)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: particle %u out of range (%u particles)", fn, index, w->np);
+	return PBD_OK;
+}
+
+pbd_status pbd_particle_set_inv_mass(pbd_world* w, uint32_t index, pbd_real inv_mass) {
+	pbd_status st = pbd_check_particle(w, index, "pbd_particle_set_inv_mass");
+	if (st != PBD_OK) return st;
+	if (!pbd_is_finite(inv_mass) || inv_mass <= 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_particle_set_inv_mass: must be finite and > 0 (got %g)",
+		                (double)inv_mass);
+	w->w_free[index] = inv_mass;
+	if (!(w->flags[index] & PBD_PARTICLE_PINNED)) w->w[index] = inv_mass;
+	w->stats_valid = false;
+	return PBD_OK;
+}
+
+pbd_status pbd_particle_pin(pbd_world* w, uint32_t index) {
+	pbd_status st = pbd_check_particle(w, index, "pbd_particle_pin");
+	if (st != PBD_OK) return st;
+	if (!(w->flags[index] & PBD_PARTICLE_PINNED)) w->w_free[index] = w->w[index];
+	w->flags[index] = (uint8_t)(w->flags[index] | PBD_PARTICLE_PINNED);
+	w->w[index] = 0;
+	w->v[index] = pbd_v3(0, 0, 0);
+	w->stats_valid = false;
+	return PBD_OK;
+}
+
+pbd_status pbd_particle_unpin(pbd_world* w, uint32_t index) {
+	pbd_status st = pbd_check_particle(w, index, "pbd_particle_unpin");
+	if (st != PBD_OK) return st;
+	if (w->flags[index] & PBD_PARTICLE_PINNED) {
+		w->flags[index] = (uint8_t)(w->flags[index] & ~(PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET));
+		w->w[index] = w->w_free[index];
+	}
+	w->stats_valid = false;
+	return PBD_OK;
+}
+
+bool pbd_particle_is_pinned(const pbd_world* w, uint32_t index) {
+	return w && index < w->np && (w->flags[index] & PBD_PARTICLE_PINNED) != 0;
+}
+
+pbd_status pbd_particle_set_target(pbd_world* w, uint32_t index, pbd_vec3 target) {
+	pbd_status st = pbd_check_particle(w, index, "pbd_particle_set_target");
+	if (st != PBD_OK) return st;
+	if (!(w->flags[index] & PBD_PARTICLE_PINNED))
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_particle_set_target: particle %u is not pinned", index);
+	if (!pbd_v3_is_finite(target))
+		return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_particle_set_target: target is not finite");
+	w->target[index] = target;
+	w->flags[index] = (uint8_t)(w->flags[index] | PBD_PARTICLE_TARGET);
+	return PBD_OK;
+}
+
+pbd_status pbd_particle_set_force(pbd_world* w, uint32_t index, pbd_vec3 force) {
+	pbd_status st = pbd_check_particle(w, index, "pbd_particle_set_force");
+	if (st != PBD_OK) return st;
+	if (!pbd_v3_is_finite(force)) return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_particle_set_force: force is not finite");
+	w->force[index] = force;
+	bool nonzero = force.x != 0 || force.y != 0 || force.z != 0;
+	w->flags[index] = (uint8_t)(nonzero ? (w->flags[index] | PBD_PARTICLE_FORCE) : (w->flags[index] & ~PBD_PARTICLE_FORCE));
+	return PBD_OK;
+}
+
+void pbd_particles_begin_step(pbd_world* w) {
+	memcpy(w->x_step, w->x, (size_t)w->np * sizeof *w->x);
+	for (uint32_t i = 0; i < w->np; ++i)
+		if (w->flags[i] & PBD_PARTICLE_TARGET) w->from[i] = w->x[i];
+}
+
+/* Forces, damping and prediction for one substep of length h. `alpha_substep` is the fraction
+ * of the step reached at the end of this substep, for kinematic targets. */
+void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep) {
+	const pbd_vec3 gh = pbd_v3_scale(w->def.gravity, h);
+	pbd_vec3* restrict x = w->x;
+	pbd_vec3* restrict p = w->p;
+	pbd_vec3* restrict v = w->v;
+	const pbd_real* restrict iw = w->w;
+	const uint8_t* restrict flags = w->flags;
+	for (uint32_t i = 0, n = w->np; i < n; ++i) {
+		if (iw[i] > 0) {
+			pbd_vec3 vi = pbd_v3_add(v[i], gh);
+			if (flags[i] & PBD_PARTICLE_FORCE) vi = pbd_v3_add(vi, pbd_v3_scale(w->force[i], h * iw[i]));
+			if (damping != 1) vi = pbd_v3_scale(vi, damping);
+			v[i] = vi;
+			p[i] = pbd_v3_add(x[i], pbd_v3_scale(vi, h));
+		} else if (flags[i] & PBD_PARTICLE_TARGET) {
+			/* The last substep lands on the target exactly, not on a rounded interpolation. */
+			pbd_vec3 from = w->from[i];
+			p[i] = alpha_substep >= 1 ? w->target[i]
+			                          : pbd_v3_add(from, pbd_v3_scale(pbd_v3_sub(w->target[i], from), alpha_substep));
+		} else {
+			p[i] = x[i];
+		}
+	}
+}
+
+/* v = (p - x) / h, then commit p. */
+void pbd_particles_update_velocities(pbd_world* w, pbd_real h) {
+	const pbd_real inv_h = 1 / h;
+	const pbd_real max_speed = w->def.max_speed;
+	pbd_vec3* restrict x = w->x;
+	const pbd_vec3* restrict p = w->p;
+	pbd_vec3* restrict v = w->v;
+	for (uint32_t i = 0, n = w->np; i < n; ++i) {
+		pbd_vec3 vi = pbd_v3_scale(pbd_v3_sub(p[i], x[i]), inv_h);
+		if (max_speed > 0) {
+			pbd_real s2 = pbd_v3_dot(vi, vi);
+			if (s2 > max_speed * max_speed) {
+				vi = pbd_v3_scale(vi, max_speed / PBD_SQRT(s2));
+				w->warnings[PBD_WARN_SPEED_CLAMPED].count++;
+				w->warnings[PBD_WARN_SPEED_CLAMPED].last_index = i;
+			}
+		}
+		v[i] = vi;
+		x[i] = p[i];
+	}
+}
+
+/* Undo the step for any particle whose state stopped being finite, and finish targets. */
+void pbd_particles_end_step(pbd_world* w) {
+	for (uint32_t i = 0, n = w->np; i < n; ++i) {
+		if (w->flags[i] & PBD_PARTICLE_TARGET) {
+			w->flags[i] = (uint8_t)(w->flags[i] & ~PBD_PARTICLE_TARGET);
+		}
+		if (!pbd_v3_is_finite(w->x[i]) || !pbd_v3_is_finite(w->v[i])) {
+			pbd_warning_stat* ws = &w->warnings[PBD_WARN_NONFINITE];
+			if (ws->count == 0)
+				pbd_log(w, "pbd_world_step: particle %u became non-finite at step %llu; restored", i,
+				        (unsigned long long)w->steps);
+			ws->count++;
+			ws->last_index = i;
+			w->x[i] = w->x_step[i];
+			w->p[i] = w->x_step[i];
+			w->v[i] = pbd_v3(0, 0, 0);
+		}
+	}
+}

@@ -1,0 +1,35 @@
+/* Surface triangles: topology for output and for area-based forces. */
+#include <string.h>
+
+#include "world.h"
+
+pbd_status pbd_world_add_triangles(pbd_world* w, uint32_t count, const uint32_t* idx, uint32_t* first) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	if (count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_triangles: count is 0");
+	if (!idx) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_triangles: indices is NULL");
+	if (count > (UINT32_MAX / 3) - w->nt) return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_add_triangles: too many");
+	for (uint32_t t = 0; t < count; ++t) {
+		const uint32_t* v = idx + 3 * (size_t)t;
+		for (int j = 0; j < 3; ++j)
+			if (v[j] >= w->np)
+				return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_add_triangles: triangle %u: index %u out of range (%u particles)",
+				                t, v[j], w->np);
+		if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
+			return pbd_fail(w, PBD_ERR_DEGENERATE, "pbd_world_add_triangles: triangle %u repeats a vertex", t);
+	}
+	uint32_t need = w->nt + count;
+	if (need > w->cap_t) {
+		uint32_t cap = w->cap_t ? w->cap_t : 128;
+		while (cap < need) cap = cap > UINT32_MAX / 6 ? need : cap * 2;
+		if (!pbd_grow(&w->mem, (void**)&w->tri, 3 * sizeof *w->tri, w->cap_t, cap))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_triangles: out of memory");
+		w->cap_t = cap;
+	}
+	memcpy(w->tri + 3 * (size_t)w->nt, idx, 3 * (size_t)count * sizeof *idx);
+	if (first) *first = w->nt;
+	w->nt += count;
+	return PBD_OK;
+}
+
+uint32_t pbd_world_triangle_count(const pbd_world* w) { return w ? w->nt : 0; }
+const uint32_t* pbd_world_triangles(const pbd_world* w) { return w ? w->tri : NULL; }

@@ -1,0 +1,209 @@
+/* World lifetime, settings and the step orchestration. */
+#include <string.h>
+
+#include "world.h"
+
+pbd_world_def pbd_world_def_default(void) {
+	pbd_world_def d;
+	memset(&d, 0, sizeof d);
+	d.gravity = pbd_v3(0, PBD_R(-9.81), 0);
+	d.dt = PBD_R(1.0) / PBD_R(60.0);
+	d.substeps = 1;
+	d.iterations = 10;
+	d.solver = PBD_SOLVER_GAUSS_SEIDEL;
+	d.formulation = PBD_FORMULATION_PBD;
+	d.damping = 1;
+	d.jacobi_alpha = 0;
+	d.jacobi_omega = 1;
+	d.jacobi_equal_split = false;
+	d.collision_mode = PBD_COLLISION_IN_SOLVER;
+	d.max_speed = 0;
+	d.diagnostics = true;
+	d.cookie = PBD_COOKIE;
+	return d;
+}
+
+/* Checks every setting of a def. `w` receives the message (a scratch world for create). */
+static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
+	if (d->cookie != PBD_COOKIE)
+		return pbd_fail(w, PBD_ERR_UNINITIALIZED_DEF, "pbd_world_def: not made by pbd_world_def_default()");
+	if (!pbd_v3_is_finite(d->gravity))
+		return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_def.gravity: not finite");
+	if (!pbd_is_finite(d->dt) || d->dt <= 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.dt: must be finite and > 0 (got %g)", (double)d->dt);
+	if (d->substeps < 1 || d->substeps > 100000)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.substeps: must be in [1, 100000] (got %d)", d->substeps);
+	if (d->iterations < 1 || d->iterations > 100000)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.iterations: must be in [1, 100000] (got %d)", d->iterations);
+	if (d->solver != PBD_SOLVER_GAUSS_SEIDEL && d->solver != PBD_SOLVER_JACOBI)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.solver: unknown solver %d", (int)d->solver);
+	if (d->formulation != PBD_FORMULATION_PBD && d->formulation != PBD_FORMULATION_XPBD)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.formulation: unknown formulation %d", (int)d->formulation);
+	if (!pbd_is_finite(d->damping) || d->damping <= 0 || d->damping > 1)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.damping: must be in (0, 1] (got %g)", (double)d->damping);
+	if (!pbd_is_finite(d->jacobi_alpha) || d->jacobi_alpha < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_alpha: must be >= 0 (got %g)", (double)d->jacobi_alpha);
+	if (!pbd_is_finite(d->jacobi_omega) || d->jacobi_omega <= 0 || d->jacobi_omega >= 2)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_omega: must be in (0, 2) (got %g)", (double)d->jacobi_omega);
+	if (d->collision_mode != PBD_COLLISION_IN_SOLVER && d->collision_mode != PBD_COLLISION_AFTER_SOLVER)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.collision_mode: unknown mode %d", (int)d->collision_mode);
+	if (!pbd_is_finite(d->max_speed) || d->max_speed < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %g)", (double)d->max_speed);
+	return PBD_OK;
+}
+
+pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
+	if (!out) return PBD_ERR_INVALID_ARGUMENT;
+	*out = NULL;
+	if (!def) return PBD_ERR_INVALID_ARGUMENT;
+	/* Validate through a stack world so the message reaches the def's log callback. */
+	pbd_world probe;
+	memset(&probe, 0, sizeof probe);
+	probe.def.log = def->log;
+	probe.def.log_user = def->log_user;
+	pbd_status st = validate_def(&probe, def);
+	if (st != PBD_OK) return st;
+
+	pbd_alloc_ctx mem;
+	pbd_alloc_init(&mem, &def->allocator);
+	pbd_world* w = (pbd_world*)pbd_alloc(&mem, sizeof *w);
+	if (!w) return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
+	memset(w, 0, sizeof *w);
+	w->def = *def;
+	w->mem = mem;
+	w->dist_refresh_iterations = -1;
+	if (def->particle_capacity && pbd_particles_reserve(w, def->particle_capacity) != PBD_OK) {
+		pbd_world_destroy(w);
+		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
+	}
+	if (def->distance_capacity) {
+		uint32_t c = def->distance_capacity;
+		if (!pbd_grow(&w->mem, (void**)&w->dist, sizeof *w->dist, 0, c) ||
+		    !pbd_grow(&w->mem, (void**)&w->dist_p, sizeof *w->dist_p, 0, c) ||
+		    !pbd_grow(&w->mem, (void**)&w->lambda, sizeof *w->lambda, 0, c)) {
+			pbd_world_destroy(w);
+			return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
+		}
+		w->cap_d = c;
+	}
+	*out = w;
+	return PBD_OK;
+}
+
+void pbd_world_destroy(pbd_world* w) {
+	if (!w) return;
+	pbd_alloc_ctx mem = w->mem;
+	size_t cp = w->cap_p;
+	pbd_free(&mem, w->x, cp * sizeof *w->x);
+	pbd_free(&mem, w->p, cp * sizeof *w->p);
+	pbd_free(&mem, w->v, cp * sizeof *w->v);
+	pbd_free(&mem, w->x_step, cp * sizeof *w->x_step);
+	pbd_free(&mem, w->force, cp * sizeof *w->force);
+	pbd_free(&mem, w->target, cp * sizeof *w->target);
+	pbd_free(&mem, w->from, cp * sizeof *w->from);
+	pbd_free(&mem, w->w, cp * sizeof *w->w);
+	pbd_free(&mem, w->w_free, cp * sizeof *w->w_free);
+	pbd_free(&mem, w->flags, cp * sizeof *w->flags);
+	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
+	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
+	pbd_free(&mem, w->dist, w->cap_d * sizeof *w->dist);
+	pbd_free(&mem, w->dist_p, w->cap_d * sizeof *w->dist_p);
+	pbd_free(&mem, w->lambda, w->cap_d * sizeof *w->lambda);
+	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
+	pbd_free(&mem, w->colliders, w->cap_c * sizeof *w->colliders);
+	pbd_free(&mem, w, sizeof *w);
+}
+
+const char* pbd_world_last_error(const pbd_world* w) { return w ? w->last_error : "no world"; }
+
+pbd_world_def pbd_world_get_def(const pbd_world* w) { return w->def; }
+
+/* Applies one changed setting through the same validation as create. */
+static pbd_status apply_def(pbd_world* w, const pbd_world_def* d) {
+	pbd_status st = validate_def(w, d);
+	if (st == PBD_OK) w->def = *d;
+	return st;
+}
+
+#define PBD_SETTER(name, type, field)                              \
+	pbd_status pbd_world_set_##name(pbd_world* w, type value) {    \
+		if (!w) return PBD_ERR_INVALID_ARGUMENT;                   \
+		pbd_world_def d = w->def;                                  \
+		d.field = value;                                           \
+		return apply_def(w, &d);                                   \
+	}
+PBD_SETTER(dt, pbd_real, dt)
+PBD_SETTER(substeps, int, substeps)
+PBD_SETTER(iterations, int, iterations)
+PBD_SETTER(solver, pbd_solver, solver)
+PBD_SETTER(formulation, pbd_formulation, formulation)
+PBD_SETTER(gravity, pbd_vec3, gravity)
+PBD_SETTER(damping, pbd_real, damping)
+PBD_SETTER(collision_mode, pbd_collision_mode, collision_mode)
+#undef PBD_SETTER
+
+pbd_status pbd_world_set_jacobi(pbd_world* w, pbd_real alpha, pbd_real omega, bool equal_split) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.jacobi_alpha = alpha;
+	d.jacobi_omega = omega;
+	d.jacobi_equal_split = equal_split;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_step(pbd_world* w) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	const pbd_world_def* d = &w->def;
+	int substeps = d->substeps;
+	pbd_real h = d->dt / (pbd_real)substeps;
+	/* Damping is given per step; spread it over the substeps so the step total is the same. */
+	pbd_real damping = d->damping == 1 ? 1 : PBD_POW(d->damping, PBD_R(1.0) / (pbd_real)substeps);
+
+	pbd_distance_refresh(w);
+	pbd_particles_begin_step(w);
+	for (int s = 1; s <= substeps; ++s) {
+		pbd_solver_substep(w, h, damping, (pbd_real)s / (pbd_real)substeps);
+	}
+	pbd_particles_end_step(w);
+
+	w->time += (double)d->dt;
+	w->steps += 1;
+	w->stats_valid = false;
+	if (d->diagnostics) {
+		pbd_stats_compute(w, &w->stats);
+		w->stats_valid = true;
+	}
+	return PBD_OK;
+}
+
+void pbd_world_get_stats(pbd_world* w, pbd_stats* out) {
+	if (!w || !out) return;
+	if (!w->stats_valid) {
+		pbd_stats_compute(w, &w->stats);
+		w->stats_valid = true;
+	}
+	*out = w->stats;
+}
+
+pbd_warning_stat pbd_world_get_warning(const pbd_world* w, pbd_warning which) {
+	pbd_warning_stat none = {0, 0};
+	if (!w || (int)which < 0 || which >= PBD_WARN_COUNT) return none;
+	return w->warnings[which];
+}
+
+static uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
+	const unsigned char* b = (const unsigned char*)data;
+	for (size_t i = 0; i < n; ++i) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+uint64_t pbd_world_hash(const pbd_world* w) {
+	uint64_t h = 0xcbf29ce484222325ull;
+	if (!w) return h;
+	h = fnv1a(h, w->x, (size_t)w->np * sizeof *w->x);
+	h = fnv1a(h, w->v, (size_t)w->np * sizeof *w->v);
+	return h;
+}

@@ -1,0 +1,103 @@
+/* Internal layout of a world. Not installed; tests may include it. */
+#ifndef PBD_WORLD_INTERNAL_H
+#define PBD_WORLD_INTERNAL_H
+
+#include "core.h"
+
+enum {
+	PBD_PARTICLE_PINNED = 1u << 0,
+	PBD_PARTICLE_TARGET = 1u << 1, /* pinned and moving to target[] during this step */
+	PBD_PARTICLE_FORCE = 1u << 2   /* has a non-zero external force */
+};
+
+/* Hot data of a distance constraint, read in every iteration. s[0] applies when the constraint
+ * is stretched (C > 0), s[1] when compressed: the iteration-corrected stiffness k' for PBD, the
+ * compliance for XPBD (see pbd_distance_refresh). */
+typedef struct pbd_distance_c {
+	uint32_t a, b;
+	pbd_real rest;
+	pbd_real s[2];
+} pbd_distance_c;
+
+/* Cold data: the parameters as given, kept to rebuild s[] when settings change. */
+typedef struct pbd_distance_p {
+	pbd_real stiffness[2];
+	pbd_real compliance[2];
+} pbd_distance_p;
+
+typedef struct pbd_collider {
+	pbd_collider_def def;
+	uint32_t generation;
+	bool alive;
+} pbd_collider;
+
+struct pbd_world {
+	pbd_world_def def;  /* current settings; cookie valid */
+	pbd_alloc_ctx mem;
+	char last_error[256];
+
+	/* particles, structure of arrays */
+	uint32_t np, cap_p;
+	pbd_vec3* x;        /* positions at the end of the last substep */
+	pbd_vec3* p;        /* predicted positions inside a substep */
+	pbd_vec3* v;        /* velocities */
+	pbd_vec3* x_step;   /* positions at the start of the step, to undo a non-finite particle */
+	pbd_vec3* force;    /* external force, N */
+	pbd_vec3* target;   /* kinematic target of a pinned particle */
+	pbd_vec3* from;     /* where a targeted particle started the step */
+	pbd_real* w;        /* inverse mass, 0 = pinned */
+	pbd_real* w_free;   /* inverse mass to restore when unpinned */
+	uint8_t* flags;
+	uint32_t* degree;   /* constraints touching the particle (Jacobi averaging) */
+	pbd_vec3* dx;       /* Jacobi correction accumulator */
+
+	/* distance constraints */
+	uint32_t nd, cap_d;
+	pbd_distance_c* dist;
+	pbd_distance_p* dist_p;
+	pbd_real* lambda;   /* XPBD multipliers, reset every substep */
+	int dist_refresh_iterations; /* iterations s[] was computed for; -1 forces a refresh */
+	pbd_formulation dist_refresh_formulation;
+
+	/* surface triangles */
+	uint32_t nt, cap_t;
+	uint32_t* tri;
+
+	/* colliders */
+	uint32_t nc, cap_c;
+	pbd_collider* colliders;
+	uint32_t contacts;
+
+	/* clock and health */
+	double time;
+	uint64_t steps;
+	pbd_warning_stat warnings[PBD_WARN_COUNT];
+	pbd_stats stats;
+	bool stats_valid;
+};
+
+/* particles.c */
+pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity);
+void pbd_particles_begin_step(pbd_world* w);
+void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep);
+void pbd_particles_update_velocities(pbd_world* w, pbd_real h);
+void pbd_particles_end_step(pbd_world* w);
+pbd_status pbd_check_particle(pbd_world* w, uint32_t index, const char* fn);
+
+/* constraints_distance.c */
+void pbd_distance_refresh(pbd_world* w);
+void pbd_distance_solve_gs(pbd_world* w, pbd_real inv_h2);
+void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2);
+void pbd_distance_stats(const pbd_world* w, pbd_stats* s);
+
+/* solver.c */
+void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep);
+
+/* collide.c */
+void pbd_collide_project(pbd_world* w);
+uint32_t pbd_collide_count_contacts(const pbd_world* w);
+
+/* stats.c */
+void pbd_stats_compute(pbd_world* w, pbd_stats* out);
+
+#endif

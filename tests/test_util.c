@@ -1,0 +1,37 @@
+#define _GNU_SOURCE
+#include "test_util.h"
+
+#include <fenv.h>
+#include <stdio.h>
+#include <string.h>
+
+void test_enable_fp_traps(void) {
+#if defined(__GLIBC__) && !defined(PBD_NO_FP_TRAPS)
+	feenableexcept(FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
+#endif
+}
+
+void test_disable_fp_traps(void) {
+#if defined(__GLIBC__)
+	fedisableexcept(FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
+#endif
+}
+
+void test_log_fail(const char* message, void* user) {
+	(void)user;
+	fail_msg("unexpected library message: %s", message);
+}
+
+void test_log_keep(const char* message, void* user) {
+	char* out = (char*)user;
+	snprintf(out, 256, "%s", message);
+}
+
+pbd_world* test_world(const pbd_world_def* def) {
+	pbd_world_def d = def ? *def : pbd_world_def_default();
+	d.log = test_log_fail;
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&d, &w), PBD_OK);
+	assert_non_null(w);
+	return w;
+}

@@ -1,0 +1,38 @@
+/* Shared helpers of the test programs: floating-point traps, a strict log, tolerances. */
+#ifndef PBD_TEST_UTIL_H
+#define PBD_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "pbd/math.h"
+#include "pbd/pbd.h"
+
+/* Tolerances scaled by the precision the library was built with. */
+#ifdef PBD_DOUBLE
+#define TEST_TOL(dbl, flt) (dbl)
+#else
+#define TEST_TOL(dbl, flt) (flt)
+#endif
+
+/* Traps invalid operations, division by zero and overflow (glibc), so a NaN born anywhere in
+ * the library fails the test at its source. Call first thing in main(). */
+void test_enable_fp_traps(void);
+/* Disables them again, for tests that feed NaN on purpose. */
+void test_disable_fp_traps(void);
+
+/* A log callback for world defs that fails the running test on any message. */
+void test_log_fail(const char* message, void* user);
+/* A log callback that records the last message into a char[256] given as user. */
+void test_log_keep(const char* message, void* user);
+
+/* A world made from `def` (or the default def when NULL) with test_log_fail attached. */
+pbd_world* test_world(const pbd_world_def* def);
+
+#define assert_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (double)(tol))
+
+#endif
