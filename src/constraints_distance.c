@@ -49,7 +49,8 @@ pbd_status pbd_world_add_distances(pbd_world* w, uint32_t count, const pbd_dista
 		while (cap < need) cap = cap > UINT32_MAX / 2 ? need : cap * 2;
 		if (!pbd_grow(&w->mem, (void**)&w->dist, sizeof *w->dist, w->cap_d, cap) ||
 		    !pbd_grow(&w->mem, (void**)&w->dist_p, sizeof *w->dist_p, w->cap_d, cap) ||
-		    !pbd_grow(&w->mem, (void**)&w->lambda, sizeof *w->lambda, w->cap_d, cap))
+		    !pbd_grow(&w->mem, (void**)&w->lambda, sizeof *w->lambda, w->cap_d, cap) ||
+		    !pbd_grow(&w->mem, (void**)&w->dist_slot, sizeof *w->dist_slot, w->cap_d, cap))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_distances: out of memory");
 		w->cap_d = cap;
 	}
@@ -65,12 +66,14 @@ pbd_status pbd_world_add_distances(pbd_world* w, uint32_t count, const pbd_dista
 		q->compliance[0] = d->compliance_stretch;
 		q->compliance[1] = d->compliance_compress;
 		w->lambda[w->nd + k] = 0;
+		w->dist_slot[w->nd + k] = w->nd + k;
 		w->degree[d->a]++;
 		w->degree[d->b]++;
 	}
 	if (first) *first = w->nd;
 	w->nd += count;
 	w->dist_refresh_iterations = -1;
+	w->dist_scheduled = false;
 	w->stats_valid = false;
 	return PBD_OK;
 }
@@ -82,8 +85,8 @@ pbd_status pbd_world_get_distance(const pbd_world* w, uint32_t index, pbd_distan
 	if (index >= w->nd)
 		return pbd_fail((pbd_world*)w, PBD_ERR_OUT_OF_RANGE, "pbd_world_get_distance: constraint %u out of range (%u)",
 		                index, w->nd);
-	const pbd_distance_c* c = &w->dist[index];
-	const pbd_distance_p* q = &w->dist_p[index];
+	const pbd_distance_c* c = &w->dist[w->dist_slot[index]];
+	const pbd_distance_p* q = &w->dist_p[w->dist_slot[index]];
 	out->a = c->a;
 	out->b = c->b;
 	out->rest = c->rest;

@@ -80,7 +80,8 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 		uint32_t c = def->distance_capacity;
 		if (!pbd_grow(&w->mem, (void**)&w->dist, sizeof *w->dist, 0, c) ||
 		    !pbd_grow(&w->mem, (void**)&w->dist_p, sizeof *w->dist_p, 0, c) ||
-		    !pbd_grow(&w->mem, (void**)&w->lambda, sizeof *w->lambda, 0, c)) {
+		    !pbd_grow(&w->mem, (void**)&w->lambda, sizeof *w->lambda, 0, c) ||
+		    !pbd_grow(&w->mem, (void**)&w->dist_slot, sizeof *w->dist_slot, 0, c)) {
 			pbd_world_destroy(w);
 			return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
 		}
@@ -109,6 +110,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->dist, w->cap_d * sizeof *w->dist);
 	pbd_free(&mem, w->dist_p, w->cap_d * sizeof *w->dist_p);
 	pbd_free(&mem, w->lambda, w->cap_d * sizeof *w->lambda);
+	pbd_free(&mem, w->dist_slot, w->cap_d * sizeof *w->dist_slot);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_free(&mem, w->colliders, w->cap_c * sizeof *w->colliders);
 	pbd_free(&mem, w, sizeof *w);
@@ -159,6 +161,10 @@ pbd_status pbd_world_step(pbd_world* w) {
 	/* Damping is given per step; spread it over the substeps so the step total is the same. */
 	pbd_real damping = d->damping == 1 ? 1 : PBD_POW(d->damping, PBD_R(1.0) / (pbd_real)substeps);
 
+	if (!w->dist_scheduled) {
+		pbd_status st = pbd_distance_schedule(w);
+		if (st != PBD_OK) return st;
+	}
 	pbd_distance_refresh(w);
 	pbd_particles_begin_step(w);
 	for (int s = 1; s <= substeps; ++s) {

@@ -56,6 +56,8 @@ struct pbd_world {
 	pbd_distance_c* dist;
 	pbd_distance_p* dist_p;
 	pbd_real* lambda;   /* XPBD multipliers, reset every substep */
+	uint32_t* dist_slot; /* user index (order of addition) -> position in dist[] */
+	bool dist_scheduled; /* dist[] is in solver order (see schedule.c) */
 	int dist_refresh_iterations; /* iterations s[] was computed for; -1 forces a refresh */
 	pbd_formulation dist_refresh_formulation;
 
@@ -89,6 +91,9 @@ void pbd_distance_refresh(pbd_world* w);
 void pbd_distance_solve_gs(pbd_world* w, pbd_real inv_h2);
 void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2);
 void pbd_distance_stats(const pbd_world* w, pbd_stats* s);
+
+/* schedule.c */
+pbd_status pbd_distance_schedule(pbd_world* w);
 
 /* solver.c */
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep);

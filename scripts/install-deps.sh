@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs what pbd needs to build, test and benchmark on Debian 12. Idempotent: packages that
+# are already present are not touched, and nothing is fetched when all are there.
+set -eu
+
+PACKAGES="cmake make gcc g++ clang pkg-config libcjson-dev libcmocka-dev libbullet-dev"
+
+missing=""
+for p in $PACKAGES; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+if [ -z "$missing" ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+
+echo "install-deps: installing$missing"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,27 @@
+#!/bin/sh
+# Builds pbd and runs every test in the configurations CI requires: gcc Release, gcc Debug
+# with AddressSanitizer + UndefinedBehaviorSanitizer, and clang in double precision. Warnings
+# are errors in all of them.
+set -eu
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+jobs=$(nproc)
+
+run_config() {
+	dir=$1
+	shift
+	echo "=== $dir: $*"
+	cmake -S . -B "$dir" -DPBD_WERROR=ON "$@"
+	cmake --build "$dir" -j "$jobs"
+	(cd "$dir" && ctest --output-on-failure -j "$jobs")
+}
+
+run_config build-ci-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DPBD_SANITIZE=ON -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+
+# The install must give a usable package: headers, libraries, pkg-config and CMake config.
+prefix="$(pwd)/build-ci-release/stage"
+cmake --install build-ci-release --prefix "$prefix" >/dev/null
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" pkg-config --cflags --libs pbd
+echo "all configurations passed"
