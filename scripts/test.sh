@@ -21,7 +21,12 @@ run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DPBD_SANITIZE=ON -DCMAKE_C_CO
 run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 
 # The install must give a usable package: headers, libraries, pkg-config and CMake config.
+echo "=== install"
 prefix="$(pwd)/build-ci-release/stage"
+rm -rf "$prefix" build-ci-consumer
 cmake --install build-ci-release --prefix "$prefix" >/dev/null
-PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" pkg-config --cflags --libs pbd
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs pbd
+cmake -S tests/consumer -B build-ci-consumer -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build build-ci-consumer >/dev/null
+./build-ci-consumer/consumer
 echo "all configurations passed"
