@@ -135,7 +135,7 @@ static void solve_gs_pbd(pbd_world* w) {
 		const pbd_real len = PBD_SQRT(pbd_v3_dot(d, d));
 		if (len < PBD_EPSILON_LENGTH) continue;
 		const pbd_real C = len - c[k].rest;
-		const pbd_real stiff = C > 0 ? c[k].s[0] : c[k].s[1];
+		const pbd_real stiff = c[k].s[C <= 0];
 		const pbd_real s = stiff * C / (ws * len);
 		p[a] = pbd_v3_sub(p[a], pbd_v3_scale(d, wa * s));
 		p[b] = pbd_v3_add(p[b], pbd_v3_scale(d, wb * s));
@@ -155,7 +155,7 @@ static void solve_gs_xpbd(pbd_world* w, pbd_real inv_h2) {
 		const pbd_real len = PBD_SQRT(pbd_v3_dot(d, d));
 		if (len < PBD_EPSILON_LENGTH) continue;
 		const pbd_real C = len - c[k].rest;
-		const pbd_real at = (C > 0 ? c[k].s[0] : c[k].s[1]) * inv_h2;
+		const pbd_real at = c[k].s[C <= 0] * inv_h2;
 		const pbd_real denom = wa + wb + at;
 		if (denom == 0) continue;
 		const pbd_real dl = (-C - at * lambda[k]) / denom;
@@ -194,7 +194,7 @@ void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2) {
 		const pbd_real C = len - c[k].rest;
 		pbd_real s; /* correction of a is -wa * s * d, of b is +wb * s * d */
 		if (xpbd) {
-			const pbd_real at = (C > 0 ? c[k].s[0] : c[k].s[1]) * inv_h2;
+			const pbd_real at = c[k].s[C <= 0] * inv_h2;
 			const pbd_real denom = wa + wb + at;
 			if (denom == 0) continue;
 			const pbd_real dl = (-C - at * lambda[k]) / denom;
@@ -203,7 +203,7 @@ void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2) {
 		} else {
 			const pbd_real ws = wa + wb;
 			if (ws == 0) continue;
-			s = (C > 0 ? c[k].s[0] : c[k].s[1]) * C / (ws * len);
+			s = c[k].s[C <= 0] * C / (ws * len);
 		}
 		dx[a] = pbd_v3_sub(dx[a], pbd_v3_scale(d, wa * s));
 		dx[b] = pbd_v3_add(dx[b], pbd_v3_scale(d, wb * s));

@@ -1,0 +1,833 @@
+/* pbd benchmark: a hanging cloth, timed step by step on pbd (public API only) and on Bullet's
+ * soft body with the same nodes, masses, links and iteration count. docs/BENCHMARKS.md
+ * describes the scene, the Bullet settings and the measured table. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "bench.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pbd/pbd.h"
+
+#ifdef PBD_HAVE_BULLET
+#include "bullet_peer.h"
+#endif
+
+#ifndef PBD_BENCH_BUILD_TYPE
+#define PBD_BENCH_BUILD_TYPE "unknown"
+#endif
+#ifndef PBD_BENCH_C_COMPILER
+#define PBD_BENCH_C_COMPILER "unknown"
+#endif
+#ifndef PBD_BENCH_C_FLAGS
+#define PBD_BENCH_C_FLAGS "unknown"
+#endif
+
+#define BENCH_PREFIX "pbd bench: "
+
+enum {
+	BENCH_MAX_SIZES = 16,
+	BENCH_MAX_VARIANTS = 4,
+	/* N = 2 would link the two pinned corners to each other: nothing to simulate there. */
+	BENCH_MIN_N = 3,
+	BENCH_MAX_N = 2048,
+	BENCH_MAX_STEPS = 1000000,
+	BENCH_MAX_ITERATIONS = 1000,
+	BENCH_MAX_REPEAT = 1000,
+	/* Above this N the default is one repeat: a run is long enough to be its own average. */
+	BENCH_REPEAT_SPLIT_N = 128
+};
+
+static const double BENCH_DT = 1.0 / 60.0;
+static const double BENCH_GRAVITY = -9.81;
+
+/* One pbd configuration: a row per N. */
+typedef struct bench_variant {
+	pbd_solver solver;
+	pbd_formulation formulation;
+} bench_variant;
+
+typedef struct bench_options {
+	uint32_t sizes[BENCH_MAX_SIZES];
+	int size_count;
+	int steps;
+	int iterations;
+	int repeat; /* 0: the default, 3 for N <= 128 and 1 above */
+	pbd_solver solvers[2];
+	int solver_count;
+	pbd_formulation formulations[2];
+	int formulation_count;
+	bool bullet;
+	const char* csv_path;
+	bool help;
+} bench_options;
+
+/* The cloth of one size, built once and shared by every repeat and by the Bullet peer. */
+typedef struct bench_scene {
+	uint32_t n;
+	pbd_mesh mesh;
+	uint32_t pinned[2];
+	double* rest;       /* rest length per mesh edge, from the initial positions */
+	double* xyz;        /* scratch: positions as doubles (3 per vertex) */
+	double* masses;     /* kg per vertex, 0 for the pinned corners (Bullet's convention) */
+	double* step_ms;    /* scratch: one time per step */
+} bench_scene;
+
+/* What one run from rest leaves behind. */
+typedef struct bench_run {
+	double median_ms;
+	double max_strain, mean_strain;
+	double own_max_strain, own_mean_strain; /* the bench's own strain, to cross-check pbd's stats */
+	double min_y;
+	uint64_t hash;
+	bool finite;
+	uint64_t nonfinite_warnings;
+} bench_run;
+
+typedef struct bench_row {
+	const char* engine;
+	const char* solver;
+	const char* formulation;
+	uint32_t n, particles, constraints;
+	int repeats;
+	double ms, ms_min;  /* median and minimum over repeats of the per-step median */
+	double mproj;       /* million constraint projections per second at `ms` */
+	double max_strain, mean_strain, min_y;
+	uint64_t hash;      /* of the first repeat */
+	bool hash_stable;   /* every repeat ended in the same state */
+	char status[32];
+	double ratio;       /* Bullet ms / this row's ms; NAN when there is no Bullet row */
+} bench_row;
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+static double now_ms(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int compare_double(const void* a, const void* b) {
+	const double x = *(const double*)a, y = *(const double*)b;
+	return (x > y) - (x < y);
+}
+
+/* Median of v[0..n); sorts v in place. */
+static double median(double* v, size_t n) {
+	if (n == 0) return (double)NAN;
+	qsort(v, n, sizeof *v, compare_double);
+	return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static const char* solver_name(pbd_solver s) { return s == PBD_SOLVER_JACOBI ? "jacobi" : "gs"; }
+
+static const char* formulation_name(pbd_formulation f) {
+	return f == PBD_FORMULATION_XPBD ? "xpbd" : "pbd";
+}
+
+static int default_repeat(uint32_t n) { return n <= BENCH_REPEAT_SPLIT_N ? 3 : 1; }
+
+static uint32_t expected_constraints(uint32_t n) {
+	/* structural along u and v, plus both diagonals of every cell */
+	return 2u * n * (n - 1u) + 2u * (n - 1u) * (n - 1u);
+}
+
+/* Strain |len - rest| / rest over the mesh edges, for any engine's positions. */
+static void edge_strain(const bench_scene* s, const double* xyz, double* max_out, double* mean_out) {
+	double max = 0.0, sum = 0.0;
+	const uint32_t* e = s->mesh.edges;
+	for (uint32_t k = 0; k < s->mesh.edge_count; ++k) {
+		const double* a = xyz + 3 * (size_t)e[2 * k];
+		const double* b = xyz + 3 * (size_t)e[2 * k + 1];
+		const double dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+		const double strain = fabs(sqrt(dx * dx + dy * dy + dz * dz) - s->rest[k]) / s->rest[k];
+		if (!(strain <= max)) max = strain; /* NaN sticks */
+		sum += strain;
+	}
+	*max_out = max;
+	*mean_out = s->mesh.edge_count ? sum / (double)s->mesh.edge_count : 0.0;
+}
+
+static double min_height(const double* xyz, uint32_t count, bool* finite) {
+	double min_y = INFINITY;
+	*finite = true;
+	for (uint32_t i = 0; i < count; ++i) {
+		const double* p = xyz + 3 * (size_t)i;
+		if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2])) *finite = false;
+		if (p[1] < min_y) min_y = p[1];
+	}
+	return *finite ? min_y : (double)NAN;
+}
+
+/* ---- options ---------------------------------------------------------------------------- */
+
+static void print_help(FILE* f) {
+	fprintf(f,
+	        "usage: pbd bench [options]    (without the app: pbd-bench [options])\n"
+	        "Hanging cloth: 1 m square of N x N particles, 1 kg, two corners of one edge pinned,\n"
+	        "structural + shear distance constraints, dt 1/60 s, 1 substep, from rest; one thread.\n"
+	        "Times every step, reports the median per run and the median over repeats.\n"
+	        "\n"
+	        "  --sizes LIST          grid sizes N, comma separated (default 32,64,128,256; %d..%d)\n"
+	        "  --steps K             steps per run (default 120)\n"
+	        "  --iterations I        constraint iterations per step, both engines (default 10)\n"
+	        "  --repeat R            runs per size and engine, each from a fresh world\n"
+	        "                        (default 3 for N <= %d, 1 above)\n"
+	        "  --solver LIST         pbd solvers: gs, jacobi or gs,jacobi (default gs)\n"
+	        "  --formulation LIST    pbd formulations: pbd (stiffness 1), xpbd (compliance 0)\n"
+	        "                        or pbd,xpbd (default pbd); one pbd row per solver x formulation\n"
+	        "  --no-bullet           skip the Bullet soft-body peer\n"
+	        "  --csv FILE            also write the table as CSV\n"
+	        "  --help                this text\n",
+	        BENCH_MIN_N, BENCH_MAX_N, BENCH_REPEAT_SPLIT_N);
+}
+
+/* Strict integer in [lo, hi]: digits only (strtol alone would take "+7", " 7" and "7x"). */
+static bool parse_int(const char* s, long lo, long hi, long* out) {
+	if (!s || !*s) return false;
+	for (const char* c = s; *c; ++c)
+		if (*c < '0' || *c > '9') return false;
+	errno = 0;
+	char* end = NULL;
+	const long v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+	*out = v;
+	return true;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int usage_error(const char* fmt, ...) {
+	va_list args;
+	va_start(args, fmt);
+	fputs(BENCH_PREFIX, stderr);
+	vfprintf(stderr, fmt, args);
+	fputs(" (see --help)\n", stderr);
+	va_end(args);
+	return 2;
+}
+
+/* Splits a comma list into items of at most 15 characters each. */
+static int split_list(const char* value, char items[][16], int max_items) {
+	int count = 0;
+	const char* p = value;
+	for (;;) {
+		const char* comma = strchr(p, ',');
+		const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == 0 || len >= 16 || count == max_items) return -1;
+		memcpy(items[count], p, len);
+		items[count][len] = '\0';
+		++count;
+		if (!comma) return count;
+		p = comma + 1;
+	}
+}
+
+static int parse_sizes(const char* value, bench_options* o) {
+	char items[BENCH_MAX_SIZES][16];
+	const int count = split_list(value, items, BENCH_MAX_SIZES);
+	if (count < 0) return usage_error("--sizes: expected up to %d comma-separated sizes, got '%s'", BENCH_MAX_SIZES, value);
+	for (int i = 0; i < count; ++i) {
+		long n = 0;
+		if (!parse_int(items[i], BENCH_MIN_N, BENCH_MAX_N, &n))
+			return usage_error("--sizes: '%s' is not an integer in [%d, %d]", items[i], BENCH_MIN_N, BENCH_MAX_N);
+		for (int j = 0; j < i; ++j)
+			if (o->sizes[j] == (uint32_t)n) return usage_error("--sizes: %s is listed twice", items[i]);
+		o->sizes[i] = (uint32_t)n;
+	}
+	o->size_count = count;
+	return 0;
+}
+
+static int parse_solvers(const char* value, bench_options* o) {
+	char items[2][16];
+	const int count = split_list(value, items, 2);
+	if (count < 0) return usage_error("--solver: expected gs, jacobi or gs,jacobi, got '%s'", value);
+	for (int i = 0; i < count; ++i) {
+		if (strcmp(items[i], "gs") == 0) o->solvers[i] = PBD_SOLVER_GAUSS_SEIDEL;
+		else if (strcmp(items[i], "jacobi") == 0) o->solvers[i] = PBD_SOLVER_JACOBI;
+		else return usage_error("--solver: unknown solver '%s' (gs or jacobi)", items[i]);
+	}
+	if (count == 2 && o->solvers[0] == o->solvers[1])
+		return usage_error("--solver: '%s' is listed twice", items[0]);
+	o->solver_count = count;
+	return 0;
+}
+
+static int parse_formulations(const char* value, bench_options* o) {
+	char items[2][16];
+	const int count = split_list(value, items, 2);
+	if (count < 0) return usage_error("--formulation: expected pbd, xpbd or pbd,xpbd, got '%s'", value);
+	for (int i = 0; i < count; ++i) {
+		if (strcmp(items[i], "pbd") == 0) o->formulations[i] = PBD_FORMULATION_PBD;
+		else if (strcmp(items[i], "xpbd") == 0) o->formulations[i] = PBD_FORMULATION_XPBD;
+		else return usage_error("--formulation: unknown formulation '%s' (pbd or xpbd)", items[i]);
+	}
+	if (count == 2 && o->formulations[0] == o->formulations[1])
+		return usage_error("--formulation: '%s' is listed twice", items[0]);
+	o->formulation_count = count;
+	return 0;
+}
+
+static int parse_options(int argc, char** argv, bench_options* o) {
+	memset(o, 0, sizeof *o);
+	static const uint32_t default_sizes[] = {32, 64, 128, 256};
+	o->size_count = 4;
+	memcpy(o->sizes, default_sizes, sizeof default_sizes);
+	o->steps = 120;
+	o->iterations = 10;
+	o->solvers[0] = PBD_SOLVER_GAUSS_SEIDEL;
+	o->solver_count = 1;
+	o->formulations[0] = PBD_FORMULATION_PBD;
+	o->formulation_count = 1;
+	o->bullet = true;
+
+	enum { OPT_SIZES, OPT_STEPS, OPT_ITERATIONS, OPT_REPEAT, OPT_SOLVER, OPT_FORMULATION, OPT_NO_BULLET, OPT_CSV, OPT_HELP, OPT_COUNT };
+	static const char* const names[OPT_COUNT] = {"--sizes",  "--steps",     "--iterations", "--repeat", "--solver",
+	                                             "--formulation", "--no-bullet", "--csv", "--help"};
+	static const bool takes_value[OPT_COUNT] = {true, true, true, true, true, true, false, true, false};
+	bool seen[OPT_COUNT] = {false};
+
+	for (int i = 1; i < argc; ++i) {
+		const char* arg = argv[i];
+		if (!arg) continue;
+		const char* eq = strchr(arg, '=');
+		const size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+		int opt = -1;
+		for (int k = 0; k < OPT_COUNT; ++k)
+			if (strlen(names[k]) == name_len && strncmp(arg, names[k], name_len) == 0) opt = k;
+		if (opt < 0) {
+			if (arg[0] == '-') return usage_error("unknown option '%s'", arg);
+			return usage_error("unexpected argument '%s'", arg);
+		}
+		if (seen[opt]) return usage_error("%s given twice", names[opt]);
+		seen[opt] = true;
+		const char* value = NULL;
+		if (takes_value[opt]) {
+			if (eq) value = eq + 1;
+			else if (i + 1 < argc && argv[i + 1]) value = argv[++i];
+			else return usage_error("%s needs a value", names[opt]);
+		} else if (eq) {
+			return usage_error("%s takes no value", names[opt]);
+		}
+
+		long v = 0;
+		int rc = 0;
+		switch (opt) {
+		case OPT_SIZES: rc = parse_sizes(value, o); break;
+		case OPT_STEPS:
+			if (!parse_int(value, 1, BENCH_MAX_STEPS, &v))
+				return usage_error("--steps: '%s' is not an integer in [1, %d]", value, BENCH_MAX_STEPS);
+			o->steps = (int)v;
+			break;
+		case OPT_ITERATIONS:
+			if (!parse_int(value, 1, BENCH_MAX_ITERATIONS, &v))
+				return usage_error("--iterations: '%s' is not an integer in [1, %d]", value, BENCH_MAX_ITERATIONS);
+			o->iterations = (int)v;
+			break;
+		case OPT_REPEAT:
+			if (!parse_int(value, 1, BENCH_MAX_REPEAT, &v))
+				return usage_error("--repeat: '%s' is not an integer in [1, %d]", value, BENCH_MAX_REPEAT);
+			o->repeat = (int)v;
+			break;
+		case OPT_SOLVER: rc = parse_solvers(value, o); break;
+		case OPT_FORMULATION: rc = parse_formulations(value, o); break;
+		case OPT_NO_BULLET: o->bullet = false; break;
+		case OPT_CSV:
+			if (!*value) return usage_error("--csv: empty file name");
+			o->csv_path = value;
+			break;
+		case OPT_HELP: o->help = true; break;
+		default: break;
+		}
+		if (rc != 0) return rc;
+	}
+	return 0;
+}
+
+/* ---- machine description ---------------------------------------------------------------- */
+
+static void cpu_model(char* out, size_t size) {
+	snprintf(out, size, "unknown CPU");
+	FILE* f = fopen("/proc/cpuinfo", "r");
+	if (!f) return;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "model name", 10) != 0) continue;
+		const char* colon = strchr(line, ':');
+		if (!colon) continue;
+		++colon;
+		while (*colon == ' ' || *colon == '\t') ++colon;
+		size_t len = strlen(colon);
+		while (len > 0 && (colon[len - 1] == '\n' || colon[len - 1] == ' ')) --len;
+		snprintf(out, size, "%.*s", (int)len, colon);
+		break;
+	}
+	fclose(f);
+}
+
+static long cpu_count(void) {
+#ifdef _SC_NPROCESSORS_ONLN
+	const long n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n > 0) return n;
+#endif
+	return -1;
+}
+
+static void print_header(const bench_options* o, bool bullet_built) {
+	char cpu[256];
+	cpu_model(cpu, sizeof cpu);
+	char date[32] = "unknown date";
+	const time_t t = time(NULL);
+	struct tm tm;
+	if (gmtime_r(&t, &tm)) strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm);
+
+	printf("pbd %s benchmark: hanging cloth (%s)\n", pbd_version(), date);
+	printf("machine: %s, %ld logical CPUs; one thread per run\n", cpu, cpu_count());
+	printf("build:   %s, pbd_real = %s, %s, flags: %s\n", PBD_BENCH_BUILD_TYPE,
+	       sizeof(pbd_real) == sizeof(double) ? "double" : "float", PBD_BENCH_C_COMPILER, PBD_BENCH_C_FLAGS);
+#ifdef PBD_HAVE_BULLET
+	if (bullet_built && o->bullet)
+		printf("bullet:  %d.%02d, btScalar = %s, btSoftBody in btSoftRigidDynamicsWorld, stepSimulation(dt, 0)\n",
+		       pbd_bullet_version() / 100, pbd_bullet_version() % 100,
+		       pbd_bullet_scalar_size() == 8 ? "double" : "float");
+	else
+#endif
+		printf("bullet:  %s\n", !bullet_built ? "not built (Bullet was not found at configure time)" : "skipped (--no-bullet)");
+	printf("scene:   1 m square, 1 kg (1/N^2 per particle), 2 corners pinned, structural + shear links,\n"
+	       "         gravity %.2f m/s^2, dt 1/60 s, 1 substep, %d iterations, %d steps from rest, no damping\n",
+	       BENCH_GRAVITY, o->iterations, o->steps);
+	if (o->repeat)
+		printf("timing:  %d run(s) per row, fresh world each; ms/step = median over runs of the per-step median\n",
+		       o->repeat);
+	else
+		printf("timing:  3 runs per row for N <= %d, 1 above, fresh world each; ms/step = median over runs of\n"
+		       "         the per-step median\n",
+		       BENCH_REPEAT_SPLIT_N);
+	printf("\n");
+}
+
+/* ---- scene ------------------------------------------------------------------------------ */
+
+static void scene_free(bench_scene* s) {
+	pbd_mesh_free(&s->mesh);
+	free(s->rest);
+	free(s->xyz);
+	free(s->masses);
+	free(s->step_ms);
+	memset(s, 0, sizeof *s);
+}
+
+static int scene_build(bench_scene* s, uint32_t n, int steps) {
+	memset(s, 0, sizeof *s);
+	s->n = n;
+	pbd_grid_def g = pbd_grid_def_default();
+	g.nx = n;
+	g.ny = n;
+	g.size_u = 1;
+	g.size_v = 1;
+	/* Horizontal, hanging from the edge v = 0 (z = 0) between its two corners. */
+	g.origin = (pbd_vec3){(pbd_real)-0.5, 0, 0};
+	g.axis_u = (pbd_vec3){1, 0, 0};
+	g.axis_v = (pbd_vec3){0, 0, 1};
+	g.diagonals = 2;
+	g.bend = false;
+	pbd_error err;
+	memset(&err, 0, sizeof err);
+	if (pbd_mesh_grid(&g, &s->mesh, &err) != PBD_OK) {
+		fprintf(stderr, BENCH_PREFIX "pbd_mesh_grid(N=%u) failed: %s\n", n, err.message);
+		return -1;
+	}
+	if (s->mesh.vertex_count != n * n || s->mesh.edge_count != expected_constraints(n)) {
+		fprintf(stderr, BENCH_PREFIX "pbd_mesh_grid(N=%u) made %u vertices and %u edges, expected %u and %u\n", n,
+		        s->mesh.vertex_count, s->mesh.edge_count, n * n, expected_constraints(n));
+		scene_free(s);
+		return -1;
+	}
+	s->pinned[0] = 0;
+	s->pinned[1] = n - 1;
+
+	const uint32_t nv = s->mesh.vertex_count, ne = s->mesh.edge_count;
+	s->rest = malloc((size_t)ne * sizeof *s->rest);
+	s->xyz = malloc((size_t)nv * 3 * sizeof *s->xyz);
+	s->masses = malloc((size_t)nv * sizeof *s->masses);
+	s->step_ms = malloc((size_t)steps * sizeof *s->step_ms);
+	if (!s->rest || !s->xyz || !s->masses || !s->step_ms) {
+		fprintf(stderr, BENCH_PREFIX "out of memory for N=%u\n", n);
+		scene_free(s);
+		return -1;
+	}
+	const double particle_mass = 1.0 / ((double)n * (double)n);
+	for (uint32_t i = 0; i < nv; ++i) {
+		const pbd_vec3 p = s->mesh.positions[i];
+		s->xyz[3 * i] = (double)p.x;
+		s->xyz[3 * i + 1] = (double)p.y;
+		s->xyz[3 * i + 2] = (double)p.z;
+		s->masses[i] = particle_mass;
+	}
+	s->masses[s->pinned[0]] = 0.0;
+	s->masses[s->pinned[1]] = 0.0;
+	for (uint32_t k = 0; k < ne; ++k) {
+		const double* a = s->xyz + 3 * (size_t)s->mesh.edges[2 * k];
+		const double* b = s->xyz + 3 * (size_t)s->mesh.edges[2 * k + 1];
+		const double dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+		s->rest[k] = sqrt(dx * dx + dy * dy + dz * dz);
+	}
+	return 0;
+}
+
+/* ---- pbd run ---------------------------------------------------------------------------- */
+
+/* The library's reason for a failure (and any run-time warning) arrives here. */
+static void log_stderr(const char* message, void* user) {
+	(void)user;
+	fprintf(stderr, BENCH_PREFIX "pbd: %s\n", message);
+}
+
+static int pbd_fail_msg(pbd_world* w, const char* what, pbd_status st) {
+	fprintf(stderr, BENCH_PREFIX "%s failed: %s\n", what, pbd_status_string(st));
+	pbd_world_destroy(w);
+	return -1;
+}
+
+static int run_pbd(bench_scene* s, const bench_options* o, bench_variant v, bench_run* out) {
+	pbd_world_def wd = pbd_world_def_default();
+	wd.gravity = (pbd_vec3){0, (pbd_real)BENCH_GRAVITY, 0};
+	wd.dt = (pbd_real)BENCH_DT;
+	wd.substeps = 1;
+	wd.iterations = o->iterations;
+	wd.solver = v.solver;
+	wd.formulation = v.formulation;
+	wd.damping = 1;
+	wd.max_speed = 0;
+	wd.diagnostics = false; /* the timed steps do no stats pass; get_stats recomputes at the end */
+	wd.particle_capacity = s->mesh.vertex_count;
+	wd.distance_capacity = s->mesh.edge_count;
+	wd.log = log_stderr;
+
+	pbd_world* w = NULL;
+	pbd_status st = pbd_world_create(&wd, &w);
+	if (st != PBD_OK) return pbd_fail_msg(w, "pbd_world_create", st);
+
+	pbd_body_def bd = pbd_body_def_default();
+	bd.mesh = &s->mesh;
+	bd.mass_mode = PBD_MASS_PER_PARTICLE;
+	bd.mass = (pbd_real)(1.0 / ((double)s->n * (double)s->n));
+	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
+		pbd_edge_material* m = &bd.material[k];
+		m->enabled = k != PBD_EDGE_BEND;
+		m->stiffness_stretch = 1;
+		m->stiffness_compress = 1;
+		m->compliance_stretch = 0;
+		m->compliance_compress = 0;
+	}
+	bd.pinned = s->pinned;
+	bd.pinned_count = 2;
+	pbd_body body;
+	st = pbd_body_create(w, &bd, &body);
+	if (st != PBD_OK) return pbd_fail_msg(w, "pbd_body_create", st);
+	if (pbd_world_particle_count(w) != s->mesh.vertex_count || pbd_world_distance_count(w) != s->mesh.edge_count) {
+		fprintf(stderr, BENCH_PREFIX "N=%u: the world holds %u particles and %u constraints, expected %u and %u\n", s->n,
+		        pbd_world_particle_count(w), pbd_world_distance_count(w), s->mesh.vertex_count, s->mesh.edge_count);
+		pbd_world_destroy(w);
+		return -1;
+	}
+
+	for (int i = 0; i < o->steps; ++i) {
+		const double t0 = now_ms();
+		st = pbd_world_step(w);
+		const double t1 = now_ms();
+		if (st != PBD_OK) return pbd_fail_msg(w, "pbd_world_step", st);
+		s->step_ms[i] = t1 - t0;
+	}
+	out->median_ms = median(s->step_ms, (size_t)o->steps);
+
+	pbd_stats stats;
+	pbd_world_get_stats(w, &stats);
+	out->max_strain = stats.max_strain;
+	out->mean_strain = stats.mean_strain;
+	const pbd_vec3* x = pbd_world_positions(w);
+	for (uint32_t i = 0; i < s->mesh.vertex_count; ++i) {
+		s->xyz[3 * i] = (double)x[i].x;
+		s->xyz[3 * i + 1] = (double)x[i].y;
+		s->xyz[3 * i + 2] = (double)x[i].z;
+	}
+	edge_strain(s, s->xyz, &out->own_max_strain, &out->own_mean_strain);
+	out->min_y = min_height(s->xyz, s->mesh.vertex_count, &out->finite);
+	out->hash = pbd_world_hash(w);
+	out->nonfinite_warnings = pbd_world_get_warning(w, PBD_WARN_NONFINITE).count;
+	pbd_world_destroy(w);
+	return 0;
+}
+
+/* ---- Bullet run ------------------------------------------------------------------------- */
+
+#ifdef PBD_HAVE_BULLET
+static int run_bullet(bench_scene* s, const bench_options* o, bench_run* out) {
+	/* The peer reads the rest shape from xyz: refill it, a pbd run may have left its end state. */
+	for (uint32_t i = 0; i < s->mesh.vertex_count; ++i) {
+		const pbd_vec3 p = s->mesh.positions[i];
+		s->xyz[3 * i] = (double)p.x;
+		s->xyz[3 * i + 1] = (double)p.y;
+		s->xyz[3 * i + 2] = (double)p.z;
+	}
+	pbd_bullet_cloth_desc d;
+	memset(&d, 0, sizeof d);
+	d.node_count = s->mesh.vertex_count;
+	d.positions = s->xyz;
+	d.masses = s->masses;
+	d.link_count = s->mesh.edge_count;
+	d.links = s->mesh.edges;
+	d.iterations = o->iterations;
+	d.gravity_y = BENCH_GRAVITY;
+	char err[256] = "";
+	pbd_bullet_cloth* c = pbd_bullet_cloth_create(&d, err, sizeof err);
+	if (!c) {
+		fprintf(stderr, BENCH_PREFIX "N=%u: %s\n", s->n, err);
+		return -1;
+	}
+	for (int i = 0; i < o->steps; ++i) {
+		const double t0 = now_ms();
+		pbd_bullet_cloth_step(c, BENCH_DT);
+		const double t1 = now_ms();
+		s->step_ms[i] = t1 - t0;
+	}
+	out->median_ms = median(s->step_ms, (size_t)o->steps);
+	pbd_bullet_cloth_get_state(c, s->xyz, NULL);
+	edge_strain(s, s->xyz, &out->max_strain, &out->mean_strain);
+	out->own_max_strain = out->max_strain;
+	out->own_mean_strain = out->mean_strain;
+	out->min_y = min_height(s->xyz, s->mesh.vertex_count, &out->finite);
+	out->hash = pbd_bullet_cloth_hash(c);
+	out->nonfinite_warnings = 0;
+	pbd_bullet_cloth_destroy(c);
+	return 0;
+}
+#endif
+
+/* ---- rows ------------------------------------------------------------------------------- */
+
+/* Folds the runs of one engine into a row. runs[] keeps its order; ms[] is scratch. */
+static void make_row(bench_row* r, const bench_scene* s, const bench_options* o, const bench_run* runs, int count,
+                     double* ms) {
+	r->n = s->n;
+	r->particles = s->mesh.vertex_count;
+	r->constraints = s->mesh.edge_count;
+	r->repeats = count;
+	double ms_min = INFINITY;
+	bool finite = true, stable = true;
+	uint64_t warnings = 0;
+	for (int i = 0; i < count; ++i) {
+		ms[i] = runs[i].median_ms;
+		if (ms[i] < ms_min) ms_min = ms[i];
+		finite = finite && runs[i].finite;
+		stable = stable && runs[i].hash == runs[0].hash;
+		warnings += runs[i].nonfinite_warnings;
+	}
+	r->ms = median(ms, (size_t)count);
+	r->ms_min = ms_min;
+	r->mproj = (double)r->constraints * (double)o->iterations / (r->ms * 1e3);
+	/* The state after the run is the same in every repeat when hash_stable; report the first. */
+	r->max_strain = runs[0].max_strain;
+	r->mean_strain = runs[0].mean_strain;
+	r->min_y = runs[0].min_y;
+	r->hash = runs[0].hash;
+	r->hash_stable = stable;
+	if (!finite) snprintf(r->status, sizeof r->status, "diverged");
+	else if (warnings) snprintf(r->status, sizeof r->status, "recovered(%" PRIu64 ")", warnings);
+	else snprintf(r->status, sizeof r->status, "ok");
+	r->ratio = (double)NAN;
+}
+
+static void print_table_header(void) {
+	printf("%-7s %-7s %-7s %5s %9s %11s %10s %10s %9s %10s %10s %9s  %-16s %-12s %7s\n", "engine", "solver", "formul.",
+	       "N", "particles", "constraints", "ms/step", "(min)", "Mproj/s", "max strain", "mean strain", "min y[m]",
+	       "final hash", "status", "bt/this");
+}
+
+static void print_row(const bench_row* r) {
+	char ratio[16] = "-";
+	if (isfinite(r->ratio)) snprintf(ratio, sizeof ratio, "%.2f", r->ratio);
+	printf("%-7s %-7s %-7s %5u %9u %11u %10.3f %10.3f %9.1f %10.5f %10.5f %9.4f  %016" PRIx64 "%c %-12s %7s\n",
+	       r->engine, r->solver, r->formulation, r->n, r->particles, r->constraints, r->ms, r->ms_min, r->mproj,
+	       r->max_strain, r->mean_strain, r->min_y, r->hash, r->hash_stable ? ' ' : '!', r->status, ratio);
+	fflush(stdout);
+}
+
+static void csv_header(FILE* f) {
+	fprintf(f, "engine,solver,formulation,n,particles,constraints,iterations,substeps,steps,repeats,"
+	           "ms_per_step,ms_per_step_min,mproj_per_s,max_strain,mean_strain,min_y,hash,hash_stable,status,"
+	           "bullet_over_this\n");
+}
+
+static void csv_row(FILE* f, const bench_row* r, const bench_options* o) {
+	fprintf(f, "%s,%s,%s,%u,%u,%u,%d,1,%d,%d,%.6f,%.6f,%.3f,%.8g,%.8g,%.8g,%016" PRIx64 ",%s,%s,", r->engine,
+	        r->solver, r->formulation, r->n, r->particles, r->constraints, o->iterations, o->steps, r->repeats, r->ms,
+	        r->ms_min, r->mproj, r->max_strain, r->mean_strain, r->min_y, r->hash, r->hash_stable ? "true" : "false",
+	        r->status);
+	if (isfinite(r->ratio)) fprintf(f, "%.4f", r->ratio);
+	fprintf(f, "\n");
+}
+
+/* ---- main ------------------------------------------------------------------------------- */
+
+/* Runs every engine of one size, repeats interleaved so slow drifts of a shared machine hit all
+ * engines alike, and prints the rows. Returns -1 on a failed run, else the number of pbd rows
+ * that ended non-finite or differed between repeats. */
+static int bench_size(uint32_t n, const bench_options* o, const bench_variant* variants, int variant_count,
+                      bool with_bullet, FILE* csv, double* first_ratio) {
+	bench_scene s;
+	if (scene_build(&s, n, o->steps) != 0) return -1;
+	const int repeats = o->repeat ? o->repeat : default_repeat(n);
+	const int engines = variant_count + (with_bullet ? 1 : 0);
+	bench_run* runs = calloc((size_t)engines * (size_t)repeats, sizeof *runs);
+	double* ms = calloc((size_t)repeats, sizeof *ms);
+	if (!runs || !ms) {
+		fprintf(stderr, BENCH_PREFIX "out of memory\n");
+		free(runs);
+		free(ms);
+		scene_free(&s);
+		return -1;
+	}
+
+	/* Progress only on a terminal: a redirected stderr keeps just the real messages. */
+	const bool progress = isatty(STDERR_FILENO) != 0;
+	int rc = 0;
+	for (int r = 0; r < repeats && rc == 0; ++r) {
+		for (int e = 0; e < engines && rc == 0; ++e) {
+			bench_run* run = &runs[(size_t)e * (size_t)repeats + (size_t)r];
+			if (e < variant_count) {
+				if (progress)
+					fprintf(stderr, "  N=%u pbd %s/%s run %d/%d\r", n, solver_name(variants[e].solver),
+					        formulation_name(variants[e].formulation), r + 1, repeats);
+				rc = run_pbd(&s, o, variants[e], run);
+			} else {
+#ifdef PBD_HAVE_BULLET
+				if (progress) fprintf(stderr, "  N=%u bullet run %d/%d          \r", n, r + 1, repeats);
+				rc = run_bullet(&s, o, run);
+#endif
+			}
+		}
+	}
+	if (progress) fprintf(stderr, "%60s\r", "");
+
+	int bad = 0;
+	if (rc == 0) {
+		bench_row bullet_row;
+		memset(&bullet_row, 0, sizeof bullet_row);
+		if (with_bullet) {
+			make_row(&bullet_row, &s, o, &runs[(size_t)variant_count * (size_t)repeats], repeats, ms);
+			bullet_row.engine = "bullet";
+			bullet_row.solver = "gs";
+			bullet_row.formulation = "kLST=1";
+		}
+		for (int e = 0; e < variant_count; ++e) {
+			const bench_run* vr = &runs[(size_t)e * (size_t)repeats];
+			bench_row row;
+			memset(&row, 0, sizeof row);
+			make_row(&row, &s, o, vr, repeats, ms);
+			row.engine = "pbd";
+			row.solver = solver_name(variants[e].solver);
+			row.formulation = formulation_name(variants[e].formulation);
+			if (with_bullet) row.ratio = bullet_row.ms / row.ms;
+			if (e == 0) *first_ratio = row.ratio;
+			/* pbd's own stats and the bench's strain must agree: the Bullet row uses the latter. */
+			const double tol_max = 1e-5 + 1e-3 * fabs(vr[0].own_max_strain);
+			const double tol_mean = 1e-5 + 1e-3 * fabs(vr[0].own_mean_strain);
+			if (!(fabs(vr[0].max_strain - vr[0].own_max_strain) <= tol_max) ||
+			    !(fabs(vr[0].mean_strain - vr[0].own_mean_strain) <= tol_mean))
+				fprintf(stderr,
+				        BENCH_PREFIX "warning: N=%u %s/%s: pbd_world_get_stats strain max %.6g mean %.6g, the bench's "
+				                     "own over the same edges max %.6g mean %.6g\n",
+				        n, row.solver, row.formulation, vr[0].max_strain, vr[0].mean_strain, vr[0].own_max_strain,
+				        vr[0].own_mean_strain);
+			if (strcmp(row.status, "ok") != 0 || !row.hash_stable) ++bad;
+			print_row(&row);
+			if (csv) csv_row(csv, &row, o);
+		}
+		if (with_bullet) {
+			print_row(&bullet_row);
+			if (csv) csv_row(csv, &bullet_row, o);
+		}
+	}
+	free(runs);
+	free(ms);
+	scene_free(&s);
+	return rc != 0 ? -1 : bad;
+}
+
+int pbd_bench_main(int argc, char** argv) {
+	bench_options o;
+	const int prc = parse_options(argc, argv, &o);
+	if (prc != 0) return prc;
+	if (o.help) {
+		print_help(stdout);
+		return 0;
+	}
+#ifdef PBD_HAVE_BULLET
+	const bool bullet_built = true;
+#else
+	const bool bullet_built = false;
+#endif
+	const bool with_bullet = bullet_built && o.bullet;
+
+	FILE* csv = NULL;
+	if (o.csv_path) {
+		/* Opened before the long run, so a bad path fails in a second, not after minutes. */
+		csv = fopen(o.csv_path, "w");
+		if (!csv) {
+			fprintf(stderr, BENCH_PREFIX "--csv: cannot write '%s': %s\n", o.csv_path, strerror(errno));
+			return 2;
+		}
+		csv_header(csv);
+	}
+
+	bench_variant variants[BENCH_MAX_VARIANTS];
+	int variant_count = 0;
+	for (int i = 0; i < o.solver_count; ++i)
+		for (int j = 0; j < o.formulation_count; ++j)
+			variants[variant_count++] = (bench_variant){o.solvers[i], o.formulations[j]};
+
+	print_header(&o, bullet_built);
+	print_table_header();
+
+	int rc = 0, bad = 0;
+	double ratios[BENCH_MAX_SIZES];
+	for (int i = 0; i < o.size_count; ++i) {
+		ratios[i] = NAN;
+		const int r = bench_size(o.sizes[i], &o, variants, variant_count, with_bullet, csv, &ratios[i]);
+		if (r < 0) {
+			rc = 1;
+			break;
+		}
+		bad += r;
+	}
+
+	if (rc == 0 && with_bullet) {
+		printf("\nBullet ms / pbd ms (%s, %s):", solver_name(variants[0].solver),
+		       formulation_name(variants[0].formulation));
+		for (int i = 0; i < o.size_count; ++i) printf("  N=%u %.2f", o.sizes[i], ratios[i]);
+		printf("\n");
+	}
+	if (bad) {
+		printf("\n%d pbd row(s) ended non-finite, recovered from NaN, or differed between repeats ('!' after the hash)\n",
+		       bad);
+		rc = 1;
+	}
+	if (csv && fclose(csv) != 0) {
+		fprintf(stderr, BENCH_PREFIX "--csv: error writing '%s'\n", o.csv_path);
+		rc = 1;
+	}
+	return rc;
+}
