@@ -192,6 +192,7 @@ pbd_status pbd_particle_set_force(pbd_world* w, uint32_t index, pbd_vec3 force) 
 }
 
 void pbd_particles_begin_step(pbd_world* w) {
+	if (w->np == 0) return; /* the arrays may not exist yet */
 	memcpy(w->x_step, w->x, (size_t)w->np * sizeof *w->x);
 	for (uint32_t i = 0; i < w->np; ++i)
 		if (w->flags[i] & PBD_PARTICLE_TARGET) w->from[i] = w->x[i];

@@ -28,7 +28,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alp
 	const bool in_solver = w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->nc > 0;
 	const int iterations = w->def.iterations;
 	if (w->def.solver == PBD_SOLVER_JACOBI) {
-		memset(w->dx, 0, (size_t)w->np * sizeof *w->dx);
+		if (w->np) memset(w->dx, 0, (size_t)w->np * sizeof *w->dx);
 		for (int it = 0; it < iterations; ++it) {
 			pbd_distance_accumulate_jacobi(w, inv_h2);
 			jacobi_apply(w);

@@ -1,0 +1,86 @@
+/* Command-line parsing helpers: strict numbers and option matching. */
+#include "cli_args.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool cli_parse_int(const char* s, long lo, long hi, long* out) {
+	/* strtol skips leading blanks and accepts a sign: refuse the blanks, keep the minus. */
+	if (!s || !*s || isspace((unsigned char)*s) || *s == '+') return false;
+	char* end = NULL;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno == ERANGE || end == s || *end != '\0') return false;
+	if (v < lo || v > hi) return false;
+	*out = v;
+	return true;
+}
+
+bool cli_parse_real(const char* s, double lo, bool lo_open, double hi, double* out) {
+	if (!s || !*s || isspace((unsigned char)*s)) return false;
+	char* end = NULL;
+	errno = 0;
+	double v = strtod(s, &end);
+	/* ERANGE also flags underflow to 0, which is then caught by the range test if it matters. */
+	if (end == s || *end != '\0' || !isfinite(v)) return false;
+	if (errno == ERANGE && v != 0) return false;
+	if (lo_open ? !(v > lo) : !(v >= lo)) return false;
+	if (!(v <= hi)) return false;
+	*out = v;
+	return true;
+}
+
+int cli_usage_error(cli_cursor* c, const char* fmt, ...) {
+	fputs("pbd: ", stderr);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see '%s --help')\n", c->program);
+	c->failed = true;
+	return CLI_USAGE;
+}
+
+bool cli_match(cli_cursor* c, const char* short_name, const char* long_name, bool takes_value) {
+	if (c->failed || c->i >= c->argc) return false;
+	const char* arg = c->argv[c->i];
+	c->value = NULL;
+	const char* attached = NULL;
+	bool matched = false;
+	if (short_name && strcmp(arg, short_name) == 0) {
+		matched = true;
+	} else if (short_name && takes_value && strncmp(arg, short_name, strlen(short_name)) == 0 && arg[1] != '-') {
+		matched = true; /* -n50 */
+		attached = arg + strlen(short_name);
+	} else if (long_name) {
+		size_t n = strlen(long_name);
+		if (strcmp(arg, long_name) == 0) {
+			matched = true;
+		} else if (strncmp(arg, long_name, n) == 0 && arg[n] == '=') {
+			if (!takes_value) {
+				cli_usage_error(c, "option %s takes no value", long_name);
+				return false;
+			}
+			matched = true;
+			attached = arg + n + 1;
+		}
+	}
+	if (!matched || c->failed) return false;
+	if (!takes_value || attached) {
+		c->value = attached;
+		c->i++;
+		return true;
+	}
+	if (c->i + 1 >= c->argc) {
+		cli_usage_error(c, "option %s needs a value", arg);
+		return false;
+	}
+	c->value = c->argv[c->i + 1];
+	c->i += 2;
+	return true;
+}

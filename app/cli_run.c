@@ -1,0 +1,354 @@
+/* `pbd run`: load a scene, step it frame by frame, write the frames, metrics and final state. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli_run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_args.h"
+#include "output.h"
+#include "scene.h"
+
+#define DEFAULT_SCENE "cloth_sphere"
+
+typedef struct run_options {
+	const char* scene_arg;
+	long frames;          /* -1: the scene's */
+	const char* out_dir;  /* NULL: out/<scene name> */
+	out_format format;
+	int solver;           /* -1: the scene's */
+	int formulation;      /* -1: the scene's */
+	long iterations;      /* 0: the scene's */
+	long substeps;        /* 0: the scene's */
+	double dt;            /* 0: the scene's */
+	bool quiet;
+	bool progress;
+} run_options;
+
+/* State shared with the library's log callback, so a warning does not land inside the progress line. */
+typedef struct run_state {
+	bool quiet;
+	bool progress_shown; /* a \r progress line is on the terminal now */
+} run_state;
+
+void cli_run_help(FILE* fp) {
+	fputs("Usage: pbd run [SCENE] [options]\n"
+	      "\n"
+	      "Simulates SCENE frame by frame (one pbd_world_step per frame) and writes into the output\n"
+	      "folder: frame_00000.obj (the initial state) to frame_<N>.obj, metrics.csv (one row per\n"
+	      "frame, frame 0 included) and state.txt (every particle at the last frame). Frame files of\n"
+	      "an earlier run in that folder (frame_<digits>.obj/.ply) are deleted first; metrics.csv and\n"
+	      "state.txt are overwritten; nothing else is touched.\n"
+	      "\n"
+	      "SCENE is a scene file (JSON, see docs/scene-format.md) or the name of a built-in scene\n"
+	      "(see 'pbd list'); an existing file of that name wins. Default: " DEFAULT_SCENE ".\n"
+	      "\n"
+	      "Options:\n"
+	      "  -n, --frames N         frames to simulate (default: the scene's \"frames\"), 0 to 100000000\n"
+	      "  -o, --out DIR          output folder (default: out/<scene name>)\n"
+	      "      --format FMT       per-frame mesh files: obj (default), ply (binary) or none\n"
+	      "      --solver S         gauss_seidel (or gs) or jacobi\n"
+	      "      --formulation F    pbd (stiffness) or xpbd (compliance)\n"
+	      "      --iterations N     constraint iterations per substep, 1 to 10000\n"
+	      "      --substeps N       substeps per frame, 1 to 1000\n"
+	      "      --dt SECONDS       frame length, > 0\n"
+	      "  -q, --quiet            no progress line, no summary, no library warnings\n"
+	      "      --progress         show the progress line even when stderr is not a terminal\n"
+	      "  -h, --help             this text\n"
+	      "\n"
+	      "Options override the scene's \"world\" settings. The progress line appears on stderr for\n"
+	      "runs longer than a second; the summary (frames, times, ms per step for the simulation\n"
+	      "alone, final strain, contacts, warnings) goes to stdout.\n"
+	      "\n"
+	      "Exit status: 0 success, 1 bad scene or failure while running, 2 bad command line.\n",
+	      fp);
+}
+
+static double now_seconds(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Returns CLI_OK, or CLI_USAGE after printing the message (or CLI_OK with *help set). */
+static int parse_options(int argc, char** argv, run_options* o, bool* help) {
+	memset(o, 0, sizeof *o);
+	o->frames = -1;
+	o->solver = -1;
+	o->formulation = -1;
+	*help = false;
+	cli_cursor c = {argc, argv, 1, NULL, "pbd run", false};
+	bool options_done = false;
+	while (c.i < argc) {
+		const char* arg = argv[c.i];
+		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+			if (strcmp(arg, "--") == 0) {
+				options_done = true;
+				c.i++;
+			} else if (cli_match(&c, "-h", "--help", false)) {
+				*help = true;
+				return CLI_OK;
+			} else if (cli_match(&c, "-n", "--frames", true)) {
+				if (!cli_parse_int(c.value, 0, SCENE_MAX_FRAMES, &o->frames))
+					return cli_usage_error(&c, "--frames: expected an integer in [0, %d], got '%s'", SCENE_MAX_FRAMES,
+					                       c.value);
+			} else if (cli_match(&c, "-o", "--out", true)) {
+				if (!c.value[0]) return cli_usage_error(&c, "--out: empty folder name");
+				o->out_dir = c.value;
+			} else if (cli_match(&c, NULL, "--format", true)) {
+				if (strcmp(c.value, "obj") == 0)
+					o->format = OUT_FORMAT_OBJ;
+				else if (strcmp(c.value, "ply") == 0)
+					o->format = OUT_FORMAT_PLY;
+				else if (strcmp(c.value, "none") == 0)
+					o->format = OUT_FORMAT_NONE;
+				else
+					return cli_usage_error(&c, "--format: expected obj, ply or none, got '%s'", c.value);
+			} else if (cli_match(&c, NULL, "--solver", true)) {
+				if (strcmp(c.value, "gauss_seidel") == 0 || strcmp(c.value, "gs") == 0)
+					o->solver = PBD_SOLVER_GAUSS_SEIDEL;
+				else if (strcmp(c.value, "jacobi") == 0)
+					o->solver = PBD_SOLVER_JACOBI;
+				else
+					return cli_usage_error(&c, "--solver: expected gauss_seidel, gs or jacobi, got '%s'", c.value);
+			} else if (cli_match(&c, NULL, "--formulation", true)) {
+				if (strcmp(c.value, "pbd") == 0)
+					o->formulation = PBD_FORMULATION_PBD;
+				else if (strcmp(c.value, "xpbd") == 0)
+					o->formulation = PBD_FORMULATION_XPBD;
+				else
+					return cli_usage_error(&c, "--formulation: expected pbd or xpbd, got '%s'", c.value);
+			} else if (cli_match(&c, NULL, "--iterations", true)) {
+				if (!cli_parse_int(c.value, 1, SCENE_MAX_ITERATIONS, &o->iterations))
+					return cli_usage_error(&c, "--iterations: expected an integer in [1, %d], got '%s'",
+					                       SCENE_MAX_ITERATIONS, c.value);
+			} else if (cli_match(&c, NULL, "--substeps", true)) {
+				if (!cli_parse_int(c.value, 1, SCENE_MAX_SUBSTEPS, &o->substeps))
+					return cli_usage_error(&c, "--substeps: expected an integer in [1, %d], got '%s'",
+					                       SCENE_MAX_SUBSTEPS, c.value);
+			} else if (cli_match(&c, NULL, "--dt", true)) {
+				if (!cli_parse_real(c.value, 0, true, SCENE_MAX_MAGNITUDE, &o->dt) || !((pbd_real)o->dt > 0))
+					return cli_usage_error(&c, "--dt: expected a finite number > 0, got '%s'", c.value);
+			} else if (cli_match(&c, "-q", "--quiet", false)) {
+				o->quiet = true;
+			} else if (cli_match(&c, NULL, "--progress", false)) {
+				o->progress = true;
+			} else {
+				return c.failed ? CLI_USAGE : cli_usage_error(&c, "unknown option '%s'", arg);
+			}
+			if (c.failed) return CLI_USAGE;
+			continue;
+		}
+		if (o->scene_arg) return cli_usage_error(&c, "more than one scene given ('%s' and '%s')", o->scene_arg, arg);
+		o->scene_arg = arg;
+		c.i++;
+	}
+	return CLI_OK;
+}
+
+/* An existing non-folder path is a file; otherwise a built-in of that name; otherwise whatever
+ * looks like a path is opened to get the system's message. */
+static bool load_scene(const char* arg, const scene_options* so, scene* s, scene_error* err) {
+	struct stat st;
+	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) return scene_load_file(arg, so, s, err);
+	if (scene_builtin_find(arg)) return scene_load_builtin(arg, so, s, err);
+	size_t n = strlen(arg);
+	if (strchr(arg, '/') || (n >= 5 && strcmp(arg + n - 5, ".json") == 0) || stat(arg, &st) == 0)
+		return scene_load_file(arg, so, s, err);
+	scene_error_set(err, "%s: neither a scene file nor a built-in scene (see 'pbd list')", arg);
+	return false;
+}
+
+static void clear_progress(run_state* rs) {
+	if (rs->progress_shown) {
+		fputs("\r\033[K", stderr);
+		rs->progress_shown = false;
+	}
+}
+
+static void on_library_log(const char* message, void* user) {
+	run_state* rs = user;
+	if (rs->quiet) return;
+	clear_progress(rs);
+	fprintf(stderr, "pbd: library: %s\n", message);
+}
+
+static bool apply_overrides(const run_options* o, scene* s, scene_error* err) {
+	pbd_world* w = s->world;
+	pbd_status st = PBD_OK;
+	if (st == PBD_OK && o->solver >= 0) st = pbd_world_set_solver(w, (pbd_solver)o->solver);
+	if (st == PBD_OK && o->formulation >= 0) st = pbd_world_set_formulation(w, (pbd_formulation)o->formulation);
+	if (st == PBD_OK && o->iterations > 0) st = pbd_world_set_iterations(w, (int)o->iterations);
+	if (st == PBD_OK && o->substeps > 0) st = pbd_world_set_substeps(w, (int)o->substeps);
+	if (st == PBD_OK && o->dt > 0) st = pbd_world_set_dt(w, (pbd_real)o->dt);
+	if (st != PBD_OK) {
+		scene_error_set(err, "%s: %s", s->name, pbd_world_last_error(w));
+		return false;
+	}
+	return true;
+}
+
+/* The checks and writes of one frame; the caller times them as output. */
+static bool emit_frame(const scene* s, int frame, const char* dir, out_format format, FILE* metrics,
+                       const char* metrics_path, pbd_stats* stats, scene_error* err) {
+	uint32_t bad;
+	if (!out_state_is_finite(s, &bad)) {
+		scene_error_set(err, "%s: frame %d: particle %u has a non-finite position or velocity; stopping", s->name,
+		                frame, bad);
+		return false;
+	}
+	pbd_world_get_stats(s->world, stats);
+	if (!out_stats_are_finite(stats)) {
+		scene_error_set(err, "%s: frame %d: the metrics overflowed to a non-finite value; stopping", s->name, frame);
+		return false;
+	}
+	char path[4200];
+	out_frame_path(path, sizeof path, dir, frame, format);
+	if (!out_write_frame(path, format, s, frame, err)) return false;
+	out_metrics_row(metrics, frame, stats);
+	if (ferror(metrics)) {
+		scene_error_set(err, "%s: write failed", metrics_path);
+		return false;
+	}
+	return true;
+}
+
+static void show_progress(run_state* rs, bool tty, const char* name, int frame, int frames, double elapsed) {
+	double pct = frames > 0 ? 100.0 * frame / frames : 100.0;
+	double eta = frame > 0 ? elapsed * (frames - frame) / frame : 0.0;
+	if (tty) {
+		fprintf(stderr, "\r\033[K%s: frame %d/%d (%.0f%%), %.1f s elapsed, about %.0f s left", name, frame, frames, pct,
+		        elapsed, eta);
+		rs->progress_shown = true;
+	} else {
+		fprintf(stderr, "%s: frame %d/%d (%.0f%%), %.1f s elapsed, about %.0f s left\n", name, frame, frames, pct,
+		        elapsed, eta);
+	}
+	fflush(stderr);
+}
+
+static int fail(run_state* rs, const scene_error* err) {
+	clear_progress(rs);
+	fprintf(stderr, "pbd: %s\n", err->message);
+	return CLI_FAILED;
+}
+
+static int run(const run_options* o) {
+	run_state rs = {o->quiet, false};
+	scene_options so = {false, on_library_log, &rs};
+	scene s;
+	scene_error err;
+	if (!load_scene(o->scene_arg ? o->scene_arg : DEFAULT_SCENE, &so, &s, &err)) return fail(&rs, &err);
+	int code = CLI_FAILED;
+	FILE* metrics = NULL;
+	if (!apply_overrides(o, &s, &err)) goto done;
+
+	const int frames = o->frames >= 0 ? (int)o->frames : s.frames;
+	char dir[4096];
+	if (o->out_dir)
+		snprintf(dir, sizeof dir, "%s", o->out_dir);
+	else
+		snprintf(dir, sizeof dir, "out/%s", s.name);
+	/* Trailing slashes would double up in the file names. */
+	for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; --n) dir[n - 1] = '\0';
+	unsigned removed;
+	if (!out_make_dir(dir, &err) || !out_clear_frames(dir, &removed, &err)) goto done;
+	char metrics_path[4200], state_path[4200];
+	snprintf(metrics_path, sizeof metrics_path, "%s/metrics.csv", dir);
+	snprintf(state_path, sizeof state_path, "%s/state.txt", dir);
+	metrics = fopen(metrics_path, "wb");
+	if (!metrics) {
+		scene_error_set(&err, "%s: cannot write: %s", metrics_path, strerror(errno));
+		goto done;
+	}
+	out_metrics_header(metrics);
+
+	const bool tty = isatty(fileno(stderr)) != 0;
+	const bool want_progress = !o->quiet && (tty || o->progress);
+	const double progress_every = tty ? 0.25 : 1.0;
+	const double start = now_seconds();
+	double sim = 0, output = 0, next_progress = start + 1.0; /* nothing for runs under a second */
+	pbd_stats stats;
+	double t = now_seconds();
+	if (!emit_frame(&s, 0, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
+	output += now_seconds() - t;
+	for (int f = 1; f <= frames; ++f) {
+		t = now_seconds();
+		pbd_status st = pbd_world_step(s.world);
+		double t2 = now_seconds();
+		sim += t2 - t;
+		if (st != PBD_OK) {
+			scene_error_set(&err, "%s: frame %d: %s", s.name, f, pbd_world_last_error(s.world));
+			goto done;
+		}
+		if (!emit_frame(&s, f, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
+		double t3 = now_seconds();
+		output += t3 - t2;
+		if (want_progress && t3 >= next_progress) {
+			show_progress(&rs, tty, s.name, f, frames, t3 - start);
+			next_progress = t3 + progress_every;
+		}
+	}
+	t = now_seconds();
+	if (!out_write_state(state_path, &s, frames, stats.time, &err)) goto done;
+	FILE* m = metrics;
+	metrics = NULL;
+	bool write_failed = ferror(m) != 0;
+	if (fclose(m) != 0) write_failed = true;
+	if (write_failed) {
+		scene_error_set(&err, "%s: write failed", metrics_path);
+		goto done;
+	}
+	output += now_seconds() - t;
+	clear_progress(&rs);
+
+	if (!o->quiet) {
+		const double wall = now_seconds() - start;
+		printf("%s: %d frames, %.6g s simulated, wall %.3f s\n", s.name, frames, stats.time, wall);
+		if (frames > 0)
+			printf("  simulation %.3f s (%.4f ms/step), output %.3f s\n", sim, 1e3 * sim / frames, output);
+		else
+			printf("  simulation 0 s, output %.3f s\n", output);
+		printf("  %u particles, %u constraints, %u colliders; final max strain %.4g, contacts %u\n", stats.particles,
+		       stats.distances, stats.colliders, stats.max_strain, stats.contacts);
+		pbd_warning_stat nonfinite = pbd_world_get_warning(s.world, PBD_WARN_NONFINITE);
+		pbd_warning_stat clamped = pbd_world_get_warning(s.world, PBD_WARN_SPEED_CLAMPED);
+		if (nonfinite.count || clamped.count)
+			printf("  warnings: %llu non-finite states recovered (last particle %u), "
+			       "%llu speeds clamped (last particle %u)\n",
+			       (unsigned long long)nonfinite.count, nonfinite.last_index, (unsigned long long)clamped.count,
+			       clamped.last_index);
+		const char* what = o->format == OUT_FORMAT_OBJ ? " OBJ" : (o->format == OUT_FORMAT_PLY ? " PLY" : "");
+		if (o->format == OUT_FORMAT_NONE)
+			printf("  wrote %s/: metrics.csv, state.txt\n", dir);
+		else
+			printf("  wrote %s/: %d%s frames, metrics.csv, state.txt\n", dir, frames + 1, what);
+		if (fflush(stdout) != 0) {
+			scene_error_set(&err, "standard output: write failed");
+			goto done;
+		}
+	}
+	code = CLI_OK;
+done:
+	if (code != CLI_OK) fail(&rs, &err);
+	if (metrics) fclose(metrics);
+	scene_free(&s);
+	return code;
+}
+
+int cli_run(int argc, char** argv) {
+	run_options o;
+	bool help;
+	int code = parse_options(argc, argv, &o, &help);
+	if (code != CLI_OK) return code;
+	if (help) {
+		cli_run_help(stdout);
+		return CLI_OK;
+	}
+	return run(&o);
+}

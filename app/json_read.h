@@ -1,0 +1,96 @@
+/* Strict typed reads from a cJSON tree, with one-line messages that name the field's path
+ * ("objects[2].mass.value: must be > 0 (got -1)"). Internal to the scene library.
+ *
+ * Every getter takes the parent object and a key, writes the default when the key is absent,
+ * and returns false after recording a message when the value is there but wrong. Only the
+ * first failure is kept: later ones would describe its consequences. */
+#ifndef PBD_APP_JSON_READ_H
+#define PBD_APP_JSON_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "pbd/types.h"
+
+#if defined(__GNUC__)
+#define JR_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define JR_PRINTF(fmt, args)
+#endif
+
+/* Room for a field path; deeper or longer paths are cut, which only shortens a message. */
+#define JR_PATH_MAX 160
+
+typedef struct jr {
+	const char* source; /* file name (or built-in label) that starts every message */
+	char* message;      /* where the message goes */
+	size_t message_size;
+	bool failed;
+} jr;
+
+/* A closed, open or half-open interval; an infinite bound is no bound. */
+typedef struct jr_range {
+	double lo, hi;
+	bool lo_open, hi_open;
+} jr_range;
+
+extern const jr_range JR_ANY;      /* any finite number (within the scene magnitude cap) */
+extern const jr_range JR_POSITIVE; /* > 0 */
+extern const jr_range JR_NONNEG;   /* >= 0 */
+extern const jr_range JR_UNIT;     /* [0, 1] */
+
+/* Parses `size` bytes. A syntax error becomes "source:line:col: syntax error ...". */
+cJSON* jr_parse(jr* r, const char* text, size_t size);
+
+/* Records "source: path: <formatted>" (or "source: <formatted>" for the empty path). Returns false. */
+bool jr_fail(jr* r, const char* path, const char* fmt, ...) JR_PRINTF(3, 4);
+
+/* path + "." + key, and path + "[index]". */
+void jr_path_key(char* out, const char* path, const char* key);
+void jr_path_index(char* out, const char* path, size_t index);
+
+/* "a number", "a string", ... for messages. */
+const char* jr_type_name(const cJSON* item);
+
+/* `item` (at `path`) must be an object whose keys are all in the NULL-terminated `allowed`
+ * list, each at most once. An unknown key is named, with the closest allowed one as a hint. */
+bool jr_object(jr* r, const cJSON* item, const char* path, const char* const* allowed);
+
+/* The value of `key` in `obj`, or NULL. */
+const cJSON* jr_get(const cJSON* obj, const char* key);
+
+bool jr_real(jr* r, const cJSON* obj, const char* path, const char* key, double def, jr_range range,
+             double* out);
+/* The same, stored as pbd_real (the magnitude cap keeps it representable). */
+bool jr_real_p(jr* r, const cJSON* obj, const char* path, const char* key, pbd_real def,
+               jr_range range, pbd_real* out);
+/* Checks a number item that is already at hand (array elements). */
+bool jr_number_item(jr* r, const cJSON* item, const char* path, jr_range range, double* out);
+
+bool jr_int(jr* r, const cJSON* obj, const char* path, const char* key, int64_t def, int64_t lo,
+            int64_t hi, int64_t* out);
+bool jr_int_item(jr* r, const cJSON* item, const char* path, int64_t lo, int64_t hi, int64_t* out);
+
+bool jr_bool(jr* r, const cJSON* obj, const char* path, const char* key, bool def, bool* out);
+
+/* A string of at most max_len bytes without control characters; *out points into the tree. */
+bool jr_string(jr* r, const cJSON* obj, const char* path, const char* key, const char* def,
+               size_t max_len, const char** out);
+
+/* One of the NULL-terminated `names`; *out is its position in the list. `aliases` (may be NULL)
+ * is a NULL-terminated list of extra names, each mapping to alias_values[i]. */
+bool jr_enum(jr* r, const cJSON* obj, const char* path, const char* key, int def,
+             const char* const* names, const char* const* aliases, const int* alias_values, int* out);
+
+/* An array of exactly 3 numbers. */
+bool jr_vec3(jr* r, const cJSON* obj, const char* path, const char* key, pbd_vec3 def, pbd_vec3* out);
+bool jr_vec3_item(jr* r, const cJSON* item, const char* path, pbd_vec3* out);
+
+/* `key` must be an array if present; *out is NULL when absent, *count its length. */
+bool jr_array(jr* r, const cJSON* obj, const char* path, const char* key, const cJSON** out,
+              size_t* count);
+
+#endif

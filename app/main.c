@@ -1,0 +1,91 @@
+/* The `pbd` command: run scenes, list the built-in ones, run the benchmark. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli_args.h"
+#include "cli_run.h"
+#include "pbd/pbd.h"
+#include "scene.h"
+
+#ifdef PBD_HAVE_BENCH
+#include "bench/bench.h"
+#endif
+
+static void print_help(FILE* fp) {
+	fputs("Usage: pbd <command> [arguments]\n"
+	      "\n"
+	      "Position based dynamics from the command line.\n"
+	      "\n"
+	      "Commands:\n"
+	      "  run [SCENE] [options]  simulate a scene file or built-in scene and write OBJ/PLY frames,\n"
+	      "                         metrics.csv and state.txt (default scene: cloth_sphere);\n"
+	      "                         'pbd run --help' lists the options\n"
+	      "  list                   the built-in scenes, one per line with a description\n"
+	      "  bench [options]        the benchmark; 'pbd bench --help' lists its options\n"
+	      "\n"
+	      "Options:\n"
+	      "  -h, --help             this text\n"
+	      "  -V, --version          the program's and the library's version and precision\n"
+	      "\n"
+	      "Scene files are JSON; the format is described in docs/scene-format.md.\n"
+	      "Exit status: 0 success, 1 bad input or failure while running, 2 bad command line.\n",
+	      fp);
+}
+
+static int cmd_list(int argc, char** argv) {
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "pbd: list takes no arguments (see 'pbd --help')\n");
+		return CLI_USAGE;
+	}
+	size_t width = 0;
+	for (size_t i = 0; i < scene_builtin_count(); ++i) {
+		size_t n = strlen(scene_builtin_at(i)->name);
+		if (n > width) width = n;
+	}
+	for (size_t i = 0; i < scene_builtin_count(); ++i) {
+		const scene_builtin* b = scene_builtin_at(i);
+		char description[256];
+		scene_builtin_description(b, description, sizeof description);
+		printf("%-*s  %s\n", (int)width, b->name, description);
+	}
+	return fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;
+}
+
+static int cmd_bench(int argc, char** argv) {
+#ifdef PBD_HAVE_BENCH
+	return pbd_bench_main(argc, argv);
+#else
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "pbd: built without the benchmark\n");
+	return CLI_FAILED;
+#endif
+}
+
+int main(int argc, char** argv) {
+	if (argc < 2) {
+		print_help(stderr);
+		return CLI_USAGE;
+	}
+	const char* cmd = argv[1];
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		print_help(stdout);
+		return CLI_OK;
+	}
+	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+#ifdef PBD_DOUBLE
+		const char* precision = "double";
+#else
+		const char* precision = "float";
+#endif
+		printf("pbd %s (library %s, %s precision)\n", PBD_VERSION_STRING, pbd_version(), precision);
+		return CLI_OK;
+	}
+	/* Each command sees its own name as argv[0], as a program would. */
+	if (strcmp(cmd, "run") == 0) return cli_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
+	if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
+	fprintf(stderr, "pbd: unknown command '%s' (see 'pbd --help')\n", cmd);
+	return CLI_USAGE;
+}

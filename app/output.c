@@ -1,0 +1,254 @@
+/* Writers for the files a run produces. */
+#define _POSIX_C_SOURCE 200809L
+#include "output.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pbd/math.h"
+
+/* Enough digits for the scalar to read back to the same bits. */
+#ifdef PBD_DOUBLE
+#define REAL_FMT "%.17g"
+#else
+#define REAL_FMT "%.9g"
+#endif
+
+static bool fail_errno(scene_error* err, const char* path, const char* what) {
+	scene_error_set(err, "%s: %s: %s", path, what, strerror(errno));
+	return false;
+}
+
+bool out_make_dir(const char* dir, scene_error* err) {
+	char buf[4096];
+	size_t n = strlen(dir);
+	if (n == 0 || n >= sizeof buf) {
+		scene_error_set(err, "%s: bad output folder name", dir);
+		return false;
+	}
+	memcpy(buf, dir, n + 1);
+	/* Create each prefix in turn; one that exists already is fine if it is a folder. */
+	for (size_t i = 1; i <= n; ++i) {
+		if (buf[i] != '/' && buf[i] != '\0') continue;
+		char saved = buf[i];
+		buf[i] = '\0';
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST) return fail_errno(err, buf, "cannot create folder");
+		buf[i] = saved;
+	}
+	struct stat st;
+	if (stat(dir, &st) != 0) return fail_errno(err, dir, "cannot create folder");
+	if (!S_ISDIR(st.st_mode)) {
+		scene_error_set(err, "%s: exists and is not a folder", dir);
+		return false;
+	}
+	return true;
+}
+
+/* frame_<digits>.obj or frame_<digits>.ply exactly: the only names a run may delete. */
+static bool is_frame_file(const char* name) {
+	if (strncmp(name, "frame_", 6) != 0) return false;
+	const char* p = name + 6;
+	const char* digits = p;
+	while (*p >= '0' && *p <= '9') ++p;
+	if (p == digits) return false;
+	return strcmp(p, ".obj") == 0 || strcmp(p, ".ply") == 0;
+}
+
+bool out_clear_frames(const char* dir, unsigned* removed, scene_error* err) {
+	*removed = 0;
+	DIR* d = opendir(dir);
+	if (!d) return fail_errno(err, dir, "cannot list folder");
+	bool ok = true;
+	struct dirent* e;
+	while ((e = readdir(d)) != NULL) {
+		if (!is_frame_file(e->d_name)) continue;
+		char path[4400];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		struct stat st;
+		/* Only regular files: a folder or link that happens to match is left alone. */
+		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+		if (unlink(path) != 0) {
+			ok = fail_errno(err, path, "cannot remove old frame");
+			break;
+		}
+		++*removed;
+	}
+	closedir(d);
+	return ok;
+}
+
+void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_format format) {
+	snprintf(out, out_size, "%s/frame_%05d.%s", dir, frame, format == OUT_FORMAT_PLY ? "ply" : "obj");
+}
+
+static FILE* open_out(const char* path, scene_error* err) {
+	FILE* fp = fopen(path, "wb");
+	if (!fp) fail_errno(err, path, "cannot write");
+	return fp;
+}
+
+/* Closes and reports a write that failed on the way (full disk) or at the flush. */
+static bool close_out(FILE* fp, const char* path, scene_error* err) {
+	bool bad = ferror(fp) != 0;
+	if (fclose(fp) != 0) bad = true;
+	if (bad) return fail_errno(err, path, "write failed");
+	return true;
+}
+
+static void write_obj(FILE* fp, const scene* s, int frame) {
+	const pbd_world* w = s->world;
+	const uint32_t n = pbd_world_particle_count(w);
+	const pbd_vec3* x = pbd_world_positions(w);
+	fprintf(fp, "# pbd %s frame %d, %u particles\n", s->name, frame, n);
+	for (uint32_t i = 0; i < n; ++i) fprintf(fp, "v " REAL_FMT " " REAL_FMT " " REAL_FMT "\n", x[i].x, x[i].y, x[i].z);
+	const uint32_t* tri = pbd_world_triangles(w);
+	for (uint32_t k = 0; k < s->object_count; ++k) {
+		const scene_object* o = &s->objects[k];
+		fprintf(fp, "o %s\n", o->name);
+		for (uint32_t t = 0; t < o->range.triangle_count; ++t) {
+			const uint32_t* v = tri + 3 * (size_t)(o->range.first_triangle + t);
+			fprintf(fp, "f %u %u %u\n", v[0] + 1, v[1] + 1, v[2] + 1);
+		}
+		if (o->range.triangle_count == 0)
+			for (uint32_t l = 0; l < o->line_count; ++l)
+				fprintf(fp, "l %u %u\n", o->lines[2 * l] + 1, o->lines[2 * l + 1] + 1);
+	}
+}
+
+/* PLY binary is little-endian by declaration, whatever the host. */
+static void put_u32(FILE* fp, uint32_t v) {
+	unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+	                      (unsigned char)(v >> 24)};
+	fwrite(b, 1, 4, fp);
+}
+
+static void put_real(FILE* fp, pbd_real r) {
+#ifdef PBD_DOUBLE
+	uint64_t bits;
+	memcpy(&bits, &r, sizeof bits);
+	put_u32(fp, (uint32_t)bits);
+	put_u32(fp, (uint32_t)(bits >> 32));
+#else
+	uint32_t bits;
+	memcpy(&bits, &r, sizeof bits);
+	put_u32(fp, bits);
+#endif
+}
+
+static void write_ply(FILE* fp, const scene* s, int frame) {
+	const pbd_world* w = s->world;
+	const uint32_t n = pbd_world_particle_count(w);
+	const pbd_vec3* x = pbd_world_positions(w);
+	uint32_t faces = 0, edges = 0;
+	for (uint32_t k = 0; k < s->object_count; ++k) {
+		faces += s->objects[k].range.triangle_count;
+		if (s->objects[k].range.triangle_count == 0) edges += s->objects[k].line_count;
+	}
+#ifdef PBD_DOUBLE
+	const char* type = "double";
+#else
+	const char* type = "float";
+#endif
+	fprintf(fp,
+	        "ply\nformat binary_little_endian 1.0\ncomment pbd %s frame %d\n"
+	        "element vertex %u\nproperty %s x\nproperty %s y\nproperty %s z\n"
+	        "element face %u\nproperty list uchar int vertex_indices\n"
+	        "element edge %u\nproperty int vertex1\nproperty int vertex2\nend_header\n",
+	        s->name, frame, n, type, type, type, faces, edges);
+	for (uint32_t i = 0; i < n; ++i) {
+		put_real(fp, x[i].x);
+		put_real(fp, x[i].y);
+		put_real(fp, x[i].z);
+	}
+	const uint32_t* tri = pbd_world_triangles(w);
+	for (uint32_t k = 0; k < s->object_count; ++k) {
+		const scene_object* o = &s->objects[k];
+		for (uint32_t t = 0; t < o->range.triangle_count; ++t) {
+			const uint32_t* v = tri + 3 * (size_t)(o->range.first_triangle + t);
+			fputc(3, fp);
+			put_u32(fp, v[0]);
+			put_u32(fp, v[1]);
+			put_u32(fp, v[2]);
+		}
+	}
+	for (uint32_t k = 0; k < s->object_count; ++k) {
+		const scene_object* o = &s->objects[k];
+		if (o->range.triangle_count) continue;
+		for (uint32_t l = 0; l < o->line_count; ++l) {
+			put_u32(fp, o->lines[2 * l]);
+			put_u32(fp, o->lines[2 * l + 1]);
+		}
+	}
+}
+
+bool out_write_frame(const char* path, out_format format, const scene* s, int frame, scene_error* err) {
+	if (format == OUT_FORMAT_NONE) return true;
+	FILE* fp = open_out(path, err);
+	if (!fp) return false;
+	if (format == OUT_FORMAT_PLY)
+		write_ply(fp, s, frame);
+	else
+		write_obj(fp, s, frame);
+	return close_out(fp, path, err);
+}
+
+void out_metrics_header(FILE* fp) {
+	fputs("frame,time,kinetic_energy,potential_energy,elastic_energy,total_energy,momentum_x,momentum_y,"
+	      "momentum_z,max_strain,mean_strain,max_violation,contacts\n",
+	      fp);
+}
+
+void out_metrics_row(FILE* fp, int frame, const pbd_stats* st) {
+	double total = st->kinetic_energy + st->potential_energy + st->elastic_energy;
+	fprintf(fp, "%d,%.17g,%.17g,%.17g,%.17g,%.17g," REAL_FMT "," REAL_FMT "," REAL_FMT ",%.17g,%.17g,%.17g,%u\n", frame,
+	        st->time, st->kinetic_energy, st->potential_energy, st->elastic_energy, total, st->momentum.x,
+	        st->momentum.y, st->momentum.z, st->max_strain, st->mean_strain, st->max_violation, st->contacts);
+}
+
+bool out_write_state(const char* path, const scene* s, int frame, double time, scene_error* err) {
+	FILE* fp = open_out(path, err);
+	if (!fp) return false;
+	const pbd_world* w = s->world;
+	const uint32_t n = pbd_world_particle_count(w);
+	const pbd_vec3* x = pbd_world_positions(w);
+	const pbd_vec3* v = pbd_world_velocities(w);
+	const pbd_real* im = pbd_world_inv_masses(w);
+#ifdef PBD_DOUBLE
+	const char* precision = "double";
+#else
+	const char* precision = "float";
+#endif
+	fprintf(fp, "# pbd state 1\n# scene %s\n# frame %d\n# time %.17g\n# precision %s\n# particles %u\n", s->name, frame,
+	        time, precision, n);
+	fputs("# index x y z vx vy vz inv_mass\n", fp);
+	for (uint32_t i = 0; i < n; ++i)
+		fprintf(fp, "%u " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT "\n",
+		        i, x[i].x, x[i].y, x[i].z, v[i].x, v[i].y, v[i].z, im[i]);
+	return close_out(fp, path, err);
+}
+
+bool out_state_is_finite(const scene* s, uint32_t* bad) {
+	const pbd_world* w = s->world;
+	const uint32_t n = pbd_world_particle_count(w);
+	const pbd_vec3* x = pbd_world_positions(w);
+	const pbd_vec3* v = pbd_world_velocities(w);
+	for (uint32_t i = 0; i < n; ++i) {
+		if (!pbd_v3_is_finite(x[i]) || !pbd_v3_is_finite(v[i])) {
+			*bad = i;
+			return false;
+		}
+	}
+	return true;
+}
+
+bool out_stats_are_finite(const pbd_stats* st) {
+	return isfinite(st->time) && isfinite(st->kinetic_energy) && isfinite(st->potential_energy) &&
+	       isfinite(st->elastic_energy) && isfinite(st->kinetic_energy + st->potential_energy + st->elastic_energy) &&
+	       pbd_v3_is_finite(st->momentum) && isfinite(st->max_strain) && isfinite(st->mean_strain) &&
+	       isfinite(st->max_violation);
+}

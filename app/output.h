@@ -1,0 +1,45 @@
+/* Files a run writes: mesh frames (OBJ or binary PLY), metrics.csv and state.txt. Formats are
+ * documented in docs/scene-format.md. Each call reports a failure as one line in err. */
+#ifndef PBD_APP_OUTPUT_H
+#define PBD_APP_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "scene.h"
+
+typedef enum out_format {
+	OUT_FORMAT_OBJ = 0,
+	OUT_FORMAT_PLY,
+	OUT_FORMAT_NONE
+} out_format;
+
+/// Creates `dir` and its missing parents (mkdir -p).
+bool out_make_dir(const char* dir, scene_error* err);
+
+/// Deletes the frame files of an earlier run (frame_<digits>.obj / .ply, nothing else), so a
+/// shorter run does not leave a mix of old and new frames. *removed gets how many went.
+bool out_clear_frames(const char* dir, unsigned* removed, scene_error* err);
+
+/// <dir>/frame_<frame, 5 digits or more>.<obj|ply>
+void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_format format);
+
+/// The current particle positions with the triangles of every object (`f`) and, for objects
+/// without triangles, their lines (`l`).
+bool out_write_frame(const char* path, out_format format, const scene* s, int frame, scene_error* err);
+
+/// metrics.csv: the header line, then one row per frame.
+void out_metrics_header(FILE* fp);
+void out_metrics_row(FILE* fp, int frame, const pbd_stats* st);
+
+/// state.txt: every particle's position, velocity and inverse mass, in a form that reads back
+/// bit for bit.
+bool out_write_state(const char* path, const scene* s, int frame, double time, scene_error* err);
+
+/// True when every position and velocity is finite; otherwise *bad gets the first bad particle.
+bool out_state_is_finite(const scene* s, uint32_t* bad);
+
+/// True when every number of a metrics row is finite.
+bool out_stats_are_finite(const pbd_stats* st);
+
+#endif

@@ -1,0 +1,967 @@
+/* JSON scene -> pbd_world, through the public API. Every value is checked here first so that a
+ * mistake is reported with the path of the field that holds it; whatever the library still
+ * refuses is passed through with the path of the object it came from. */
+#include "scene.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_read.h"
+#include "pbd/math.h"
+
+/* Everything one load needs, so that nothing is global. */
+typedef struct loader {
+	jr r;
+	const char* base_dir; /* where relative obj paths start; NULL = working directory */
+	scene* s;
+	uint64_t particles;   /* running totals, checked against the scene caps */
+	uint64_t constraints;
+} loader;
+
+const char* scene_object_type_name(scene_object_type type) {
+	switch (type) {
+	case SCENE_OBJECT_PARTICLES: return "particles";
+	case SCENE_OBJECT_GRID_CLOTH: return "grid_cloth";
+	case SCENE_OBJECT_MESH_CLOTH: return "mesh_cloth";
+	case SCENE_OBJECT_ROPE: return "rope";
+	}
+	return "unknown";
+}
+
+/* The library's last message, with the path of the object whose creation it refused. */
+static bool fail_world(loader* L, const char* path) {
+	return jr_fail(&L->r, path, "%s", pbd_world_last_error(L->s->world));
+}
+
+/* Checks the scene-wide caps before anything is allocated for an object. */
+static bool check_caps(loader* L, const char* path, uint64_t particles, uint64_t constraints) {
+	if (L->particles + particles > SCENE_MAX_PARTICLES)
+		return jr_fail(&L->r, path, "too many particles (%llu in the scene with this object, the limit is %u)",
+		               (unsigned long long)(L->particles + particles), SCENE_MAX_PARTICLES);
+	if (L->constraints + constraints > SCENE_MAX_CONSTRAINTS)
+		return jr_fail(&L->r, path, "too many constraints (%llu in the scene with this object, the limit is %u)",
+		               (unsigned long long)(L->constraints + constraints), SCENE_MAX_CONSTRAINTS);
+	return true;
+}
+
+/* Checks the caps and counts the object in. */
+static bool reserve(loader* L, const char* path, uint64_t particles, uint64_t constraints) {
+	if (!check_caps(L, path, particles, constraints)) return false;
+	L->particles += particles;
+	L->constraints += constraints;
+	return true;
+}
+
+/* ---- world settings ---------------------------------------------------------------------- */
+
+static const char* const solver_names[] = {"gauss_seidel", "jacobi", NULL};
+static const char* const solver_aliases[] = {"gs", NULL};
+static const int solver_alias_values[] = {PBD_SOLVER_GAUSS_SEIDEL};
+static const char* const formulation_names[] = {"pbd", "xpbd", NULL};
+static const char* const collision_names[] = {"in_solver", "after_solver", NULL};
+
+static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
+	jr* r = &L->r;
+	const cJSON* w = jr_get(root, "world");
+	if (!w) return true;
+	static const char* const keys[] = {"gravity", "dt", "substeps", "iterations", "solver", "formulation",
+	                                   "damping", "jacobi", "collision_mode", "max_speed", NULL};
+	const char* path = "world";
+	if (!jr_object(r, w, path, keys)) return false;
+	int64_t substeps, iterations;
+	int solver, formulation, collision;
+	if (!jr_vec3(r, w, path, "gravity", d->gravity, &d->gravity) ||
+	    !jr_real_p(r, w, path, "dt", d->dt, JR_POSITIVE, &d->dt) ||
+	    !jr_int(r, w, path, "substeps", d->substeps, 1, SCENE_MAX_SUBSTEPS, &substeps) ||
+	    !jr_int(r, w, path, "iterations", d->iterations, 1, SCENE_MAX_ITERATIONS, &iterations) ||
+	    !jr_enum(r, w, path, "solver", (int)d->solver, solver_names, solver_aliases, solver_alias_values, &solver) ||
+	    !jr_enum(r, w, path, "formulation", (int)d->formulation, formulation_names, NULL, NULL, &formulation) ||
+	    !jr_real_p(r, w, path, "damping", d->damping, (jr_range){0, 1, true, false}, &d->damping) ||
+	    !jr_enum(r, w, path, "collision_mode", (int)d->collision_mode, collision_names, NULL, NULL, &collision) ||
+	    !jr_real_p(r, w, path, "max_speed", d->max_speed, JR_NONNEG, &d->max_speed))
+		return false;
+	d->substeps = (int)substeps;
+	d->iterations = (int)iterations;
+	d->solver = (pbd_solver)solver;
+	d->formulation = (pbd_formulation)formulation;
+	d->collision_mode = (pbd_collision_mode)collision;
+	/* A dt that float rounds to 0 passed the > 0 test in double. */
+	if (!(d->dt > 0)) return jr_fail(r, "world.dt", "too small for the scalar type");
+
+	const cJSON* j = jr_get(w, "jacobi");
+	if (j) {
+		static const char* const jkeys[] = {"alpha", "omega", "equal_split", NULL};
+		const char* jpath = "world.jacobi";
+		if (!jr_object(r, j, jpath, jkeys) ||
+		    !jr_real_p(r, j, jpath, "alpha", d->jacobi_alpha, JR_NONNEG, &d->jacobi_alpha) ||
+		    !jr_real_p(r, j, jpath, "omega", d->jacobi_omega, (jr_range){0, 2, true, true}, &d->jacobi_omega) ||
+		    !jr_bool(r, j, jpath, "equal_split", d->jacobi_equal_split, &d->jacobi_equal_split))
+			return false;
+	}
+	return true;
+}
+
+/* ---- shared object fields ---------------------------------------------------------------- */
+
+/* Softness of a constraint: stiffness (PBD) and compliance (XPBD), each either one value for
+ * both directions or split into _stretch/_compress; giving both forms is ambiguous. */
+static bool read_softness(loader* L, const cJSON* obj, const char* path, pbd_edge_material* m) {
+	jr* r = &L->r;
+	static const char* const which[2] = {"stiffness", "compliance"};
+	for (int k = 0; k < 2; ++k) {
+		const jr_range range = k == 0 ? JR_UNIT : JR_NONNEG;
+		pbd_real* stretch = k == 0 ? &m->stiffness_stretch : &m->compliance_stretch;
+		pbd_real* compress = k == 0 ? &m->stiffness_compress : &m->compliance_compress;
+		char key_s[32], key_c[32];
+		snprintf(key_s, sizeof key_s, "%s_stretch", which[k]);
+		snprintf(key_c, sizeof key_c, "%s_compress", which[k]);
+		if (jr_get(obj, which[k])) {
+			if (jr_get(obj, key_s) || jr_get(obj, key_c)) {
+				char p[JR_PATH_MAX];
+				jr_path_key(p, path, which[k]);
+				return jr_fail(&L->r, p, "give either %s or %s/%s, not both", which[k], key_s, key_c);
+			}
+			pbd_real v;
+			if (!jr_real_p(r, obj, path, which[k], 0, range, &v)) return false;
+			*stretch = *compress = v;
+		} else if (!jr_real_p(r, obj, path, key_s, *stretch, range, stretch) ||
+		           !jr_real_p(r, obj, path, key_c, *compress, range, compress)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* "material": {"structural": {...}, "shear": {...}, "bend": {...}} */
+static bool read_material(loader* L, const cJSON* obj, const char* path, pbd_edge_material mat[PBD_EDGE_KIND_COUNT]) {
+	jr* r = &L->r;
+	const cJSON* m = jr_get(obj, "material");
+	if (!m) return true;
+	char mpath[JR_PATH_MAX];
+	jr_path_key(mpath, path, "material");
+	static const char* const kinds[] = {"structural", "shear", "bend", NULL};
+	if (!jr_object(r, m, mpath, kinds)) return false;
+	static const char* const keys[] = {"enabled", "stiffness", "stiffness_stretch", "stiffness_compress",
+	                                   "compliance", "compliance_stretch", "compliance_compress", NULL};
+	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
+		const cJSON* e = jr_get(m, kinds[k]);
+		if (!e) continue;
+		char epath[JR_PATH_MAX];
+		jr_path_key(epath, mpath, kinds[k]);
+		if (!jr_object(r, e, epath, keys) || !jr_bool(r, e, epath, "enabled", mat[k].enabled, &mat[k].enabled) ||
+		    !read_softness(L, e, epath, &mat[k]))
+			return false;
+	}
+	return true;
+}
+
+/* A mass below this would make an inverse mass past the magnitude cap (and overflow float). */
+#define SCENE_MIN_MASS 1e-9
+
+static bool mass_not_tiny(loader* L, const char* path, const char* key, double mass) {
+	if (mass >= SCENE_MIN_MASS) return true;
+	char p[JR_PATH_MAX];
+	jr_path_key(p, path, key);
+	return jr_fail(&L->r, p, "must be >= %g (got %g)", SCENE_MIN_MASS, mass);
+}
+
+static const char* const mass_mode_names[] = {"per_particle", "total", "density", NULL};
+
+/* "mass": {"mode": ..., "value": ...} */
+static bool read_mass(loader* L, const cJSON* obj, const char* path, pbd_body_def* bd) {
+	jr* r = &L->r;
+	const cJSON* m = jr_get(obj, "mass");
+	if (!m) return true;
+	char mpath[JR_PATH_MAX];
+	jr_path_key(mpath, path, "mass");
+	static const char* const keys[] = {"mode", "value", NULL};
+	int mode;
+	if (!jr_object(r, m, mpath, keys) ||
+	    !jr_enum(r, m, mpath, "mode", (int)bd->mass_mode, mass_mode_names, NULL, NULL, &mode) ||
+	    !jr_real_p(r, m, mpath, "value", bd->mass, JR_POSITIVE, &bd->mass) ||
+	    !mass_not_tiny(L, mpath, "value", (double)bd->mass))
+		return false;
+	bd->mass_mode = (pbd_mass_mode)mode;
+	return true;
+}
+
+/* "pinned": [vertex indices], each below `count`, none twice. *out is malloc'd (NULL if empty). */
+static bool read_pinned(loader* L, const cJSON* obj, const char* path, uint32_t count, uint32_t** out,
+                        uint32_t* out_count) {
+	jr* r = &L->r;
+	*out = NULL;
+	*out_count = 0;
+	const cJSON* arr;
+	size_t n;
+	if (!jr_array(r, obj, path, "pinned", &arr, &n)) return false;
+	if (n == 0) return true;
+	char ppath[JR_PATH_MAX];
+	jr_path_key(ppath, path, "pinned");
+	if (n > count) return jr_fail(r, ppath, "lists %zu vertices but the object has only %u", n, count);
+	uint32_t* idx = malloc(n * sizeof *idx);
+	uint8_t* seen = calloc(count, 1);
+	if (!idx || !seen) {
+		free(idx);
+		free(seen);
+		return jr_fail(r, ppath, "out of memory");
+	}
+	size_t i = 0;
+	bool ok = true;
+	for (const cJSON* c = arr->child; c && ok; c = c->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, ppath, i);
+		int64_t v;
+		if (!jr_int_item(r, c, p, 0, INT64_MAX, &v)) {
+			ok = false;
+		} else if (v >= (int64_t)count) {
+			ok = jr_fail(r, p, "index %lld out of range (the object has %u vertices)", (long long)v, count);
+		} else if (seen[v]) {
+			ok = jr_fail(r, p, "vertex %lld is listed twice", (long long)v);
+		} else {
+			seen[v] = 1;
+			idx[i] = (uint32_t)v;
+		}
+	}
+	free(seen);
+	if (!ok) {
+		free(idx);
+		return false;
+	}
+	*out = idx;
+	*out_count = (uint32_t)n;
+	return true;
+}
+
+/* An object's "name"; out keeps what it holds (the default) when there is none. */
+static bool read_name(loader* L, const cJSON* obj, const char* path, char out[SCENE_NAME_MAX]) {
+	const char* name;
+	if (!jr_string(&L->r, obj, path, "name", NULL, SCENE_NAME_MAX - 1, &name)) return false;
+	if (name) snprintf(out, SCENE_NAME_MAX, "%s", name);
+	return true;
+}
+
+/* Line pieces to draw an object that has no triangles: the structural edges of its mesh. */
+static bool lines_from_mesh(loader* L, const char* path, const pbd_mesh* m, uint32_t first, scene_object* o) {
+	uint32_t n = 0;
+	for (uint32_t e = 0; e < m->edge_count; ++e)
+		if (!m->edge_kinds || m->edge_kinds[e] == PBD_EDGE_STRUCTURAL) ++n;
+	if (n == 0) return true;
+	o->lines = malloc(2 * (size_t)n * sizeof *o->lines);
+	if (!o->lines) return jr_fail(&L->r, path, "out of memory");
+	uint32_t k = 0;
+	for (uint32_t e = 0; e < m->edge_count; ++e) {
+		if (m->edge_kinds && m->edge_kinds[e] != PBD_EDGE_STRUCTURAL) continue;
+		o->lines[2 * k] = first + m->edges[2 * e];
+		o->lines[2 * k + 1] = first + m->edges[2 * e + 1];
+		++k;
+	}
+	o->line_count = n;
+	return true;
+}
+
+/* Mass, pinned, material, translation and velocity: the fields every mesh-based object shares.
+ * Then the body is created. `mesh` belongs to the caller. */
+static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd_mesh* mesh, scene_object* o) {
+	jr* r = &L->r;
+	pbd_body_def bd = pbd_body_def_default();
+	bd.mesh = mesh;
+	uint32_t* pinned = NULL;
+	if (!read_mass(L, obj, path, &bd) || !read_material(L, obj, path, bd.material) ||
+	    !jr_vec3(r, obj, path, "translation", bd.translation, &bd.translation) ||
+	    !jr_vec3(r, obj, path, "velocity", bd.velocity, &bd.velocity) ||
+	    !read_pinned(L, obj, path, mesh->vertex_count, &pinned, &bd.pinned_count))
+		return false;
+	bd.pinned = pinned;
+	uint32_t edges = mesh->edge_count;
+	bool ok = reserve(L, path, mesh->vertex_count, edges);
+	if (ok && pbd_body_create(L->s->world, &bd, &o->range) != PBD_OK) ok = fail_world(L, path);
+	free(pinned);
+	if (ok && o->range.triangle_count == 0) ok = lines_from_mesh(L, path, mesh, o->range.first_particle, o);
+	return ok;
+}
+
+/* ---- object types ------------------------------------------------------------------------ */
+
+static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+	jr* r = &L->r;
+	static const char* const keys[] = {"type", "name", "particles", "constraints", "pinned", "material",
+	                                   "translation", "velocity", NULL};
+	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
+	const cJSON* parr;
+	size_t np;
+	if (!jr_array(r, obj, path, "particles", &parr, &np)) return false;
+	char ppath[JR_PATH_MAX];
+	jr_path_key(ppath, path, "particles");
+	if (np == 0) return jr_fail(r, ppath, parr ? "must hold at least one particle" : "missing (a list of particles)");
+	if (!reserve(L, ppath, np, 0)) return false;
+
+	pbd_vec3 translation, velocity;
+	pbd_edge_material soft = pbd_body_def_default().material[PBD_EDGE_STRUCTURAL];
+	if (!jr_vec3(r, obj, path, "translation", pbd_v3(0, 0, 0), &translation) ||
+	    !jr_vec3(r, obj, path, "velocity", pbd_v3(0, 0, 0), &velocity))
+		return false;
+	const cJSON* mat = jr_get(obj, "material");
+	if (mat) {
+		char mpath[JR_PATH_MAX];
+		jr_path_key(mpath, path, "material");
+		static const char* const mkeys[] = {"stiffness", "stiffness_stretch", "stiffness_compress", "compliance",
+		                                    "compliance_stretch", "compliance_compress", NULL};
+		if (!jr_object(r, mat, mpath, mkeys) || !read_softness(L, mat, mpath, &soft)) return false;
+	}
+
+	const cJSON* carr;
+	size_t nc;
+	if (!jr_array(r, obj, path, "constraints", &carr, &nc)) return false;
+	char cpath[JR_PATH_MAX];
+	jr_path_key(cpath, path, "constraints");
+	if (!reserve(L, cpath, 0, nc)) return false;
+
+	pbd_vec3* x = malloc(np * sizeof *x);
+	pbd_vec3* v = malloc(np * sizeof *v);
+	pbd_real* w = malloc(np * sizeof *w);
+	pbd_distance_def* dd = nc ? malloc(nc * sizeof *dd) : NULL;
+	uint32_t* pinned = NULL;
+	uint32_t pinned_count = 0;
+	bool ok = x && v && w && (nc == 0 || dd);
+	if (!ok) jr_fail(r, path, "out of memory");
+
+	static const char* const pkeys[] = {"x", "v", "mass", "inv_mass", NULL};
+	size_t i = 0;
+	for (const cJSON* c = parr ? parr->child : NULL; ok && c; c = c->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, ppath, i);
+		double mass, inv_mass;
+		ok = jr_object(r, c, p, pkeys);
+		if (ok && !jr_get(c, "x")) ok = jr_fail(r, p, "missing \"x\" (the position)");
+		if (ok && jr_get(c, "mass") && jr_get(c, "inv_mass"))
+			ok = jr_fail(r, p, "give either mass or inv_mass, not both");
+		ok = ok && jr_vec3(r, c, p, "x", pbd_v3(0, 0, 0), &x[i]) && jr_vec3(r, c, p, "v", pbd_v3(0, 0, 0), &v[i]) &&
+		     jr_real(r, c, p, "mass", 1.0, JR_POSITIVE, &mass) && mass_not_tiny(L, p, "mass", mass) &&
+		     jr_real(r, c, p, "inv_mass", 1.0 / mass, JR_NONNEG, &inv_mass);
+		if (!ok) break;
+		x[i] = pbd_v3_add(x[i], translation);
+		v[i] = pbd_v3_add(v[i], velocity);
+		w[i] = (pbd_real)inv_mass;
+	}
+	if (ok) ok = read_pinned(L, obj, path, (uint32_t)np, &pinned, &pinned_count);
+	for (uint32_t k = 0; ok && k < pinned_count; ++k) w[pinned[k]] = 0;
+
+	static const char* const ckeys[] = {"type", "a", "b", "rest", "stiffness", "stiffness_stretch",
+	                                    "stiffness_compress", "compliance", "compliance_stretch",
+	                                    "compliance_compress", NULL};
+	static const char* const ctypes[] = {"distance", NULL};
+	i = 0;
+	for (const cJSON* c = carr ? carr->child : NULL; ok && c; c = c->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, cpath, i);
+		int type;
+		int64_t a, b;
+		double rest;
+		pbd_edge_material m = soft;
+		ok = jr_object(r, c, p, ckeys) && jr_enum(r, c, p, "type", 0, ctypes, NULL, NULL, &type);
+		if (ok && (!jr_get(c, "a") || !jr_get(c, "b")))
+			ok = jr_fail(r, p, "missing \"a\" or \"b\" (the particle indices)");
+		ok = ok && jr_int(r, c, p, "a", 0, 0, INT64_MAX, &a) && jr_int(r, c, p, "b", 0, 0, INT64_MAX, &b) &&
+		     jr_real(r, c, p, "rest", -1.0, JR_NONNEG, &rest) && read_softness(L, c, p, &m);
+		if (!ok) break;
+		char q[JR_PATH_MAX];
+		if (a >= (int64_t)np || b >= (int64_t)np) {
+			jr_path_key(q, p, a >= (int64_t)np ? "a" : "b");
+			ok = jr_fail(r, q, "index %lld out of range (the object has %zu particles)",
+			             (long long)(a >= (int64_t)np ? a : b), np);
+			break;
+		}
+		if (a == b) {
+			jr_path_key(q, p, "b");
+			ok = jr_fail(r, q, "joins particle %lld to itself", (long long)a);
+			break;
+		}
+		pbd_distance_def* d = &dd[i];
+		*d = pbd_distance_def_default();
+		d->a = (uint32_t)a;
+		d->b = (uint32_t)b;
+		/* Omitted rest: the library measures the current distance. */
+		d->rest = jr_get(c, "rest") ? (pbd_real)rest : (pbd_real)-1;
+		d->stiffness_stretch = m.stiffness_stretch;
+		d->stiffness_compress = m.stiffness_compress;
+		d->compliance_stretch = m.compliance_stretch;
+		d->compliance_compress = m.compliance_compress;
+	}
+
+	pbd_world* world = L->s->world;
+	if (ok) {
+		if (pbd_world_add_particles(world, (uint32_t)np, x, v, w, &o->range.first_particle) != PBD_OK)
+			ok = fail_world(L, ppath);
+		o->range.particle_count = (uint32_t)np;
+	}
+	if (ok) {
+		o->range.first_distance = pbd_world_distance_count(world);
+		for (size_t k = 0; k < nc; ++k) {
+			dd[k].a += o->range.first_particle;
+			dd[k].b += o->range.first_particle;
+		}
+		if (nc && pbd_world_add_distances(world, (uint32_t)nc, dd, &o->range.first_distance) != PBD_OK)
+			ok = fail_world(L, cpath);
+		o->range.distance_count = (uint32_t)nc;
+		o->range.first_triangle = pbd_world_triangle_count(world);
+	}
+	if (ok && nc) {
+		o->lines = malloc(2 * nc * sizeof *o->lines);
+		if (!o->lines) {
+			ok = jr_fail(r, path, "out of memory");
+		} else {
+			for (size_t k = 0; k < nc; ++k) {
+				o->lines[2 * k] = dd[k].a;
+				o->lines[2 * k + 1] = dd[k].b;
+			}
+			o->line_count = (uint32_t)nc;
+		}
+	}
+	free(x);
+	free(v);
+	free(w);
+	free(dd);
+	free(pinned);
+	return ok;
+}
+
+/* The same test the grid builder applies, made here to name the field. */
+static bool axes_ok(loader* L, const char* path, pbd_vec3 u, pbd_vec3 v) {
+	char p[JR_PATH_MAX];
+	double lu = sqrt((double)pbd_v3_dot(u, u)), lv = sqrt((double)pbd_v3_dot(v, v));
+	if (!(lu > 0)) {
+		jr_path_key(p, path, "axis_u");
+		return jr_fail(&L->r, p, "must not be zero");
+	}
+	if (!(lv > 0)) {
+		jr_path_key(p, path, "axis_v");
+		return jr_fail(&L->r, p, "must not be zero");
+	}
+	double cx = (double)u.y * v.z - (double)u.z * v.y, cy = (double)u.z * v.x - (double)u.x * v.z,
+	       cz = (double)u.x * v.y - (double)u.y * v.x;
+	if (sqrt(cx * cx + cy * cy + cz * cz) / (lu * lv) < 1e-4) {
+		jr_path_key(p, path, "axis_v");
+		return jr_fail(&L->r, p, "must not be parallel to axis_u");
+	}
+	return true;
+}
+
+static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+	jr* r = &L->r;
+	static const char* const keys[] = {"type", "name", "nx", "ny", "size", "origin", "axis_u", "axis_v",
+	                                   "diagonals", "bend", "mass", "pinned", "material", "translation",
+	                                   "velocity", NULL};
+	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
+	pbd_grid_def g = pbd_grid_def_default();
+	int64_t nx, ny, diagonals;
+	if (!jr_int(r, obj, path, "nx", g.nx, 2, SCENE_MAX_PARTICLES, &nx) ||
+	    !jr_int(r, obj, path, "ny", g.ny, 2, SCENE_MAX_PARTICLES, &ny) ||
+	    !jr_vec3(r, obj, path, "origin", g.origin, &g.origin) ||
+	    !jr_vec3(r, obj, path, "axis_u", g.axis_u, &g.axis_u) ||
+	    !jr_vec3(r, obj, path, "axis_v", g.axis_v, &g.axis_v) ||
+	    !jr_int(r, obj, path, "diagonals", g.diagonals, 0, 2, &diagonals) ||
+	    !jr_bool(r, obj, path, "bend", g.bend, &g.bend) || !axes_ok(L, path, g.axis_u, g.axis_v))
+		return false;
+	const cJSON* size = jr_get(obj, "size");
+	if (size) {
+		char sp[JR_PATH_MAX];
+		jr_path_key(sp, path, "size");
+		if (!cJSON_IsArray(size) || cJSON_GetArraySize(size) != 2)
+			return jr_fail(r, sp, "expected an array of 2 numbers [u, v] (got %s)",
+			               cJSON_IsArray(size) ? "an array of another length" : jr_type_name(size));
+		double uv[2];
+		char p[JR_PATH_MAX];
+		jr_path_index(p, sp, 0);
+		if (!jr_number_item(r, size->child, p, JR_POSITIVE, &uv[0])) return false;
+		jr_path_index(p, sp, 1);
+		if (!jr_number_item(r, size->child->next, p, JR_POSITIVE, &uv[1])) return false;
+		g.size_u = (pbd_real)uv[0];
+		g.size_v = (pbd_real)uv[1];
+	}
+	uint64_t n = (uint64_t)nx * (uint64_t)ny;
+	if (n > SCENE_MAX_PARTICLES)
+		return jr_fail(r, path, "nx * ny = %llu particles exceeds the limit of %u", (unsigned long long)n,
+		               SCENE_MAX_PARTICLES);
+	g.nx = (uint32_t)nx;
+	g.ny = (uint32_t)ny;
+	g.diagonals = (int)diagonals;
+	/* Edge count before building, so an absurd grid is refused before it is allocated. */
+	uint64_t ne = (uint64_t)(nx - 1) * (uint64_t)ny + (uint64_t)nx * (uint64_t)(ny - 1) +
+	              (uint64_t)diagonals * (uint64_t)(nx - 1) * (uint64_t)(ny - 1);
+	if (g.bend) ne += (uint64_t)(nx - 2) * (uint64_t)ny + (uint64_t)nx * (uint64_t)(ny - 2);
+	if (!check_caps(L, path, n, ne)) return false;
+
+	pbd_mesh mesh;
+	pbd_error err;
+	if (pbd_mesh_grid(&g, &mesh, &err) != PBD_OK) return jr_fail(r, path, "%s", err.message);
+	bool ok = create_body(L, obj, path, &mesh, o);
+	pbd_mesh_free(&mesh);
+	return ok;
+}
+
+/* Joins the scene's folder and a relative path. */
+static bool resolve_path(loader* L, const char* path, const char* file, char* out, size_t out_size) {
+	int n = (file[0] == '/' || !L->base_dir || !L->base_dir[0])
+	            ? snprintf(out, out_size, "%s", file)
+	            : snprintf(out, out_size, "%s/%s", L->base_dir, file);
+	if (n < 0 || (size_t)n >= out_size) return jr_fail(&L->r, path, "path too long");
+	return true;
+}
+
+/* Inline "vertices": [[x,y,z],...] and "triangles": [[a,b,c],...]. */
+static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool bend, pbd_mesh* mesh) {
+	jr* r = &L->r;
+	const cJSON *varr, *tarr;
+	size_t nv, nt;
+	if (!jr_array(r, obj, path, "vertices", &varr, &nv) || !jr_array(r, obj, path, "triangles", &tarr, &nt))
+		return false;
+	char vpath[JR_PATH_MAX], tpath[JR_PATH_MAX];
+	jr_path_key(vpath, path, "vertices");
+	jr_path_key(tpath, path, "triangles");
+	if (!varr || !tarr) return jr_fail(r, path, "needs \"obj\", or both \"vertices\" and \"triangles\"");
+	if (nv < 3) return jr_fail(r, vpath, "needs at least 3 vertices (got %zu)", nv);
+	if (nt < 1) return jr_fail(r, tpath, "needs at least 1 triangle");
+	if (!check_caps(L, vpath, nv, 0)) return false;
+	if (nt > SCENE_MAX_CONSTRAINTS) return jr_fail(r, tpath, "too many triangles (%zu)", nt);
+	pbd_vec3* pos = malloc(nv * sizeof *pos);
+	uint32_t* tri = malloc(3 * nt * sizeof *tri);
+	bool ok = pos && tri;
+	if (!ok) jr_fail(r, path, "out of memory");
+	size_t i = 0;
+	for (const cJSON* c = varr->child; ok && c; c = c->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, vpath, i);
+		ok = jr_vec3_item(r, c, p, &pos[i]);
+	}
+	i = 0;
+	for (const cJSON* c = tarr->child; ok && c; c = c->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, tpath, i);
+		if (!cJSON_IsArray(c) || cJSON_GetArraySize(c) != 3) {
+			ok = jr_fail(r, p, "expected an array of 3 vertex indices (got %s)",
+			             cJSON_IsArray(c) ? "an array of another length" : jr_type_name(c));
+			break;
+		}
+		int k = 0;
+		for (const cJSON* e = c->child; ok && e; e = e->next, ++k) {
+			char q[JR_PATH_MAX];
+			jr_path_index(q, p, (size_t)k);
+			int64_t v;
+			ok = jr_int_item(r, e, q, 0, INT64_MAX, &v);
+			if (ok && v >= (int64_t)nv)
+				ok = jr_fail(r, q, "index %lld out of range (%zu vertices)", (long long)v, nv);
+			if (ok) tri[3 * i + (size_t)k] = (uint32_t)v;
+		}
+		const uint32_t* t = &tri[3 * i];
+		if (ok && (t[0] == t[1] || t[1] == t[2] || t[0] == t[2]))
+			ok = jr_fail(r, p, "repeats a vertex");
+	}
+	if (ok) {
+		pbd_error err;
+		/* Zero-area triangles are left to the library, whose tolerance is the one that matters. */
+		if (pbd_mesh_from_triangles((uint32_t)nv, pos, (uint32_t)nt, tri, bend, mesh, &err) != PBD_OK)
+			ok = jr_fail(r, tpath, "%s", err.message);
+	}
+	free(pos);
+	free(tri);
+	return ok;
+}
+
+static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+	jr* r = &L->r;
+	static const char* const keys[] = {"type", "name", "obj", "vertices", "triangles", "bend", "mass",
+	                                   "pinned", "material", "translation", "velocity", NULL};
+	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
+	bool bend;
+	const char* file;
+	if (!jr_bool(r, obj, path, "bend", false, &bend) || !jr_string(r, obj, path, "obj", NULL, 4096, &file))
+		return false;
+	pbd_mesh mesh;
+	memset(&mesh, 0, sizeof mesh);
+	if (file) {
+		char opath[JR_PATH_MAX];
+		jr_path_key(opath, path, "obj");
+		if (jr_get(obj, "vertices") || jr_get(obj, "triangles"))
+			return jr_fail(r, opath, "give either obj or vertices/triangles, not both");
+		if (!file[0]) return jr_fail(r, opath, "must not be empty");
+		char full[4200];
+		if (!resolve_path(L, opath, file, full, sizeof full)) return false;
+		pbd_error err;
+		if (pbd_mesh_load_obj(full, bend, &mesh, &err) != PBD_OK) return jr_fail(r, opath, "%s", err.message);
+	} else if (!read_inline_mesh(L, obj, path, bend, &mesh)) {
+		return false;
+	}
+	bool ok = create_body(L, obj, path, &mesh, o);
+	pbd_mesh_free(&mesh);
+	return ok;
+}
+
+static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+	jr* r = &L->r;
+	static const char* const keys[] = {"type", "name", "start", "end", "segments", "bend", "mass",
+	                                   "pinned", "material", "translation", "velocity", NULL};
+	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
+	pbd_rope_def d = pbd_rope_def_default();
+	int64_t segments;
+	if (!jr_vec3(r, obj, path, "start", d.start, &d.start) || !jr_vec3(r, obj, path, "end", d.end, &d.end) ||
+	    !jr_int(r, obj, path, "segments", d.segments, 1, SCENE_MAX_PARTICLES - 1, &segments) ||
+	    !jr_bool(r, obj, path, "bend", d.bend, &d.bend))
+		return false;
+	d.segments = (uint32_t)segments;
+	if (d.start.x == d.end.x && d.start.y == d.end.y && d.start.z == d.end.z) {
+		char p[JR_PATH_MAX];
+		jr_path_key(p, path, "end");
+		return jr_fail(r, p, "must differ from start");
+	}
+	if (!check_caps(L, path, (uint64_t)segments + 1, (uint64_t)segments * (d.bend ? 2 : 1))) return false;
+	pbd_mesh mesh;
+	pbd_error err;
+	if (pbd_mesh_rope(&d, &mesh, &err) != PBD_OK) return jr_fail(r, path, "%s", err.message);
+	bool ok = create_body(L, obj, path, &mesh, o);
+	pbd_mesh_free(&mesh);
+	return ok;
+}
+
+static const char* const object_types[] = {"particles", "grid_cloth", "mesh_cloth", "rope", NULL};
+
+/* An integer field for the size estimate: its value when it is a sane integer, else `def`
+ * (a wrong value is reported by the full read). */
+static uint64_t size_field(const cJSON* obj, const char* key, uint64_t def, uint64_t lo) {
+	const cJSON* v = jr_get(obj, key);
+	if (!v) return def;
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble) ||
+	    v->valuedouble < (double)lo || v->valuedouble > (double)SCENE_MAX_PARTICLES)
+		return 0;
+	return (uint64_t)v->valuedouble;
+}
+
+static uint64_t array_length(const cJSON* obj, const char* key) {
+	const cJSON* a = jr_get(obj, key);
+	uint64_t n = 0;
+	if (cJSON_IsArray(a))
+		for (const cJSON* c = a->child; c; c = c->next) ++n;
+	return n;
+}
+
+/* What an object will add to the world, from its size fields alone, so that a scene whose
+ * objects together pass the caps is refused before the first of them is allocated. Meshes
+ * read from OBJ files count when they are loaded. */
+static void estimate_size(const cJSON* obj, uint64_t* particles, uint64_t* constraints) {
+	*particles = *constraints = 0;
+	const cJSON* t = jr_get(obj, "type");
+	if (!cJSON_IsString(t) || !t->valuestring) return;
+	const char* type = t->valuestring;
+	const cJSON* bend_item = jr_get(obj, "bend");
+	const bool bend = cJSON_IsTrue(bend_item);
+	if (strcmp(type, "grid_cloth") == 0) {
+		pbd_grid_def g = pbd_grid_def_default();
+		uint64_t nx = size_field(obj, "nx", g.nx, 2), ny = size_field(obj, "ny", g.ny, 2);
+		uint64_t diagonals = size_field(obj, "diagonals", (uint64_t)g.diagonals, 0);
+		if (nx < 2 || ny < 2 || diagonals > 2) return;
+		*particles = nx * ny;
+		*constraints = (nx - 1) * ny + nx * (ny - 1) + diagonals * (nx - 1) * (ny - 1);
+		if (bend) *constraints += (nx - 2) * ny + nx * (ny - 2);
+	} else if (strcmp(type, "rope") == 0) {
+		uint64_t segments = size_field(obj, "segments", pbd_rope_def_default().segments, 1);
+		if (segments == 0) return;
+		*particles = segments + 1;
+		*constraints = segments * (bend ? 2 : 1);
+	} else if (strcmp(type, "particles") == 0) {
+		*particles = array_length(obj, "particles");
+		*constraints = array_length(obj, "constraints");
+	} else if (strcmp(type, "mesh_cloth") == 0) {
+		*particles = array_length(obj, "vertices");
+	}
+}
+
+static bool check_total_size(loader* L, const cJSON* objects) {
+	uint64_t particles = 0, constraints = 0;
+	size_t i = 0;
+	for (const cJSON* o = objects ? objects->child : NULL; o; o = o->next, ++i) {
+		uint64_t p, c;
+		estimate_size(o, &p, &c);
+		particles += p;
+		constraints += c;
+		char path[JR_PATH_MAX];
+		jr_path_index(path, "objects", i);
+		if (particles > SCENE_MAX_PARTICLES)
+			return jr_fail(&L->r, path, "too many particles (%llu in the scene up to this object, the limit is %u)",
+			               (unsigned long long)particles, SCENE_MAX_PARTICLES);
+		if (constraints > SCENE_MAX_CONSTRAINTS)
+			return jr_fail(&L->r, path, "too many constraints (%llu in the scene up to this object, the limit is %u)",
+			               (unsigned long long)constraints, SCENE_MAX_CONSTRAINTS);
+	}
+	return true;
+}
+
+static bool read_object(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+	jr* r = &L->r;
+	if (!cJSON_IsObject(obj)) return jr_fail(r, path, "expected an object (got %s)", jr_type_name(obj));
+	if (!jr_get(obj, "type"))
+		return jr_fail(r, path, "missing \"type\" (one of \"particles\", \"grid_cloth\", \"mesh_cloth\", \"rope\")");
+	int type;
+	if (!jr_enum(r, obj, path, "type", 0, object_types, NULL, NULL, &type)) return false;
+	o->type = (scene_object_type)type;
+	switch (o->type) {
+	case SCENE_OBJECT_PARTICLES: return read_particles(L, obj, path, o);
+	case SCENE_OBJECT_GRID_CLOTH: return read_grid_cloth(L, obj, path, o);
+	case SCENE_OBJECT_MESH_CLOTH: return read_mesh_cloth(L, obj, path, o);
+	case SCENE_OBJECT_ROPE: return read_rope(L, obj, path, o);
+	}
+	return jr_fail(r, path, "unknown type");
+}
+
+/* ---- colliders --------------------------------------------------------------------------- */
+
+/* Positions in collider_types. */
+enum { COLLIDER_PLANE = 0, COLLIDER_SPHERE = 1 };
+static const char* const collider_types[] = {"plane", "sphere", NULL};
+
+static bool read_collider(loader* L, const cJSON* c, const char* path, pbd_collider_id* id) {
+	jr* r = &L->r;
+	if (!cJSON_IsObject(c)) return jr_fail(r, path, "expected an object (got %s)", jr_type_name(c));
+	if (!jr_get(c, "type")) return jr_fail(r, path, "missing \"type\" (\"sphere\" or \"plane\")");
+	int type;
+	if (!jr_enum(r, c, path, "type", 0, collider_types, NULL, NULL, &type)) return false;
+	pbd_collider_def d = pbd_collider_def_default();
+	char p[JR_PATH_MAX];
+	if (type == COLLIDER_SPHERE) {
+		static const char* const keys[] = {"type", "center", "radius", "margin", NULL};
+		d.type = PBD_SHAPE_SPHERE;
+		pbd_sphere* sp = &d.shape.sphere;
+		sp->center = pbd_v3(0, 0, 0);
+		if (!jr_object(r, c, path, keys) || !jr_vec3(r, c, path, "center", sp->center, &sp->center)) return false;
+		if (!jr_get(c, "radius")) return jr_fail(r, path, "missing \"radius\"");
+		if (!jr_real_p(r, c, path, "radius", 1, JR_POSITIVE, &sp->radius)) return false;
+		if (!(sp->radius > 0)) {
+			jr_path_key(p, path, "radius");
+			return jr_fail(r, p, "too small for the scalar type");
+		}
+	} else {
+		static const char* const keys[] = {"type", "normal", "offset", "margin", NULL};
+		d.type = PBD_SHAPE_PLANE;
+		pbd_plane* pl = &d.shape.plane;
+		if (!jr_object(r, c, path, keys) || !jr_vec3(r, c, path, "normal", pl->normal, &pl->normal) ||
+		    !jr_real_p(r, c, path, "offset", pl->offset, JR_ANY, &pl->offset))
+			return false;
+		const pbd_vec3 n = pl->normal;
+		if (!((double)n.x * n.x + (double)n.y * n.y + (double)n.z * n.z > 1e-12)) {
+			jr_path_key(p, path, "normal");
+			return jr_fail(r, p, "must not be zero");
+		}
+	}
+	if (!jr_real_p(r, c, path, "margin", d.margin, JR_NONNEG, &d.margin)) return false;
+	*id = pbd_collider_create(L->s->world, &d);
+	if (id->index1 == 0) return fail_world(L, path);
+	return true;
+}
+
+/* ---- the scene --------------------------------------------------------------------------- */
+
+static bool name_ok(const char* s) {
+	if (!s[0] || s[0] == '.') return false;
+	for (const char* c = s; *c; ++c)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+		      *c == '-' || *c == '.'))
+			return false;
+	return true;
+}
+
+static void keep_message(const char* message, void* user) { snprintf((char*)user, 256, "%s", message); }
+
+static bool build(loader* L, const cJSON* root, const char* default_name, const scene_options* opt) {
+	jr* r = &L->r;
+	scene* s = L->s;
+	if (!cJSON_IsObject(root)) return jr_fail(r, "", "the top level must be an object (got %s)", jr_type_name(root));
+	static const char* const keys[] = {"name", "description", "frames", "world", "objects", "colliders", NULL};
+	if (!jr_object(r, root, "", keys)) return false;
+
+	const char* name;
+	const char* description;
+	int64_t frames;
+	if (!jr_string(r, root, "", "name", default_name, SCENE_NAME_MAX - 1, &name) ||
+	    !jr_string(r, root, "", "description", "", sizeof s->description - 1, &description) ||
+	    !jr_int(r, root, "", "frames", 240, 0, SCENE_MAX_FRAMES, &frames))
+		return false;
+	/* The name becomes the output folder out/<name>/, so it must be a plain file name. */
+	if (!name_ok(name))
+		return jr_fail(r, "name", "\"%s\" must be letters, digits, '_', '-' or '.', not starting with '.'", name);
+	snprintf(s->name, sizeof s->name, "%s", name);
+	snprintf(s->description, sizeof s->description, "%s", description);
+	s->frames = (int)frames;
+
+	pbd_world_def def = pbd_world_def_default();
+	if (!read_world(L, root, &def)) return false;
+	if (opt) {
+		def.diagnostics = !opt->no_diagnostics;
+		def.log = opt->log;
+		def.log_user = opt->log_user;
+	}
+	if (pbd_world_create(&def, &s->world) != PBD_OK) {
+		/* Without a world there is no last error to read: ask again with a log that keeps it. */
+		char why[256] = "the library refused the settings";
+		def.log = keep_message;
+		def.log_user = why;
+		pbd_world* probe = NULL;
+		if (pbd_world_create(&def, &probe) == PBD_OK) pbd_world_destroy(probe);
+		return jr_fail(r, "world", "%s", why);
+	}
+
+	const cJSON *objects, *colliders;
+	size_t no, ncol;
+	if (!jr_array(r, root, "", "objects", &objects, &no) || !jr_array(r, root, "", "colliders", &colliders, &ncol))
+		return false;
+	if (!check_total_size(L, objects)) return false;
+	if (no > 0) {
+		s->objects = calloc(no, sizeof *s->objects);
+		if (!s->objects) return jr_fail(r, "objects", "out of memory");
+	}
+	size_t i = 0;
+	for (const cJSON* o = objects ? objects->child : NULL; o; o = o->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, "objects", i);
+		scene_object* so = &s->objects[i];
+		snprintf(so->name, sizeof so->name, "object%zu", i);
+		s->object_count = (uint32_t)(i + 1); /* counted before reading, so scene_free sees its lines */
+		if (!read_object(L, o, p, so)) return false;
+	}
+	if (ncol > 0) {
+		if (ncol > 100000) return jr_fail(r, "colliders", "too many colliders (%zu)", ncol);
+		s->colliders = calloc(ncol, sizeof *s->colliders);
+		if (!s->colliders) return jr_fail(r, "colliders", "out of memory");
+	}
+	i = 0;
+	for (const cJSON* c = colliders ? colliders->child : NULL; c; c = c->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, "colliders", i);
+		if (!read_collider(L, c, p, &s->colliders[i])) return false;
+		s->collider_count = (uint32_t)(i + 1);
+	}
+	return true;
+}
+
+/* The file name without folder and extension, made safe as a scene name. */
+static void stem_of(const char* source, char out[SCENE_NAME_MAX]) {
+	const char* base = strrchr(source, '/');
+	base = base ? base + 1 : source;
+	size_t n = strcspn(base, ".");
+	if (n >= SCENE_NAME_MAX) n = SCENE_NAME_MAX - 1;
+	for (size_t i = 0; i < n; ++i) {
+		char c = base[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+		out[i] = ok ? c : '_';
+	}
+	out[n] = '\0';
+	if (n == 0) snprintf(out, SCENE_NAME_MAX, "scene");
+}
+
+static bool load(const char* text, size_t size, const char* source, const char* base_dir, const char* default_name,
+                 const scene_options* options, scene* out, scene_error* err) {
+	memset(out, 0, sizeof *out);
+	loader L;
+	memset(&L, 0, sizeof L);
+	L.r.source = source ? source : "<scene>";
+	L.r.message = err->message;
+	L.r.message_size = sizeof err->message;
+	L.base_dir = base_dir;
+	L.s = out;
+	err->message[0] = '\0';
+	cJSON* root = jr_parse(&L.r, text, size);
+	if (!root) return false;
+	bool ok = build(&L, root, default_name, options);
+	cJSON_Delete(root);
+	if (!ok) scene_free(out);
+	return ok;
+}
+
+bool scene_load_string(const char* text, size_t size, const char* source, const char* base_dir,
+                       const scene_options* options, scene* out, scene_error* err) {
+	char stem[SCENE_NAME_MAX];
+	stem_of(source ? source : "scene", stem);
+	return load(text, size, source, base_dir, stem, options, out, err);
+}
+
+bool scene_load_file(const char* path, const scene_options* options, scene* out, scene_error* err) {
+	memset(out, 0, sizeof *out);
+	err->message[0] = '\0';
+	FILE* fp = fopen(path, "rb");
+	if (!fp) {
+		scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		return false;
+	}
+	/* Read in chunks rather than trusting ftell: the path may be a pipe or a special file. */
+	size_t cap = 1 << 16, size = 0;
+	char* text = malloc(cap);
+	bool ok = text != NULL;
+	while (ok) {
+		if (size == cap) {
+			if (cap > SCENE_MAX_FILE_BYTES) {
+				scene_error_set(err, "%s: file too large (the limit is %u bytes)", path,
+				         SCENE_MAX_FILE_BYTES);
+				ok = false;
+				break;
+			}
+			char* bigger = realloc(text, cap * 2);
+			if (!bigger) {
+				ok = false;
+				break;
+			}
+			text = bigger;
+			cap *= 2;
+		}
+		size_t got = fread(text + size, 1, cap - size, fp);
+		size += got;
+		if (got == 0) break;
+	}
+	if (ok && ferror(fp)) {
+		scene_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+		ok = false;
+	} else if (!text || (!ok && !err->message[0])) {
+		scene_error_set(err, "%s: out of memory", path);
+		ok = false;
+	}
+	fclose(fp);
+	if (ok) {
+		/* Relative obj paths start in the scene file's folder. */
+		char dir[4096];
+		const char* slash = strrchr(path, '/');
+		const char* base_dir = NULL;
+		if (slash) {
+			size_t n = (size_t)(slash - path);
+			if (n == 0) n = 1; /* "/scene.json": the root */
+			if (n >= sizeof dir) {
+				scene_error_set(err, "%s: path too long", path);
+				free(text);
+				return false;
+			}
+			memcpy(dir, path, n);
+			dir[n] = '\0';
+			base_dir = dir;
+		}
+		char stem[SCENE_NAME_MAX];
+		stem_of(path, stem);
+		ok = load(text, size, path, base_dir, stem, options, out, err);
+	}
+	free(text);
+	return ok;
+}
+
+void scene_error_set(scene_error* err, const char* fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	va_end(ap);
+}
+
+void scene_free(scene* s) {
+	if (!s) return;
+	pbd_world_destroy(s->world);
+	for (uint32_t i = 0; i < s->object_count; ++i) free(s->objects[i].lines);
+	free(s->objects);
+	free(s->colliders);
+	memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,119 @@
+/* Scene files: a JSON description of a world (settings, bodies, colliders) turned into a
+ * pbd_world through the public API only. Used by the `pbd` program, the tests and the
+ * benchmark. The format is documented in docs/scene-format.md.
+ *
+ *     scene s;
+ *     scene_error err;
+ *     if (!scene_load_builtin("cloth_sphere", NULL, &s, &err)) { puts(err.message); return 1; }
+ *     for (int f = 0; f < s.frames; ++f) pbd_world_step(s.world);
+ *     scene_free(&s);
+ *
+ * Every failure leaves the scene zeroed and puts one line in err->message that names the source
+ * and either the line:column of a syntax error or the path of the offending field, e.g.
+ * "cloth.json: objects[2].mass.value: must be > 0 (got -1)". Nothing here aborts or exits. */
+#ifndef PBD_APP_SCENE_H
+#define PBD_APP_SCENE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pbd/pbd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Limits that keep a typo from exhausting memory or time (documented in docs/scene-format.md).
+#define SCENE_MAX_PARTICLES (1u << 24)   ///< particles of all objects together
+#define SCENE_MAX_CONSTRAINTS (1u << 26) ///< distance constraints of all objects together
+#define SCENE_MAX_FRAMES 100000000       ///< frames of a run
+#define SCENE_MAX_SUBSTEPS 1000
+#define SCENE_MAX_ITERATIONS 10000
+#define SCENE_MAX_FILE_BYTES (256u << 20) ///< size of a scene file
+#define SCENE_MAX_MAGNITUDE 1e9          ///< |x| of every number in a scene
+#define SCENE_NAME_MAX 64                ///< bytes of a name, terminator included
+
+typedef enum scene_object_type {
+	SCENE_OBJECT_PARTICLES = 0,
+	SCENE_OBJECT_GRID_CLOTH,
+	SCENE_OBJECT_MESH_CLOTH,
+	SCENE_OBJECT_ROPE
+} scene_object_type;
+
+/// "particles", "grid_cloth", ... Never NULL.
+const char* scene_object_type_name(scene_object_type type);
+
+/// One entry of the scene's `objects` array, as it landed in the world.
+typedef struct scene_object {
+	char name[SCENE_NAME_MAX];
+	scene_object_type type;
+	pbd_body range;       ///< its particles, distance constraints and triangles in the world
+	uint32_t line_count;  ///< polyline pieces to draw when it has no triangles
+	uint32_t* lines;      ///< 2 world particle indices per line (ropes: the links, particles: the constraints)
+} scene_object;
+
+typedef struct scene {
+	char name[SCENE_NAME_MAX];   ///< [A-Za-z0-9_.-], safe as a folder name
+	char description[256];
+	int frames;                  ///< frames a run of this scene lasts (one pbd_world_step each)
+	pbd_world* world;
+	uint32_t object_count;
+	scene_object* objects;
+	uint32_t collider_count;
+	pbd_collider_id* colliders;
+} scene;
+
+typedef struct scene_error {
+	char message[512];
+} scene_error;
+
+/// Formats into err->message, cut to fit (a long path only shortens the message).
+void scene_error_set(scene_error* err, const char* fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+/// How the world is made. Zero-initialised means: diagnostics on, no log.
+typedef struct scene_options {
+	bool no_diagnostics;  ///< world def `diagnostics` off (the benchmark times the bare step)
+	pbd_log_fn log;       ///< the world's log callback (run-time warnings); NULL = silent
+	void* log_user;
+} scene_options;
+
+/// Loads a scene file. Relative `obj` paths inside it are taken from the file's folder.
+/// `options` may be NULL.
+bool scene_load_file(const char* path, const scene_options* options, scene* out, scene_error* err);
+
+/// Loads a scene from `size` bytes of JSON (need not be terminated). `source` names it in
+/// messages; `base_dir` is where relative `obj` paths start (NULL = the working directory).
+bool scene_load_string(const char* text, size_t size, const char* source, const char* base_dir,
+                       const scene_options* options, scene* out, scene_error* err);
+
+/// Loads a scene built into the program from scenes/<name>.json.
+bool scene_load_builtin(const char* name, const scene_options* options, scene* out, scene_error* err);
+
+/// Releases the world and the arrays. Accepts a zeroed scene; leaves it zeroed.
+void scene_free(scene* s);
+
+/// The built-in scenes, sorted by name: the files of scenes/ compiled into the program.
+typedef struct scene_builtin {
+	const char* name;          ///< the file name without .json
+	const unsigned char* json; ///< the file's bytes, followed by a 0 byte
+	size_t size;               ///< bytes, the 0 not counted
+} scene_builtin;
+
+size_t scene_builtin_count(void);
+/// NULL past the end.
+const scene_builtin* scene_builtin_at(size_t index);
+/// NULL if there is no built-in of that name.
+const scene_builtin* scene_builtin_find(const char* name);
+/// Copies the scene's `description` (or "" when it has none or does not parse) into `out`.
+void scene_builtin_description(const scene_builtin* builtin, char* out, size_t out_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
