@@ -1,7 +1,6 @@
 /* Body creation: a mesh's vertices become particles, its edges distance constraints and its
  * triangles surface triangles, with masses lumped from area (Müller et al. 2007 / seed 003:
  * triangle area x density, a third to each corner) or length. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "mesh.h"
@@ -68,8 +67,9 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_re
 		for (uint32_t i = 0; i < n; ++i) inv[i] = 1 / d->mass;
 		return PBD_OK;
 	}
-	double* weight = (double*)calloc(n, sizeof *weight);
+	double* weight = (double*)pbd_alloc(&w->mem, n * sizeof *weight);
 	if (!weight) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_body_create: out of memory");
+	memset(weight, 0, n * sizeof *weight);
 	double total = 0;
 	if (m->triangle_count) {
 		for (uint32_t t = 0; t < m->triangle_count; ++t) {
@@ -89,7 +89,7 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_re
 		}
 	}
 	if (d->mass_mode == PBD_MASS_DENSITY && !(total > 0)) {
-		free(weight);
+		pbd_free(&w->mem, weight, n * sizeof *weight);
 		return pbd_fail(w, PBD_ERR_DEGENERATE, "pbd_body_create: mass by density needs triangles or edges of non-zero size");
 	}
 	if (!(total > 0)) { /* no measure at all: share evenly */
@@ -111,7 +111,7 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_re
 			break;
 		}
 	}
-	free(weight);
+	pbd_free(&w->mem, weight, n * sizeof *weight);
 	return st;
 }
 
@@ -147,13 +147,15 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 			                m->vertex_count);
 
 	const uint32_t n = m->vertex_count;
-	pbd_vec3* pos = (pbd_vec3*)malloc(n * sizeof *pos);
-	pbd_vec3* vel = (pbd_vec3*)malloc(n * sizeof *vel);
-	pbd_real* inv = (pbd_real*)malloc(n * sizeof *inv);
-	uint32_t ne_max = m->edge_count;
-	pbd_distance_def* dd = ne_max ? (pbd_distance_def*)malloc(ne_max * sizeof *dd) : NULL;
-	uint32_t* tri = m->triangle_count ? (uint32_t*)malloc(3 * (size_t)m->triangle_count * sizeof *tri) : NULL;
-	if (!pos || !vel || !inv || (ne_max && !dd) || (m->triangle_count && !tri)) {
+	const uint32_t ne_max = m->edge_count;
+	const size_t pos_size = n * sizeof(pbd_vec3), inv_size = n * sizeof(pbd_real);
+	const size_t dd_size = ne_max * sizeof(pbd_distance_def), tri_size = 3 * (size_t)m->triangle_count * sizeof(uint32_t);
+	pbd_vec3* pos = (pbd_vec3*)pbd_alloc(&w->mem, pos_size);
+	pbd_vec3* vel = (pbd_vec3*)pbd_alloc(&w->mem, pos_size);
+	pbd_real* inv = (pbd_real*)pbd_alloc(&w->mem, inv_size);
+	pbd_distance_def* dd = (pbd_distance_def*)pbd_alloc(&w->mem, dd_size);
+	uint32_t* tri = (uint32_t*)pbd_alloc(&w->mem, tri_size);
+	if (!pos || !vel || !inv || (dd_size && !dd) || (tri_size && !tri)) {
 		st = pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
 		goto done;
 	}
@@ -167,7 +169,6 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 	}
 	st = compute_inv_masses(w, d, inv, pos);
 	if (st != PBD_OK) goto done;
-	for (uint32_t k = 0; k < d->pinned_count; ++k) inv[d->pinned[k]] = 0;
 
 	/* Everything is checked: from here on the adds cannot fail on the inputs. */
 	pbd_body body;
@@ -177,6 +178,8 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 	st = pbd_world_add_particles(w, n, pos, vel, inv, &body.first_particle);
 	if (st != PBD_OK) goto done;
 	body.particle_count = n;
+	/* Pin after adding, so an unpinned vertex gets back the mass its area gave it. */
+	for (uint32_t k = 0; k < d->pinned_count; ++k) pbd_particle_pin(w, body.first_particle + d->pinned[k]);
 	uint32_t ne = 0;
 	for (uint32_t e = 0; e < m->edge_count; ++e) {
 		const uint8_t kind = m->edge_kinds ? m->edge_kinds[e] : PBD_EDGE_STRUCTURAL;
@@ -204,10 +207,10 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 	body.triangle_count = m->triangle_count;
 	if (out) *out = body;
 done:
-	free(pos);
-	free(vel);
-	free(inv);
-	free(dd);
-	free(tri);
+	pbd_free(&w->mem, pos, pos_size);
+	pbd_free(&w->mem, vel, pos_size);
+	pbd_free(&w->mem, inv, inv_size);
+	pbd_free(&w->mem, dd, dd_size);
+	pbd_free(&w->mem, tri, tri_size);
 	return st;
 }

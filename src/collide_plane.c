@@ -8,7 +8,9 @@ static pbd_status plane_validate(pbd_world* w, pbd_collider_def* def) {
 	pbd_real len = pbd_v3_length(pl->normal);
 	if (!(len > PBD_R(1e-12)))
 		return pbd_fail(w, PBD_ERR_DEGENERATE, "pbd_collider_create: plane normal has zero length");
+	/* dot(n, x) = d and dot(n / |n|, x) = d / |n| are the same plane. */
 	pl->normal = pbd_v3_scale(pl->normal, 1 / len);
+	pl->offset = pl->offset / len;
 	return PBD_OK;
 }
 

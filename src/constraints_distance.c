@@ -34,6 +34,19 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_distance_def* d) 
 	return PBD_OK;
 }
 
+pbd_status pbd_distances_reserve(pbd_world* w, uint32_t capacity) {
+	if (capacity <= w->cap_d) return PBD_OK;
+	const pbd_grow_item items[] = {
+		{(void**)&w->dist, sizeof *w->dist},
+		{(void**)&w->dist_p, sizeof *w->dist_p},
+		{(void**)&w->lambda, sizeof *w->lambda},
+		{(void**)&w->dist_slot, sizeof *w->dist_slot},
+	};
+	if (!pbd_grow_all(&w->mem, items, 4, w->cap_d, capacity)) return PBD_ERR_OUT_OF_MEMORY;
+	w->cap_d = capacity;
+	return PBD_OK;
+}
+
 pbd_status pbd_world_add_distances(pbd_world* w, uint32_t count, const pbd_distance_def* defs, uint32_t* first) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	if (count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_distances: count is 0");
@@ -47,12 +60,8 @@ pbd_status pbd_world_add_distances(pbd_world* w, uint32_t count, const pbd_dista
 	if (need > w->cap_d) {
 		uint32_t cap = w->cap_d ? w->cap_d : 128;
 		while (cap < need) cap = cap > UINT32_MAX / 2 ? need : cap * 2;
-		if (!pbd_grow(&w->mem, (void**)&w->dist, sizeof *w->dist, w->cap_d, cap) ||
-		    !pbd_grow(&w->mem, (void**)&w->dist_p, sizeof *w->dist_p, w->cap_d, cap) ||
-		    !pbd_grow(&w->mem, (void**)&w->lambda, sizeof *w->lambda, w->cap_d, cap) ||
-		    !pbd_grow(&w->mem, (void**)&w->dist_slot, sizeof *w->dist_slot, w->cap_d, cap))
+		if (pbd_distances_reserve(w, cap) != PBD_OK)
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_distances: out of memory");
-		w->cap_d = cap;
 	}
 	for (uint32_t k = 0; k < count; ++k) {
 		const pbd_distance_def* d = &defs[k];
@@ -174,20 +183,32 @@ void pbd_distance_solve_gs(pbd_world* w, pbd_real inv_h2) {
 }
 
 /* Jacobi: every constraint reads the iteration's starting positions and adds its correction to
- * dx[]; solver.c applies the averaged sum. With equal_split each end takes half of the
- * correction whatever the masses, as the strain limiting of Games103 lab 2 does; a pinned end
- * is still never moved because the apply step skips it. */
+ * dx[]; solver.c applies the sum.
+ *
+ * Mass-weighted (the default): each constraint's correction is scaled by one factor for both
+ * ends, omega / (max(N_a, N_b) + alpha) with N the constraint counts of the ends. A factor per
+ * particle (the plain averaged Jacobi) would scale the two ends of a constraint differently and
+ * push the centre of mass; one shared factor keeps sum(m dx) = 0, so momentum is conserved, and
+ * as it is no larger than either end's own average factor, the iteration is at least as stable.
+ * The XPBD multiplier takes the same scaled increment, so lambda matches the applied move.
+ *
+ * Equal split: each end takes half of the correction whatever the masses and each particle
+ * averages its corrections, the strain limiting of Games103 lab 2; a pinned end is still never
+ * moved because the apply step skips it. */
 void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2) {
 	const pbd_vec3* restrict p = w->p;
 	const pbd_real* restrict iw = w->w;
 	const pbd_distance_c* restrict c = w->dist;
 	pbd_vec3* restrict dx = w->dx;
 	pbd_real* restrict lambda = w->lambda;
+	const uint32_t* restrict deg = w->degree;
 	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
 	const bool equal = w->def.jacobi_equal_split;
+	const pbd_real alpha = w->def.jacobi_alpha, omega = w->def.jacobi_omega;
 	for (uint32_t k = 0, n = w->nd; k < n; ++k) {
 		const uint32_t a = c[k].a, b = c[k].b;
 		const pbd_real wa = equal ? 1 : iw[a], wb = equal ? 1 : iw[b];
+		const pbd_real f = equal ? 1 : omega / ((pbd_real)(deg[a] > deg[b] ? deg[a] : deg[b]) + alpha);
 		const pbd_vec3 d = pbd_v3_sub(p[a], p[b]);
 		const pbd_real len = PBD_SQRT(pbd_v3_dot(d, d));
 		if (len < PBD_EPSILON_LENGTH) continue;
@@ -197,13 +218,13 @@ void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2) {
 			const pbd_real at = c[k].s[C <= 0] * inv_h2;
 			const pbd_real denom = wa + wb + at;
 			if (denom == 0) continue;
-			const pbd_real dl = (-C - at * lambda[k]) / denom;
+			const pbd_real dl = f * ((-C - at * lambda[k]) / denom);
 			lambda[k] += dl;
 			s = -dl / len;
 		} else {
 			const pbd_real ws = wa + wb;
 			if (ws == 0) continue;
-			s = c[k].s[C <= 0] * C / (ws * len);
+			s = f * (c[k].s[C <= 0] * C / (ws * len));
 		}
 		dx[a] = pbd_v3_sub(dx[a], pbd_v3_scale(d, wa * s));
 		dx[b] = pbd_v3_add(dx[b], pbd_v3_scale(d, wb * s));

@@ -77,6 +77,35 @@ bool pbd_grow(pbd_alloc_ctx* ctx, void** ptr, size_t elem_size, size_t old_count
 	return true;
 }
 
+bool pbd_grow_all(pbd_alloc_ctx* ctx, const pbd_grow_item* items, int n, size_t old_count, size_t new_count) {
+	enum { max_items = 16 };
+	void* fresh[max_items];
+	if (n > max_items) return false;
+	if (new_count <= old_count) return true;
+	for (int i = 0; i < n; ++i) {
+		fresh[i] = NULL;
+		if (new_count > SIZE_MAX / items[i].elem_size) {
+			for (int j = 0; j < i; ++j) ctx->a.free(fresh[j], new_count * items[j].elem_size, ctx->a.user);
+			return false;
+		}
+		fresh[i] = ctx->a.alloc(new_count * items[i].elem_size, ctx->a.user);
+		if (!fresh[i]) {
+			for (int j = 0; j < i; ++j) ctx->a.free(fresh[j], new_count * items[j].elem_size, ctx->a.user);
+			return false;
+		}
+	}
+	for (int i = 0; i < n; ++i) {
+		const size_t old_size = old_count * items[i].elem_size, new_size = new_count * items[i].elem_size;
+		if (*items[i].ptr) {
+			memcpy(fresh[i], *items[i].ptr, old_size);
+			ctx->a.free(*items[i].ptr, old_size, ctx->a.user);
+		}
+		memset((char*)fresh[i] + old_size, 0, new_size - old_size);
+		*items[i].ptr = fresh[i];
+	}
+	return true;
+}
+
 pbd_status pbd_fail(pbd_world* w, pbd_status status, const char* fmt, ...) {
 	va_list ap;
 	va_start(ap, fmt);

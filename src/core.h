@@ -45,6 +45,16 @@ void pbd_free(pbd_alloc_ctx* ctx, void* ptr, size_t size);
 /* Grows *ptr from old_count to new_count elements of elem_size, zeroing the new part. */
 bool pbd_grow(pbd_alloc_ctx* ctx, void** ptr, size_t elem_size, size_t old_count, size_t new_count);
 
+/* One array of a structure of arrays, for pbd_grow_all. */
+typedef struct pbd_grow_item {
+	void** ptr;
+	size_t elem_size;
+} pbd_grow_item;
+
+/* Grows every array from old_count to new_count, or none of them: on failure all keep their old
+ * blocks and sizes, so one capacity number stays true for all the arrays. */
+bool pbd_grow_all(pbd_alloc_ctx* ctx, const pbd_grow_item* items, int n, size_t old_count, size_t new_count);
+
 /* Formats an error into the world's last_error, sends it to the log, returns `status`. */
 pbd_status pbd_fail(pbd_world* w, pbd_status status, const char* fmt, ...) PBD_PRINTF(3, 4);
 /* Same for calls without a world; err may be NULL. */

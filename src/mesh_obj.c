@@ -2,6 +2,8 @@
  * o, g, s, usemtl, mtllib, l, p) are skipped. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <float.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,27 +44,30 @@ static bool push_triangle(obj_buf* b, uint32_t a, uint32_t c, uint32_t d) {
 	return true;
 }
 
-/* Reads one face corner "i", "i/t", "i//n" or "i/t/n"; 1-based, negative counts back. */
-static bool parse_corner(const char** s, size_t nv, uint32_t* out) {
+/* Reads one face corner "i", "i/t", "i//n" or "i/t/n"; 1-based, negative counts back.
+ * PBD_ERR_PARSE for text that is not a corner, PBD_ERR_OUT_OF_RANGE for an index that names
+ * no vertex defined so far. */
+static pbd_status parse_corner(const char** s, size_t nv, uint32_t* out) {
 	char* end;
 	errno = 0;
 	long long i = strtoll(*s, &end, 10);
-	if (end == *s || errno) return false;
+	if (end == *s) return PBD_ERR_PARSE;
 	const char* q = end;
 	while (*q && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') {
-		if (*q != '/' && (*q < '0' || *q > '9') && *q != '-') return false;
+		if (*q != '/' && (*q < '0' || *q > '9') && *q != '-') return PBD_ERR_PARSE;
 		++q;
 	}
 	*s = q;
-	if (i > 0 && (size_t)i <= nv) {
+	if (errno == ERANGE) return PBD_ERR_OUT_OF_RANGE;
+	if (i > 0 && (unsigned long long)i <= nv) {
 		*out = (uint32_t)(i - 1);
-		return true;
+		return PBD_OK;
 	}
-	if (i < 0 && (size_t)(-i) <= nv) {
+	if (i < 0 && i != LLONG_MIN && (unsigned long long)(-i) <= nv) {
 		*out = (uint32_t)((long long)nv + i);
-		return true;
+		return PBD_OK;
 	}
-	return false;
+	return PBD_ERR_OUT_OF_RANGE;
 }
 
 static const char* skip_ws(const char* s) {
@@ -100,7 +105,12 @@ pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_err
 					st = pbd_fail_err(err, PBD_ERR_PARSE, "%s:%ld: vertex needs 3 numbers", path, lineno);
 					break;
 				}
-				if (!isfinite(c[k]) || errno == ERANGE) {
+#ifdef PBD_DOUBLE
+				const double limit = DBL_MAX;
+#else
+				const double limit = FLT_MAX; /* checked in double, before the conversion could overflow */
+#endif
+				if (!isfinite(c[k]) || errno == ERANGE || fabs(c[k]) > limit) {
 					st = pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s:%ld: vertex coordinate is not a finite number", path, lineno);
 					break;
 				}
@@ -122,10 +132,14 @@ pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_err
 			s = skip_ws(s + 2);
 			while (*s && *s != '\r' && *s != '\n' && *s != '#') {
 				uint32_t idx;
-				if (!parse_corner(&s, b.nv, &idx)) {
-					st = pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
-					                  "%s:%ld: face index is malformed or refers to a vertex not defined yet (%zu so far)",
-					                  path, lineno, b.nv);
+				pbd_status cs = parse_corner(&s, b.nv, &idx);
+				if (cs == PBD_ERR_PARSE) {
+					st = pbd_fail_err(err, cs, "%s:%ld: malformed face corner (expected i, i/t, i//n or i/t/n)", path, lineno);
+					break;
+				}
+				if (cs != PBD_OK) {
+					st = pbd_fail_err(err, cs, "%s:%ld: face index refers to no vertex defined so far (%zu)", path, lineno,
+					                  b.nv);
 					break;
 				}
 				if (nc < 3) {

@@ -6,20 +6,16 @@
 
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_p) return PBD_OK;
-	size_t o = w->cap_p, n = capacity;
-	pbd_alloc_ctx* m = &w->mem;
-	if (!pbd_grow(m, (void**)&w->x, sizeof *w->x, o, n) || !pbd_grow(m, (void**)&w->p, sizeof *w->p, o, n) ||
-	    !pbd_grow(m, (void**)&w->v, sizeof *w->v, o, n) || !pbd_grow(m, (void**)&w->x_step, sizeof *w->x_step, o, n) ||
-	    !pbd_grow(m, (void**)&w->force, sizeof *w->force, o, n) ||
-	    !pbd_grow(m, (void**)&w->target, sizeof *w->target, o, n) ||
-	    !pbd_grow(m, (void**)&w->from, sizeof *w->from, o, n) || !pbd_grow(m, (void**)&w->w, sizeof *w->w, o, n) ||
-	    !pbd_grow(m, (void**)&w->w_free, sizeof *w->w_free, o, n) ||
-	    !pbd_grow(m, (void**)&w->flags, sizeof *w->flags, o, n) ||
-	    !pbd_grow(m, (void**)&w->degree, sizeof *w->degree, o, n) ||
-	    !pbd_grow(m, (void**)&w->dx, sizeof *w->dx, o, n)) {
-		/* Arrays that did grow keep their new size; record the smallest common capacity. */
+	const pbd_grow_item items[] = {
+		{(void**)&w->x, sizeof *w->x},           {(void**)&w->p, sizeof *w->p},
+		{(void**)&w->v, sizeof *w->v},           {(void**)&w->x_step, sizeof *w->x_step},
+		{(void**)&w->force, sizeof *w->force},   {(void**)&w->target, sizeof *w->target},
+		{(void**)&w->from, sizeof *w->from},     {(void**)&w->w, sizeof *w->w},
+		{(void**)&w->w_free, sizeof *w->w_free}, {(void**)&w->flags, sizeof *w->flags},
+		{(void**)&w->degree, sizeof *w->degree}, {(void**)&w->dx, sizeof *w->dx},
+	};
+	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;
-	}
 	w->cap_p = capacity;
 	return PBD_OK;
 }

@@ -4,18 +4,22 @@
 
 #include "world.h"
 
-/* Moves every free particle by omega * dx / (degree + alpha). With alpha > 0 the particle's
- * current position takes part in the average with weight alpha (Games103 lab 2 uses 0.2);
- * with alpha = 0 and omega = 1 this is the plain averaged Jacobi of Müller et al. 2007. */
+/* Applies the summed Jacobi corrections. Mass-weighted corrections arrive already scaled per
+ * constraint (see pbd_distance_accumulate_jacobi). Equal-split ones are averaged per particle:
+ * omega * dx / (degree + alpha), where alpha > 0 lets the particle's current position take part
+ * in the average with weight alpha (Games103 lab 2 uses 0.2). */
 static void jacobi_apply(pbd_world* w) {
 	const pbd_real alpha = w->def.jacobi_alpha, omega = w->def.jacobi_omega;
+	const bool equal = w->def.jacobi_equal_split;
 	pbd_vec3* restrict p = w->p;
 	pbd_vec3* restrict dx = w->dx;
 	const uint32_t* restrict deg = w->degree;
 	const pbd_real* restrict iw = w->w;
 	for (uint32_t i = 0, n = w->np; i < n; ++i) {
-		const pbd_real den = (pbd_real)deg[i] + alpha;
-		if (iw[i] > 0 && deg[i] > 0 && den > 0) p[i] = pbd_v3_add(p[i], pbd_v3_scale(dx[i], omega / den));
+		if (iw[i] > 0 && deg[i] > 0) {
+			const pbd_real den = (pbd_real)deg[i] + alpha;
+			p[i] = pbd_v3_add(p[i], equal ? pbd_v3_scale(dx[i], omega / den) : dx[i]);
+		}
 		dx[i] = pbd_v3(0, 0, 0);
 	}
 }

@@ -77,15 +77,10 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
 	}
 	if (def->distance_capacity) {
-		uint32_t c = def->distance_capacity;
-		if (!pbd_grow(&w->mem, (void**)&w->dist, sizeof *w->dist, 0, c) ||
-		    !pbd_grow(&w->mem, (void**)&w->dist_p, sizeof *w->dist_p, 0, c) ||
-		    !pbd_grow(&w->mem, (void**)&w->lambda, sizeof *w->lambda, 0, c) ||
-		    !pbd_grow(&w->mem, (void**)&w->dist_slot, sizeof *w->dist_slot, 0, c)) {
+		if (pbd_distances_reserve(w, def->distance_capacity) != PBD_OK) {
 			pbd_world_destroy(w);
 			return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
 		}
-		w->cap_d = c;
 	}
 	*out = w;
 	return PBD_OK;
@@ -118,12 +113,15 @@ void pbd_world_destroy(pbd_world* w) {
 
 const char* pbd_world_last_error(const pbd_world* w) { return w ? w->last_error : "no world"; }
 
-pbd_world_def pbd_world_get_def(const pbd_world* w) { return w->def; }
+pbd_world_def pbd_world_get_def(const pbd_world* w) { return w ? w->def : pbd_world_def_default(); }
 
 /* Applies one changed setting through the same validation as create. */
 static pbd_status apply_def(pbd_world* w, const pbd_world_def* d) {
 	pbd_status st = validate_def(w, d);
-	if (st == PBD_OK) w->def = *d;
+	if (st == PBD_OK) {
+		w->def = *d;
+		w->stats_valid = false; /* gravity feeds the potential energy */
+	}
 	return st;
 }
 

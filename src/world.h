@@ -87,6 +87,7 @@ void pbd_particles_end_step(pbd_world* w);
 pbd_status pbd_check_particle(pbd_world* w, uint32_t index, const char* fn);
 
 /* constraints_distance.c */
+pbd_status pbd_distances_reserve(pbd_world* w, uint32_t capacity);
 void pbd_distance_refresh(pbd_world* w);
 void pbd_distance_solve_gs(pbd_world* w, pbd_real inv_h2);
 void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2);
