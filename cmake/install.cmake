@@ -16,5 +16,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/pbdConfigVersion.cmake CO
 install(FILES ${PROJECT_BINARY_DIR}/pbdConfig.cmake ${PROJECT_BINARY_DIR}/pbdConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pbd)
 
+# The .pc file finds the prefix relative to itself, so `cmake --install --prefix DIR` works for
+# any DIR, not only the prefix known at configure time.
+file(RELATIVE_PATH PBD_PC_UP "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
+set(PBD_PC_PREFIX "\${pcfiledir}/${PBD_PC_UP}")
 configure_file(cmake/pbd.pc.in ${PROJECT_BINARY_DIR}/pbd.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/pbd.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

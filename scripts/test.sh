@@ -25,8 +25,12 @@ echo "=== install"
 prefix="$(pwd)/build-ci-release/stage"
 rm -rf "$prefix" build-ci-consumer
 cmake --install build-ci-release --prefix "$prefix" >/dev/null
-PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs pbd
-cmake -S tests/consumer -B build-ci-consumer -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build build-ci-consumer >/dev/null
-./build-ci-consumer/consumer
+pc_flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs pbd)
+mkdir -p build-ci-consumer
+# shellcheck disable=SC2086
+cc -std=c17 tests/consumer/main.c $pc_flags -lm -o build-ci-consumer/consumer_pc
+LD_LIBRARY_PATH="$prefix/lib" ./build-ci-consumer/consumer_pc
+cmake -S tests/consumer -B build-ci-consumer/cmake -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build build-ci-consumer/cmake >/dev/null
+./build-ci-consumer/cmake/consumer
 echo "all configurations passed"

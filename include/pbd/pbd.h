@@ -27,164 +27,164 @@ extern "C" {
 #endif
 
 /// Version of the library as "major.minor.patch".
-const char* pbd_version(void);
+PBD_API const char* pbd_version(void);
 
 /* ---- world ------------------------------------------------------------------------------ */
 
 /// Defaults: gravity (0,-9.81,0), dt 1/60, 1 substep, 10 iterations, Gauss-Seidel, PBD
 /// stiffness, no damping, Jacobi alpha 0 and omega 1, collisions in the solver, diagnostics on.
-pbd_world_def pbd_world_def_default(void);
+PBD_API pbd_world_def pbd_world_def_default(void);
 
 /// Creates a world. On failure *out is NULL and the def's log callback got the reason.
-pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out);
+PBD_API pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out);
 
 /// Frees the world and everything in it. NULL is accepted.
-void pbd_world_destroy(pbd_world* world);
+PBD_API void pbd_world_destroy(pbd_world* world);
 
 /// Advances the world by its dt (world def, or pbd_world_set_dt).
-pbd_status pbd_world_step(pbd_world* world);
+PBD_API pbd_status pbd_world_step(pbd_world* world);
 
 /// The last error message of this world ("" if none).
-const char* pbd_world_last_error(const pbd_world* world);
+PBD_API const char* pbd_world_last_error(const pbd_world* world);
 
 /// Settings that may change between steps. Each validates like pbd_world_create.
-pbd_status pbd_world_set_dt(pbd_world* world, pbd_real dt);
-pbd_status pbd_world_set_substeps(pbd_world* world, int substeps);
-pbd_status pbd_world_set_iterations(pbd_world* world, int iterations);
-pbd_status pbd_world_set_solver(pbd_world* world, pbd_solver solver);
-pbd_status pbd_world_set_formulation(pbd_world* world, pbd_formulation formulation);
-pbd_status pbd_world_set_gravity(pbd_world* world, pbd_vec3 gravity);
-pbd_status pbd_world_set_damping(pbd_world* world, pbd_real damping);
-pbd_status pbd_world_set_jacobi(pbd_world* world, pbd_real alpha, pbd_real omega, bool equal_split);
-pbd_status pbd_world_set_collision_mode(pbd_world* world, pbd_collision_mode mode);
+PBD_API pbd_status pbd_world_set_dt(pbd_world* world, pbd_real dt);
+PBD_API pbd_status pbd_world_set_substeps(pbd_world* world, int substeps);
+PBD_API pbd_status pbd_world_set_iterations(pbd_world* world, int iterations);
+PBD_API pbd_status pbd_world_set_solver(pbd_world* world, pbd_solver solver);
+PBD_API pbd_status pbd_world_set_formulation(pbd_world* world, pbd_formulation formulation);
+PBD_API pbd_status pbd_world_set_gravity(pbd_world* world, pbd_vec3 gravity);
+PBD_API pbd_status pbd_world_set_damping(pbd_world* world, pbd_real damping);
+PBD_API pbd_status pbd_world_set_jacobi(pbd_world* world, pbd_real alpha, pbd_real omega, bool equal_split);
+PBD_API pbd_status pbd_world_set_collision_mode(pbd_world* world, pbd_collision_mode mode);
 /// Current settings, as a def (cookie set, so it can create a copy of this world's setup).
-pbd_world_def pbd_world_get_def(const pbd_world* world);
+PBD_API pbd_world_def pbd_world_get_def(const pbd_world* world);
 
 /// Diagnostics after the last step (recomputed now if the world's diagnostics flag is off).
-void pbd_world_get_stats(pbd_world* world, pbd_stats* out);
+PBD_API void pbd_world_get_stats(pbd_world* world, pbd_stats* out);
 
 /// Recovered-from run-time events, indexed by pbd_warning.
-pbd_warning_stat pbd_world_get_warning(const pbd_world* world, pbd_warning which);
+PBD_API pbd_warning_stat pbd_world_get_warning(const pbd_world* world, pbd_warning which);
 
 /// FNV-1a hash of the bits of every position and velocity: equal hashes mean bit-identical state.
-uint64_t pbd_world_hash(const pbd_world* world);
+PBD_API uint64_t pbd_world_hash(const pbd_world* world);
 
 /* ---- particles -------------------------------------------------------------------------- */
 
 /// Adds `count` particles. `velocities` may be NULL (zero). Inverse mass 0 pins a particle.
 /// The index of the first new particle goes to *first (may be NULL).
-pbd_status pbd_world_add_particles(pbd_world* world, uint32_t count, const pbd_vec3* positions,
+PBD_API pbd_status pbd_world_add_particles(pbd_world* world, uint32_t count, const pbd_vec3* positions,
                                    const pbd_vec3* velocities, const pbd_real* inv_masses,
                                    uint32_t* first);
 
-uint32_t pbd_world_particle_count(const pbd_world* world);
+PBD_API uint32_t pbd_world_particle_count(const pbd_world* world);
 
 /// Read-only views of the particle arrays (pbd_world_particle_count() entries).
-const pbd_vec3* pbd_world_positions(const pbd_world* world);
-const pbd_vec3* pbd_world_velocities(const pbd_world* world);
-const pbd_real* pbd_world_inv_masses(const pbd_world* world);
+PBD_API const pbd_vec3* pbd_world_positions(const pbd_world* world);
+PBD_API const pbd_vec3* pbd_world_velocities(const pbd_world* world);
+PBD_API const pbd_real* pbd_world_inv_masses(const pbd_world* world);
 
 /// Bulk copies of [first, first + count).
-pbd_status pbd_world_get_positions(const pbd_world* world, uint32_t first, uint32_t count, pbd_vec3* out);
-pbd_status pbd_world_set_positions(pbd_world* world, uint32_t first, uint32_t count, const pbd_vec3* in);
-pbd_status pbd_world_get_velocities(const pbd_world* world, uint32_t first, uint32_t count, pbd_vec3* out);
-pbd_status pbd_world_set_velocities(pbd_world* world, uint32_t first, uint32_t count, const pbd_vec3* in);
+PBD_API pbd_status pbd_world_get_positions(const pbd_world* world, uint32_t first, uint32_t count, pbd_vec3* out);
+PBD_API pbd_status pbd_world_set_positions(pbd_world* world, uint32_t first, uint32_t count, const pbd_vec3* in);
+PBD_API pbd_status pbd_world_get_velocities(const pbd_world* world, uint32_t first, uint32_t count, pbd_vec3* out);
+PBD_API pbd_status pbd_world_set_velocities(pbd_world* world, uint32_t first, uint32_t count, const pbd_vec3* in);
 
 /// Sets a free particle's inverse mass (> 0). A pinned particle keeps 0 until unpinned and gets
 /// this value then.
-pbd_status pbd_particle_set_inv_mass(pbd_world* world, uint32_t index, pbd_real inv_mass);
+PBD_API pbd_status pbd_particle_set_inv_mass(pbd_world* world, uint32_t index, pbd_real inv_mass);
 
 /// Pins a particle: inverse mass 0, velocity 0. It never moves unless given a target.
-pbd_status pbd_particle_pin(pbd_world* world, uint32_t index);
+PBD_API pbd_status pbd_particle_pin(pbd_world* world, uint32_t index);
 
 /// Unpins a particle and gives it back the inverse mass it had before pinning.
-pbd_status pbd_particle_unpin(pbd_world* world, uint32_t index);
+PBD_API pbd_status pbd_particle_unpin(pbd_world* world, uint32_t index);
 
-bool pbd_particle_is_pinned(const pbd_world* world, uint32_t index);
+PBD_API bool pbd_particle_is_pinned(const pbd_world* world, uint32_t index);
 
 /// Moves a pinned particle kinematically to `target` over the next step (linearly through the
 /// substeps, so the cloth it holds sees a smooth motion and the velocity it reports is the
 /// motion's). It stays there afterwards. Fails on a particle that is not pinned.
-pbd_status pbd_particle_set_target(pbd_world* world, uint32_t index, pbd_vec3 target);
+PBD_API pbd_status pbd_particle_set_target(pbd_world* world, uint32_t index, pbd_vec3 target);
 
 /// A force in N applied to the particle at every step until changed (zero to clear).
-pbd_status pbd_particle_set_force(pbd_world* world, uint32_t index, pbd_vec3 force);
+PBD_API pbd_status pbd_particle_set_force(pbd_world* world, uint32_t index, pbd_vec3 force);
 
 /* ---- distance constraints --------------------------------------------------------------- */
 
 /// Adds `count` distance constraints. The index of the first goes to *first (may be NULL).
 /// All are validated before any is added.
-pbd_status pbd_world_add_distances(pbd_world* world, uint32_t count, const pbd_distance_def* defs,
+PBD_API pbd_status pbd_world_add_distances(pbd_world* world, uint32_t count, const pbd_distance_def* defs,
                                    uint32_t* first);
 
-uint32_t pbd_world_distance_count(const pbd_world* world);
+PBD_API uint32_t pbd_world_distance_count(const pbd_world* world);
 
 /// The particle pair of constraint `index` (for drawing and output).
-pbd_status pbd_world_get_distance(const pbd_world* world, uint32_t index, pbd_distance_def* out);
+PBD_API pbd_status pbd_world_get_distance(const pbd_world* world, uint32_t index, pbd_distance_def* out);
 
 /* ---- surface triangles ------------------------------------------------------------------ */
 
 /// Adds triangles (3 world particle indices each) that describe the surface for output and for
 /// later area-based forces. They do not constrain anything by themselves.
-pbd_status pbd_world_add_triangles(pbd_world* world, uint32_t count, const uint32_t* indices,
+PBD_API pbd_status pbd_world_add_triangles(pbd_world* world, uint32_t count, const uint32_t* indices,
                                    uint32_t* first);
-uint32_t pbd_world_triangle_count(const pbd_world* world);
-const uint32_t* pbd_world_triangles(const pbd_world* world);
+PBD_API uint32_t pbd_world_triangle_count(const pbd_world* world);
+PBD_API const uint32_t* pbd_world_triangles(const pbd_world* world);
 
 /* ---- bodies (mesh -> particles + constraints + triangles) ------------------------------- */
 
 /// Defaults: translation 0, mass 1 kg per particle, structural edges enabled and fully stiff
 /// (stiffness 1, compliance 0), shear and bend edges enabled with the same material.
-pbd_body_def pbd_body_def_default(void);
+PBD_API pbd_body_def pbd_body_def_default(void);
 
 /// Adds the particles, distance constraints and triangles of `def->mesh` to the world.
-pbd_status pbd_body_create(pbd_world* world, const pbd_body_def* def, pbd_body* out);
+PBD_API pbd_status pbd_body_create(pbd_world* world, const pbd_body_def* def, pbd_body* out);
 
 /* ---- colliders -------------------------------------------------------------------------- */
 
-pbd_collider_def pbd_collider_def_default(void);
+PBD_API pbd_collider_def pbd_collider_def_default(void);
 
 /// Adds a collider; the null id (index1 0) on error.
-pbd_collider_id pbd_collider_create(pbd_world* world, const pbd_collider_def* def);
+PBD_API pbd_collider_id pbd_collider_create(pbd_world* world, const pbd_collider_def* def);
 
 /// True while the id names a live collider of this world.
-bool pbd_collider_is_valid(const pbd_world* world, pbd_collider_id id);
+PBD_API bool pbd_collider_is_valid(const pbd_world* world, pbd_collider_id id);
 
 /// Removes a collider; its id and copies of it become invalid.
-pbd_status pbd_collider_destroy(pbd_world* world, pbd_collider_id id);
+PBD_API pbd_status pbd_collider_destroy(pbd_world* world, pbd_collider_id id);
 
 /// Reads back a collider's def (shape normalised as stored).
-pbd_status pbd_collider_get_def(const pbd_world* world, pbd_collider_id id, pbd_collider_def* out);
+PBD_API pbd_status pbd_collider_get_def(const pbd_world* world, pbd_collider_id id, pbd_collider_def* out);
 
-uint32_t pbd_world_collider_count(const pbd_world* world);
+PBD_API uint32_t pbd_world_collider_count(const pbd_world* world);
 
 /* ---- meshes (no world needed) ----------------------------------------------------------- */
 
-pbd_grid_def pbd_grid_def_default(void);
-pbd_rope_def pbd_rope_def_default(void);
+PBD_API pbd_grid_def pbd_grid_def_default(void);
+PBD_API pbd_rope_def pbd_rope_def_default(void);
 
 /// Rectangular cloth: vertices, triangles (2 per cell, split along (i,j)-(i+1,j+1)), structural,
 /// shear and (if asked) bend edges, in that order.
-pbd_status pbd_mesh_grid(const pbd_grid_def* def, pbd_mesh* out, pbd_error* err);
+PBD_API pbd_status pbd_mesh_grid(const pbd_grid_def* def, pbd_mesh* out, pbd_error* err);
 
 /// Rope: segments + 1 vertices, structural links, and bend links if asked.
-pbd_status pbd_mesh_rope(const pbd_rope_def* def, pbd_mesh* out, pbd_error* err);
+PBD_API pbd_status pbd_mesh_rope(const pbd_rope_def* def, pbd_mesh* out, pbd_error* err);
 
 /// Cloth from any triangle mesh: copies the arrays, extracts the unique edges of the triangles
 /// (structural), and if `bend` adds one bend edge across every interior edge (between the two
 /// vertices opposite it). Rejects indices out of range, repeated vertices in a triangle and
 /// triangles of zero area.
-pbd_status pbd_mesh_from_triangles(uint32_t vertex_count, const pbd_vec3* positions,
+PBD_API pbd_status pbd_mesh_from_triangles(uint32_t vertex_count, const pbd_vec3* positions,
                                    uint32_t triangle_count, const uint32_t* indices, bool bend,
                                    pbd_mesh* out, pbd_error* err);
 
 /// Loads a Wavefront OBJ (v and f records; polygons are fanned into triangles; negative and
 /// v/vt/vn indices accepted) and builds it as with pbd_mesh_from_triangles.
 /// Errors name the file and line.
-pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_error* err);
+PBD_API pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_error* err);
 
 /// Frees a builder-made mesh and zeroes it. Does nothing to a mesh with owned == false.
-void pbd_mesh_free(pbd_mesh* mesh);
+PBD_API void pbd_mesh_free(pbd_mesh* mesh);
 
 #ifdef __cplusplus
 }

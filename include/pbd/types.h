@@ -13,6 +13,13 @@
 extern "C" {
 #endif
 
+/// Marks the functions the shared library exports; everything else is hidden.
+#if defined(__GNUC__)
+#define PBD_API __attribute__((visibility("default")))
+#else
+#define PBD_API
+#endif
+
 /// Scalar type of every position, velocity and parameter. Float unless the library was
 /// configured with PBD_DOUBLE=ON (see pbd/config.h).
 #ifdef PBD_DOUBLE
@@ -42,7 +49,7 @@ typedef enum pbd_status {
 } pbd_status;
 
 /// Human-readable name of a status ("ok", "invalid argument", ...). Never NULL.
-const char* pbd_status_string(pbd_status status);
+PBD_API const char* pbd_status_string(pbd_status status);
 
 /// Error message holder for the calls that do not take a world (mesh builders, loaders).
 typedef struct pbd_error {
