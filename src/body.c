@@ -170,7 +170,18 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 	st = compute_inv_masses(w, d, inv, pos);
 	if (st != PBD_OK) goto done;
 
-	/* Everything is checked: from here on the adds cannot fail on the inputs. */
+	/* Everything is checked and the room is made first, so the adds below cannot fail and a
+	 * body is added whole or not at all. */
+	if ((uint64_t)w->np + n > UINT32_MAX - 1 || (uint64_t)w->nd + ne_max > UINT32_MAX - 1 ||
+	    (uint64_t)w->nt + m->triangle_count > UINT32_MAX / 3) {
+		st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: the world would exceed 2^32 particles, constraints or triangles", fn);
+		goto done;
+	}
+	if (pbd_particles_reserve(w, w->np + n) != PBD_OK || pbd_distances_reserve(w, w->nd + ne_max) != PBD_OK ||
+	    pbd_triangles_reserve(w, w->nt + m->triangle_count) != PBD_OK) {
+		st = pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+		goto done;
+	}
 	pbd_body body;
 	memset(&body, 0, sizeof body);
 	body.first_distance = w->nd;

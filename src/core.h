@@ -2,6 +2,7 @@
 #ifndef PBD_CORE_H
 #define PBD_CORE_H
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,10 +17,14 @@
 #endif
 
 #ifdef PBD_DOUBLE
+#define PBD_REAL_MIN_NORMAL DBL_MIN
+#define PBD_REAL_MAX DBL_MAX
 #define PBD_R(x) (x)
 #define PBD_POW pow
 #define PBD_FABS fabs
 #else
+#define PBD_REAL_MIN_NORMAL FLT_MIN
+#define PBD_REAL_MAX FLT_MAX
 #define PBD_R(x) (x##f)
 #define PBD_POW powf
 #define PBD_FABS fabsf

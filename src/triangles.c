@@ -3,6 +3,13 @@
 
 #include "world.h"
 
+pbd_status pbd_triangles_reserve(pbd_world* w, uint32_t capacity) {
+	if (capacity <= w->cap_t) return PBD_OK;
+	if (!pbd_grow(&w->mem, (void**)&w->tri, 3 * sizeof *w->tri, w->cap_t, capacity)) return PBD_ERR_OUT_OF_MEMORY;
+	w->cap_t = capacity;
+	return PBD_OK;
+}
+
 pbd_status pbd_world_add_triangles(pbd_world* w, uint32_t count, const uint32_t* idx, uint32_t* first) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	if (count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_triangles: count is 0");
@@ -21,9 +28,8 @@ pbd_status pbd_world_add_triangles(pbd_world* w, uint32_t count, const uint32_t*
 	if (need > w->cap_t) {
 		uint32_t cap = w->cap_t ? w->cap_t : 128;
 		while (cap < need) cap = cap > UINT32_MAX / 6 ? need : cap * 2;
-		if (!pbd_grow(&w->mem, (void**)&w->tri, 3 * sizeof *w->tri, w->cap_t, cap))
+		if (pbd_triangles_reserve(w, cap) != PBD_OK)
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_triangles: out of memory");
-		w->cap_t = cap;
 	}
 	memcpy(w->tri + 3 * (size_t)w->nt, idx, 3 * (size_t)count * sizeof *idx);
 	if (first) *first = w->nt;

@@ -1,4 +1,5 @@
 /* World lifetime, settings and the step orchestration. */
+#include <float.h>
 #include <string.h>
 
 #include "world.h"
@@ -33,6 +34,17 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.dt: must be finite and > 0 (got %g)", (double)d->dt);
 	if (d->substeps < 1 || d->substeps > 100000)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.substeps: must be in [1, 100000] (got %d)", d->substeps);
+	{
+		/* XPBD divides compliance by h^2: a substep so short that 1/h^2 overflows would turn every
+		 * projection into inf * 0, and one so long that h^2 overflows leaves nothing finite. The
+		 * bounds are compared, not h^2 computed, so that checking raises no FP exception. */
+		const pbd_real h = d->dt / (pbd_real)d->substeps;
+		const pbd_real h_min = PBD_SQRT(PBD_REAL_MIN_NORMAL), h_max = PBD_SQRT(PBD_REAL_MAX) / 2;
+		if (!(h >= h_min && h <= h_max))
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+			                "pbd_world_def.dt: the substep dt / substeps = %g s is outside [%g, %g] for this precision",
+			                (double)h, (double)h_min, (double)h_max);
+	}
 	if (d->iterations < 1 || d->iterations > 100000)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.iterations: must be in [1, 100000] (got %d)", d->iterations);
 	if (d->solver != PBD_SOLVER_GAUSS_SEIDEL && d->solver != PBD_SOLVER_JACOBI)

@@ -96,6 +96,9 @@ void pbd_distance_stats(const pbd_world* w, pbd_stats* s);
 /* schedule.c */
 pbd_status pbd_distance_schedule(pbd_world* w);
 
+/* triangles.c */
+pbd_status pbd_triangles_reserve(pbd_world* w, uint32_t capacity);
+
 /* solver.c */
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep);
 

@@ -129,7 +129,7 @@ typedef struct pbd_distance_def {
 } pbd_distance_def;
 
 /// A distance constraint that pulls and pushes with full stiffness and zero compliance.
-pbd_distance_def pbd_distance_def_default(void);
+PBD_API pbd_distance_def pbd_distance_def_default(void);
 
 /// Collider shapes. Adding a shape is adding an entry here and one src/collide_<shape>.c.
 typedef enum pbd_shape_type {
