@@ -41,8 +41,9 @@ pbd_status pbd_distances_reserve(pbd_world* w, uint32_t capacity) {
 		{(void**)&w->dist_p, sizeof *w->dist_p},
 		{(void**)&w->lambda, sizeof *w->lambda},
 		{(void**)&w->dist_slot, sizeof *w->dist_slot},
+		{(void**)&w->dist_scratch, sizeof *w->dist_scratch},
 	};
-	if (!pbd_grow_all(&w->mem, items, 4, w->cap_d, capacity)) return PBD_ERR_OUT_OF_MEMORY;
+	if (!pbd_grow_all(&w->mem, items, 5, w->cap_d, capacity)) return PBD_ERR_OUT_OF_MEMORY;
 	w->cap_d = capacity;
 	return PBD_OK;
 }
@@ -74,6 +75,7 @@ pbd_status pbd_world_add_distances(pbd_world* w, uint32_t count, const pbd_dista
 		q->stiffness[1] = d->stiffness_compress;
 		q->compliance[0] = d->compliance_stretch;
 		q->compliance[1] = d->compliance_compress;
+		q->user = w->nd + k;
 		w->lambda[w->nd + k] = 0;
 		w->dist_slot[w->nd + k] = w->nd + k;
 		w->degree[d->a]++;

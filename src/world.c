@@ -118,6 +118,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->dist_p, w->cap_d * sizeof *w->dist_p);
 	pbd_free(&mem, w->lambda, w->cap_d * sizeof *w->lambda);
 	pbd_free(&mem, w->dist_slot, w->cap_d * sizeof *w->dist_slot);
+	pbd_free(&mem, w->dist_scratch, w->cap_d * sizeof *w->dist_scratch);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_free(&mem, w->colliders, w->cap_c * sizeof *w->colliders);
 	pbd_free(&mem, w, sizeof *w);
@@ -171,10 +172,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	/* Damping is given per step; spread it over the substeps so the step total is the same. */
 	pbd_real damping = d->damping == 1 ? 1 : PBD_POW(d->damping, PBD_R(1.0) / (pbd_real)substeps);
 
-	if (!w->dist_scheduled) {
-		pbd_status st = pbd_distance_schedule(w);
-		if (st != PBD_OK) return st;
-	}
+	if (!w->dist_scheduled) pbd_distance_schedule(w);
 	pbd_distance_refresh(w);
 	pbd_particles_begin_step(w);
 	for (int s = 1; s <= substeps; ++s) {

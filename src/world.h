@@ -23,6 +23,7 @@ typedef struct pbd_distance_c {
 typedef struct pbd_distance_p {
 	pbd_real stiffness[2];
 	pbd_real compliance[2];
+	uint32_t user; /* index in the order of addition, which the API speaks */
 } pbd_distance_p;
 
 typedef struct pbd_collider {
@@ -57,6 +58,7 @@ struct pbd_world {
 	pbd_distance_p* dist_p;
 	pbd_real* lambda;   /* XPBD multipliers, reset every substep */
 	uint32_t* dist_slot; /* user index (order of addition) -> position in dist[] */
+	uint32_t* dist_scratch; /* schedule.c's working array, grown with the constraints */
 	bool dist_scheduled; /* dist[] is in solver order (see schedule.c) */
 	int dist_refresh_iterations; /* iterations s[] was computed for; -1 forces a refresh */
 	pbd_formulation dist_refresh_formulation;
@@ -94,7 +96,7 @@ void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2);
 void pbd_distance_stats(const pbd_world* w, pbd_stats* s);
 
 /* schedule.c */
-pbd_status pbd_distance_schedule(pbd_world* w);
+void pbd_distance_schedule(pbd_world* w);
 
 /* triangles.c */
 pbd_status pbd_triangles_reserve(pbd_world* w, uint32_t capacity);
