@@ -108,20 +108,20 @@ void pbd_collide_project(pbd_world* w) {
 	}
 }
 
-/* A particle counts once however many colliders it touches. */
-uint32_t pbd_collide_count_contacts(const pbd_world* w) {
-	uint32_t n = 0;
+/* A particle counts once however many colliders it touches: each collider marks a flag bit
+ * over the whole particle range, then one pass counts and clears the marks. */
+uint32_t pbd_collide_count_contacts(pbd_world* w) {
 	if (w->nc == 0) return 0;
+	for (uint32_t i = 0; i < w->nc; ++i) {
+		const pbd_collider* c = &w->colliders[i];
+		if (c->alive)
+			shape_ops[c->def.type]->mark_contacts(&c->def, w->x, w->w, w->np, c->def.margin + PBD_CONTACT_TOLERANCE,
+			                                      w->flags);
+	}
+	uint32_t n = 0;
 	for (uint32_t k = 0; k < w->np; ++k) {
-		if (w->w[k] <= 0) continue;
-		for (uint32_t i = 0; i < w->nc; ++i) {
-			const pbd_collider* c = &w->colliders[i];
-			if (!c->alive) continue;
-			if (shape_ops[c->def.type]->distance(&c->def, w->x[k]) <= c->def.margin + PBD_CONTACT_TOLERANCE) {
-				n++;
-				break;
-			}
-		}
+		n += (w->flags[k] & PBD_PARTICLE_CONTACT) ? 1u : 0u;
+		w->flags[k] = (uint8_t)(w->flags[k] & ~PBD_PARTICLE_CONTACT);
 	}
 	return n;
 }

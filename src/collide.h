@@ -11,8 +11,10 @@ typedef struct pbd_shape_ops {
 	pbd_status (*validate)(pbd_world* w, pbd_collider_def* def);
 	/* Pushes every particle with w > 0 out to at least `margin` from the surface. */
 	void (*project)(const pbd_collider_def* def, pbd_vec3* p, const pbd_real* iw, uint32_t n);
-	/* Signed distance from the surface (negative inside). */
-	pbd_real (*distance)(const pbd_collider_def* def, pbd_vec3 x);
+	/* Sets PBD_PARTICLE_CONTACT in flags[i] of every particle with w > 0 closer to the
+	 * surface than `reach` (negative inside). */
+	void (*mark_contacts)(const pbd_collider_def* def, const pbd_vec3* x, const pbd_real* iw, uint32_t n,
+	                      pbd_real reach, uint8_t* flags);
 } pbd_shape_ops;
 
 extern const pbd_shape_ops pbd_shape_plane_ops;

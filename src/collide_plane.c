@@ -14,8 +14,12 @@ static pbd_status plane_validate(pbd_world* w, pbd_collider_def* def) {
 	return PBD_OK;
 }
 
-static pbd_real plane_distance(const pbd_collider_def* def, pbd_vec3 x) {
-	return pbd_v3_dot(def->shape.plane.normal, x) - def->shape.plane.offset;
+static void plane_mark_contacts(const pbd_collider_def* def, const pbd_vec3* restrict x, const pbd_real* restrict iw,
+                                uint32_t n, pbd_real reach, uint8_t* restrict flags) {
+	const pbd_vec3 nrm = def->shape.plane.normal;
+	const pbd_real limit = def->shape.plane.offset + reach;
+	for (uint32_t i = 0; i < n; ++i)
+		if (iw[i] > 0 && pbd_v3_dot(nrm, x[i]) <= limit) flags[i] = (uint8_t)(flags[i] | PBD_PARTICLE_CONTACT);
 }
 
 static void plane_project(const pbd_collider_def* def, pbd_vec3* restrict p, const pbd_real* restrict iw, uint32_t n) {
@@ -28,4 +32,4 @@ static void plane_project(const pbd_collider_def* def, pbd_vec3* restrict p, con
 	}
 }
 
-const pbd_shape_ops pbd_shape_plane_ops = {"plane", plane_validate, plane_project, plane_distance};
+const pbd_shape_ops pbd_shape_plane_ops = {"plane", plane_validate, plane_project, plane_mark_contacts};

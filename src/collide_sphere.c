@@ -10,8 +10,15 @@ static pbd_status sphere_validate(pbd_world* w, pbd_collider_def* def) {
 	return PBD_OK;
 }
 
-static pbd_real sphere_distance(const pbd_collider_def* def, pbd_vec3 x) {
-	return pbd_v3_length(pbd_v3_sub(x, def->shape.sphere.center)) - def->shape.sphere.radius;
+static void sphere_mark_contacts(const pbd_collider_def* def, const pbd_vec3* restrict x, const pbd_real* restrict iw,
+                                 uint32_t n, pbd_real reach, uint8_t* restrict flags) {
+	const pbd_vec3 c = def->shape.sphere.center;
+	const pbd_real r = def->shape.sphere.radius + reach;
+	for (uint32_t i = 0; i < n; ++i) {
+		if (iw[i] <= 0) continue;
+		const pbd_vec3 d = pbd_v3_sub(x[i], c);
+		if (pbd_v3_dot(d, d) <= r * r) flags[i] = (uint8_t)(flags[i] | PBD_PARTICLE_CONTACT);
+	}
 }
 
 /* Moves a particle inside the ball radially out to the surface (plus margin), the response of
@@ -34,4 +41,4 @@ static void sphere_project(const pbd_collider_def* def, pbd_vec3* restrict p, co
 	}
 }
 
-const pbd_shape_ops pbd_shape_sphere_ops = {"sphere", sphere_validate, sphere_project, sphere_distance};
+const pbd_shape_ops pbd_shape_sphere_ops = {"sphere", sphere_validate, sphere_project, sphere_mark_contacts};

@@ -66,6 +66,25 @@ pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3*
 	return PBD_OK;
 }
 
+pbd_status pbd_world_add_particles_mass(pbd_world* w, uint32_t count, const pbd_vec3* positions,
+                                        const pbd_vec3* velocities, const pbd_real* masses, uint32_t* first) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	if (count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_particles_mass: count is 0");
+	if (!masses) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_particles_mass: masses is NULL");
+	for (uint32_t i = 0; i < count; ++i) {
+		/* 1/m must stay a positive finite number too: a subnormal mass would overflow it. */
+		if (!pbd_is_finite(masses[i]) || !(masses[i] >= PBD_REAL_MIN_NORMAL) || !pbd_is_finite(1 / masses[i]))
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+			                "pbd_world_add_particles_mass: mass %u must be finite and > 0 (got %g)", i, (double)masses[i]);
+	}
+	pbd_real* inv = (pbd_real*)pbd_alloc(&w->mem, count * sizeof *inv);
+	if (!inv) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_particles_mass: out of memory");
+	for (uint32_t i = 0; i < count; ++i) inv[i] = 1 / masses[i];
+	pbd_status st = pbd_world_add_particles(w, count, positions, velocities, inv, first);
+	pbd_free(&w->mem, inv, count * sizeof *inv);
+	return st;
+}
+
 uint32_t pbd_world_particle_count(const pbd_world* w) { return w ? w->np : 0; }
 const pbd_vec3* pbd_world_positions(const pbd_world* w) { return w ? w->x : NULL; }
 const pbd_vec3* pbd_world_velocities(const pbd_world* w) { return w ? w->v : NULL; }

@@ -7,7 +7,8 @@
 enum {
 	PBD_PARTICLE_PINNED = 1u << 0,
 	PBD_PARTICLE_TARGET = 1u << 1, /* pinned and moving to target[] during this step */
-	PBD_PARTICLE_FORCE = 1u << 2   /* has a non-zero external force */
+	PBD_PARTICLE_FORCE = 1u << 2,  /* has a non-zero external force */
+	PBD_PARTICLE_CONTACT = 1u << 3 /* scratch mark of the contact count in the diagnostics */
 };
 
 /* Hot data of a distance constraint, read in every iteration. s[0] applies when the constraint
@@ -106,7 +107,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alp
 
 /* collide.c */
 void pbd_collide_project(pbd_world* w);
-uint32_t pbd_collide_count_contacts(const pbd_world* w);
+uint32_t pbd_collide_count_contacts(pbd_world* w);
 
 /* stats.c */
 void pbd_stats_compute(pbd_world* w, pbd_stats* out);

@@ -238,6 +238,12 @@ static void test_settings_refused(void** state) {
 
 /* ---- particles -------------------------------------------------------------------------- */
 
+#ifdef PBD_DOUBLE
+#define PBD_TEST_SUBNORMAL 1e-310
+#else
+#define PBD_TEST_SUBNORMAL 1e-40f
+#endif
+
 static void test_particles_refused(void** state) {
 	(void)state;
 	logbook book = {"", 0};
@@ -299,6 +305,32 @@ static void test_particles_refused(void** state) {
 }
 
 /* ---- constraints, triangles ------------------------------------------------------------- */
+
+/* Particles given by mass: zero, negative, subnormal and non-finite masses have no inverse to
+ * store; a good batch stores 1/m. */
+static void test_particles_by_mass(void** state) {
+	(void)state;
+	logbook mbook = {"", 0};
+	pbd_world* wm = keeping_world(&mbook);
+	pbd_vec3 x[4] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {3, 0, 0}};
+	pbd_vec3 v[4] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+	pbd_real mass[4] = {1, 2, 0, 4};
+	EXPECT_REFUSED(wm, &mbook, PBD_ERR_OUT_OF_RANGE, pbd_world_add_particles_mass(wm, 4, x, v, mass, NULL));
+	mass[2] = -1;
+	EXPECT_REFUSED(wm, &mbook, PBD_ERR_OUT_OF_RANGE, pbd_world_add_particles_mass(wm, 4, x, v, mass, NULL));
+	mass[2] = nan_r;
+	EXPECT_REFUSED(wm, &mbook, PBD_ERR_OUT_OF_RANGE, pbd_world_add_particles_mass(wm, 4, x, v, mass, NULL));
+	mass[2] = PBD_TEST_SUBNORMAL;
+	EXPECT_REFUSED(wm, &mbook, PBD_ERR_OUT_OF_RANGE, pbd_world_add_particles_mass(wm, 4, x, v, mass, NULL));
+	EXPECT_REFUSED(wm, &mbook, PBD_ERR_INVALID_ARGUMENT, pbd_world_add_particles_mass(wm, 4, x, v, NULL, NULL));
+	mass[2] = 8;
+	uint32_t first = 99;
+	assert_int_equal(pbd_world_add_particles_mass(wm, 4, x, v, mass, &first), PBD_OK);
+	assert_int_equal(first, pbd_world_particle_count(wm) - 4);
+	const pbd_real* iw = pbd_world_inv_masses(wm) + first;
+	assert_true(iw[0] == 1 && iw[1] == (pbd_real)0.5 && iw[2] == (pbd_real)0.125 && iw[3] == (pbd_real)0.25);
+	pbd_world_destroy(wm);
+}
 
 static void test_distances_refused(void** state) {
 	(void)state;
@@ -838,6 +870,7 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_world_def_refused),
 		cmocka_unit_test(test_settings_refused),
+		cmocka_unit_test(test_particles_by_mass),
 		cmocka_unit_test(test_particles_refused),
 		cmocka_unit_test(test_distances_refused),
 		cmocka_unit_test(test_colliders_refused),

@@ -77,6 +77,11 @@ PBD_API pbd_status pbd_world_add_particles(pbd_world* world, uint32_t count, con
                                    const pbd_vec3* velocities, const pbd_real* inv_masses,
                                    uint32_t* first);
 
+/// Same, with masses in kg (each finite and > 0) instead of inverse masses; pin afterwards with
+/// pbd_particle_pin.
+PBD_API pbd_status pbd_world_add_particles_mass(pbd_world* world, uint32_t count, const pbd_vec3* positions,
+                                                const pbd_vec3* velocities, const pbd_real* masses, uint32_t* first);
+
 PBD_API uint32_t pbd_world_particle_count(const pbd_world* world);
 
 /// Read-only views of the particle arrays (pbd_world_particle_count() entries).
