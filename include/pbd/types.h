@@ -131,7 +131,8 @@ typedef struct pbd_distance_def {
 /// A distance constraint that pulls and pushes with full stiffness and zero compliance.
 PBD_API pbd_distance_def pbd_distance_def_default(void);
 
-/// Collider shapes. Adding a shape is adding an entry here and one src/collide_<shape>.c.
+/// Collider shapes. A new shape is an entry here and a member of pbd_collider_def.shape, plus
+/// one file src/collide_<shape>.c that implements pbd_shape_ops and a line in collide.c's table.
 typedef enum pbd_shape_type {
 	PBD_SHAPE_PLANE = 0,  ///< half-space: particles are kept where dot(n, x) >= offset
 	PBD_SHAPE_SPHERE = 1, ///< solid ball
