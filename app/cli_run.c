@@ -34,6 +34,8 @@ typedef struct run_options {
 typedef struct run_state {
 	bool quiet;
 	bool progress_shown; /* a \r progress line is on the terminal now */
+	bool stepping;       /* the library's lines are printed only while the scene runs: anything it
+	                      * refuses before that (a setting) the program reports itself, in one line */
 } run_state;
 
 void cli_run_help(FILE* fp) {
@@ -171,9 +173,11 @@ static void clear_progress(run_state* rs) {
 	}
 }
 
+/* Run-time warnings (a particle restored after going non-finite). The scene loader holds the
+ * library's messages back while it loads and reports a refusal itself, with the field path. */
 static void on_library_log(const char* message, void* user) {
 	run_state* rs = user;
-	if (rs->quiet) return;
+	if (rs->quiet || !rs->stepping) return;
 	clear_progress(rs);
 	fprintf(stderr, "pbd: library: %s\n", message);
 }
@@ -239,7 +243,7 @@ static int fail(run_state* rs, const scene_error* err) {
 }
 
 static int run(const run_options* o) {
-	run_state rs = {o->quiet, false};
+	run_state rs = {o->quiet, false, false};
 	scene_options so = {false, on_library_log, &rs};
 	scene s;
 	scene_error err;
@@ -275,6 +279,7 @@ static int run(const run_options* o) {
 	double sim = 0, output = 0, next_progress = start + 1.0; /* nothing for runs under a second */
 	pbd_stats stats;
 	double t = now_seconds();
+	rs.stepping = true;
 	if (!emit_frame(&s, 0, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
 	output += now_seconds() - t;
 	for (int f = 1; f <= frames; ++f) {

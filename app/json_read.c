@@ -313,13 +313,21 @@ static bool in_range(double v, jr_range range) {
 	return true;
 }
 
-static bool range_fail(jr* r, const char* path, double v, jr_range range) {
+/* "in (0, 2)", ">= 0", ... */
+static void range_text(char* out, size_t size, jr_range range) {
 	bool has_lo = isfinite(range.lo), has_hi = isfinite(range.hi);
 	if (has_lo && has_hi)
-		return jr_fail(r, path, "must be in %c%g, %g%c (got %g)", range.lo_open ? '(' : '[', range.lo,
-		               range.hi, range.hi_open ? ')' : ']', v);
-	if (has_lo) return jr_fail(r, path, "must be %s %g (got %g)", range.lo_open ? ">" : ">=", range.lo, v);
-	return jr_fail(r, path, "must be %s %g (got %g)", range.hi_open ? "<" : "<=", range.hi, v);
+		snprintf(out, size, "in %c%g, %g%c", range.lo_open ? '(' : '[', range.lo, range.hi, range.hi_open ? ')' : ']');
+	else if (has_lo)
+		snprintf(out, size, "%s %g", range.lo_open ? ">" : ">=", range.lo);
+	else
+		snprintf(out, size, "%s %g", range.hi_open ? "<" : "<=", range.hi);
+}
+
+static bool range_fail(jr* r, const char* path, double v, jr_range range) {
+	char want[96];
+	range_text(want, sizeof want, range);
+	return jr_fail(r, path, "must be %s (got %g)", want, v);
 }
 
 bool jr_number_item(jr* r, const cJSON* item, const char* path, jr_range range, double* out) {
@@ -346,23 +354,85 @@ bool jr_real(jr* r, const cJSON* obj, const char* path, const char* key, double 
 	return jr_number_item(r, item, p, range, out);
 }
 
-bool jr_real_p(jr* r, const cJSON* obj, const char* path, const char* key, pbd_real def,
-               jr_range range, pbd_real* out) {
-	double v = 0;
-	if (!jr_real(r, obj, path, key, (double)def, range, &v)) return false;
-	*out = (pbd_real)v;
+/* A value printed in a message: integers in full (an index of 2^63 reads as such), others %g. */
+static void format_number(char* out, size_t size, double v) {
+	if (v == floor(v) && fabs(v) < 1e21)
+		snprintf(out, size, "%.0f", v);
+	else
+		snprintf(out, size, "%.17g", v);
+}
+
+bool jr_to_real(jr* r, const char* path, double v, jr_range range, pbd_real* out) {
+	const pbd_real p = (pbd_real)v;
+	/* The magnitude cap keeps every accepted number far below the type's largest, so the only
+	 * thing conversion can do beyond rounding is to lose a small non-zero magnitude: a positive
+	 * mass, compliance or size that turned into 0 would silently mean "pinned", "rigid" or
+	 * "none". Signed quantities (plane offsets) may round to 0 harmlessly. */
+	if (!isfinite((double)p))
+		return jr_fail(r, path, "does not fit the %s scalar type (got %g)", JR_REAL_NAME, v);
+	if (range.lo >= 0 && v != 0 && !(fabs((double)p) >= JR_REAL_MIN))
+		return jr_fail(r, path, "too small for the %s scalar type: must be 0 or at least %g (got %g)",
+		               JR_REAL_NAME, JR_REAL_MIN, v);
+	/* Rounding may land on an excluded bound (an omega of 1.999999999 becomes 2 in float). */
+	if (!in_range((double)p, range)) {
+		char want[96];
+		range_text(want, sizeof want, range);
+		return jr_fail(r, path, "must be %s once rounded to the %s scalar type (got %.17g, which rounds to %.9g)",
+		               want, JR_REAL_NAME, v, (double)p);
+	}
+	*out = p;
 	return true;
 }
 
-bool jr_int_item(jr* r, const cJSON* item, const char* path, int64_t lo, int64_t hi, int64_t* out) {
+bool jr_real_p(jr* r, const cJSON* obj, const char* path, const char* key, pbd_real def,
+               jr_range range, pbd_real* out) {
+	const cJSON* item = jr_get(obj, key);
+	if (!item) {
+		*out = def;
+		return true;
+	}
+	char p[JR_PATH_MAX];
+	jr_path_key(p, path, key);
+	double v = 0;
+	return jr_number_item(r, item, p, range, &v) && jr_to_real(r, p, v, range, out);
+}
+
+/* The checks every integer shares: a finite whole number. */
+static bool whole_number(jr* r, const cJSON* item, const char* path, double* out) {
 	if (!cJSON_IsNumber(item)) return jr_fail(r, path, "expected an integer (got %s)", jr_type_name(item));
 	double v = item->valuedouble;
 	if (!isfinite(v)) return jr_fail(r, path, "must be a finite number");
 	if (v != floor(v)) return jr_fail(r, path, "must be an integer (got %g)", v);
-	/* Compare as doubles first: converting an out-of-range double to int64 is undefined. */
-	if (v < (double)lo) return jr_fail(r, path, "must be >= %lld (got %.17g)", (long long)lo, v);
-	if (v > (double)hi) return jr_fail(r, path, "must be <= %lld (got %.17g)", (long long)hi, v);
-	*out = (int64_t)v;
+	*out = v;
+	return true;
+}
+
+bool jr_int_item(jr* r, const cJSON* item, const char* path, int64_t lo, int64_t hi, int64_t* out) {
+	double v = 0;
+	if (!whole_number(r, item, path, &v)) return false;
+	char got[64];
+	format_number(got, sizeof got, v);
+	/* Converting a double outside [-2^63, 2^63) to int64 is undefined, and (double)INT64_MAX
+	 * rounds up to 2^63, so the bounds cannot be compared as doubles: first make sure the value
+	 * converts, then compare exactly as integers. */
+	if (v < -0x1p63) return jr_fail(r, path, "must be >= %lld (got %s)", (long long)lo, got);
+	if (v >= 0x1p63) return jr_fail(r, path, "must be <= %lld (got %s)", (long long)hi, got);
+	const int64_t i = (int64_t)v;
+	if (i < lo) return jr_fail(r, path, "must be >= %lld (got %s)", (long long)lo, got);
+	if (i > hi) return jr_fail(r, path, "must be <= %lld (got %s)", (long long)hi, got);
+	*out = i;
+	return true;
+}
+
+bool jr_index_item(jr* r, const cJSON* item, const char* path, uint32_t count, const char* what, uint32_t* out) {
+	double v = 0;
+	if (!whole_number(r, item, path, &v)) return false;
+	char got[64];
+	format_number(got, sizeof got, v);
+	if (v < 0) return jr_fail(r, path, "must be >= 0 (got %s)", got);
+	/* count <= UINT32_MAX is exact in double, so the comparison is too, whatever v is. */
+	if (v >= (double)count) return jr_fail(r, path, "index %s out of range (%s)", got, what);
+	*out = (uint32_t)v;
 	return true;
 }
 

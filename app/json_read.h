@@ -7,6 +7,7 @@
 #ifndef PBD_APP_JSON_READ_H
 #define PBD_APP_JSON_READ_H
 
+#include <float.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,17 @@ typedef struct jr {
 	size_t message_size;
 	bool failed;
 } jr;
+
+/* The smallest non-zero magnitude a non-negative quantity may have: the smallest normal number
+ * of pbd_real (about 1.2e-38 in float builds, 2.2e-308 in double builds). Below it a value would
+ * become 0 or lose its precision on conversion. */
+#ifdef PBD_DOUBLE
+#define JR_REAL_MIN DBL_MIN
+#define JR_REAL_NAME "double"
+#else
+#define JR_REAL_MIN ((double)FLT_MIN)
+#define JR_REAL_NAME "float"
+#endif
 
 /* A closed, open or half-open interval; an infinite bound is no bound. */
 typedef struct jr_range {
@@ -64,15 +76,22 @@ const cJSON* jr_get(const cJSON* obj, const char* key);
 
 bool jr_real(jr* r, const cJSON* obj, const char* path, const char* key, double def, jr_range range,
              double* out);
-/* The same, stored as pbd_real (the magnitude cap keeps it representable). */
+/* The same, stored as pbd_real through jr_to_real. */
 bool jr_real_p(jr* r, const cJSON* obj, const char* path, const char* key, pbd_real def,
                jr_range range, pbd_real* out);
+/* Converts a checked number to pbd_real. Refuses what the conversion would change in meaning:
+ * a non-zero value of a non-negative quantity (range.lo >= 0) below JR_REAL_MIN (it would
+ * become 0 or subnormal), and a value that rounds out of `range`. */
+bool jr_to_real(jr* r, const char* path, double v, jr_range range, pbd_real* out);
 /* Checks a number item that is already at hand (array elements). */
 bool jr_number_item(jr* r, const cJSON* item, const char* path, jr_range range, double* out);
 
 bool jr_int(jr* r, const cJSON* obj, const char* path, const char* key, int64_t def, int64_t lo,
             int64_t hi, int64_t* out);
 bool jr_int_item(jr* r, const cJSON* item, const char* path, int64_t lo, int64_t hi, int64_t* out);
+/* An index below `count`: "index 7 out of range (<what>)" otherwise, e.g. what = "the object has
+ * 3 particles". Any number is safe, 2^63 and beyond included. */
+bool jr_index_item(jr* r, const cJSON* item, const char* path, uint32_t count, const char* what, uint32_t* out);
 
 bool jr_bool(jr* r, const cJSON* obj, const char* path, const char* key, bool def, bool* out);
 

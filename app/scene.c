@@ -32,6 +32,26 @@ const char* scene_object_type_name(scene_object_type type) {
 	return "unknown";
 }
 
+/* Between the world and the caller's log callback: quiet while the scene loads (the loader
+ * reports a refusal itself, with the field path, so the caller would otherwise see it twice),
+ * then passing every message on. Heap-allocated because the world keeps its address and the
+ * scene struct is returned by value. */
+struct scene_log {
+	pbd_log_fn fn;
+	void* user;
+	bool loading;
+	char held[256]; /* the last message held back while loading */
+};
+
+static void scene_log_route(const char* message, void* user) {
+	struct scene_log* l = user;
+	if (l->loading) {
+		snprintf(l->held, sizeof l->held, "%s", message);
+		return;
+	}
+	if (l->fn) l->fn(message, l->user);
+}
+
 /* The library's last message, with the path of the object whose creation it refused. */
 static bool fail_world(loader* L, const char* path) {
 	return jr_fail(&L->r, path, "%s", pbd_world_last_error(L->s->world));
@@ -89,8 +109,6 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	d->solver = (pbd_solver)solver;
 	d->formulation = (pbd_formulation)formulation;
 	d->collision_mode = (pbd_collision_mode)collision;
-	/* A dt that float rounds to 0 passed the > 0 test in double. */
-	if (!(d->dt > 0)) return jr_fail(r, "world.dt", "too small for the scalar type");
 
 	const cJSON* j = jr_get(w, "jacobi");
 	if (j) {
@@ -159,7 +177,9 @@ static bool read_material(loader* L, const cJSON* obj, const char* path, pbd_edg
 	return true;
 }
 
-/* A mass below this would make an inverse mass past the magnitude cap (and overflow float). */
+/* A mass below this would make an inverse mass past the magnitude cap (and overflow float);
+ * by symmetry a non-zero inverse mass must be at least 1/SCENE_MAX_MAGNITUDE = this. Both are
+ * checked on the double read from the file, before any conversion to pbd_real. */
 #define SCENE_MIN_MASS 1e-9
 
 static bool mass_not_tiny(loader* L, const char* path, const char* key, double mass) {
@@ -167,6 +187,13 @@ static bool mass_not_tiny(loader* L, const char* path, const char* key, double m
 	char p[JR_PATH_MAX];
 	jr_path_key(p, path, key);
 	return jr_fail(&L->r, p, "must be >= %g (got %g)", SCENE_MIN_MASS, mass);
+}
+
+static bool inv_mass_ok(loader* L, const char* path, double inv_mass) {
+	if (inv_mass == 0 || inv_mass >= SCENE_MIN_MASS) return true;
+	char p[JR_PATH_MAX];
+	jr_path_key(p, path, "inv_mass");
+	return jr_fail(&L->r, p, "must be 0 (pinned) or >= %g (got %g)", SCENE_MIN_MASS, inv_mass);
 }
 
 static const char* const mass_mode_names[] = {"per_particle", "total", "density", NULL};
@@ -180,10 +207,13 @@ static bool read_mass(loader* L, const cJSON* obj, const char* path, pbd_body_de
 	jr_path_key(mpath, path, "mass");
 	static const char* const keys[] = {"mode", "value", NULL};
 	int mode;
+	double mass;
+	char vpath[JR_PATH_MAX];
+	jr_path_key(vpath, mpath, "value");
 	if (!jr_object(r, m, mpath, keys) ||
 	    !jr_enum(r, m, mpath, "mode", (int)bd->mass_mode, mass_mode_names, NULL, NULL, &mode) ||
-	    !jr_real_p(r, m, mpath, "value", bd->mass, JR_POSITIVE, &bd->mass) ||
-	    !mass_not_tiny(L, mpath, "value", (double)bd->mass))
+	    !jr_real(r, m, mpath, "value", (double)bd->mass, JR_POSITIVE, &mass) ||
+	    !mass_not_tiny(L, mpath, "value", mass) || !jr_to_real(r, vpath, mass, JR_POSITIVE, &bd->mass))
 		return false;
 	bd->mass_mode = (pbd_mass_mode)mode;
 	return true;
@@ -209,21 +239,21 @@ static bool read_pinned(loader* L, const cJSON* obj, const char* path, uint32_t 
 		free(seen);
 		return jr_fail(r, ppath, "out of memory");
 	}
+	char what[64];
+	snprintf(what, sizeof what, "the object has %u vert%s", count, count == 1 ? "ex" : "ices");
 	size_t i = 0;
 	bool ok = true;
 	for (const cJSON* c = arr->child; c && ok; c = c->next, ++i) {
 		char p[JR_PATH_MAX];
 		jr_path_index(p, ppath, i);
-		int64_t v;
-		if (!jr_int_item(r, c, p, 0, INT64_MAX, &v)) {
+		uint32_t v;
+		if (!jr_index_item(r, c, p, count, what, &v)) {
 			ok = false;
-		} else if (v >= (int64_t)count) {
-			ok = jr_fail(r, p, "index %lld out of range (the object has %u vertices)", (long long)v, count);
 		} else if (seen[v]) {
-			ok = jr_fail(r, p, "vertex %lld is listed twice", (long long)v);
+			ok = jr_fail(r, p, "vertex %u is listed twice", v);
 		} else {
 			seen[v] = 1;
-			idx[i] = (uint32_t)v;
+			idx[i] = v;
 		}
 	}
 	free(seen);
@@ -341,11 +371,12 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 			ok = jr_fail(r, p, "give either mass or inv_mass, not both");
 		ok = ok && jr_vec3(r, c, p, "x", pbd_v3(0, 0, 0), &x[i]) && jr_vec3(r, c, p, "v", pbd_v3(0, 0, 0), &v[i]) &&
 		     jr_real(r, c, p, "mass", 1.0, JR_POSITIVE, &mass) && mass_not_tiny(L, p, "mass", mass) &&
-		     jr_real(r, c, p, "inv_mass", 1.0 / mass, JR_NONNEG, &inv_mass);
+		     jr_real(r, c, p, "inv_mass", 1.0 / mass, JR_NONNEG, &inv_mass) &&
+		     (!jr_get(c, "inv_mass") || inv_mass_ok(L, p, inv_mass));
 		if (!ok) break;
 		x[i] = pbd_v3_add(x[i], translation);
 		v[i] = pbd_v3_add(v[i], velocity);
-		w[i] = (pbd_real)inv_mass;
+		w[i] = (pbd_real)inv_mass; /* in {0} and [1e-9, 1e9]: exact enough in either precision */
 	}
 	if (ok) ok = read_pinned(L, obj, path, (uint32_t)np, &pinned, &pinned_count);
 	for (uint32_t k = 0; ok && k < pinned_count; ++k) w[pinned[k]] = 0;
@@ -354,38 +385,35 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 	                                    "stiffness_compress", "compliance", "compliance_stretch",
 	                                    "compliance_compress", NULL};
 	static const char* const ctypes[] = {"distance", NULL};
+	char what[64];
+	snprintf(what, sizeof what, "the object has %zu particle%s", np, np == 1 ? "" : "s");
 	i = 0;
 	for (const cJSON* c = carr ? carr->child : NULL; ok && c; c = c->next, ++i) {
 		char p[JR_PATH_MAX];
 		jr_path_index(p, cpath, i);
 		int type;
-		int64_t a, b;
-		double rest;
+		uint32_t a, b;
+		pbd_real rest = -1; /* omitted: the library measures the current distance */
 		pbd_edge_material m = soft;
+		char qa[JR_PATH_MAX], qb[JR_PATH_MAX];
+		jr_path_key(qa, p, "a");
+		jr_path_key(qb, p, "b");
 		ok = jr_object(r, c, p, ckeys) && jr_enum(r, c, p, "type", 0, ctypes, NULL, NULL, &type);
 		if (ok && (!jr_get(c, "a") || !jr_get(c, "b")))
 			ok = jr_fail(r, p, "missing \"a\" or \"b\" (the particle indices)");
-		ok = ok && jr_int(r, c, p, "a", 0, 0, INT64_MAX, &a) && jr_int(r, c, p, "b", 0, 0, INT64_MAX, &b) &&
-		     jr_real(r, c, p, "rest", -1.0, JR_NONNEG, &rest) && read_softness(L, c, p, &m);
+		ok = ok && jr_index_item(r, jr_get(c, "a"), qa, (uint32_t)np, what, &a) &&
+		     jr_index_item(r, jr_get(c, "b"), qb, (uint32_t)np, what, &b) &&
+		     jr_real_p(r, c, p, "rest", rest, JR_NONNEG, &rest) && read_softness(L, c, p, &m);
 		if (!ok) break;
-		char q[JR_PATH_MAX];
-		if (a >= (int64_t)np || b >= (int64_t)np) {
-			jr_path_key(q, p, a >= (int64_t)np ? "a" : "b");
-			ok = jr_fail(r, q, "index %lld out of range (the object has %zu particles)",
-			             (long long)(a >= (int64_t)np ? a : b), np);
-			break;
-		}
 		if (a == b) {
-			jr_path_key(q, p, "b");
-			ok = jr_fail(r, q, "joins particle %lld to itself", (long long)a);
+			ok = jr_fail(r, qb, "joins particle %u to itself", a);
 			break;
 		}
 		pbd_distance_def* d = &dd[i];
 		*d = pbd_distance_def_default();
-		d->a = (uint32_t)a;
-		d->b = (uint32_t)b;
-		/* Omitted rest: the library measures the current distance. */
-		d->rest = jr_get(c, "rest") ? (pbd_real)rest : (pbd_real)-1;
+		d->a = a;
+		d->b = b;
+		d->rest = rest;
 		d->stiffness_stretch = m.stiffness_stretch;
 		d->stiffness_compress = m.stiffness_compress;
 		d->compliance_stretch = m.compliance_stretch;
@@ -473,14 +501,14 @@ static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene
 		if (!cJSON_IsArray(size) || cJSON_GetArraySize(size) != 2)
 			return jr_fail(r, sp, "expected an array of 2 numbers [u, v] (got %s)",
 			               cJSON_IsArray(size) ? "an array of another length" : jr_type_name(size));
-		double uv[2];
-		char p[JR_PATH_MAX];
-		jr_path_index(p, sp, 0);
-		if (!jr_number_item(r, size->child, p, JR_POSITIVE, &uv[0])) return false;
-		jr_path_index(p, sp, 1);
-		if (!jr_number_item(r, size->child->next, p, JR_POSITIVE, &uv[1])) return false;
-		g.size_u = (pbd_real)uv[0];
-		g.size_v = (pbd_real)uv[1];
+		pbd_real* uv[2] = {&g.size_u, &g.size_v};
+		const cJSON* item = size->child;
+		for (size_t k = 0; k < 2; ++k, item = item->next) {
+			char p[JR_PATH_MAX];
+			double d;
+			jr_path_index(p, sp, k);
+			if (!jr_number_item(r, item, p, JR_POSITIVE, &d) || !jr_to_real(r, p, d, JR_POSITIVE, uv[k])) return false;
+		}
 	}
 	uint64_t n = (uint64_t)nx * (uint64_t)ny;
 	if (n > SCENE_MAX_PARTICLES)
@@ -537,6 +565,8 @@ static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool
 		jr_path_index(p, vpath, i);
 		ok = jr_vec3_item(r, c, p, &pos[i]);
 	}
+	char what[64];
+	snprintf(what, sizeof what, "the mesh has %zu vertices", nv);
 	i = 0;
 	for (const cJSON* c = tarr->child; ok && c; c = c->next, ++i) {
 		char p[JR_PATH_MAX];
@@ -550,11 +580,7 @@ static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool
 		for (const cJSON* e = c->child; ok && e; e = e->next, ++k) {
 			char q[JR_PATH_MAX];
 			jr_path_index(q, p, (size_t)k);
-			int64_t v;
-			ok = jr_int_item(r, e, q, 0, INT64_MAX, &v);
-			if (ok && v >= (int64_t)nv)
-				ok = jr_fail(r, q, "index %lld out of range (%zu vertices)", (long long)v, nv);
-			if (ok) tri[3 * i + (size_t)k] = (uint32_t)v;
+			ok = jr_index_item(r, e, q, (uint32_t)nv, what, &tri[3 * i + (size_t)k]);
 		}
 		const uint32_t* t = &tri[3 * i];
 		if (ok && (t[0] == t[1] || t[1] == t[2] || t[0] == t[2]))
@@ -737,10 +763,6 @@ static bool read_collider(loader* L, const cJSON* c, const char* path, pbd_colli
 		if (!jr_object(r, c, path, keys) || !jr_vec3(r, c, path, "center", sp->center, &sp->center)) return false;
 		if (!jr_get(c, "radius")) return jr_fail(r, path, "missing \"radius\"");
 		if (!jr_real_p(r, c, path, "radius", 1, JR_POSITIVE, &sp->radius)) return false;
-		if (!(sp->radius > 0)) {
-			jr_path_key(p, path, "radius");
-			return jr_fail(r, p, "too small for the scalar type");
-		}
 	} else {
 		static const char* const keys[] = {"type", "normal", "offset", "margin", NULL};
 		d.type = PBD_SHAPE_PLANE;
@@ -771,8 +793,6 @@ static bool name_ok(const char* s) {
 	return true;
 }
 
-static void keep_message(const char* message, void* user) { snprintf((char*)user, 256, "%s", message); }
-
 static bool build(loader* L, const cJSON* root, const char* default_name, const scene_options* opt) {
 	jr* r = &L->r;
 	scene* s = L->s;
@@ -796,20 +816,17 @@ static bool build(loader* L, const cJSON* root, const char* default_name, const 
 
 	pbd_world_def def = pbd_world_def_default();
 	if (!read_world(L, root, &def)) return false;
-	if (opt) {
-		def.diagnostics = !opt->no_diagnostics;
-		def.log = opt->log;
-		def.log_user = opt->log_user;
-	}
-	if (pbd_world_create(&def, &s->world) != PBD_OK) {
-		/* Without a world there is no last error to read: ask again with a log that keeps it. */
-		char why[256] = "the library refused the settings";
-		def.log = keep_message;
-		def.log_user = why;
-		pbd_world* probe = NULL;
-		if (pbd_world_create(&def, &probe) == PBD_OK) pbd_world_destroy(probe);
-		return jr_fail(r, "world", "%s", why);
-	}
+	if (opt) def.diagnostics = !opt->no_diagnostics;
+	s->log = calloc(1, sizeof *s->log);
+	if (!s->log) return jr_fail(r, "", "out of memory");
+	s->log->fn = opt ? opt->log : NULL;
+	s->log->user = opt ? opt->log_user : NULL;
+	s->log->loading = true;
+	def.log = scene_log_route;
+	def.log_user = s->log;
+	if (pbd_world_create(&def, &s->world) != PBD_OK)
+		/* Without a world there is no last error to read: the router kept the message. */
+		return jr_fail(r, "world", "%s", s->log->held[0] ? s->log->held : "the library refused the settings");
 
 	const cJSON *objects, *colliders;
 	size_t no, ncol;
@@ -874,7 +891,10 @@ static bool load(const char* text, size_t size, const char* source, const char* 
 	if (!root) return false;
 	bool ok = build(&L, root, default_name, options);
 	cJSON_Delete(root);
-	if (!ok) scene_free(out);
+	if (!ok)
+		scene_free(out);
+	else
+		out->log->loading = false; /* from now on the caller's callback hears the library */
 	return ok;
 }
 
@@ -960,6 +980,7 @@ void scene_error_set(scene_error* err, const char* fmt, ...) {
 void scene_free(scene* s) {
 	if (!s) return;
 	pbd_world_destroy(s->world);
+	free(s->log); /* after the world, which may still log while it goes */
 	for (uint32_t i = 0; i < s->object_count; ++i) free(s->objects[i].lines);
 	free(s->objects);
 	free(s->colliders);

@@ -25,8 +25,9 @@ extern "C" {
 #endif
 
 /// Limits that keep a typo from exhausting memory or time (documented in docs/scene-format.md).
-#define SCENE_MAX_PARTICLES (1u << 24)   ///< particles of all objects together
-#define SCENE_MAX_CONSTRAINTS (1u << 26) ///< distance constraints of all objects together
+/// A scene at both caps peaks at about 2.4 GB while it loads (measured; docs/scene-format.md).
+#define SCENE_MAX_PARTICLES (1u << 22)   ///< particles of all objects together (4194304)
+#define SCENE_MAX_CONSTRAINTS (1u << 24) ///< distance constraints of all objects together (16777216)
 #define SCENE_MAX_FRAMES 100000000       ///< frames of a run
 #define SCENE_MAX_SUBSTEPS 1000
 #define SCENE_MAX_ITERATIONS 10000
@@ -53,6 +54,8 @@ typedef struct scene_object {
 	uint32_t* lines;      ///< 2 world particle indices per line (ropes: the links, particles: the constraints)
 } scene_object;
 
+struct scene_log; /* internal to scene.c */
+
 typedef struct scene {
 	char name[SCENE_NAME_MAX];   ///< [A-Za-z0-9_.-], safe as a folder name
 	char description[256];
@@ -62,6 +65,7 @@ typedef struct scene {
 	scene_object* objects;
 	uint32_t collider_count;
 	pbd_collider_id* colliders;
+	struct scene_log* log;       ///< internal: routes the world's log (see scene_options.log)
 } scene;
 
 typedef struct scene_error {
@@ -78,7 +82,11 @@ void scene_error_set(scene_error* err, const char* fmt, ...)
 /// How the world is made. Zero-initialised means: diagnostics on, no log.
 typedef struct scene_options {
 	bool no_diagnostics;  ///< world def `diagnostics` off (the benchmark times the bare step)
-	pbd_log_fn log;       ///< the world's log callback (run-time warnings); NULL = silent
+	/// The world's log callback, for what the library reports once the scene is loaded (run-time
+	/// warnings while stepping, a refused setting). NULL = silent. While the scene loads, the
+	/// library's messages are held back: a refused input is reported once, in err->message, with
+	/// the path of the field it came from.
+	pbd_log_fn log;
 	void* log_user;
 } scene_options;
 

@@ -8,9 +8,15 @@ endif()
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 
-# run_pbd(arg...): runs the program in WORK; sets rc, out and err in the caller.
+# run_pbd(arg...): runs the program in WORK; sets rc, out and err in the caller. When the caller
+# has set run_env (a list of NAME=VALUE), the program runs with those variables set.
 function(run_pbd)
-  execute_process(COMMAND "${PBD}" ${ARGN} WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE r OUTPUT_VARIABLE o
+  if(run_env)
+    set(launch "${CMAKE_COMMAND}" -E env ${run_env} "${PBD}")
+  else()
+    set(launch "${PBD}")
+  endif()
+  execute_process(COMMAND ${launch} ${ARGN} WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE r OUTPUT_VARIABLE o
                   ERROR_VARIABLE e TIMEOUT 300)
   set(rc "${r}" PARENT_SCOPE)
   set(out "${o}" PARENT_SCOPE)
@@ -33,6 +39,43 @@ function(expect_err regex)
   if(stripped MATCHES "\n")
     message(FATAL_ERROR "${cmdline}: the message is not one line:\n${err}")
   endif()
+endfunction()
+
+# expect_one_line(regex): stderr is exactly one line ("pbd: ...\n") and matches regex.
+function(expect_one_line regex)
+  if(NOT err MATCHES "^pbd: [^\n]*\n$")
+    message(FATAL_ERROR "${cmdline}: stderr is not exactly one line:\n${err}")
+  endif()
+  if(NOT err MATCHES "${regex}")
+    message(FATAL_ERROR "${cmdline}: stderr does not match '${regex}':\n${err}")
+  endif()
+endfunction()
+
+# expect_same_files(a b [pattern]): folders a and b (relative to WORK) hold the same file names
+# (matching pattern, default all) with byte-identical contents.
+function(expect_same_files a b)
+  set(pattern "*")
+  if(ARGC GREATER 2)
+    set(pattern "${ARGV2}")
+  endif()
+  file(GLOB_RECURSE files_a RELATIVE "${WORK}/${a}" "${WORK}/${a}/${pattern}")
+  file(GLOB_RECURSE files_b RELATIVE "${WORK}/${b}" "${WORK}/${b}/${pattern}")
+  list(SORT files_a)
+  list(SORT files_b)
+  if(NOT files_a STREQUAL files_b)
+    message(FATAL_ERROR "${a}/ and ${b}/ hold different files:\n${files_a}\n${files_b}")
+  endif()
+  list(LENGTH files_a n)
+  if(n EQUAL 0)
+    message(FATAL_ERROR "${a}/ holds no file matching ${pattern}")
+  endif()
+  foreach(f IN LISTS files_a)
+    execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/${a}/${f}" "${WORK}/${b}/${f}"
+                    RESULT_VARIABLE differ)
+    if(NOT differ EQUAL 0)
+      message(FATAL_ERROR "${a}/${f} and ${b}/${f} differ: the same run gave different bytes")
+    endif()
+  endforeach()
 endfunction()
 
 function(expect_out regex)
@@ -75,6 +118,61 @@ if(CASE STREQUAL "bad_file")
   expect_err("^pbd: no_such_scene: neither a scene file nor a built-in scene")
   # Nothing was written for a scene that did not load.
   expect_count("out/*" 0)
+
+elseif(CASE STREQUAL "one_line")
+  # Every refused scene is exactly one line on stderr, also when the library is the one that
+  # refuses it (its own log line used to come first, then the loader's line with the field path).
+  file(WRITE "${WORK}/loose.obj" "v 0 0 0\nv 1 0 0\nv 1 0 1\nv 5 5 5\nf 1 2 3\n")
+  file(WRITE "${WORK}/loose.json"
+       "{\"objects\": [{\"type\": \"mesh_cloth\", \"obj\": \"loose.obj\", \"mass\": {\"mode\": \"total\"}}]}")
+  run_pbd(run loose.json -o res)
+  expect_rc(1)
+  expect_one_line("^pbd: loose\\.json: objects\\[0\\]: pbd_body_create: vertex 3 ")
+  file(WRITE "${WORK}/syntax.json" "{\n  \"frames\": 10,\n  \"objects\": [}\n")
+  run_pbd(run syntax.json -o res)
+  expect_rc(1)
+  expect_one_line("^pbd: syntax\\.json:3:15: syntax error")
+  file(WRITE "${WORK}/field.json" "{\"world\": {\"damping\": 2}}")
+  run_pbd(run field.json -o res)
+  expect_rc(1)
+  expect_one_line("^pbd: field\\.json: world\\.damping: must be in \\(0, 1\\] \\(got 2\\)")
+  # An index of 2^63 crashed the loader.
+  file(WRITE "${WORK}/huge.json"
+       "{\"objects\": [{\"type\": \"rope\", \"segments\": 3, \"pinned\": [9223372036854775808]}]}")
+  run_pbd(run huge.json -o res)
+  expect_rc(1)
+  expect_one_line("^pbd: huge\\.json: objects\\[0\\]\\.pinned\\[0\\]: index 9223372036854775808 out of range")
+  # A positive inverse mass that float would round to 0 (pinned) is refused, not silently pinned.
+  file(WRITE "${WORK}/tiny.json"
+       "{\"objects\": [{\"type\": \"particles\", \"particles\": [{\"x\": [0, 0, 0], \"inv_mass\": 1e-50}]}]}")
+  run_pbd(run tiny.json -o res -q)
+  expect_rc(1)
+  expect_one_line("^pbd: tiny\\.json: objects\\[0\\]\\.particles\\[0\\]\\.inv_mass: must be 0 \\(pinned\\) or >= 1e-09")
+  expect_count("res" 0)
+
+elseif(CASE STREQUAL "identical")
+  # Two processes running the same scene write byte-identical files: frames, metrics and state.
+  # The second runs with malloc filling fresh blocks with junk (glibc), so a result that depended
+  # on uninitialised memory would show.
+  run_pbd(run hanging_cloth -n 60 -o a -q)
+  expect_rc(0)
+  set(run_env MALLOC_PERTURB_=165)
+  run_pbd(run hanging_cloth -n 60 -o b -q)
+  unset(run_env)
+  expect_rc(0)
+  expect_count("a/frame_*.obj" 61)
+  expect_same_files(a b)
+  run_pbd(run hanging_cloth -n 60 -o ply_a --format ply -q)
+  expect_rc(0)
+  set(run_env MALLOC_PERTURB_=90)
+  run_pbd(run hanging_cloth -n 60 -o ply_b --format ply -q)
+  unset(run_env)
+  expect_rc(0)
+  expect_count("ply_a/frame_*.ply" 61)
+  expect_same_files(ply_a ply_b)
+  # The frame format does not change the simulation.
+  expect_same_files(a ply_a "*.txt")
+  expect_same_files(a ply_a "*.csv")
 
 elseif(CASE STREQUAL "list")
   run_pbd(list)

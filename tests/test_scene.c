@@ -3,6 +3,7 @@
  * outside the sphere); every kind of bad input is refused with a message that names the field
  * path or the line; a scene loaded and run twice ends bit-identical. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,7 +355,7 @@ static const bad_case bad_cases[] = {
 	{"{\"world\": {\"dt\": 0}}", "world.dt: must be > 0 (got 0)", NULL},
 	{"{\"world\": {\"dt\": -0.01}}", "world.dt: must be > 0", NULL},
 #ifndef PBD_DOUBLE
-	{"{\"world\": {\"dt\": 1e-60}}", "world.dt: too small", NULL}, /* rounds to 0 in float */
+	{"{\"world\": {\"dt\": 1e-60}}", "world.dt: too small for the float scalar type", NULL}, /* 0 in float */
 #endif
 	{"{\"world\": {\"substeps\": 0}}", "world.substeps: must be >= 1 (got 0)", NULL},
 	{"{\"world\": {\"iterations\": 1000000}}", "world.iterations: must be <= 10000", NULL},
@@ -426,11 +427,63 @@ static const bad_case bad_cases[] = {
 	{OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"no_such.obj\"}"), "objects[0].obj: " DATA_DIR "/no_such.obj: cannot open",
 	 NULL},
 	{OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"bad.obj\"}"), "objects[0].obj: " DATA_DIR "/bad.obj:2:", NULL},
-	/* sizes */
+	/* sizes (refused from the estimate, before anything is allocated) */
 	{OBJ("{" GRID ", \"nx\": 100000, \"ny\": 100000}"), "objects[0]: too many particles (10000000000 in the scene", NULL},
-	{OBJ("{" GRID ", \"nx\": 4096, \"ny\": 4096}, {" GRID ", \"nx\": 2, \"ny\": 2}"), "objects[1]: too many particles",
-	 NULL},
+	{OBJ("{" GRID ", \"nx\": 2048, \"ny\": 2048}, {" GRID ", \"nx\": 2, \"ny\": 2}"),
+	 "objects[1]: too many particles (4194308 in the scene", "the limit is 4194304"},
+	{OBJ("{" GRID ", \"nx\": 2048, \"ny\": 2048, \"bend\": true}"), "objects[0]: too many constraints", "16777216"},
+	{OBJ("{" GRID ", \"nx\": 4096, \"ny\": 4096}"), "objects[0]: too many particles", "the limit is 4194304"},
+	{OBJ("{" GRID ", \"nx\": 4194305}"), "objects[0].nx: must be <= 4194304", NULL},
 	{OBJ("{\"type\": \"rope\", \"segments\": 100000000}"), "objects[0].segments: must be <=", NULL},
+	/* integers past int64 (2^63 used to pass the bound and convert to garbage, or crash) */
+	{OBJ("{" PARTS ", \"pinned\": [9223372036854775808]}"),
+	 "objects[0].pinned[0]: index 9223372036854775808 out of range (the object has 2 vertices)", NULL},
+	{OBJ("{" PARTS ", \"pinned\": [18446744073709551616]}"),
+	 "objects[0].pinned[0]: index 18446744073709551616 out of range", NULL},
+	{OBJ("{" PARTS ", \"pinned\": [1e300]}"), "objects[0].pinned[0]: index 1.0000000000000001e+300 out of range", NULL},
+	{OBJ("{" PARTS ", \"pinned\": [-9223372036854775809]}"), "objects[0].pinned[0]: must be >= 0", NULL},
+	{OBJ("{" GRID ", \"pinned\": [4294967296]}"), "objects[0].pinned[0]: index 4294967296 out of range", NULL},
+	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 9223372036854775808, \"b\": 1}]}"),
+	 "objects[0].constraints[0].a: index 9223372036854775808 out of range (the object has 2 particles)", NULL},
+	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 1, \"b\": 4294967296}]}"),
+	 "objects[0].constraints[0].b: index 4294967296 out of range", NULL},
+	{OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[0,1,0]],"
+	     " \"triangles\": [[0,1,9223372036854775808]]}"),
+	 "objects[0].triangles[0][2]: index 9223372036854775808 out of range (the mesh has 3 vertices)", NULL},
+	{OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[0,1,0]], \"triangles\": [[4294967296,1,2]]}"),
+	 "objects[0].triangles[0][0]: index 4294967296 out of range", NULL},
+	{"{\"frames\": 9223372036854775808}", "frames: must be <= 100000000 (got 9223372036854775808)", NULL},
+	{"{\"frames\": 9223372036854775807}", "frames: must be <= 100000000", NULL},
+	{"{\"frames\": -1e300}", "frames: must be >= 0", NULL},
+	{"{\"world\": {\"iterations\": 1e19}}", "world.iterations: must be <= 10000", NULL},
+	{OBJ("{" GRID ", \"nx\": 9223372036854775808}"), "objects[0].nx: must be <= 4194304", NULL},
+	/* values that conversion to pbd_real would turn into 0 (pinned, rigid, none) or move out of range */
+	{OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": 1e-50}]}"),
+	 "objects[0].particles[0].inv_mass: must be 0 (pinned) or >= 1e-09 (got 1e-50)", NULL},
+	{OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": 1e-10}]}"),
+	 "objects[0].particles[0].inv_mass: must be 0 (pinned) or >= 1e-09", NULL},
+	{OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": 9.99e-10}]}"),
+	 "objects[0].particles[0].mass: must be >= 1e-09", NULL},
+	{OBJ("{" GRID ", \"mass\": {\"value\": 9.999999e-10}}"), "objects[0].mass.value: must be >= 1e-09", NULL},
+	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance\": 1e-320}]}"),
+	 "objects[0].constraints[0].compliance: too small for the", "must be 0 or at least"},
+	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"rest\": 1e-320}]}"),
+	 "objects[0].constraints[0].rest: too small", NULL},
+	{OBJ("{" GRID ", \"size\": [1, 1e-320]}"), "objects[0].size[1]: too small", NULL},
+	{OBJ("{" GRID ", \"material\": {\"bend\": {\"compliance_stretch\": 1e-320}}}"),
+	 "objects[0].material.bend.compliance_stretch: too small", NULL},
+	{"{\"world\": {\"damping\": 1e-320}}", "world.damping: too small", NULL},
+	{"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1e-320}]}", "colliders[0].radius: too small", NULL},
+#ifndef PBD_DOUBLE
+	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance\": 1e-50}]}"),
+	 "objects[0].constraints[0].compliance: too small for the float scalar type", "(got 1e-50)"},
+	{OBJ("{" GRID ", \"size\": [1e-40, 1]}"), "objects[0].size[0]: too small for the float", NULL}, /* subnormal */
+	{OBJ("{" GRID ", \"material\": {\"shear\": {\"stiffness\": 1e-46}}}"),
+	 "objects[0].material.shear.stiffness: too small", NULL},
+	{"{\"world\": {\"jacobi\": {\"omega\": 1.99999999999}}}",
+	 "world.jacobi.omega: must be in (0, 2) once rounded to the float scalar type",
+	 "(got 1.99999999999, which rounds to 2)"},
+#endif
 };
 
 static void test_bad_scenes(void** state) {
@@ -473,6 +526,87 @@ static void test_bad_files(void** state) {
 	assert_non_null(strstr(err.message, "n.json:1:14: syntax error"));
 }
 
+/* The smallest non-zero magnitude the loader accepts (docs/scene-format.md). */
+#ifdef PBD_DOUBLE
+#define REAL_MIN DBL_MIN
+#else
+#define REAL_MIN ((double)FLT_MIN)
+#endif
+
+/* Limits are inclusive, and checked on the number read, before it becomes a pbd_real (a mass of
+ * exactly 1e-9 used to fail "must be >= 1e-09 (got 1e-09)" after rounding to float). */
+static void test_limits_inclusive(void** state) {
+	(void)state;
+	scene s = load_ok(OBJ("{" GRID ", \"mass\": {\"value\": 1e-9}},"
+	                      " {\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": 1e-9},"
+	                      "   {\"x\": [1,0,0], \"inv_mass\": 1e-9}, {\"x\": [2,0,0], \"mass\": 1e9},"
+	                      "   {\"x\": [3,0,0], \"inv_mass\": 1e9}, {\"x\": [4,0,0], \"inv_mass\": 0}]}"),
+	                  NULL);
+	const pbd_real* w = pbd_world_inv_masses(s.world);
+	assert_int_equal(pbd_world_particle_count(s.world), 9);
+	for (int i = 0; i < 4; ++i) assert_near((double)w[i], 1e9, 1e9 * 1e-6);
+	assert_near((double)w[4], 1e9, 1e9 * 1e-6);
+	assert_near((double)w[5], 1e-9, 1e-9 * 1e-6);
+	assert_near((double)w[6], 1e-9, 1e-9 * 1e-6);
+	assert_near((double)w[7], 1e9, 1e9 * 1e-6);
+	assert_true(w[8] == 0);
+	scene_free(&s);
+	/* The smallest accepted non-zero compliance and size survive conversion as non-zero. */
+	char json[512];
+	snprintf(json, sizeof json,
+	         OBJ("{" GRID ", \"size\": [1, %.17g], \"material\": {\"bend\": {\"compliance\": %.17g}}}"),
+	         REAL_MIN, REAL_MIN);
+	s = load_ok(json, NULL);
+	scene_free(&s);
+	/* And the largest index is fine: the last vertex of a 3 x 3 grid. */
+	s = load_ok(OBJ("{" GRID ", \"nx\": 3, \"ny\": 3, \"pinned\": [8.0]}"), NULL);
+	assert_true(pbd_world_inv_masses(s.world)[8] == 0);
+	scene_free(&s);
+}
+
+typedef struct log_count {
+	int count;
+	char last[256];
+} log_count;
+
+static void count_log(const char* message, void* user) {
+	log_count* c = user;
+	++c->count;
+	snprintf(c->last, sizeof c->last, "%s", message);
+}
+
+/* What the library refuses while a scene loads is reported once, by the loader, with the field
+ * path, and never reaches the log callback (the `pbd` program printed it twice); once loaded,
+ * the callback hears the library. */
+static void test_library_messages(void** state) {
+	(void)state;
+	make_data_dir();
+	/* Vertex 4 is in no triangle, so "total" mass gives it none. */
+	write_text(DATA_DIR "/loose.obj", "v 0 0 0\nv 1 0 0\nv 1 0 1\nv 0 0 1\nv 5 5 5\nf 1 2 3\nf 1 3 4\n");
+	log_count c = {0, ""};
+	const scene_options opt = {false, count_log, &c};
+	const char* json = OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"loose.obj\", \"mass\": {\"mode\": \"total\"}}");
+	scene s;
+	scene_error err;
+	assert_false(scene_load_string(json, strlen(json), "t.json", DATA_DIR, &opt, &s, &err));
+	assert_null(s.world);
+	if (!strstr(err.message, "t.json: objects[0]: ") || !strstr(err.message, "vertex 4"))
+		fail_msg("message: %s", err.message);
+	assert_null(strchr(err.message, '\n'));
+	assert_int_equal(c.count, 0);
+
+	s = load_builtin_ok("rope", &opt);
+	assert_int_equal(c.count, 0);
+	assert_int_not_equal(pbd_world_set_iterations(s.world, 0), PBD_OK);
+	assert_int_equal(c.count, 1);
+	assert_string_equal(c.last, pbd_world_last_error(s.world));
+	/* A copy of the scene struct routes the same way (the router lives on the heap). */
+	scene copy = s;
+	assert_int_not_equal(pbd_world_set_substeps(copy.world, 0), PBD_OK);
+	assert_int_equal(c.count, 2);
+	scene_free(&copy);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -481,7 +615,8 @@ int main(void) {
 		cmocka_unit_test(test_determinism),     cmocka_unit_test(test_particles_object),
 		cmocka_unit_test(test_defaults),        cmocka_unit_test(test_mesh_cloth),
 		cmocka_unit_test(test_bad_scenes),      cmocka_unit_test(test_bad_files),
-		cmocka_unit_test(test_empty_scene),
+		cmocka_unit_test(test_empty_scene),     cmocka_unit_test(test_limits_inclusive),
+		cmocka_unit_test(test_library_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
