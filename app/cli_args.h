@@ -36,8 +36,8 @@ bool cli_match(cli_cursor* c, const char* short_name, const char* long_name, boo
 /* Prints "pbd: <message> (see '<program> --help')" on stderr, sets failed. Returns CLI_USAGE. */
 int cli_usage_error(cli_cursor* c, const char* fmt, ...)
 #if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 2, 3)))
 #endif
-	;
+    ;
 
 #endif

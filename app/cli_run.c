@@ -18,14 +18,14 @@
 
 typedef struct run_options {
 	const char* scene_arg;
-	long frames;          /* -1: the scene's */
-	const char* out_dir;  /* NULL: out/<scene name> */
+	long frames;         /* -1: the scene's */
+	const char* out_dir; /* NULL: out/<scene name> */
 	out_format format;
-	int solver;           /* -1: the scene's */
-	int formulation;      /* -1: the scene's */
-	long iterations;      /* 0: the scene's */
-	long substeps;        /* 0: the scene's */
-	double dt;            /* 0: the scene's */
+	int solver;      /* -1: the scene's */
+	int formulation; /* -1: the scene's */
+	long iterations; /* 0: the scene's */
+	long substeps;   /* 0: the scene's */
+	double dt;       /* 0: the scene's */
 	bool quiet;
 	bool progress;
 } run_options;

@@ -39,9 +39,7 @@ void jr_path_key(char* out, const char* path, const char* key) {
 		snprintf(out, JR_PATH_MAX, "%s", key);
 }
 
-void jr_path_index(char* out, const char* path, size_t index) {
-	snprintf(out, JR_PATH_MAX, "%s[%zu]", path, index);
-}
+void jr_path_index(char* out, const char* path, size_t index) { snprintf(out, JR_PATH_MAX, "%s[%zu]", path, index); }
 
 const char* jr_type_name(const cJSON* item) {
 	if (!item) return "nothing";
@@ -136,8 +134,8 @@ static bool scan_literal(syntax_scan* c, const char* word) {
 	size_t len = strlen(word);
 	for (size_t k = 0; k < len; ++k, ++c->i)
 		if (c->i >= c->n || c->s[c->i] != word[k])
-			return scan_fail(c, word[0] == 't' ? "expected true"
-			                                   : (word[0] == 'f' ? "expected false" : "expected null"));
+			return scan_fail(c,
+			                 word[0] == 't' ? "expected true" : (word[0] == 'f' ? "expected false" : "expected null"));
 	return true;
 }
 
@@ -221,8 +219,7 @@ cJSON* jr_parse(jr* r, const char* text, size_t size) {
 		size_t line, col;
 		line_col(text, (size_t)(nul - text), &line, &col);
 		r->failed = true;
-		snprintf(r->message, r->message_size, "%s:%zu:%zu: syntax error: a 0 byte in the text",
-		         r->source, line, col);
+		snprintf(r->message, r->message_size, "%s:%zu:%zu: syntax error: a 0 byte in the text", r->source, line, col);
 		return NULL;
 	}
 	/* A terminated copy: the parser then also rejects anything after the top-level value. */
@@ -342,8 +339,7 @@ bool jr_number_item(jr* r, const cJSON* item, const char* path, jr_range range, 
 	return true;
 }
 
-bool jr_real(jr* r, const cJSON* obj, const char* path, const char* key, double def, jr_range range,
-             double* out) {
+bool jr_real(jr* r, const cJSON* obj, const char* path, const char* key, double def, jr_range range, double* out) {
 	const cJSON* item = jr_get(obj, key);
 	if (!item) {
 		*out = def;
@@ -368,24 +364,23 @@ bool jr_to_real(jr* r, const char* path, double v, jr_range range, pbd_real* out
 	 * thing conversion can do beyond rounding is to lose a small non-zero magnitude: a positive
 	 * mass, compliance or size that turned into 0 would silently mean "pinned", "rigid" or
 	 * "none". Signed quantities (plane offsets) may round to 0 harmlessly. */
-	if (!isfinite((double)p))
-		return jr_fail(r, path, "does not fit the %s scalar type (got %g)", JR_REAL_NAME, v);
+	if (!isfinite((double)p)) return jr_fail(r, path, "does not fit the %s scalar type (got %g)", JR_REAL_NAME, v);
 	if (range.lo >= 0 && v != 0 && !(fabs((double)p) >= JR_REAL_MIN))
-		return jr_fail(r, path, "too small for the %s scalar type: must be 0 or at least %g (got %g)",
-		               JR_REAL_NAME, JR_REAL_MIN, v);
+		return jr_fail(r, path, "too small for the %s scalar type: must be 0 or at least %g (got %g)", JR_REAL_NAME,
+		               JR_REAL_MIN, v);
 	/* Rounding may land on an excluded bound (an omega of 1.999999999 becomes 2 in float). */
 	if (!in_range((double)p, range)) {
 		char want[96];
 		range_text(want, sizeof want, range);
-		return jr_fail(r, path, "must be %s once rounded to the %s scalar type (got %.17g, which rounds to %.9g)",
-		               want, JR_REAL_NAME, v, (double)p);
+		return jr_fail(r, path, "must be %s once rounded to the %s scalar type (got %.17g, which rounds to %.9g)", want,
+		               JR_REAL_NAME, v, (double)p);
 	}
 	*out = p;
 	return true;
 }
 
-bool jr_real_p(jr* r, const cJSON* obj, const char* path, const char* key, pbd_real def,
-               jr_range range, pbd_real* out) {
+bool jr_real_p(jr* r, const cJSON* obj, const char* path, const char* key, pbd_real def, jr_range range,
+               pbd_real* out) {
 	const cJSON* item = jr_get(obj, key);
 	if (!item) {
 		*out = def;
@@ -436,8 +431,8 @@ bool jr_index_item(jr* r, const cJSON* item, const char* path, uint32_t count, c
 	return true;
 }
 
-bool jr_int(jr* r, const cJSON* obj, const char* path, const char* key, int64_t def, int64_t lo,
-            int64_t hi, int64_t* out) {
+bool jr_int(jr* r, const cJSON* obj, const char* path, const char* key, int64_t def, int64_t lo, int64_t hi,
+            int64_t* out) {
 	const cJSON* item = jr_get(obj, key);
 	if (!item) {
 		*out = def;
@@ -463,8 +458,8 @@ bool jr_bool(jr* r, const cJSON* obj, const char* path, const char* key, bool de
 	return true;
 }
 
-bool jr_string(jr* r, const cJSON* obj, const char* path, const char* key, const char* def,
-               size_t max_len, const char** out) {
+bool jr_string(jr* r, const cJSON* obj, const char* path, const char* key, const char* def, size_t max_len,
+               const char** out) {
 	const cJSON* item = jr_get(obj, key);
 	if (!item) {
 		*out = def;
@@ -483,8 +478,8 @@ bool jr_string(jr* r, const cJSON* obj, const char* path, const char* key, const
 	return true;
 }
 
-bool jr_enum(jr* r, const cJSON* obj, const char* path, const char* key, int def,
-             const char* const* names, const char* const* aliases, const int* alias_values, int* out) {
+bool jr_enum(jr* r, const cJSON* obj, const char* path, const char* key, int def, const char* const* names,
+             const char* const* aliases, const int* alias_values, int* out) {
 	const char* s = NULL;
 	if (!jr_string(r, obj, path, key, NULL, 64, &s)) return false;
 	if (!s) {
@@ -543,8 +538,7 @@ bool jr_vec3(jr* r, const cJSON* obj, const char* path, const char* key, pbd_vec
 	return jr_vec3_item(r, item, p, out);
 }
 
-bool jr_array(jr* r, const cJSON* obj, const char* path, const char* key, const cJSON** out,
-              size_t* count) {
+bool jr_array(jr* r, const cJSON* obj, const char* path, const char* key, const cJSON** out, size_t* count) {
 	const cJSON* item = jr_get(obj, key);
 	*out = NULL;
 	*count = 0;

@@ -36,10 +36,10 @@ typedef struct jr {
  * of pbd_real (about 1.2e-38 in float builds, 2.2e-308 in double builds). Below it a value would
  * become 0 or lose its precision on conversion. */
 #ifdef PBD_DOUBLE
-#define JR_REAL_MIN DBL_MIN
+#define JR_REAL_MIN  DBL_MIN
 #define JR_REAL_NAME "double"
 #else
-#define JR_REAL_MIN ((double)FLT_MIN)
+#define JR_REAL_MIN  ((double)FLT_MIN)
 #define JR_REAL_NAME "float"
 #endif
 
@@ -74,11 +74,9 @@ bool jr_object(jr* r, const cJSON* item, const char* path, const char* const* al
 /* The value of `key` in `obj`, or NULL. */
 const cJSON* jr_get(const cJSON* obj, const char* key);
 
-bool jr_real(jr* r, const cJSON* obj, const char* path, const char* key, double def, jr_range range,
-             double* out);
+bool jr_real(jr* r, const cJSON* obj, const char* path, const char* key, double def, jr_range range, double* out);
 /* The same, stored as pbd_real through jr_to_real. */
-bool jr_real_p(jr* r, const cJSON* obj, const char* path, const char* key, pbd_real def,
-               jr_range range, pbd_real* out);
+bool jr_real_p(jr* r, const cJSON* obj, const char* path, const char* key, pbd_real def, jr_range range, pbd_real* out);
 /* Converts a checked number to pbd_real. Refuses what the conversion would change in meaning:
  * a non-zero value of a non-negative quantity (range.lo >= 0) below JR_REAL_MIN (it would
  * become 0 or subnormal), and a value that rounds out of `range`. */
@@ -86,8 +84,8 @@ bool jr_to_real(jr* r, const char* path, double v, jr_range range, pbd_real* out
 /* Checks a number item that is already at hand (array elements). */
 bool jr_number_item(jr* r, const cJSON* item, const char* path, jr_range range, double* out);
 
-bool jr_int(jr* r, const cJSON* obj, const char* path, const char* key, int64_t def, int64_t lo,
-            int64_t hi, int64_t* out);
+bool jr_int(jr* r, const cJSON* obj, const char* path, const char* key, int64_t def, int64_t lo, int64_t hi,
+            int64_t* out);
 bool jr_int_item(jr* r, const cJSON* item, const char* path, int64_t lo, int64_t hi, int64_t* out);
 /* An index below `count`: "index 7 out of range (<what>)" otherwise, e.g. what = "the object has
  * 3 particles". Any number is safe, 2^63 and beyond included. */
@@ -96,20 +94,19 @@ bool jr_index_item(jr* r, const cJSON* item, const char* path, uint32_t count, c
 bool jr_bool(jr* r, const cJSON* obj, const char* path, const char* key, bool def, bool* out);
 
 /* A string of at most max_len bytes without control characters; *out points into the tree. */
-bool jr_string(jr* r, const cJSON* obj, const char* path, const char* key, const char* def,
-               size_t max_len, const char** out);
+bool jr_string(jr* r, const cJSON* obj, const char* path, const char* key, const char* def, size_t max_len,
+               const char** out);
 
 /* One of the NULL-terminated `names`; *out is its position in the list. `aliases` (may be NULL)
  * is a NULL-terminated list of extra names, each mapping to alias_values[i]. */
-bool jr_enum(jr* r, const cJSON* obj, const char* path, const char* key, int def,
-             const char* const* names, const char* const* aliases, const int* alias_values, int* out);
+bool jr_enum(jr* r, const cJSON* obj, const char* path, const char* key, int def, const char* const* names,
+             const char* const* aliases, const int* alias_values, int* out);
 
 /* An array of exactly 3 numbers. */
 bool jr_vec3(jr* r, const cJSON* obj, const char* path, const char* key, pbd_vec3 def, pbd_vec3* out);
 bool jr_vec3_item(jr* r, const cJSON* item, const char* path, pbd_vec3* out);
 
 /* `key` must be an array if present; *out is NULL when absent, *count its length. */
-bool jr_array(jr* r, const cJSON* obj, const char* path, const char* key, const cJSON** out,
-              size_t* count);
+bool jr_array(jr* r, const cJSON* obj, const char* path, const char* key, const cJSON** out, size_t* count);
 
 #endif

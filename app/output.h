@@ -8,11 +8,7 @@
 
 #include "scene.h"
 
-typedef enum out_format {
-	OUT_FORMAT_OBJ = 0,
-	OUT_FORMAT_PLY,
-	OUT_FORMAT_NONE
-} out_format;
+typedef enum out_format { OUT_FORMAT_OBJ = 0, OUT_FORMAT_PLY, OUT_FORMAT_NONE } out_format;
 
 /// Creates `dir` and its missing parents (mkdir -p).
 bool out_make_dir(const char* dir, scene_error* err);

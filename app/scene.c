@@ -18,16 +18,20 @@ typedef struct loader {
 	jr r;
 	const char* base_dir; /* where relative obj paths start; NULL = working directory */
 	scene* s;
-	uint64_t particles;   /* running totals, checked against the scene caps */
+	uint64_t particles; /* running totals, checked against the scene caps */
 	uint64_t constraints;
 } loader;
 
 const char* scene_object_type_name(scene_object_type type) {
 	switch (type) {
-	case SCENE_OBJECT_PARTICLES: return "particles";
-	case SCENE_OBJECT_GRID_CLOTH: return "grid_cloth";
-	case SCENE_OBJECT_MESH_CLOTH: return "mesh_cloth";
-	case SCENE_OBJECT_ROPE: return "rope";
+	case SCENE_OBJECT_PARTICLES:
+		return "particles";
+	case SCENE_OBJECT_GRID_CLOTH:
+		return "grid_cloth";
+	case SCENE_OBJECT_MESH_CLOTH:
+		return "mesh_cloth";
+	case SCENE_OBJECT_ROPE:
+		return "rope";
 	}
 	return "unknown";
 }
@@ -88,8 +92,8 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	jr* r = &L->r;
 	const cJSON* w = jr_get(root, "world");
 	if (!w) return true;
-	static const char* const keys[] = {"gravity", "dt", "substeps", "iterations", "solver", "formulation",
-	                                   "damping", "jacobi", "collision_mode", "max_speed", NULL};
+	static const char* const keys[] = {"gravity", "dt",     "substeps",       "iterations", "solver", "formulation",
+	                                   "damping", "jacobi", "collision_mode", "max_speed",  NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations;
@@ -163,7 +167,7 @@ static bool read_material(loader* L, const cJSON* obj, const char* path, pbd_edg
 	jr_path_key(mpath, path, "material");
 	static const char* const kinds[] = {"structural", "shear", "bend", NULL};
 	if (!jr_object(r, m, mpath, kinds)) return false;
-	static const char* const keys[] = {"enabled", "stiffness", "stiffness_stretch", "stiffness_compress",
+	static const char* const keys[] = {"enabled",    "stiffness",          "stiffness_stretch",   "stiffness_compress",
 	                                   "compliance", "compliance_stretch", "compliance_compress", NULL};
 	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
 		const cJSON* e = jr_get(m, kinds[k]);
@@ -318,8 +322,8 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 
 static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type", "name", "particles", "constraints", "pinned", "material",
-	                                   "translation", "velocity", NULL};
+	static const char* const keys[] = {"type",     "name",        "particles", "constraints", "pinned",
+	                                   "material", "translation", "velocity",  NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	const cJSON* parr;
 	size_t np;
@@ -338,8 +342,9 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 	if (mat) {
 		char mpath[JR_PATH_MAX];
 		jr_path_key(mpath, path, "material");
-		static const char* const mkeys[] = {"stiffness", "stiffness_stretch", "stiffness_compress", "compliance",
-		                                    "compliance_stretch", "compliance_compress", NULL};
+		static const char* const mkeys[] = {"stiffness",  "stiffness_stretch",  "stiffness_compress",
+		                                    "compliance", "compliance_stretch", "compliance_compress",
+		                                    NULL};
 		if (!jr_object(r, mat, mpath, mkeys) || !read_softness(L, mat, mpath, &soft)) return false;
 	}
 
@@ -381,9 +386,17 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 	if (ok) ok = read_pinned(L, obj, path, (uint32_t)np, &pinned, &pinned_count);
 	for (uint32_t k = 0; ok && k < pinned_count; ++k) w[pinned[k]] = 0;
 
-	static const char* const ckeys[] = {"type", "a", "b", "rest", "stiffness", "stiffness_stretch",
-	                                    "stiffness_compress", "compliance", "compliance_stretch",
-	                                    "compliance_compress", NULL};
+	static const char* const ckeys[] = {"type",
+	                                    "a",
+	                                    "b",
+	                                    "rest",
+	                                    "stiffness",
+	                                    "stiffness_stretch",
+	                                    "stiffness_compress",
+	                                    "compliance",
+	                                    "compliance_stretch",
+	                                    "compliance_compress",
+	                                    NULL};
 	static const char* const ctypes[] = {"distance", NULL};
 	char what[64];
 	snprintf(what, sizeof what, "the object has %zu particle%s", np, np == 1 ? "" : "s");
@@ -480,9 +493,9 @@ static bool axes_ok(loader* L, const char* path, pbd_vec3 u, pbd_vec3 v) {
 
 static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type", "name", "nx", "ny", "size", "origin", "axis_u", "axis_v",
-	                                   "diagonals", "bend", "mass", "pinned", "material", "translation",
-	                                   "velocity", NULL};
+	static const char* const keys[] = {"type",     "name",        "nx",        "ny",   "size", "origin",
+	                                   "axis_u",   "axis_v",      "diagonals", "bend", "mass", "pinned",
+	                                   "material", "translation", "velocity",  NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_grid_def g = pbd_grid_def_default();
 	int64_t nx, ny, diagonals;
@@ -533,9 +546,8 @@ static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene
 
 /* Joins the scene's folder and a relative path. */
 static bool resolve_path(loader* L, const char* path, const char* file, char* out, size_t out_size) {
-	int n = (file[0] == '/' || !L->base_dir || !L->base_dir[0])
-	            ? snprintf(out, out_size, "%s", file)
-	            : snprintf(out, out_size, "%s/%s", L->base_dir, file);
+	int n = (file[0] == '/' || !L->base_dir || !L->base_dir[0]) ? snprintf(out, out_size, "%s", file)
+	                                                            : snprintf(out, out_size, "%s/%s", L->base_dir, file);
 	if (n < 0 || (size_t)n >= out_size) return jr_fail(&L->r, path, "path too long");
 	return true;
 }
@@ -583,8 +595,7 @@ static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool
 			ok = jr_index_item(r, e, q, (uint32_t)nv, what, &tri[3 * i + (size_t)k]);
 		}
 		const uint32_t* t = &tri[3 * i];
-		if (ok && (t[0] == t[1] || t[1] == t[2] || t[0] == t[2]))
-			ok = jr_fail(r, p, "repeats a vertex");
+		if (ok && (t[0] == t[1] || t[1] == t[2] || t[0] == t[2])) ok = jr_fail(r, p, "repeats a vertex");
 	}
 	if (ok) {
 		pbd_error err;
@@ -599,8 +610,8 @@ static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool
 
 static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type", "name", "obj", "vertices", "triangles", "bend", "mass",
-	                                   "pinned", "material", "translation", "velocity", NULL};
+	static const char* const keys[] = {"type", "name",   "obj",      "vertices",    "triangles", "bend",
+	                                   "mass", "pinned", "material", "translation", "velocity",  NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	bool bend;
 	const char* file;
@@ -628,8 +639,8 @@ static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene
 
 static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type", "name", "start", "end", "segments", "bend", "mass",
-	                                   "pinned", "material", "translation", "velocity", NULL};
+	static const char* const keys[] = {"type", "name",   "start",    "end",         "segments", "bend",
+	                                   "mass", "pinned", "material", "translation", "velocity", NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_rope_def d = pbd_rope_def_default();
 	int64_t segments;
@@ -733,10 +744,14 @@ static bool read_object(loader* L, const cJSON* obj, const char* path, scene_obj
 	if (!jr_enum(r, obj, path, "type", 0, object_types, NULL, NULL, &type)) return false;
 	o->type = (scene_object_type)type;
 	switch (o->type) {
-	case SCENE_OBJECT_PARTICLES: return read_particles(L, obj, path, o);
-	case SCENE_OBJECT_GRID_CLOTH: return read_grid_cloth(L, obj, path, o);
-	case SCENE_OBJECT_MESH_CLOTH: return read_mesh_cloth(L, obj, path, o);
-	case SCENE_OBJECT_ROPE: return read_rope(L, obj, path, o);
+	case SCENE_OBJECT_PARTICLES:
+		return read_particles(L, obj, path, o);
+	case SCENE_OBJECT_GRID_CLOTH:
+		return read_grid_cloth(L, obj, path, o);
+	case SCENE_OBJECT_MESH_CLOTH:
+		return read_mesh_cloth(L, obj, path, o);
+	case SCENE_OBJECT_ROPE:
+		return read_rope(L, obj, path, o);
 	}
 	return jr_fail(r, path, "unknown type");
 }
@@ -920,8 +935,7 @@ bool scene_load_file(const char* path, const scene_options* options, scene* out,
 	while (ok) {
 		if (size == cap) {
 			if (cap > SCENE_MAX_FILE_BYTES) {
-				scene_error_set(err, "%s: file too large (the limit is %u bytes)", path,
-				         SCENE_MAX_FILE_BYTES);
+				scene_error_set(err, "%s: file too large (the limit is %u bytes)", path, SCENE_MAX_FILE_BYTES);
 				ok = false;
 				break;
 			}

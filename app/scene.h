@@ -26,14 +26,14 @@ extern "C" {
 
 /// Limits that keep a typo from exhausting memory or time (documented in docs/scene-format.md).
 /// A scene at both caps peaks at about 2.4 GB while it loads (measured; docs/scene-format.md).
-#define SCENE_MAX_PARTICLES (1u << 22)   ///< particles of all objects together (4194304)
+#define SCENE_MAX_PARTICLES   (1u << 22) ///< particles of all objects together (4194304)
 #define SCENE_MAX_CONSTRAINTS (1u << 24) ///< distance constraints of all objects together (16777216)
-#define SCENE_MAX_FRAMES 100000000       ///< frames of a run
-#define SCENE_MAX_SUBSTEPS 1000
-#define SCENE_MAX_ITERATIONS 10000
-#define SCENE_MAX_FILE_BYTES (256u << 20) ///< size of a scene file
-#define SCENE_MAX_MAGNITUDE 1e9          ///< |x| of every number in a scene
-#define SCENE_NAME_MAX 64                ///< bytes of a name, terminator included
+#define SCENE_MAX_FRAMES      100000000  ///< frames of a run
+#define SCENE_MAX_SUBSTEPS    1000
+#define SCENE_MAX_ITERATIONS  10000
+#define SCENE_MAX_FILE_BYTES  (256u << 20) ///< size of a scene file
+#define SCENE_MAX_MAGNITUDE   1e9          ///< |x| of every number in a scene
+#define SCENE_NAME_MAX        64           ///< bytes of a name, terminator included
 
 typedef enum scene_object_type {
 	SCENE_OBJECT_PARTICLES = 0,
@@ -49,23 +49,23 @@ const char* scene_object_type_name(scene_object_type type);
 typedef struct scene_object {
 	char name[SCENE_NAME_MAX];
 	scene_object_type type;
-	pbd_body range;       ///< its particles, distance constraints and triangles in the world
-	uint32_t line_count;  ///< polyline pieces to draw when it has no triangles
-	uint32_t* lines;      ///< 2 world particle indices per line (ropes: the links, particles: the constraints)
+	pbd_body range;      ///< its particles, distance constraints and triangles in the world
+	uint32_t line_count; ///< polyline pieces to draw when it has no triangles
+	uint32_t* lines;     ///< 2 world particle indices per line (ropes: the links, particles: the constraints)
 } scene_object;
 
 struct scene_log; /* internal to scene.c */
 
 typedef struct scene {
-	char name[SCENE_NAME_MAX];   ///< [A-Za-z0-9_.-], safe as a folder name
+	char name[SCENE_NAME_MAX]; ///< [A-Za-z0-9_.-], safe as a folder name
 	char description[256];
-	int frames;                  ///< frames a run of this scene lasts (one pbd_world_step each)
+	int frames; ///< frames a run of this scene lasts (one pbd_world_step each)
 	pbd_world* world;
 	uint32_t object_count;
 	scene_object* objects;
 	uint32_t collider_count;
 	pbd_collider_id* colliders;
-	struct scene_log* log;       ///< internal: routes the world's log (see scene_options.log)
+	struct scene_log* log; ///< internal: routes the world's log (see scene_options.log)
 } scene;
 
 typedef struct scene_error {
@@ -75,13 +75,13 @@ typedef struct scene_error {
 /// Formats into err->message, cut to fit (a long path only shortens the message).
 void scene_error_set(scene_error* err, const char* fmt, ...)
 #if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 2, 3)))
 #endif
-	;
+    ;
 
 /// How the world is made. Zero-initialised means: diagnostics on, no log.
 typedef struct scene_options {
-	bool no_diagnostics;  ///< world def `diagnostics` off (the benchmark times the bare step)
+	bool no_diagnostics; ///< world def `diagnostics` off (the benchmark times the bare step)
 	/// The world's log callback, for what the library reports once the scene is loaded (run-time
 	/// warnings while stepping, a refused setting). NULL = silent. While the scene loads, the
 	/// library's messages are held back: a refused input is reported once, in err->message, with

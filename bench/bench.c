@@ -77,10 +77,10 @@ typedef struct bench_scene {
 	uint32_t n;
 	pbd_mesh mesh;
 	uint32_t pinned[2];
-	double* rest;       /* rest length per mesh edge, from the initial positions */
-	double* xyz;        /* scratch: positions as doubles (3 per vertex) */
-	double* masses;     /* kg per vertex, 0 for the pinned corners (Bullet's convention) */
-	double* step_ms;    /* scratch: one time per step */
+	double* rest;    /* rest length per mesh edge, from the initial positions */
+	double* xyz;     /* scratch: positions as doubles (3 per vertex) */
+	double* masses;  /* kg per vertex, 0 for the pinned corners (Bullet's convention) */
+	double* step_ms; /* scratch: one time per step */
 } bench_scene;
 
 /* What one run from rest leaves behind. */
@@ -100,13 +100,13 @@ typedef struct bench_row {
 	const char* formulation;
 	uint32_t n, particles, constraints;
 	int repeats;
-	double ms, ms_min;  /* median and minimum over repeats of the per-step median */
-	double mproj;       /* million constraint projections per second at `ms` */
+	double ms, ms_min; /* median and minimum over repeats of the per-step median */
+	double mproj;      /* million constraint projections per second at `ms` */
 	double max_strain, mean_strain, min_y;
-	uint64_t hash;      /* of the first repeat */
-	bool hash_stable;   /* every repeat ended in the same state */
+	uint64_t hash;    /* of the first repeat */
+	bool hash_stable; /* every repeat ended in the same state */
 	char status[32];
-	double ratio;       /* Bullet ms / this row's ms; NAN when there is no Bullet row */
+	double ratio; /* Bullet ms / this row's ms; NAN when there is no Bullet row */
 } bench_row;
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -131,9 +131,7 @@ static double median(double* v, size_t n) {
 
 static const char* solver_name(pbd_solver s) { return s == PBD_SOLVER_JACOBI ? "jacobi" : "gs"; }
 
-static const char* formulation_name(pbd_formulation f) {
-	return f == PBD_FORMULATION_XPBD ? "xpbd" : "pbd";
-}
+static const char* formulation_name(pbd_formulation f) { return f == PBD_FORMULATION_XPBD ? "xpbd" : "pbd"; }
 
 static int default_repeat(uint32_t n) { return n <= BENCH_REPEAT_SPLIT_N ? 3 : 1; }
 
@@ -208,7 +206,8 @@ static bool parse_int(const char* s, long lo, long hi, long* out) {
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 1, 2)))
 #endif
-static int usage_error(const char* fmt, ...) {
+static int
+usage_error(const char* fmt, ...) {
 	va_list args;
 	va_start(args, fmt);
 	fputs(BENCH_PREFIX, stderr);
@@ -237,7 +236,8 @@ static int split_list(const char* value, char items[][16], int max_items) {
 static int parse_sizes(const char* value, bench_options* o) {
 	char items[BENCH_MAX_SIZES][16];
 	const int count = split_list(value, items, BENCH_MAX_SIZES);
-	if (count < 0) return usage_error("--sizes: expected up to %d comma-separated sizes, got '%s'", BENCH_MAX_SIZES, value);
+	if (count < 0)
+		return usage_error("--sizes: expected up to %d comma-separated sizes, got '%s'", BENCH_MAX_SIZES, value);
 	for (int i = 0; i < count; ++i) {
 		long n = 0;
 		if (!parse_int(items[i], BENCH_MIN_N, BENCH_MAX_N, &n))
@@ -255,12 +255,14 @@ static int parse_solvers(const char* value, bench_options* o) {
 	const int count = split_list(value, items, 2);
 	if (count < 0) return usage_error("--solver: expected gs, jacobi or gs,jacobi, got '%s'", value);
 	for (int i = 0; i < count; ++i) {
-		if (strcmp(items[i], "gs") == 0) o->solvers[i] = PBD_SOLVER_GAUSS_SEIDEL;
-		else if (strcmp(items[i], "jacobi") == 0) o->solvers[i] = PBD_SOLVER_JACOBI;
-		else return usage_error("--solver: unknown solver '%s' (gs or jacobi)", items[i]);
+		if (strcmp(items[i], "gs") == 0)
+			o->solvers[i] = PBD_SOLVER_GAUSS_SEIDEL;
+		else if (strcmp(items[i], "jacobi") == 0)
+			o->solvers[i] = PBD_SOLVER_JACOBI;
+		else
+			return usage_error("--solver: unknown solver '%s' (gs or jacobi)", items[i]);
 	}
-	if (count == 2 && o->solvers[0] == o->solvers[1])
-		return usage_error("--solver: '%s' is listed twice", items[0]);
+	if (count == 2 && o->solvers[0] == o->solvers[1]) return usage_error("--solver: '%s' is listed twice", items[0]);
 	o->solver_count = count;
 	return 0;
 }
@@ -270,9 +272,12 @@ static int parse_formulations(const char* value, bench_options* o) {
 	const int count = split_list(value, items, 2);
 	if (count < 0) return usage_error("--formulation: expected pbd, xpbd or pbd,xpbd, got '%s'", value);
 	for (int i = 0; i < count; ++i) {
-		if (strcmp(items[i], "pbd") == 0) o->formulations[i] = PBD_FORMULATION_PBD;
-		else if (strcmp(items[i], "xpbd") == 0) o->formulations[i] = PBD_FORMULATION_XPBD;
-		else return usage_error("--formulation: unknown formulation '%s' (pbd or xpbd)", items[i]);
+		if (strcmp(items[i], "pbd") == 0)
+			o->formulations[i] = PBD_FORMULATION_PBD;
+		else if (strcmp(items[i], "xpbd") == 0)
+			o->formulations[i] = PBD_FORMULATION_XPBD;
+		else
+			return usage_error("--formulation: unknown formulation '%s' (pbd or xpbd)", items[i]);
 	}
 	if (count == 2 && o->formulations[0] == o->formulations[1])
 		return usage_error("--formulation: '%s' is listed twice", items[0]);
@@ -293,9 +298,20 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	o->formulation_count = 1;
 	o->bullet = true;
 
-	enum { OPT_SIZES, OPT_STEPS, OPT_ITERATIONS, OPT_REPEAT, OPT_SOLVER, OPT_FORMULATION, OPT_NO_BULLET, OPT_CSV, OPT_HELP, OPT_COUNT };
-	static const char* const names[OPT_COUNT] = {"--sizes",  "--steps",     "--iterations", "--repeat", "--solver",
-	                                             "--formulation", "--no-bullet", "--csv", "--help"};
+	enum {
+		OPT_SIZES,
+		OPT_STEPS,
+		OPT_ITERATIONS,
+		OPT_REPEAT,
+		OPT_SOLVER,
+		OPT_FORMULATION,
+		OPT_NO_BULLET,
+		OPT_CSV,
+		OPT_HELP,
+		OPT_COUNT
+	};
+	static const char* const names[OPT_COUNT] = {"--sizes",       "--steps",     "--iterations", "--repeat", "--solver",
+	                                             "--formulation", "--no-bullet", "--csv",        "--help"};
 	static const bool takes_value[OPT_COUNT] = {true, true, true, true, true, true, false, true, false};
 	bool seen[OPT_COUNT] = {false};
 
@@ -315,9 +331,12 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		seen[opt] = true;
 		const char* value = NULL;
 		if (takes_value[opt]) {
-			if (eq) value = eq + 1;
-			else if (i + 1 < argc && argv[i + 1]) value = argv[++i];
-			else return usage_error("%s needs a value", names[opt]);
+			if (eq)
+				value = eq + 1;
+			else if (i + 1 < argc && argv[i + 1])
+				value = argv[++i];
+			else
+				return usage_error("%s needs a value", names[opt]);
 		} else if (eq) {
 			return usage_error("%s takes no value", names[opt]);
 		}
@@ -325,7 +344,9 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		long v = 0;
 		int rc = 0;
 		switch (opt) {
-		case OPT_SIZES: rc = parse_sizes(value, o); break;
+		case OPT_SIZES:
+			rc = parse_sizes(value, o);
+			break;
 		case OPT_STEPS:
 			if (!parse_int(value, 1, BENCH_MAX_STEPS, &v))
 				return usage_error("--steps: '%s' is not an integer in [1, %d]", value, BENCH_MAX_STEPS);
@@ -341,15 +362,24 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 				return usage_error("--repeat: '%s' is not an integer in [1, %d]", value, BENCH_MAX_REPEAT);
 			o->repeat = (int)v;
 			break;
-		case OPT_SOLVER: rc = parse_solvers(value, o); break;
-		case OPT_FORMULATION: rc = parse_formulations(value, o); break;
-		case OPT_NO_BULLET: o->bullet = false; break;
+		case OPT_SOLVER:
+			rc = parse_solvers(value, o);
+			break;
+		case OPT_FORMULATION:
+			rc = parse_formulations(value, o);
+			break;
+		case OPT_NO_BULLET:
+			o->bullet = false;
+			break;
 		case OPT_CSV:
 			if (!*value) return usage_error("--csv: empty file name");
 			o->csv_path = value;
 			break;
-		case OPT_HELP: o->help = true; break;
-		default: break;
+		case OPT_HELP:
+			o->help = true;
+			break;
+		default:
+			break;
 		}
 		if (rc != 0) return rc;
 	}
@@ -404,7 +434,8 @@ static void print_header(const bench_options* o, bool bullet_built) {
 		       pbd_bullet_scalar_size() == 8 ? "double" : "float");
 	else
 #endif
-		printf("bullet:  %s\n", !bullet_built ? "not built (Bullet was not found at configure time)" : "skipped (--no-bullet)");
+		printf("bullet:  %s\n",
+		       !bullet_built ? "not built (Bullet was not found at configure time)" : "skipped (--no-bullet)");
 	printf("scene:   1 m square, 1 kg (1/N^2 per particle), 2 corners pinned, structural + shear links,\n"
 	       "         gravity %.2f m/s^2, dt 1/60 s, 1 substep, %d iterations, %d steps from rest, no damping\n",
 	       BENCH_GRAVITY, o->iterations, o->steps);
@@ -538,8 +569,9 @@ static int run_pbd(bench_scene* s, const bench_options* o, bench_variant v, benc
 	st = pbd_body_create(w, &bd, &body);
 	if (st != PBD_OK) return pbd_fail_msg(w, "pbd_body_create", st);
 	if (pbd_world_particle_count(w) != s->mesh.vertex_count || pbd_world_distance_count(w) != s->mesh.edge_count) {
-		fprintf(stderr, BENCH_PREFIX "N=%u: the world holds %u particles and %u constraints, expected %u and %u\n", s->n,
-		        pbd_world_particle_count(w), pbd_world_distance_count(w), s->mesh.vertex_count, s->mesh.edge_count);
+		fprintf(stderr, BENCH_PREFIX "N=%u: the world holds %u particles and %u constraints, expected %u and %u\n",
+		        s->n, pbd_world_particle_count(w), pbd_world_distance_count(w), s->mesh.vertex_count,
+		        s->mesh.edge_count);
 		pbd_world_destroy(w);
 		return -1;
 	}
@@ -644,9 +676,12 @@ static void make_row(bench_row* r, const bench_scene* s, const bench_options* o,
 	r->min_y = runs[0].min_y;
 	r->hash = runs[0].hash;
 	r->hash_stable = stable;
-	if (!finite) snprintf(r->status, sizeof r->status, "diverged");
-	else if (warnings) snprintf(r->status, sizeof r->status, "recovered(%" PRIu64 ")", warnings);
-	else snprintf(r->status, sizeof r->status, "ok");
+	if (!finite)
+		snprintf(r->status, sizeof r->status, "diverged");
+	else if (warnings)
+		snprintf(r->status, sizeof r->status, "recovered(%" PRIu64 ")", warnings);
+	else
+		snprintf(r->status, sizeof r->status, "ok");
 	r->ratio = (double)NAN;
 }
 
@@ -672,10 +707,9 @@ static void csv_header(FILE* f) {
 }
 
 static void csv_row(FILE* f, const bench_row* r, const bench_options* o) {
-	fprintf(f, "%s,%s,%s,%u,%u,%u,%d,1,%d,%d,%.6f,%.6f,%.3f,%.8g,%.8g,%.8g,%016" PRIx64 ",%s,%s,", r->engine,
-	        r->solver, r->formulation, r->n, r->particles, r->constraints, o->iterations, o->steps, r->repeats, r->ms,
-	        r->ms_min, r->mproj, r->max_strain, r->mean_strain, r->min_y, r->hash, r->hash_stable ? "true" : "false",
-	        r->status);
+	fprintf(f, "%s,%s,%s,%u,%u,%u,%d,1,%d,%d,%.6f,%.6f,%.3f,%.8g,%.8g,%.8g,%016" PRIx64 ",%s,%s,", r->engine, r->solver,
+	        r->formulation, r->n, r->particles, r->constraints, o->iterations, o->steps, r->repeats, r->ms, r->ms_min,
+	        r->mproj, r->max_strain, r->mean_strain, r->min_y, r->hash, r->hash_stable ? "true" : "false", r->status);
 	if (isfinite(r->ratio)) fprintf(f, "%.4f", r->ratio);
 	fprintf(f, "\n");
 }
@@ -821,8 +855,9 @@ int pbd_bench_main(int argc, char** argv) {
 		printf("\n");
 	}
 	if (bad) {
-		printf("\n%d pbd row(s) ended non-finite, recovered from NaN, or differed between repeats ('!' after the hash)\n",
-		       bad);
+		printf(
+		    "\n%d pbd row(s) ended non-finite, recovered from NaN, or differed between repeats ('!' after the hash)\n",
+		    bad);
 		rc = 1;
 	}
 	if (csv && fclose(csv) != 0) {

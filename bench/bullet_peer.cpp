@@ -24,8 +24,7 @@ struct pbd_bullet_cloth {
 	btSoftRigidDynamicsWorld world;
 	btSoftBody* body = nullptr;
 
-	pbd_bullet_cloth()
-		: dispatcher(&config), world(&dispatcher, &broadphase, &solver, &config) {}
+	pbd_bullet_cloth() : dispatcher(&config), world(&dispatcher, &broadphase, &solver, &config) {}
 	~pbd_bullet_cloth() {
 		if (body) {
 			world.removeSoftBody(body);
@@ -106,7 +105,7 @@ static pbd_bullet_cloth* create(const pbd_bullet_cloth_desc* d) {
 	cfg.kDG = 0;
 	cfg.kLF = 0;
 	cfg.timescale = 1;
-	cfg.collisions = 0;  // no rigid-soft, soft-soft or self collision handling
+	cfg.collisions = 0; // no rigid-soft, soft-soft or self collision handling
 	b->setSolver(btSoftBody::eSolverPresets::Positions);
 	b->m_useSelfCollision = false;
 	b->m_softSoftCollision = false;
@@ -117,8 +116,7 @@ static pbd_bullet_cloth* create(const pbd_bullet_cloth_desc* d) {
 	return c;
 }
 
-extern "C" pbd_bullet_cloth* pbd_bullet_cloth_create(const pbd_bullet_cloth_desc* desc, char* err,
-                                                     size_t err_size) {
+extern "C" pbd_bullet_cloth* pbd_bullet_cloth_create(const pbd_bullet_cloth_desc* desc, char* err, size_t err_size) {
 	if (!desc_is_valid(desc, err, err_size)) return nullptr;
 	try {
 		return create(desc);
@@ -136,8 +134,7 @@ extern "C" void pbd_bullet_cloth_step(pbd_bullet_cloth* cloth, double dt) {
 	cloth->world.stepSimulation(btScalar(dt), 0);
 }
 
-extern "C" void pbd_bullet_cloth_get_state(const pbd_bullet_cloth* cloth, double* positions,
-                                           double* velocities) {
+extern "C" void pbd_bullet_cloth_get_state(const pbd_bullet_cloth* cloth, double* positions, double* velocities) {
 	const btSoftBody::tNodeArray& nodes = cloth->body->m_nodes;
 	for (int i = 0; i < nodes.size(); ++i) {
 		for (int k = 0; k < 3; ++k) {

@@ -20,9 +20,9 @@ typedef struct pbd_bullet_cloth_desc {
 	const double* positions; ///< xyz per node (3 * node_count)
 	const double* masses;    ///< kg per node; 0 pins the node (Bullet's inverse mass 0)
 	uint32_t link_count;
-	const uint32_t* links;   ///< node index pairs (2 * link_count), distinct nodes
-	int iterations;          ///< btSoftBody::Config::piterations, >= 1
-	double gravity_y;        ///< m/s^2 along y (world and btSoftBodyWorldInfo)
+	const uint32_t* links; ///< node index pairs (2 * link_count), distinct nodes
+	int iterations;        ///< btSoftBody::Config::piterations, >= 1
+	double gravity_y;      ///< m/s^2 along y (world and btSoftBodyWorldInfo)
 } pbd_bullet_cloth_desc;
 
 /// Builds the world and the cloth. NULL on failure, with the reason in err (may be NULL).

@@ -27,10 +27,10 @@ int main(void) {
 	pbd_body_def bd = pbd_body_def_default();
 	bd.mesh = &mesh;
 	bd.mass_mode = PBD_MASS_TOTAL;
-	bd.mass = 0.2f;                              /* kg for the whole cloth */
+	bd.mass = 0.2f;                                        /* kg for the whole cloth */
 	bd.material[PBD_EDGE_BEND].compliance_stretch = 1e-3f; /* soft folding */
 	bd.material[PBD_EDGE_BEND].compliance_compress = 1e-3f;
-	const uint32_t pinned[2] = {0, gd.nx - 1};   /* the two corners of the first row */
+	const uint32_t pinned[2] = {0, gd.nx - 1}; /* the two corners of the first row */
 	bd.pinned = pinned;
 	bd.pinned_count = 2;
 	pbd_body cloth;

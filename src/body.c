@@ -58,7 +58,8 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_re
 	if (m->inv_masses) {
 		for (uint32_t i = 0; i < n; ++i) {
 			if (!pbd_is_finite(m->inv_masses[i]) || m->inv_masses[i] < 0)
-				return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_body_create: mesh inverse mass %u must be finite and >= 0", i);
+				return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+				                "pbd_body_create: mesh inverse mass %u must be finite and >= 0", i);
 			inv[i] = m->inv_masses[i];
 		}
 		return PBD_OK;
@@ -90,7 +91,8 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_re
 	}
 	if (d->mass_mode == PBD_MASS_DENSITY && !(total > 0)) {
 		pbd_free(&w->mem, weight, n * sizeof *weight);
-		return pbd_fail(w, PBD_ERR_DEGENERATE, "pbd_body_create: mass by density needs triangles or edges of non-zero size");
+		return pbd_fail(w, PBD_ERR_DEGENERATE,
+		                "pbd_body_create: mass by density needs triangles or edges of non-zero size");
 	}
 	if (!(total > 0)) { /* no measure at all: share evenly */
 		for (uint32_t i = 0; i < n; ++i) weight[i] = 1;
@@ -102,12 +104,14 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_re
 		double mi = weight[i] * scale;
 		if (!(mi > 0) || !isfinite(1.0 / mi)) {
 			st = pbd_fail(w, PBD_ERR_DEGENERATE,
-			              "pbd_body_create: vertex %u gets no mass (it touches no triangle or edge of non-zero size)", i);
+			              "pbd_body_create: vertex %u gets no mass (it touches no triangle or edge of non-zero size)",
+			              i);
 			break;
 		}
 		inv[i] = (pbd_real)(1.0 / mi);
 		if (!(inv[i] > 0) || !pbd_is_finite(inv[i])) {
-			st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_body_create: vertex %u mass %g is out of the scalar's range", i, mi);
+			st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_body_create: vertex %u mass %g is out of the scalar's range", i,
+			              mi);
 			break;
 		}
 	}
@@ -119,7 +123,8 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	const char* fn = "pbd_body_create";
 	if (!d) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: def is NULL", fn);
-	if (d->cookie != PBD_COOKIE) return pbd_fail(w, PBD_ERR_UNINITIALIZED_DEF, "%s: def not made by pbd_body_def_default()", fn);
+	if (d->cookie != PBD_COOKIE)
+		return pbd_fail(w, PBD_ERR_UNINITIALIZED_DEF, "%s: def not made by pbd_body_def_default()", fn);
 	if (!d->mesh) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: def.mesh is NULL", fn);
 	const pbd_mesh* m = d->mesh;
 	if (!pbd_v3_is_finite(d->translation) || !pbd_v3_is_finite(d->velocity))
@@ -133,7 +138,8 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 		if (!pbd_is_finite(mt->stiffness_stretch) || !pbd_is_finite(mt->stiffness_compress) ||
 		    !pbd_is_finite(mt->compliance_stretch) || !pbd_is_finite(mt->compliance_compress))
 			return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: material %d has a non-finite parameter", fn, k);
-		if (mt->stiffness_stretch < 0 || mt->stiffness_stretch > 1 || mt->stiffness_compress < 0 || mt->stiffness_compress > 1)
+		if (mt->stiffness_stretch < 0 || mt->stiffness_stretch > 1 || mt->stiffness_compress < 0 ||
+		    mt->stiffness_compress > 1)
 			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: material %d: stiffness must be in [0, 1]", fn, k);
 		if (mt->compliance_stretch < 0 || mt->compliance_compress < 0)
 			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: material %d: compliance must be >= 0", fn, k);
@@ -143,13 +149,14 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 	if (d->pinned_count && !d->pinned) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: pinned is NULL", fn);
 	for (uint32_t k = 0; k < d->pinned_count; ++k)
 		if (d->pinned[k] >= m->vertex_count)
-			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: pinned[%u] = %u is out of range (%u vertices)", fn, k, d->pinned[k],
-			                m->vertex_count);
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: pinned[%u] = %u is out of range (%u vertices)", fn, k,
+			                d->pinned[k], m->vertex_count);
 
 	const uint32_t n = m->vertex_count;
 	const uint32_t ne_max = m->edge_count;
 	const size_t pos_size = n * sizeof(pbd_vec3), inv_size = n * sizeof(pbd_real);
-	const size_t dd_size = ne_max * sizeof(pbd_distance_def), tri_size = 3 * (size_t)m->triangle_count * sizeof(uint32_t);
+	const size_t dd_size = ne_max * sizeof(pbd_distance_def),
+	             tri_size = 3 * (size_t)m->triangle_count * sizeof(uint32_t);
 	pbd_vec3* pos = (pbd_vec3*)pbd_alloc(&w->mem, pos_size);
 	pbd_vec3* vel = (pbd_vec3*)pbd_alloc(&w->mem, pos_size);
 	pbd_real* inv = (pbd_real*)pbd_alloc(&w->mem, inv_size);
@@ -174,7 +181,8 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 	 * body is added whole or not at all. */
 	if ((uint64_t)w->np + n > UINT32_MAX - 1 || (uint64_t)w->nd + ne_max > UINT32_MAX - 1 ||
 	    (uint64_t)w->nt + m->triangle_count > UINT32_MAX / 3) {
-		st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: the world would exceed 2^32 particles, constraints or triangles", fn);
+		st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: the world would exceed 2^32 particles, constraints or triangles",
+		              fn);
 		goto done;
 	}
 	if (pbd_particles_reserve(w, w->np + n) != PBD_OK || pbd_distances_reserve(w, w->nd + ne_max) != PBD_OK ||
@@ -199,7 +207,9 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 		pbd_distance_def* c = &dd[ne++];
 		c->a = body.first_particle + m->edges[2 * e];
 		c->b = body.first_particle + m->edges[2 * e + 1];
-		c->rest = m->edge_rest ? m->edge_rest[e] : pbd_v3_length(pbd_v3_sub(m->positions[m->edges[2 * e]], m->positions[m->edges[2 * e + 1]]));
+		c->rest = m->edge_rest
+		              ? m->edge_rest[e]
+		              : pbd_v3_length(pbd_v3_sub(m->positions[m->edges[2 * e]], m->positions[m->edges[2 * e + 1]]));
 		c->stiffness_stretch = mt->stiffness_stretch;
 		c->stiffness_compress = mt->stiffness_compress;
 		c->compliance_stretch = mt->compliance_stretch;

@@ -5,8 +5,8 @@
 #include "collide.h"
 
 static const pbd_shape_ops* const shape_ops[PBD_SHAPE_COUNT] = {
-	[PBD_SHAPE_PLANE] = &pbd_shape_plane_ops,
-	[PBD_SHAPE_SPHERE] = &pbd_shape_sphere_ops,
+    [PBD_SHAPE_PLANE] = &pbd_shape_plane_ops,
+    [PBD_SHAPE_SPHERE] = &pbd_shape_sphere_ops,
 };
 
 pbd_collider_def pbd_collider_def_default(void) {
@@ -36,7 +36,8 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 		return null_id;
 	}
 	if (!pbd_is_finite(def->margin) || def->margin < 0) {
-		pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_collider_create: margin must be finite and >= 0 (got %g)", (double)def->margin);
+		pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_collider_create: margin must be finite and >= 0 (got %g)",
+		         (double)def->margin);
 		return null_id;
 	}
 	pbd_collider_def d = *def;

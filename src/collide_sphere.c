@@ -6,7 +6,8 @@ static pbd_status sphere_validate(pbd_world* w, pbd_collider_def* def) {
 	if (!pbd_v3_is_finite(s->center) || !pbd_is_finite(s->radius))
 		return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_collider_create: sphere center or radius is not finite");
 	if (!(s->radius > 0))
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_collider_create: sphere radius must be > 0 (got %g)", (double)s->radius);
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_collider_create: sphere radius must be > 0 (got %g)",
+		                (double)s->radius);
 	return PBD_OK;
 }
 

@@ -26,7 +26,8 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_distance_def* d) 
 	const pbd_real vals[5] = {d->rest, d->stiffness_stretch, d->stiffness_compress, d->compliance_stretch,
 	                          d->compliance_compress};
 	for (int i = 0; i < 5; ++i)
-		if (!pbd_is_finite(vals[i])) return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: constraint %u: a parameter is not finite", fn, k);
+		if (!pbd_is_finite(vals[i]))
+			return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: constraint %u: a parameter is not finite", fn, k);
 	if (d->stiffness_stretch < 0 || d->stiffness_stretch > 1 || d->stiffness_compress < 0 || d->stiffness_compress > 1)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: constraint %u: stiffness must be in [0, 1]", fn, k);
 	if (d->compliance_stretch < 0 || d->compliance_compress < 0)
@@ -37,11 +38,11 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_distance_def* d) 
 pbd_status pbd_distances_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_d) return PBD_OK;
 	const pbd_grow_item items[] = {
-		{(void**)&w->dist, sizeof *w->dist},
-		{(void**)&w->dist_p, sizeof *w->dist_p},
-		{(void**)&w->lambda, sizeof *w->lambda},
-		{(void**)&w->dist_slot, sizeof *w->dist_slot},
-		{(void**)&w->dist_scratch, sizeof *w->dist_scratch},
+	    {(void**)&w->dist, sizeof *w->dist},
+	    {(void**)&w->dist_p, sizeof *w->dist_p},
+	    {(void**)&w->lambda, sizeof *w->lambda},
+	    {(void**)&w->dist_slot, sizeof *w->dist_slot},
+	    {(void**)&w->dist_scratch, sizeof *w->dist_scratch},
 	};
 	if (!pbd_grow_all(&w->mem, items, 5, w->cap_d, capacity)) return PBD_ERR_OUT_OF_MEMORY;
 	w->cap_d = capacity;

@@ -11,15 +11,24 @@ const char* pbd_version(void) { return PBD_VERSION_STRING; }
 
 const char* pbd_status_string(pbd_status status) {
 	switch (status) {
-	case PBD_OK: return "ok";
-	case PBD_ERR_INVALID_ARGUMENT: return "invalid argument";
-	case PBD_ERR_NOT_FINITE: return "not a finite number";
-	case PBD_ERR_OUT_OF_RANGE: return "out of range";
-	case PBD_ERR_DEGENERATE: return "degenerate geometry";
-	case PBD_ERR_OUT_OF_MEMORY: return "out of memory";
-	case PBD_ERR_IO: return "i/o error";
-	case PBD_ERR_PARSE: return "parse error";
-	case PBD_ERR_UNINITIALIZED_DEF: return "def not initialised by its _default() function";
+	case PBD_OK:
+		return "ok";
+	case PBD_ERR_INVALID_ARGUMENT:
+		return "invalid argument";
+	case PBD_ERR_NOT_FINITE:
+		return "not a finite number";
+	case PBD_ERR_OUT_OF_RANGE:
+		return "out of range";
+	case PBD_ERR_DEGENERATE:
+		return "degenerate geometry";
+	case PBD_ERR_OUT_OF_MEMORY:
+		return "out of memory";
+	case PBD_ERR_IO:
+		return "i/o error";
+	case PBD_ERR_PARSE:
+		return "parse error";
+	case PBD_ERR_UNINITIALIZED_DEF:
+		return "def not initialised by its _default() function";
 	}
 	return "unknown status";
 }

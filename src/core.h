@@ -18,16 +18,16 @@
 
 #ifdef PBD_DOUBLE
 #define PBD_REAL_MIN_NORMAL DBL_MIN
-#define PBD_REAL_MAX DBL_MAX
-#define PBD_R(x) (x)
-#define PBD_POW pow
-#define PBD_FABS fabs
+#define PBD_REAL_MAX        DBL_MAX
+#define PBD_R(x)            (x)
+#define PBD_POW             pow
+#define PBD_FABS            fabs
 #else
 #define PBD_REAL_MIN_NORMAL FLT_MIN
-#define PBD_REAL_MAX FLT_MAX
-#define PBD_R(x) (x##f)
-#define PBD_POW powf
-#define PBD_FABS fabsf
+#define PBD_REAL_MAX        FLT_MAX
+#define PBD_R(x)            (x##f)
+#define PBD_POW             powf
+#define PBD_FABS            fabsf
 #endif
 
 /* Cookie written by the *_def_default functions and checked by the create calls, so that a def

@@ -36,9 +36,7 @@ pbd_status pbd_mesh_alloc(pbd_mesh* m, uint32_t nv, uint32_t ne, uint32_t nt, pb
 }
 
 /* An undirected edge as one sortable key, smaller index in the high half. */
-static uint64_t edge_key(uint32_t a, uint32_t b) {
-	return a < b ? ((uint64_t)a << 32) | b : ((uint64_t)b << 32) | a;
-}
+static uint64_t edge_key(uint32_t a, uint32_t b) { return a < b ? ((uint64_t)a << 32) | b : ((uint64_t)b << 32) | a; }
 
 typedef struct half_edge {
 	uint64_t key;
@@ -72,8 +70,8 @@ pbd_status pbd_mesh_from_triangles(uint32_t nv, const pbd_vec3* pos, uint32_t nt
 		const uint32_t* v = idx + 3 * (size_t)t;
 		for (int j = 0; j < 3; ++j)
 			if (v[j] >= nv)
-				return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "mesh: triangle %u: vertex index %u out of range (%u vertices)",
-				                    t, v[j], nv);
+				return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
+				                    "mesh: triangle %u: vertex index %u out of range (%u vertices)", t, v[j], nv);
 		if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
 			return pbd_fail_err(err, PBD_ERR_DEGENERATE, "mesh: triangle %u repeats a vertex", t);
 		if (pbd_triangle_is_degenerate(pos[v[0]], pos[v[1]], pos[v[2]]))
@@ -129,7 +127,10 @@ pbd_status pbd_mesh_from_triangles(uint32_t nv, const pbd_vec3* pos, uint32_t nt
 		size_t lo = 0, hi = nh;
 		while (lo < hi) { /* binary search in the sorted half-edges */
 			size_t mid = lo + (hi - lo) / 2;
-			if (he[mid].key < bend_keys[i]) lo = mid + 1; else hi = mid;
+			if (he[mid].key < bend_keys[i])
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
 		if (lo < nh && he[lo].key == bend_keys[i]) structural = true;
 		if (!structural) bend_keys[keep++] = bend_keys[i];

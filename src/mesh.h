@@ -28,7 +28,8 @@ static inline bool pbd_triangle_is_degenerate(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c
 	const double l2b = bc[0] * bc[0] + bc[1] * bc[1] + bc[2] * bc[2];
 	if (l2c > l2) l2 = l2c;
 	if (l2b > l2) l2 = l2b;
-	const double cx = ab[1] * ac[2] - ab[2] * ac[1], cy = ab[2] * ac[0] - ab[0] * ac[2], cz = ab[0] * ac[1] - ab[1] * ac[0];
+	const double cx = ab[1] * ac[2] - ab[2] * ac[1], cy = ab[2] * ac[0] - ab[0] * ac[2],
+	             cz = ab[0] * ac[1] - ab[1] * ac[0];
 	const double twice_area = sqrt(cx * cx + cy * cy + cz * cz);
 	return !(l2 > 0) || !(twice_area > rel * l2);
 }

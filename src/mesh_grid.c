@@ -29,7 +29,8 @@ pbd_status pbd_mesh_grid(const pbd_grid_def* d, pbd_mesh* out, pbd_error* err) {
 	if (d->cookie != PBD_COOKIE)
 		return pbd_fail_err(err, PBD_ERR_UNINITIALIZED_DEF, "pbd_mesh_grid: def not made by pbd_grid_def_default()");
 	if (d->nx < 2 || d->ny < 2)
-		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "pbd_mesh_grid: nx and ny must be >= 2 (got %u x %u)", d->nx, d->ny);
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "pbd_mesh_grid: nx and ny must be >= 2 (got %u x %u)", d->nx,
+		                    d->ny);
 	if ((uint64_t)d->nx * d->ny > PBD_GRID_MAX_VERTICES)
 		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "pbd_mesh_grid: %u x %u exceeds %u vertices", d->nx, d->ny,
 		                    PBD_GRID_MAX_VERTICES);
@@ -39,7 +40,8 @@ pbd_status pbd_mesh_grid(const pbd_grid_def* d, pbd_mesh* out, pbd_error* err) {
 	if (!(d->size_u > 0) || !(d->size_v > 0))
 		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "pbd_mesh_grid: sizes must be > 0");
 	if (d->diagonals < 0 || d->diagonals > 2)
-		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "pbd_mesh_grid: diagonals must be 0, 1 or 2 (got %d)", d->diagonals);
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "pbd_mesh_grid: diagonals must be 0, 1 or 2 (got %d)",
+		                    d->diagonals);
 	pbd_real lu = pbd_v3_length(d->axis_u), lv = pbd_v3_length(d->axis_v);
 	if (!(lu > 0) || !(lv > 0))
 		return pbd_fail_err(err, PBD_ERR_DEGENERATE, "pbd_mesh_grid: axis_u and axis_v must be non-zero");

@@ -111,7 +111,8 @@ pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_err
 				const double limit = FLT_MAX; /* checked in double, before the conversion could overflow */
 #endif
 				if (!isfinite(c[k]) || errno == ERANGE || fabs(c[k]) > limit) {
-					st = pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s:%ld: vertex coordinate is not a finite number", path, lineno);
+					st = pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s:%ld: vertex coordinate is not a finite number", path,
+					                  lineno);
 					break;
 				}
 				s = end;
@@ -134,12 +135,13 @@ pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_err
 				uint32_t idx;
 				pbd_status cs = parse_corner(&s, b.nv, &idx);
 				if (cs == PBD_ERR_PARSE) {
-					st = pbd_fail_err(err, cs, "%s:%ld: malformed face corner (expected i, i/t, i//n or i/t/n)", path, lineno);
+					st = pbd_fail_err(err, cs, "%s:%ld: malformed face corner (expected i, i/t, i//n or i/t/n)", path,
+					                  lineno);
 					break;
 				}
 				if (cs != PBD_OK) {
-					st = pbd_fail_err(err, cs, "%s:%ld: face index refers to no vertex defined so far (%zu)", path, lineno,
-					                  b.nv);
+					st = pbd_fail_err(err, cs, "%s:%ld: face index refers to no vertex defined so far (%zu)", path,
+					                  lineno, b.nv);
 					break;
 				}
 				if (nc < 3) {
@@ -152,8 +154,8 @@ pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_err
 				if (nc >= 3) {
 					if (corner[0] == corner[1] || corner[1] == corner[2] || corner[0] == corner[2] ||
 					    pbd_triangle_is_degenerate(b.v[corner[0]], b.v[corner[1]], b.v[corner[2]])) {
-						st = pbd_fail_err(err, PBD_ERR_DEGENERATE, "%s:%ld: degenerate face (repeated vertex or zero area)",
-						                  path, lineno);
+						st = pbd_fail_err(err, PBD_ERR_DEGENERATE,
+						                  "%s:%ld: degenerate face (repeated vertex or zero area)", path, lineno);
 						break;
 					}
 					if (b.nf >= (1u << 26) || !push_triangle(&b, corner[0], corner[1], corner[2])) {

@@ -20,7 +20,8 @@ pbd_status pbd_mesh_rope(const pbd_rope_def* d, pbd_mesh* out, pbd_error* err) {
 	if (d->cookie != PBD_COOKIE)
 		return pbd_fail_err(err, PBD_ERR_UNINITIALIZED_DEF, "pbd_mesh_rope: def not made by pbd_rope_def_default()");
 	if (d->segments < 1 || d->segments > (1u << 24))
-		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "pbd_mesh_rope: segments must be in [1, 2^24] (got %u)", d->segments);
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "pbd_mesh_rope: segments must be in [1, 2^24] (got %u)",
+		                    d->segments);
 	if (!pbd_v3_is_finite(d->start) || !pbd_v3_is_finite(d->end))
 		return pbd_fail_err(err, PBD_ERR_NOT_FINITE, "pbd_mesh_rope: start or end is not finite");
 	if (!(pbd_v3_length(pbd_v3_sub(d->end, d->start)) > 0))

@@ -7,12 +7,12 @@
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_p) return PBD_OK;
 	const pbd_grow_item items[] = {
-		{(void**)&w->x, sizeof *w->x},           {(void**)&w->p, sizeof *w->p},
-		{(void**)&w->v, sizeof *w->v},           {(void**)&w->x_step, sizeof *w->x_step},
-		{(void**)&w->force, sizeof *w->force},   {(void**)&w->target, sizeof *w->target},
-		{(void**)&w->from, sizeof *w->from},     {(void**)&w->w, sizeof *w->w},
-		{(void**)&w->w_free, sizeof *w->w_free}, {(void**)&w->flags, sizeof *w->flags},
-		{(void**)&w->degree, sizeof *w->degree}, {(void**)&w->dx, sizeof *w->dx},
+	    {(void**)&w->x, sizeof *w->x},           {(void**)&w->p, sizeof *w->p},
+	    {(void**)&w->v, sizeof *w->v},           {(void**)&w->x_step, sizeof *w->x_step},
+	    {(void**)&w->force, sizeof *w->force},   {(void**)&w->target, sizeof *w->target},
+	    {(void**)&w->from, sizeof *w->from},     {(void**)&w->w, sizeof *w->w},
+	    {(void**)&w->w_free, sizeof *w->w_free}, {(void**)&w->flags, sizeof *w->flags},
+	    {(void**)&w->degree, sizeof *w->degree}, {(void**)&w->dx, sizeof *w->dx},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;
@@ -20,8 +20,8 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	return PBD_OK;
 }
 
-pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3* positions,
-                                   const pbd_vec3* velocities, const pbd_real* inv_masses, uint32_t* first) {
+pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3* positions, const pbd_vec3* velocities,
+                                   const pbd_real* inv_masses, uint32_t* first) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	if (count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_particles: count is 0");
 	if (!positions || !inv_masses)
@@ -75,7 +75,8 @@ pbd_status pbd_world_add_particles_mass(pbd_world* w, uint32_t count, const pbd_
 		/* 1/m must stay a positive finite number too: a subnormal mass would overflow it. */
 		if (!pbd_is_finite(masses[i]) || !(masses[i] >= PBD_REAL_MIN_NORMAL) || !pbd_is_finite(1 / masses[i]))
 			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
-			                "pbd_world_add_particles_mass: mass %u must be finite and > 0 (got %g)", i, (double)masses[i]);
+			                "pbd_world_add_particles_mass: mass %u must be finite and > 0 (got %g)", i,
+			                (double)masses[i]);
 	}
 	pbd_real* inv = (pbd_real*)pbd_alloc(&w->mem, count * sizeof *inv);
 	if (!inv) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_particles_mass: out of memory");
@@ -202,7 +203,8 @@ pbd_status pbd_particle_set_force(pbd_world* w, uint32_t index, pbd_vec3 force) 
 	if (!pbd_v3_is_finite(force)) return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_particle_set_force: force is not finite");
 	w->force[index] = force;
 	bool nonzero = force.x != 0 || force.y != 0 || force.z != 0;
-	w->flags[index] = (uint8_t)(nonzero ? (w->flags[index] | PBD_PARTICLE_FORCE) : (w->flags[index] & ~PBD_PARTICLE_FORCE));
+	w->flags[index] =
+	    (uint8_t)(nonzero ? (w->flags[index] | PBD_PARTICLE_FORCE) : (w->flags[index] & ~PBD_PARTICLE_FORCE));
 	return PBD_OK;
 }
 

@@ -19,9 +19,9 @@
 
 #include "world.h"
 
-#define PBD_SCHEDULE_WINDOW 4
+#define PBD_SCHEDULE_WINDOW  4
 #define PBD_SCHEDULE_PENDING 64
-#define PBD_SCHEDULE_DONE UINT32_MAX
+#define PBD_SCHEDULE_DONE    UINT32_MAX
 
 static bool independent(const pbd_distance_c* c, const uint32_t* window, uint32_t filled) {
 	for (uint32_t i = 0; i < 2 * filled; ++i)

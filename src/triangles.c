@@ -19,8 +19,9 @@ pbd_status pbd_world_add_triangles(pbd_world* w, uint32_t count, const uint32_t*
 		const uint32_t* v = idx + 3 * (size_t)t;
 		for (int j = 0; j < 3; ++j)
 			if (v[j] >= w->np)
-				return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_add_triangles: triangle %u: index %u out of range (%u particles)",
-				                t, v[j], w->np);
+				return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+				                "pbd_world_add_triangles: triangle %u: index %u out of range (%u particles)", t, v[j],
+				                w->np);
 		if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
 			return pbd_fail(w, PBD_ERR_DEGENERATE, "pbd_world_add_triangles: triangle %u repeats a vertex", t);
 	}

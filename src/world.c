@@ -28,12 +28,12 @@ pbd_world_def pbd_world_def_default(void) {
 static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (d->cookie != PBD_COOKIE)
 		return pbd_fail(w, PBD_ERR_UNINITIALIZED_DEF, "pbd_world_def: not made by pbd_world_def_default()");
-	if (!pbd_v3_is_finite(d->gravity))
-		return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_def.gravity: not finite");
+	if (!pbd_v3_is_finite(d->gravity)) return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_def.gravity: not finite");
 	if (!pbd_is_finite(d->dt) || d->dt <= 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.dt: must be finite and > 0 (got %g)", (double)d->dt);
 	if (d->substeps < 1 || d->substeps > 100000)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.substeps: must be in [1, 100000] (got %d)", d->substeps);
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.substeps: must be in [1, 100000] (got %d)",
+		                d->substeps);
 	{
 		/* XPBD divides compliance by h^2: a substep so short that 1/h^2 overflows would turn every
 		 * projection into inf * 0, and one so long that h^2 overflows leaves nothing finite. The
@@ -46,21 +46,28 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 			                (double)h, (double)h_min, (double)h_max);
 	}
 	if (d->iterations < 1 || d->iterations > 100000)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.iterations: must be in [1, 100000] (got %d)", d->iterations);
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.iterations: must be in [1, 100000] (got %d)",
+		                d->iterations);
 	if (d->solver != PBD_SOLVER_GAUSS_SEIDEL && d->solver != PBD_SOLVER_JACOBI)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.solver: unknown solver %d", (int)d->solver);
 	if (d->formulation != PBD_FORMULATION_PBD && d->formulation != PBD_FORMULATION_XPBD)
-		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.formulation: unknown formulation %d", (int)d->formulation);
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.formulation: unknown formulation %d",
+		                (int)d->formulation);
 	if (!pbd_is_finite(d->damping) || d->damping <= 0 || d->damping > 1)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.damping: must be in (0, 1] (got %g)", (double)d->damping);
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.damping: must be in (0, 1] (got %g)",
+		                (double)d->damping);
 	if (!pbd_is_finite(d->jacobi_alpha) || d->jacobi_alpha < 0)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_alpha: must be >= 0 (got %g)", (double)d->jacobi_alpha);
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_alpha: must be >= 0 (got %g)",
+		                (double)d->jacobi_alpha);
 	if (!pbd_is_finite(d->jacobi_omega) || d->jacobi_omega <= 0 || d->jacobi_omega >= 2)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_omega: must be in (0, 2) (got %g)", (double)d->jacobi_omega);
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_omega: must be in (0, 2) (got %g)",
+		                (double)d->jacobi_omega);
 	if (d->collision_mode != PBD_COLLISION_IN_SOLVER && d->collision_mode != PBD_COLLISION_AFTER_SOLVER)
-		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.collision_mode: unknown mode %d", (int)d->collision_mode);
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.collision_mode: unknown mode %d",
+		                (int)d->collision_mode);
 	if (!pbd_is_finite(d->max_speed) || d->max_speed < 0)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %g)", (double)d->max_speed);
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %g)",
+		                (double)d->max_speed);
 	return PBD_OK;
 }
 
@@ -138,12 +145,12 @@ static pbd_status apply_def(pbd_world* w, const pbd_world_def* d) {
 	return st;
 }
 
-#define PBD_SETTER(name, type, field)                              \
-	pbd_status pbd_world_set_##name(pbd_world* w, type value) {    \
-		if (!w) return PBD_ERR_INVALID_ARGUMENT;                   \
-		pbd_world_def d = w->def;                                  \
-		d.field = value;                                           \
-		return apply_def(w, &d);                                   \
+#define PBD_SETTER(name, type, field)                                                                                  \
+	pbd_status pbd_world_set_##name(pbd_world* w, type value) {                                                        \
+		if (!w) return PBD_ERR_INVALID_ARGUMENT;                                                                       \
+		pbd_world_def d = w->def;                                                                                      \
+		d.field = value;                                                                                               \
+		return apply_def(w, &d);                                                                                       \
 	}
 PBD_SETTER(dt, pbd_real, dt)
 PBD_SETTER(substeps, int, substeps)

@@ -34,33 +34,33 @@ typedef struct pbd_collider {
 } pbd_collider;
 
 struct pbd_world {
-	pbd_world_def def;  /* current settings; cookie valid */
+	pbd_world_def def; /* current settings; cookie valid */
 	pbd_alloc_ctx mem;
 	char last_error[256];
 
 	/* particles, structure of arrays */
 	uint32_t np, cap_p;
-	pbd_vec3* x;        /* positions at the end of the last substep */
-	pbd_vec3* p;        /* predicted positions inside a substep */
-	pbd_vec3* v;        /* velocities */
-	pbd_vec3* x_step;   /* positions at the start of the step, to undo a non-finite particle */
-	pbd_vec3* force;    /* external force, N */
-	pbd_vec3* target;   /* kinematic target of a pinned particle */
-	pbd_vec3* from;     /* where a targeted particle started the step */
-	pbd_real* w;        /* inverse mass, 0 = pinned */
-	pbd_real* w_free;   /* inverse mass to restore when unpinned */
+	pbd_vec3* x;      /* positions at the end of the last substep */
+	pbd_vec3* p;      /* predicted positions inside a substep */
+	pbd_vec3* v;      /* velocities */
+	pbd_vec3* x_step; /* positions at the start of the step, to undo a non-finite particle */
+	pbd_vec3* force;  /* external force, N */
+	pbd_vec3* target; /* kinematic target of a pinned particle */
+	pbd_vec3* from;   /* where a targeted particle started the step */
+	pbd_real* w;      /* inverse mass, 0 = pinned */
+	pbd_real* w_free; /* inverse mass to restore when unpinned */
 	uint8_t* flags;
-	uint32_t* degree;   /* constraints touching the particle (Jacobi averaging) */
-	pbd_vec3* dx;       /* Jacobi correction accumulator */
+	uint32_t* degree; /* constraints touching the particle (Jacobi averaging) */
+	pbd_vec3* dx;     /* Jacobi correction accumulator */
 
 	/* distance constraints */
 	uint32_t nd, cap_d;
 	pbd_distance_c* dist;
 	pbd_distance_p* dist_p;
-	pbd_real* lambda;   /* XPBD multipliers, reset every substep */
-	uint32_t* dist_slot; /* user index (order of addition) -> position in dist[] */
-	uint32_t* dist_scratch; /* schedule.c's working array, grown with the constraints */
-	bool dist_scheduled; /* dist[] is in solver order (see schedule.c) */
+	pbd_real* lambda;            /* XPBD multipliers, reset every substep */
+	uint32_t* dist_slot;         /* user index (order of addition) -> position in dist[] */
+	uint32_t* dist_scratch;      /* schedule.c's working array, grown with the constraints */
+	bool dist_scheduled;         /* dist[] is in solver order (see schedule.c) */
 	int dist_refresh_iterations; /* iterations s[] was computed for; -1 forces a refresh */
 	pbd_formulation dist_refresh_formulation;
 

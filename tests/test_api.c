@@ -88,20 +88,19 @@ static void same(const snapshot* a, const snapshot* b) {
 
 /* Runs `call`, which must fail with `want`, log exactly one message, keep it as the last error,
  * and change nothing. */
-#define EXPECT_REFUSED(w, book, want, call)                                        \
-	do {                                                                           \
-		const snapshot before_ = take(w);                                          \
-		(book)->count = 0;                                                         \
-		(book)->last[0] = 0;                                                       \
-		const pbd_status st_ = (call);                                             \
-		if (st_ != (want))                                                         \
-			fail_msg("%s: got '%s', want '%s'", #call, pbd_status_string(st_),     \
-			         pbd_status_string(want));                                     \
-		assert_int_equal((book)->count, 1);                                        \
-		assert_true(strlen((book)->last) > 0);                                     \
-		assert_string_equal(pbd_world_last_error(w), (book)->last);                \
-		const snapshot after_ = take(w);                                           \
-		same(&before_, &after_);                                                   \
+#define EXPECT_REFUSED(w, book, want, call)                                                                            \
+	do {                                                                                                               \
+		const snapshot before_ = take(w);                                                                              \
+		(book)->count = 0;                                                                                             \
+		(book)->last[0] = 0;                                                                                           \
+		const pbd_status st_ = (call);                                                                                 \
+		if (st_ != (want))                                                                                             \
+			fail_msg("%s: got '%s', want '%s'", #call, pbd_status_string(st_), pbd_status_string(want));               \
+		assert_int_equal((book)->count, 1);                                                                            \
+		assert_true(strlen((book)->last) > 0);                                                                         \
+		assert_string_equal(pbd_world_last_error(w), (book)->last);                                                    \
+		const snapshot after_ = take(w);                                                                               \
+		same(&before_, &after_);                                                                                       \
 	} while (0)
 
 static const pbd_real nan_r = (pbd_real)NAN;
@@ -391,17 +390,17 @@ static void test_distances_refused(void** state) {
 
 /* A refused collider: the null id (pbd_collider_create returns no status), one message kept as
  * the last error, nothing added. */
-#define EXPECT_COLLIDER_REFUSED(w, book, defp)                                                 \
-	do {                                                                                      \
-		const snapshot before_ = take(w);                                                     \
-		(book)->count = 0;                                                                    \
-		const pbd_collider_id id_ = pbd_collider_create(w, defp);                             \
-		assert_int_equal(id_.index1, 0);                                                      \
-		assert_false(pbd_collider_is_valid(w, id_));                                          \
-		assert_int_equal((book)->count, 1);                                                   \
-		assert_string_equal(pbd_world_last_error(w), (book)->last);                           \
-		const snapshot after_ = take(w);                                                      \
-		same(&before_, &after_);                                                              \
+#define EXPECT_COLLIDER_REFUSED(w, book, defp)                                                                         \
+	do {                                                                                                               \
+		const snapshot before_ = take(w);                                                                              \
+		(book)->count = 0;                                                                                             \
+		const pbd_collider_id id_ = pbd_collider_create(w, defp);                                                      \
+		assert_int_equal(id_.index1, 0);                                                                               \
+		assert_false(pbd_collider_is_valid(w, id_));                                                                   \
+		assert_int_equal((book)->count, 1);                                                                            \
+		assert_string_equal(pbd_world_last_error(w), (book)->last);                                                    \
+		const snapshot after_ = take(w);                                                                               \
+		same(&before_, &after_);                                                                                       \
 	} while (0)
 
 static void test_colliders_refused(void** state) {
@@ -868,22 +867,22 @@ static void test_allocation_failures(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_world_def_refused),
-		cmocka_unit_test(test_settings_refused),
-		cmocka_unit_test(test_particles_by_mass),
-		cmocka_unit_test(test_particles_refused),
-		cmocka_unit_test(test_distances_refused),
-		cmocka_unit_test(test_colliders_refused),
-		cmocka_unit_test(test_bodies_refused),
-		cmocka_unit_test(test_status_strings),
-		cmocka_unit_test(test_huge_dt),
-		cmocka_unit_test(test_overflowing_step_is_undone),
-		cmocka_unit_test(test_all_pinned),
-		cmocka_unit_test(test_speed_clamp),
-		cmocka_unit_test(test_allocator_accounting),
-		cmocka_unit_test(test_allocation_failures),
-		/* Last: under -fsanitize=undefined a failure here aborts the program. */
-		cmocka_unit_test(test_empty_world),
+	    cmocka_unit_test(test_world_def_refused),
+	    cmocka_unit_test(test_settings_refused),
+	    cmocka_unit_test(test_particles_by_mass),
+	    cmocka_unit_test(test_particles_refused),
+	    cmocka_unit_test(test_distances_refused),
+	    cmocka_unit_test(test_colliders_refused),
+	    cmocka_unit_test(test_bodies_refused),
+	    cmocka_unit_test(test_status_strings),
+	    cmocka_unit_test(test_huge_dt),
+	    cmocka_unit_test(test_overflowing_step_is_undone),
+	    cmocka_unit_test(test_all_pinned),
+	    cmocka_unit_test(test_speed_clamp),
+	    cmocka_unit_test(test_allocator_accounting),
+	    cmocka_unit_test(test_allocation_failures),
+	    /* Last: under -fsanitize=undefined a failure here aborts the program. */
+	    cmocka_unit_test(test_empty_world),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

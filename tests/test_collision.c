@@ -18,7 +18,8 @@ static double surface_distance(const pbd_collider_def* cd, pbd_vec3 x) {
 	const pbd_vec3 n = cd->shape.plane.normal;
 	const double len = tp_len(n);
 	return ((double)n.x * (double)x.x + (double)n.y * (double)x.y + (double)n.z * (double)x.z -
-	        (double)cd->shape.plane.offset) / len;
+	        (double)cd->shape.plane.offset) /
+	       len;
 }
 
 /* A 14 x 14 cloth of 1.2 m, free, dropped from 0.5 m above the top of the shape. */
@@ -305,12 +306,12 @@ static void test_rope_over_sphere(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cloth_on_colliders),
-		cmocka_unit_test(test_no_collider_falls_through),
-		cmocka_unit_test(test_particle_at_sphere_center),
-		cmocka_unit_test(test_plane_normal_normalised),
-		cmocka_unit_test(test_collider_ids),
-		cmocka_unit_test(test_rope_over_sphere),
+	    cmocka_unit_test(test_cloth_on_colliders),
+	    cmocka_unit_test(test_no_collider_falls_through),
+	    cmocka_unit_test(test_particle_at_sphere_center),
+	    cmocka_unit_test(test_plane_normal_normalised),
+	    cmocka_unit_test(test_collider_ids),
+	    cmocka_unit_test(test_rope_over_sphere),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,10 +72,10 @@ static pbd_world* build(const setup* s) {
 }
 
 static const setup setups[] = {
-	{PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_PBD, PBD_COLLISION_IN_SOLVER},
-	{PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, PBD_COLLISION_AFTER_SOLVER},
-	{PBD_SOLVER_JACOBI, PBD_FORMULATION_PBD, PBD_COLLISION_AFTER_SOLVER},
-	{PBD_SOLVER_JACOBI, PBD_FORMULATION_XPBD, PBD_COLLISION_IN_SOLVER},
+    {PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_PBD, PBD_COLLISION_IN_SOLVER},
+    {PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, PBD_COLLISION_AFTER_SOLVER},
+    {PBD_SOLVER_JACOBI, PBD_FORMULATION_PBD, PBD_COLLISION_AFTER_SOLVER},
+    {PBD_SOLVER_JACOBI, PBD_FORMULATION_XPBD, PBD_COLLISION_IN_SOLVER},
 };
 
 enum { STEPS = 200 };
@@ -166,9 +166,9 @@ static void test_settings_round_trip(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_two_worlds_same_hash),
-		cmocka_unit_test(test_hash_sees_one_ulp),
-		cmocka_unit_test(test_settings_round_trip),
+	    cmocka_unit_test(test_two_worlds_same_hash),
+	    cmocka_unit_test(test_hash_sees_one_ulp),
+	    cmocka_unit_test(test_settings_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,13 +223,13 @@ static void test_rest_from_current_distance(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_axis_example_exact),
-		cmocka_unit_test(test_single_projection),
-		cmocka_unit_test(test_compress_stiffness_zero),
-		cmocka_unit_test(test_stretch_stiffness_zero),
-		cmocka_unit_test(test_iteration_corrected_stiffness),
-		cmocka_unit_test(test_iteration_change_refreshes_stiffness),
-		cmocka_unit_test(test_rest_from_current_distance),
+	    cmocka_unit_test(test_axis_example_exact),
+	    cmocka_unit_test(test_single_projection),
+	    cmocka_unit_test(test_compress_stiffness_zero),
+	    cmocka_unit_test(test_stretch_stiffness_zero),
+	    cmocka_unit_test(test_iteration_corrected_stiffness),
+	    cmocka_unit_test(test_iteration_change_refreshes_stiffness),
+	    cmocka_unit_test(test_rest_from_current_distance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

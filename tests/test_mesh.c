@@ -79,10 +79,17 @@ static void test_grid_counts(void** state) {
 				const double len = tp_dist(m.positions[m.edges[2 * e]], m.positions[m.edges[2 * e + 1]]);
 				const double tol = 1e-5;
 				switch (m.edge_kinds[e]) {
-				case PBD_EDGE_STRUCTURAL: assert_true(fabs(len - 1) < tol || fabs(len - 1.5) < tol); break;
-				case PBD_EDGE_SHEAR: assert_near(len, sqrt(3.25), tol); break;
-				case PBD_EDGE_BEND: assert_true(fabs(len - 2) < tol || fabs(len - 3) < tol); break;
-				default: fail();
+				case PBD_EDGE_STRUCTURAL:
+					assert_true(fabs(len - 1) < tol || fabs(len - 1.5) < tol);
+					break;
+				case PBD_EDGE_SHEAR:
+					assert_near(len, sqrt(3.25), tol);
+					break;
+				case PBD_EDGE_BEND:
+					assert_true(fabs(len - 2) < tol || fabs(len - 3) < tol);
+					break;
+				default:
+					fail();
 				}
 			}
 			/* Vertex (i, j) = origin + i * 1 m * axis_u + j * 1.5 m * axis_v; index j * nx + i. */
@@ -415,21 +422,21 @@ static void test_obj_errors(void** state) {
 	assert_int_equal(pbd_mesh_load_obj("/nonexistent/dir/missing.obj", false, &m, &err), PBD_ERR_IO);
 	assert_non_null(strstr(err.message, "/nonexistent/dir/missing.obj"));
 
-	expect_obj_error("v 0 0 0\nv 1 0 0\nv 1 2\nf 1 2 3\n", PBD_ERR_PARSE, 3);                  /* malformed vertex */
-	expect_obj_error("v 0 0 0\nv 1 0 0\nv 0 1 0\n\nf 1 2 9\n", PBD_ERR_OUT_OF_RANGE, 5);       /* index past the end */
-	expect_obj_error("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 0\n", PBD_ERR_OUT_OF_RANGE, 4);           /* OBJ is 1-based */
-	expect_obj_error("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 -4\n", PBD_ERR_OUT_OF_RANGE, 4);          /* before the first */
-	expect_obj_error("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 1 2\n", PBD_ERR_DEGENERATE, 4);             /* repeated vertex */
-	expect_obj_error("v 0 0 0\nv 1 0 0\nv 2 0 0\n# c\nf 1 2 3\n", PBD_ERR_DEGENERATE, 5);       /* collinear */
-	expect_obj_error("v 0 0 0\nv 1 0 0\nf 1 2\n", PBD_ERR_PARSE, 3);                             /* two corners */
+	expect_obj_error("v 0 0 0\nv 1 0 0\nv 1 2\nf 1 2 3\n", PBD_ERR_PARSE, 3);             /* malformed vertex */
+	expect_obj_error("v 0 0 0\nv 1 0 0\nv 0 1 0\n\nf 1 2 9\n", PBD_ERR_OUT_OF_RANGE, 5);  /* index past the end */
+	expect_obj_error("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 0\n", PBD_ERR_OUT_OF_RANGE, 4);    /* OBJ is 1-based */
+	expect_obj_error("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 -4\n", PBD_ERR_OUT_OF_RANGE, 4);   /* before the first */
+	expect_obj_error("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 1 2\n", PBD_ERR_DEGENERATE, 4);      /* repeated vertex */
+	expect_obj_error("v 0 0 0\nv 1 0 0\nv 2 0 0\n# c\nf 1 2 3\n", PBD_ERR_DEGENERATE, 5); /* collinear */
+	expect_obj_error("v 0 0 0\nv 1 0 0\nf 1 2\n", PBD_ERR_PARSE, 3);                      /* two corners */
 	/* strtod itself raises FE_OVERFLOW on 1e999 (glibc), before the library sees the value. */
 	test_disable_fp_traps();
-	expect_obj_error("v 0 0 0\nv 1e999 0 0\nv 0 1 0\nf 1 2 3\n", PBD_ERR_NOT_FINITE, 2);         /* overflow */
+	expect_obj_error("v 0 0 0\nv 1e999 0 0\nv 0 1 0\nf 1 2 3\n", PBD_ERR_NOT_FINITE, 2); /* overflow */
 	test_enable_fp_traps();
 	expect_obj_error("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\nv 1 1 0\n", PBD_ERR_OUT_OF_RANGE,
-	                 4); /* used before defined */
-	expect_obj_error("# nothing\n", PBD_ERR_PARSE, 0);                                           /* no faces */
-	expect_obj_error("", PBD_ERR_PARSE, 0);                                                      /* empty */
+	                 4);                               /* used before defined */
+	expect_obj_error("# nothing\n", PBD_ERR_PARSE, 0); /* no faces */
+	expect_obj_error("", PBD_ERR_PARSE, 0);            /* empty */
 	assert_int_equal(pbd_mesh_load_obj(NULL, false, &m, &err), PBD_ERR_INVALID_ARGUMENT);
 }
 
@@ -459,8 +466,9 @@ static void test_obj_float_overflow_no_fp_exception(void** state) {
 	unlink(path);
 	assert_int_equal(st, PBD_ERR_NOT_FINITE);
 	assert_non_null(strstr(err.message, ":2:"));
-	if (raised) fail_msg("pbd_mesh_load_obj raised a floating-point exception (%s) on 'v 1e300 0 0'",
-	                     (raised & FE_OVERFLOW) ? "overflow" : "invalid");
+	if (raised)
+		fail_msg("pbd_mesh_load_obj raised a floating-point exception (%s) on 'v 1e300 0 0'",
+		         (raised & FE_OVERFLOW) ? "overflow" : "invalid");
 }
 
 /* ---- bodies and masses ----------------------------------------------------------------- */
@@ -629,22 +637,22 @@ static void test_body_materials(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_grid_counts),
-		cmocka_unit_test(test_grid_small),
-		cmocka_unit_test(test_grid_edges_match_triangles),
-		cmocka_unit_test(test_grid_errors),
-		cmocka_unit_test(test_rope),
-		cmocka_unit_test(test_from_triangles_quad),
-		cmocka_unit_test(test_from_triangles_tetrahedron),
-		cmocka_unit_test(test_from_triangles_octahedron),
-		cmocka_unit_test(test_from_triangles_errors),
-		cmocka_unit_test(test_obj_load),
-		cmocka_unit_test(test_obj_errors),
-		cmocka_unit_test(test_obj_malformed_index_is_parse_error),
-		cmocka_unit_test(test_obj_float_overflow_no_fp_exception),
-		cmocka_unit_test(test_body_masses),
-		cmocka_unit_test(test_body_pinned_vertex_unpins_to_its_mass),
-		cmocka_unit_test(test_body_materials),
+	    cmocka_unit_test(test_grid_counts),
+	    cmocka_unit_test(test_grid_small),
+	    cmocka_unit_test(test_grid_edges_match_triangles),
+	    cmocka_unit_test(test_grid_errors),
+	    cmocka_unit_test(test_rope),
+	    cmocka_unit_test(test_from_triangles_quad),
+	    cmocka_unit_test(test_from_triangles_tetrahedron),
+	    cmocka_unit_test(test_from_triangles_octahedron),
+	    cmocka_unit_test(test_from_triangles_errors),
+	    cmocka_unit_test(test_obj_load),
+	    cmocka_unit_test(test_obj_errors),
+	    cmocka_unit_test(test_obj_malformed_index_is_parse_error),
+	    cmocka_unit_test(test_obj_float_overflow_no_fp_exception),
+	    cmocka_unit_test(test_body_masses),
+	    cmocka_unit_test(test_body_pinned_vertex_unpins_to_its_mass),
+	    cmocka_unit_test(test_body_materials),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,11 +225,9 @@ static void test_stats_follow_settings(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_small_amplitude_period),
-		cmocka_unit_test(test_period_scales_with_length),
-		cmocka_unit_test(test_energy_does_not_grow),
-		cmocka_unit_test(test_energy_of_known_state),
-		cmocka_unit_test(test_stats_follow_settings),
+	    cmocka_unit_test(test_small_amplitude_period), cmocka_unit_test(test_period_scales_with_length),
+	    cmocka_unit_test(test_energy_does_not_grow),   cmocka_unit_test(test_energy_of_known_state),
+	    cmocka_unit_test(test_stats_follow_settings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -194,14 +194,15 @@ static void test_determinism(void** state) {
 
 static void test_particles_object(void** state) {
 	(void)state;
-	scene s = load_ok("{\"name\": \"spring\", \"frames\": 7, \"world\": {\"gravity\": [0, 0, 0]},"
-	                  " \"objects\": [{\"type\": \"particles\", \"translation\": [1, 0, 0],"
-	                  "  \"particles\": [{\"x\": [0, 0, 0], \"mass\": 2}, {\"x\": [3, 4, 0], \"v\": [1, 0, 0]},"
-	                  "                  {\"x\": [0, 1, 0], \"inv_mass\": 0.5}],"
-	                  "  \"pinned\": [0],"
-	                  "  \"constraints\": [{\"a\": 0, \"b\": 1}, {\"type\": \"distance\", \"a\": 1, \"b\": 2, \"rest\": 2,"
-	                  "                     \"compliance\": 0.01}]}]}",
-	                  NULL);
+	scene s =
+	    load_ok("{\"name\": \"spring\", \"frames\": 7, \"world\": {\"gravity\": [0, 0, 0]},"
+	            " \"objects\": [{\"type\": \"particles\", \"translation\": [1, 0, 0],"
+	            "  \"particles\": [{\"x\": [0, 0, 0], \"mass\": 2}, {\"x\": [3, 4, 0], \"v\": [1, 0, 0]},"
+	            "                  {\"x\": [0, 1, 0], \"inv_mass\": 0.5}],"
+	            "  \"pinned\": [0],"
+	            "  \"constraints\": [{\"a\": 0, \"b\": 1}, {\"type\": \"distance\", \"a\": 1, \"b\": 2, \"rest\": 2,"
+	            "                     \"compliance\": 0.01}]}]}",
+	            NULL);
 	assert_string_equal(s.name, "spring");
 	assert_int_equal(s.frames, 7);
 	const pbd_vec3* x = pbd_world_positions(s.world);
@@ -238,11 +239,11 @@ static void test_empty_scene(void** state) {
 static void test_defaults(void** state) {
 	(void)state;
 	scene s = load_ok("{\"world\": {\"solver\": \"gs\", \"jacobi\": {\"omega\": 1.5}},"
-	            " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 3, \"ny\": 4, \"bend\": true,"
-	            "   \"mass\": {\"mode\": \"total\", \"value\": 12},"
-	            "   \"material\": {\"shear\": {\"enabled\": false}, \"bend\": {\"stiffness_stretch\": 0.5}}},"
-	            "  {\"type\": \"rope\", \"segments\": 4}]}",
-	            NULL);
+	                  " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 3, \"ny\": 4, \"bend\": true,"
+	                  "   \"mass\": {\"mode\": \"total\", \"value\": 12},"
+	                  "   \"material\": {\"shear\": {\"enabled\": false}, \"bend\": {\"stiffness_stretch\": 0.5}}},"
+	                  "  {\"type\": \"rope\", \"segments\": 4}]}",
+	                  NULL);
 	const pbd_world_def d = pbd_world_get_def(s.world);
 	assert_int_equal(d.solver, PBD_SOLVER_GAUSS_SEIDEL);
 	assert_near(d.jacobi_omega, 1.5, 1e-7);
@@ -302,187 +303,191 @@ typedef struct bad_case {
 } bad_case;
 
 #define OBJ(body) "{\"objects\": [" body "]}"
-#define PARTS "\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0]}, {\"x\": [1,0,0]}]"
-#define GRID "\"type\": \"grid_cloth\""
+#define PARTS     "\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0]}, {\"x\": [1,0,0]}]"
+#define GRID      "\"type\": \"grid_cloth\""
 
 static const bad_case bad_cases[] = {
-	/* syntax: file:line:col */
-	{"", "t.json:1:1: syntax error", "end of input"},
-	{"{\n  \"name\": \"x\",\n  \"frames\": 10,,\n}\n", "t.json:3:16: syntax error", NULL},
-	{"{\n\t\"frames\": 10\n", "t.json:3:1: syntax error", "end of input"},
-	{"{} x", "t.json:1:4: syntax error", NULL},
-	{"{\"name\": \"a\nb\"}", "name: must not hold control characters", NULL},
-	{"{\"frames\": 1e999}", "frames: must be a finite number", NULL},
-	{"{\"world\": {\"gravity\": [0, -1e999, 0]}}", "world.gravity[1]: must be a finite number", NULL},
-	/* structure */
-	{"[1, 2]", "t.json: the top level must be an object", NULL},
-	{"{\"frame\": 10}", "frame: unknown key", "did you mean \"frames\""},
-	{"{\"zzz\": 10}", "zzz: unknown key", "expected one of: name,"},
-	{"{\"frames\": 1, \"frames\": 2}", "frames: duplicate key", NULL},
-	{"{\"world\": {\"dtt\": 0.1}}", "world.dtt: unknown key", "\"dt\""},
-	{"{\"world\": {\"jacobi\": {\"omgea\": 1}}}", "world.jacobi.omgea: unknown key", NULL},
-	{OBJ("{" GRID ", \"nxx\": 4}"), "objects[0].nxx: unknown key", "\"nx\""},
-	{OBJ("{" GRID ", \"material\": {\"structral\": {}}}"), "objects[0].material.structral: unknown key", NULL},
-	{OBJ("{" GRID ", \"material\": {\"bend\": {\"stifness\": 1}}}"), "objects[0].material.bend.stifness: unknown key",
-	 NULL},
-	{OBJ("{" GRID ", \"mass\": {\"mode\": \"total\", \"valeu\": 1}}"), "objects[0].mass.valeu: unknown key", NULL},
-	{OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"m\": 1}]}"), "objects[0].particles[0].m: unknown key",
-	 NULL},
-	{"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1, \"centre\": [0,0,0]}]}", "colliders[0].centre: unknown key",
-	 "\"center\""},
-	{OBJ("{\"nx\": 3}"), "objects[0]: missing \"type\"", NULL},
-	{OBJ("{\"type\": \"cloth\"}"), "objects[0].type: unknown value \"cloth\"", NULL},
-	{OBJ("{\"type\": \"particles\"}"), "objects[0].particles: missing", NULL},
-	{OBJ("{\"type\": \"particles\", \"particles\": []}"), "objects[0].particles: must hold at least one", NULL},
-	{OBJ("{\"type\": \"particles\", \"particles\": [{\"v\": [0,0,0]}]}"), "objects[0].particles[0]: missing \"x\"", NULL},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0}]}"), "objects[0].constraints[0]: missing \"a\" or \"b\"", NULL},
-	{"{\"colliders\": [{\"type\": \"sphere\"}]}", "colliders[0]: missing \"radius\"", NULL},
-	/* wrong types */
-	{"{\"frames\": \"10\"}", "frames: expected an integer (got a string)", NULL},
-	{"{\"frames\": 1.5}", "frames: must be an integer", NULL},
-	{"{\"name\": 3}", "name: expected a string", NULL},
-	{"{\"world\": 3}", "world: expected an object (got a number)", NULL},
-	{"{\"objects\": {}}", "objects: expected an array (got an object)", NULL},
-	{"{\"world\": {\"gravity\": [0, -9.8]}}", "world.gravity: expected an array of 3 numbers", NULL},
-	{"{\"world\": {\"gravity\": [0, \"x\", 0]}}", "world.gravity[1]: expected a number (got a string)", NULL},
-	{"{\"world\": {\"jacobi\": {\"equal_split\": 1}}}", "world.jacobi.equal_split: expected true or false", NULL},
-	{"{\"world\": {\"solver\": \"newton\"}}", "world.solver: unknown value \"newton\"", "\"gauss_seidel\", \"jacobi\""},
-	{"{\"world\": {\"dt\": null}}", "world.dt: expected a number (got null)", NULL},
-	{OBJ("{" GRID ", \"size\": [1]}"), "objects[0].size: expected an array of 2 numbers", NULL},
-	{OBJ("{" GRID ", \"pinned\": [0.5]}"), "objects[0].pinned[0]: must be an integer", NULL},
-	/* out of range */
-	{"{\"frames\": -1}", "frames: must be >= 0 (got -1)", NULL},
-	{"{\"world\": {\"dt\": 0}}", "world.dt: must be > 0 (got 0)", NULL},
-	{"{\"world\": {\"dt\": -0.01}}", "world.dt: must be > 0", NULL},
+    /* syntax: file:line:col */
+    {"", "t.json:1:1: syntax error", "end of input"},
+    {"{\n  \"name\": \"x\",\n  \"frames\": 10,,\n}\n", "t.json:3:16: syntax error", NULL},
+    {"{\n\t\"frames\": 10\n", "t.json:3:1: syntax error", "end of input"},
+    {"{} x", "t.json:1:4: syntax error", NULL},
+    {"{\"name\": \"a\nb\"}", "name: must not hold control characters", NULL},
+    {"{\"frames\": 1e999}", "frames: must be a finite number", NULL},
+    {"{\"world\": {\"gravity\": [0, -1e999, 0]}}", "world.gravity[1]: must be a finite number", NULL},
+    /* structure */
+    {"[1, 2]", "t.json: the top level must be an object", NULL},
+    {"{\"frame\": 10}", "frame: unknown key", "did you mean \"frames\""},
+    {"{\"zzz\": 10}", "zzz: unknown key", "expected one of: name,"},
+    {"{\"frames\": 1, \"frames\": 2}", "frames: duplicate key", NULL},
+    {"{\"world\": {\"dtt\": 0.1}}", "world.dtt: unknown key", "\"dt\""},
+    {"{\"world\": {\"jacobi\": {\"omgea\": 1}}}", "world.jacobi.omgea: unknown key", NULL},
+    {OBJ("{" GRID ", \"nxx\": 4}"), "objects[0].nxx: unknown key", "\"nx\""},
+    {OBJ("{" GRID ", \"material\": {\"structral\": {}}}"), "objects[0].material.structral: unknown key", NULL},
+    {OBJ("{" GRID ", \"material\": {\"bend\": {\"stifness\": 1}}}"), "objects[0].material.bend.stifness: unknown key",
+     NULL},
+    {OBJ("{" GRID ", \"mass\": {\"mode\": \"total\", \"valeu\": 1}}"), "objects[0].mass.valeu: unknown key", NULL},
+    {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"m\": 1}]}"),
+     "objects[0].particles[0].m: unknown key", NULL},
+    {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1, \"centre\": [0,0,0]}]}",
+     "colliders[0].centre: unknown key", "\"center\""},
+    {OBJ("{\"nx\": 3}"), "objects[0]: missing \"type\"", NULL},
+    {OBJ("{\"type\": \"cloth\"}"), "objects[0].type: unknown value \"cloth\"", NULL},
+    {OBJ("{\"type\": \"particles\"}"), "objects[0].particles: missing", NULL},
+    {OBJ("{\"type\": \"particles\", \"particles\": []}"), "objects[0].particles: must hold at least one", NULL},
+    {OBJ("{\"type\": \"particles\", \"particles\": [{\"v\": [0,0,0]}]}"), "objects[0].particles[0]: missing \"x\"",
+     NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0}]}"), "objects[0].constraints[0]: missing \"a\" or \"b\"", NULL},
+    {"{\"colliders\": [{\"type\": \"sphere\"}]}", "colliders[0]: missing \"radius\"", NULL},
+    /* wrong types */
+    {"{\"frames\": \"10\"}", "frames: expected an integer (got a string)", NULL},
+    {"{\"frames\": 1.5}", "frames: must be an integer", NULL},
+    {"{\"name\": 3}", "name: expected a string", NULL},
+    {"{\"world\": 3}", "world: expected an object (got a number)", NULL},
+    {"{\"objects\": {}}", "objects: expected an array (got an object)", NULL},
+    {"{\"world\": {\"gravity\": [0, -9.8]}}", "world.gravity: expected an array of 3 numbers", NULL},
+    {"{\"world\": {\"gravity\": [0, \"x\", 0]}}", "world.gravity[1]: expected a number (got a string)", NULL},
+    {"{\"world\": {\"jacobi\": {\"equal_split\": 1}}}", "world.jacobi.equal_split: expected true or false", NULL},
+    {"{\"world\": {\"solver\": \"newton\"}}", "world.solver: unknown value \"newton\"", "\"gauss_seidel\", \"jacobi\""},
+    {"{\"world\": {\"dt\": null}}", "world.dt: expected a number (got null)", NULL},
+    {OBJ("{" GRID ", \"size\": [1]}"), "objects[0].size: expected an array of 2 numbers", NULL},
+    {OBJ("{" GRID ", \"pinned\": [0.5]}"), "objects[0].pinned[0]: must be an integer", NULL},
+    /* out of range */
+    {"{\"frames\": -1}", "frames: must be >= 0 (got -1)", NULL},
+    {"{\"world\": {\"dt\": 0}}", "world.dt: must be > 0 (got 0)", NULL},
+    {"{\"world\": {\"dt\": -0.01}}", "world.dt: must be > 0", NULL},
 #ifndef PBD_DOUBLE
-	{"{\"world\": {\"dt\": 1e-60}}", "world.dt: too small for the float scalar type", NULL}, /* 0 in float */
+    {"{\"world\": {\"dt\": 1e-60}}", "world.dt: too small for the float scalar type", NULL}, /* 0 in float */
 #endif
-	{"{\"world\": {\"substeps\": 0}}", "world.substeps: must be >= 1 (got 0)", NULL},
-	{"{\"world\": {\"iterations\": 1000000}}", "world.iterations: must be <= 10000", NULL},
-	{"{\"world\": {\"damping\": 0}}", "world.damping: must be in (0, 1] (got 0)", NULL},
-	{"{\"world\": {\"damping\": 1.5}}", "world.damping: must be in (0, 1]", NULL},
-	{"{\"world\": {\"jacobi\": {\"omega\": 2}}}", "world.jacobi.omega: must be in (0, 2) (got 2)", NULL},
-	{"{\"world\": {\"jacobi\": {\"alpha\": -0.2}}}", "world.jacobi.alpha: must be >= 0", NULL},
-	{"{\"world\": {\"max_speed\": -1}}", "world.max_speed: must be >= 0", NULL},
-	{"{\"world\": {\"gravity\": [0, -1e10, 0]}}", "world.gravity[1]: magnitude must be at most", NULL},
-	{"{\"name\": \"../evil\"}", "name: \"../evil\" must be letters", NULL},
-	{"{\"name\": \"\"}", "name: \"\" must be", NULL},
-	{OBJ("{" GRID ", \"mass\": {\"mode\": \"total\", \"value\": -1}}"), "objects[0].mass.value: must be > 0 (got -1)", NULL},
-	{OBJ("{" GRID ", \"mass\": {\"value\": 1e-20}}"), "objects[0].mass.value: must be >= 1e-09", NULL},
-	{OBJ("{" GRID ", \"mass\": {\"mode\": \"area\"}}"), "objects[0].mass.mode: unknown value \"area\"", NULL},
-	{OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": -2}]}"),
-	 "objects[0].particles[0].mass: must be > 0 (got -2)", NULL},
-	{OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": -1}]}"),
-	 "objects[0].particles[0].inv_mass: must be >= 0", NULL},
-	{OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": 1, \"inv_mass\": 1}]}"),
-	 "objects[0].particles[0]: give either mass or inv_mass", NULL},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"stiffness\": 1.5}]}"),
-	 "objects[0].constraints[0].stiffness: must be in [0, 1] (got 1.5)", NULL},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance_compress\": -1e-6}]}"),
-	 "objects[0].constraints[0].compliance_compress: must be >= 0", NULL},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"stiffness\": 1, \"stiffness_stretch\": 1}]}"),
-	 "objects[0].constraints[0].stiffness: give either", NULL},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"rest\": -1}]}"),
-	 "objects[0].constraints[0].rest: must be >= 0", NULL},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"type\": \"bend\"}]}"),
-	 "objects[0].constraints[0].type: unknown value \"bend\"", NULL},
-	{OBJ("{" PARTS ", \"material\": {\"compliance\": -1}}"), "objects[0].material.compliance: must be >= 0", NULL},
-	{OBJ("{" GRID ", \"material\": {\"shear\": {\"stiffness_compress\": -0.1}}}"),
-	 "objects[0].material.shear.stiffness_compress: must be in [0, 1]", NULL},
-	{OBJ("{" GRID ", \"nx\": 1}"), "objects[0].nx: must be >= 2 (got 1)", NULL},
-	{OBJ("{" GRID ", \"ny\": -3}"), "objects[0].ny: must be >= 2", NULL},
-	{OBJ("{" GRID ", \"diagonals\": 3}"), "objects[0].diagonals: must be <= 2", NULL},
-	{OBJ("{" GRID ", \"size\": [1, 0]}"), "objects[0].size[1]: must be > 0", NULL},
-	{OBJ("{" GRID ", \"axis_u\": [0, 0, 0]}"), "objects[0].axis_u: must not be zero", NULL},
-	{OBJ("{" GRID ", \"axis_u\": [1, 0, 0], \"axis_v\": [-2, 0, 0]}"), "objects[0].axis_v: must not be parallel", NULL},
-	{OBJ("{\"type\": \"rope\", \"start\": [1, 1, 1], \"end\": [1, 1, 1]}"), "objects[0].end: must differ from start", NULL},
-	{OBJ("{\"type\": \"rope\", \"segments\": 0}"), "objects[0].segments: must be >= 1", NULL},
-	{"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 0}]}", "colliders[0].radius: must be > 0 (got 0)", NULL},
-	{"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1, \"margin\": -0.1}]}", "colliders[0].margin: must be >= 0",
-	 NULL},
-	{"{\"colliders\": [{\"type\": \"plane\", \"normal\": [0, 0, 0]}]}", "colliders[0].normal: must not be zero", NULL},
-	{"{\"colliders\": [{\"type\": \"box\"}]}", "colliders[0].type: unknown value \"box\"", NULL},
-	/* indices */
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 2}]}"), "objects[0].constraints[0].b: index 2 out of range",
-	 "2 particles"},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1}, {\"a\": -1, \"b\": 1}]}"),
-	 "objects[0].constraints[1].a: must be >= 0", NULL},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 1, \"b\": 1}]}"), "objects[0].constraints[0].b: joins particle 1 to itself",
-	 NULL},
-	{OBJ("{" GRID ", \"nx\": 3, \"ny\": 3, \"pinned\": [0, 9]}"), "objects[0].pinned[1]: index 9 out of range", NULL},
-	{OBJ("{" GRID ", \"pinned\": [1, 1]}"), "objects[0].pinned[1]: vertex 1 is listed twice", NULL},
-	{OBJ("{" PARTS ", \"pinned\": [2]}"), "objects[0].pinned[0]: index 2 out of range", NULL},
-	{OBJ("{\"type\": \"rope\", \"segments\": 3, \"pinned\": [4]}"), "objects[0].pinned[0]: index 4 out of range", NULL},
-	/* meshes */
-	{OBJ("{\"type\": \"mesh_cloth\"}"), "objects[0]: needs \"obj\", or both", NULL},
-	{OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[2,0,0]], \"triangles\": [[0,1,2]]}"),
-	 "objects[0].triangles:", "zero area"},
-	{OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[0,1,0]], \"triangles\": [[0,1,1]]}"),
-	 "objects[0].triangles[0]: repeats a vertex", NULL},
-	{OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[0,1,0]], \"triangles\": [[0,1,3]]}"),
-	 "objects[0].triangles[0][2]: index 3 out of range", NULL},
-	{OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0]], \"triangles\": [[0,1,0]]}"),
-	 "objects[0].vertices: needs at least 3", NULL},
-	{OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"x.obj\", \"vertices\": []}"), "objects[0].obj: give either", NULL},
-	{OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"no_such.obj\"}"), "objects[0].obj: " DATA_DIR "/no_such.obj: cannot open",
-	 NULL},
-	{OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"bad.obj\"}"), "objects[0].obj: " DATA_DIR "/bad.obj:2:", NULL},
-	/* sizes (refused from the estimate, before anything is allocated) */
-	{OBJ("{" GRID ", \"nx\": 100000, \"ny\": 100000}"), "objects[0]: too many particles (10000000000 in the scene", NULL},
-	{OBJ("{" GRID ", \"nx\": 2048, \"ny\": 2048}, {" GRID ", \"nx\": 2, \"ny\": 2}"),
-	 "objects[1]: too many particles (4194308 in the scene", "the limit is 4194304"},
-	{OBJ("{" GRID ", \"nx\": 2048, \"ny\": 2048, \"bend\": true}"), "objects[0]: too many constraints", "16777216"},
-	{OBJ("{" GRID ", \"nx\": 4096, \"ny\": 4096}"), "objects[0]: too many particles", "the limit is 4194304"},
-	{OBJ("{" GRID ", \"nx\": 4194305}"), "objects[0].nx: must be <= 4194304", NULL},
-	{OBJ("{\"type\": \"rope\", \"segments\": 100000000}"), "objects[0].segments: must be <=", NULL},
-	/* integers past int64 (2^63 used to pass the bound and convert to garbage, or crash) */
-	{OBJ("{" PARTS ", \"pinned\": [9223372036854775808]}"),
-	 "objects[0].pinned[0]: index 9223372036854775808 out of range (the object has 2 vertices)", NULL},
-	{OBJ("{" PARTS ", \"pinned\": [18446744073709551616]}"),
-	 "objects[0].pinned[0]: index 18446744073709551616 out of range", NULL},
-	{OBJ("{" PARTS ", \"pinned\": [1e300]}"), "objects[0].pinned[0]: index 1.0000000000000001e+300 out of range", NULL},
-	{OBJ("{" PARTS ", \"pinned\": [-9223372036854775809]}"), "objects[0].pinned[0]: must be >= 0", NULL},
-	{OBJ("{" GRID ", \"pinned\": [4294967296]}"), "objects[0].pinned[0]: index 4294967296 out of range", NULL},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 9223372036854775808, \"b\": 1}]}"),
-	 "objects[0].constraints[0].a: index 9223372036854775808 out of range (the object has 2 particles)", NULL},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 1, \"b\": 4294967296}]}"),
-	 "objects[0].constraints[0].b: index 4294967296 out of range", NULL},
-	{OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[0,1,0]],"
-	     " \"triangles\": [[0,1,9223372036854775808]]}"),
-	 "objects[0].triangles[0][2]: index 9223372036854775808 out of range (the mesh has 3 vertices)", NULL},
-	{OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[0,1,0]], \"triangles\": [[4294967296,1,2]]}"),
-	 "objects[0].triangles[0][0]: index 4294967296 out of range", NULL},
-	{"{\"frames\": 9223372036854775808}", "frames: must be <= 100000000 (got 9223372036854775808)", NULL},
-	{"{\"frames\": 9223372036854775807}", "frames: must be <= 100000000", NULL},
-	{"{\"frames\": -1e300}", "frames: must be >= 0", NULL},
-	{"{\"world\": {\"iterations\": 1e19}}", "world.iterations: must be <= 10000", NULL},
-	{OBJ("{" GRID ", \"nx\": 9223372036854775808}"), "objects[0].nx: must be <= 4194304", NULL},
-	/* values that conversion to pbd_real would turn into 0 (pinned, rigid, none) or move out of range */
-	{OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": 1e-50}]}"),
-	 "objects[0].particles[0].inv_mass: must be 0 (pinned) or >= 1e-09 (got 1e-50)", NULL},
-	{OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": 1e-10}]}"),
-	 "objects[0].particles[0].inv_mass: must be 0 (pinned) or >= 1e-09", NULL},
-	{OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": 9.99e-10}]}"),
-	 "objects[0].particles[0].mass: must be >= 1e-09", NULL},
-	{OBJ("{" GRID ", \"mass\": {\"value\": 9.999999e-10}}"), "objects[0].mass.value: must be >= 1e-09", NULL},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance\": 1e-320}]}"),
-	 "objects[0].constraints[0].compliance: too small for the", "must be 0 or at least"},
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"rest\": 1e-320}]}"),
-	 "objects[0].constraints[0].rest: too small", NULL},
-	{OBJ("{" GRID ", \"size\": [1, 1e-320]}"), "objects[0].size[1]: too small", NULL},
-	{OBJ("{" GRID ", \"material\": {\"bend\": {\"compliance_stretch\": 1e-320}}}"),
-	 "objects[0].material.bend.compliance_stretch: too small", NULL},
-	{"{\"world\": {\"damping\": 1e-320}}", "world.damping: too small", NULL},
-	{"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1e-320}]}", "colliders[0].radius: too small", NULL},
+    {"{\"world\": {\"substeps\": 0}}", "world.substeps: must be >= 1 (got 0)", NULL},
+    {"{\"world\": {\"iterations\": 1000000}}", "world.iterations: must be <= 10000", NULL},
+    {"{\"world\": {\"damping\": 0}}", "world.damping: must be in (0, 1] (got 0)", NULL},
+    {"{\"world\": {\"damping\": 1.5}}", "world.damping: must be in (0, 1]", NULL},
+    {"{\"world\": {\"jacobi\": {\"omega\": 2}}}", "world.jacobi.omega: must be in (0, 2) (got 2)", NULL},
+    {"{\"world\": {\"jacobi\": {\"alpha\": -0.2}}}", "world.jacobi.alpha: must be >= 0", NULL},
+    {"{\"world\": {\"max_speed\": -1}}", "world.max_speed: must be >= 0", NULL},
+    {"{\"world\": {\"gravity\": [0, -1e10, 0]}}", "world.gravity[1]: magnitude must be at most", NULL},
+    {"{\"name\": \"../evil\"}", "name: \"../evil\" must be letters", NULL},
+    {"{\"name\": \"\"}", "name: \"\" must be", NULL},
+    {OBJ("{" GRID ", \"mass\": {\"mode\": \"total\", \"value\": -1}}"), "objects[0].mass.value: must be > 0 (got -1)",
+     NULL},
+    {OBJ("{" GRID ", \"mass\": {\"value\": 1e-20}}"), "objects[0].mass.value: must be >= 1e-09", NULL},
+    {OBJ("{" GRID ", \"mass\": {\"mode\": \"area\"}}"), "objects[0].mass.mode: unknown value \"area\"", NULL},
+    {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": -2}]}"),
+     "objects[0].particles[0].mass: must be > 0 (got -2)", NULL},
+    {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": -1}]}"),
+     "objects[0].particles[0].inv_mass: must be >= 0", NULL},
+    {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": 1, \"inv_mass\": 1}]}"),
+     "objects[0].particles[0]: give either mass or inv_mass", NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"stiffness\": 1.5}]}"),
+     "objects[0].constraints[0].stiffness: must be in [0, 1] (got 1.5)", NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance_compress\": -1e-6}]}"),
+     "objects[0].constraints[0].compliance_compress: must be >= 0", NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"stiffness\": 1, \"stiffness_stretch\": 1}]}"),
+     "objects[0].constraints[0].stiffness: give either", NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"rest\": -1}]}"),
+     "objects[0].constraints[0].rest: must be >= 0", NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"type\": \"bend\"}]}"),
+     "objects[0].constraints[0].type: unknown value \"bend\"", NULL},
+    {OBJ("{" PARTS ", \"material\": {\"compliance\": -1}}"), "objects[0].material.compliance: must be >= 0", NULL},
+    {OBJ("{" GRID ", \"material\": {\"shear\": {\"stiffness_compress\": -0.1}}}"),
+     "objects[0].material.shear.stiffness_compress: must be in [0, 1]", NULL},
+    {OBJ("{" GRID ", \"nx\": 1}"), "objects[0].nx: must be >= 2 (got 1)", NULL},
+    {OBJ("{" GRID ", \"ny\": -3}"), "objects[0].ny: must be >= 2", NULL},
+    {OBJ("{" GRID ", \"diagonals\": 3}"), "objects[0].diagonals: must be <= 2", NULL},
+    {OBJ("{" GRID ", \"size\": [1, 0]}"), "objects[0].size[1]: must be > 0", NULL},
+    {OBJ("{" GRID ", \"axis_u\": [0, 0, 0]}"), "objects[0].axis_u: must not be zero", NULL},
+    {OBJ("{" GRID ", \"axis_u\": [1, 0, 0], \"axis_v\": [-2, 0, 0]}"), "objects[0].axis_v: must not be parallel", NULL},
+    {OBJ("{\"type\": \"rope\", \"start\": [1, 1, 1], \"end\": [1, 1, 1]}"), "objects[0].end: must differ from start",
+     NULL},
+    {OBJ("{\"type\": \"rope\", \"segments\": 0}"), "objects[0].segments: must be >= 1", NULL},
+    {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 0}]}", "colliders[0].radius: must be > 0 (got 0)", NULL},
+    {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1, \"margin\": -0.1}]}", "colliders[0].margin: must be >= 0",
+     NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"normal\": [0, 0, 0]}]}", "colliders[0].normal: must not be zero", NULL},
+    {"{\"colliders\": [{\"type\": \"box\"}]}", "colliders[0].type: unknown value \"box\"", NULL},
+    /* indices */
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 2}]}"), "objects[0].constraints[0].b: index 2 out of range",
+     "2 particles"},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1}, {\"a\": -1, \"b\": 1}]}"),
+     "objects[0].constraints[1].a: must be >= 0", NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 1, \"b\": 1}]}"),
+     "objects[0].constraints[0].b: joins particle 1 to itself", NULL},
+    {OBJ("{" GRID ", \"nx\": 3, \"ny\": 3, \"pinned\": [0, 9]}"), "objects[0].pinned[1]: index 9 out of range", NULL},
+    {OBJ("{" GRID ", \"pinned\": [1, 1]}"), "objects[0].pinned[1]: vertex 1 is listed twice", NULL},
+    {OBJ("{" PARTS ", \"pinned\": [2]}"), "objects[0].pinned[0]: index 2 out of range", NULL},
+    {OBJ("{\"type\": \"rope\", \"segments\": 3, \"pinned\": [4]}"), "objects[0].pinned[0]: index 4 out of range", NULL},
+    /* meshes */
+    {OBJ("{\"type\": \"mesh_cloth\"}"), "objects[0]: needs \"obj\", or both", NULL},
+    {OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[2,0,0]], \"triangles\": [[0,1,2]]}"),
+     "objects[0].triangles:", "zero area"},
+    {OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[0,1,0]], \"triangles\": [[0,1,1]]}"),
+     "objects[0].triangles[0]: repeats a vertex", NULL},
+    {OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[0,1,0]], \"triangles\": [[0,1,3]]}"),
+     "objects[0].triangles[0][2]: index 3 out of range", NULL},
+    {OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0]], \"triangles\": [[0,1,0]]}"),
+     "objects[0].vertices: needs at least 3", NULL},
+    {OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"x.obj\", \"vertices\": []}"), "objects[0].obj: give either", NULL},
+    {OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"no_such.obj\"}"),
+     "objects[0].obj: " DATA_DIR "/no_such.obj: cannot open", NULL},
+    {OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"bad.obj\"}"), "objects[0].obj: " DATA_DIR "/bad.obj:2:", NULL},
+    /* sizes (refused from the estimate, before anything is allocated) */
+    {OBJ("{" GRID ", \"nx\": 100000, \"ny\": 100000}"), "objects[0]: too many particles (10000000000 in the scene",
+     NULL},
+    {OBJ("{" GRID ", \"nx\": 2048, \"ny\": 2048}, {" GRID ", \"nx\": 2, \"ny\": 2}"),
+     "objects[1]: too many particles (4194308 in the scene", "the limit is 4194304"},
+    {OBJ("{" GRID ", \"nx\": 2048, \"ny\": 2048, \"bend\": true}"), "objects[0]: too many constraints", "16777216"},
+    {OBJ("{" GRID ", \"nx\": 4096, \"ny\": 4096}"), "objects[0]: too many particles", "the limit is 4194304"},
+    {OBJ("{" GRID ", \"nx\": 4194305}"), "objects[0].nx: must be <= 4194304", NULL},
+    {OBJ("{\"type\": \"rope\", \"segments\": 100000000}"), "objects[0].segments: must be <=", NULL},
+    /* integers past int64 (2^63 used to pass the bound and convert to garbage, or crash) */
+    {OBJ("{" PARTS ", \"pinned\": [9223372036854775808]}"),
+     "objects[0].pinned[0]: index 9223372036854775808 out of range (the object has 2 vertices)", NULL},
+    {OBJ("{" PARTS ", \"pinned\": [18446744073709551616]}"),
+     "objects[0].pinned[0]: index 18446744073709551616 out of range", NULL},
+    {OBJ("{" PARTS ", \"pinned\": [1e300]}"), "objects[0].pinned[0]: index 1.0000000000000001e+300 out of range", NULL},
+    {OBJ("{" PARTS ", \"pinned\": [-9223372036854775809]}"), "objects[0].pinned[0]: must be >= 0", NULL},
+    {OBJ("{" GRID ", \"pinned\": [4294967296]}"), "objects[0].pinned[0]: index 4294967296 out of range", NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 9223372036854775808, \"b\": 1}]}"),
+     "objects[0].constraints[0].a: index 9223372036854775808 out of range (the object has 2 particles)", NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 1, \"b\": 4294967296}]}"),
+     "objects[0].constraints[0].b: index 4294967296 out of range", NULL},
+    {OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[0,1,0]],"
+         " \"triangles\": [[0,1,9223372036854775808]]}"),
+     "objects[0].triangles[0][2]: index 9223372036854775808 out of range (the mesh has 3 vertices)", NULL},
+    {OBJ("{\"type\": \"mesh_cloth\", \"vertices\": [[0,0,0],[1,0,0],[0,1,0]], \"triangles\": [[4294967296,1,2]]}"),
+     "objects[0].triangles[0][0]: index 4294967296 out of range", NULL},
+    {"{\"frames\": 9223372036854775808}", "frames: must be <= 100000000 (got 9223372036854775808)", NULL},
+    {"{\"frames\": 9223372036854775807}", "frames: must be <= 100000000", NULL},
+    {"{\"frames\": -1e300}", "frames: must be >= 0", NULL},
+    {"{\"world\": {\"iterations\": 1e19}}", "world.iterations: must be <= 10000", NULL},
+    {OBJ("{" GRID ", \"nx\": 9223372036854775808}"), "objects[0].nx: must be <= 4194304", NULL},
+    /* values that conversion to pbd_real would turn into 0 (pinned, rigid, none) or move out of range */
+    {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": 1e-50}]}"),
+     "objects[0].particles[0].inv_mass: must be 0 (pinned) or >= 1e-09 (got 1e-50)", NULL},
+    {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": 1e-10}]}"),
+     "objects[0].particles[0].inv_mass: must be 0 (pinned) or >= 1e-09", NULL},
+    {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": 9.99e-10}]}"),
+     "objects[0].particles[0].mass: must be >= 1e-09", NULL},
+    {OBJ("{" GRID ", \"mass\": {\"value\": 9.999999e-10}}"), "objects[0].mass.value: must be >= 1e-09", NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance\": 1e-320}]}"),
+     "objects[0].constraints[0].compliance: too small for the", "must be 0 or at least"},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"rest\": 1e-320}]}"),
+     "objects[0].constraints[0].rest: too small", NULL},
+    {OBJ("{" GRID ", \"size\": [1, 1e-320]}"), "objects[0].size[1]: too small", NULL},
+    {OBJ("{" GRID ", \"material\": {\"bend\": {\"compliance_stretch\": 1e-320}}}"),
+     "objects[0].material.bend.compliance_stretch: too small", NULL},
+    {"{\"world\": {\"damping\": 1e-320}}", "world.damping: too small", NULL},
+    {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1e-320}]}", "colliders[0].radius: too small", NULL},
 #ifndef PBD_DOUBLE
-	{OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance\": 1e-50}]}"),
-	 "objects[0].constraints[0].compliance: too small for the float scalar type", "(got 1e-50)"},
-	{OBJ("{" GRID ", \"size\": [1e-40, 1]}"), "objects[0].size[0]: too small for the float", NULL}, /* subnormal */
-	{OBJ("{" GRID ", \"material\": {\"shear\": {\"stiffness\": 1e-46}}}"),
-	 "objects[0].material.shear.stiffness: too small", NULL},
-	{"{\"world\": {\"jacobi\": {\"omega\": 1.99999999999}}}",
-	 "world.jacobi.omega: must be in (0, 2) once rounded to the float scalar type",
-	 "(got 1.99999999999, which rounds to 2)"},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance\": 1e-50}]}"),
+     "objects[0].constraints[0].compliance: too small for the float scalar type", "(got 1e-50)"},
+    {OBJ("{" GRID ", \"size\": [1e-40, 1]}"), "objects[0].size[0]: too small for the float", NULL}, /* subnormal */
+    {OBJ("{" GRID ", \"material\": {\"shear\": {\"stiffness\": 1e-46}}}"),
+     "objects[0].material.shear.stiffness: too small", NULL},
+    {"{\"world\": {\"jacobi\": {\"omega\": 1.99999999999}}}",
+     "world.jacobi.omega: must be in (0, 2) once rounded to the float scalar type",
+     "(got 1.99999999999, which rounds to 2)"},
 #endif
 };
 
@@ -554,8 +559,8 @@ static void test_limits_inclusive(void** state) {
 	/* The smallest accepted non-zero compliance and size survive conversion as non-zero. */
 	char json[512];
 	snprintf(json, sizeof json,
-	         OBJ("{" GRID ", \"size\": [1, %.17g], \"material\": {\"bend\": {\"compliance\": %.17g}}}"),
-	         REAL_MIN, REAL_MIN);
+	         OBJ("{" GRID ", \"size\": [1, %.17g], \"material\": {\"bend\": {\"compliance\": %.17g}}}"), REAL_MIN,
+	         REAL_MIN);
 	s = load_ok(json, NULL);
 	scene_free(&s);
 	/* And the largest index is fine: the last vertex of a 3 x 3 grid. */
@@ -610,13 +615,19 @@ static void test_library_messages(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_builtins_load),   cmocka_unit_test(test_seeds_run_finite),
-		cmocka_unit_test(test_cloth_sphere_outside), cmocka_unit_test(test_double_pendulum),
-		cmocka_unit_test(test_determinism),     cmocka_unit_test(test_particles_object),
-		cmocka_unit_test(test_defaults),        cmocka_unit_test(test_mesh_cloth),
-		cmocka_unit_test(test_bad_scenes),      cmocka_unit_test(test_bad_files),
-		cmocka_unit_test(test_empty_scene),     cmocka_unit_test(test_limits_inclusive),
-		cmocka_unit_test(test_library_messages),
+	    cmocka_unit_test(test_builtins_load),
+	    cmocka_unit_test(test_seeds_run_finite),
+	    cmocka_unit_test(test_cloth_sphere_outside),
+	    cmocka_unit_test(test_double_pendulum),
+	    cmocka_unit_test(test_determinism),
+	    cmocka_unit_test(test_particles_object),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_mesh_cloth),
+	    cmocka_unit_test(test_bad_scenes),
+	    cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_empty_scene),
+	    cmocka_unit_test(test_limits_inclusive),
+	    cmocka_unit_test(test_library_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

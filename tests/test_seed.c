@@ -22,7 +22,7 @@
  * the scene itself amplifies rounding: that is the yardstick for comparing the library, which
  * sums in another order, over many steps. */
 static volatile bool ref_single = false; /* volatile: GCC 12 -O2/-O3 vectorised code was seen
-                                           * to skip the float rounding of a plain static flag */
+                                          * to skip the float rounding of a plain static flag */
 static double rnd(double x) { return ref_single ? (double)(float)x : x; }
 
 /* ---- seed 000: double pendulum --------------------------------------------------------- */
@@ -558,9 +558,9 @@ static void test_seed001_cloth_on_sphere(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_seed000_double_pendulum),
-		cmocka_unit_test(test_seed001_setup),
-		cmocka_unit_test(test_seed001_cloth_on_sphere),
+	    cmocka_unit_test(test_seed000_double_pendulum),
+	    cmocka_unit_test(test_seed001_setup),
+	    cmocka_unit_test(test_seed001_cloth_on_sphere),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

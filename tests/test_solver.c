@@ -17,12 +17,12 @@ typedef struct config {
 /* The configurations that must conserve momentum: Gauss-Seidel and mass-weighted Jacobi, PBD
  * and XPBD (hard and soft). */
 static const config conserving[] = {
-	{"GS PBD", PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_PBD, false, 0},
-	{"GS XPBD hard", PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, false, 0},
-	{"GS XPBD soft", PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, false, (pbd_real)1e-3},
-	{"Jacobi PBD", PBD_SOLVER_JACOBI, PBD_FORMULATION_PBD, false, 0},
-	{"Jacobi XPBD hard", PBD_SOLVER_JACOBI, PBD_FORMULATION_XPBD, false, 0},
-	{"Jacobi XPBD soft", PBD_SOLVER_JACOBI, PBD_FORMULATION_XPBD, false, (pbd_real)1e-3},
+    {"GS PBD", PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_PBD, false, 0},
+    {"GS XPBD hard", PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, false, 0},
+    {"GS XPBD soft", PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, false, (pbd_real)1e-3},
+    {"Jacobi PBD", PBD_SOLVER_JACOBI, PBD_FORMULATION_PBD, false, 0},
+    {"Jacobi XPBD hard", PBD_SOLVER_JACOBI, PBD_FORMULATION_XPBD, false, 0},
+    {"Jacobi XPBD soft", PBD_SOLVER_JACOBI, PBD_FORMULATION_XPBD, false, (pbd_real)1e-3},
 };
 #define N_CONSERVING (sizeof conserving / sizeof conserving[0])
 
@@ -381,13 +381,13 @@ static void test_error_falls_with_iterations(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_center_of_mass_fixed),
-		cmocka_unit_test(test_equal_split_moves_center_of_mass),
-		cmocka_unit_test(test_free_cloth_momentum),
-		cmocka_unit_test(test_pinned_never_moves),
-		cmocka_unit_test(test_pin_unpin),
-		cmocka_unit_test(test_set_target),
-		cmocka_unit_test(test_error_falls_with_iterations),
+	    cmocka_unit_test(test_center_of_mass_fixed),
+	    cmocka_unit_test(test_equal_split_moves_center_of_mass),
+	    cmocka_unit_test(test_free_cloth_momentum),
+	    cmocka_unit_test(test_pinned_never_moves),
+	    cmocka_unit_test(test_pin_unpin),
+	    cmocka_unit_test(test_set_target),
+	    cmocka_unit_test(test_error_falls_with_iterations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -228,11 +228,11 @@ static void test_stretch_compress_compliance(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_zero_compliance_is_hard),
-		cmocka_unit_test(test_zero_compliance_matches_pbd),
-		cmocka_unit_test(test_spring_period),
-		cmocka_unit_test(test_spring_period_scales_with_compliance),
-		cmocka_unit_test(test_stretch_compress_compliance),
+	    cmocka_unit_test(test_zero_compliance_is_hard),
+	    cmocka_unit_test(test_zero_compliance_matches_pbd),
+	    cmocka_unit_test(test_spring_period),
+	    cmocka_unit_test(test_spring_period_scales_with_compliance),
+	    cmocka_unit_test(test_stretch_compress_compliance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

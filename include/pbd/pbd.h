@@ -74,8 +74,7 @@ PBD_API uint64_t pbd_world_hash(const pbd_world* world);
 /// Adds `count` particles. `velocities` may be NULL (zero). Inverse mass 0 pins a particle.
 /// The index of the first new particle goes to *first (may be NULL).
 PBD_API pbd_status pbd_world_add_particles(pbd_world* world, uint32_t count, const pbd_vec3* positions,
-                                   const pbd_vec3* velocities, const pbd_real* inv_masses,
-                                   uint32_t* first);
+                                           const pbd_vec3* velocities, const pbd_real* inv_masses, uint32_t* first);
 
 /// Same, with masses in kg (each finite and > 0) instead of inverse masses; pin afterwards with
 /// pbd_particle_pin.
@@ -120,7 +119,7 @@ PBD_API pbd_status pbd_particle_set_force(pbd_world* world, uint32_t index, pbd_
 /// Adds `count` distance constraints. The index of the first goes to *first (may be NULL).
 /// All are validated before any is added.
 PBD_API pbd_status pbd_world_add_distances(pbd_world* world, uint32_t count, const pbd_distance_def* defs,
-                                   uint32_t* first);
+                                           uint32_t* first);
 
 PBD_API uint32_t pbd_world_distance_count(const pbd_world* world);
 
@@ -131,8 +130,7 @@ PBD_API pbd_status pbd_world_get_distance(const pbd_world* world, uint32_t index
 
 /// Adds triangles (3 world particle indices each) that describe the surface for output and for
 /// later area-based forces. They do not constrain anything by themselves.
-PBD_API pbd_status pbd_world_add_triangles(pbd_world* world, uint32_t count, const uint32_t* indices,
-                                   uint32_t* first);
+PBD_API pbd_status pbd_world_add_triangles(pbd_world* world, uint32_t count, const uint32_t* indices, uint32_t* first);
 PBD_API uint32_t pbd_world_triangle_count(const pbd_world* world);
 PBD_API const uint32_t* pbd_world_triangles(const pbd_world* world);
 
@@ -179,9 +177,8 @@ PBD_API pbd_status pbd_mesh_rope(const pbd_rope_def* def, pbd_mesh* out, pbd_err
 /// (structural), and if `bend` adds one bend edge across every interior edge (between the two
 /// vertices opposite it). Rejects indices out of range, repeated vertices in a triangle and
 /// triangles of zero area.
-PBD_API pbd_status pbd_mesh_from_triangles(uint32_t vertex_count, const pbd_vec3* positions,
-                                   uint32_t triangle_count, const uint32_t* indices, bool bend,
-                                   pbd_mesh* out, pbd_error* err);
+PBD_API pbd_status pbd_mesh_from_triangles(uint32_t vertex_count, const pbd_vec3* positions, uint32_t triangle_count,
+                                           const uint32_t* indices, bool bend, pbd_mesh* out, pbd_error* err);
 
 /// Loads a Wavefront OBJ (v and f records; polygons are fanned into triangles; negative and
 /// v/vt/vn indices accepted) and builds it as with pbd_mesh_from_triangles.

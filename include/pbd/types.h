@@ -97,25 +97,25 @@ typedef void (*pbd_log_fn)(const char* message, void* user);
 
 /// Everything a world is created with. Make it with pbd_world_def_default() and change fields.
 typedef struct pbd_world_def {
-	pbd_vec3 gravity;             ///< m/s^2, default (0, -9.81, 0)
-	pbd_real dt;                  ///< default step length in seconds used by pbd_world_step (> 0)
-	int substeps;                 ///< substeps per step, >= 1 (Macklin et al. 2019 "small steps")
-	int iterations;               ///< constraint iterations per substep, >= 1
-	pbd_solver solver;            ///< Gauss-Seidel or Jacobi
-	pbd_formulation formulation;  ///< PBD stiffness or XPBD compliance
-	pbd_real damping;             ///< velocity kept per step, in (0,1]; 1 = no damping
-	pbd_real jacobi_alpha;        ///< Jacobi: weight of the current position in the average, >= 0
-	pbd_real jacobi_omega;        ///< Jacobi: over-relaxation factor, in (0,2)
-	bool jacobi_equal_split;      ///< Jacobi: split each correction 1/2-1/2 whatever the masses (seed 001)
+	pbd_vec3 gravity;            ///< m/s^2, default (0, -9.81, 0)
+	pbd_real dt;                 ///< default step length in seconds used by pbd_world_step (> 0)
+	int substeps;                ///< substeps per step, >= 1 (Macklin et al. 2019 "small steps")
+	int iterations;              ///< constraint iterations per substep, >= 1
+	pbd_solver solver;           ///< Gauss-Seidel or Jacobi
+	pbd_formulation formulation; ///< PBD stiffness or XPBD compliance
+	pbd_real damping;            ///< velocity kept per step, in (0,1]; 1 = no damping
+	pbd_real jacobi_alpha;       ///< Jacobi: weight of the current position in the average, >= 0
+	pbd_real jacobi_omega;       ///< Jacobi: over-relaxation factor, in (0,2)
+	bool jacobi_equal_split;     ///< Jacobi: split each correction 1/2-1/2 whatever the masses (seed 001)
 	pbd_collision_mode collision_mode;
-	pbd_real max_speed;           ///< clamp on particle speed in m/s, 0 = no clamp
-	bool diagnostics;             ///< compute pbd_stats after every step (one extra pass)
-	uint32_t particle_capacity;   ///< initial capacities; the arrays grow when adding beyond them
+	pbd_real max_speed;         ///< clamp on particle speed in m/s, 0 = no clamp
+	bool diagnostics;           ///< compute pbd_stats after every step (one extra pass)
+	uint32_t particle_capacity; ///< initial capacities; the arrays grow when adding beyond them
 	uint32_t distance_capacity;
 	pbd_allocator allocator;
-	pbd_log_fn log;               ///< where error and warning lines go
+	pbd_log_fn log; ///< where error and warning lines go
 	void* log_user;
-	int cookie;                   ///< set by pbd_world_def_default(); do not touch
+	int cookie; ///< set by pbd_world_def_default(); do not touch
 } pbd_world_def;
 
 /// One distance constraint C = |x_a - x_b| - rest.
@@ -140,13 +140,13 @@ typedef enum pbd_shape_type {
 } pbd_shape_type;
 
 typedef struct pbd_plane {
-	pbd_vec3 normal;  ///< outward normal; normalised on creation, must not be zero
-	pbd_real offset;  ///< plane is dot(normal, x) = offset
+	pbd_vec3 normal; ///< outward normal; normalised on creation, must not be zero
+	pbd_real offset; ///< plane is dot(normal, x) = offset
 } pbd_plane;
 
 typedef struct pbd_sphere {
 	pbd_vec3 center;
-	pbd_real radius;  ///< > 0
+	pbd_real radius; ///< > 0
 } pbd_sphere;
 
 /// A static collider. Particles are kept at least `margin` away from its surface.
@@ -156,7 +156,7 @@ typedef struct pbd_collider_def {
 		pbd_plane plane;
 		pbd_sphere sphere;
 	} shape;
-	pbd_real margin;  ///< collision thickness in m, >= 0
+	pbd_real margin; ///< collision thickness in m, >= 0
 	int cookie;
 } pbd_collider_def;
 
@@ -179,35 +179,35 @@ typedef enum pbd_edge_kind {
 /// released with pbd_mesh_free; a hand-made mesh may point at the caller's own arrays.
 typedef struct pbd_mesh {
 	uint32_t vertex_count;
-	pbd_vec3* positions;      ///< initial positions (vertex_count)
-	pbd_vec3* velocities;     ///< initial velocities (vertex_count) or NULL for zero
-	pbd_real* inv_masses;     ///< per-vertex inverse masses or NULL to derive them from the body def
+	pbd_vec3* positions;  ///< initial positions (vertex_count)
+	pbd_vec3* velocities; ///< initial velocities (vertex_count) or NULL for zero
+	pbd_real* inv_masses; ///< per-vertex inverse masses or NULL to derive them from the body def
 	uint32_t edge_count;
-	uint32_t* edges;          ///< 2 per edge, vertex indices
-	uint8_t* edge_kinds;      ///< pbd_edge_kind per edge, or NULL for all structural
-	pbd_real* edge_rest;      ///< rest length per edge, or NULL for the length in `positions`
+	uint32_t* edges;     ///< 2 per edge, vertex indices
+	uint8_t* edge_kinds; ///< pbd_edge_kind per edge, or NULL for all structural
+	pbd_real* edge_rest; ///< rest length per edge, or NULL for the length in `positions`
 	uint32_t triangle_count;
-	uint32_t* triangles;      ///< 3 per triangle, counter-clockwise seen from the front
-	bool owned;               ///< arrays were allocated by a builder; pbd_mesh_free releases them
+	uint32_t* triangles; ///< 3 per triangle, counter-clockwise seen from the front
+	bool owned;          ///< arrays were allocated by a builder; pbd_mesh_free releases them
 } pbd_mesh;
 
 /// A rectangular cloth of nx x ny vertices. Vertex (i, j) has index j*nx + i and sits at
 /// origin + (i/(nx-1)) * size_u * axis_u + (j/(ny-1)) * size_v * axis_v.
 typedef struct pbd_grid_def {
-	uint32_t nx, ny;       ///< vertices along u and v, >= 2
+	uint32_t nx, ny; ///< vertices along u and v, >= 2
 	pbd_real size_u, size_v;
-	pbd_vec3 origin;       ///< position of vertex (0,0)
+	pbd_vec3 origin;         ///< position of vertex (0,0)
 	pbd_vec3 axis_u, axis_v; ///< unit directions, not parallel
-	int diagonals;         ///< shear edges per cell: 0, 1 (the triangulation diagonal) or 2 (both)
-	bool bend;             ///< flexion edges between vertices two apart along u and v
+	int diagonals;           ///< shear edges per cell: 0, 1 (the triangulation diagonal) or 2 (both)
+	bool bend;               ///< flexion edges between vertices two apart along u and v
 	int cookie;
 } pbd_grid_def;
 
 /// A rope of `segments` links from `start` to `end`.
 typedef struct pbd_rope_def {
-	uint32_t segments;     ///< >= 1; the rope has segments + 1 particles
-	pbd_vec3 start, end;   ///< must differ
-	bool bend;             ///< add links between particles two apart (resist folding)
+	uint32_t segments;   ///< >= 1; the rope has segments + 1 particles
+	pbd_vec3 start, end; ///< must differ
+	bool bend;           ///< add links between particles two apart (resist folding)
 	int cookie;
 } pbd_rope_def;
 
@@ -220,22 +220,22 @@ typedef enum pbd_mass_mode {
 
 /// Material of one edge kind.
 typedef struct pbd_edge_material {
-	bool enabled;               ///< create constraints for this kind
-	pbd_real stiffness_stretch; ///< PBD, [0,1]
-	pbd_real stiffness_compress;///< PBD, [0,1]
-	pbd_real compliance_stretch;///< XPBD, >= 0
-	pbd_real compliance_compress;///< XPBD, >= 0
+	bool enabled;                 ///< create constraints for this kind
+	pbd_real stiffness_stretch;   ///< PBD, [0,1]
+	pbd_real stiffness_compress;  ///< PBD, [0,1]
+	pbd_real compliance_stretch;  ///< XPBD, >= 0
+	pbd_real compliance_compress; ///< XPBD, >= 0
 } pbd_edge_material;
 
 /// Everything needed to turn a mesh into particles and constraints of a world.
 typedef struct pbd_body_def {
 	const pbd_mesh* mesh;
-	pbd_vec3 translation;       ///< added to every mesh position
-	pbd_vec3 velocity;          ///< added to every initial velocity
+	pbd_vec3 translation; ///< added to every mesh position
+	pbd_vec3 velocity;    ///< added to every initial velocity
 	pbd_mass_mode mass_mode;
-	pbd_real mass;              ///< > 0, meaning set by mass_mode
+	pbd_real mass; ///< > 0, meaning set by mass_mode
 	pbd_edge_material material[PBD_EDGE_KIND_COUNT];
-	const uint32_t* pinned;     ///< mesh vertex indices to pin (inverse mass 0), or NULL
+	const uint32_t* pinned; ///< mesh vertex indices to pin (inverse mass 0), or NULL
 	uint32_t pinned_count;
 	int cookie;
 } pbd_body_def;
@@ -249,16 +249,16 @@ typedef struct pbd_body {
 
 /// Diagnostics of the world's current state.
 typedef struct pbd_stats {
-	double time;                ///< simulated seconds since creation
-	uint64_t steps;             ///< pbd_world_step calls so far
-	double kinetic_energy;      ///< J, sum of m v^2 / 2 over particles with finite mass
-	double potential_energy;    ///< J, gravitational, -sum m g.x (zero at the origin)
-	double elastic_energy;      ///< J, XPBD only: sum C^2 / (2 compliance) over soft constraints
-	pbd_vec3 momentum;          ///< kg m/s, over particles with finite mass
-	double max_strain;          ///< max |C| / rest over distance constraints with rest > 0
-	double mean_strain;         ///< mean |C| / rest
-	double max_violation;       ///< max |C| in m over distance constraints
-	uint32_t contacts;          ///< particles within margin of a collider after the step
+	double time;             ///< simulated seconds since creation
+	uint64_t steps;          ///< pbd_world_step calls so far
+	double kinetic_energy;   ///< J, sum of m v^2 / 2 over particles with finite mass
+	double potential_energy; ///< J, gravitational, -sum m g.x (zero at the origin)
+	double elastic_energy;   ///< J, XPBD only: sum C^2 / (2 compliance) over soft constraints
+	pbd_vec3 momentum;       ///< kg m/s, over particles with finite mass
+	double max_strain;       ///< max |C| / rest over distance constraints with rest > 0
+	double mean_strain;      ///< mean |C| / rest
+	double max_violation;    ///< max |C| in m over distance constraints
+	uint32_t contacts;       ///< particles within margin of a collider after the step
 	uint32_t particles, distances, colliders;
 } pbd_stats;
 
