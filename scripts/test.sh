@@ -7,6 +7,13 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 jobs=$(nproc)
 
+# Formatting is part of the build: the sources must match .clang-format.
+if command -v clang-format >/dev/null 2>&1; then
+	echo "=== clang-format"
+	clang-format --dry-run --Werror src/*.c src/*.h include/pbd/*.h app/*.c app/*.h bench/*.c bench/*.h \
+		bench/*.cpp tests/*.c tests/*.h examples/*.c tests/consumer/*.c
+fi
+
 run_config() {
 	dir=$1
 	shift
