@@ -90,6 +90,33 @@ pbd_status pbd_world_add_distances(pbd_world* w, uint32_t count, const pbd_dista
 	return PBD_OK;
 }
 
+pbd_status pbd_world_set_distance_material(pbd_world* w, uint32_t first, uint32_t count, const pbd_edge_material* m) {
+	const char* fn = "pbd_world_set_distance_material";
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	if (!m) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: material is NULL", fn);
+	if (first > w->nd || count > w->nd - first)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u) exceeds the %u constraints", fn, first,
+		                first + count, w->nd);
+	if (!pbd_is_finite(m->stiffness_stretch) || !pbd_is_finite(m->stiffness_compress) ||
+	    !pbd_is_finite(m->compliance_stretch) || !pbd_is_finite(m->compliance_compress))
+		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: a parameter is not finite", fn);
+	if (m->stiffness_stretch < 0 || m->stiffness_stretch > 1 || m->stiffness_compress < 0 || m->stiffness_compress > 1)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: stiffness must be in [0, 1]", fn);
+	if (m->compliance_stretch < 0 || m->compliance_compress < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: compliance must be >= 0", fn);
+	/* `enabled` is a creation-time choice; disabling a live constraint is stiffness 0. */
+	for (uint32_t u = first; u < first + count; ++u) {
+		pbd_distance_p* q = &w->dist_p[w->dist_slot[u]];
+		q->stiffness[0] = m->stiffness_stretch;
+		q->stiffness[1] = m->stiffness_compress;
+		q->compliance[0] = m->compliance_stretch;
+		q->compliance[1] = m->compliance_compress;
+	}
+	w->dist_refresh_iterations = -1;
+	w->stats_valid = false;
+	return PBD_OK;
+}
+
 uint32_t pbd_world_distance_count(const pbd_world* w) { return w ? w->nd : 0; }
 
 pbd_status pbd_world_get_distance(const pbd_world* w, uint32_t index, pbd_distance_def* out) {

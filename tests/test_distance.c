@@ -4,6 +4,7 @@
  * exactly the fraction k of the error. Gravity is off and velocities are zero, so the predicted
  * positions are the initial ones and only the constraint moves anything. */
 #include <stdio.h>
+#include <string.h>
 
 #include "test_physics.h"
 
@@ -220,6 +221,54 @@ static void test_rest_from_current_distance(void** state) {
 	pbd_world_destroy(t.w);
 }
 
+/* Changing the material of a live constraint takes effect at the next step: stiffness 1 closes a
+ * stretched link exactly, then stiffness 0 leaves a stretched link alone; bad ranges and values
+ * are refused. */
+static void test_set_material(void** state) {
+	(void)state;
+	two t = make_two(PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_PBD, 1, pbd_v3(0, 0, 0), pbd_v3(2, 0, 0), 1, 1,
+	                 pbd_distance_def_default());
+	pbd_distance_def d;
+	assert_int_equal(pbd_world_get_distance(t.w, 0, &d), PBD_OK);
+	assert_true(d.stiffness_stretch == 1);
+	pbd_edge_material m = {true, 0, 0, 0, 0};
+	assert_int_equal(pbd_world_set_distance_material(t.w, 0, 1, &m), PBD_OK);
+	assert_int_equal(pbd_world_get_distance(t.w, 0, &d), PBD_OK);
+	assert_true(d.stiffness_stretch == 0 && d.stiffness_compress == 0);
+	const pbd_vec3 before = pbd_world_positions(t.w)[1];
+	assert_int_equal(pbd_world_step(t.w), PBD_OK);
+	assert_memory_equal(&pbd_world_positions(t.w)[1], &before, sizeof before);
+	m.stiffness_stretch = 1;
+	assert_int_equal(pbd_world_set_distance_material(t.w, 0, 1, &m), PBD_OK);
+	assert_int_equal(pbd_world_step(t.w), PBD_OK);
+	assert_near(tp_dist(pbd_world_positions(t.w)[0], pbd_world_positions(t.w)[1]), d.rest, TEST_TOL(1e-12, 2e-6));
+	pbd_world_destroy(t.w);
+
+	/* Refusals go through the log: a world that keeps its message instead of failing the test. */
+	char last[256] = "";
+	pbd_world_def def = pbd_world_def_default();
+	def.log = test_log_keep;
+	def.log_user = last;
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	const pbd_vec3 pos[2] = {{0, 0, 0}, {1, 0, 0}};
+	const pbd_real inv[2] = {1, 1};
+	assert_int_equal(pbd_world_add_particles(w, 2, pos, NULL, inv, NULL), PBD_OK);
+	pbd_distance_def dd = pbd_distance_def_default();
+	dd.a = 0;
+	dd.b = 1;
+	assert_int_equal(pbd_world_add_distances(w, 1, &dd, NULL), PBD_OK);
+	assert_int_equal(pbd_world_set_distance_material(w, 0, 2, &m), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(last, "pbd_world_set_distance_material"));
+	m.stiffness_stretch = (pbd_real)1.5;
+	assert_int_equal(pbd_world_set_distance_material(w, 0, 1, &m), PBD_ERR_OUT_OF_RANGE);
+	m.stiffness_stretch = 1;
+	m.compliance_compress = -1;
+	assert_int_equal(pbd_world_set_distance_material(w, 0, 1, &m), PBD_ERR_OUT_OF_RANGE);
+	assert_int_equal(pbd_world_set_distance_material(w, 0, 1, NULL), PBD_ERR_INVALID_ARGUMENT);
+	pbd_world_destroy(w);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -230,6 +279,7 @@ int main(void) {
 	    cmocka_unit_test(test_iteration_corrected_stiffness),
 	    cmocka_unit_test(test_iteration_change_refreshes_stiffness),
 	    cmocka_unit_test(test_rest_from_current_distance),
+	    cmocka_unit_test(test_set_material),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

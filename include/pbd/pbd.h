@@ -123,6 +123,12 @@ PBD_API pbd_status pbd_world_add_distances(pbd_world* world, uint32_t count, con
 
 PBD_API uint32_t pbd_world_distance_count(const pbd_world* world);
 
+/// Changes the stiffness and compliance of constraints [first, first + count) while the world
+/// runs (a material slider, a tearing effect); their particles and rest lengths stay. Ranges
+/// and values are validated as in pbd_world_add_distances.
+PBD_API pbd_status pbd_world_set_distance_material(pbd_world* world, uint32_t first, uint32_t count,
+                                                   const pbd_edge_material* material);
+
 /// The particle pair of constraint `index` (for drawing and output).
 PBD_API pbd_status pbd_world_get_distance(const pbd_world* world, uint32_t index, pbd_distance_def* out);
 
