@@ -12,6 +12,7 @@
 
 #include "cli_args.h"
 #include "output.h"
+#include "plot.h"
 #include "scene.h"
 
 #define DEFAULT_SCENE "cloth_sphere"
@@ -28,6 +29,7 @@ typedef struct run_options {
 	double dt;       /* 0: the scene's */
 	bool quiet;
 	bool progress;
+	bool plot; /* --plot: plot metrics.csv at the end */
 } run_options;
 
 /* State shared with the library's log callback, so a warning does not land inside the progress line. */
@@ -61,6 +63,7 @@ void cli_run_help(FILE* fp) {
 	      "      --dt SECONDS       frame length, > 0\n"
 	      "  -q, --quiet            no progress line, no summary, no library warnings\n"
 	      "      --progress         show the progress line even when stderr is not a terminal\n"
+	      "      --plot             plot metrics.csv into the output folder at the end (see 'pbd plot --help')\n"
 	      "  -h, --help             this text\n"
 	      "\n"
 	      "Options override the scene's \"world\" settings. The progress line appears on stderr for\n"
@@ -140,6 +143,8 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 				o->quiet = true;
 			} else if (cli_match(&c, NULL, "--progress", false)) {
 				o->progress = true;
+			} else if (cli_match(&c, NULL, "--plot", false)) {
+				o->plot = true;
 			} else {
 				return c.failed ? CLI_USAGE : cli_usage_error(&c, "unknown option '%s'", arg);
 			}
@@ -338,6 +343,8 @@ static int run(const run_options* o) {
 			goto done;
 		}
 	}
+	/* After the summary, which it ends with its own line: its time is apart from the run's. */
+	if (o->plot && !plot_after_run(metrics_path, dir, o->quiet, &err)) goto done;
 	code = CLI_OK;
 done:
 	if (code != CLI_OK) fail(&rs, &err);

@@ -5,6 +5,7 @@
 #include "cli_args.h"
 #include "cli_run.h"
 #include "pbd/pbd.h"
+#include "plot.h"
 #include "scene.h"
 
 #ifdef PBD_HAVE_BENCH
@@ -21,6 +22,7 @@ static void print_help(FILE* fp) {
 	      "                         metrics.csv and state.txt (default scene: cloth_sphere);\n"
 	      "                         'pbd run --help' lists the options\n"
 	      "  list                   the built-in scenes, one per line with a description\n"
+	      "  plot CSV [-o DIR]      PNG plots of a run's metrics.csv (energy, strain, contacts) via gnuplot\n"
 	      "  bench [options]        the benchmark; 'pbd bench --help' lists its options\n"
 	      "\n"
 	      "Options:\n"
@@ -85,6 +87,7 @@ int main(int argc, char** argv) {
 	/* Each command sees its own name as argv[0], as a program would. */
 	if (strcmp(cmd, "run") == 0) return cli_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
+	if (strcmp(cmd, "plot") == 0) return plot_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
 	fprintf(stderr, "pbd: unknown command '%s' (see 'pbd --help')\n", cmd);
 	return CLI_USAGE;

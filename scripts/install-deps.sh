@@ -3,7 +3,7 @@
 # are already present are not touched, and nothing is fetched when all are there.
 set -eu
 
-PACKAGES="cmake make gcc g++ clang pkg-config libcjson-dev libcmocka-dev libbullet-dev"
+PACKAGES="cmake make gcc g++ clang pkg-config libcjson-dev libcmocka-dev libbullet-dev gnuplot-nox"
 
 missing=""
 for p in $PACKAGES; do

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds pbd and runs every test in the configurations CI requires: gcc Release, gcc Debug
-# with AddressSanitizer + UndefinedBehaviorSanitizer, and clang in double precision. Warnings
-# are errors in all of them.
+# with AddressSanitizer + UndefinedBehaviorSanitizer, clang Release, and clang in double
+# precision. Warnings are errors in all of them.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -25,6 +25,7 @@ run_config() {
 
 run_config build-ci-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DPBD_SANITIZE=ON -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+run_config build-ci-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 
 # The install must give a usable package: headers, libraries, pkg-config and CMake config.

@@ -108,7 +108,7 @@ pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_err
 #ifdef PBD_DOUBLE
 				const double limit = DBL_MAX;
 #else
-				const double limit = FLT_MAX; /* checked in double, before the conversion could overflow */
+				const double limit = (double)FLT_MAX; /* checked in double, before the conversion could overflow */
 #endif
 				if (!isfinite(c[k]) || errno == ERANGE || fabs(c[k]) > limit) {
 					st = pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s:%ld: vertex coordinate is not a finite number", path,
