@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_render.h"
 #include "output.h"
 #include "plot.h"
 #include "scene.h"
@@ -29,7 +30,9 @@ typedef struct run_options {
 	double dt;       /* 0: the scene's */
 	bool quiet;
 	bool progress;
-	bool plot; /* --plot: plot metrics.csv at the end */
+	bool plot;                 /* --plot: plot metrics.csv at the end */
+	cli_render_options render; /* render.path NULL: no --render */
+	const char* render_only;   /* an option given that needs --render, for the message */
 } run_options;
 
 /* State shared with the library's log callback, so a warning does not land inside the progress line. */
@@ -64,11 +67,21 @@ void cli_run_help(FILE* fp) {
 	      "  -q, --quiet            no progress line, no summary, no library warnings\n"
 	      "      --progress         show the progress line even when stderr is not a terminal\n"
 	      "      --plot             plot metrics.csv into the output folder at the end (see 'pbd plot --help')\n"
+	      "      --render PATH      draw the frames offscreen (OpenGL) into PATH: a .mp4 or .gif video\n"
+	      "                         (through ffmpeg), a .png still of the last frame, or a folder\n"
+	      "                         (ending in '/', or existing) of frame_00000.png ...\n"
+	      "      --size WxH         image size, 16 to 8192 each (default: the scene's, else 960x540)\n"
+	      "      --fps F            video frame rate: every k-th frame is drawn, k = round(1/(dt F)), so\n"
+	      "                         the video plays in real time (default: 1/dt, at most 60 for MP4 and\n"
+	      "                         50 for GIF; PNG frames: all of them)\n"
+	      "      --overlay LIST     comma-separated: particles, constraints (colored by strain), pinned,\n"
+	      "                         contacts; or none (default: the scene's, else pinned)\n"
 	      "  -h, --help             this text\n"
 	      "\n"
 	      "Options override the scene's \"world\" settings. The progress line appears on stderr for\n"
 	      "runs longer than a second; the summary (frames, times, ms per step for the simulation\n"
-	      "alone, final strain, contacts, warnings) goes to stdout.\n"
+	      "alone, ms per frame for rendering and for encoding, final strain, contacts, warnings) goes\n"
+	      "to stdout. Rendering is described in docs/rendering.md.\n"
 	      "\n"
 	      "Exit status: 0 success, 1 bad scene or failure while running, 2 bad command line.\n",
 	      fp);
@@ -78,6 +91,66 @@ static double now_seconds(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* What --render PATH asks for, from its form alone; false when it is none of them. */
+static bool render_kind_of(const char* path, cli_render_kind* kind) {
+	const size_t n = strlen(path);
+	struct stat st;
+	if (n == 0) return false;
+	if (path[n - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+		*kind = CLI_RENDER_FRAMES;
+		return true;
+	}
+	const char* dot = strrchr(path, '.');
+	if (!dot || strchr(dot, '/') || strlen(dot) != 4) return false;
+	char ext[4];
+	for (int i = 0; i < 3; ++i) ext[i] = (char)(dot[1 + i] | 0x20); /* ASCII lower case */
+	ext[3] = '\0';
+	if (strcmp(ext, "mp4") == 0)
+		*kind = CLI_RENDER_MP4;
+	else if (strcmp(ext, "gif") == 0)
+		*kind = CLI_RENDER_GIF;
+	else if (strcmp(ext, "png") == 0)
+		*kind = CLI_RENDER_STILL;
+	else
+		return false;
+	return true;
+}
+
+/* "WxH" with both in the scene's render size range. */
+static bool parse_size(const char* s, int* w, int* h) {
+	const char* x = strchr(s, 'x');
+	if (!x || x == s || (size_t)(x - s) > 15) return false;
+	char a[16];
+	memcpy(a, s, (size_t)(x - s));
+	a[x - s] = '\0';
+	long lw, lh;
+	if (!cli_parse_int(a, SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, &lw) ||
+	    !cli_parse_int(x + 1, SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, &lh))
+		return false;
+	*w = (int)lw;
+	*h = (int)lh;
+	return true;
+}
+
+/* "particles,constraints,..." or "none" into SCENE_OVERLAY_* bits; *bad gets a wrong name. */
+static bool parse_overlays(const char* s, unsigned* out, char* bad, size_t bad_size) {
+	*out = 0;
+	if (strcmp(s, "none") == 0) return true;
+	for (const char* p = s;;) {
+		const size_t n = strcspn(p, ",");
+		unsigned bit = 0;
+		for (unsigned k = 0; scene_overlay_names[k]; ++k)
+			if (strlen(scene_overlay_names[k]) == n && strncmp(p, scene_overlay_names[k], n) == 0) bit = 1u << k;
+		if (!bit) {
+			snprintf(bad, bad_size, "%.*s", (int)(n < 32 ? n : 32), p);
+			return false;
+		}
+		*out |= bit;
+		if (!p[n]) return true;
+		p += n + 1;
+	}
 }
 
 /* Returns CLI_OK, or CLI_USAGE after printing the message (or CLI_OK with *help set). */
@@ -145,6 +218,31 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 				o->progress = true;
 			} else if (cli_match(&c, NULL, "--plot", false)) {
 				o->plot = true;
+			} else if (cli_match(&c, NULL, "--render", true)) {
+				if (!render_kind_of(c.value, &o->render.kind))
+					return cli_usage_error(&c,
+					                       "--render: expected a .mp4, .gif or .png file or a folder ending in '/', "
+					                       "got '%s'",
+					                       c.value);
+				o->render.path = c.value;
+			} else if (cli_match(&c, NULL, "--size", true)) {
+				if (!parse_size(c.value, &o->render.width, &o->render.height))
+					return cli_usage_error(&c, "--size: expected WxH with each from %d to %d, got '%s'",
+					                       SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, c.value);
+				o->render_only = "--size";
+			} else if (cli_match(&c, NULL, "--fps", true)) {
+				if (!cli_parse_real(c.value, 0, true, 1000, &o->render.fps))
+					return cli_usage_error(&c, "--fps: expected a number in (0, 1000], got '%s'", c.value);
+				o->render_only = "--fps";
+			} else if (cli_match(&c, NULL, "--overlay", true)) {
+				char bad[40];
+				if (!parse_overlays(c.value, &o->render.overlays, bad, sizeof bad))
+					return cli_usage_error(&c,
+					                       "--overlay: unknown overlay '%s' (particles, constraints, pinned, "
+					                       "contacts or none)",
+					                       bad);
+				o->render.has_overlays = true;
+				o->render_only = "--overlay";
 			} else {
 				return c.failed ? CLI_USAGE : cli_usage_error(&c, "unknown option '%s'", arg);
 			}
@@ -155,6 +253,7 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 		o->scene_arg = arg;
 		c.i++;
 	}
+	if (o->render_only && !o->render.path) return cli_usage_error(&c, "%s needs --render", o->render_only);
 	return CLI_OK;
 }
 
@@ -255,6 +354,9 @@ static int run(const run_options* o) {
 	if (!load_scene(o->scene_arg ? o->scene_arg : DEFAULT_SCENE, &so, &s, &err)) return fail(&rs, &err);
 	int code = CLI_FAILED;
 	FILE* metrics = NULL;
+	cli_render* render = NULL;
+	cli_render_report rr;
+	memset(&rr, 0, sizeof rr);
 	if (!apply_overrides(o, &s, &err)) goto done;
 
 	const int frames = o->frames >= 0 ? (int)o->frames : s.frames;
@@ -277,6 +379,9 @@ static int run(const run_options* o) {
 	}
 	out_metrics_header(metrics);
 
+	/* Before the first frame: the camera frames the initial state. */
+	if (o->render.path && !cli_render_open(&o->render, &s, &render, &err)) goto done;
+
 	const bool tty = isatty(fileno(stderr)) != 0;
 	const bool want_progress = !o->quiet && (tty || o->progress);
 	const double progress_every = tty ? 0.25 : 1.0;
@@ -287,6 +392,7 @@ static int run(const run_options* o) {
 	rs.stepping = true;
 	if (!emit_frame(&s, 0, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
 	output += now_seconds() - t;
+	if (render && !cli_render_frame(render, 0, frames, &err)) goto done;
 	for (int f = 1; f <= frames; ++f) {
 		t = now_seconds();
 		pbd_status st = pbd_world_step(s.world);
@@ -299,6 +405,8 @@ static int run(const run_options* o) {
 		if (!emit_frame(&s, f, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
 		double t3 = now_seconds();
 		output += t3 - t2;
+		/* Timed inside, apart from the step and the output above. */
+		if (render && !cli_render_frame(render, f, frames, &err)) goto done;
 		if (want_progress && t3 >= next_progress) {
 			show_progress(&rs, tty, s.name, f, frames, t3 - start);
 			next_progress = t3 + progress_every;
@@ -315,6 +423,11 @@ static int run(const run_options* o) {
 		goto done;
 	}
 	output += now_seconds() - t;
+	if (render) {
+		cli_render* r = render;
+		render = NULL;
+		if (!cli_render_close(r, &rr, &err)) goto done;
+	}
 	clear_progress(&rs);
 
 	if (!o->quiet) {
@@ -338,6 +451,17 @@ static int run(const run_options* o) {
 			printf("  wrote %s/: metrics.csv, state.txt\n", dir);
 		else
 			printf("  wrote %s/: %d%s frames, metrics.csv, state.txt\n", dir, frames + 1, what);
+		if (o->render.path) {
+			const int n = rr.frames > 0 ? rr.frames : 1;
+			printf("  render %d images %dx%d on %s: drawing %.3f s (%.2f ms/frame), encoding %.3f s "
+			       "(%.2f ms/frame), setup %.3f s\n",
+			       rr.frames, rr.width, rr.height, rr.device, rr.render, 1e3 * rr.render / n, rr.encode,
+			       1e3 * rr.encode / n, rr.setup);
+			if (rr.codec[0])
+				printf("  wrote %s: %s, %.4g fps\n", o->render.path, rr.codec, rr.fps);
+			else
+				printf("  wrote %s\n", o->render.path);
+		}
 		if (fflush(stdout) != 0) {
 			scene_error_set(&err, "standard output: write failed");
 			goto done;
@@ -348,6 +472,7 @@ static int run(const run_options* o) {
 	code = CLI_OK;
 done:
 	if (code != CLI_OK) fail(&rs, &err);
+	cli_render_abort(render);
 	if (metrics) fclose(metrics);
 	scene_free(&s);
 	return code;

@@ -11,6 +11,9 @@
 #ifdef PBD_HAVE_BENCH
 #include "bench/bench.h"
 #endif
+#ifdef PBD_HAVE_VIEWER
+#include "viewer/view.h"
+#endif
 
 static void print_help(FILE* fp) {
 	fputs("Usage: pbd <command> [arguments]\n"
@@ -21,6 +24,8 @@ static void print_help(FILE* fp) {
 	      "  run [SCENE] [options]  simulate a scene file or built-in scene and write OBJ/PLY frames,\n"
 	      "                         metrics.csv and state.txt (default scene: cloth_sphere);\n"
 	      "                         'pbd run --help' lists the options\n"
+	      "  view [SCENE] [options] show a scene in a window as it runs: orbit, grab and drag the cloth,\n"
+	      "                         change the solver live; 'pbd view --help' lists the options\n"
 	      "  list                   the built-in scenes, one per line with a description\n"
 	      "  plot CSV [-o DIR]      PNG plots of a run's metrics.csv (energy, strain, contacts) via gnuplot\n"
 	      "  bench [options]        the benchmark; 'pbd bench --help' lists its options\n"
@@ -52,6 +57,17 @@ static int cmd_list(int argc, char** argv) {
 		printf("%-*s  %s\n", (int)width, b->name, description);
 	}
 	return fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;
+}
+
+static int cmd_view(int argc, char** argv) {
+#ifdef PBD_HAVE_VIEWER
+	return pbd_view_main(argc, argv);
+#else
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "pbd: built without the viewer (needs GLFW 3, libglfw3-dev, and pbd_render's OpenGL libraries)\n");
+	return CLI_FAILED;
+#endif
 }
 
 static int cmd_bench(int argc, char** argv) {
@@ -88,6 +104,7 @@ int main(int argc, char** argv) {
 	if (strcmp(cmd, "run") == 0) return cli_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
 	if (strcmp(cmd, "plot") == 0) return plot_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "view") == 0) return cmd_view(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
 	fprintf(stderr, "pbd: unknown command '%s' (see 'pbd --help')\n", cmd);
 	return CLI_USAGE;

@@ -54,6 +54,34 @@ typedef struct scene_object {
 	uint32_t* lines;     ///< 2 world particle indices per line (ropes: the links, particles: the constraints)
 } scene_object;
 
+/// Overlays a scene can ask for in "render.overlays"; bit i is scene_overlay_names[i].
+enum {
+	SCENE_OVERLAY_PARTICLES = 1u << 0,
+	SCENE_OVERLAY_CONSTRAINTS = 1u << 1,
+	SCENE_OVERLAY_PINNED = 1u << 2,
+	SCENE_OVERLAY_CONTACTS = 1u << 3
+};
+/// "particles", "constraints", "pinned", "contacts", then NULL.
+extern const char* const scene_overlay_names[];
+
+#define SCENE_RENDER_MIN_SIZE 16
+#define SCENE_RENDER_MAX_SIZE 8192
+
+/// The optional "render" object: how `pbd run --render` (and the viewer) show the scene. Plain
+/// data; each has_ flag says whether the file gave the field, the rest is left to the
+/// renderer's automatic choices (docs/scene-format.md, docs/rendering.md).
+typedef struct scene_render {
+	int width, height; ///< pixels, 0 = not given
+	bool has_eye, has_target, has_up, has_fov;
+	pbd_vec3 eye, target, up; ///< camera, world units
+	double fov;               ///< vertical field of view, degrees
+	bool has_cloth_color, has_back_color, has_collider_color, has_background;
+	float cloth_color[3], back_color[3], collider_color[3]; ///< sRGB, each in [0, 1]
+	float background_top[3], background_bottom[3];          ///< the same when one color was given
+	bool has_overlays;
+	unsigned overlays; ///< SCENE_OVERLAY_* bits
+} scene_render;
+
 struct scene_log; /* internal to scene.c */
 
 typedef struct scene {
@@ -65,6 +93,7 @@ typedef struct scene {
 	scene_object* objects;
 	uint32_t collider_count;
 	pbd_collider_id* colliders;
+	scene_render render;   ///< the "render" object (all has_ flags false when absent)
 	struct scene_log* log; ///< internal: routes the world's log (see scene_options.log)
 } scene;
 

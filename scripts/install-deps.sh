@@ -3,7 +3,12 @@
 # are already present are not touched, and nothing is fetched when all are there.
 set -eu
 
-PACKAGES="cmake make gcc g++ clang pkg-config libcjson-dev libcmocka-dev libbullet-dev gnuplot-nox"
+# Rendering (pbd_render, `pbd run --render`): the GL loader, EGL and GL headers, stb for PNG,
+# ffmpeg for videos, and Mesa's drivers (llvmpipe draws without a GPU or an X server). The
+# viewer (`pbd view`): GLFW, and Xvfb with xauth to run it in tests without a display.
+PACKAGES="cmake make gcc g++ clang pkg-config libcjson-dev libcmocka-dev libbullet-dev gnuplot-nox
+libepoxy-dev libegl-dev libgl-dev libstb-dev ffmpeg libgl1-mesa-dri libegl-mesa0 libglx-mesa0
+libglfw3-dev xvfb xauth"
 
 missing=""
 for p in $PACKAGES; do

@@ -406,6 +406,30 @@ static const bad_case bad_cases[] = {
      NULL},
     {"{\"colliders\": [{\"type\": \"plane\", \"normal\": [0, 0, 0]}]}", "colliders[0].normal: must not be zero", NULL},
     {"{\"colliders\": [{\"type\": \"box\"}]}", "colliders[0].type: unknown value \"box\"", NULL},
+    /* render settings */
+    {"{\"render\": 3}", "render: expected an object (got a number)", NULL},
+    {"{\"render\": {\"widht\": 100}}", "render.widht: unknown key", "\"width\""},
+    {"{\"render\": {\"width\": 8}}", "render.width: must be >= 16 (got 8)", NULL},
+    {"{\"render\": {\"height\": 10000}}", "render.height: must be <= 8192", NULL},
+    {"{\"render\": {\"width\": 640.5}}", "render.width: must be an integer", NULL},
+    {"{\"render\": {\"camera\": {\"fvo\": 40}}}", "render.camera.fvo: unknown key", "\"fov\""},
+    {"{\"render\": {\"camera\": {\"fov\": 0}}}", "render.camera.fov: must be in [1, 170] (got 0)", NULL},
+    {"{\"render\": {\"camera\": {\"fov\": 180}}}", "render.camera.fov: must be in [1, 170]", NULL},
+    {"{\"render\": {\"camera\": {\"eye\": [0, 0]}}}", "render.camera.eye: expected an array of 3 numbers", NULL},
+    {"{\"render\": {\"camera\": {\"eye\": [0, 0, 1], \"target\": [0, 0, 1]}}}",
+     "render.camera.target: must differ from eye", NULL},
+    {"{\"render\": {\"camera\": {\"eye\": [0, 5, 0], \"target\": [0, 0, 0]}}}",
+     "render.camera.up: must not be parallel to the view direction", NULL},
+    {"{\"render\": {\"camera\": {\"up\": [0, 0, 0]}}}", "render.camera.up: must not be zero", NULL},
+    {"{\"render\": {\"cloth_color\": [1, 0.5]}}", "render.cloth_color: expected \"#rrggbb\" or [r, g, b]", NULL},
+    {"{\"render\": {\"cloth_color\": [1, 0.5, 2]}}", "render.cloth_color[2]: must be in [0, 1] (got 2)", NULL},
+    {"{\"render\": {\"back_color\": \"#12345g\"}}", "render.back_color: expected \"#rrggbb\"", NULL},
+    {"{\"render\": {\"collider_color\": true}}", "render.collider_color: expected \"#rrggbb\"", "(got a boolean)"},
+    {"{\"render\": {\"background\": [\"#ffffff\", [0, 0, 2]]}}", "render.background[1][2]: must be in [0, 1]", NULL},
+    {"{\"render\": {\"overlays\": \"pinned\"}}", "render.overlays: expected an array", NULL},
+    {"{\"render\": {\"overlays\": [\"strain\"]}}", "render.overlays[0]: unknown overlay \"strain\"", "\"contacts\""},
+    {"{\"render\": {\"overlays\": [\"pinned\", \"pinned\"]}}", "render.overlays[1]: \"pinned\" is listed twice", NULL},
+    {"{\"render\": {\"overlays\": [1]}}", "render.overlays[0]: expected a string (got a number)", NULL},
     /* indices */
     {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 2}]}"), "objects[0].constraints[0].b: index 2 out of range",
      "2 particles"},
@@ -508,6 +532,64 @@ static void test_bad_scenes(void** state) {
 			fail_msg("case %zu: message \"%s\" lacks \"%s\" / \"%s\"", i, err.message, c->expect1,
 			         c->expect2 ? c->expect2 : "");
 		assert_null(strchr(err.message, '\n'));
+	}
+}
+
+/* The "render" object: what is given is kept as plain data, with has_ flags; nothing else. */
+static void test_render_settings(void** state) {
+	(void)state;
+	scene s = load_ok("{\"objects\": [{\"type\": \"rope\"}]}", NULL);
+	assert_false(s.render.has_eye || s.render.has_target || s.render.has_up || s.render.has_fov);
+	assert_false(s.render.has_cloth_color || s.render.has_back_color || s.render.has_collider_color);
+	assert_false(s.render.has_background || s.render.has_overlays);
+	assert_int_equal(s.render.width, 0);
+	assert_int_equal(s.render.height, 0);
+	scene_free(&s);
+
+	s = load_ok("{\"render\": {\"width\": 640, \"height\": 480, \"camera\": {\"eye\": [1, 2, 3], \"target\": [0, "
+	            "-1, 0], \"up\": [0, 0, 1], \"fov\": 30}, \"cloth_color\": \"#ff8000\", \"back_color\": [0, 0.5, 1], "
+	            "\"collider_color\": \"#FFFFFF\", \"background\": [\"#000000\", [1, 1, 1]], \"overlays\": "
+	            "[\"constraints\", \"contacts\"]}}",
+	            NULL);
+	const scene_render* r = &s.render;
+	assert_int_equal(r->width, 640);
+	assert_int_equal(r->height, 480);
+	assert_true(r->has_eye && r->has_target && r->has_up && r->has_fov);
+	assert_near(r->eye.x, 1, 0);
+	assert_near(r->eye.z, 3, 0);
+	assert_near(r->target.y, -1, 0);
+	assert_near(r->up.z, 1, 0);
+	assert_near(r->fov, 30, 0);
+	assert_true(r->has_cloth_color && r->has_back_color && r->has_collider_color && r->has_background);
+	assert_near(r->cloth_color[0], 1, 1e-6);
+	assert_near(r->cloth_color[1], 128.0 / 255.0, 1e-6);
+	assert_near(r->cloth_color[2], 0, 0);
+	assert_near(r->back_color[1], 0.5, 0);
+	assert_near(r->collider_color[2], 1, 1e-6);
+	assert_near(r->background_top[0], 0, 0);
+	assert_near(r->background_bottom[0], 1, 0);
+	assert_true(r->has_overlays);
+	assert_int_equal(r->overlays, SCENE_OVERLAY_CONSTRAINTS | SCENE_OVERLAY_CONTACTS);
+	scene_free(&s);
+
+	/* One background color is both ends of the gradient; an empty overlay list is none. */
+	s = load_ok("{\"render\": {\"background\": [0.25, 0.5, 0.75], \"overlays\": []}}", NULL);
+	assert_near(s.render.background_top[2], 0.75, 0);
+	assert_near(s.render.background_bottom[2], 0.75, 0);
+	assert_true(s.render.has_overlays);
+	assert_int_equal(s.render.overlays, 0);
+	scene_free(&s);
+
+	/* The seed scenes carry their image size, and cameras that show them, except the default
+	 * scene, which shows the automatic framing (docs/rendering.md). */
+	const char* seeds[] = {"double_pendulum", "cloth_sphere", "hanging_cloth", "rope"};
+	for (size_t i = 0; i < 4; ++i) {
+		s = load_builtin_ok(seeds[i], NULL);
+		assert_int_equal(s.render.width, 800);
+		assert_int_equal(s.render.height, 600);
+		const bool automatic = strcmp(seeds[i], "cloth_sphere") == 0;
+		assert_true(s.render.has_eye == !automatic && s.render.has_target == !automatic);
+		scene_free(&s);
 	}
 }
 
@@ -624,6 +706,7 @@ int main(void) {
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_mesh_cloth),
 	    cmocka_unit_test(test_bad_scenes),
+	    cmocka_unit_test(test_render_settings),
 	    cmocka_unit_test(test_bad_files),
 	    cmocka_unit_test(test_empty_scene),
 	    cmocka_unit_test(test_limits_inclusive),

@@ -1,0 +1,67 @@
+/* Internals of pbd_render shared between its files; not part of its API. */
+#ifndef PBD_RENDER_INTERNAL_H
+#define PBD_RENDER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "render.h"
+
+/* Writes "fmt..." into err (which may be NULL). Returns false, so failures read
+ * `return render_fail(err, ...)`. */
+bool render_fail(pbd_error* err, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- mesh_gen.c ---- */
+
+/* A triangle mesh with positions and unit normals, 3 floats each, and 3 indices per triangle. */
+typedef struct render_mesh {
+	uint32_t vertex_count;
+	float* positions;
+	float* normals;
+	uint32_t index_count;
+	uint32_t* indices;
+} render_mesh;
+
+/* The unit sphere around the origin as `slices` around the pole axis (y) by `stacks` from pole to
+ * pole, counter-clockwise seen from outside. False when out of memory. */
+bool render_mesh_uv_sphere(uint32_t slices, uint32_t stacks, render_mesh* out);
+void render_mesh_free(render_mesh* m);
+
+/* ---- normals.c ---- */
+
+/* Smooth per-vertex normals of `count` vertices (xyz floats) from `triangle_count` triangles:
+ * each vertex gets the sum of the cross products of its triangles' edges, i.e. of their normals
+ * weighted by twice their areas, normalised. Vertices of no triangle (or only of degenerate ones)
+ * get (0, 0, 0); the shader falls back to the face normal there. */
+void render_smooth_normals(const float* positions, uint32_t count, const uint32_t* triangles, uint32_t triangle_count,
+                           float* normals);
+
+/* ---- camera.c ---- */
+
+/* The camera's orthonormal frame: s (right), u (up), f (forward, eye to target). */
+void render_camera_basis(const pbd_render_camera* c, float s[3], float u[3], float f[3]);
+
+/* ---- framing.c ---- */
+
+/* The plane collider's drawn quad: a square of half-size `half` centred at `center` spanned by
+ * unit axes u, v orthogonal to the plane normal n. Sized from the scene bounds so it reaches well
+ * past everything on it, with checker squares of a round size (1, 2 or 5 times a power of ten). */
+typedef struct render_plane_quad {
+	float center[3], u[3], v[3], n[3];
+	float half;
+	float tile;
+} render_plane_quad;
+
+void render_plane_quad_make(const pbd_plane* plane, const pbd_render_bounds* bounds, render_plane_quad* out);
+
+/* Whether the box holds anything. */
+bool render_bounds_is_empty(const pbd_render_bounds* b);
+/* Grows b to hold p. */
+void render_bounds_add(pbd_render_bounds* b, const float p[3]);
+void render_bounds_clear(pbd_render_bounds* b);
+
+#endif

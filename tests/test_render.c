@@ -1,0 +1,390 @@
+/* Headless rendering: the default scene drawn offscreen (EGL) after some frames and written to
+ * PNG, then checked as an image: its size, that it is not blank, that the cloth's particles
+ * land on cloth-colored pixels where nothing hides them, and that the sphere shows where the
+ * cloth does not cover it and is covered where the cloth is in front. Positions are projected
+ * with the camera `pbd run --render` uses (scene_view_make), so the test sees what users see.
+ *
+ * Skipped (exit status 77) when no OpenGL driver can be had, never failed for it. Floating-point
+ * traps stay off here: the GL driver's own code (Mesa's shader compiler and rasteriser) is free
+ * to compute infinities and NaNs internally. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stb_image.h>
+
+#include "render.h"
+#include "render_internal.h"
+#include "scene_render.h"
+#include "test_util.h"
+
+/* ---- images ------------------------------------------------------------------------------- */
+
+typedef enum pixel_kind { PIXEL_OTHER = 0, PIXEL_CLOTH, PIXEL_COLLIDER, PIXEL_BACKGROUND } pixel_kind;
+
+/* Tells the default style's colors apart by hue, whatever the lighting: the cloth is warm
+ * (red well above blue, front terracotta or back mustard), the colliders blue, the background
+ * grey. */
+static pixel_kind classify(const uint8_t* p) {
+	const int r = p[0], g = p[1], b = p[2];
+	if (r > b + 40 && r >= g) return PIXEL_CLOTH;
+	if (b > r + 30 && b >= g) return PIXEL_COLLIDER;
+	if (abs(r - b) < 30 && abs(r - g) < 30 && r > 120) return PIXEL_BACKGROUND;
+	return PIXEL_OTHER;
+}
+
+/* Whether a pixel of `kind` lies within `radius` pixels of (x, y). */
+static bool kind_near(const uint8_t* img, int w, int h, float x, float y, int radius, pixel_kind kind) {
+	const int cx = (int)floorf(x), cy = (int)floorf(y);
+	for (int dy = -radius; dy <= radius; ++dy)
+		for (int dx = -radius; dx <= radius; ++dx) {
+			const int px = cx + dx, py = cy + dy;
+			if (px < 0 || py < 0 || px >= w || py >= h) continue;
+			if (classify(img + 3 * ((size_t)py * (size_t)w + (size_t)px)) == kind) return true;
+		}
+	return false;
+}
+
+static bool inside(int w, int h, float x, float y, float margin) {
+	return x >= margin && y >= margin && x <= (float)w - margin && y <= (float)h - margin;
+}
+
+/* ---- geometry on the CPU, to know what should be visible ----------------------------------- */
+
+static void sub3(const float a[3], const float b[3], float o[3]) {
+	o[0] = a[0] - b[0];
+	o[1] = a[1] - b[1];
+	o[2] = a[2] - b[2];
+}
+static float dot3(const float a[3], const float b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static void cross3(const float a[3], const float b[3], float o[3]) {
+	o[0] = a[1] * b[2] - a[2] * b[1];
+	o[1] = a[2] * b[0] - a[0] * b[2];
+	o[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static void pos_of(const pbd_world* w, uint32_t i, float out[3]) {
+	const pbd_vec3 p = pbd_world_positions(w)[i];
+	out[0] = (float)p.x;
+	out[1] = (float)p.y;
+	out[2] = (float)p.z;
+}
+
+/* Does the segment from `eye` to `p` pass through one of the world's triangles before p
+ * (Möller-Trumbore)? Triangles with p as a corner do not count. */
+static bool cloth_hides(const pbd_world* w, const float eye[3], const float p[3], uint32_t skip_vertex) {
+	const uint32_t nt = pbd_world_triangle_count(w);
+	const uint32_t* t = pbd_world_triangles(w);
+	float d[3];
+	sub3(p, eye, d);
+	for (uint32_t k = 0; k < nt; ++k) {
+		if (t[3 * k] == skip_vertex || t[3 * k + 1] == skip_vertex || t[3 * k + 2] == skip_vertex) continue;
+		float a[3], b[3], c[3], e1[3], e2[3], q[3], s[3], r[3];
+		pos_of(w, t[3 * k], a);
+		pos_of(w, t[3 * k + 1], b);
+		pos_of(w, t[3 * k + 2], c);
+		sub3(b, a, e1);
+		sub3(c, a, e2);
+		cross3(d, e2, q);
+		const float det = dot3(e1, q);
+		if (fabsf(det) < 1e-12f) continue;
+		const float inv = 1.0f / det;
+		sub3(eye, a, s);
+		const float u = dot3(s, q) * inv;
+		if (u < 0 || u > 1) continue;
+		cross3(s, e1, r);
+		const float v = dot3(d, r) * inv;
+		if (v < 0 || u + v > 1) continue;
+		const float tt = dot3(e2, r) * inv;
+		if (tt > 1e-4f && tt < 1.0f - 1e-4f) return true;
+	}
+	return false;
+}
+
+/* Does the segment from `eye` to `p` pass through the ball (c, radius) before p? */
+static bool ball_hides(const float eye[3], const float p[3], const float c[3], float radius) {
+	float d[3], m[3];
+	sub3(p, eye, d);
+	sub3(eye, c, m);
+	const float a = dot3(d, d), b = dot3(m, d), cc = dot3(m, m) - radius * radius;
+	const float disc = b * b - a * cc;
+	if (disc <= 0) return false;
+	const float t = (-b - sqrtf(disc)) / a;
+	return t > 0 && t < 0.999f;
+}
+
+/* ---- fixture ------------------------------------------------------------------------------ */
+
+typedef struct drawn {
+	scene s;
+	scene_view view;
+	pbd_render_offscreen* off;
+	pbd_renderer* r;
+	uint8_t* rgb;
+} drawn;
+
+static void open_scene(drawn* d, const char* name, int steps) {
+	memset(d, 0, sizeof *d);
+	scene_error err;
+	if (!scene_load_builtin(name, NULL, &d->s, &err)) fail_msg("%s", err.message);
+	/* The camera frames the initial state, as in a run. */
+	if (!scene_view_make(&d->s, 0, 0, &d->view, &err)) fail_msg("%s", err.message);
+	pbd_error e;
+	if (!pbd_render_offscreen_create(d->view.width, d->view.height, 4, &d->off, &e)) fail_msg("%s", e.message);
+	if (!pbd_renderer_create(&d->r, &e)) fail_msg("%s", e.message);
+	/* The renderer first sees the initial state, as in a run (its automatic sizes follow it). */
+	if (!pbd_renderer_update(d->r, &d->view.draw)) fail_msg("%s", pbd_renderer_last_error(d->r));
+	for (int f = 0; f < steps; ++f) assert_int_equal(pbd_world_step(d->s.world), PBD_OK);
+	d->rgb = malloc((size_t)d->view.width * (size_t)d->view.height * 3);
+	assert_non_null(d->rgb);
+}
+
+static void draw(drawn* d, const pbd_render_style* style) {
+	pbd_error e;
+	pbd_render_offscreen_bind(d->off);
+	if (!pbd_renderer_update(d->r, &d->view.draw)) fail_msg("%s", pbd_renderer_last_error(d->r));
+	if (!pbd_renderer_draw(d->r, &d->view.camera, style ? style : &d->view.style, d->view.width, d->view.height))
+		fail_msg("%s", pbd_renderer_last_error(d->r));
+	if (!pbd_render_offscreen_read(d->off, d->rgb, &e)) fail_msg("%s", e.message);
+}
+
+static void close_scene(drawn* d) {
+	pbd_renderer_destroy(d->r);
+	pbd_render_offscreen_destroy(d->off);
+	free(d->rgb);
+	scene_view_free(&d->view);
+	scene_free(&d->s);
+}
+
+/* ---- the default scene -------------------------------------------------------------------- */
+
+#define CLOTH_FRAMES 120 /* 4 s: the cloth has fallen onto the sphere and hangs over it */
+
+static void test_cloth_sphere_png(void** state) {
+	(void)state;
+	drawn d;
+	open_scene(&d, "cloth_sphere", CLOTH_FRAMES);
+	draw(&d, NULL);
+	const int w = d.view.width, h = d.view.height;
+
+	/* Through a PNG file and back: what is checked is what was written. */
+	pbd_error e;
+	const char* path = "test_render_cloth_sphere.png";
+	if (!pbd_render_write_png(path, w, h, d.rgb, &e)) fail_msg("%s", e.message);
+	int iw = 0, ih = 0, channels = 0;
+	uint8_t* img = stbi_load(path, &iw, &ih, &channels, 3);
+	assert_non_null(img);
+	assert_int_equal(iw, d.s.render.width);
+	assert_int_equal(ih, d.s.render.height);
+	assert_int_equal(memcmp(img, d.rgb, (size_t)w * (size_t)h * 3), 0);
+
+	/* Not blank: the luminance varies, and the corners show the background. */
+	double sum = 0, sum2 = 0;
+	for (size_t i = 0; i < (size_t)w * (size_t)h; ++i) {
+		const double y = 0.2126 * img[3 * i] + 0.7152 * img[3 * i + 1] + 0.0722 * img[3 * i + 2];
+		sum += y;
+		sum2 += y * y;
+	}
+	const double n = (double)w * h, mean = sum / n, var = sum2 / n - mean * mean;
+	if (!(var > 200)) fail_msg("the image is nearly uniform (luminance variance %g)", var);
+	assert_int_equal(classify(img), PIXEL_BACKGROUND);
+	assert_int_equal(classify(img + 3 * ((size_t)w - 1)), PIXEL_BACKGROUND);
+
+	/* The cloth: its inner particles that the sphere does not hide sit on cloth pixels. */
+	const pbd_render_camera* cam = &d.view.camera;
+	pbd_collider_def sphere;
+	assert_int_equal(pbd_collider_get_def(d.s.world, d.s.colliders[0], &sphere), PBD_OK);
+	assert_int_equal(sphere.type, PBD_SHAPE_SPHERE);
+	const float c[3] = {(float)sphere.shape.sphere.center.x, (float)sphere.shape.sphere.center.y,
+	                    (float)sphere.shape.sphere.center.z};
+	const float radius = (float)sphere.shape.sphere.radius * (1.0f - d.view.style.collider_inset);
+	const pbd_body* cloth = &d.s.objects[0].range;
+	const uint32_t nx = 21;
+	int checked = 0, on_cloth = 0;
+	for (uint32_t j = 1; j + 1 < nx; ++j)
+		for (uint32_t i = 1; i + 1 < nx; ++i) {
+			float p[3], px, py;
+			pos_of(d.s.world, cloth->first_particle + j * nx + i, p);
+			if (!pbd_render_camera_project(cam, w, h, p, &px, &py) || !inside(w, h, px, py, 3)) continue;
+			if (ball_hides(cam->eye, p, c, radius)) continue;
+			++checked;
+			on_cloth += kind_near(img, w, h, px, py, 1, PIXEL_CLOTH) ? 1 : 0;
+		}
+	if (checked < 100 || on_cloth < checked * 95 / 100)
+		fail_msg("cloth: %d of %d visible inner particles on cloth-colored pixels", on_cloth, checked);
+
+	/* The sphere: points on its near side show its color where no cloth triangle is in front,
+	 * and the cloth's where one is; both kinds must exist (it lies under the cloth). */
+	int bare = 0, bare_ok = 0, covered = 0, covered_ok = 0;
+	const int samples = 600;
+	for (int k = 0; k < samples; ++k) {
+		/* Fibonacci sphere: evenly spread directions. */
+		const float z = 1.0f - 2.0f * ((float)k + 0.5f) / (float)samples;
+		const float rho = sqrtf(1.0f - z * z), phi = 2.39996323f * (float)k;
+		const float dir[3] = {rho * cosf(phi), z, rho * sinf(phi)};
+		const float p[3] = {c[0] + radius * dir[0], c[1] + radius * dir[1], c[2] + radius * dir[2]};
+		float to_eye[3], px, py;
+		sub3(cam->eye, p, to_eye);
+		/* Clearly on the near side, away from the outline where one pixel decides. */
+		if (dot3(dir, to_eye) < 0.3f * sqrtf(dot3(to_eye, to_eye))) continue;
+		if (!pbd_render_camera_project(cam, w, h, p, &px, &py) || !inside(w, h, px, py, 3)) continue;
+		if (cloth_hides(d.s.world, cam->eye, p, UINT32_MAX)) {
+			++covered;
+			covered_ok += kind_near(img, w, h, px, py, 1, PIXEL_CLOTH) ? 1 : 0;
+		} else {
+			++bare;
+			bare_ok += kind_near(img, w, h, px, py, 1, PIXEL_COLLIDER) ? 1 : 0;
+		}
+	}
+	if (bare < 20 || bare_ok < bare * 95 / 100)
+		fail_msg("sphere: %d of %d uncovered near-side points on collider-colored pixels", bare_ok, bare);
+	if (covered < 5 || covered_ok < covered * 90 / 100)
+		fail_msg("sphere under the cloth: %d of %d covered points on cloth-colored pixels", covered_ok, covered);
+	printf("cloth: %d/%d particles; sphere: %d/%d bare, %d/%d covered points as expected\n", on_cloth, checked, bare_ok,
+	       bare, covered_ok, covered);
+	stbi_image_free(img);
+	close_scene(&d);
+}
+
+/* ---- bodies without triangles, overlays, planes ------------------------------------------- */
+
+/* The pendulum: balls at its particles (pinned one marked dark), tubes along its links. */
+static void test_pendulum_balls_and_links(void** state) {
+	(void)state;
+	drawn d;
+	open_scene(&d, "double_pendulum", 0);
+	draw(&d, NULL);
+	const int w = d.view.width, h = d.view.height;
+	float p[3], q[3], px, py;
+	for (uint32_t i = 1; i < 3; ++i) {
+		pos_of(d.s.world, i, p);
+		assert_true(pbd_render_camera_project(&d.view.camera, w, h, p, &px, &py));
+		assert_true(kind_near(d.rgb, w, h, px, py, 1, PIXEL_CLOTH));
+		/* and the midpoint of the link that ends here */
+		pos_of(d.s.world, i - 1, q);
+		const float m[3] = {0.5f * (p[0] + q[0]), 0.5f * (p[1] + q[1]), 0.5f * (p[2] + q[2])};
+		assert_true(pbd_render_camera_project(&d.view.camera, w, h, m, &px, &py));
+		assert_true(kind_near(d.rgb, w, h, px, py, 1, PIXEL_CLOTH));
+	}
+	/* The pinned particle's marker is dark. */
+	pos_of(d.s.world, 0, p);
+	assert_true(pbd_render_camera_project(&d.view.camera, w, h, p, &px, &py));
+	const uint8_t* pin = d.rgb + 3 * ((size_t)floorf(py) * (size_t)w + (size_t)floorf(px));
+	assert_true(pin[0] < 90 && pin[1] < 90 && pin[2] < 90);
+	/* Halfway between the links, off the pendulum: background. */
+	assert_int_equal(classify(d.rgb + 3 * ((size_t)(h - 2) * (size_t)w + 1)), PIXEL_BACKGROUND);
+	close_scene(&d);
+}
+
+/* Every overlay on: drawing succeeds and changes the cloth's pixels; all off but the colliders:
+ * no dark pinned markers remain at the pins. */
+static void test_overlays(void** state) {
+	(void)state;
+	drawn d;
+	open_scene(&d, "cloth_sphere", 60);
+	const size_t bytes = (size_t)d.view.width * (size_t)d.view.height * 3;
+	pbd_render_style plain = d.view.style;
+	plain.show_particles = plain.show_constraints = plain.show_pinned = plain.show_contacts = false;
+	draw(&d, &plain);
+	uint8_t* before = malloc(bytes);
+	assert_non_null(before);
+	memcpy(before, d.rgb, bytes);
+	pbd_render_style all = plain;
+	all.show_particles = all.show_constraints = all.show_pinned = all.show_contacts = true;
+	draw(&d, &all);
+	size_t changed = 0;
+	for (size_t i = 0; i < bytes; i += 3)
+		changed +=
+		    (abs(before[i] - d.rgb[i]) + abs(before[i + 1] - d.rgb[i + 1]) + abs(before[i + 2] - d.rgb[i + 2]) > 30)
+		        ? 1u
+		        : 0u;
+	if (changed < 2000) fail_msg("the overlays changed only %zu pixels", changed);
+	/* Drawing again without a new update gives the same image (a paused viewer redraws). */
+	draw(&d, &plain);
+	assert_int_equal(memcmp(before, d.rgb, bytes), 0);
+	free(before);
+	close_scene(&d);
+}
+
+/* A plane collider: a finite checkered quad, two shades of the collider color. */
+static void test_plane_checker(void** state) {
+	(void)state;
+	const char* json =
+	    "{\"frames\": 1, \"objects\": [{\"type\": \"particles\", \"particles\": [{\"x\": [0, 3, 0]}]}],"
+	    " \"colliders\": [{\"type\": \"plane\", \"normal\": [0, 1, 0], \"offset\": 0}],"
+	    " \"render\": {\"width\": 320, \"height\": 240, \"camera\": {\"eye\": [0, 6, 6], \"target\": [0, "
+	    "0, 0], \"fov\": 40}}}";
+	drawn d;
+	memset(&d, 0, sizeof d);
+	scene_error err;
+	if (!scene_load_string(json, strlen(json), "plane.json", NULL, NULL, &d.s, &err)) fail_msg("%s", err.message);
+	if (!scene_view_make(&d.s, 0, 0, &d.view, &err)) fail_msg("%s", err.message);
+	pbd_error e;
+	if (!pbd_render_offscreen_create(d.view.width, d.view.height, 1, &d.off, &e)) fail_msg("%s", e.message);
+	if (!pbd_renderer_create(&d.r, &e)) fail_msg("%s", e.message);
+	d.rgb = malloc((size_t)d.view.width * (size_t)d.view.height * 3);
+	assert_non_null(d.rgb);
+	draw(&d, NULL);
+	/* The checker squares are anchored at the origin; sample the middle of a few squares. */
+	render_plane_quad q;
+	pbd_render_bounds b;
+	pbd_render_framing_bounds(&d.view.draw, &b);
+	pbd_collider_def def;
+	assert_int_equal(pbd_collider_get_def(d.s.world, d.s.colliders[0], &def), PBD_OK);
+	render_plane_quad_make(&def.shape.plane, &b, &q);
+	int light = 0, dark = 0;
+	for (int a = -2; a <= 1; ++a) {
+		for (int c = -2; c <= 1; ++c) {
+			/* The middle of square (a, c) along the quad's axes from the plane's origin. */
+			float p[3];
+			for (int k = 0; k < 3; ++k) p[k] = (((float)a + 0.5f) * q.u[k] + ((float)c + 0.5f) * q.v[k]) * q.tile;
+			float px, py;
+			if (!pbd_render_camera_project(&d.view.camera, d.view.width, d.view.height, p, &px, &py) ||
+			    !inside(d.view.width, d.view.height, px, py, 2))
+				continue;
+			const uint8_t* pix = d.rgb + 3 * ((size_t)py * (size_t)d.view.width + (size_t)px);
+			assert_int_equal(classify(pix), PIXEL_COLLIDER);
+			const int lum = pix[0] + pix[1] + pix[2];
+			if ((a + c) & 1)
+				dark += lum;
+			else
+				light += lum;
+		}
+	}
+	assert_true(light > 0 && dark > 0);
+	assert_true(light > dark); /* same count of each parity: the odd squares are darker */
+	close_scene(&d);
+}
+
+/* The world grows between updates: the renderer reads its topology again. */
+static void test_topology_change(void** state) {
+	(void)state;
+	drawn d;
+	open_scene(&d, "rope", 10);
+	draw(&d, NULL);
+	const pbd_vec3 x[2] = {{0, 0, 0}, {0.5, 0, 0}};
+	const pbd_real inv_mass[2] = {1, 0};
+	assert_int_equal(pbd_world_add_particles(d.s.world, 2, x, NULL, inv_mass, NULL), PBD_OK);
+	draw(&d, NULL);
+	assert_string_equal(pbd_renderer_last_error(d.r), "");
+	close_scene(&d);
+}
+
+int main(void) {
+	/* Skipped, not failed, where no GL driver can be had: the probe is the real context. */
+	pbd_render_offscreen* probe = NULL;
+	pbd_error e;
+	if (!pbd_render_offscreen_create(16, 16, 1, &probe, &e)) {
+		printf("SKIP: no OpenGL context can be made here: %s\n", e.message);
+		return 77;
+	}
+	printf("OpenGL device: %s\n", pbd_render_offscreen_device(probe));
+	pbd_render_offscreen_destroy(probe);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_cloth_sphere_png), cmocka_unit_test(test_pendulum_balls_and_links),
+	    cmocka_unit_test(test_overlays),         cmocka_unit_test(test_plane_checker),
+	    cmocka_unit_test(test_topology_change),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
