@@ -210,6 +210,12 @@ bool pbd_renderer_draw(pbd_renderer* r, const pbd_render_camera* camera, const p
 /// The last failure of this renderer ("" if none).
 const char* pbd_renderer_last_error(const pbd_renderer* r);
 
+/// Compiles and links a GLSL 3.30 program from a vertex, an optional geometry (NULL) and a
+/// fragment shader in the current context, for drawing code beside the renderer (the viewer's
+/// text panel). Returns the GL program name, or 0 with one line in err naming `what` and the
+/// compiler's first message.
+unsigned int pbd_render_program_build(const char* vs, const char* gs, const char* fs, const char* what, pbd_error* err);
+
 /* ---- offscreen --------------------------------------------------------------------------- */
 
 typedef struct pbd_render_offscreen pbd_render_offscreen;

@@ -131,7 +131,8 @@ static GLuint compile(GLenum kind, const char* src, const char* what, pbd_error*
 	return s;
 }
 
-static GLuint link_program(const char* vs, const char* gs, const char* fs, const char* what, pbd_error* err) {
+unsigned int pbd_render_program_build(const char* vs, const char* gs, const char* fs, const char* what,
+                                      pbd_error* err) {
 	GLuint v = compile(GL_VERTEX_SHADER, vs, what, err);
 	GLuint g = gs ? compile(GL_GEOMETRY_SHADER, gs, what, err) : 0;
 	GLuint f = compile(GL_FRAGMENT_SHADER, fs, what, err);
@@ -160,13 +161,13 @@ static GLuint link_program(const char* vs, const char* gs, const char* fs, const
 }
 
 static bool make_programs(pbd_renderer* r, pbd_error* err) {
-	r->bg_prog = link_program(render_bg_vs, NULL, render_bg_fs, "background", err);
+	r->bg_prog = pbd_render_program_build(render_bg_vs, NULL, render_bg_fs, "background", err);
 	if (!r->bg_prog) return false;
-	r->surf_prog = link_program(render_surface_vs, NULL, render_surface_fs, "surface", err);
+	r->surf_prog = pbd_render_program_build(render_surface_vs, NULL, render_surface_fs, "surface", err);
 	if (!r->surf_prog) return false;
-	r->line_prog = link_program(render_line_vs, render_line_gs, render_line_fs, "line", err);
+	r->line_prog = pbd_render_program_build(render_line_vs, render_line_gs, render_line_fs, "line", err);
 	if (!r->line_prog) return false;
-	r->point_prog = link_program(render_point_vs, NULL, render_point_fs, "point", err);
+	r->point_prog = pbd_render_program_build(render_point_vs, NULL, render_point_fs, "point", err);
 	if (!r->point_prog) return false;
 	GLuint p = r->bg_prog;
 	r->bg_u.top = glGetUniformLocation(p, "u_top");

@@ -46,22 +46,6 @@ static const char* const fragment_src = "#version 330 core\n"
                                         "out vec4 o_color;\n"
                                         "void main() { o_color = v_color; }\n";
 
-static GLuint compile(GLenum type, const char* src, pbd_error* err) {
-	const GLuint s = glCreateShader(type);
-	glShaderSource(s, 1, &src, NULL);
-	glCompileShader(s);
-	GLint ok = 0;
-	glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
-	if (!ok) {
-		char log[200] = "";
-		glGetShaderInfoLog(s, (GLsizei)sizeof log, NULL, log);
-		snprintf(err->message, sizeof err->message, "panel shader: %s", log);
-		glDeleteShader(s);
-		return 0;
-	}
-	return s;
-}
-
 bool view_hud_create(view_hud** out, pbd_error* err) {
 	*out = NULL;
 	view_hud* h = calloc(1, sizeof *h);
@@ -74,26 +58,8 @@ bool view_hud_create(view_hud** out, pbd_error* err) {
 		free(h);
 		return false;
 	}
-	const GLuint vs = compile(GL_VERTEX_SHADER, vertex_src, err);
-	const GLuint fs = vs ? compile(GL_FRAGMENT_SHADER, fragment_src, err) : 0;
-	if (!vs || !fs) {
-		if (vs) glDeleteShader(vs);
-		free(indices);
-		free(h->vertices);
-		free(h);
-		return false;
-	}
-	h->program = glCreateProgram();
-	glAttachShader(h->program, vs);
-	glAttachShader(h->program, fs);
-	glLinkProgram(h->program);
-	glDeleteShader(vs);
-	glDeleteShader(fs);
-	GLint ok = 0;
-	glGetProgramiv(h->program, GL_LINK_STATUS, &ok);
-	if (!ok) {
-		snprintf(err->message, sizeof err->message, "panel shader: link failed");
-		glDeleteProgram(h->program);
+	h->program = pbd_render_program_build(vertex_src, NULL, fragment_src, "panel", err);
+	if (!h->program) {
 		free(indices);
 		free(h->vertices);
 		free(h);
