@@ -5,6 +5,7 @@
 #define PBD_TEST_PHYSICS_H
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -115,6 +116,21 @@ static inline void tp_grid(pbd_mesh* m, uint32_t nx, uint32_t ny, pbd_real size,
 	gd.bend = bend;
 	pbd_error err;
 	assert_int_equal(pbd_mesh_grid(&gd, m, &err), PBD_OK);
+}
+
+/* Moves every vertex of a builder-made mesh by a pseudo-random offset in [-amp, amp] per axis
+ * while keeping the unperturbed lengths as the edges' rest lengths, so a body made from it
+ * starts violating its constraints. pbd_mesh_free releases the rest lengths with the mesh. */
+static inline void tp_perturb_keeping_rest(pbd_mesh* m, uint64_t seed, double amp) {
+	pbd_real* rest = (pbd_real*)malloc(m->edge_count * sizeof *rest);
+	assert_non_null(rest);
+	for (uint32_t e = 0; e < m->edge_count; ++e)
+		rest[e] = pbd_v3_length(pbd_v3_sub(m->positions[m->edges[2 * e]], m->positions[m->edges[2 * e + 1]]));
+	for (uint32_t i = 0; i < m->vertex_count; ++i)
+		m->positions[i] = pbd_v3_add(m->positions[i], pbd_v3((pbd_real)tp_rand_range(&seed, -amp, amp),
+		                                                     (pbd_real)tp_rand_range(&seed, -amp, amp),
+		                                                     (pbd_real)tp_rand_range(&seed, -amp, amp)));
+	m->edge_rest = rest;
 }
 
 #endif

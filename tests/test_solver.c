@@ -341,23 +341,13 @@ static void violations(pbd_solver solver, bool cloth, double out[4]) {
 			assert_int_equal(pbd_mesh_rope(&rd, &m, &err), PBD_OK);
 		}
 		/* Perturb every vertex (the rest lengths come from the unperturbed mesh). */
-		pbd_real* rest = (pbd_real*)malloc(m.edge_count * sizeof *rest);
-		for (uint32_t e = 0; e < m.edge_count; ++e)
-			rest[e] = pbd_v3_length(pbd_v3_sub(m.positions[m.edges[2 * e]], m.positions[m.edges[2 * e + 1]]));
-		uint64_t s = 99;
-		for (uint32_t i = 0; i < m.vertex_count; ++i)
-			m.positions[i] = pbd_v3_add(m.positions[i], pbd_v3((pbd_real)tp_rand_range(&s, -0.05, 0.05),
-			                                                   (pbd_real)tp_rand_range(&s, -0.05, 0.05),
-			                                                   (pbd_real)tp_rand_range(&s, -0.05, 0.05)));
-		m.edge_rest = rest;
+		tp_perturb_keeping_rest(&m, 99, 0.05);
 		pbd_body_def bd = pbd_body_def_default();
 		bd.mesh = &m;
 		const uint32_t pins[2] = {0, cloth ? 11u : 24u};
 		bd.pinned = pins;
 		bd.pinned_count = cloth ? 2 : 1;
 		assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
-		m.edge_rest = NULL;
-		free(rest);
 		pbd_mesh_free(&m);
 		assert_int_equal(pbd_world_step(w), PBD_OK);
 		out[k] = tp_max_violation(w);
