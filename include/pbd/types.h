@@ -266,6 +266,7 @@ typedef struct pbd_stats {
 typedef enum pbd_warning {
 	PBD_WARN_NONFINITE = 0, ///< a particle state became NaN/inf; the step was undone for it
 	PBD_WARN_SPEED_CLAMPED, ///< a particle's speed exceeded max_speed and was clamped
+	PBD_WARN_DIVERGED,      ///< the step blew up: non-finite state or strain past divergence_strain
 	PBD_WARN_COUNT
 } pbd_warning;
 
