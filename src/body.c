@@ -132,7 +132,7 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 	if ((int)d->mass_mode < 0 || d->mass_mode > PBD_MASS_DENSITY)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: unknown mass mode %d", fn, (int)d->mass_mode);
 	if (!m->inv_masses && (!pbd_is_finite(d->mass) || !(d->mass > 0)))
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: mass must be finite and > 0 (got %g)", fn, (double)d->mass);
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: mass must be finite and > 0 (got %.9g)", fn, (double)d->mass);
 	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
 		const pbd_edge_material* mt = &d->material[k];
 		if (!pbd_is_finite(mt->stiffness_stretch) || !pbd_is_finite(mt->stiffness_compress) ||

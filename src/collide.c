@@ -36,7 +36,7 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 		return null_id;
 	}
 	if (!pbd_is_finite(def->margin) || def->margin < 0) {
-		pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_collider_create: margin must be finite and >= 0 (got %g)",
+		pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_collider_create: margin must be finite and >= 0 (got %.9g)",
 		         (double)def->margin);
 		return null_id;
 	}
@@ -105,7 +105,7 @@ uint32_t pbd_world_collider_count(const pbd_world* w) {
 void pbd_collide_project(pbd_world* w) {
 	for (uint32_t i = 0; i < w->nc; ++i) {
 		const pbd_collider* c = &w->colliders[i];
-		if (c->alive) shape_ops[c->def.type]->project(&c->def, w->p, w->w, w->np);
+		if (c->alive) shape_ops[c->def.type]->project(&c->def, w->x, w->q, w->w, w->np);
 	}
 }
 

@@ -22,13 +22,15 @@ static void plane_mark_contacts(const pbd_collider_def* def, const pbd_vec3* res
 		if (iw[i] > 0 && pbd_v3_dot(nrm, x[i]) <= limit) flags[i] = (uint8_t)(flags[i] | PBD_PARTICLE_CONTACT);
 }
 
-static void plane_project(const pbd_collider_def* def, pbd_vec3* restrict p, const pbd_real* restrict iw, uint32_t n) {
+static void plane_project(const pbd_collider_def* def, const pbd_vec3* restrict x, pbd_vec3* restrict q,
+                          const pbd_real* restrict iw, uint32_t n) {
 	const pbd_vec3 nrm = def->shape.plane.normal;
 	const pbd_real limit = def->shape.plane.offset + def->margin;
 	for (uint32_t i = 0; i < n; ++i) {
 		if (iw[i] <= 0) continue;
-		const pbd_real s = pbd_v3_dot(nrm, p[i]);
-		if (s < limit) p[i] = pbd_v3_add(p[i], pbd_v3_scale(nrm, limit - s));
+		/* Signed distance below the limit, with the committed part and the displacement apart. */
+		const pbd_real depth = (limit - pbd_v3_dot(nrm, x[i])) - pbd_v3_dot(nrm, q[i]);
+		if (depth > 0) q[i] = pbd_v3_add(q[i], pbd_v3_scale(nrm, depth));
 	}
 }
 

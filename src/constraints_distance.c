@@ -32,6 +32,10 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_distance_def* d) 
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: constraint %u: stiffness must be in [0, 1]", fn, k);
 	if (d->compliance_stretch < 0 || d->compliance_compress < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: constraint %u: compliance must be >= 0", fn, k);
+	if (d->rest < 0 && !pbd_is_finite(pbd_v3_length(pbd_v3_sub(w->x[d->a], w->x[d->b]))))
+		return pbd_fail(w, PBD_ERR_NOT_FINITE,
+		                "%s: constraint %u: the distance between particles %u and %u overflows; no rest length", fn, k,
+		                d->a, d->b);
 	return PBD_OK;
 }
 
@@ -160,9 +164,19 @@ void pbd_distance_refresh(pbd_world* w) {
 	w->dist_refresh_formulation = f;
 }
 
-/* PBD: move both ends along the constraint gradient, weighted by inverse mass, by k' * C. */
+/* The current vector between the ends, from the committed positions and the displacements:
+ * x_a - x_b is exact for particles near each other at any distance from the origin, and the
+ * q's are small, so the sum keeps the bits that p_a - p_b of two large coordinates would lose. */
+static inline pbd_vec3 separation(const pbd_vec3* restrict x, const pbd_vec3* restrict q, uint32_t a, uint32_t b) {
+	return pbd_v3_add(pbd_v3_sub(x[a], x[b]), pbd_v3_sub(q[a], q[b]));
+}
+
+/* PBD: move both ends along the constraint gradient, weighted by inverse mass, by k' * C.
+ * (w_a + w_b) |d| stays normal: inverse masses are 0 or >= PBD_INV_MASS_MIN and |d| is at
+ * least PBD_EPSILON_LENGTH. */
 static void solve_gs_pbd(pbd_world* w) {
-	pbd_vec3* restrict p = w->p;
+	const pbd_vec3* restrict x = w->x;
+	pbd_vec3* restrict q = w->q;
 	const pbd_real* restrict iw = w->w;
 	const pbd_distance_c* restrict c = w->dist;
 	for (uint32_t k = 0, n = w->nd; k < n; ++k) {
@@ -170,29 +184,30 @@ static void solve_gs_pbd(pbd_world* w) {
 		const pbd_real wa = iw[a], wb = iw[b];
 		const pbd_real ws = wa + wb;
 		if (ws == 0) continue;
-		const pbd_vec3 d = pbd_v3_sub(p[a], p[b]);
+		const pbd_vec3 d = separation(x, q, a, b);
 		const pbd_real len = PBD_SQRT(pbd_v3_dot(d, d));
-		if (len < PBD_EPSILON_LENGTH) continue;
+		if (!(len >= PBD_EPSILON_LENGTH)) continue;
 		const pbd_real C = len - c[k].rest;
 		const pbd_real stiff = c[k].s[C <= 0];
 		const pbd_real s = stiff * C / (ws * len);
-		p[a] = pbd_v3_sub(p[a], pbd_v3_scale(d, wa * s));
-		p[b] = pbd_v3_add(p[b], pbd_v3_scale(d, wb * s));
+		q[a] = pbd_v3_sub(q[a], pbd_v3_scale(d, wa * s));
+		q[b] = pbd_v3_add(q[b], pbd_v3_scale(d, wb * s));
 	}
 }
 
 /* XPBD: dlambda = (-C - alpha~ lambda) / (wa + wb + alpha~), alpha~ = alpha / h^2. */
 static void solve_gs_xpbd(pbd_world* w, pbd_real inv_h2) {
-	pbd_vec3* restrict p = w->p;
+	const pbd_vec3* restrict x = w->x;
+	pbd_vec3* restrict q = w->q;
 	const pbd_real* restrict iw = w->w;
 	const pbd_distance_c* restrict c = w->dist;
 	pbd_real* restrict lambda = w->lambda;
 	for (uint32_t k = 0, n = w->nd; k < n; ++k) {
 		const uint32_t a = c[k].a, b = c[k].b;
 		const pbd_real wa = iw[a], wb = iw[b];
-		const pbd_vec3 d = pbd_v3_sub(p[a], p[b]);
+		const pbd_vec3 d = separation(x, q, a, b);
 		const pbd_real len = PBD_SQRT(pbd_v3_dot(d, d));
-		if (len < PBD_EPSILON_LENGTH) continue;
+		if (!(len >= PBD_EPSILON_LENGTH)) continue;
 		const pbd_real C = len - c[k].rest;
 		const pbd_real at = c[k].s[C <= 0] * inv_h2;
 		const pbd_real denom = wa + wb + at;
@@ -200,8 +215,8 @@ static void solve_gs_xpbd(pbd_world* w, pbd_real inv_h2) {
 		const pbd_real dl = (-C - at * lambda[k]) / denom;
 		lambda[k] += dl;
 		const pbd_real s = dl / len;
-		p[a] = pbd_v3_add(p[a], pbd_v3_scale(d, wa * s));
-		p[b] = pbd_v3_sub(p[b], pbd_v3_scale(d, wb * s));
+		q[a] = pbd_v3_add(q[a], pbd_v3_scale(d, wa * s));
+		q[b] = pbd_v3_sub(q[b], pbd_v3_scale(d, wb * s));
 	}
 }
 
@@ -226,7 +241,8 @@ void pbd_distance_solve_gs(pbd_world* w, pbd_real inv_h2) {
  * averages its corrections, the strain limiting of Games103 lab 2; a pinned end is still never
  * moved because the apply step skips it. */
 void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2) {
-	const pbd_vec3* restrict p = w->p;
+	const pbd_vec3* restrict x = w->x;
+	const pbd_vec3* restrict q = w->q;
 	const pbd_real* restrict iw = w->w;
 	const pbd_distance_c* restrict c = w->dist;
 	pbd_vec3* restrict dx = w->dx;
@@ -239,9 +255,9 @@ void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2) {
 		const uint32_t a = c[k].a, b = c[k].b;
 		const pbd_real wa = equal ? 1 : iw[a], wb = equal ? 1 : iw[b];
 		const pbd_real f = equal ? 1 : omega / ((pbd_real)(deg[a] > deg[b] ? deg[a] : deg[b]) + alpha);
-		const pbd_vec3 d = pbd_v3_sub(p[a], p[b]);
+		const pbd_vec3 d = separation(x, q, a, b);
 		const pbd_real len = PBD_SQRT(pbd_v3_dot(d, d));
-		if (len < PBD_EPSILON_LENGTH) continue;
+		if (!(len >= PBD_EPSILON_LENGTH)) continue;
 		const pbd_real C = len - c[k].rest;
 		pbd_real s; /* correction of a is -wa * s * d, of b is +wb * s * d */
 		if (xpbd) {
@@ -261,6 +277,15 @@ void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2) {
 	}
 }
 
+/* Length of a constraint in double, from the full positions x + x_lo. */
+static double current_length(const pbd_world* w, const pbd_distance_c* c) {
+	const pbd_vec3 xa = w->x[c->a], xb = w->x[c->b], la = w->x_lo[c->a], lb = w->x_lo[c->b];
+	const double dx = ((double)xa.x - (double)xb.x) + ((double)la.x - (double)lb.x);
+	const double dy = ((double)xa.y - (double)xb.y) + ((double)la.y - (double)lb.y);
+	const double dz = ((double)xa.z - (double)xb.z) + ((double)la.z - (double)lb.z);
+	return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
 /* Strain, violation and (XPBD) elastic energy of the current positions. */
 void pbd_distance_stats(const pbd_world* w, pbd_stats* st) {
 	double max_strain = 0, sum_strain = 0, max_viol = 0, elastic = 0;
@@ -268,14 +293,12 @@ void pbd_distance_stats(const pbd_world* w, pbd_stats* st) {
 	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
 	for (uint32_t k = 0; k < w->nd; ++k) {
 		const pbd_distance_c* c = &w->dist[k];
-		const pbd_vec3 d = pbd_v3_sub(w->x[c->a], w->x[c->b]);
-		const double len = (double)pbd_v3_length(d);
-		const double C = len - (double)c->rest;
+		const double C = current_length(w, c) - (double)c->rest;
 		const double ac = C < 0 ? -C : C;
 		if (ac > max_viol) max_viol = ac;
 		if (c->rest > 0) {
 			double strain = ac / (double)c->rest;
-			if (strain > max_strain) max_strain = strain;
+			if (!(strain <= max_strain)) max_strain = strain; /* NaN wins, so it is reported */
 			sum_strain += strain;
 			counted++;
 		}
@@ -288,4 +311,17 @@ void pbd_distance_stats(const pbd_world* w, pbd_stats* st) {
 	st->mean_strain = counted ? sum_strain / counted : 0;
 	st->max_violation = max_viol;
 	st->elastic_energy = elastic;
+}
+
+/* The strain test of the divergence check alone, for worlds without diagnostics. */
+double pbd_distance_max_strain(const pbd_world* w) {
+	double max_strain = 0;
+	for (uint32_t k = 0; k < w->nd; ++k) {
+		const pbd_distance_c* c = &w->dist[k];
+		if (!(c->rest > 0)) continue;
+		const double C = current_length(w, c) - (double)c->rest;
+		const double strain = (C < 0 ? -C : C) / (double)c->rest;
+		if (!(strain <= max_strain)) max_strain = strain; /* NaN wins, so it is reported */
+	}
+	return max_strain;
 }

@@ -7,12 +7,13 @@
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_p) return PBD_OK;
 	const pbd_grow_item items[] = {
-	    {(void**)&w->x, sizeof *w->x},           {(void**)&w->p, sizeof *w->p},
-	    {(void**)&w->v, sizeof *w->v},           {(void**)&w->x_step, sizeof *w->x_step},
-	    {(void**)&w->force, sizeof *w->force},   {(void**)&w->target, sizeof *w->target},
-	    {(void**)&w->from, sizeof *w->from},     {(void**)&w->w, sizeof *w->w},
-	    {(void**)&w->w_free, sizeof *w->w_free}, {(void**)&w->flags, sizeof *w->flags},
-	    {(void**)&w->degree, sizeof *w->degree}, {(void**)&w->dx, sizeof *w->dx},
+	    {(void**)&w->x, sizeof *w->x},           {(void**)&w->q, sizeof *w->q},
+	    {(void**)&w->x_lo, sizeof *w->x_lo},     {(void**)&w->v, sizeof *w->v},
+	    {(void**)&w->x_step, sizeof *w->x_step}, {(void**)&w->force, sizeof *w->force},
+	    {(void**)&w->target, sizeof *w->target}, {(void**)&w->from, sizeof *w->from},
+	    {(void**)&w->w, sizeof *w->w},           {(void**)&w->w_free, sizeof *w->w_free},
+	    {(void**)&w->flags, sizeof *w->flags},   {(void**)&w->degree, sizeof *w->degree},
+	    {(void**)&w->dx, sizeof *w->dx},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;
@@ -33,10 +34,10 @@ pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3*
 			return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_add_particles: position %u is not finite", i);
 		if (velocities && !pbd_v3_is_finite(velocities[i]))
 			return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_add_particles: velocity %u is not finite", i);
-		if (!pbd_is_finite(inv_masses[i]) || inv_masses[i] < 0)
+		if (!pbd_inv_mass_ok(inv_masses[i]))
 			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
-			                "pbd_world_add_particles: inverse mass %u must be finite and >= 0 (got %g)", i,
-			                (double)inv_masses[i]);
+			                "pbd_world_add_particles: inverse mass %u must be 0 or in [%g, %g] (got %.9g)", i,
+			                PBD_INV_MASS_MIN, PBD_INV_MASS_MAX, (double)inv_masses[i]);
 	}
 	uint32_t need = w->np + count;
 	if (need > w->cap_p) {
@@ -49,7 +50,8 @@ pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3*
 	for (uint32_t i = 0; i < count; ++i) {
 		uint32_t k = base + i;
 		w->x[k] = positions[i];
-		w->p[k] = positions[i];
+		w->x_lo[k] = pbd_v3(0, 0, 0);
+		w->q[k] = pbd_v3(0, 0, 0);
 		w->x_step[k] = positions[i];
 		w->v[k] = velocities ? velocities[i] : pbd_v3(0, 0, 0);
 		w->force[k] = pbd_v3(0, 0, 0);
@@ -72,11 +74,12 @@ pbd_status pbd_world_add_particles_mass(pbd_world* w, uint32_t count, const pbd_
 	if (count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_particles_mass: count is 0");
 	if (!masses) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_particles_mass: masses is NULL");
 	for (uint32_t i = 0; i < count; ++i) {
-		/* 1/m must stay a positive finite number too: a subnormal mass would overflow it. */
-		if (!pbd_is_finite(masses[i]) || !(masses[i] >= PBD_REAL_MIN_NORMAL) || !pbd_is_finite(1 / masses[i]))
+		/* Compared before dividing, so that no mass can overflow 1/m. */
+		if (!pbd_is_finite(masses[i]) ||
+		    !(masses[i] >= (pbd_real)(1 / PBD_INV_MASS_MAX) && masses[i] <= (pbd_real)(1 / PBD_INV_MASS_MIN)))
 			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
-			                "pbd_world_add_particles_mass: mass %u must be finite and > 0 (got %g)", i,
-			                (double)masses[i]);
+			                "pbd_world_add_particles_mass: mass %u must be in [%g, %g] kg (got %.9g)", i,
+			                1 / PBD_INV_MASS_MAX, 1 / PBD_INV_MASS_MIN, (double)masses[i]);
 	}
 	pbd_real* inv = (pbd_real*)pbd_alloc(&w->mem, count * sizeof *inv);
 	if (!inv) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_particles_mass: out of memory");
@@ -122,9 +125,9 @@ pbd_status pbd_world_set_positions(pbd_world* w, uint32_t first, uint32_t count,
 	pbd_status st = check_range(w, first, count, in, "pbd_world_set_positions");
 	if (st == PBD_OK) st = check_finite_array(w, count, in, "pbd_world_set_positions");
 	if (st != PBD_OK) return st;
-	if (count) {
-		memcpy(w->x + first, in, count * sizeof *in);
-		memcpy(w->p + first, in, count * sizeof *in);
+	for (uint32_t i = 0; i < count; ++i) {
+		w->x[first + i] = in[i];
+		w->x_lo[first + i] = pbd_v3(0, 0, 0);
 	}
 	w->stats_valid = false;
 	return PBD_OK;
@@ -147,12 +150,19 @@ pbd_status pbd_check_particle(pbd_world* w, uint32_t index, const char* fn) {
 	return PBD_OK;
 }
 
+/* Inverse masses are 0 or within [PBD_INV_MASS_MIN, PBD_INV_MASS_MAX]: with a subnormal or tiny
+ * one, the projection's (w_a + w_b) |d| would underflow to 0 and its quotient overflow. */
+bool pbd_inv_mass_ok(pbd_real inv_mass) {
+	if (!pbd_is_finite(inv_mass)) return false;
+	return inv_mass == 0 || (inv_mass >= (pbd_real)PBD_INV_MASS_MIN && inv_mass <= (pbd_real)PBD_INV_MASS_MAX);
+}
+
 pbd_status pbd_particle_set_inv_mass(pbd_world* w, uint32_t index, pbd_real inv_mass) {
 	pbd_status st = pbd_check_particle(w, index, "pbd_particle_set_inv_mass");
 	if (st != PBD_OK) return st;
-	if (!pbd_is_finite(inv_mass) || inv_mass <= 0)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_particle_set_inv_mass: must be finite and > 0 (got %g)",
-		                (double)inv_mass);
+	if (!(inv_mass > 0) || !pbd_inv_mass_ok(inv_mass))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_particle_set_inv_mass: must be in [%g, %g] (got %.9g)",
+		                PBD_INV_MASS_MIN, PBD_INV_MASS_MAX, (double)inv_mass);
 	w->w_free[index] = inv_mass;
 	if (!(w->flags[index] & PBD_PARTICLE_PINNED)) w->w[index] = inv_mass;
 	w->stats_valid = false;
@@ -166,6 +176,7 @@ pbd_status pbd_particle_pin(pbd_world* w, uint32_t index) {
 	w->flags[index] = (uint8_t)(w->flags[index] | PBD_PARTICLE_PINNED);
 	w->w[index] = 0;
 	w->v[index] = pbd_v3(0, 0, 0);
+	w->x_lo[index] = pbd_v3(0, 0, 0); /* a pinned particle is exactly at x */
 	w->stats_valid = false;
 	return PBD_OK;
 }
@@ -215,71 +226,118 @@ void pbd_particles_begin_step(pbd_world* w) {
 		if (w->flags[i] & PBD_PARTICLE_TARGET) w->from[i] = w->x[i];
 }
 
-/* Forces, damping and prediction for one substep of length h. `alpha_substep` is the fraction
- * of the step reached at the end of this substep, for kinematic targets. */
+/* Forces, damping and prediction for one substep of length h: v gains its forces and q, the
+ * displacement the solver will move, starts at x_lo + v h. `alpha_substep` is the fraction of
+ * the step reached at the end of this substep, for kinematic targets.
+ *
+ * Damping multiplies the velocity the particle brought into the substep, before forces act
+ * (v <- d v + h F/m), so a body at rest feels its full weight and equilibria do not depend on
+ * the damping. PBD_DAMPING_AFTER_FORCES damps the sum instead, as Games103 lab 2 does. */
 void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep) {
 	const pbd_vec3 gh = pbd_v3_scale(w->def.gravity, h);
-	pbd_vec3* restrict x = w->x;
-	pbd_vec3* restrict p = w->p;
+	const bool after_forces = w->def.damping_mode == PBD_DAMPING_AFTER_FORCES;
+	const pbd_vec3* restrict x = w->x;
+	const pbd_vec3* restrict lo = w->x_lo;
+	pbd_vec3* restrict q = w->q;
 	pbd_vec3* restrict v = w->v;
 	const pbd_real* restrict iw = w->w;
 	const uint8_t* restrict flags = w->flags;
 	for (uint32_t i = 0, n = w->np; i < n; ++i) {
 		if (iw[i] > 0) {
-			pbd_vec3 vi = pbd_v3_add(v[i], gh);
+			pbd_vec3 vi = v[i];
+			if (damping != 1 && !after_forces) vi = pbd_v3_scale(vi, damping);
+			vi = pbd_v3_add(vi, gh);
 			if (flags[i] & PBD_PARTICLE_FORCE) vi = pbd_v3_add(vi, pbd_v3_scale(w->force[i], h * iw[i]));
-			if (damping != 1) vi = pbd_v3_scale(vi, damping);
+			if (damping != 1 && after_forces) vi = pbd_v3_scale(vi, damping);
 			v[i] = vi;
-			p[i] = pbd_v3_add(x[i], pbd_v3_scale(vi, h));
+			q[i] = pbd_v3_add(lo[i], pbd_v3_scale(vi, h));
 		} else if (flags[i] & PBD_PARTICLE_TARGET) {
 			/* The last substep lands on the target exactly, not on a rounded interpolation. */
-			pbd_vec3 from = w->from[i];
-			p[i] = alpha_substep >= 1 ? w->target[i]
-			                          : pbd_v3_add(from, pbd_v3_scale(pbd_v3_sub(w->target[i], from), alpha_substep));
+			const pbd_vec3 from = w->from[i];
+			const pbd_vec3 at = alpha_substep >= 1
+			                        ? w->target[i]
+			                        : pbd_v3_add(from, pbd_v3_scale(pbd_v3_sub(w->target[i], from), alpha_substep));
+			q[i] = pbd_v3_sub(at, x[i]);
 		} else {
-			p[i] = x[i];
+			q[i] = pbd_v3(0, 0, 0);
 		}
 	}
 }
 
-/* v = (p - x) / h, then commit p. */
-void pbd_particles_update_velocities(pbd_world* w, pbd_real h) {
+/* x + q as a rounded sum and its exact remainder (Knuth's TwoSum, one component): the pair
+ * keeps every bit of the position however small q is next to x. Needs IEEE arithmetic without
+ * contraction or reassociation, which the build guarantees (-ffp-contract=off, no fast-math). */
+static inline pbd_real two_sum(pbd_real a, pbd_real b, pbd_real* err) {
+	const pbd_real s = a + b;
+	const pbd_real bb = s - a;
+	*err = (a - (s - bb)) + (b - bb);
+	return s;
+}
+
+/* Velocities from the solved displacement, then commit it to the positions. The velocity is
+ * the predicted one plus the constraints' correction over h, which equals (p - x) / h but is
+ * formed from small numbers only: x_lo + v h is recomputed exactly as predict formed it, so a
+ * free particle keeps its predicted velocity to the bit. Pinned particles are never written;
+ * targeted ones land on their target. */
+void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep) {
 	const pbd_real inv_h = 1 / h;
 	const pbd_real max_speed = w->def.max_speed;
 	pbd_vec3* restrict x = w->x;
-	const pbd_vec3* restrict p = w->p;
+	pbd_vec3* restrict lo = w->x_lo;
+	const pbd_vec3* restrict q = w->q;
 	pbd_vec3* restrict v = w->v;
+	const pbd_real* restrict iw = w->w;
+	const uint8_t* restrict flags = w->flags;
 	for (uint32_t i = 0, n = w->np; i < n; ++i) {
-		pbd_vec3 vi = pbd_v3_scale(pbd_v3_sub(p[i], x[i]), inv_h);
-		if (max_speed > 0) {
-			pbd_real s2 = pbd_v3_dot(vi, vi);
-			if (s2 > max_speed * max_speed) {
-				vi = pbd_v3_scale(vi, max_speed / PBD_SQRT(s2));
-				w->warnings[PBD_WARN_SPEED_CLAMPED].count++;
-				w->warnings[PBD_WARN_SPEED_CLAMPED].last_index = i;
+		if (iw[i] > 0) {
+			const pbd_vec3 q0 = pbd_v3_add(lo[i], pbd_v3_scale(v[i], h));
+			pbd_vec3 vi = pbd_v3_add(v[i], pbd_v3_scale(pbd_v3_sub(q[i], q0), inv_h));
+			if (max_speed > 0) {
+				const pbd_real s2 = pbd_v3_dot(vi, vi);
+				if (s2 > max_speed * max_speed) {
+					vi = pbd_v3_scale(vi, max_speed / PBD_SQRT(s2));
+					w->warnings[PBD_WARN_SPEED_CLAMPED].count++;
+					w->warnings[PBD_WARN_SPEED_CLAMPED].last_index = i;
+				}
 			}
+			v[i] = vi;
+			pbd_vec3 e;
+			x[i] = pbd_v3(two_sum(x[i].x, q[i].x, &e.x), two_sum(x[i].y, q[i].y, &e.y), two_sum(x[i].z, q[i].z, &e.z));
+			lo[i] = e;
+		} else if (flags[i] & PBD_PARTICLE_TARGET) {
+			v[i] = pbd_v3_scale(q[i], inv_h);
+			x[i] = (last_substep) ? w->target[i] : pbd_v3_add(x[i], q[i]);
+			lo[i] = pbd_v3(0, 0, 0);
+		} else {
+			v[i] = pbd_v3(0, 0, 0);
 		}
-		v[i] = vi;
-		x[i] = p[i];
 	}
 }
 
-/* Undo the step for any particle whose state stopped being finite, and finish targets. */
-void pbd_particles_end_step(pbd_world* w) {
+/* Finishes targets and checks health. When any particle's state stopped being finite, the
+ * whole step is undone: every particle goes back to where the step started, at rest, since a
+ * partial undo would leave its neighbours stretched across the jump (and moving with it).
+ * Returns the number of particles that were not finite. */
+uint32_t pbd_particles_end_step(pbd_world* w) {
+	uint32_t bad = 0;
 	for (uint32_t i = 0, n = w->np; i < n; ++i) {
-		if (w->flags[i] & PBD_PARTICLE_TARGET) {
-			w->flags[i] = (uint8_t)(w->flags[i] & ~PBD_PARTICLE_TARGET);
-		}
-		if (!pbd_v3_is_finite(w->x[i]) || !pbd_v3_is_finite(w->v[i])) {
+		w->flags[i] = (uint8_t)(w->flags[i] & ~PBD_PARTICLE_TARGET);
+		if (!pbd_v3_is_finite(w->x[i]) || !pbd_v3_is_finite(w->v[i]) || !pbd_v3_is_finite(w->x_lo[i])) {
 			pbd_warning_stat* ws = &w->warnings[PBD_WARN_NONFINITE];
 			if (ws->count == 0)
-				pbd_log(w, "pbd_world_step: particle %u became non-finite at step %llu; restored", i,
+				pbd_log(w, "pbd_world_step: particle %u became non-finite at step %llu; the step was undone", i,
 				        (unsigned long long)w->steps);
 			ws->count++;
 			ws->last_index = i;
+			bad++;
+		}
+	}
+	if (bad) {
+		for (uint32_t i = 0, n = w->np; i < n; ++i) {
 			w->x[i] = w->x_step[i];
-			w->p[i] = w->x_step[i];
+			w->x_lo[i] = pbd_v3(0, 0, 0);
 			w->v[i] = pbd_v3(0, 0, 0);
 		}
 	}
+	return bad;
 }

@@ -11,21 +11,21 @@
 static void jacobi_apply(pbd_world* w) {
 	const pbd_real alpha = w->def.jacobi_alpha, omega = w->def.jacobi_omega;
 	const bool equal = w->def.jacobi_equal_split;
-	pbd_vec3* restrict p = w->p;
+	pbd_vec3* restrict q = w->q;
 	pbd_vec3* restrict dx = w->dx;
 	const uint32_t* restrict deg = w->degree;
 	const pbd_real* restrict iw = w->w;
 	for (uint32_t i = 0, n = w->np; i < n; ++i) {
 		if (iw[i] > 0 && deg[i] > 0) {
 			const pbd_real den = (pbd_real)deg[i] + alpha;
-			p[i] = pbd_v3_add(p[i], equal ? pbd_v3_scale(dx[i], omega / den) : dx[i]);
+			q[i] = pbd_v3_add(q[i], equal ? pbd_v3_scale(dx[i], omega / den) : dx[i]);
 		}
 		dx[i] = pbd_v3(0, 0, 0);
 	}
 }
 
-void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep) {
-	pbd_particles_predict(w, h, damping, alpha_substep);
+void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
+	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
 	if (w->nd && w->def.formulation == PBD_FORMULATION_XPBD) memset(w->lambda, 0, (size_t)w->nd * sizeof *w->lambda);
 
 	const pbd_real inv_h2 = 1 / (h * h);
@@ -45,5 +45,5 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alp
 		}
 	}
 	if (w->def.collision_mode == PBD_COLLISION_AFTER_SOLVER && w->nc > 0) pbd_collide_project(w);
-	pbd_particles_update_velocities(w, h);
+	pbd_particles_update_velocities(w, h, substep == substeps);
 }

@@ -14,12 +14,14 @@ pbd_world_def pbd_world_def_default(void) {
 	d.solver = PBD_SOLVER_GAUSS_SEIDEL;
 	d.formulation = PBD_FORMULATION_PBD;
 	d.damping = 1;
+	d.damping_mode = PBD_DAMPING_VELOCITY;
 	d.jacobi_alpha = 0;
 	d.jacobi_omega = 1;
 	d.jacobi_equal_split = false;
 	d.collision_mode = PBD_COLLISION_IN_SOLVER;
 	d.max_speed = 0;
 	d.diagnostics = true;
+	d.divergence_strain = 10;
 	d.cookie = PBD_COOKIE;
 	return d;
 }
@@ -29,8 +31,15 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (d->cookie != PBD_COOKIE)
 		return pbd_fail(w, PBD_ERR_UNINITIALIZED_DEF, "pbd_world_def: not made by pbd_world_def_default()");
 	if (!pbd_v3_is_finite(d->gravity)) return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_def.gravity: not finite");
-	if (!pbd_is_finite(d->dt) || d->dt <= 0)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.dt: must be finite and > 0 (got %g)", (double)d->dt);
+	/* The caps keep the first step's products (g dt^2, squared distances) finite in float. */
+	const pbd_real gmax = (pbd_real)PBD_MAX_GRAVITY;
+	if (PBD_FABS(d->gravity.x) > gmax || PBD_FABS(d->gravity.y) > gmax || PBD_FABS(d->gravity.z) > gmax)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+		                "pbd_world_def.gravity: each component must be within +-%g m/s^2 (got %.9g, %.9g, %.9g)",
+		                PBD_MAX_GRAVITY, (double)d->gravity.x, (double)d->gravity.y, (double)d->gravity.z);
+	if (!pbd_is_finite(d->dt) || d->dt <= 0 || d->dt > (pbd_real)PBD_MAX_DT)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.dt: must be in (0, %g] s (got %.9g)", PBD_MAX_DT,
+		                (double)d->dt);
 	if (d->substeps < 1 || d->substeps > 100000)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.substeps: must be in [1, 100000] (got %d)",
 		                d->substeps);
@@ -54,19 +63,25 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.formulation: unknown formulation %d",
 		                (int)d->formulation);
 	if (!pbd_is_finite(d->damping) || d->damping <= 0 || d->damping > 1)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.damping: must be in (0, 1] (got %g)",
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.damping: must be in (0, 1] (got %.9g)",
 		                (double)d->damping);
 	if (!pbd_is_finite(d->jacobi_alpha) || d->jacobi_alpha < 0)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_alpha: must be >= 0 (got %g)",
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_alpha: must be >= 0 (got %.9g)",
 		                (double)d->jacobi_alpha);
 	if (!pbd_is_finite(d->jacobi_omega) || d->jacobi_omega <= 0 || d->jacobi_omega >= 2)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_omega: must be in (0, 2) (got %g)",
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_omega: must be in (0, 2) (got %.9g)",
 		                (double)d->jacobi_omega);
 	if (d->collision_mode != PBD_COLLISION_IN_SOLVER && d->collision_mode != PBD_COLLISION_AFTER_SOLVER)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.collision_mode: unknown mode %d",
 		                (int)d->collision_mode);
+	if (d->damping_mode != PBD_DAMPING_VELOCITY && d->damping_mode != PBD_DAMPING_AFTER_FORCES)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.damping_mode: unknown mode %d",
+		                (int)d->damping_mode);
+	if (!pbd_is_finite(d->divergence_strain) || d->divergence_strain < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.divergence_strain: must be >= 0 (got %.9g)",
+		                (double)d->divergence_strain);
 	if (!pbd_is_finite(d->max_speed) || d->max_speed < 0)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %g)",
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %.9g)",
 		                (double)d->max_speed);
 	return PBD_OK;
 }
@@ -110,7 +125,8 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_alloc_ctx mem = w->mem;
 	size_t cp = w->cap_p;
 	pbd_free(&mem, w->x, cp * sizeof *w->x);
-	pbd_free(&mem, w->p, cp * sizeof *w->p);
+	pbd_free(&mem, w->q, cp * sizeof *w->q);
+	pbd_free(&mem, w->x_lo, cp * sizeof *w->x_lo);
 	pbd_free(&mem, w->v, cp * sizeof *w->v);
 	pbd_free(&mem, w->x_step, cp * sizeof *w->x_step);
 	pbd_free(&mem, w->force, cp * sizeof *w->force);
@@ -171,6 +187,26 @@ pbd_status pbd_world_set_jacobi(pbd_world* w, pbd_real alpha, pbd_real omega, bo
 	return apply_def(w, &d);
 }
 
+/* A blown-up step is reported, never passed off as a result: a non-finite state (already
+ * undone per particle) or a strain no material reaches marks the step as diverged. The first
+ * occurrence is logged with its cause; the counter counts diverged steps. */
+static void check_divergence(pbd_world* w, uint32_t restored, double strain) {
+	const double bound = (double)w->def.divergence_strain;
+	const bool strained = bound > 0 && !(strain <= bound);
+	if (!restored && !strained) return;
+	pbd_warning_stat* ws = &w->warnings[PBD_WARN_DIVERGED];
+	if (ws->count == 0) {
+		if (restored)
+			pbd_log(w, "pbd_world_step: diverged at step %llu: %u particles became non-finite",
+			        (unsigned long long)w->steps, restored);
+		else
+			pbd_log(w, "pbd_world_step: diverged at step %llu: max strain %.3g exceeds divergence_strain %.3g",
+			        (unsigned long long)w->steps, strain, bound);
+	}
+	ws->count++;
+	ws->last_index = (uint32_t)(w->steps > UINT32_MAX ? UINT32_MAX : w->steps);
+}
+
 pbd_status pbd_world_step(pbd_world* w) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	const pbd_world_def* d = &w->def;
@@ -182,18 +218,21 @@ pbd_status pbd_world_step(pbd_world* w) {
 	if (!w->dist_scheduled) pbd_distance_schedule(w);
 	pbd_distance_refresh(w);
 	pbd_particles_begin_step(w);
-	for (int s = 1; s <= substeps; ++s) {
-		pbd_solver_substep(w, h, damping, (pbd_real)s / (pbd_real)substeps);
-	}
-	pbd_particles_end_step(w);
+	for (int s = 1; s <= substeps; ++s) pbd_solver_substep(w, h, damping, s, substeps);
+	const uint32_t restored = pbd_particles_end_step(w);
 
 	w->time += (double)d->dt;
 	w->steps += 1;
 	w->stats_valid = false;
+	double strain = 0;
 	if (d->diagnostics) {
 		pbd_stats_compute(w, &w->stats);
 		w->stats_valid = true;
+		strain = w->stats.max_strain;
+	} else if (d->divergence_strain > 0) {
+		strain = pbd_distance_max_strain(w);
 	}
+	check_divergence(w, restored, strain);
 	return PBD_OK;
 }
 

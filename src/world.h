@@ -40,8 +40,15 @@ struct pbd_world {
 
 	/* particles, structure of arrays */
 	uint32_t np, cap_p;
-	pbd_vec3* x;      /* positions at the end of the last substep */
-	pbd_vec3* p;      /* predicted positions inside a substep */
+	/* A position is x + x_lo: x is the float nearest to it (what the API shows) and x_lo the
+	 * rounding remainder, at most half an ulp of x. Inside a substep the solver moves q, the
+	 * displacement from x (it starts at x_lo + v h), never x itself: constraint math takes
+	 * differences (x_a - x_b) + (q_a - q_b), exact for near particles however far from the
+	 * origin, and the velocity is rebuilt from q, where the small terms are not lost to the
+	 * size of the coordinate (docs/methods.md, "Precision"). */
+	pbd_vec3* x;      /* positions at the end of the last substep, rounded */
+	pbd_vec3* x_lo;   /* remainder: the position is x + x_lo */
+	pbd_vec3* q;      /* displacement from x inside a substep */
 	pbd_vec3* v;      /* velocities */
 	pbd_vec3* x_step; /* positions at the start of the step, to undo a non-finite particle */
 	pbd_vec3* force;  /* external force, N */
@@ -85,9 +92,10 @@ struct pbd_world {
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity);
 void pbd_particles_begin_step(pbd_world* w);
 void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep);
-void pbd_particles_update_velocities(pbd_world* w, pbd_real h);
-void pbd_particles_end_step(pbd_world* w);
+void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep);
+uint32_t pbd_particles_end_step(pbd_world* w);
 pbd_status pbd_check_particle(pbd_world* w, uint32_t index, const char* fn);
+bool pbd_inv_mass_ok(pbd_real inv_mass);
 
 /* constraints_distance.c */
 pbd_status pbd_distances_reserve(pbd_world* w, uint32_t capacity);
@@ -95,6 +103,7 @@ void pbd_distance_refresh(pbd_world* w);
 void pbd_distance_solve_gs(pbd_world* w, pbd_real inv_h2);
 void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2);
 void pbd_distance_stats(const pbd_world* w, pbd_stats* s);
+double pbd_distance_max_strain(const pbd_world* w);
 
 /* schedule.c */
 void pbd_distance_schedule(pbd_world* w);
@@ -103,7 +112,7 @@ void pbd_distance_schedule(pbd_world* w);
 pbd_status pbd_triangles_reserve(pbd_world* w, uint32_t capacity);
 
 /* solver.c */
-void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep);
+void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps);
 
 /* collide.c */
 void pbd_collide_project(pbd_world* w);

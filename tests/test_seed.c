@@ -195,12 +195,16 @@ static void test_seed000_double_pendulum(void** state) {
 	       at_same[1], at_same[2], at_same[3]);
 	printf("  seed 000: x2 after 200 steps: MATLAB (%.6f, %.6f), library (%.6f, %.6f)\n", ref_d.x2.x, ref_d.x2.y,
 	       (double)pbd_world_positions(w)[2].x, (double)pbd_world_positions(w)[2].y);
-	/* In absolute terms: millimetres over 2 s of a motion of metres (observed 4.8e-3 m at step
-	 * 200, the float MATLAB loop 4.8e-3 m too). */
-	assert_true(worst_d <= TEST_TOL(1e-9, 2e-2));
-	/* Same arithmetic up to operation order: bit-identical for the first 10 steps, then within
-	 * 5e-4 m of the loop in the same precision (observed 6.3e-5 m at step 200). */
-	assert_true(worst_same <= TEST_TOL(1e-9, 5e-4));
+	/* In double the library is the MATLAB loop up to operation order. In float it follows
+	 * MATLAB's double trajectory far closer than the same loop run in float does (observed
+	 * 3.5e-6 m against 4.8e-3 m over 200 steps): the solver works on displacements and carries
+	 * the rounding of each position (docs/methods.md, "Precision"), where the plain loop loses
+	 * the small terms to the size of the coordinates. */
+	assert_true(worst_same <= TEST_TOL(1e-9, 2e-2));
+	if (LIB_SINGLE) {
+		assert_true(worst_d <= 5e-5);
+		assert_true(worst_d * 100 <= worst_fd);
+	}
 	/* Control: the pendulum did swing (x2 moved by metres), so the comparison is not trivial. */
 	assert_true(fabs(ref_d.x2.x - 3.0) > 0.5 && fabs(ref_d.x2.y - 2.0) > 0.5);
 	pbd_world_destroy(w);
@@ -370,6 +374,7 @@ static pbd_world* library_lab(void) {
 	def.solver = PBD_SOLVER_JACOBI;
 	def.formulation = PBD_FORMULATION_PBD;
 	def.damping = (pbd_real)0.99f;
+	def.damping_mode = PBD_DAMPING_AFTER_FORCES; /* the lab damps v + g h */
 	def.jacobi_alpha = (pbd_real)0.2f;
 	def.jacobi_omega = 1;
 	def.jacobi_equal_split = true;

@@ -84,6 +84,27 @@ typedef enum pbd_collision_mode {
 	PBD_COLLISION_AFTER_SOLVER = 1
 } pbd_collision_mode;
 
+/// How damping acts on a particle's velocity in each substep (d = damping^(1/substeps)).
+typedef enum pbd_damping_mode {
+	/// v <- d v + h F / m: the velocity a particle brings in is damped, the forces of the substep
+	/// are not, so a body at rest feels its full weight and every equilibrium is the undamped one.
+	PBD_DAMPING_VELOCITY = 0,
+	/// v <- d (v + h F / m): the order of Games103 lab 2 (seed 001). It damps the applied forces
+	/// too, so a hanging body settles short of its true equilibrium (a spring at d times its
+	/// extension); kept to reproduce that scene.
+	PBD_DAMPING_AFTER_FORCES = 1
+} pbd_damping_mode;
+
+/// Range of a free particle's inverse mass, 1/kg (0 pins). Bounded so that the products the
+/// projections form, (w_a + w_b) |d| and its quotients, stay normal and finite in float.
+#define PBD_INV_MASS_MIN 1e-9
+#define PBD_INV_MASS_MAX 1e9
+
+/// Caps on the world's gravity components (m/s^2) and step length (s): within them, one step's
+/// products stay finite in float.
+#define PBD_MAX_GRAVITY 1e6
+#define PBD_MAX_DT      1e3
+
 /// Allocation hooks. All NULL means the C library's malloc/free.
 typedef struct pbd_allocator {
 	void* (*alloc)(size_t size, void* user);
@@ -97,19 +118,24 @@ typedef void (*pbd_log_fn)(const char* message, void* user);
 
 /// Everything a world is created with. Make it with pbd_world_def_default() and change fields.
 typedef struct pbd_world_def {
-	pbd_vec3 gravity;            ///< m/s^2, default (0, -9.81, 0)
-	pbd_real dt;                 ///< default step length in seconds used by pbd_world_step (> 0)
-	int substeps;                ///< substeps per step, >= 1 (Macklin et al. 2019 "small steps")
-	int iterations;              ///< constraint iterations per substep, >= 1
-	pbd_solver solver;           ///< Gauss-Seidel or Jacobi
-	pbd_formulation formulation; ///< PBD stiffness or XPBD compliance
-	pbd_real damping;            ///< velocity kept per step, in (0,1]; 1 = no damping
-	pbd_real jacobi_alpha;       ///< Jacobi: weight of the current position in the average, >= 0
-	pbd_real jacobi_omega;       ///< Jacobi: over-relaxation factor, in (0,2)
-	bool jacobi_equal_split;     ///< Jacobi: split each correction 1/2-1/2 whatever the masses (seed 001)
+	pbd_vec3 gravity;              ///< m/s^2, default (0, -9.81, 0)
+	pbd_real dt;                   ///< default step length in seconds used by pbd_world_step (> 0)
+	int substeps;                  ///< substeps per step, >= 1 (Macklin et al. 2019 "small steps")
+	int iterations;                ///< constraint iterations per substep, >= 1
+	pbd_solver solver;             ///< Gauss-Seidel or Jacobi
+	pbd_formulation formulation;   ///< PBD stiffness or XPBD compliance
+	pbd_real damping;              ///< velocity kept per step, in (0,1]; 1 = no damping
+	pbd_damping_mode damping_mode; ///< what the damping multiplies (default: the velocity only)
+	pbd_real jacobi_alpha;         ///< Jacobi: weight of the current position in the average, >= 0
+	pbd_real jacobi_omega;         ///< Jacobi: over-relaxation factor, in (0,2)
+	bool jacobi_equal_split;       ///< Jacobi: split each correction 1/2-1/2 whatever the masses (seed 001)
 	pbd_collision_mode collision_mode;
-	pbd_real max_speed;         ///< clamp on particle speed in m/s, 0 = no clamp
-	bool diagnostics;           ///< compute pbd_stats after every step (one extra pass)
+	pbd_real max_speed; ///< clamp on particle speed in m/s, 0 = no clamp
+	bool diagnostics;   ///< compute pbd_stats after every step (one extra pass)
+	/// A step after which some distance constraint is stretched or compressed by more than this
+	/// many times its rest length (|C| / rest) counts as diverged (PBD_WARN_DIVERGED), as does a
+	/// step that produced a non-finite state. Default 10; 0 turns the strain test off.
+	pbd_real divergence_strain;
 	uint32_t particle_capacity; ///< initial capacities; the arrays grow when adding beyond them
 	uint32_t distance_capacity;
 	pbd_allocator allocator;
@@ -264,7 +290,7 @@ typedef struct pbd_stats {
 
 /// Run-time warnings the library recovered from.
 typedef enum pbd_warning {
-	PBD_WARN_NONFINITE = 0, ///< a particle state became NaN/inf; the step was undone for it
+	PBD_WARN_NONFINITE = 0, ///< particle states became NaN/inf (counted per particle); the step was undone
 	PBD_WARN_SPEED_CLAMPED, ///< a particle's speed exceeded max_speed and was clamped
 	PBD_WARN_DIVERGED,      ///< the step blew up: non-finite state or strain past divergence_strain
 	PBD_WARN_COUNT
