@@ -8,12 +8,12 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_p) return PBD_OK;
 	const pbd_grow_item items[] = {
 	    {(void**)&w->x, sizeof *w->x},           {(void**)&w->q, sizeof *w->q},
-	    {(void**)&w->x_lo, sizeof *w->x_lo},     {(void**)&w->v, sizeof *w->v},
-	    {(void**)&w->x_step, sizeof *w->x_step}, {(void**)&w->force, sizeof *w->force},
-	    {(void**)&w->target, sizeof *w->target}, {(void**)&w->from, sizeof *w->from},
-	    {(void**)&w->w, sizeof *w->w},           {(void**)&w->w_free, sizeof *w->w_free},
-	    {(void**)&w->flags, sizeof *w->flags},   {(void**)&w->degree, sizeof *w->degree},
-	    {(void**)&w->dx, sizeof *w->dx},
+	    {(void**)&w->x_lo, sizeof *w->x_lo},     {(void**)&w->v_lo, sizeof *w->v_lo},
+	    {(void**)&w->v, sizeof *w->v},           {(void**)&w->x_step, sizeof *w->x_step},
+	    {(void**)&w->force, sizeof *w->force},   {(void**)&w->target, sizeof *w->target},
+	    {(void**)&w->from, sizeof *w->from},     {(void**)&w->w, sizeof *w->w},
+	    {(void**)&w->w_free, sizeof *w->w_free}, {(void**)&w->flags, sizeof *w->flags},
+	    {(void**)&w->degree, sizeof *w->degree}, {(void**)&w->dx, sizeof *w->dx},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;
@@ -54,6 +54,7 @@ pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3*
 		w->q[k] = pbd_v3(0, 0, 0);
 		w->x_step[k] = positions[i];
 		w->v[k] = velocities ? velocities[i] : pbd_v3(0, 0, 0);
+		w->v_lo[k] = pbd_v3(0, 0, 0);
 		w->force[k] = pbd_v3(0, 0, 0);
 		w->w[k] = inv_masses[i];
 		/* A particle created pinned gets unit inverse mass if it is ever unpinned. */
@@ -138,7 +139,10 @@ pbd_status pbd_world_set_velocities(pbd_world* w, uint32_t first, uint32_t count
 	if (st == PBD_OK) st = check_finite_array(w, count, in, "pbd_world_set_velocities");
 	if (st != PBD_OK) return st;
 	/* Pinned particles have no velocity of their own: they move only by targets. */
-	for (uint32_t i = 0; i < count; ++i) w->v[first + i] = w->w[first + i] > 0 ? in[i] : pbd_v3(0, 0, 0);
+	for (uint32_t i = 0; i < count; ++i) {
+		w->v[first + i] = w->w[first + i] > 0 ? in[i] : pbd_v3(0, 0, 0);
+		w->v_lo[first + i] = pbd_v3(0, 0, 0);
+	}
 	w->stats_valid = false;
 	return PBD_OK;
 }
@@ -176,6 +180,7 @@ pbd_status pbd_particle_pin(pbd_world* w, uint32_t index) {
 	w->flags[index] = (uint8_t)(w->flags[index] | PBD_PARTICLE_PINNED);
 	w->w[index] = 0;
 	w->v[index] = pbd_v3(0, 0, 0);
+	w->v_lo[index] = pbd_v3(0, 0, 0);
 	w->x_lo[index] = pbd_v3(0, 0, 0); /* a pinned particle is exactly at x */
 	w->stats_valid = false;
 	return PBD_OK;
@@ -226,6 +231,24 @@ void pbd_particles_begin_step(pbd_world* w) {
 		if (w->flags[i] & PBD_PARTICLE_TARGET) w->from[i] = w->x[i];
 }
 
+/* x + q as a rounded sum and its exact remainder (Knuth's TwoSum, one component): the pair
+ * keeps every bit of the position however small q is next to x. Needs IEEE arithmetic without
+ * contraction or reassociation, which the build guarantees (-ffp-contract=off, no fast-math). */
+static inline pbd_real two_sum(pbd_real a, pbd_real b, pbd_real* err) {
+	const pbd_real s = a + b;
+	const pbd_real bb = s - a;
+	*err = (a - (s - bb)) + (b - bb);
+	return s;
+}
+
+/* (hi, lo) <- hi + (lo + inc), componentwise: a compensated accumulation. */
+static inline void add_compensated(pbd_vec3* hi, pbd_vec3* lo, pbd_vec3 inc) {
+	const pbd_vec3 b = pbd_v3_add(*lo, inc);
+	pbd_vec3 e;
+	*hi = pbd_v3(two_sum(hi->x, b.x, &e.x), two_sum(hi->y, b.y, &e.y), two_sum(hi->z, b.z, &e.z));
+	*lo = e;
+}
+
 /* Forces, damping and prediction for one substep of length h: v gains its forces and q, the
  * displacement the solver will move, starts at x_lo + v h. `alpha_substep` is the fraction of
  * the step reached at the end of this substep, for kinematic targets.
@@ -240,16 +263,25 @@ void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real 
 	const pbd_vec3* restrict lo = w->x_lo;
 	pbd_vec3* restrict q = w->q;
 	pbd_vec3* restrict v = w->v;
+	pbd_vec3* restrict vlo = w->v_lo;
 	const pbd_real* restrict iw = w->w;
 	const uint8_t* restrict flags = w->flags;
 	for (uint32_t i = 0, n = w->np; i < n; ++i) {
 		if (iw[i] > 0) {
-			pbd_vec3 vi = v[i];
-			if (damping != 1 && !after_forces) vi = pbd_v3_scale(vi, damping);
-			vi = pbd_v3_add(vi, gh);
-			if (flags[i] & PBD_PARTICLE_FORCE) vi = pbd_v3_add(vi, pbd_v3_scale(w->force[i], h * iw[i]));
-			if (damping != 1 && after_forces) vi = pbd_v3_scale(vi, damping);
+			pbd_vec3 vi = v[i], vl = vlo[i];
+			if (damping != 1 && !after_forces) {
+				vi = pbd_v3_scale(vi, damping);
+				vl = pbd_v3_scale(vl, damping);
+			}
+			pbd_vec3 dv = gh;
+			if (flags[i] & PBD_PARTICLE_FORCE) dv = pbd_v3_add(dv, pbd_v3_scale(w->force[i], h * iw[i]));
+			add_compensated(&vi, &vl, dv);
+			if (damping != 1 && after_forces) {
+				vi = pbd_v3_scale(vi, damping);
+				vl = pbd_v3_scale(vl, damping);
+			}
 			v[i] = vi;
+			vlo[i] = vl;
 			q[i] = pbd_v3_add(lo[i], pbd_v3_scale(vi, h));
 		} else if (flags[i] & PBD_PARTICLE_TARGET) {
 			/* The last substep lands on the target exactly, not on a rounded interpolation. */
@@ -264,16 +296,6 @@ void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real 
 	}
 }
 
-/* x + q as a rounded sum and its exact remainder (Knuth's TwoSum, one component): the pair
- * keeps every bit of the position however small q is next to x. Needs IEEE arithmetic without
- * contraction or reassociation, which the build guarantees (-ffp-contract=off, no fast-math). */
-static inline pbd_real two_sum(pbd_real a, pbd_real b, pbd_real* err) {
-	const pbd_real s = a + b;
-	const pbd_real bb = s - a;
-	*err = (a - (s - bb)) + (b - bb);
-	return s;
-}
-
 /* Velocities from the solved displacement, then commit it to the positions. The velocity is
  * the predicted one plus the constraints' correction over h, which equals (p - x) / h but is
  * formed from small numbers only: x_lo + v h is recomputed exactly as predict formed it, so a
@@ -286,30 +308,37 @@ void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep
 	pbd_vec3* restrict lo = w->x_lo;
 	const pbd_vec3* restrict q = w->q;
 	pbd_vec3* restrict v = w->v;
+	pbd_vec3* restrict vlo = w->v_lo;
 	const pbd_real* restrict iw = w->w;
 	const uint8_t* restrict flags = w->flags;
 	for (uint32_t i = 0, n = w->np; i < n; ++i) {
 		if (iw[i] > 0) {
 			const pbd_vec3 q0 = pbd_v3_add(lo[i], pbd_v3_scale(v[i], h));
-			pbd_vec3 vi = pbd_v3_add(v[i], pbd_v3_scale(pbd_v3_sub(q[i], q0), inv_h));
+			const pbd_vec3 dq = pbd_v3_sub(q[i], q0);
+			pbd_vec3 vi = v[i], vl = vlo[i];
+			if (dq.x != 0 || dq.y != 0 || dq.z != 0) add_compensated(&vi, &vl, pbd_v3_scale(dq, inv_h));
 			if (max_speed > 0) {
 				const pbd_real s2 = pbd_v3_dot(vi, vi);
 				if (s2 > max_speed * max_speed) {
 					vi = pbd_v3_scale(vi, max_speed / PBD_SQRT(s2));
+					vl = pbd_v3(0, 0, 0);
 					w->warnings[PBD_WARN_SPEED_CLAMPED].count++;
 					w->warnings[PBD_WARN_SPEED_CLAMPED].last_index = i;
 				}
 			}
 			v[i] = vi;
+			vlo[i] = vl;
 			pbd_vec3 e;
 			x[i] = pbd_v3(two_sum(x[i].x, q[i].x, &e.x), two_sum(x[i].y, q[i].y, &e.y), two_sum(x[i].z, q[i].z, &e.z));
 			lo[i] = e;
 		} else if (flags[i] & PBD_PARTICLE_TARGET) {
 			v[i] = pbd_v3_scale(q[i], inv_h);
+			vlo[i] = pbd_v3(0, 0, 0);
 			x[i] = (last_substep) ? w->target[i] : pbd_v3_add(x[i], q[i]);
 			lo[i] = pbd_v3(0, 0, 0);
 		} else {
 			v[i] = pbd_v3(0, 0, 0);
+			vlo[i] = pbd_v3(0, 0, 0);
 		}
 	}
 }
@@ -337,6 +366,7 @@ uint32_t pbd_particles_end_step(pbd_world* w) {
 			w->x[i] = w->x_step[i];
 			w->x_lo[i] = pbd_v3(0, 0, 0);
 			w->v[i] = pbd_v3(0, 0, 0);
+			w->v_lo[i] = pbd_v3(0, 0, 0);
 		}
 	}
 	return bad;

@@ -128,6 +128,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->q, cp * sizeof *w->q);
 	pbd_free(&mem, w->x_lo, cp * sizeof *w->x_lo);
 	pbd_free(&mem, w->v, cp * sizeof *w->v);
+	pbd_free(&mem, w->v_lo, cp * sizeof *w->v_lo);
 	pbd_free(&mem, w->x_step, cp * sizeof *w->x_step);
 	pbd_free(&mem, w->force, cp * sizeof *w->force);
 	pbd_free(&mem, w->target, cp * sizeof *w->target);

@@ -49,7 +49,8 @@ struct pbd_world {
 	pbd_vec3* x;      /* positions at the end of the last substep, rounded */
 	pbd_vec3* x_lo;   /* remainder: the position is x + x_lo */
 	pbd_vec3* q;      /* displacement from x inside a substep */
-	pbd_vec3* v;      /* velocities */
+	pbd_vec3* v;      /* velocities, rounded */
+	pbd_vec3* v_lo;   /* remainder: the velocity is v + v_lo, so that many substeps of g h add up */
 	pbd_vec3* x_step; /* positions at the start of the step, to undo a non-finite particle */
 	pbd_vec3* force;  /* external force, N */
 	pbd_vec3* target; /* kinematic target of a pinned particle */
