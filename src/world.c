@@ -266,5 +266,7 @@ uint64_t pbd_world_hash(const pbd_world* w) {
 	if (!w) return h;
 	h = fnv1a(h, w->x, (size_t)w->np * sizeof *w->x);
 	h = fnv1a(h, w->v, (size_t)w->np * sizeof *w->v);
+	h = fnv1a(h, w->x_lo, (size_t)w->np * sizeof *w->x_lo);
+	h = fnv1a(h, w->v_lo, (size_t)w->np * sizeof *w->v_lo);
 	return h;
 }

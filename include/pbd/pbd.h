@@ -66,8 +66,29 @@ PBD_API void pbd_world_get_stats(pbd_world* world, pbd_stats* out);
 /// Recovered-from run-time events, indexed by pbd_warning.
 PBD_API pbd_warning_stat pbd_world_get_warning(const pbd_world* world, pbd_warning which);
 
-/// FNV-1a hash of the bits of every position and velocity: equal hashes mean bit-identical state.
+/// FNV-1a hash of the bits of every position and velocity (with the remainders the library keeps
+/// below their rounding): equal hashes mean bit-identical state.
 PBD_API uint64_t pbd_world_hash(const pbd_world* world);
+
+/* ---- snapshots ------------------------------------------------------------------------- */
+
+/// Writes the complete state of the world (settings, particles, constraints, colliders, clock,
+/// warning counters) to `path`, through a temporary file renamed into place. A world loaded
+/// from it and stepped ends bit-identical to this one stepped as often. The format is native
+/// (scalar size and byte order are recorded and checked on load).
+PBD_API pbd_status pbd_world_save(const pbd_world* world, const char* path);
+
+/// The same into memory: *size receives the bytes needed; with buffer NULL nothing is written.
+PBD_API pbd_status pbd_world_save_memory(const pbd_world* world, void* buffer, size_t capacity, size_t* size);
+
+/// Creates a world from a snapshot file. `def` may be NULL; when given (made by
+/// pbd_world_def_default), only its allocator and log are used, every setting comes from the
+/// snapshot. A file that is not a valid snapshot of this precision fails with one line in err.
+PBD_API pbd_status pbd_world_load(const char* path, const pbd_world_def* def, pbd_world** out, pbd_error* err);
+
+/// The same from memory.
+PBD_API pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_def* def, pbd_world** out,
+                                         pbd_error* err);
 
 /* ---- particles -------------------------------------------------------------------------- */
 

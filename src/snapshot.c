@@ -1,0 +1,566 @@
+/* Snapshots: the complete state of a world as bytes, so that a run resumed from one ends
+ * bit-identical to the run that never stopped.
+ *
+ * Everything that a step reads and that outlives a step is written: settings, every particle
+ * array (positions and velocities with their remainders, masses, flags, forces, targets), the
+ * distance constraints in their solver order with their slot map and multipliers, triangles,
+ * colliders with their generations, the clock and the warning counters. Scratch that a step
+ * rebuilds before reading (displacements, Jacobi sums, step-start copies) is not, and the
+ * per-particle constraint counts are recounted.
+ *
+ * Layout: an 8-byte magic, then fixed-size native-endian fields and arrays, then an FNV-1a hash
+ * of everything before it. The header records the scalar size and the byte order, and a reader
+ * refuses a snapshot of the other precision or byte order rather than convert it: a conversion
+ * could not be bit-exact. Loading checks every count against the bytes present before
+ * allocating, and every value as the API would, so a corrupt file is an error, not a crash. */
+#include <stdio.h>
+#include <string.h>
+
+#include "collide.h"
+
+#define SNAP_MAGIC   "PBDSNAP\0"
+#define SNAP_VERSION 1u
+#define SNAP_ENDIAN  0x01020304u
+/* Flags a snapshot may carry: the persistent ones (CONTACT is scratch of the diagnostics). */
+#define SNAP_FLAGS (PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET | PBD_PARTICLE_FORCE)
+
+/* ---- writing --------------------------------------------------------------------------- */
+
+typedef struct writer {
+	uint8_t* buf; /* NULL: only count */
+	size_t cap, pos;
+	uint64_t hash;
+} writer;
+
+static uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
+	const uint8_t* b = (const uint8_t*)data;
+	for (size_t i = 0; i < n; ++i) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static void put(writer* wr, const void* data, size_t n) {
+	if (n == 0) return;
+	if (wr->buf && wr->pos + n <= wr->cap) memcpy(wr->buf + wr->pos, data, n);
+	wr->hash = fnv1a(wr->hash, data, n);
+	wr->pos += n;
+}
+
+static void put_u32(writer* wr, uint32_t v) { put(wr, &v, sizeof v); }
+static void put_u64(writer* wr, uint64_t v) { put(wr, &v, sizeof v); }
+static void put_i32(writer* wr, int32_t v) { put(wr, &v, sizeof v); }
+static void put_real(writer* wr, pbd_real v) { put(wr, &v, sizeof v); }
+static void put_vec(writer* wr, pbd_vec3 v) { put(wr, &v, sizeof v); }
+static void put_f64(writer* wr, double v) { put(wr, &v, sizeof v); }
+
+static void write_def(writer* wr, const pbd_world_def* d) {
+	put_vec(wr, d->gravity);
+	put_real(wr, d->dt);
+	put_i32(wr, d->substeps);
+	put_i32(wr, d->iterations);
+	put_i32(wr, (int32_t)d->solver);
+	put_i32(wr, (int32_t)d->formulation);
+	put_real(wr, d->damping);
+	put_i32(wr, (int32_t)d->damping_mode);
+	put_real(wr, d->jacobi_alpha);
+	put_real(wr, d->jacobi_omega);
+	put_u32(wr, d->jacobi_equal_split ? 1u : 0u);
+	put_i32(wr, (int32_t)d->collision_mode);
+	put_real(wr, d->max_speed);
+	put_u32(wr, d->diagnostics ? 1u : 0u);
+	put_real(wr, d->divergence_strain);
+}
+
+static void write_world(writer* wr, const pbd_world* w) {
+	put(wr, SNAP_MAGIC, 8);
+	put_u32(wr, SNAP_VERSION);
+	put_u32(wr, (uint32_t)sizeof(pbd_real));
+	put_u32(wr, SNAP_ENDIAN);
+	write_def(wr, &w->def);
+	put_f64(wr, w->time);
+	put_u64(wr, w->steps);
+	for (int k = 0; k < PBD_WARN_COUNT; ++k) {
+		put_u64(wr, w->warnings[k].count);
+		put_u32(wr, w->warnings[k].last_index);
+	}
+
+	const size_t np = w->np;
+	put_u32(wr, w->np);
+	put(wr, w->x, np * sizeof *w->x);
+	put(wr, w->x_lo, np * sizeof *w->x_lo);
+	put(wr, w->v, np * sizeof *w->v);
+	put(wr, w->v_lo, np * sizeof *w->v_lo);
+	put(wr, w->force, np * sizeof *w->force);
+	put(wr, w->target, np * sizeof *w->target);
+	put(wr, w->w, np * sizeof *w->w);
+	put(wr, w->w_free, np * sizeof *w->w_free);
+	for (size_t i = 0; i < np; ++i) {
+		const uint8_t f = (uint8_t)(w->flags[i] & SNAP_FLAGS);
+		put(wr, &f, 1);
+	}
+
+	const size_t nd = w->nd;
+	put_u32(wr, w->nd);
+	put_u32(wr, w->dist_scheduled ? 1u : 0u);
+	put_i32(wr, w->dist_refresh_iterations);
+	put_i32(wr, (int32_t)w->dist_refresh_formulation);
+	for (size_t k = 0; k < nd; ++k) {
+		const pbd_distance_c* c = &w->dist[k];
+		const pbd_distance_p* p = &w->dist_p[k];
+		put_u32(wr, c->a);
+		put_u32(wr, c->b);
+		put_real(wr, c->rest);
+		put_real(wr, c->s[0]);
+		put_real(wr, c->s[1]);
+		put_real(wr, p->stiffness[0]);
+		put_real(wr, p->stiffness[1]);
+		put_real(wr, p->compliance[0]);
+		put_real(wr, p->compliance[1]);
+		put_u32(wr, p->user);
+		put_real(wr, w->lambda[k]);
+		put_u32(wr, w->dist_slot[k]);
+	}
+
+	put_u32(wr, w->nt);
+	put(wr, w->tri, 3 * (size_t)w->nt * sizeof *w->tri);
+
+	put_u32(wr, w->nc);
+	for (uint32_t i = 0; i < w->nc; ++i) {
+		const pbd_collider* c = &w->colliders[i];
+		put_i32(wr, (int32_t)c->def.type);
+		if (c->def.type == PBD_SHAPE_SPHERE) {
+			put_vec(wr, c->def.shape.sphere.center);
+			put_real(wr, c->def.shape.sphere.radius);
+		} else {
+			put_vec(wr, c->def.shape.plane.normal);
+			put_real(wr, c->def.shape.plane.offset);
+		}
+		put_real(wr, c->def.margin);
+		put_u32(wr, c->generation);
+		put_u32(wr, c->alive ? 1u : 0u);
+	}
+	const uint64_t h = wr->hash;
+	put_u64(wr, h);
+}
+
+pbd_status pbd_world_save_memory(const pbd_world* w, void* buffer, size_t capacity, size_t* size) {
+	if (!w || !size) return PBD_ERR_INVALID_ARGUMENT;
+	writer count = {NULL, 0, 0, 0xcbf29ce484222325ull};
+	write_world(&count, w);
+	*size = count.pos;
+	if (!buffer) return PBD_OK;
+	if (capacity < count.pos)
+		return pbd_fail((pbd_world*)w, PBD_ERR_OUT_OF_RANGE,
+		                "pbd_world_save_memory: the snapshot needs %zu bytes, the buffer holds %zu", count.pos,
+		                capacity);
+	writer wr = {(uint8_t*)buffer, capacity, 0, 0xcbf29ce484222325ull};
+	write_world(&wr, w);
+	return PBD_OK;
+}
+
+pbd_status pbd_world_save(const pbd_world* w, const char* path) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world* mw = (pbd_world*)w; /* for the message only */
+	if (!path) return pbd_fail(mw, PBD_ERR_INVALID_ARGUMENT, "pbd_world_save: path is NULL");
+	size_t size = 0;
+	pbd_world_save_memory(w, NULL, 0, &size);
+	pbd_alloc_ctx mem = w->mem;
+	void* buf = pbd_alloc(&mem, size);
+	if (!buf) return pbd_fail(mw, PBD_ERR_OUT_OF_MEMORY, "pbd_world_save: out of memory (%zu bytes)", size);
+	pbd_world_save_memory(w, buf, size, &size);
+	/* Written aside and renamed over the target, so an interrupted save never leaves a torn
+	 * snapshot where a good one was. */
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+		pbd_free(&mem, buf, size);
+		return pbd_fail(mw, PBD_ERR_INVALID_ARGUMENT, "pbd_world_save: path is too long");
+	}
+	FILE* f = fopen(tmp, "wb");
+	if (!f) {
+		pbd_free(&mem, buf, size);
+		return pbd_fail(mw, PBD_ERR_IO, "pbd_world_save: %s: cannot open for writing", tmp);
+	}
+	const bool ok = fwrite(buf, 1, size, f) == size;
+	const bool closed = fclose(f) == 0;
+	pbd_free(&mem, buf, size);
+	if (!ok || !closed) {
+		remove(tmp);
+		return pbd_fail(mw, PBD_ERR_IO, "pbd_world_save: %s: write failed", tmp);
+	}
+	if (rename(tmp, path) != 0) {
+		remove(tmp);
+		return pbd_fail(mw, PBD_ERR_IO, "pbd_world_save: %s: cannot rename into place", path);
+	}
+	return PBD_OK;
+}
+
+/* ---- reading --------------------------------------------------------------------------- */
+
+typedef struct reader {
+	const uint8_t* buf;
+	size_t size, pos;
+	bool short_read;
+} reader;
+
+static void get(reader* rd, void* out, size_t n) {
+	if (rd->short_read || n > rd->size - rd->pos) {
+		rd->short_read = true;
+		memset(out, 0, n);
+		return;
+	}
+	memcpy(out, rd->buf + rd->pos, n);
+	rd->pos += n;
+}
+
+static uint32_t get_u32(reader* rd) {
+	uint32_t v;
+	get(rd, &v, sizeof v);
+	return v;
+}
+static uint64_t get_u64(reader* rd) {
+	uint64_t v;
+	get(rd, &v, sizeof v);
+	return v;
+}
+static int32_t get_i32(reader* rd) {
+	int32_t v;
+	get(rd, &v, sizeof v);
+	return v;
+}
+static pbd_real get_real(reader* rd) {
+	pbd_real v;
+	get(rd, &v, sizeof v);
+	return v;
+}
+static pbd_vec3 get_vec(reader* rd) {
+	pbd_vec3 v;
+	get(rd, &v, sizeof v);
+	return v;
+}
+static double get_f64(reader* rd) {
+	double v;
+	get(rd, &v, sizeof v);
+	return v;
+}
+
+/* True when `count` records of `record` bytes fit in what is left: checked before any
+ * allocation, so a corrupt count cannot ask for gigabytes. */
+static bool fits(const reader* rd, uint64_t count, uint64_t record) {
+	const uint64_t left = rd->size - rd->pos;
+	return record == 0 || count <= left / record;
+}
+
+static bool all_finite(const pbd_vec3* v, size_t n) {
+	for (size_t i = 0; i < n; ++i)
+		if (!pbd_v3_is_finite(v[i])) return false;
+	return true;
+}
+
+#define LOAD_FAIL(status, ...) (st = pbd_fail_err(err, (status), __VA_ARGS__), (void)0)
+
+static pbd_status load_particles(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	pbd_status st = PBD_OK;
+	const uint32_t np = get_u32(rd);
+	const uint64_t record = 6 * sizeof(pbd_vec3) + 2 * sizeof(pbd_real) + 1;
+	if (rd->short_read || np >= UINT32_MAX || !fits(rd, np, record))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: particle count %u does not fit the snapshot", name, np);
+	if (np == 0) return PBD_OK;
+	if (pbd_particles_reserve(w, np) != PBD_OK)
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u particles", name, np);
+	const size_t n = np;
+	get(rd, w->x, n * sizeof *w->x);
+	get(rd, w->x_lo, n * sizeof *w->x_lo);
+	get(rd, w->v, n * sizeof *w->v);
+	get(rd, w->v_lo, n * sizeof *w->v_lo);
+	get(rd, w->force, n * sizeof *w->force);
+	get(rd, w->target, n * sizeof *w->target);
+	get(rd, w->w, n * sizeof *w->w);
+	get(rd, w->w_free, n * sizeof *w->w_free);
+	get(rd, w->flags, n);
+	w->np = np;
+	if (!all_finite(w->x, n) || !all_finite(w->x_lo, n) || !all_finite(w->v, n) || !all_finite(w->v_lo, n) ||
+	    !all_finite(w->force, n) || !all_finite(w->target, n))
+		return pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s: a particle position, velocity or force is not finite", name);
+	for (uint32_t i = 0; i < np && st == PBD_OK; ++i) {
+		const bool pinned = (w->flags[i] & PBD_PARTICLE_PINNED) != 0;
+		if (w->flags[i] & ~SNAP_FLAGS)
+			LOAD_FAIL(PBD_ERR_PARSE, "%s: particle %u has unknown flags 0x%x", name, i, (unsigned)w->flags[i]);
+		else if (!pbd_inv_mass_ok(w->w[i]) || !pbd_inv_mass_ok(w->w_free[i]) || !(w->w_free[i] > 0) ||
+		         pinned != (w->w[i] == 0))
+			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: particle %u has an invalid inverse mass", name, i);
+		else if ((w->flags[i] & PBD_PARTICLE_TARGET) && !pinned)
+			LOAD_FAIL(PBD_ERR_PARSE, "%s: particle %u has a target but is not pinned", name, i);
+	}
+	return st;
+}
+
+static pbd_status load_distances(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	pbd_status st = PBD_OK;
+	const uint32_t nd = get_u32(rd);
+	const uint32_t scheduled = get_u32(rd);
+	const int32_t refresh_n = get_i32(rd);
+	const int32_t refresh_f = get_i32(rd);
+	const uint64_t record = 4 * sizeof(uint32_t) + 8 * sizeof(pbd_real);
+	if (rd->short_read || nd >= UINT32_MAX || !fits(rd, nd, record))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: constraint count %u does not fit the snapshot", name, nd);
+	if (scheduled > 1 || refresh_n < -1 || refresh_n > 100000 ||
+	    (refresh_f != PBD_FORMULATION_PBD && refresh_f != PBD_FORMULATION_XPBD))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: invalid constraint bookkeeping", name);
+	if (nd && pbd_distances_reserve(w, nd) != PBD_OK)
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u constraints", name, nd);
+	for (uint32_t k = 0; k < nd; ++k) {
+		pbd_distance_c* c = &w->dist[k];
+		pbd_distance_p* p = &w->dist_p[k];
+		c->a = get_u32(rd);
+		c->b = get_u32(rd);
+		c->rest = get_real(rd);
+		c->s[0] = get_real(rd);
+		c->s[1] = get_real(rd);
+		p->stiffness[0] = get_real(rd);
+		p->stiffness[1] = get_real(rd);
+		p->compliance[0] = get_real(rd);
+		p->compliance[1] = get_real(rd);
+		p->user = get_u32(rd);
+		w->lambda[k] = get_real(rd);
+		w->dist_slot[k] = get_u32(rd);
+	}
+	w->nd = nd;
+	w->dist_scheduled = scheduled != 0;
+	w->dist_refresh_iterations = refresh_n;
+	w->dist_refresh_formulation = (pbd_formulation)refresh_f;
+	for (uint32_t k = 0; k < nd && st == PBD_OK; ++k) {
+		const pbd_distance_c* c = &w->dist[k];
+		const pbd_distance_p* p = &w->dist_p[k];
+		if (c->a >= w->np || c->b >= w->np || c->a == c->b)
+			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: constraint %u joins invalid particles %u and %u", name, k, c->a, c->b);
+		else if (!pbd_is_finite(c->rest) || c->rest < 0 || !pbd_is_finite(c->s[0]) || !pbd_is_finite(c->s[1]) ||
+		         !(c->s[0] >= 0) || !(c->s[1] >= 0) || !pbd_is_finite(w->lambda[k]))
+			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: constraint %u has an invalid rest length or parameter", name, k);
+		else if (!(p->stiffness[0] >= 0 && p->stiffness[0] <= 1 && p->stiffness[1] >= 0 && p->stiffness[1] <= 1) ||
+		         !(p->compliance[0] >= 0 && p->compliance[1] >= 0) || !pbd_is_finite(p->compliance[0]) ||
+		         !pbd_is_finite(p->compliance[1]))
+			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: constraint %u has an invalid material", name, k);
+		else if (p->user >= nd || w->dist_slot[k] >= nd)
+			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: constraint %u has an invalid slot", name, k);
+	}
+	/* The slot map is the inverse of the user indices: a permutation both ways. */
+	for (uint32_t u = 0; u < nd && st == PBD_OK; ++u)
+		if (w->dist_p[w->dist_slot[u]].user != u)
+			LOAD_FAIL(PBD_ERR_PARSE, "%s: constraint slot map is not a permutation (at %u)", name, u);
+	if (st != PBD_OK) return st;
+	for (uint32_t i = 0; i < w->np; ++i) w->degree[i] = 0;
+	for (uint32_t k = 0; k < nd; ++k) {
+		w->degree[w->dist[k].a]++;
+		w->degree[w->dist[k].b]++;
+	}
+	return PBD_OK;
+}
+
+static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	const uint32_t nt = get_u32(rd);
+	if (rd->short_read || nt > UINT32_MAX / 3 || !fits(rd, nt, 3 * sizeof(uint32_t)))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: triangle count %u does not fit the snapshot", name, nt);
+	if (nt && pbd_triangles_reserve(w, nt) != PBD_OK)
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u triangles", name, nt);
+	get(rd, w->tri, 3 * (size_t)nt * sizeof *w->tri);
+	w->nt = nt;
+	for (size_t k = 0; k < 3 * (size_t)nt; ++k)
+		if (w->tri[k] >= w->np)
+			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: triangle %zu has an invalid particle index", name,
+			                    k / 3);
+
+	const uint32_t nc = get_u32(rd);
+	const uint64_t record = sizeof(int32_t) + sizeof(pbd_vec3) + 2 * sizeof(pbd_real) + 2 * sizeof(uint32_t);
+	if (rd->short_read || nc > (1u << 24) || !fits(rd, nc, record))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: collider count %u does not fit the snapshot", name, nc);
+	if (nc) {
+		if (!pbd_grow(&w->mem, (void**)&w->colliders, sizeof *w->colliders, 0, nc))
+			return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u colliders", name, nc);
+		w->cap_c = nc;
+	}
+	for (uint32_t i = 0; i < nc; ++i) {
+		pbd_collider* c = &w->colliders[i];
+		c->def = pbd_collider_def_default();
+		const int32_t type = get_i32(rd);
+		const pbd_vec3 v = get_vec(rd);
+		const pbd_real r = get_real(rd);
+		c->def.margin = get_real(rd);
+		c->generation = get_u32(rd);
+		const uint32_t alive = get_u32(rd);
+		w->nc = i + 1;
+		bool ok =
+		    alive <= 1 && pbd_v3_is_finite(v) && pbd_is_finite(r) && pbd_is_finite(c->def.margin) && c->def.margin >= 0;
+		if (type == PBD_SHAPE_SPHERE) {
+			c->def.type = PBD_SHAPE_SPHERE;
+			c->def.shape.sphere.center = v;
+			c->def.shape.sphere.radius = r;
+			ok = ok && r > 0;
+		} else if (type == PBD_SHAPE_PLANE) {
+			c->def.type = PBD_SHAPE_PLANE;
+			c->def.shape.plane.normal = v;
+			c->def.shape.plane.offset = r;
+			/* Stored normalised; compared, not renormalised, so the bits stay the saved ones. */
+			ok = ok && PBD_FABS(pbd_v3_length(v) - 1) < PBD_R(1e-3);
+		} else {
+			ok = false;
+		}
+		c->alive = alive == 1;
+		if (!ok) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: collider %u is invalid", name, i);
+	}
+	return PBD_OK;
+}
+
+typedef struct log_capture {
+	pbd_error* err;
+	pbd_log_fn log;
+	void* user;
+} log_capture;
+
+static void capture_log(const char* message, void* user) {
+	log_capture* c = (log_capture*)user;
+	if (c->err) snprintf(c->err->message, sizeof c->err->message, "snapshot: %s", message);
+	if (c->log) c->log(message, c->user);
+}
+
+pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_def* hooks, pbd_world** out,
+                                 pbd_error* err) {
+	const char* name = "snapshot";
+	if (!out) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_world_load_memory: out is NULL");
+	*out = NULL;
+	if (!data) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_world_load_memory: data is NULL");
+	if (hooks && hooks->cookie != PBD_COOKIE)
+		return pbd_fail_err(err, PBD_ERR_UNINITIALIZED_DEF, "pbd_world_load: def not made by pbd_world_def_default()");
+	reader rd = {(const uint8_t*)data, size, 0, false};
+	char magic[8];
+	get(&rd, magic, 8);
+	if (rd.short_read || memcmp(magic, SNAP_MAGIC, 8) != 0)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: not a pbd snapshot", name);
+	const uint32_t version = get_u32(&rd), real_size = get_u32(&rd), endian = get_u32(&rd);
+	if (rd.short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated header", name);
+	if (version != SNAP_VERSION)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: version %u, this library reads version %u", name, version,
+		                    SNAP_VERSION);
+	if (endian != SNAP_ENDIAN)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: written on a machine of the other byte order", name);
+	if (real_size != sizeof(pbd_real))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: written by a %s build; this library is %s", name,
+		                    real_size == 8   ? "double"
+		                    : real_size == 4 ? "float"
+		                                     : "foreign",
+		                    sizeof(pbd_real) == 8 ? "double" : "float");
+	uint64_t stored;
+	if (size < rd.pos + 8) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated", name);
+	memcpy(&stored, (const uint8_t*)data + size - 8, 8);
+	if (fnv1a(0xcbf29ce484222325ull, data, size - 8) != stored)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated or corrupt (checksum mismatch)", name);
+	rd.size = size - 8; /* the hash is not payload */
+
+	/* Settings: through pbd_world_create, which checks every one as for a new world. */
+	pbd_world_def def = pbd_world_def_default();
+	if (hooks) {
+		def.allocator = hooks->allocator;
+		def.log = hooks->log;
+		def.log_user = hooks->log_user;
+	}
+	def.gravity = get_vec(&rd);
+	def.dt = get_real(&rd);
+	def.substeps = get_i32(&rd);
+	def.iterations = get_i32(&rd);
+	def.solver = (pbd_solver)get_i32(&rd);
+	def.formulation = (pbd_formulation)get_i32(&rd);
+	def.damping = get_real(&rd);
+	def.damping_mode = (pbd_damping_mode)get_i32(&rd);
+	def.jacobi_alpha = get_real(&rd);
+	def.jacobi_omega = get_real(&rd);
+	const uint32_t equal_split = get_u32(&rd);
+	def.collision_mode = (pbd_collision_mode)get_i32(&rd);
+	def.max_speed = get_real(&rd);
+	const uint32_t diagnostics = get_u32(&rd);
+	def.divergence_strain = get_real(&rd);
+	def.jacobi_equal_split = equal_split != 0;
+	def.diagnostics = diagnostics != 0;
+	const double time = get_f64(&rd);
+	const uint64_t steps = get_u64(&rd);
+	pbd_warning_stat warnings[PBD_WARN_COUNT];
+	for (int k = 0; k < PBD_WARN_COUNT; ++k) {
+		warnings[k].count = get_u64(&rd);
+		warnings[k].last_index = get_u32(&rd);
+	}
+	if (rd.short_read || equal_split > 1 || diagnostics > 1 || !isfinite(time) || time < 0)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: invalid settings block", name);
+
+	/* Creation checks the settings and logs why it refuses; the line is caught for err too. */
+	log_capture cap = {err, def.log, def.log_user};
+	def.log = capture_log;
+	def.log_user = &cap;
+	pbd_world* w = NULL;
+	pbd_status st = pbd_world_create(&def, &w);
+	if (st != PBD_OK) return st;
+	w->def.log = cap.log;
+	w->def.log_user = cap.user;
+	w->time = time;
+	w->steps = steps;
+	memcpy(w->warnings, warnings, sizeof warnings);
+	st = load_particles(&rd, w, name, err);
+	if (st == PBD_OK) st = load_distances(&rd, w, name, err);
+	if (st == PBD_OK) st = load_rest(&rd, w, name, err);
+	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
+		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");
+	if (st != PBD_OK) {
+		pbd_world_destroy(w);
+		return st;
+	}
+	*out = w;
+	return PBD_OK;
+}
+
+pbd_status pbd_world_load(const char* path, const pbd_world_def* hooks, pbd_world** out, pbd_error* err) {
+	if (!out) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_world_load: out is NULL");
+	*out = NULL;
+	if (!path) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_world_load: path is NULL");
+	FILE* f = fopen(path, "rb");
+	if (!f) return pbd_fail_err(err, PBD_ERR_IO, "%s: cannot open", path);
+	pbd_alloc_ctx mem;
+	pbd_alloc_init(&mem, hooks ? &hooks->allocator : NULL);
+	size_t cap = 1 << 16, size = 0;
+	uint8_t* buf = (uint8_t*)pbd_alloc(&mem, cap);
+	pbd_status st = buf ? PBD_OK : PBD_ERR_OUT_OF_MEMORY;
+	while (st == PBD_OK) {
+		if (size == cap) {
+			if (cap > ((size_t)1 << 40)) {
+				st = pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: larger than any snapshot", path);
+				break;
+			}
+			uint8_t* bigger = (uint8_t*)pbd_alloc(&mem, cap * 2);
+			if (!bigger) {
+				st = PBD_ERR_OUT_OF_MEMORY;
+				break;
+			}
+			memcpy(bigger, buf, size);
+			pbd_free(&mem, buf, cap);
+			buf = bigger;
+			cap *= 2;
+		}
+		const size_t got = fread(buf + size, 1, cap - size, f);
+		size += got;
+		if (got == 0) {
+			if (ferror(f)) st = pbd_fail_err(err, PBD_ERR_IO, "%s: read error", path);
+			break;
+		}
+	}
+	fclose(f);
+	if (st == PBD_ERR_OUT_OF_MEMORY) st = pbd_fail_err(err, st, "%s: out of memory", path);
+	if (st == PBD_OK) {
+		st = pbd_world_load_memory(buf, size, hooks, out, err);
+		/* Name the file in place of the generic "snapshot". */
+		if (st != PBD_OK && err && strncmp(err->message, "snapshot:", 9) == 0) {
+			char msg[sizeof err->message];
+			snprintf(msg, sizeof msg, "%s:%s", path, err->message + 9);
+			memcpy(err->message, msg, sizeof msg);
+		}
+	}
+	if (buf) pbd_free(&mem, buf, cap);
+	return st;
+}
