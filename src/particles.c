@@ -7,13 +7,21 @@
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_p) return PBD_OK;
 	const pbd_grow_item items[] = {
-	    {(void**)&w->x, sizeof *w->x},           {(void**)&w->q, sizeof *w->q},
-	    {(void**)&w->x_lo, sizeof *w->x_lo},     {(void**)&w->v_lo, sizeof *w->v_lo},
-	    {(void**)&w->v, sizeof *w->v},           {(void**)&w->x_step, sizeof *w->x_step},
-	    {(void**)&w->force, sizeof *w->force},   {(void**)&w->target, sizeof *w->target},
-	    {(void**)&w->from, sizeof *w->from},     {(void**)&w->w, sizeof *w->w},
-	    {(void**)&w->w_free, sizeof *w->w_free}, {(void**)&w->flags, sizeof *w->flags},
-	    {(void**)&w->degree, sizeof *w->degree}, {(void**)&w->dx, sizeof *w->dx},
+	    {(void**)&w->x, sizeof *w->x},
+	    {(void**)&w->q, sizeof *w->q},
+	    {(void**)&w->x_lo, sizeof *w->x_lo},
+	    {(void**)&w->v_lo, sizeof *w->v_lo},
+	    {(void**)&w->v, sizeof *w->v},
+	    {(void**)&w->x_step, sizeof *w->x_step},
+	    {(void**)&w->force, sizeof *w->force},
+	    {(void**)&w->target, sizeof *w->target},
+	    {(void**)&w->from, sizeof *w->from},
+	    {(void**)&w->w, sizeof *w->w},
+	    {(void**)&w->w_free, sizeof *w->w_free},
+	    {(void**)&w->flags, sizeof *w->flags},
+	    {(void**)&w->degree, sizeof *w->degree},
+	    {(void**)&w->dx, sizeof *w->dx},
+	    {(void**)&w->colour_mask, sizeof *w->colour_mask},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;

@@ -138,6 +138,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->flags, cp * sizeof *w->flags);
 	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
 	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
+	pbd_free(&mem, w->colour_mask, cp * sizeof *w->colour_mask);
 	pbd_free(&mem, w->dist, w->cap_d * sizeof *w->dist);
 	pbd_free(&mem, w->dist_p, w->cap_d * sizeof *w->dist_p);
 	pbd_free(&mem, w->lambda, w->cap_d * sizeof *w->lambda);

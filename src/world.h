@@ -58,8 +58,9 @@ struct pbd_world {
 	pbd_real* w;      /* inverse mass, 0 = pinned */
 	pbd_real* w_free; /* inverse mass to restore when unpinned */
 	uint8_t* flags;
-	uint32_t* degree; /* constraints touching the particle (Jacobi averaging) */
-	pbd_vec3* dx;     /* Jacobi correction accumulator */
+	uint32_t* degree;      /* constraints touching the particle (Jacobi averaging) */
+	pbd_vec3* dx;          /* Jacobi correction accumulator */
+	uint64_t* colour_mask; /* schedule.c's scratch: colours used around each particle */
 
 	/* distance constraints */
 	uint32_t nd, cap_d;

@@ -253,6 +253,57 @@ static void test_divergence_reported(void** state) {
 	}
 }
 
+/* One Gauss-Seidel iteration per substep on a cloth too fine for it (the sweep cannot carry the
+ * weight, so the cloth hangs stretched many times over) must still not blow up. A sweep close to
+ * the order of creation did, at the settings below: the velocity v = (p - x)/h turns a negative
+ * eigenvalue g < -1/3 of the sweep's Jacobian into growth per substep (docs/methods.md, Solvers);
+ * the colour-by-colour order keeps the cloth bounded and never gains energy. */
+static void test_one_iteration_cloth_stays_bounded(void** state) {
+	(void)state;
+	const uint32_t sizes[3] = {32, 64, 64};
+	const int subs[3] = {1, 4, 5};
+	for (int c = 0; c < 3; ++c) {
+		pbd_world_def def = pbd_world_def_default();
+		def.formulation = PBD_FORMULATION_XPBD;
+		def.iterations = 1;
+		def.substeps = subs[c];
+		def.divergence_strain = 0; /* stretched by design here; the test bounds it itself */
+		pbd_world* w = test_world(&def);
+		pbd_mesh m;
+		tp_grid(&m, sizes[c], sizes[c], 1, pbd_v3((pbd_real)-0.5, 0, 0), 2, false);
+		pbd_body_def bd = pbd_body_def_default();
+		bd.mesh = &m;
+		bd.mass_mode = PBD_MASS_TOTAL;
+		bd.mass = 1;
+		const uint32_t pins[2] = {0, sizes[c] - 1};
+		bd.pinned = pins;
+		bd.pinned_count = 2;
+		assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+		pbd_mesh_free(&m);
+		pbd_stats st;
+		pbd_world_get_stats(w, &st);
+		const double e0 = st.kinetic_energy + st.potential_energy;
+		double worst_strain = 0, worst_gain = -1e300;
+		for (int k = 0; k < 120; ++k) {
+			assert_int_equal(pbd_world_step(w), PBD_OK);
+			pbd_world_get_stats(w, &st);
+			worst_strain = fmax(worst_strain, st.max_strain);
+			worst_gain = fmax(worst_gain, st.kinetic_energy + st.potential_energy - e0);
+		}
+		printf("  %ux%u cloth, XPBD, 1 iteration, %d substeps: peak strain %.3g, largest energy gain %.3g J\n",
+		       sizes[c], sizes[c], subs[c], worst_strain, worst_gain);
+		fflush(stdout);
+		assert_int_equal(pbd_world_get_warning(w, PBD_WARN_NONFINITE).count, 0);
+		/* The strain one iteration settles at, ~ g N^3 dt^2 / (2 S^2): bounded near it, where the
+		 * old order reached 1e20. */
+		const double n3 = (double)sizes[c] * sizes[c] * sizes[c];
+		const double settle = 9.81 * n3 / (60.0 * 60.0) / (2.0 * subs[c] * subs[c]);
+		assert_true(worst_strain < 1.5 * settle + 5);
+		assert_true(worst_gain <= 1e-3);
+		pbd_world_destroy(w);
+	}
+}
+
 /* Extreme allowed values: the smallest and largest inverse masses project without overflow or
  * division by zero (the FP traps would fire), FLT_MIN and subnormals are refused, and the
  * world's caps refuse a gravity or dt whose first step would overflow float. */
@@ -414,6 +465,7 @@ int main(void) {
 	    cmocka_unit_test(test_damping_keeps_equilibrium),
 	    cmocka_unit_test(test_momentum_far_from_origin),
 	    cmocka_unit_test(test_divergence_reported),
+	    cmocka_unit_test(test_one_iteration_cloth_stays_bounded),
 	    cmocka_unit_test(test_extreme_values),
 	    cmocka_unit_test(test_pinned_bit_exact),
 	    cmocka_unit_test(test_double_pendulum_energy_drift),

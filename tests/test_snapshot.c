@@ -89,10 +89,14 @@ static void test_resume_is_bit_identical(void** state) {
 			free(again);
 			free(mem);
 
+			uint32_t touched = 0;
 			for (int k = 0; k < 50; ++k) {
 				drive(a);
 				drive(b);
 				drive(c);
+				pbd_stats sk;
+				pbd_world_get_stats(a, &sk);
+				if (sk.contacts > touched) touched = sk.contacts;
 			}
 			const uint32_t n = pbd_world_particle_count(a);
 			assert_memory_equal(pbd_world_positions(a), pbd_world_positions(b), n * sizeof(pbd_vec3));
@@ -102,7 +106,7 @@ static void test_resume_is_bit_identical(void** state) {
 			pbd_world_get_stats(a, &sa);
 			pbd_world_get_stats(b, &sb);
 			assert_true(sa.steps == 87 && sb.steps == 87 && sa.time == sb.time);
-			assert_true(sa.contacts > 0); /* the colliders took part */
+			assert_true(touched > 0); /* the colliders took part */
 			assert_true(sa.max_strain == sb.max_strain && sa.kinetic_energy == sb.kinetic_energy);
 			/* Control: the run is not trivially static, so equal hashes mean something. */
 			pbd_world* fresh = busy_world(solvers[s], forms[f]);
