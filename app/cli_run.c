@@ -63,7 +63,7 @@ void cli_run_help(FILE* fp) {
 	      "      --formulation F    pbd (stiffness) or xpbd (compliance)\n"
 	      "      --iterations N     constraint iterations per substep, 1 to 10000\n"
 	      "      --substeps N       substeps per frame, 1 to 1000\n"
-	      "      --dt SECONDS       frame length, > 0\n"
+	      "      --dt SECONDS       frame length, 1e-9 to 10\n"
 	      "  -q, --quiet            no progress line, no summary, no library warnings\n"
 	      "      --progress         show the progress line even when stderr is not a terminal\n"
 	      "      --plot             plot metrics.csv into the output folder at the end (see 'pbd plot --help')\n"
@@ -210,8 +210,9 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 					return cli_usage_error(&c, "--substeps: expected an integer in [1, %d], got '%s'",
 					                       SCENE_MAX_SUBSTEPS, c.value);
 			} else if (cli_match(&c, NULL, "--dt", true)) {
-				if (!cli_parse_real(c.value, 0, true, SCENE_MAX_MAGNITUDE, &o->dt) || !((pbd_real)o->dt > 0))
-					return cli_usage_error(&c, "--dt: expected a finite number > 0, got '%s'", c.value);
+				if (!cli_parse_real(c.value, SCENE_MIN_DT, false, SCENE_MAX_DT, &o->dt))
+					return cli_usage_error(&c, "--dt: expected seconds from %g to %g, got '%s'", SCENE_MIN_DT,
+					                       SCENE_MAX_DT, c.value);
 			} else if (cli_match(&c, "-q", "--quiet", false)) {
 				o->quiet = true;
 			} else if (cli_match(&c, NULL, "--progress", false)) {

@@ -2,6 +2,7 @@
 #include "json_read.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,10 +10,20 @@
 
 #include "scene.h"
 
-const jr_range JR_ANY = {-INFINITY, INFINITY, false, false};
-const jr_range JR_POSITIVE = {0.0, INFINITY, true, false};
-const jr_range JR_NONNEG = {0.0, INFINITY, false, false};
 const jr_range JR_UNIT = {0.0, 1.0, false, false};
+
+void jr_format_number(char* out, size_t size, double v) {
+	/* Integers in full (an index of 2^63 reads as such), others with the fewest digits that
+	 * round-trip. */
+	if (v == floor(v) && fabs(v) < 1e21) {
+		snprintf(out, size, "%.0f", v);
+		return;
+	}
+	for (int digits = 1; digits <= 17; ++digits) {
+		snprintf(out, size, "%.*g", digits, v);
+		if (strtod(out, NULL) == v) return;
+	}
+}
 
 bool jr_fail(jr* r, const char* path, const char* fmt, ...) {
 	if (r->failed) return false;
@@ -66,15 +77,20 @@ static void line_col(const char* text, size_t offset, size_t* line, size_t* col)
 	}
 }
 
-/* cJSON says that a text is malformed but not exactly where (string errors point one past the
- * character) nor why. This scanner, run only after cJSON failed, walks the same grammar with
+/* A scan of the text before cJSON sees it, which builds nothing. It walks the same grammar with
  * cJSON's leniencies (any byte <= 32 is blank, numbers are what strtod takes) and stops at the
- * first character that cannot continue the text. */
+ * first character that cannot continue the text, which cJSON would not say exactly (string
+ * errors point one past the character) nor why. On the way it adds up what cJSON will ask its
+ * allocator for: a node per value, each string (keys included) with 2 bytes more than it has in
+ * the text, and each number's text with 1 more (this cJSON copies it out to convert it), so that
+ * a text whose tree would not fit the budget is refused before a byte of the tree exists. */
 typedef struct syntax_scan {
 	const char* s;
 	size_t n, i;
 	const char* why; /* set at the error */
 	int depth;
+	uint64_t values; /* JSON values so far */
+	uint64_t bytes;  /* what the parser will request for them */
 } syntax_scan;
 
 static void scan_blank(syntax_scan* c) {
@@ -89,6 +105,7 @@ static bool scan_fail(syntax_scan* c, const char* why) {
 static bool scan_value(syntax_scan* c);
 
 static bool scan_string(syntax_scan* c) {
+	const size_t start = c->i;
 	++c->i; /* the opening quote */
 	while (c->i < c->n && c->s[c->i] != '"') {
 		if (c->s[c->i] == '\\') {
@@ -112,21 +129,43 @@ static bool scan_string(syntax_scan* c) {
 	}
 	if (c->i >= c->n) return scan_fail(c, "unterminated string");
 	++c->i;
+	c->bytes += (uint64_t)(c->i - start); /* the content and 2 bytes, an upper bound */
 	return true;
 }
 
+static size_t scan_digits(const char* s, size_t i, size_t end) {
+	while (i < end && s[i] >= '0' && s[i] <= '9') ++i;
+	return i;
+}
+
+/* cJSON takes the longest run of the characters a number can hold, copies it out (allocated: a
+ * run of any length is read) and converts it with strtod, then resumes after what strtod took.
+ * strtod takes from such a run, in the C locale, exactly: [-+]? (digits [. digits?] | . digits)
+ * ([eE] [-+]? digits)?, so that is matched here without a copy. */
 static bool scan_number(syntax_scan* c) {
-	char buf[64];
-	size_t k = 0;
-	while (c->i + k < c->n && k + 1 < sizeof buf && strchr("0123456789+-.eE", c->s[c->i + k]) && c->s[c->i + k]) {
-		buf[k] = c->s[c->i + k];
-		++k;
+	size_t run = c->i;
+	while (run < c->n && c->s[run] && strchr("0123456789+-.eE", c->s[run])) ++run;
+	size_t k = c->i;
+	if (k < run && (c->s[k] == '-' || c->s[k] == '+')) ++k;
+	const size_t int_start = k;
+	k = scan_digits(c->s, k, run);
+	bool mantissa = k > int_start;
+	if (k < run && c->s[k] == '.') {
+		const size_t frac = scan_digits(c->s, k + 1, run);
+		if (mantissa || frac > k + 1) {
+			mantissa = true;
+			k = frac;
+		}
 	}
-	buf[k] = '\0';
-	char* end = NULL;
-	strtod(buf, &end);
-	if (end == buf) return scan_fail(c, "malformed number");
-	c->i += (size_t)(end - buf);
+	if (!mantissa) return scan_fail(c, "malformed number");
+	if (k < run && (c->s[k] == 'e' || c->s[k] == 'E')) {
+		size_t e = k + 1;
+		if (e < run && (c->s[e] == '-' || c->s[e] == '+')) ++e;
+		const size_t e_end = scan_digits(c->s, e, run);
+		if (e_end > e) k = e_end;
+	}
+	c->bytes += (uint64_t)(run - c->i) + 1;
+	c->i = k;
 	return true;
 }
 
@@ -178,6 +217,8 @@ static bool scan_container(syntax_scan* c, char close) {
 
 static bool scan_value(syntax_scan* c) {
 	if (c->i >= c->n) return scan_fail(c, "");
+	++c->values;
+	c->bytes += sizeof(cJSON);
 	char ch = c->s[c->i];
 	if (ch == '{') return scan_container(c, '}');
 	if (ch == '[') return scan_container(c, ']');
@@ -189,58 +230,173 @@ static bool scan_value(syntax_scan* c) {
 	return scan_fail(c, "unexpected character (a value must be an object, array, string, number, true, false or null)");
 }
 
-/* The offset and reason of the first syntax error, or false if the scanner finds none. */
-static bool locate_syntax_error(const char* text, size_t size, size_t* offset, const char** why) {
-	syntax_scan c = {text, size, 0, NULL, 0};
-	if (size >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) c.i = 3; /* UTF-8 byte order mark */
-	scan_blank(&c);
-	bool ok = scan_value(&c);
-	if (ok) {
-		scan_blank(&c);
-		if (c.i < size) {
-			ok = false;
-			c.why = "unexpected text after the end of the top-level value";
-		}
+/* Scans the whole text; false with c->i at the error and c->why set on a syntax error. *top gets
+ * the first character of the top-level value. */
+static bool scan_text(syntax_scan* c, const char* text, size_t size, char* top) {
+	memset(c, 0, sizeof *c);
+	c->s = text;
+	c->n = size;
+	if (size >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) c->i = 3; /* UTF-8 byte order mark */
+	scan_blank(c);
+	*top = c->i < size ? text[c->i] : '\0';
+	if (!scan_value(c)) return false;
+	scan_blank(c);
+	if (c->i < size) {
+		c->why = "unexpected text after the end of the top-level value";
+		return false;
 	}
-	if (ok) return false;
-	*offset = c.i;
-	*why = c.why;
 	return true;
 }
 
-cJSON* jr_parse(jr* r, const char* text, size_t size) {
+/* The counting allocator behind cJSON. cJSON's hooks are process-wide function pointers without
+ * a context argument, so the count lives in thread-local storage: a load counts its own parse,
+ * whichever thread runs it. Outside jr_parse (budget 0) nothing is counted or refused. The count
+ * only grows: what cJSON frees while it parses (its copies of numbers) stays counted, which
+ * keeps the count an upper bound of what it holds without a size header on every block. */
+typedef struct alloc_count {
+	void* (*fn)(size_t); /* NULL: malloc */
+	uint64_t used, budget;
+	bool over_budget, failed;
+} alloc_count;
+
+static _Thread_local alloc_count counter;
+
+static void* counted_malloc(size_t n) {
+	alloc_count* a = &counter;
+	if (a->budget && n > a->budget - a->used) {
+		a->over_budget = true;
+		return NULL;
+	}
+	void* p = a->fn ? a->fn(n) : malloc(n);
+	if (!p) {
+		a->failed = true;
+		return NULL;
+	}
+	a->used += n;
+	return p;
+}
+
+static void counted_free(void* p) { free(p); }
+
+static void install_hooks(void) {
+	cJSON_Hooks hooks = {counted_malloc, counted_free};
+	cJSON_InitHooks(&hooks);
+}
+
+void jr_install_hooks(void) {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, install_hooks);
+}
+
+void scene_set_parse_malloc(void* (*fn)(size_t)) { counter.fn = fn; }
+
+uint64_t jr_parse_budget(size_t size) {
+	return (uint64_t)SCENE_JSON_BASE_BYTES + (uint64_t)SCENE_JSON_BYTES_PER_BYTE * (uint64_t)size;
+}
+
+static const char* top_type_name(char top) {
+	switch (top) {
+	case '{':
+		return "an object";
+	case '[':
+		return "an array";
+	case '"':
+		return "a string";
+	case 't':
+	case 'f':
+		return "a boolean";
+	case 'n':
+		return "null";
+	default:
+		return "a number";
+	}
+}
+
+/* "source:line:col: syntax error: why" */
+static void syntax_error(jr* r, const char* text, size_t offset, const char* why) {
+	size_t line, col;
+	line_col(text, offset, &line, &col);
+	r->failed = true;
+	snprintf(r->message, r->message_size, "%s:%zu:%zu: syntax error: %s", r->source, line, col, why);
+}
+
+/* The parse budget's overrun: `values` > 0 when the scan predicted it (`need` bytes), 0 when the
+ * allocator met it. */
+static void budget_fail(jr* r, uint64_t values, uint64_t need, size_t size) {
+	char need_s[32], budget_s[32], size_s[32];
+	scene_format_bytes(need_s, sizeof need_s, need);
+	scene_format_bytes(budget_s, sizeof budget_s, jr_parse_budget(size));
+	scene_format_bytes(size_s, sizeof size_s, size);
+	if (values)
+		jr_fail(r, "",
+		        "%llu JSON values would take %s of memory to parse, more than the %s allowed for a text of %s "
+		        "(%u MiB + %u bytes per byte of text)",
+		        (unsigned long long)values, need_s, budget_s, size_s, SCENE_JSON_BASE_BYTES >> 20,
+		        SCENE_JSON_BYTES_PER_BYTE);
+	else
+		jr_fail(r, "",
+		        "parsing needed more than the %s of memory allowed for a text of %s (%u MiB + %u bytes per byte "
+		        "of text)",
+		        budget_s, size_s, SCENE_JSON_BASE_BYTES >> 20, SCENE_JSON_BYTES_PER_BYTE);
+}
+
+cJSON* jr_parse(jr* r, const char* text, size_t size, bool terminated) {
 	if (size > SCENE_MAX_FILE_BYTES) {
-		jr_fail(r, "", "file too large (%zu bytes, the limit is %u)", size, SCENE_MAX_FILE_BYTES);
+		char size_s[32];
+		scene_format_bytes(size_s, sizeof size_s, size);
+		jr_fail(r, "", "file too large (%s, the limit is %u MiB)", size_s, SCENE_MAX_FILE_BYTES >> 20);
 		return NULL;
 	}
 	/* cJSON stops at a 0 byte and would take what follows for the end of the input. */
 	const char* nul = memchr(text, '\0', size);
 	if (nul) {
-		size_t line, col;
-		line_col(text, (size_t)(nul - text), &line, &col);
-		r->failed = true;
-		snprintf(r->message, r->message_size, "%s:%zu:%zu: syntax error: a 0 byte in the text", r->source, line, col);
+		syntax_error(r, text, (size_t)(nul - text), "a 0 byte in the text");
 		return NULL;
 	}
-	/* A terminated copy: the parser then also rejects anything after the top-level value. */
-	char* copy = malloc(size + 1);
-	if (!copy) {
-		jr_fail(r, "", "out of memory");
+	syntax_scan c;
+	char top;
+	if (!scan_text(&c, text, size, &top)) {
+		syntax_error(r, text, c.i > size ? size : c.i, c.why);
 		return NULL;
 	}
-	memcpy(copy, text, size);
-	copy[size] = '\0';
+	/* Scenes are objects: anything else is refused before a tree is built for it. */
+	if (top != '{') {
+		jr_fail(r, "", "the top level must be an object (got %s)", top_type_name(top));
+		return NULL;
+	}
+	if (c.bytes > jr_parse_budget(size)) {
+		budget_fail(r, c.values, c.bytes, size);
+		return NULL;
+	}
+	/* The parser rejects anything after the top-level value only when it sees a terminator. */
+	char* copy = NULL;
+	if (!terminated) {
+		copy = malloc(size + 1);
+		if (!copy) {
+			jr_fail(r, "", "out of memory");
+			return NULL;
+		}
+		memcpy(copy, text, size);
+		copy[size] = '\0';
+	}
+	const char* src = copy ? copy : text;
+	jr_install_hooks();
+	counter.used = 0;
+	counter.budget = jr_parse_budget(size);
+	counter.over_budget = counter.failed = false;
 	const char* end = NULL;
-	cJSON* root = cJSON_ParseWithLengthOpts(copy, size + 1, &end, 1);
+	cJSON* root = cJSON_ParseWithLengthOpts(src, size + 1, &end, 1);
+	const alloc_count seen = counter;
+	counter.budget = 0;
 	if (!root) {
-		size_t offset = end ? (size_t)(end - copy) : 0;
-		const char* why = NULL;
-		if (!locate_syntax_error(copy, size, &offset, &why)) why = "malformed JSON";
-		if (offset > size) offset = size;
-		size_t line, col;
-		line_col(copy, offset, &line, &col);
-		r->failed = true;
-		snprintf(r->message, r->message_size, "%s:%zu:%zu: syntax error: %s", r->source, line, col, why);
+		char used_s[32];
+		scene_format_bytes(used_s, sizeof used_s, seen.used);
+		if (seen.failed)
+			jr_fail(r, "", "out of memory while parsing (%s held by then)", used_s);
+		else if (seen.over_budget)
+			budget_fail(r, 0, seen.used, size);
+		else /* the scan found no error where cJSON did: its position is all there is */
+			syntax_error(r, src, end && end >= src && end <= src + size ? (size_t)(end - src) : 0, "malformed JSON");
 	}
 	free(copy);
 	return root;
@@ -310,21 +466,19 @@ static bool in_range(double v, jr_range range) {
 	return true;
 }
 
-/* "in (0, 2)", ">= 0", ... */
+/* "in (0, 2]" */
 static void range_text(char* out, size_t size, jr_range range) {
-	bool has_lo = isfinite(range.lo), has_hi = isfinite(range.hi);
-	if (has_lo && has_hi)
-		snprintf(out, size, "in %c%g, %g%c", range.lo_open ? '(' : '[', range.lo, range.hi, range.hi_open ? ')' : ']');
-	else if (has_lo)
-		snprintf(out, size, "%s %g", range.lo_open ? ">" : ">=", range.lo);
-	else
-		snprintf(out, size, "%s %g", range.hi_open ? "<" : "<=", range.hi);
+	char lo[JR_NUMBER_MAX], hi[JR_NUMBER_MAX];
+	jr_format_number(lo, sizeof lo, range.lo);
+	jr_format_number(hi, sizeof hi, range.hi);
+	snprintf(out, size, "in %c%s, %s%c", range.lo_open ? '(' : '[', lo, hi, range.hi_open ? ')' : ']');
 }
 
 static bool range_fail(jr* r, const char* path, double v, jr_range range) {
-	char want[96];
+	char want[96], got[JR_NUMBER_MAX];
 	range_text(want, sizeof want, range);
-	return jr_fail(r, path, "must be %s (got %g)", want, v);
+	jr_format_number(got, sizeof got, v);
+	return jr_fail(r, path, "must be %s (got %s)", want, got);
 }
 
 bool jr_number_item(jr* r, const cJSON* item, const char* path, jr_range range, double* out) {
@@ -332,8 +486,6 @@ bool jr_number_item(jr* r, const cJSON* item, const char* path, jr_range range, 
 	double v = item->valuedouble;
 	/* cJSON reads 1e999 as infinity; nothing in a scene is meaningfully that large. */
 	if (!isfinite(v)) return jr_fail(r, path, "must be a finite number");
-	if (fabs(v) > SCENE_MAX_MAGNITUDE)
-		return jr_fail(r, path, "magnitude must be at most %g (got %g)", SCENE_MAX_MAGNITUDE, v);
 	if (!in_range(v, range)) return range_fail(r, path, v, range);
 	*out = v;
 	return true;
@@ -350,30 +502,32 @@ bool jr_real(jr* r, const cJSON* obj, const char* path, const char* key, double 
 	return jr_number_item(r, item, p, range, out);
 }
 
-/* A value printed in a message: integers in full (an index of 2^63 reads as such), others %g. */
-static void format_number(char* out, size_t size, double v) {
-	if (v == floor(v) && fabs(v) < 1e21)
-		snprintf(out, size, "%.0f", v);
-	else
-		snprintf(out, size, "%.17g", v);
-}
-
 bool jr_to_real(jr* r, const char* path, double v, jr_range range, pbd_real* out) {
 	const pbd_real p = (pbd_real)v;
 	/* The magnitude cap keeps every accepted number far below the type's largest, so the only
 	 * thing conversion can do beyond rounding is to lose a small non-zero magnitude: a positive
 	 * mass, compliance or size that turned into 0 would silently mean "pinned", "rigid" or
 	 * "none". Signed quantities (plane offsets) may round to 0 harmlessly. */
-	if (!isfinite((double)p)) return jr_fail(r, path, "does not fit the %s scalar type (got %g)", JR_REAL_NAME, v);
-	if (range.lo >= 0 && v != 0 && !(fabs((double)p) >= JR_REAL_MIN))
-		return jr_fail(r, path, "too small for the %s scalar type: must be 0 or at least %g (got %g)", JR_REAL_NAME,
-		               JR_REAL_MIN, v);
-	/* Rounding may land on an excluded bound (an omega of 1.999999999 becomes 2 in float). */
-	if (!in_range((double)p, range)) {
+	char got[JR_NUMBER_MAX];
+	jr_format_number(got, sizeof got, v);
+	if (!isfinite((double)p)) return jr_fail(r, path, "does not fit the %s scalar type (got %s)", JR_REAL_NAME, got);
+	if (range.lo >= 0 && v != 0 && !(fabs((double)p) >= JR_REAL_MIN)) {
+		char min[JR_NUMBER_MAX];
+		jr_format_number(min, sizeof min, JR_REAL_MIN);
+		return jr_fail(r, path, "too small for the %s scalar type: must be 0 or at least %s (got %s)", JR_REAL_NAME,
+		               min, got);
+	}
+	/* Rounding may land on an excluded bound (an omega of 1.999999999 becomes 2 in float). Past
+	 * an included one it moves by half a unit in the last place at most (a dt of 1e-9 becomes
+	 * 9.99999972e-10), which changes nothing the bound is there for. */
+	const double q = (double)p;
+	if ((range.lo_open && !(q > range.lo)) || (range.hi_open && !(q < range.hi))) {
 		char want[96];
 		range_text(want, sizeof want, range);
-		return jr_fail(r, path, "must be %s once rounded to the %s scalar type (got %.17g, which rounds to %.9g)", want,
-		               JR_REAL_NAME, v, (double)p);
+		char rounded[JR_NUMBER_MAX];
+		jr_format_number(rounded, sizeof rounded, (double)p);
+		return jr_fail(r, path, "must be %s once rounded to the %s scalar type (got %s, which rounds to %s)", want,
+		               JR_REAL_NAME, got, rounded);
 	}
 	*out = p;
 	return true;
@@ -397,7 +551,11 @@ static bool whole_number(jr* r, const cJSON* item, const char* path, double* out
 	if (!cJSON_IsNumber(item)) return jr_fail(r, path, "expected an integer (got %s)", jr_type_name(item));
 	double v = item->valuedouble;
 	if (!isfinite(v)) return jr_fail(r, path, "must be a finite number");
-	if (v != floor(v)) return jr_fail(r, path, "must be an integer (got %g)", v);
+	if (v != floor(v)) {
+		char got[JR_NUMBER_MAX];
+		jr_format_number(got, sizeof got, v);
+		return jr_fail(r, path, "must be an integer (got %s)", got);
+	}
 	*out = v;
 	return true;
 }
@@ -405,8 +563,8 @@ static bool whole_number(jr* r, const cJSON* item, const char* path, double* out
 bool jr_int_item(jr* r, const cJSON* item, const char* path, int64_t lo, int64_t hi, int64_t* out) {
 	double v = 0;
 	if (!whole_number(r, item, path, &v)) return false;
-	char got[64];
-	format_number(got, sizeof got, v);
+	char got[JR_NUMBER_MAX];
+	jr_format_number(got, sizeof got, v);
 	/* Converting a double outside [-2^63, 2^63) to int64 is undefined, and (double)INT64_MAX
 	 * rounds up to 2^63, so the bounds cannot be compared as doubles: first make sure the value
 	 * converts, then compare exactly as integers. */
@@ -422,8 +580,8 @@ bool jr_int_item(jr* r, const cJSON* item, const char* path, int64_t lo, int64_t
 bool jr_index_item(jr* r, const cJSON* item, const char* path, uint32_t count, const char* what, uint32_t* out) {
 	double v = 0;
 	if (!whole_number(r, item, path, &v)) return false;
-	char got[64];
-	format_number(got, sizeof got, v);
+	char got[JR_NUMBER_MAX];
+	jr_format_number(got, sizeof got, v);
 	if (v < 0) return jr_fail(r, path, "must be >= 0 (got %s)", got);
 	/* count <= UINT32_MAX is exact in double, so the comparison is too, whatever v is. */
 	if (v >= (double)count) return jr_fail(r, path, "index %s out of range (%s)", got, what);
@@ -510,7 +668,7 @@ bool jr_enum(jr* r, const cJSON* obj, const char* path, const char* key, int def
 	return jr_fail(r, p, "unknown value \"%s\" (expected one of %s)", s, list);
 }
 
-bool jr_vec3_item(jr* r, const cJSON* item, const char* path, pbd_vec3* out) {
+bool jr_vec3_item(jr* r, const cJSON* item, const char* path, double cap, pbd_vec3* out) {
 	if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 3)
 		return jr_fail(r, path, "expected an array of 3 numbers (got %s)",
 		               cJSON_IsArray(item) ? "an array of another length" : jr_type_name(item));
@@ -519,7 +677,7 @@ bool jr_vec3_item(jr* r, const cJSON* item, const char* path, pbd_vec3* out) {
 	for (const cJSON* c = item->child; c; c = c->next, ++i) {
 		char p[JR_PATH_MAX];
 		jr_path_index(p, path, (size_t)i);
-		if (!jr_number_item(r, c, p, JR_ANY, &v[i])) return false;
+		if (!jr_number_item(r, c, p, JR_SYMMETRIC(cap), &v[i])) return false;
 	}
 	out->x = (pbd_real)v[0];
 	out->y = (pbd_real)v[1];
@@ -527,7 +685,7 @@ bool jr_vec3_item(jr* r, const cJSON* item, const char* path, pbd_vec3* out) {
 	return true;
 }
 
-bool jr_vec3(jr* r, const cJSON* obj, const char* path, const char* key, pbd_vec3 def, pbd_vec3* out) {
+bool jr_vec3(jr* r, const cJSON* obj, const char* path, const char* key, pbd_vec3 def, double cap, pbd_vec3* out) {
 	const cJSON* item = jr_get(obj, key);
 	if (!item) {
 		*out = def;
@@ -535,7 +693,7 @@ bool jr_vec3(jr* r, const cJSON* obj, const char* path, const char* key, pbd_vec
 	}
 	char p[JR_PATH_MAX];
 	jr_path_key(p, path, key);
-	return jr_vec3_item(r, item, p, out);
+	return jr_vec3_item(r, item, p, cap, out);
 }
 
 bool jr_array(jr* r, const cJSON* obj, const char* path, const char* key, const cJSON** out, size_t* count) {

@@ -43,19 +43,39 @@ typedef struct jr {
 #define JR_REAL_NAME "float"
 #endif
 
-/* A closed, open or half-open interval; an infinite bound is no bound. */
+/* A closed, open or half-open interval. Every number a scene holds is read against one, and
+ * every one has finite bounds: the caps per kind of quantity in scene.h. */
 typedef struct jr_range {
 	double lo, hi;
 	bool lo_open, hi_open;
 } jr_range;
 
-extern const jr_range JR_ANY;      /* any finite number (within the scene magnitude cap) */
-extern const jr_range JR_POSITIVE; /* > 0 */
-extern const jr_range JR_NONNEG;   /* >= 0 */
-extern const jr_range JR_UNIT;     /* [0, 1] */
+extern const jr_range JR_UNIT;                                      /* [0, 1] */
+#define JR_SYMMETRIC(cap) ((jr_range){-(cap), (cap), false, false}) /* [-cap, cap] */
+#define JR_NONNEG(cap)    ((jr_range){0.0, (cap), false, false})    /* [0, cap] */
+#define JR_POSITIVE(cap)  ((jr_range){0.0, (cap), true, false})     /* (0, cap] */
 
-/* Parses `size` bytes. A syntax error becomes "source:line:col: syntax error ...". */
-cJSON* jr_parse(jr* r, const char* text, size_t size);
+/* A number for a message, with the fewest digits that read back to the same double: 1.0000001
+ * stays 1.0000001 (%g would print 1, hiding why it is out of range), 0.1 stays 0.1. */
+void jr_format_number(char* out, size_t size, double v);
+#define JR_NUMBER_MAX 32 /* room jr_format_number needs */
+
+/* Parses `size` bytes of a scene: a JSON object. When `terminated`, text[size] is a 0 byte that
+ * the parser may use, which spares a copy of the text. Before anything is built, a scan checks
+ * the syntax (an error becomes "source:line:col: syntax error: ...") and the top-level type, and
+ * adds up the bytes the parser will ask for; a text that would need more than
+ * jr_parse_budget(size) is refused in one line that says so. The parser's allocations are counted
+ * against the same budget while it runs, and one that fails is reported as "out of memory". */
+cJSON* jr_parse(jr* r, const char* text, size_t size, bool terminated);
+
+/* The bytes the parser may request for a text of `size` bytes: SCENE_JSON_BASE_BYTES +
+ * SCENE_JSON_BYTES_PER_BYTE * size (scene.h). */
+uint64_t jr_parse_budget(size_t size);
+
+/* Routes cJSON's allocations through the counting allocator; idempotent and thread-safe. Every
+ * use of cJSON in the scene library calls it first, so that no tree is ever made by one
+ * allocator and freed by the other. */
+void jr_install_hooks(void);
 
 /* Records "source: path: <formatted>" (or "source: <formatted>" for the empty path). Returns false. */
 bool jr_fail(jr* r, const char* path, const char* fmt, ...) JR_PRINTF(3, 4);
@@ -79,7 +99,7 @@ bool jr_real(jr* r, const cJSON* obj, const char* path, const char* key, double 
 bool jr_real_p(jr* r, const cJSON* obj, const char* path, const char* key, pbd_real def, jr_range range, pbd_real* out);
 /* Converts a checked number to pbd_real. Refuses what the conversion would change in meaning:
  * a non-zero value of a non-negative quantity (range.lo >= 0) below JR_REAL_MIN (it would
- * become 0 or subnormal), and a value that rounds out of `range`. */
+ * become 0 or subnormal), and a value that rounds onto or past an open bound of `range`. */
 bool jr_to_real(jr* r, const char* path, double v, jr_range range, pbd_real* out);
 /* Checks a number item that is already at hand (array elements). */
 bool jr_number_item(jr* r, const cJSON* item, const char* path, jr_range range, double* out);
@@ -102,9 +122,9 @@ bool jr_string(jr* r, const cJSON* obj, const char* path, const char* key, const
 bool jr_enum(jr* r, const cJSON* obj, const char* path, const char* key, int def, const char* const* names,
              const char* const* aliases, const int* alias_values, int* out);
 
-/* An array of exactly 3 numbers. */
-bool jr_vec3(jr* r, const cJSON* obj, const char* path, const char* key, pbd_vec3 def, pbd_vec3* out);
-bool jr_vec3_item(jr* r, const cJSON* item, const char* path, pbd_vec3* out);
+/* An array of exactly 3 numbers, each in [-cap, cap]. */
+bool jr_vec3(jr* r, const cJSON* obj, const char* path, const char* key, pbd_vec3 def, double cap, pbd_vec3* out);
+bool jr_vec3_item(jr* r, const cJSON* item, const char* path, double cap, pbd_vec3* out);
 
 /* `key` must be an array if present; *out is NULL when absent, *count its length. */
 bool jr_array(jr* r, const cJSON* obj, const char* path, const char* key, const cJSON** out, size_t* count);

@@ -1,6 +1,7 @@
 /* JSON scene -> pbd_world, through the public API. Every value is checked here first so that a
  * mistake is reported with the path of the field that holds it; whatever the library still
  * refuses is passed through with the path of the object it came from. */
+#define _POSIX_C_SOURCE 200809L /* fileno */
 #include "scene.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "json_read.h"
 #include "pbd/math.h"
@@ -80,6 +82,16 @@ static bool reserve(loader* L, const char* path, uint64_t particles, uint64_t co
 	return true;
 }
 
+/* A direction the library normalises in pbd_real: its squared length must be finite there, or
+ * the normalised vector would be 0 or NaN. The component caps keep it so; this says which field
+ * it is if a cap is ever raised past them. */
+static bool direction_finite(loader* L, const char* path, const char* key, pbd_vec3 d) {
+	if (isfinite((double)pbd_v3_dot(d, d))) return true;
+	char p[JR_PATH_MAX];
+	jr_path_key(p, path, key);
+	return jr_fail(&L->r, p, "its length overflows the %s scalar type", JR_REAL_NAME);
+}
+
 /* ---- world settings ---------------------------------------------------------------------- */
 
 static const char* const solver_names[] = {"gauss_seidel", "jacobi", NULL};
@@ -98,15 +110,15 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations;
 	int solver, formulation, collision;
-	if (!jr_vec3(r, w, path, "gravity", d->gravity, &d->gravity) ||
-	    !jr_real_p(r, w, path, "dt", d->dt, JR_POSITIVE, &d->dt) ||
+	if (!jr_vec3(r, w, path, "gravity", d->gravity, SCENE_MAX_GRAVITY, &d->gravity) ||
+	    !jr_real_p(r, w, path, "dt", d->dt, (jr_range){SCENE_MIN_DT, SCENE_MAX_DT, false, false}, &d->dt) ||
 	    !jr_int(r, w, path, "substeps", d->substeps, 1, SCENE_MAX_SUBSTEPS, &substeps) ||
 	    !jr_int(r, w, path, "iterations", d->iterations, 1, SCENE_MAX_ITERATIONS, &iterations) ||
 	    !jr_enum(r, w, path, "solver", (int)d->solver, solver_names, solver_aliases, solver_alias_values, &solver) ||
 	    !jr_enum(r, w, path, "formulation", (int)d->formulation, formulation_names, NULL, NULL, &formulation) ||
 	    !jr_real_p(r, w, path, "damping", d->damping, (jr_range){0, 1, true, false}, &d->damping) ||
 	    !jr_enum(r, w, path, "collision_mode", (int)d->collision_mode, collision_names, NULL, NULL, &collision) ||
-	    !jr_real_p(r, w, path, "max_speed", d->max_speed, JR_NONNEG, &d->max_speed))
+	    !jr_real_p(r, w, path, "max_speed", d->max_speed, JR_NONNEG(SCENE_MAX_SPEED), &d->max_speed))
 		return false;
 	d->substeps = (int)substeps;
 	d->iterations = (int)iterations;
@@ -119,7 +131,7 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 		static const char* const jkeys[] = {"alpha", "omega", "equal_split", NULL};
 		const char* jpath = "world.jacobi";
 		if (!jr_object(r, j, jpath, jkeys) ||
-		    !jr_real_p(r, j, jpath, "alpha", d->jacobi_alpha, JR_NONNEG, &d->jacobi_alpha) ||
+		    !jr_real_p(r, j, jpath, "alpha", d->jacobi_alpha, JR_NONNEG(SCENE_MAX_MAGNITUDE), &d->jacobi_alpha) ||
 		    !jr_real_p(r, j, jpath, "omega", d->jacobi_omega, (jr_range){0, 2, true, true}, &d->jacobi_omega) ||
 		    !jr_bool(r, j, jpath, "equal_split", d->jacobi_equal_split, &d->jacobi_equal_split))
 			return false;
@@ -135,7 +147,7 @@ static bool read_softness(loader* L, const cJSON* obj, const char* path, pbd_edg
 	jr* r = &L->r;
 	static const char* const which[2] = {"stiffness", "compliance"};
 	for (int k = 0; k < 2; ++k) {
-		const jr_range range = k == 0 ? JR_UNIT : JR_NONNEG;
+		const jr_range range = k == 0 ? JR_UNIT : JR_NONNEG(SCENE_MAX_COMPLIANCE);
 		pbd_real* stretch = k == 0 ? &m->stiffness_stretch : &m->compliance_stretch;
 		pbd_real* compress = k == 0 ? &m->stiffness_compress : &m->compliance_compress;
 		char key_s[32], key_c[32];
@@ -181,23 +193,19 @@ static bool read_material(loader* L, const cJSON* obj, const char* path, pbd_edg
 	return true;
 }
 
-/* A mass below this would make an inverse mass past the magnitude cap (and overflow float);
- * by symmetry a non-zero inverse mass must be at least 1/SCENE_MAX_MAGNITUDE = this. Both are
- * checked on the double read from the file, before any conversion to pbd_real. */
-#define SCENE_MIN_MASS 1e-9
-
-static bool mass_not_tiny(loader* L, const char* path, const char* key, double mass) {
-	if (mass >= SCENE_MIN_MASS) return true;
-	char p[JR_PATH_MAX];
-	jr_path_key(p, path, key);
-	return jr_fail(&L->r, p, "must be >= %g (got %g)", SCENE_MIN_MASS, mass);
-}
+/* A mass and an inverse mass share the range [SCENE_MIN_MASS, SCENE_MAX_MASS], so that either
+ * one's reciprocal is within it too; an inverse mass may also be 0 (pinned). Both are checked on
+ * the double read from the file, before any conversion to pbd_real. */
+static const jr_range mass_range = {SCENE_MIN_MASS, SCENE_MAX_MASS, false, false};
 
 static bool inv_mass_ok(loader* L, const char* path, double inv_mass) {
 	if (inv_mass == 0 || inv_mass >= SCENE_MIN_MASS) return true;
-	char p[JR_PATH_MAX];
+	char p[JR_PATH_MAX], got[JR_NUMBER_MAX], min[JR_NUMBER_MAX], max[JR_NUMBER_MAX];
 	jr_path_key(p, path, "inv_mass");
-	return jr_fail(&L->r, p, "must be 0 (pinned) or >= %g (got %g)", SCENE_MIN_MASS, inv_mass);
+	jr_format_number(got, sizeof got, inv_mass);
+	jr_format_number(min, sizeof min, SCENE_MIN_MASS);
+	jr_format_number(max, sizeof max, SCENE_MAX_MASS);
+	return jr_fail(&L->r, p, "must be 0 (pinned) or in [%s, %s] (got %s)", min, max, got);
 }
 
 static const char* const mass_mode_names[] = {"per_particle", "total", "density", NULL};
@@ -216,8 +224,8 @@ static bool read_mass(loader* L, const cJSON* obj, const char* path, pbd_body_de
 	jr_path_key(vpath, mpath, "value");
 	if (!jr_object(r, m, mpath, keys) ||
 	    !jr_enum(r, m, mpath, "mode", (int)bd->mass_mode, mass_mode_names, NULL, NULL, &mode) ||
-	    !jr_real(r, m, mpath, "value", (double)bd->mass, JR_POSITIVE, &mass) ||
-	    !mass_not_tiny(L, mpath, "value", mass) || !jr_to_real(r, vpath, mass, JR_POSITIVE, &bd->mass))
+	    !jr_real(r, m, mpath, "value", (double)bd->mass, mass_range, &mass) ||
+	    !jr_to_real(r, vpath, mass, mass_range, &bd->mass))
 		return false;
 	bd->mass_mode = (pbd_mass_mode)mode;
 	return true;
@@ -297,6 +305,25 @@ static bool lines_from_mesh(loader* L, const char* path, const pbd_mesh* m, uint
 	return true;
 }
 
+/* A mass the library derived (a density times an area, a total shared out) is held to the cap of
+ * a given one, so that mass times velocity stays finite in pbd_real. */
+static bool derived_masses_ok(loader* L, const cJSON* obj, const char* path, const pbd_body* b) {
+	const pbd_real* w = pbd_world_inv_masses(L->s->world);
+	for (uint32_t i = 0; i < b->particle_count; ++i) {
+		const double wi = (double)w[b->first_particle + i];
+		if (wi == 0 || wi >= 1.0 / SCENE_MAX_MASS) continue;
+		char p[JR_PATH_MAX], got[JR_NUMBER_MAX], max[JR_NUMBER_MAX];
+		if (jr_get(obj, "mass"))
+			jr_path_key(p, path, "mass.value");
+		else
+			snprintf(p, sizeof p, "%s", path);
+		jr_format_number(got, sizeof got, 1.0 / wi);
+		jr_format_number(max, sizeof max, SCENE_MAX_MASS);
+		return jr_fail(&L->r, p, "gives vertex %u a mass of %s kg, more than %s", i, got, max);
+	}
+	return true;
+}
+
 /* Mass, pinned, material, translation and velocity: the fields every mesh-based object shares.
  * Then the body is created. `mesh` belongs to the caller. */
 static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd_mesh* mesh, scene_object* o) {
@@ -305,8 +332,8 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 	bd.mesh = mesh;
 	uint32_t* pinned = NULL;
 	if (!read_mass(L, obj, path, &bd) || !read_material(L, obj, path, bd.material) ||
-	    !jr_vec3(r, obj, path, "translation", bd.translation, &bd.translation) ||
-	    !jr_vec3(r, obj, path, "velocity", bd.velocity, &bd.velocity) ||
+	    !jr_vec3(r, obj, path, "translation", bd.translation, SCENE_MAX_LENGTH, &bd.translation) ||
+	    !jr_vec3(r, obj, path, "velocity", bd.velocity, SCENE_MAX_SPEED, &bd.velocity) ||
 	    !read_pinned(L, obj, path, mesh->vertex_count, &pinned, &bd.pinned_count))
 		return false;
 	bd.pinned = pinned;
@@ -314,6 +341,7 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 	bool ok = reserve(L, path, mesh->vertex_count, edges);
 	if (ok && pbd_body_create(L->s->world, &bd, &o->range) != PBD_OK) ok = fail_world(L, path);
 	free(pinned);
+	if (ok) ok = derived_masses_ok(L, obj, path, &o->range);
 	if (ok && o->range.triangle_count == 0) ok = lines_from_mesh(L, path, mesh, o->range.first_particle, o);
 	return ok;
 }
@@ -335,8 +363,8 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 
 	pbd_vec3 translation, velocity;
 	pbd_edge_material soft = pbd_body_def_default().material[PBD_EDGE_STRUCTURAL];
-	if (!jr_vec3(r, obj, path, "translation", pbd_v3(0, 0, 0), &translation) ||
-	    !jr_vec3(r, obj, path, "velocity", pbd_v3(0, 0, 0), &velocity))
+	if (!jr_vec3(r, obj, path, "translation", pbd_v3(0, 0, 0), SCENE_MAX_LENGTH, &translation) ||
+	    !jr_vec3(r, obj, path, "velocity", pbd_v3(0, 0, 0), SCENE_MAX_SPEED, &velocity))
 		return false;
 	const cJSON* mat = jr_get(obj, "material");
 	if (mat) {
@@ -374,9 +402,10 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 		if (ok && !jr_get(c, "x")) ok = jr_fail(r, p, "missing \"x\" (the position)");
 		if (ok && jr_get(c, "mass") && jr_get(c, "inv_mass"))
 			ok = jr_fail(r, p, "give either mass or inv_mass, not both");
-		ok = ok && jr_vec3(r, c, p, "x", pbd_v3(0, 0, 0), &x[i]) && jr_vec3(r, c, p, "v", pbd_v3(0, 0, 0), &v[i]) &&
-		     jr_real(r, c, p, "mass", 1.0, JR_POSITIVE, &mass) && mass_not_tiny(L, p, "mass", mass) &&
-		     jr_real(r, c, p, "inv_mass", 1.0 / mass, JR_NONNEG, &inv_mass) &&
+		ok = ok && jr_vec3(r, c, p, "x", pbd_v3(0, 0, 0), SCENE_MAX_LENGTH, &x[i]) &&
+		     jr_vec3(r, c, p, "v", pbd_v3(0, 0, 0), SCENE_MAX_SPEED, &v[i]) &&
+		     jr_real(r, c, p, "mass", 1.0, mass_range, &mass) &&
+		     jr_real(r, c, p, "inv_mass", 1.0 / mass, JR_NONNEG(SCENE_MAX_MASS), &inv_mass) &&
 		     (!jr_get(c, "inv_mass") || inv_mass_ok(L, p, inv_mass));
 		if (!ok) break;
 		x[i] = pbd_v3_add(x[i], translation);
@@ -416,10 +445,19 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 			ok = jr_fail(r, p, "missing \"a\" or \"b\" (the particle indices)");
 		ok = ok && jr_index_item(r, jr_get(c, "a"), qa, (uint32_t)np, what, &a) &&
 		     jr_index_item(r, jr_get(c, "b"), qb, (uint32_t)np, what, &b) &&
-		     jr_real_p(r, c, p, "rest", rest, JR_NONNEG, &rest) && read_softness(L, c, p, &m);
+		     jr_real_p(r, c, p, "rest", rest, JR_NONNEG(SCENE_MAX_LENGTH), &rest) && read_softness(L, c, p, &m);
 		if (!ok) break;
 		if (a == b) {
 			ok = jr_fail(r, qb, "joins particle %u to itself", a);
+			break;
+		}
+		/* The library measures an omitted rest length in pbd_real; the coordinate caps keep it
+		 * finite, and this names the constraint should one ever not be. */
+		if (rest < 0 && !isfinite((double)pbd_v3_length(pbd_v3_sub(x[a], x[b])))) {
+			char q[JR_PATH_MAX];
+			jr_path_key(q, p, "rest");
+			ok = jr_fail(r, q, "omitted, and the distance of particles %u and %u overflows the %s scalar type", a, b,
+			             JR_REAL_NAME);
 			break;
 		}
 		pbd_distance_def* d = &dd[i];
@@ -473,6 +511,7 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 /* The same test the grid builder applies, made here to name the field. */
 static bool axes_ok(loader* L, const char* path, pbd_vec3 u, pbd_vec3 v) {
 	char p[JR_PATH_MAX];
+	if (!direction_finite(L, path, "axis_u", u) || !direction_finite(L, path, "axis_v", v)) return false;
 	double lu = sqrt((double)pbd_v3_dot(u, u)), lv = sqrt((double)pbd_v3_dot(v, v));
 	if (!(lu > 0)) {
 		jr_path_key(p, path, "axis_u");
@@ -501,9 +540,9 @@ static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene
 	int64_t nx, ny, diagonals;
 	if (!jr_int(r, obj, path, "nx", g.nx, 2, SCENE_MAX_PARTICLES, &nx) ||
 	    !jr_int(r, obj, path, "ny", g.ny, 2, SCENE_MAX_PARTICLES, &ny) ||
-	    !jr_vec3(r, obj, path, "origin", g.origin, &g.origin) ||
-	    !jr_vec3(r, obj, path, "axis_u", g.axis_u, &g.axis_u) ||
-	    !jr_vec3(r, obj, path, "axis_v", g.axis_v, &g.axis_v) ||
+	    !jr_vec3(r, obj, path, "origin", g.origin, SCENE_MAX_LENGTH, &g.origin) ||
+	    !jr_vec3(r, obj, path, "axis_u", g.axis_u, SCENE_MAX_DIRECTION, &g.axis_u) ||
+	    !jr_vec3(r, obj, path, "axis_v", g.axis_v, SCENE_MAX_DIRECTION, &g.axis_v) ||
 	    !jr_int(r, obj, path, "diagonals", g.diagonals, 0, 2, &diagonals) ||
 	    !jr_bool(r, obj, path, "bend", g.bend, &g.bend) || !axes_ok(L, path, g.axis_u, g.axis_v))
 		return false;
@@ -520,7 +559,8 @@ static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene
 			char p[JR_PATH_MAX];
 			double d;
 			jr_path_index(p, sp, k);
-			if (!jr_number_item(r, item, p, JR_POSITIVE, &d) || !jr_to_real(r, p, d, JR_POSITIVE, uv[k])) return false;
+			const jr_range range = JR_POSITIVE(SCENE_MAX_LENGTH);
+			if (!jr_number_item(r, item, p, range, &d) || !jr_to_real(r, p, d, range, uv[k])) return false;
 		}
 	}
 	uint64_t n = (uint64_t)nx * (uint64_t)ny;
@@ -575,7 +615,7 @@ static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool
 	for (const cJSON* c = varr->child; ok && c; c = c->next, ++i) {
 		char p[JR_PATH_MAX];
 		jr_path_index(p, vpath, i);
-		ok = jr_vec3_item(r, c, p, &pos[i]);
+		ok = jr_vec3_item(r, c, p, SCENE_MAX_LENGTH, &pos[i]);
 	}
 	char what[64];
 	snprintf(what, sizeof what, "the mesh has %zu vertices", nv);
@@ -629,6 +669,20 @@ static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene
 		if (!resolve_path(L, opath, file, full, sizeof full)) return false;
 		pbd_error err;
 		if (pbd_mesh_load_obj(full, bend, &mesh, &err) != PBD_OK) return jr_fail(r, opath, "%s", err.message);
+		/* The file's numbers never passed the scene's caps: hold them to the one of coordinates. */
+		for (uint32_t i = 0; i < mesh.vertex_count; ++i) {
+			const pbd_vec3 x = mesh.positions[i];
+			const double c[3] = {(double)x.x, (double)x.y, (double)x.z};
+			for (int k = 0; k < 3; ++k) {
+				if (fabs(c[k]) <= SCENE_MAX_LENGTH) continue;
+				char got[JR_NUMBER_MAX], max[JR_NUMBER_MAX];
+				jr_format_number(got, sizeof got, c[k]);
+				jr_format_number(max, sizeof max, SCENE_MAX_LENGTH);
+				pbd_mesh_free(&mesh);
+				return jr_fail(r, opath, "%s: vertex %u: coordinate %c is %s, beyond the scene cap of +-%s", full,
+				               i + 1, "xyz"[k], got, max);
+			}
+		}
 	} else if (!read_inline_mesh(L, obj, path, bend, &mesh)) {
 		return false;
 	}
@@ -644,7 +698,8 @@ static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_objec
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_rope_def d = pbd_rope_def_default();
 	int64_t segments;
-	if (!jr_vec3(r, obj, path, "start", d.start, &d.start) || !jr_vec3(r, obj, path, "end", d.end, &d.end) ||
+	if (!jr_vec3(r, obj, path, "start", d.start, SCENE_MAX_LENGTH, &d.start) ||
+	    !jr_vec3(r, obj, path, "end", d.end, SCENE_MAX_LENGTH, &d.end) ||
 	    !jr_int(r, obj, path, "segments", d.segments, 1, SCENE_MAX_PARTICLES - 1, &segments) ||
 	    !jr_bool(r, obj, path, "bend", d.bend, &d.bend))
 		return false;
@@ -775,23 +830,26 @@ static bool read_collider(loader* L, const cJSON* c, const char* path, pbd_colli
 		d.type = PBD_SHAPE_SPHERE;
 		pbd_sphere* sp = &d.shape.sphere;
 		sp->center = pbd_v3(0, 0, 0);
-		if (!jr_object(r, c, path, keys) || !jr_vec3(r, c, path, "center", sp->center, &sp->center)) return false;
+		if (!jr_object(r, c, path, keys) || !jr_vec3(r, c, path, "center", sp->center, SCENE_MAX_LENGTH, &sp->center))
+			return false;
 		if (!jr_get(c, "radius")) return jr_fail(r, path, "missing \"radius\"");
-		if (!jr_real_p(r, c, path, "radius", 1, JR_POSITIVE, &sp->radius)) return false;
+		if (!jr_real_p(r, c, path, "radius", 1, JR_POSITIVE(SCENE_MAX_LENGTH), &sp->radius)) return false;
 	} else {
 		static const char* const keys[] = {"type", "normal", "offset", "margin", NULL};
 		d.type = PBD_SHAPE_PLANE;
 		pbd_plane* pl = &d.shape.plane;
-		if (!jr_object(r, c, path, keys) || !jr_vec3(r, c, path, "normal", pl->normal, &pl->normal) ||
-		    !jr_real_p(r, c, path, "offset", pl->offset, JR_ANY, &pl->offset))
+		if (!jr_object(r, c, path, keys) ||
+		    !jr_vec3(r, c, path, "normal", pl->normal, SCENE_MAX_DIRECTION, &pl->normal) ||
+		    !jr_real_p(r, c, path, "offset", pl->offset, JR_SYMMETRIC(SCENE_MAX_LENGTH), &pl->offset))
 			return false;
 		const pbd_vec3 n = pl->normal;
+		if (!direction_finite(L, path, "normal", n)) return false;
 		if (!((double)n.x * n.x + (double)n.y * n.y + (double)n.z * n.z > 1e-12)) {
 			jr_path_key(p, path, "normal");
 			return jr_fail(r, p, "must not be zero");
 		}
 	}
-	if (!jr_real_p(r, c, path, "margin", d.margin, JR_NONNEG, &d.margin)) return false;
+	if (!jr_real_p(r, c, path, "margin", d.margin, JR_NONNEG(SCENE_MAX_LENGTH), &d.margin)) return false;
 	*id = pbd_collider_create(L->s->world, &d);
 	if (id->index1 == 0) return fail_world(L, path);
 	return true;
@@ -875,9 +933,9 @@ static bool read_camera(loader* L, const cJSON* obj, const char* path, scene_ren
 	sr->has_target = jr_get(c, "target") != NULL;
 	sr->has_up = jr_get(c, "up") != NULL;
 	sr->has_fov = jr_get(c, "fov") != NULL;
-	if (!jr_vec3(r, c, cpath, "eye", pbd_v3(0, 0, 0), &sr->eye) ||
-	    !jr_vec3(r, c, cpath, "target", pbd_v3(0, 0, 0), &sr->target) ||
-	    !jr_vec3(r, c, cpath, "up", pbd_v3(0, 1, 0), &sr->up) ||
+	if (!jr_vec3(r, c, cpath, "eye", pbd_v3(0, 0, 0), SCENE_MAX_LENGTH, &sr->eye) ||
+	    !jr_vec3(r, c, cpath, "target", pbd_v3(0, 0, 0), SCENE_MAX_LENGTH, &sr->target) ||
+	    !jr_vec3(r, c, cpath, "up", pbd_v3(0, 1, 0), SCENE_MAX_DIRECTION, &sr->up) ||
 	    !jr_real(r, c, cpath, "fov", 40, (jr_range){1, 170, false, false}, &sr->fov))
 		return false;
 	char p[JR_PATH_MAX];
@@ -1053,8 +1111,10 @@ static void stem_of(const char* source, char out[SCENE_NAME_MAX]) {
 	if (n == 0) snprintf(out, SCENE_NAME_MAX, "scene");
 }
 
-static bool load(const char* text, size_t size, const char* source, const char* base_dir, const char* default_name,
-                 const scene_options* options, scene* out, scene_error* err) {
+/* `text` is terminated at text[size] when `owned` is: then it belongs to the load, which frees it
+ * once parsed so that the text and the objects built from the tree are never held together. */
+static bool load(const char* text, size_t size, char* owned, const char* source, const char* base_dir,
+                 const char* default_name, const scene_options* options, scene* out, scene_error* err) {
 	memset(out, 0, sizeof *out);
 	loader L;
 	memset(&L, 0, sizeof L);
@@ -1064,7 +1124,8 @@ static bool load(const char* text, size_t size, const char* source, const char* 
 	L.base_dir = base_dir;
 	L.s = out;
 	err->message[0] = '\0';
-	cJSON* root = jr_parse(&L.r, text, size);
+	cJSON* root = jr_parse(&L.r, text, size, owned != NULL);
+	free(owned);
 	if (!root) return false;
 	bool ok = build(&L, root, default_name, options);
 	cJSON_Delete(root);
@@ -1079,7 +1140,59 @@ bool scene_load_string(const char* text, size_t size, const char* source, const 
                        const scene_options* options, scene* out, scene_error* err) {
 	char stem[SCENE_NAME_MAX];
 	stem_of(source ? source : "scene", stem);
-	return load(text, size, source, base_dir, stem, options, out, err);
+	return load(text, size, NULL, source, base_dir, stem, options, out, err);
+}
+
+/* Reads at most SCENE_MAX_FILE_BYTES + 1 bytes, so that a file past the cap costs no more than
+ * the cap; in chunks rather than trusting the size fstat gives, since the path may be a pipe or a
+ * special file. The buffer has room for a terminating 0. */
+static char* read_text(FILE* fp, const char* path, size_t* out_size, scene_error* err) {
+	size_t cap = 1 << 16, size = 0;
+	struct stat st;
+	/* A regular file's size is a good first guess: one allocation, no copies. */
+	if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+	    (uint64_t)st.st_size <= SCENE_MAX_FILE_BYTES)
+		cap = (size_t)st.st_size + 2; /* the terminator, and a byte for fread to find the end */
+	char* text = malloc(cap);
+	if (!text) {
+		scene_error_set(err, "%s: out of memory", path);
+		return NULL;
+	}
+	for (;;) {
+		if (size + 1 >= cap) {
+			if (size > SCENE_MAX_FILE_BYTES) {
+				scene_error_set(err, "%s: file too large (more than the limit of %u MiB)", path,
+				                SCENE_MAX_FILE_BYTES >> 20);
+				free(text);
+				return NULL;
+			}
+			size_t bigger_cap = cap * 2 > SCENE_MAX_FILE_BYTES + 2 ? SCENE_MAX_FILE_BYTES + 2 : cap * 2;
+			char* bigger = realloc(text, bigger_cap);
+			if (!bigger) {
+				scene_error_set(err, "%s: out of memory", path);
+				free(text);
+				return NULL;
+			}
+			text = bigger;
+			cap = bigger_cap;
+		}
+		size_t got = fread(text + size, 1, cap - 1 - size, fp);
+		size += got;
+		if (got == 0) break;
+	}
+	if (ferror(fp)) {
+		scene_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+		free(text);
+		return NULL;
+	}
+	if (size > SCENE_MAX_FILE_BYTES) {
+		scene_error_set(err, "%s: file too large (more than the limit of %u MiB)", path, SCENE_MAX_FILE_BYTES >> 20);
+		free(text);
+		return NULL;
+	}
+	text[size] = '\0';
+	*out_size = size;
+	return text;
 }
 
 bool scene_load_file(const char* path, const scene_options* options, scene* out, scene_error* err) {
@@ -1090,60 +1203,29 @@ bool scene_load_file(const char* path, const scene_options* options, scene* out,
 		scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
 		return false;
 	}
-	/* Read in chunks rather than trusting ftell: the path may be a pipe or a special file. */
-	size_t cap = 1 << 16, size = 0;
-	char* text = malloc(cap);
-	bool ok = text != NULL;
-	while (ok) {
-		if (size == cap) {
-			if (cap > SCENE_MAX_FILE_BYTES) {
-				scene_error_set(err, "%s: file too large (the limit is %u bytes)", path, SCENE_MAX_FILE_BYTES);
-				ok = false;
-				break;
-			}
-			char* bigger = realloc(text, cap * 2);
-			if (!bigger) {
-				ok = false;
-				break;
-			}
-			text = bigger;
-			cap *= 2;
-		}
-		size_t got = fread(text + size, 1, cap - size, fp);
-		size += got;
-		if (got == 0) break;
-	}
-	if (ok && ferror(fp)) {
-		scene_error_set(err, "%s: cannot read: %s", path, strerror(errno));
-		ok = false;
-	} else if (!text || (!ok && !err->message[0])) {
-		scene_error_set(err, "%s: out of memory", path);
-		ok = false;
-	}
+	size_t size = 0;
+	char* text = read_text(fp, path, &size, err);
 	fclose(fp);
-	if (ok) {
-		/* Relative obj paths start in the scene file's folder. */
-		char dir[4096];
-		const char* slash = strrchr(path, '/');
-		const char* base_dir = NULL;
-		if (slash) {
-			size_t n = (size_t)(slash - path);
-			if (n == 0) n = 1; /* "/scene.json": the root */
-			if (n >= sizeof dir) {
-				scene_error_set(err, "%s: path too long", path);
-				free(text);
-				return false;
-			}
-			memcpy(dir, path, n);
-			dir[n] = '\0';
-			base_dir = dir;
+	if (!text) return false;
+	/* Relative obj paths start in the scene file's folder. */
+	char dir[4096];
+	const char* slash = strrchr(path, '/');
+	const char* base_dir = NULL;
+	if (slash) {
+		size_t n = (size_t)(slash - path);
+		if (n == 0) n = 1; /* "/scene.json": the root */
+		if (n >= sizeof dir) {
+			scene_error_set(err, "%s: path too long", path);
+			free(text);
+			return false;
 		}
-		char stem[SCENE_NAME_MAX];
-		stem_of(path, stem);
-		ok = load(text, size, path, base_dir, stem, options, out, err);
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+		base_dir = dir;
 	}
-	free(text);
-	return ok;
+	char stem[SCENE_NAME_MAX];
+	stem_of(path, stem);
+	return load(text, size, text, path, base_dir, stem, options, out, err);
 }
 
 void scene_error_set(scene_error* err, const char* fmt, ...) {
@@ -1151,6 +1233,21 @@ void scene_error_set(scene_error* err, const char* fmt, ...) {
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof err->message, fmt, ap);
 	va_end(ap);
+}
+
+void scene_format_bytes(char* out, size_t out_size, uint64_t bytes) {
+	static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	if (bytes < 1024) {
+		snprintf(out, out_size, "%llu bytes", (unsigned long long)bytes);
+		return;
+	}
+	double v = (double)bytes / 1024.0;
+	int u = 0;
+	while (v >= 1024.0 && u < 5) {
+		v /= 1024.0;
+		++u;
+	}
+	snprintf(out, out_size, "%.1f %s", v, units[u]);
 }
 
 void scene_free(scene* s) {

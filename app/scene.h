@@ -25,15 +25,37 @@ extern "C" {
 #endif
 
 /// Limits that keep a typo from exhausting memory or time (documented in docs/scene-format.md).
-/// A scene at both caps peaks at about 2.4 GB while it loads (measured; docs/scene-format.md).
+/// A scene at both size caps peaks at about 2.4 GB while it loads (measured; docs/scene-format.md).
 #define SCENE_MAX_PARTICLES   (1u << 22) ///< particles of all objects together (4194304)
 #define SCENE_MAX_CONSTRAINTS (1u << 24) ///< distance constraints of all objects together (16777216)
 #define SCENE_MAX_FRAMES      100000000  ///< frames of a run
 #define SCENE_MAX_SUBSTEPS    1000
 #define SCENE_MAX_ITERATIONS  10000
-#define SCENE_MAX_FILE_BYTES  (256u << 20) ///< size of a scene file
-#define SCENE_MAX_MAGNITUDE   1e9          ///< |x| of every number in a scene
-#define SCENE_NAME_MAX        64           ///< bytes of a name, terminator included
+#define SCENE_NAME_MAX        64 ///< bytes of a name, terminator included
+
+/// The text of a scene and the memory its parse may take: a file is read up to this size, and
+/// the JSON tree made from a text of n bytes may take SCENE_JSON_BASE_BYTES +
+/// SCENE_JSON_BYTES_PER_BYTE * n bytes (counted as the parser asks for them; a scan that builds
+/// nothing refuses a text past that before it is parsed). Big meshes belong in OBJ files.
+#define SCENE_MAX_FILE_BYTES      (16u << 20)
+#define SCENE_JSON_BASE_BYTES     (32u << 20)
+#define SCENE_JSON_BYTES_PER_BYTE 24u
+
+/// Caps per kind of quantity. Each is far below what float holds, so that what the first step
+/// forms from them stays finite: with substeps h >= SCENE_MIN_DT / SCENE_MAX_SUBSTEPS = 1e-12 s,
+/// 1/h^2 <= 1e24 and compliance/h^2 <= 1e30; gravity*dt^2 <= 1e7 m and velocity*dt <= 1e6 m, so
+/// predicted positions stay within about 2e7 m and their squared distances within 1e16 m^2
+/// (float's largest is 3.4e38). docs/scene-format.md lists which field has which cap.
+#define SCENE_MAX_LENGTH     1e6  ///< m: coordinates, offsets, sizes, rest lengths, radii, margins
+#define SCENE_MAX_DIRECTION  1e6  ///< each component of a direction (a normal, an axis, up)
+#define SCENE_MAX_SPEED      1e5  ///< m/s: velocities, max_speed
+#define SCENE_MAX_GRAVITY    1e5  ///< m/s^2, each component
+#define SCENE_MIN_DT         1e-9 ///< s
+#define SCENE_MAX_DT         10.0 ///< s
+#define SCENE_MIN_MASS       1e-9 ///< kg; also the smallest non-zero inverse mass, 1/kg
+#define SCENE_MAX_MASS       1e9  ///< kg (of a particle, given or derived), kg/m^2 or kg/m, 1/kg
+#define SCENE_MAX_COMPLIANCE 1e6  ///< m/N
+#define SCENE_MAX_MAGNITUDE  1e9  ///< any other number (jacobi.alpha)
 
 typedef enum scene_object_type {
 	SCENE_OBJECT_PARTICLES = 0,
@@ -107,6 +129,13 @@ void scene_error_set(scene_error* err, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/// For tests: the allocation function behind the JSON parser, on the calling thread (NULL =
+/// malloc). It must return memory that free() releases. A failure is reported as out of memory.
+void scene_set_parse_malloc(void* (*fn)(size_t));
+
+/// "812 bytes", "16.0 MiB", "1.5 GiB": a size for a message.
+void scene_format_bytes(char* out, size_t out_size, uint64_t bytes);
 
 /// How the world is made. Zero-initialised means: diagnostics on, no log.
 typedef struct scene_options {

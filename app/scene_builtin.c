@@ -4,6 +4,7 @@
 
 #include <cJSON.h>
 
+#include "json_read.h"
 #include "scene.h"
 #include "scene_embedded.h"
 
@@ -24,6 +25,7 @@ void scene_builtin_description(const scene_builtin* builtin, char* out, size_t o
 	if (!out || out_size == 0) return;
 	out[0] = '\0';
 	if (!builtin) return;
+	jr_install_hooks();
 	cJSON* root = cJSON_ParseWithLength((const char*)builtin->json, builtin->size);
 	const cJSON* d = cJSON_GetObjectItemCaseSensitive(root, "description");
 	if (cJSON_IsString(d) && d->valuestring) snprintf(out, out_size, "%s", d->valuestring);

@@ -27,6 +27,8 @@ static void make_data_dir(void) {
 	if (mkdir(DATA_DIR, 0777) != 0) assert_int_equal(errno, EEXIST);
 	write_text(DATA_DIR "/quad.obj", "# two triangles\nv 0 0 0\nv 1 0 0\nv 1 0 1\nv 0 0 1\nf 1 2 3\nf 1 3 4\n");
 	write_text(DATA_DIR "/bad.obj", "v 0 0 0\nv 1 0 zero\nv 0 0 1\nf 1 2 3\n");
+	/* A file's numbers are held to the coordinate cap of the scene's own. */
+	write_text(DATA_DIR "/far.obj", "v 0 0 0\nv 1e7 0 0\nv 0 0 1e7\nf 1 2 3\n");
 	write_text(DATA_DIR "/mesh_scene.json",
 	           "{\"objects\": [{\"type\": \"mesh_cloth\", \"obj\": \"quad.obj\", \"pinned\": [0]}]}");
 }
@@ -354,56 +356,96 @@ static const bad_case bad_cases[] = {
     {OBJ("{" GRID ", \"pinned\": [0.5]}"), "objects[0].pinned[0]: must be an integer", NULL},
     /* out of range */
     {"{\"frames\": -1}", "frames: must be >= 0 (got -1)", NULL},
-    {"{\"world\": {\"dt\": 0}}", "world.dt: must be > 0 (got 0)", NULL},
-    {"{\"world\": {\"dt\": -0.01}}", "world.dt: must be > 0", NULL},
-#ifndef PBD_DOUBLE
-    {"{\"world\": {\"dt\": 1e-60}}", "world.dt: too small for the float scalar type", NULL}, /* 0 in float */
-#endif
+    {"{\"world\": {\"dt\": 0}}", "world.dt: must be in [1e-09, 10] (got 0)", NULL},
+    {"{\"world\": {\"dt\": -0.01}}", "world.dt: must be in [1e-09, 10] (got -0.01)", NULL},
+    {"{\"world\": {\"dt\": 1e-60}}", "world.dt: must be in [1e-09, 10] (got 1e-60)", NULL}, /* 0 in float */
     {"{\"world\": {\"substeps\": 0}}", "world.substeps: must be >= 1 (got 0)", NULL},
     {"{\"world\": {\"iterations\": 1000000}}", "world.iterations: must be <= 10000", NULL},
     {"{\"world\": {\"damping\": 0}}", "world.damping: must be in (0, 1] (got 0)", NULL},
     {"{\"world\": {\"damping\": 1.5}}", "world.damping: must be in (0, 1]", NULL},
+    /* enough digits to see why (%g printed "got 1") */
+    {"{\"world\": {\"damping\": 1.0000001}}", "world.damping: must be in (0, 1] (got 1.0000001)", NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"stiffness\": 1.0000000000000002}]}"),
+     "objects[0].constraints[0].stiffness: must be in [0, 1] (got 1.0000000000000002)", NULL},
+    {"{\"frames\": 2.0000001}", "frames: must be an integer (got 2.0000001)", NULL},
+    /* caps per kind of quantity: the products of the first step stay finite in float */
+    {"{\"world\": {\"gravity\": [0, -1e9, 0], \"dt\": 1e9}}", "world.gravity[1]: must be in [-100000, 100000]",
+     "(got -1000000000)"},
+    {"{\"world\": {\"dt\": 1e9}}", "world.dt: must be in [1e-09, 10] (got 1000000000)", NULL},
+    {"{\"world\": {\"dt\": 1e-10}}", "world.dt: must be in [1e-09, 10] (got 1e-10)", NULL},
+    {"{\"world\": {\"max_speed\": 2e5}}", "world.max_speed: must be in [0, 100000] (got 200000)", NULL},
+    {OBJ("{" PARTS ", \"velocity\": [0, 1e6, 0]}"), "objects[0].velocity[1]: must be in [-100000, 100000]", NULL},
+    {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"v\": [1e9, 0, 0]}]}"),
+     "objects[0].particles[0].v[0]: must be in [-100000, 100000] (got 1000000000)", NULL},
+    {OBJ("{" PARTS ", \"translation\": [2e6, 0, 0]}"), "objects[0].translation[0]: must be in [-1000000, 1000000]",
+     NULL},
+    {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance\": 1e7}]}"),
+     "objects[0].constraints[0].compliance: must be in [0, 1000000] (got 10000000)", NULL},
+    {OBJ("{" GRID ", \"size\": [1e7, 1]}"), "objects[0].size[0]: must be in (0, 1000000] (got 10000000)", NULL},
+    {OBJ("{" GRID ", \"mass\": {\"value\": 2e9}}"), "objects[0].mass.value: must be in [1e-09, 1000000000]", NULL},
+    {OBJ("{\"type\": \"rope\", \"end\": [0, -3e6, 0]}"), "objects[0].end[1]: must be in [-1000000, 1000000]", NULL},
+    {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 5e6}]}", "colliders[0].radius: must be in (0, 1000000]",
+     NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"offset\": -1e7}]}", "colliders[0].offset: must be in [-1000000,", NULL},
+    {"{\"render\": {\"camera\": {\"eye\": [1e7, 0, 0]}}}", "render.camera.eye[0]: must be in [-1000000,", NULL},
+    /* derived values: a normal whose squared length overflows float, a distance to measure that
+     * would: whichever check fires names the field */
+    {"{\"colliders\": [{\"type\": \"plane\", \"normal\": [1e30, 1e30, 1e30]}]}",
+     "colliders[0].normal[0]: must be in [-1000000, 1000000] (got 1e+30)", NULL},
+    {OBJ("{" GRID ", \"axis_u\": [1e30, 0, 0]}"), "objects[0].axis_u[0]: must be in [-1000000, 1000000]", NULL},
+    {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [-3e38, 0, 0]}, {\"x\": [3e38, 0, 0]}],"
+         " \"constraints\": [{\"a\": 0, \"b\": 1}]}"),
+     "objects[0].particles[0].x[0]: must be in [-1000000, 1000000] (got -3e+38)", NULL},
+    {OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"far.obj\"}"),
+     "objects[0].obj: " DATA_DIR "/far.obj: vertex 2: coordinate x is 10000000, beyond the scene cap of +-1000000",
+     NULL},
+    {OBJ("{" GRID ", \"size\": [1e6, 1e6], \"mass\": {\"mode\": \"density\", \"value\": 1e9}}"),
+     "objects[0].mass.value: gives vertex 0 a mass of", "kg, more than 1000000000"},
     {"{\"world\": {\"jacobi\": {\"omega\": 2}}}", "world.jacobi.omega: must be in (0, 2) (got 2)", NULL},
-    {"{\"world\": {\"jacobi\": {\"alpha\": -0.2}}}", "world.jacobi.alpha: must be >= 0", NULL},
-    {"{\"world\": {\"max_speed\": -1}}", "world.max_speed: must be >= 0", NULL},
-    {"{\"world\": {\"gravity\": [0, -1e10, 0]}}", "world.gravity[1]: magnitude must be at most", NULL},
+    {"{\"world\": {\"jacobi\": {\"alpha\": -0.2}}}", "world.jacobi.alpha: must be in [0, 1000000000] (got -0.2)", NULL},
+    {"{\"world\": {\"max_speed\": -1}}", "world.max_speed: must be in [0, 100000] (got -1)", NULL},
+    {"{\"world\": {\"gravity\": [0, -1e10, 0]}}", "world.gravity[1]: must be in [-100000, 100000] (got -10000000000)",
+     NULL},
     {"{\"name\": \"../evil\"}", "name: \"../evil\" must be letters", NULL},
     {"{\"name\": \"\"}", "name: \"\" must be", NULL},
-    {OBJ("{" GRID ", \"mass\": {\"mode\": \"total\", \"value\": -1}}"), "objects[0].mass.value: must be > 0 (got -1)",
-     NULL},
-    {OBJ("{" GRID ", \"mass\": {\"value\": 1e-20}}"), "objects[0].mass.value: must be >= 1e-09", NULL},
+    {OBJ("{" GRID ", \"mass\": {\"mode\": \"total\", \"value\": -1}}"),
+     "objects[0].mass.value: must be in [1e-09, 1000000000] (got -1)", NULL},
+    {OBJ("{" GRID ", \"mass\": {\"value\": 1e-20}}"),
+     "objects[0].mass.value: must be in [1e-09, 1000000000] (got 1e-20)", NULL},
     {OBJ("{" GRID ", \"mass\": {\"mode\": \"area\"}}"), "objects[0].mass.mode: unknown value \"area\"", NULL},
     {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": -2}]}"),
-     "objects[0].particles[0].mass: must be > 0 (got -2)", NULL},
+     "objects[0].particles[0].mass: must be in [1e-09, 1000000000] (got -2)", NULL},
     {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": -1}]}"),
-     "objects[0].particles[0].inv_mass: must be >= 0", NULL},
+     "objects[0].particles[0].inv_mass: must be in [0, 1000000000] (got -1)", NULL},
     {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": 1, \"inv_mass\": 1}]}"),
      "objects[0].particles[0]: give either mass or inv_mass", NULL},
     {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"stiffness\": 1.5}]}"),
      "objects[0].constraints[0].stiffness: must be in [0, 1] (got 1.5)", NULL},
     {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance_compress\": -1e-6}]}"),
-     "objects[0].constraints[0].compliance_compress: must be >= 0", NULL},
+     "objects[0].constraints[0].compliance_compress: must be in [0, 1000000] (got -1e-06)", NULL},
     {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"stiffness\": 1, \"stiffness_stretch\": 1}]}"),
      "objects[0].constraints[0].stiffness: give either", NULL},
     {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"rest\": -1}]}"),
-     "objects[0].constraints[0].rest: must be >= 0", NULL},
+     "objects[0].constraints[0].rest: must be in [0, 1000000] (got -1)", NULL},
     {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"type\": \"bend\"}]}"),
      "objects[0].constraints[0].type: unknown value \"bend\"", NULL},
-    {OBJ("{" PARTS ", \"material\": {\"compliance\": -1}}"), "objects[0].material.compliance: must be >= 0", NULL},
+    {OBJ("{" PARTS ", \"material\": {\"compliance\": -1}}"),
+     "objects[0].material.compliance: must be in [0, 1000000] (got -1)", NULL},
     {OBJ("{" GRID ", \"material\": {\"shear\": {\"stiffness_compress\": -0.1}}}"),
      "objects[0].material.shear.stiffness_compress: must be in [0, 1]", NULL},
     {OBJ("{" GRID ", \"nx\": 1}"), "objects[0].nx: must be >= 2 (got 1)", NULL},
     {OBJ("{" GRID ", \"ny\": -3}"), "objects[0].ny: must be >= 2", NULL},
     {OBJ("{" GRID ", \"diagonals\": 3}"), "objects[0].diagonals: must be <= 2", NULL},
-    {OBJ("{" GRID ", \"size\": [1, 0]}"), "objects[0].size[1]: must be > 0", NULL},
+    {OBJ("{" GRID ", \"size\": [1, 0]}"), "objects[0].size[1]: must be in (0, 1000000] (got 0)", NULL},
     {OBJ("{" GRID ", \"axis_u\": [0, 0, 0]}"), "objects[0].axis_u: must not be zero", NULL},
     {OBJ("{" GRID ", \"axis_u\": [1, 0, 0], \"axis_v\": [-2, 0, 0]}"), "objects[0].axis_v: must not be parallel", NULL},
     {OBJ("{\"type\": \"rope\", \"start\": [1, 1, 1], \"end\": [1, 1, 1]}"), "objects[0].end: must differ from start",
      NULL},
     {OBJ("{\"type\": \"rope\", \"segments\": 0}"), "objects[0].segments: must be >= 1", NULL},
-    {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 0}]}", "colliders[0].radius: must be > 0 (got 0)", NULL},
-    {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1, \"margin\": -0.1}]}", "colliders[0].margin: must be >= 0",
+    {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 0}]}", "colliders[0].radius: must be in (0, 1000000] (got 0)",
      NULL},
+    {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1, \"margin\": -0.1}]}",
+     "colliders[0].margin: must be in [0, 1000000] (got -0.1)", NULL},
     {"{\"colliders\": [{\"type\": \"plane\", \"normal\": [0, 0, 0]}]}", "colliders[0].normal: must not be zero", NULL},
     {"{\"colliders\": [{\"type\": \"box\"}]}", "colliders[0].type: unknown value \"box\"", NULL},
     /* render settings */
@@ -469,7 +511,7 @@ static const bad_case bad_cases[] = {
      "objects[0].pinned[0]: index 9223372036854775808 out of range (the object has 2 vertices)", NULL},
     {OBJ("{" PARTS ", \"pinned\": [18446744073709551616]}"),
      "objects[0].pinned[0]: index 18446744073709551616 out of range", NULL},
-    {OBJ("{" PARTS ", \"pinned\": [1e300]}"), "objects[0].pinned[0]: index 1.0000000000000001e+300 out of range", NULL},
+    {OBJ("{" PARTS ", \"pinned\": [1e300]}"), "objects[0].pinned[0]: index 1e+300 out of range", NULL},
     {OBJ("{" PARTS ", \"pinned\": [-9223372036854775809]}"), "objects[0].pinned[0]: must be >= 0", NULL},
     {OBJ("{" GRID ", \"pinned\": [4294967296]}"), "objects[0].pinned[0]: index 4294967296 out of range", NULL},
     {OBJ("{" PARTS ", \"constraints\": [{\"a\": 9223372036854775808, \"b\": 1}]}"),
@@ -488,12 +530,13 @@ static const bad_case bad_cases[] = {
     {OBJ("{" GRID ", \"nx\": 9223372036854775808}"), "objects[0].nx: must be <= 4194304", NULL},
     /* values that conversion to pbd_real would turn into 0 (pinned, rigid, none) or move out of range */
     {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": 1e-50}]}"),
-     "objects[0].particles[0].inv_mass: must be 0 (pinned) or >= 1e-09 (got 1e-50)", NULL},
+     "objects[0].particles[0].inv_mass: must be 0 (pinned) or in [1e-09, 1000000000] (got 1e-50)", NULL},
     {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": 1e-10}]}"),
-     "objects[0].particles[0].inv_mass: must be 0 (pinned) or >= 1e-09", NULL},
+     "objects[0].particles[0].inv_mass: must be 0 (pinned) or in [1e-09, 1000000000] (got 1e-10)", NULL},
     {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": 9.99e-10}]}"),
-     "objects[0].particles[0].mass: must be >= 1e-09", NULL},
-    {OBJ("{" GRID ", \"mass\": {\"value\": 9.999999e-10}}"), "objects[0].mass.value: must be >= 1e-09", NULL},
+     "objects[0].particles[0].mass: must be in [1e-09, 1000000000] (got 9.99e-10)", NULL},
+    {OBJ("{" GRID ", \"mass\": {\"value\": 9.999999e-10}}"),
+     "objects[0].mass.value: must be in [1e-09, 1000000000] (got 9.999999e-10)", NULL},
     {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance\": 1e-320}]}"),
      "objects[0].constraints[0].compliance: too small for the", "must be 0 or at least"},
     {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"rest\": 1e-320}]}"),
@@ -694,6 +737,155 @@ static void test_library_messages(void** state) {
 	scene_free(&copy);
 }
 
+/* ---- caps and memory -------------------------------------------------------------------- */
+
+static void assert_stats_finite(const scene* s) {
+	pbd_stats st;
+	pbd_world_get_stats(s->world, &st);
+	assert_true(isfinite(st.kinetic_energy) && isfinite(st.potential_energy) && isfinite(st.elastic_energy));
+	assert_true(isfinite(st.max_strain) && isfinite(st.max_violation) && pbd_v3_is_finite(st.momentum));
+}
+
+/* Every number at its cap at once: the first steps stay finite in float (the FP traps turn an
+ * overflow anywhere into a failure), in both formulations, at the longest and the shortest dt. */
+static void test_caps_first_step_finite(void** state) {
+	(void)state;
+	static const char* const worlds[] = {
+	    "\"gravity\": [100000, -100000, 100000], \"dt\": 10, \"substeps\": 1, \"iterations\": 4",
+	    "\"gravity\": [100000, -100000, 100000], \"dt\": 1e-9, \"substeps\": 1000, \"iterations\": 1",
+	};
+	static const char* const formulations[] = {"pbd", "xpbd"};
+	for (int wi = 0; wi < 2; ++wi) {
+		for (int fi = 0; fi < 2; ++fi) {
+			char json[2048];
+			snprintf(
+			    json, sizeof json,
+			    "{\"world\": {%s, \"formulation\": \"%s\"}, \"objects\": ["
+			    "{\"type\": \"particles\", \"translation\": [1e6, -1e6, 1e6], \"velocity\": [1e5, 1e5, -1e5],"
+			    " \"particles\": [{\"x\": [1e6, 1e6, 1e6], \"v\": [1e5, -1e5, 1e5], \"mass\": 1e9},"
+			    "  {\"x\": [-1e6, -1e6, -1e6], \"v\": [-1e5, 1e5, -1e5], \"inv_mass\": 1e9},"
+			    "  {\"x\": [1e6, -1e6, 0], \"mass\": 1e-9}],"
+			    " \"constraints\": [{\"a\": 0, \"b\": 1, \"rest\": 0, \"compliance\": 1e6},"
+			    "  {\"a\": 1, \"b\": 2, \"rest\": 1e6, \"compliance\": 1.2e-38}, {\"a\": 0, \"b\": 2}]},"
+			    "{\"type\": \"grid_cloth\", \"nx\": 3, \"ny\": 3, \"size\": [1e6, 1e6], \"origin\": [1e6, 1e6, 1e6],"
+			    " \"axis_u\": [1e6, 0, 0], \"axis_v\": [0, 0, -1e6], \"velocity\": [1e5, 1e5, 1e5],"
+			    " \"mass\": {\"mode\": \"total\", \"value\": 1e9}, \"material\": {\"structural\": {\"compliance\": "
+			    "1e6}}}],"
+			    " \"colliders\": [{\"type\": \"plane\", \"normal\": [1e6, 1e6, -1e6], \"offset\": -1e6, \"margin\": "
+			    "1e6},"
+			    "  {\"type\": \"sphere\", \"center\": [-1e6, 1e6, -1e6], \"radius\": 1e6, \"margin\": 1e6}]}",
+			    worlds[wi], formulations[fi]);
+			scene s = load_ok(json, NULL);
+			for (int f = 1; f <= 2; ++f) {
+				assert_int_equal(pbd_world_step(s.world), PBD_OK);
+				assert_all_finite(&s, f);
+				assert_stats_finite(&s);
+			}
+			assert_int_equal(pbd_world_get_warning(s.world, PBD_WARN_NONFINITE).count, 0);
+			scene_free(&s);
+		}
+	}
+}
+
+/* Counts the parser's allocations, or fails them from the `fail_at`-th on (-1: never). */
+static long alloc_calls;
+static long alloc_fail_at = -1;
+static void* counting_malloc(size_t n) {
+	if (alloc_fail_at >= 0 && alloc_calls >= alloc_fail_at) return NULL;
+	++alloc_calls;
+	return malloc(n);
+}
+
+/* A text of `n` bytes: `head`, then `fill` repeated, then `tail`. */
+static char* repeat_text(const char* head, const char* fill, const char* tail, size_t n) {
+	char* t = malloc(n + 1);
+	assert_non_null(t);
+	const size_t h = strlen(head), f = strlen(fill), e = strlen(tail);
+	memcpy(t, head, h);
+	size_t at = h;
+	while (at + f + e <= n) {
+		memcpy(t + at, fill, f);
+		at += f;
+	}
+	memcpy(t + at, tail, e);
+	at += e;
+	t[at] = '\0';
+	return t;
+}
+
+static void expect_refused(const char* text, size_t size, const char* expect1, const char* expect2) {
+	scene s;
+	scene_error err;
+	assert_false(scene_load_string(text, size, "t.json", NULL, NULL, &s, &err));
+	assert_null(s.world);
+	if (!strstr(err.message, expect1) || (expect2 && !strstr(err.message, expect2)))
+		fail_msg("message \"%s\" lacks \"%s\" / \"%s\"", err.message, expect1, expect2 ? expect2 : "");
+	assert_null(strchr(err.message, '\n'));
+}
+
+/* The tree a text would make is bounded before it is made: a dense text (33 bytes of tree per
+ * byte of "0,") past the budget, a top level that is not an object and a text past the size cap
+ * are refused without one allocation by the parser; one inside the budget parses. */
+static void test_parse_memory_bound(void** state) {
+	(void)state;
+	scene_set_parse_malloc(counting_malloc);
+	alloc_calls = 0;
+	/* 4 MiB of "0,": 2 Mi values at 64 + 2 bytes each = 132 MiB, over 32 MiB + 24 * 4 MiB. */
+	const size_t n = (size_t)4 << 20;
+	char* dense = repeat_text("{\"x\": [", "0,", "0]}", n);
+	expect_refused(dense, strlen(dense), "t.json: 2097150 JSON values would take ",
+	               " MiB of memory to parse, more than the 128.0 MiB allowed for a text of 4.0 MiB");
+	assert_int_equal(alloc_calls, 0);
+	/* The same values three bytes apart fit (99 MiB): the load goes as far as the unknown key. */
+	char* sparse = repeat_text("{\"x\": [", "0, ", "0]}", n);
+	expect_refused(sparse, strlen(sparse), "t.json: x: unknown key", NULL);
+	assert_true(alloc_calls > 1000000);
+	alloc_calls = 0;
+	/* Arrays and runs of digits at the top level are refused before the parse. */
+	char* array = repeat_text("[", "0,", "0]", n);
+	expect_refused(array, strlen(array), "t.json: the top level must be an object (got an array)", NULL);
+	free(array);
+	char* digits = repeat_text("", "0", "", n);
+	expect_refused(digits, n, "t.json: the top level must be an object (got a number)", NULL);
+	assert_int_equal(alloc_calls, 0);
+	free(digits);
+	free(sparse);
+	free(dense);
+	/* Past the size cap: the text is not even scanned. */
+	char* big = repeat_text("{\"description\": \"", "a", "\"}", (size_t)SCENE_MAX_FILE_BYTES + 1);
+	expect_refused(big, strlen(big), "t.json: file too large (16.0 MiB", "the limit is 16 MiB");
+	free(big);
+	assert_int_equal(alloc_calls, 0);
+	scene_set_parse_malloc(NULL);
+}
+
+/* The parser's allocation failing, wherever it fails, reads "out of memory" (it used to read
+ * "syntax error: malformed JSON"), and the next load is not affected. */
+static void test_parse_out_of_memory(void** state) {
+	(void)state;
+	const char* json = "{\"name\": \"oom\", \"world\": {\"gravity\": [0, -1, 0]}, \"objects\": [{\"type\": \"rope\"}]}";
+	scene_set_parse_malloc(counting_malloc);
+	alloc_calls = 0;
+	alloc_fail_at = -1;
+	scene s = load_ok(json, NULL);
+	scene_free(&s);
+	const long needed = alloc_calls;
+	assert_true(needed > 10);
+	for (long k = 0; k < needed; ++k) {
+		alloc_calls = 0;
+		alloc_fail_at = k;
+		scene_error err;
+		assert_false(scene_load_string(json, strlen(json), "t.json", NULL, NULL, &s, &err));
+		assert_null(s.world);
+		if (!strstr(err.message, "t.json: out of memory while parsing")) fail_msg("failing at %ld: %s", k, err.message);
+	}
+	alloc_fail_at = -1;
+	scene_set_parse_malloc(NULL);
+	s = load_ok(json, NULL);
+	assert_string_equal(s.name, "oom");
+	scene_free(&s);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -711,6 +903,9 @@ int main(void) {
 	    cmocka_unit_test(test_empty_scene),
 	    cmocka_unit_test(test_limits_inclusive),
 	    cmocka_unit_test(test_library_messages),
+	    cmocka_unit_test(test_caps_first_step_finite),
+	    cmocka_unit_test(test_parse_memory_bound),
+	    cmocka_unit_test(test_parse_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
