@@ -99,17 +99,20 @@ static const char* const solver_aliases[] = {"gs", NULL};
 static const int solver_alias_values[] = {PBD_SOLVER_GAUSS_SEIDEL};
 static const char* const formulation_names[] = {"pbd", "xpbd", NULL};
 static const char* const collision_names[] = {"in_solver", "after_solver", NULL};
+static const char* const damping_mode_names[] = {"velocity", "after_forces", NULL};
 
 static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	jr* r = &L->r;
 	const cJSON* w = jr_get(root, "world");
 	if (!w) return true;
-	static const char* const keys[] = {"gravity", "dt",     "substeps",       "iterations", "solver", "formulation",
-	                                   "damping", "jacobi", "collision_mode", "max_speed",  NULL};
+	static const char* const keys[] = {
+	    "gravity", "dt",           "substeps", "iterations",     "solver",    "formulation",
+	    "damping", "damping_mode", "jacobi",   "collision_mode", "max_speed", "divergence_strain",
+	    NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations;
-	int solver, formulation, collision;
+	int solver, formulation, collision, damping_mode;
 	if (!jr_vec3(r, w, path, "gravity", d->gravity, SCENE_MAX_GRAVITY, &d->gravity) ||
 	    !jr_real_p(r, w, path, "dt", d->dt, (jr_range){SCENE_MIN_DT, SCENE_MAX_DT, false, false}, &d->dt) ||
 	    !jr_int(r, w, path, "substeps", d->substeps, 1, SCENE_MAX_SUBSTEPS, &substeps) ||
@@ -117,9 +120,13 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	    !jr_enum(r, w, path, "solver", (int)d->solver, solver_names, solver_aliases, solver_alias_values, &solver) ||
 	    !jr_enum(r, w, path, "formulation", (int)d->formulation, formulation_names, NULL, NULL, &formulation) ||
 	    !jr_real_p(r, w, path, "damping", d->damping, (jr_range){0, 1, true, false}, &d->damping) ||
+	    !jr_enum(r, w, path, "damping_mode", (int)d->damping_mode, damping_mode_names, NULL, NULL, &damping_mode) ||
 	    !jr_enum(r, w, path, "collision_mode", (int)d->collision_mode, collision_names, NULL, NULL, &collision) ||
-	    !jr_real_p(r, w, path, "max_speed", d->max_speed, JR_NONNEG(SCENE_MAX_SPEED), &d->max_speed))
+	    !jr_real_p(r, w, path, "max_speed", d->max_speed, JR_NONNEG(SCENE_MAX_SPEED), &d->max_speed) ||
+	    !jr_real_p(r, w, path, "divergence_strain", d->divergence_strain, JR_NONNEG(SCENE_MAX_MAGNITUDE),
+	               &d->divergence_strain))
 		return false;
+	d->damping_mode = (pbd_damping_mode)damping_mode;
 	d->substeps = (int)substeps;
 	d->iterations = (int)iterations;
 	d->solver = (pbd_solver)solver;
@@ -305,25 +312,6 @@ static bool lines_from_mesh(loader* L, const char* path, const pbd_mesh* m, uint
 	return true;
 }
 
-/* A mass the library derived (a density times an area, a total shared out) is held to the cap of
- * a given one, so that mass times velocity stays finite in pbd_real. */
-static bool derived_masses_ok(loader* L, const cJSON* obj, const char* path, const pbd_body* b) {
-	const pbd_real* w = pbd_world_inv_masses(L->s->world);
-	for (uint32_t i = 0; i < b->particle_count; ++i) {
-		const double wi = (double)w[b->first_particle + i];
-		if (wi == 0 || wi >= 1.0 / SCENE_MAX_MASS) continue;
-		char p[JR_PATH_MAX], got[JR_NUMBER_MAX], max[JR_NUMBER_MAX];
-		if (jr_get(obj, "mass"))
-			jr_path_key(p, path, "mass.value");
-		else
-			snprintf(p, sizeof p, "%s", path);
-		jr_format_number(got, sizeof got, 1.0 / wi);
-		jr_format_number(max, sizeof max, SCENE_MAX_MASS);
-		return jr_fail(&L->r, p, "gives vertex %u a mass of %s kg, more than %s", i, got, max);
-	}
-	return true;
-}
-
 /* Mass, pinned, material, translation and velocity: the fields every mesh-based object shares.
  * Then the body is created. `mesh` belongs to the caller. */
 static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd_mesh* mesh, scene_object* o) {
@@ -341,7 +329,6 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 	bool ok = reserve(L, path, mesh->vertex_count, edges);
 	if (ok && pbd_body_create(L->s->world, &bd, &o->range) != PBD_OK) ok = fail_world(L, path);
 	free(pinned);
-	if (ok) ok = derived_masses_ok(L, obj, path, &o->range);
 	if (ok && o->range.triangle_count == 0) ok = lines_from_mesh(L, path, mesh, o->range.first_particle, o);
 	return ok;
 }

@@ -176,6 +176,14 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 	}
 	st = compute_inv_masses(w, d, inv, pos);
 	if (st != PBD_OK) goto done;
+	/* The rule's result is held to the range a given inverse mass has, with its own message. */
+	for (uint32_t i = 0; i < n; ++i) {
+		if (pbd_inv_mass_ok(inv[i])) continue;
+		st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+		              "%s: the mass rule gives vertex %u a mass of %.9g kg, outside [%g, %g] kg", fn, i,
+		              1.0 / (double)inv[i], 1 / PBD_INV_MASS_MAX, 1 / PBD_INV_MASS_MIN);
+		goto done;
+	}
 
 	/* Everything is checked and the room is made first, so the adds below cannot fail and a
 	 * body is added whole or not at all. */
