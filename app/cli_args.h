@@ -8,8 +8,9 @@
 /* Exit statuses of the program. */
 enum {
 	CLI_OK = 0,
-	CLI_FAILED = 1, /* bad input file, run-time failure */
-	CLI_USAGE = 2   /* bad command line */
+	CLI_FAILED = 1,  /* bad input file, run-time failure */
+	CLI_USAGE = 2,   /* bad command line */
+	CLI_DIVERGED = 3 /* the simulation diverged; its outputs were written */
 };
 
 /* A whole-string integer in [lo, hi]: no sign games, no trailing characters, no overflow. */

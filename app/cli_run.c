@@ -33,6 +33,8 @@ typedef struct run_options {
 	bool plot;                 /* --plot: plot metrics.csv at the end */
 	cli_render_options render; /* render.path NULL: no --render */
 	const char* render_only;   /* an option given that needs --render, for the message */
+	long save_every;           /* --save-every: frames between snapshots, 0 = none */
+	const char* resume;        /* --resume: snapshot to continue from */
 } run_options;
 
 /* State shared with the library's log callback, so a warning does not land inside the progress line. */
@@ -76,6 +78,11 @@ void cli_run_help(FILE* fp) {
 	      "                         50 for GIF; PNG frames: all of them)\n"
 	      "      --overlay LIST     comma-separated: particles, constraints (colored by strain), pinned,\n"
 	      "                         contacts; or none (default: the scene's, else pinned)\n"
+	      "      --save-every N     write the world's complete state to DIR/snapshot.pbds every N frames\n"
+	      "                         and at the last one (replaced in place, never left half written)\n"
+	      "      --resume FILE      continue from a snapshot of this scene: the run starts at the frame\n"
+	      "                         the snapshot was taken and ends bit-identical to a run that never\n"
+	      "                         stopped; frames and metrics rows before that frame are kept\n"
 	      "  -h, --help             this text\n"
 	      "\n"
 	      "Options override the scene's \"world\" settings. The progress line appears on stderr for\n"
@@ -83,7 +90,12 @@ void cli_run_help(FILE* fp) {
 	      "alone, ms per frame for rendering and for encoding, final strain, contacts, warnings) goes\n"
 	      "to stdout. Rendering is described in docs/rendering.md.\n"
 	      "\n"
-	      "Exit status: 0 success, 1 bad scene or failure while running, 2 bad command line.\n",
+	      "A frame in which the library undid a non-finite state, or after which a constraint is\n"
+	      "stretched beyond the scene's divergence_strain, makes the run diverged: it goes on to the\n"
+	      "end, writes every output, says so on stderr and exits with status 3.\n"
+	      "\n"
+	      "Exit status: 0 success, 1 bad scene or failure while running, 2 bad command line,\n"
+	      "3 the simulation diverged.\n",
 	      fp);
 }
 
@@ -213,6 +225,13 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 				if (!cli_parse_real(c.value, SCENE_MIN_DT, false, SCENE_MAX_DT, &o->dt))
 					return cli_usage_error(&c, "--dt: expected seconds from %g to %g, got '%s'", SCENE_MIN_DT,
 					                       SCENE_MAX_DT, c.value);
+			} else if (cli_match(&c, NULL, "--save-every", true)) {
+				if (!cli_parse_int(c.value, 1, SCENE_MAX_FRAMES, &o->save_every))
+					return cli_usage_error(&c, "--save-every: expected an integer in [1, %d], got '%s'",
+					                       SCENE_MAX_FRAMES, c.value);
+			} else if (cli_match(&c, NULL, "--resume", true)) {
+				if (!c.value[0]) return cli_usage_error(&c, "--resume: empty file name");
+				o->resume = c.value;
 			} else if (cli_match(&c, "-q", "--quiet", false)) {
 				o->quiet = true;
 			} else if (cli_match(&c, NULL, "--progress", false)) {
@@ -347,6 +366,83 @@ static int fail(run_state* rs, const scene_error* err) {
 	return CLI_FAILED;
 }
 
+/* Replaces the scene's world by the snapshot's. The snapshot must be of this scene: the objects'
+ * ranges index its particles, so their number must match. *start gets the snapshot's frame. */
+static bool resume_world(const char* path, scene* s, run_state* rs, int* start, scene_error* err) {
+	pbd_world_def hooks = pbd_world_def_default();
+	hooks.log = on_library_log;
+	hooks.log_user = rs;
+	pbd_world* w = NULL;
+	pbd_error perr;
+	if (pbd_world_load(path, &hooks, &w, &perr) != PBD_OK) {
+		scene_error_set(err, "%s", perr.message);
+		return false;
+	}
+	pbd_stats st;
+	pbd_world_get_stats(w, &st);
+	const uint32_t have = pbd_world_particle_count(s->world);
+	if (st.particles != have || st.distances != pbd_world_distance_count(s->world)) {
+		scene_error_set(err, "%s: a snapshot of %u particles and %u constraints, but scene %s has %u and %u", path,
+		                st.particles, st.distances, s->name, have, pbd_world_distance_count(s->world));
+		pbd_world_destroy(w);
+		return false;
+	}
+	if (st.steps > (uint64_t)SCENE_MAX_FRAMES) {
+		scene_error_set(err, "%s: taken at step %llu, past any run", path, (unsigned long long)st.steps);
+		pbd_world_destroy(w);
+		return false;
+	}
+	pbd_world_destroy(s->world);
+	s->world = w;
+	*start = (int)st.steps;
+	return true;
+}
+
+/* metrics.csv of a resumed run: the header and the rows of frames before `start` from the file
+ * already there (the run being continued), then the new rows. Without one, a header only. */
+static FILE* open_metrics(const char* path, int start, scene_error* err) {
+	char* kept = NULL;
+	size_t kept_len = 0;
+	if (start > 0) {
+		FILE* old = fopen(path, "rb");
+		if (old) {
+			FILE* mem = open_memstream(&kept, &kept_len);
+			char line[8192];
+			bool first = true;
+			while (mem && fgets(line, sizeof line, old)) {
+				const size_t n = strlen(line);
+				if (n == 0 || line[n - 1] != '\n') break; /* a cut row ends what is kept */
+				if (first) {
+					first = false;
+					continue; /* the header is written afresh */
+				}
+				char* end = NULL;
+				const long frame = strtol(line, &end, 10);
+				if (end == line || *end != ',' || frame < 0 || frame >= start) break;
+				fputs(line, mem);
+			}
+			if (mem) fclose(mem);
+			fclose(old);
+		}
+	}
+	FILE* fp = fopen(path, "wb");
+	if (!fp) {
+		scene_error_set(err, "%s: cannot write: %s", path, strerror(errno));
+		free(kept);
+		return NULL;
+	}
+	out_metrics_header(fp);
+	if (kept_len) fwrite(kept, 1, kept_len, fp);
+	free(kept);
+	return fp;
+}
+
+static bool save_snapshot(const scene* s, const char* path, scene_error* err) {
+	if (pbd_world_save(s->world, path) == PBD_OK) return true;
+	scene_error_set(err, "%s", pbd_world_last_error(s->world));
+	return false;
+}
+
 static int run(const run_options* o) {
 	run_state rs = {o->quiet, false, false};
 	scene_options so = {false, on_library_log, &rs};
@@ -368,17 +464,24 @@ static int run(const run_options* o) {
 		snprintf(dir, sizeof dir, "out/%s", s.name);
 	/* Trailing slashes would double up in the file names. */
 	for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; --n) dir[n - 1] = '\0';
+	int start = 0; /* the first frame: 0, or the snapshot's when resuming */
+	if (o->resume) {
+		if (!resume_world(o->resume, &s, &rs, &start, &err)) goto done;
+		/* The command line's settings still win over the snapshot's. */
+		if (!apply_overrides(o, &s, &err)) goto done;
+		if (start > frames) {
+			scene_error_set(&err, "%s: taken at frame %d, after the run's last frame %d", o->resume, start, frames);
+			goto done;
+		}
+	}
 	unsigned removed;
-	if (!out_make_dir(dir, &err) || !out_clear_frames(dir, &removed, &err)) goto done;
-	char metrics_path[4200], state_path[4200];
+	if (!out_make_dir(dir, &err) || !out_clear_frames(dir, start - 1, &removed, &err)) goto done;
+	char metrics_path[4200], state_path[4200], snapshot_path[4200];
 	snprintf(metrics_path, sizeof metrics_path, "%s/metrics.csv", dir);
 	snprintf(state_path, sizeof state_path, "%s/state.txt", dir);
-	metrics = fopen(metrics_path, "wb");
-	if (!metrics) {
-		scene_error_set(&err, "%s: cannot write: %s", metrics_path, strerror(errno));
-		goto done;
-	}
-	out_metrics_header(metrics);
+	snprintf(snapshot_path, sizeof snapshot_path, "%s/snapshot.pbds", dir);
+	metrics = open_metrics(metrics_path, start, &err);
+	if (!metrics) goto done;
 
 	/* Before the first frame: the camera frames the initial state. */
 	if (o->render.path && !cli_render_open(&o->render, &s, &render, &err)) goto done;
@@ -386,15 +489,17 @@ static int run(const run_options* o) {
 	const bool tty = isatty(fileno(stderr)) != 0;
 	const bool want_progress = !o->quiet && (tty || o->progress);
 	const double progress_every = tty ? 0.25 : 1.0;
-	const double start = now_seconds();
-	double sim = 0, output = 0, next_progress = start + 1.0; /* nothing for runs under a second */
+	const double t_start = now_seconds();
+	double sim = 0, output = 0, next_progress = t_start + 1.0; /* nothing for runs under a second */
 	pbd_stats stats;
 	double t = now_seconds();
 	rs.stepping = true;
-	if (!emit_frame(&s, 0, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
+	if (!emit_frame(&s, start, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
 	output += now_seconds() - t;
-	if (render && !cli_render_frame(render, 0, frames, &err)) goto done;
-	for (int f = 1; f <= frames; ++f) {
+	if (render && !cli_render_frame(render, start, frames, &err)) goto done;
+	uint64_t diverged_before = pbd_world_get_warning(s.world, PBD_WARN_DIVERGED).count;
+	int first_diverged = -1, diverged_frames = 0;
+	for (int f = start + 1; f <= frames; ++f) {
 		t = now_seconds();
 		pbd_status st = pbd_world_step(s.world);
 		double t2 = now_seconds();
@@ -403,17 +508,26 @@ static int run(const run_options* o) {
 			scene_error_set(&err, "%s: frame %d: %s", s.name, f, pbd_world_last_error(s.world));
 			goto done;
 		}
+		const uint64_t diverged_now = pbd_world_get_warning(s.world, PBD_WARN_DIVERGED).count;
+		if (diverged_now != diverged_before) {
+			diverged_before = diverged_now;
+			if (first_diverged < 0) first_diverged = f;
+			diverged_frames++;
+		}
 		if (!emit_frame(&s, f, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
+		if (o->save_every && (f % o->save_every == 0 || f == frames) && !save_snapshot(&s, snapshot_path, &err))
+			goto done;
 		double t3 = now_seconds();
 		output += t3 - t2;
 		/* Timed inside, apart from the step and the output above. */
 		if (render && !cli_render_frame(render, f, frames, &err)) goto done;
 		if (want_progress && t3 >= next_progress) {
-			show_progress(&rs, tty, s.name, f, frames, t3 - start);
+			show_progress(&rs, tty, s.name, f, frames, t3 - t_start);
 			next_progress = t3 + progress_every;
 		}
 	}
 	t = now_seconds();
+	if (o->save_every && frames == start && !save_snapshot(&s, snapshot_path, &err)) goto done;
 	if (!out_write_state(state_path, &s, frames, stats.time, &err)) goto done;
 	FILE* m = metrics;
 	metrics = NULL;
@@ -432,26 +546,33 @@ static int run(const run_options* o) {
 	clear_progress(&rs);
 
 	if (!o->quiet) {
-		const double wall = now_seconds() - start;
-		printf("%s: %d frames, %.6g s simulated, wall %.3f s\n", s.name, frames, stats.time, wall);
-		if (frames > 0)
-			printf("  simulation %.3f s (%.4f ms/step), output %.3f s\n", sim, 1e3 * sim / frames, output);
+		const double wall = now_seconds() - t_start;
+		const int stepped = frames - start;
+		if (start > 0)
+			printf("%s: frames %d to %d resumed from %s, %.6g s simulated, wall %.3f s\n", s.name, start, frames,
+			       o->resume, stats.time, wall);
+		else
+			printf("%s: %d frames, %.6g s simulated, wall %.3f s\n", s.name, frames, stats.time, wall);
+		if (stepped > 0)
+			printf("  simulation %.3f s (%.4f ms/step), output %.3f s\n", sim, 1e3 * sim / stepped, output);
 		else
 			printf("  simulation 0 s, output %.3f s\n", output);
 		printf("  %u particles, %u constraints, %u colliders; final max strain %.4g, contacts %u\n", stats.particles,
 		       stats.distances, stats.colliders, stats.max_strain, stats.contacts);
 		pbd_warning_stat nonfinite = pbd_world_get_warning(s.world, PBD_WARN_NONFINITE);
 		pbd_warning_stat clamped = pbd_world_get_warning(s.world, PBD_WARN_SPEED_CLAMPED);
-		if (nonfinite.count || clamped.count)
-			printf("  warnings: %llu non-finite states recovered (last particle %u), "
+		pbd_warning_stat diverged = pbd_world_get_warning(s.world, PBD_WARN_DIVERGED);
+		if (nonfinite.count || clamped.count || diverged.count)
+			printf("  warnings: %llu diverged steps, %llu non-finite particle states undone (last particle %u), "
 			       "%llu speeds clamped (last particle %u)\n",
-			       (unsigned long long)nonfinite.count, nonfinite.last_index, (unsigned long long)clamped.count,
-			       clamped.last_index);
+			       (unsigned long long)diverged.count, (unsigned long long)nonfinite.count, nonfinite.last_index,
+			       (unsigned long long)clamped.count, clamped.last_index);
 		const char* what = o->format == OUT_FORMAT_OBJ ? " OBJ" : (o->format == OUT_FORMAT_PLY ? " PLY" : "");
+		const char* snap = o->save_every ? ", snapshot.pbds" : "";
 		if (o->format == OUT_FORMAT_NONE)
-			printf("  wrote %s/: metrics.csv, state.txt\n", dir);
+			printf("  wrote %s/: metrics.csv, state.txt%s\n", dir, snap);
 		else
-			printf("  wrote %s/: %d%s frames, metrics.csv, state.txt\n", dir, frames + 1, what);
+			printf("  wrote %s/: %d%s frames, metrics.csv, state.txt%s\n", dir, frames + 1 - start, what, snap);
 		if (o->render.path) {
 			const int n = rr.frames > 0 ? rr.frames : 1;
 			printf("  render %d images %dx%d on %s: drawing %.3f s (%.2f ms/frame), encoding %.3f s "
@@ -471,8 +592,16 @@ static int run(const run_options* o) {
 	/* After the summary, which it ends with its own line: its time is apart from the run's. */
 	if (o->plot && !plot_after_run(metrics_path, dir, o->quiet, &err)) goto done;
 	code = CLI_OK;
+	if (diverged_frames) {
+		/* Said even with -q: the numbers written are not a result. */
+		fprintf(stderr,
+		        "pbd: %s: diverged in %d of %d frames, first at frame %d (max strain %.4g at the end); the outputs "
+		        "in %s/ are complete but not a valid simulation\n",
+		        s.name, diverged_frames, frames - start, first_diverged, stats.max_strain, dir);
+		code = CLI_DIVERGED;
+	}
 done:
-	if (code != CLI_OK) fail(&rs, &err);
+	if (code != CLI_OK && code != CLI_DIVERGED) fail(&rs, &err);
 	cli_render_abort(render);
 	if (metrics) fclose(metrics);
 	scene_free(&s);

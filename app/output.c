@@ -50,23 +50,30 @@ bool out_make_dir(const char* dir, scene_error* err) {
 }
 
 /* frame_<digits>.obj or frame_<digits>.ply exactly: the only names a run may delete. */
-static bool is_frame_file(const char* name) {
+/* frame_<digits>.obj or .ply; *number receives the frame (saturated). */
+static bool is_frame_file(const char* name, long* number) {
 	if (strncmp(name, "frame_", 6) != 0) return false;
 	const char* p = name + 6;
 	const char* digits = p;
-	while (*p >= '0' && *p <= '9') ++p;
+	long n = 0;
+	while (*p >= '0' && *p <= '9') {
+		n = n > 100000000L ? n : n * 10 + (*p - '0');
+		++p;
+	}
 	if (p == digits) return false;
+	*number = n;
 	return strcmp(p, ".obj") == 0 || strcmp(p, ".ply") == 0;
 }
 
-bool out_clear_frames(const char* dir, unsigned* removed, scene_error* err) {
+bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, scene_error* err) {
 	*removed = 0;
 	DIR* d = opendir(dir);
 	if (!d) return fail_errno(err, dir, "cannot list folder");
 	bool ok = true;
 	struct dirent* e;
 	while ((e = readdir(d)) != NULL) {
-		if (!is_frame_file(e->d_name)) continue;
+		long number;
+		if (!is_frame_file(e->d_name, &number) || number <= keep_through) continue;
 		char path[4400];
 		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
 		struct stat st;

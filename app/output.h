@@ -14,8 +14,10 @@ typedef enum out_format { OUT_FORMAT_OBJ = 0, OUT_FORMAT_PLY, OUT_FORMAT_NONE } 
 bool out_make_dir(const char* dir, scene_error* err);
 
 /// Deletes the frame files of an earlier run (frame_<digits>.obj / .ply, nothing else), so a
-/// shorter run does not leave a mix of old and new frames. *removed gets how many went.
-bool out_clear_frames(const char* dir, unsigned* removed, scene_error* err);
+/// shorter run does not leave a mix of old and new frames; those numbered up to keep_through
+/// stay (-1: none stay; a resumed run keeps the frames before its start). *removed gets how
+/// many went.
+bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, scene_error* err);
 
 /// <dir>/frame_<frame, 5 digits or more>.<obj|ply>
 void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_format format);

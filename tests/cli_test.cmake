@@ -318,6 +318,61 @@ elseif(CASE STREQUAL "run_pendulum")
   expect_count("none/frame_*" 0)
   expect_lines(none/metrics.csv 4)
 
+elseif(CASE STREQUAL "resume")
+  # A run saved at frame 20 and resumed ends with the same bytes as the run that never stopped:
+  # frames, metrics.csv and state.txt. Colliders, pins and the Jacobi solver take part.
+  run_pbd(run cloth_sphere -n 40 -o whole -q)
+  expect_rc(0)
+  run_pbd(run cloth_sphere -n 20 --save-every 7 -o part -q)
+  expect_rc(0)
+  expect_count("part/snapshot.pbds" 1)
+  expect_count("part/snapshot.pbds.tmp" 0)
+  run_pbd(run cloth_sphere -n 40 --resume part/snapshot.pbds -o part)
+  expect_rc(0)
+  expect_out("frames 20 to 40 resumed from part/snapshot.pbds")
+  file(REMOVE "${WORK}/part/snapshot.pbds")
+  expect_same_files(whole part)
+  # Into a fresh folder: the same state, metrics from the snapshot's frame on.
+  run_pbd(run cloth_sphere -n 40 --resume whole/../part/state.txt -o fresh)
+  expect_rc(1)
+  expect_one_line("part/state.txt: not a pbd snapshot")
+  run_pbd(run cloth_sphere -n 20 --save-every 20 -o snap -q)
+  run_pbd(run cloth_sphere -n 40 --resume snap/snapshot.pbds -o fresh -q)
+  expect_rc(0)
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/whole/state.txt" "${WORK}/fresh/state.txt"
+                  RESULT_VARIABLE differ)
+  if(NOT differ EQUAL 0)
+    message(FATAL_ERROR "resumed into a fresh folder: state.txt differs from the uninterrupted run")
+  endif()
+  expect_lines(fresh/metrics.csv 22) # header + frames 20..40
+  # A snapshot of another scene, and one past the run's end.
+  run_pbd(run rope -n 40 --resume snap/snapshot.pbds -o other)
+  expect_rc(1)
+  expect_one_line("snap/snapshot.pbds: a snapshot of 441 particles and 1240 constraints, but scene rope has 31")
+  run_pbd(run cloth_sphere -n 10 --resume snap/snapshot.pbds -o early)
+  expect_rc(1)
+  expect_one_line("taken at frame 20, after the run's last frame 10")
+  run_pbd(run cloth_sphere --save-every 0)
+  expect_rc(2)
+
+elseif(CASE STREQUAL "diverged")
+  # One iteration with a one-second step cannot hold a cloth: it stretches thousands of times
+  # over. The run goes to the end, writes everything, and says so with exit status 3, even -q.
+  file(WRITE "${WORK}/torn.json" "{\"name\": \"torn\", \"frames\": 5,
+    \"world\": {\"dt\": 1, \"iterations\": 1},
+    \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 10, \"ny\": 10, \"size\": [1, 1], \"pinned\": [0, 9]}]}")
+  run_pbd(run torn.json -o torn -q)
+  expect_rc(3)
+  expect_one_line("torn: diverged in 5 of 5 frames, first at frame 1 \\(max strain [0-9.e+]+ at the end\\)")
+  expect_lines(torn/state.txt 107)
+  expect_count("torn/frame_*.obj" 6)
+  # The bound is the scene's: raised past the strain, the same run is not diverged.
+  file(READ "${WORK}/torn.json" torn)
+  string(REPLACE "\"iterations\": 1}" "\"iterations\": 1, \"divergence_strain\": 0}" torn "${torn}")
+  file(WRITE "${WORK}/torn_ok.json" "${torn}")
+  run_pbd(run torn_ok.json -o ok -q)
+  expect_rc(0)
+
 elseif(CASE STREQUAL "usage")
   foreach(args "run;--bogus" "run;-n;abc" "run;-n;-1" "run;-n;5x" "run;--frames" "run;--dt;0" "run;--dt;nan"
           "run;--dt;1e999" "run;--iterations;0" "run;--substeps;1001" "run;--solver;newton" "run;--format;stl"
