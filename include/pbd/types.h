@@ -288,17 +288,22 @@ typedef struct pbd_stats {
 	uint32_t particles, distances, colliders;
 } pbd_stats;
 
-/// Run-time warnings the library recovered from.
+/// Run-time events the library counts. The first of each kind is also logged.
 typedef enum pbd_warning {
-	PBD_WARN_NONFINITE = 0, ///< particle states became NaN/inf (counted per particle); the step was undone
+	/// Particle states became NaN/inf; counted per particle. The whole step was undone: every
+	/// particle is back where the step started, at rest.
+	PBD_WARN_NONFINITE = 0,
 	PBD_WARN_SPEED_CLAMPED, ///< a particle's speed exceeded max_speed and was clamped
-	PBD_WARN_DIVERGED,      ///< the step blew up: non-finite state or strain past divergence_strain
+	/// The step blew up: it was undone for a non-finite state, or it left a constraint stretched
+	/// past divergence_strain. Counted per step; last_index is the step count (pbd_stats.steps)
+	/// at the last one. The numbers after such a step are not a simulation result.
+	PBD_WARN_DIVERGED,
 	PBD_WARN_COUNT
 } pbd_warning;
 
 typedef struct pbd_warning_stat {
 	uint64_t count;
-	uint32_t last_index; ///< particle index of the last occurrence
+	uint32_t last_index; ///< particle index of the last occurrence (a step count for DIVERGED)
 } pbd_warning_stat;
 
 /// Opaque world.
