@@ -8,6 +8,13 @@ static pbd_status sphere_validate(pbd_world* w, pbd_collider_def* def) {
 	if (!(s->radius > 0))
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_collider_create: sphere radius must be > 0 (got %.9g)",
 		                (double)s->radius);
+	/* The projection compares squared distances with (radius + margin)^2: both are bounded so
+	 * that it stays finite (compared, not squared, so checking raises no FP exception). */
+	const pbd_real cap = PBD_SQRT(PBD_REAL_MAX) / 4;
+	if (!(s->radius <= cap && def->margin <= cap))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+		                "pbd_collider_create: sphere radius %.9g or margin %.9g exceeds %g for this precision",
+		                (double)s->radius, (double)def->margin, (double)cap);
 	return PBD_OK;
 }
 

@@ -22,12 +22,14 @@
 #define PBD_R(x)            (x)
 #define PBD_POW             pow
 #define PBD_FABS            fabs
+#define PBD_FMAX            fmax
 #else
 #define PBD_REAL_MIN_NORMAL FLT_MIN
 #define PBD_REAL_MAX        FLT_MAX
 #define PBD_R(x)            (x##f)
 #define PBD_POW             powf
 #define PBD_FABS            fabsf
+#define PBD_FMAX            fmaxf
 #endif
 
 /* Cookie written by the *_def_default functions and checked by the create calls, so that a def

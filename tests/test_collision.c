@@ -198,6 +198,41 @@ static void test_plane_normal_normalised(void** state) {
 	assert_int_equal(pbd_world_step(w), PBD_OK);
 	assert_near(pbd_world_positions(w)[0].y, 1.0, TEST_TOL(1e-12, 1e-6));
 	pbd_world_destroy(w);
+
+	/* Normals whose length overflows or underflows the precision describe planes all the same:
+	 * n = (0, 1e30, 1e30) with offset 1e30 is y + z = 1, and so is n scaled to 1e-30. */
+	const pbd_real scales[2] = {(pbd_real)1e30, (pbd_real)1e-30};
+	for (int k = 0; k < 2; ++k) {
+		w = test_world(&def);
+		cd = pbd_collider_def_default();
+		cd.shape.plane.normal = pbd_v3(0, scales[k], scales[k]);
+		cd.shape.plane.offset = scales[k];
+		const pbd_collider_id big = pbd_collider_create(w, &cd);
+		assert_true(pbd_collider_is_valid(w, big));
+		assert_int_equal(pbd_collider_get_def(w, big, &got), PBD_OK);
+		assert_near(got.shape.plane.normal.y, sqrt(0.5), TEST_TOL(1e-12, 1e-6));
+		assert_near(got.shape.plane.normal.z, sqrt(0.5), TEST_TOL(1e-12, 1e-6));
+		assert_near(got.shape.plane.offset, sqrt(0.5), TEST_TOL(1e-12, 1e-6));
+		pbd_world_destroy(w);
+	}
+	/* An offset that no unit normal can carry is refused with its numbers, not made infinite. */
+	char last[256] = "";
+	pbd_world_def logged = pbd_world_def_default();
+	logged.log = test_log_keep;
+	logged.log_user = last;
+	pbd_world_create(&logged, &w);
+	cd = pbd_collider_def_default();
+	const bool single = sizeof(pbd_real) == sizeof(float);
+	cd.shape.plane.normal = pbd_v3(0, (pbd_real)(single ? 1e-30 : 1e-300), 0);
+	cd.shape.plane.offset = (pbd_real)(single ? 1e30 : 1e300);
+	assert_false(pbd_collider_is_valid(w, pbd_collider_create(w, &cd)));
+	assert_non_null(strstr(last, "overflows"));
+	cd = pbd_collider_def_default();
+	cd.type = PBD_SHAPE_SPHERE;
+	cd.shape.sphere.radius = (pbd_real)(single ? 1e30 : 1e300);
+	assert_false(pbd_collider_is_valid(w, pbd_collider_create(w, &cd)));
+	assert_non_null(strstr(last, "sphere radius"));
+	pbd_world_destroy(w);
 }
 
 /* Generation ids: a destroyed collider's id is stale forever, the slot is reused by the next
