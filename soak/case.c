@@ -61,22 +61,38 @@ static uint32_t first_free(const pbd_world* w, uint32_t n) {
 	return UINT32_MAX;
 }
 
+/* Grows a buffer to hold `n` items; the soak's own memory failing ends the case. */
+static void* grow(void* p, size_t n, size_t size) {
+	void* q = realloc(p, (n + 1) * size); /* + 1: an empty world still gets a real buffer */
+	if (!q) abort();
+	return q;
+}
+
 static void run_steps(pbd_world* w, soak_random* rs, const soak_case* c, soak_result* r) {
-	const uint32_t n = pbd_world_particle_count(w);
-	/* One spare entry so that an empty world still gets real buffers. */
-	pbd_vec3* before = (pbd_vec3*)malloc((n + 1) * sizeof *before);
-	pbd_vec3* goal = (pbd_vec3*)malloc((n + 1) * sizeof *goal);
-	uint8_t* pinned = (uint8_t*)malloc(n + 1);
-	uint8_t* targeted = (uint8_t*)calloc(n + 1, 1);
-	if (!before || !goal || !pinned || !targeted) abort(); /* the soak's own memory */
+	uint32_t cap = 0;
+	pbd_vec3* before = NULL;
+	uint8_t* pinned = NULL;
+	/* Built-in scenes get no targets: marks that stay clear. */
+	uint8_t* no_targets = NULL;
 	const int inject_step = c->steps < 3 ? 1 : 3;
 
 	for (int step = 1; step <= c->steps; ++step) {
 		char msg[200];
-		if (rs && !soak_random_events(rs, targeted, goal, msg, sizeof msg)) {
+		if (rs && !soak_random_events(rs, msg, sizeof msg)) {
 			flag(r, SOAK_REFUSED, step, "step %d: %s", step, msg);
 			break;
 		}
+		/* Random worlds may have grown while the events ran. */
+		const uint32_t n = pbd_world_particle_count(w);
+		if (n > cap || !before) {
+			cap = n;
+			before = (pbd_vec3*)grow(before, cap, sizeof *before);
+			pinned = (uint8_t*)grow(pinned, cap, 1);
+			no_targets = (uint8_t*)grow(no_targets, cap, 1);
+			memset(no_targets, 0, cap + 1);
+		}
+		uint8_t* targeted = rs ? rs->targeted : no_targets;
+		const pbd_vec3* goal = rs ? rs->goal : before;
 		memcpy(before, pbd_world_positions(w), n * sizeof *before);
 		for (uint32_t i = 0; i < n; ++i) pinned[i] = pbd_particle_is_pinned(w, i);
 		uint64_t warned[PBD_WARN_COUNT];
@@ -122,8 +138,10 @@ static void run_steps(pbd_world* w, soak_random* rs, const soak_case* c, soak_re
 		/* A step undone for a particle lands it back on its start, not on its target. */
 		const bool undone = pbd_world_get_warning(w, PBD_WARN_NONFINITE).count != warned[PBD_WARN_NONFINITE];
 		for (uint32_t i = 0; i < n; ++i) {
+			const bool had_target = targeted[i];
+			targeted[i] = 0; /* a target lasts one step */
 			if (!pinned[i]) continue;
-			if (targeted[i]) {
+			if (had_target) {
 				if (!undone && !same_bits(x[i], goal[i]))
 					flag(r, SOAK_PINNED_MOVED, step,
 					     "step %d: pinned particle %u missed its target (%.9g %.9g %.9g), at (%.9g %.9g %.9g)", step, i,
@@ -135,7 +153,6 @@ static void run_steps(pbd_world* w, soak_random* rs, const soak_case* c, soak_re
 				     (double)before[i].x, (double)before[i].y, (double)before[i].z, (double)x[i].x, (double)x[i].y,
 				     (double)x[i].z, (double)v[i].x, (double)v[i].y, (double)v[i].z);
 			}
-			targeted[i] = 0;
 		}
 
 		pbd_stats stats;
@@ -165,9 +182,8 @@ static void run_steps(pbd_world* w, soak_random* rs, const soak_case* c, soak_re
 	}
 	for (int k = 0; k < PBD_WARN_COUNT; ++k) r->warnings[k] = pbd_world_get_warning(w, (pbd_warning)k).count;
 	free(before);
-	free(goal);
 	free(pinned);
-	free(targeted);
+	free(no_targets);
 }
 
 static void describe_world(pbd_world* w, soak_result* r) {
@@ -206,6 +222,9 @@ void soak_run_case(const soak_case* c, soak_result* r) {
 		} else {
 			describe_world(rs.world, r);
 			run_steps(rs.world, &rs, c, r);
+			describe_world(rs.world, r); /* objects may have been added while it ran */
+			r->targets = rs.targets;
+			r->changes = rs.changes;
 			soak_random_destroy(&rs);
 		}
 	}

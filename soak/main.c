@@ -298,11 +298,12 @@ static void csv_text(FILE* f, const char* s) {
 static void csv_row(FILE* f, const soak_case* c, const soak_result* r) {
 	fprintf(f, "%s,", c->scene ? "scene" : "random");
 	csv_text(f, c->scene ? c->scene : "");
-	fprintf(f, ",%llu,%s,%d,%d,%u,%u,%u,%.6g,%d,%llu,%llu,%llu,%.3f,", c->scene ? 0ull : (unsigned long long)c->seed,
-	        soak_class_name(r->cls), r->steps_done, r->bad_step, r->particles, r->distances, r->colliders,
-	        r->max_strain, r->max_strain_step, (unsigned long long)r->warnings[PBD_WARN_NONFINITE],
+	fprintf(f, ",%llu,%s,%d,%d,%u,%u,%u,%.6g,%d,%llu,%llu,%llu,%u,%u,%.3f,",
+	        c->scene ? 0ull : (unsigned long long)c->seed, soak_class_name(r->cls), r->steps_done, r->bad_step,
+	        r->particles, r->distances, r->colliders, r->max_strain, r->max_strain_step,
+	        (unsigned long long)r->warnings[PBD_WARN_NONFINITE],
 	        (unsigned long long)r->warnings[PBD_WARN_SPEED_CLAMPED], (unsigned long long)r->warnings[PBD_WARN_DIVERGED],
-	        r->wall_s * 1e3);
+	        r->targets, r->changes, r->wall_s * 1e3);
 	csv_text(f, r->setup);
 	fputc(',', f);
 	csv_text(f, r->detail);
@@ -416,7 +417,7 @@ int main(int argc, char** argv) {
 			return EXIT_BUG;
 		}
 		fputs("kind,scene,seed,class,steps,bad_step,particles,constraints,colliders,max_strain,max_strain_step,"
-		      "warn_nonfinite,warn_speed_clamped,warn_diverged,wall_ms,setup,detail,first_log\n",
+		      "warn_nonfinite,warn_speed_clamped,warn_diverged,targets,changes,wall_ms,setup,detail,first_log\n",
 		      csv);
 	}
 	soak_result* shared = NULL;

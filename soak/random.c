@@ -1,6 +1,7 @@
 /* Random worlds for the soak: every setting drawn across its whole documented range (and the
  * edges of it more often than chance would), cloths, ropes and loose particle clusters, pins,
  * colliders, forces, and changes while the world runs. Only the public API is used. */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@ static void append(char* buf, size_t size, const char* fmt, ...) {
 	va_end(ap);
 }
 
-/* A uniformly distributed direction (rejection in the cube keeps it exact and portable). */
+/* A uniformly distributed direction, by rejection from the cube. */
 static pbd_vec3 random_dir(soak_rng* rng) {
 	for (;;) {
 		double x = soak_rng_range(rng, -1, 1), y = soak_rng_range(rng, -1, 1), z = soak_rng_range(rng, -1, 1);
@@ -44,6 +45,31 @@ static pbd_vec3 random_dir(soak_rng* rng) {
 static pbd_vec3 random_point(soak_rng* rng, double half) {
 	return pbd_v3(rr(soak_rng_range(rng, -half, half)), rr(soak_rng_range(rng, -half, half)),
 	              rr(soak_rng_range(rng, -half, half)));
+}
+
+/* A point of the scene: within 5 m of the world's origin. */
+static pbd_vec3 random_place(soak_random* rs) { return pbd_v3_add(rs->origin, random_point(&rs->rng, 5)); }
+
+/* The shortest edge worth building here: 16 steps of the scalar's spacing at the world's
+ * distance from 0. Shorter cells far out round to coincident vertices, zero-area triangles and
+ * massless vertices, which pbd_body_create rightly refuses. */
+static double min_edge(const soak_random* rs) {
+	const double eps = sizeof(pbd_real) == sizeof(float) ? (double)FLT_EPSILON : DBL_EPSILON;
+	return 16 * eps * ((double)pbd_v3_length(rs->origin) + 10);
+}
+
+/* Log-uniform in [lo, hi], stretched by `decades` at both ends in an extreme world. */
+static double spread(soak_random* rs, double lo, double hi, double decades) {
+	const double f = rs->extreme ? pow(10, decades) : 1;
+	return soak_rng_log(&rs->rng, lo / f, hi * f);
+}
+
+/* A force on particle i of mass m giving it an acceleration from 1 cm/s^2 to 1000 m/s^2 (more
+ * decades in an extreme world): a wind gust to a blast, whatever the particle weighs. */
+static pbd_vec3 random_force(soak_random* rs, uint32_t i) {
+	const double a = spread(rs, 1e-2, 1e3, 3);
+	const double w = (double)pbd_world_inv_masses(rs->world)[i];
+	return pbd_v3_scale(random_dir(&rs->rng), rr(w > 0 ? a / w : a));
 }
 
 /* PBD stiffness in [0, 1], with the ends (a slack and a rigid link) drawn often. */
@@ -78,10 +104,10 @@ static bool add_body(soak_random* rs, pbd_mesh* mesh, uint32_t corner_a, uint32_
 	pbd_body_def bd = pbd_body_def_default();
 	bd.mesh = mesh;
 	bd.mass_mode = (pbd_mass_mode)soak_rng_int(rng, 0, 2);
-	bd.mass = bd.mass_mode == PBD_MASS_PER_PARTICLE ? rr(soak_rng_log(rng, 1e-4, 10))
-	          : bd.mass_mode == PBD_MASS_TOTAL      ? rr(soak_rng_log(rng, 1e-3, 1e3))
-	                                                : rr(soak_rng_log(rng, 1e-3, 10));
-	if (soak_rng_chance(rng, 0.4)) bd.velocity = pbd_v3_scale(random_dir(rng), rr(soak_rng_log(rng, 1e-2, 50)));
+	bd.mass = bd.mass_mode == PBD_MASS_PER_PARTICLE ? rr(spread(rs, 1e-4, 10, 2))
+	          : bd.mass_mode == PBD_MASS_TOTAL      ? rr(spread(rs, 1e-3, 1e3, 2))
+	                                                : rr(spread(rs, 1e-3, 10, 2));
+	if (soak_rng_chance(rng, 0.4)) bd.velocity = pbd_v3_scale(random_dir(rng), rr(spread(rs, 1e-2, 50, 2)));
 	bd.material[PBD_EDGE_STRUCTURAL] = random_material(rng, 0.95);
 	bd.material[PBD_EDGE_SHEAR] = random_material(rng, 0.7);
 	bd.material[PBD_EDGE_BEND] = random_material(rng, 0.7);
@@ -111,9 +137,11 @@ static bool add_grid(soak_random* rs, soak_result* r) {
 	const int side = (int)fmin(48, fmax(2, floor(sqrt(rs->max_work / (8.0 * rs->objects)))));
 	gd.nx = (uint32_t)soak_rng_int_log(rng, 2, side);
 	gd.ny = (uint32_t)soak_rng_int_log(rng, 2, side);
-	gd.size_u = rr(soak_rng_log(rng, 0.01, 20));
-	gd.size_v = soak_rng_chance(rng, 0.5) ? gd.size_u : rr(soak_rng_log(rng, 0.01, 20));
-	gd.origin = random_point(rng, 5);
+	/* Sizes through the cell: a cell from 2 mm to 0.5 m, whatever the resolution. */
+	const double cell = fmax(soak_rng_log(rng, 2e-3, 0.5), min_edge(rs));
+	gd.size_u = rr(cell * (gd.nx - 1));
+	gd.size_v = rr((soak_rng_chance(rng, 0.5) ? cell : fmax(soak_rng_log(rng, 2e-3, 0.5), min_edge(rs))) * (gd.ny - 1));
+	gd.origin = random_place(rs);
 	pbd_vec3 u = random_dir(rng), v;
 	do v = random_dir(rng);
 	while (pbd_v3_length(pbd_v3_cross(u, v)) < rr(0.05));
@@ -145,8 +173,9 @@ static bool add_rope(soak_random* rs, soak_result* r) {
 	pbd_rope_def rd = pbd_rope_def_default();
 	const int most = (int)fmin(256, fmax(1, floor(rs->max_work / (4.0 * rs->objects))));
 	rd.segments = (uint32_t)soak_rng_int_log(rng, 1, most);
-	rd.start = random_point(rng, 5);
-	rd.end = pbd_v3_add(rd.start, pbd_v3_scale(random_dir(rng), rr(soak_rng_log(rng, 0.01, 20))));
+	rd.start = random_place(rs);
+	const double length = fmax(soak_rng_log(rng, 2e-3, 0.5), min_edge(rs)) * rd.segments;
+	rd.end = pbd_v3_add(rd.start, pbd_v3_scale(random_dir(rng), rr(length)));
 	rd.bend = soak_rng_chance(rng, 0.5);
 	pbd_mesh mesh;
 	pbd_error err;
@@ -170,7 +199,7 @@ static bool add_cluster(soak_random* rs, soak_result* r) {
 	pbd_real inv[MAX_N];
 	pbd_distance_def c[MAX_C];
 	const uint32_t n = (uint32_t)soak_rng_int(rng, 2, MAX_N);
-	const pbd_vec3 center = random_point(rng, 5);
+	const pbd_vec3 center = random_place(rs);
 	const double spread = soak_rng_log(rng, 1e-3, 2);
 	const bool moving = soak_rng_chance(rng, 0.5);
 	for (uint32_t i = 0; i < n; ++i) {
@@ -207,13 +236,13 @@ static bool add_cluster(soak_random* rs, soak_result* r) {
 
 /* Moves a collider clear of every particle, as a scene author would place it: a world that
  * starts inside a collider is thrown out of it at once, which says nothing about stability. The
- * rest of the time (and when no clear place is found) it stays where it was drawn. */
+ * other tenth of the time (and when no clear place is found) it stays where it was drawn. */
 static void place_clear(soak_random* rs, pbd_collider_def* cd) {
 	soak_rng* rng = &rs->rng;
 	pbd_world* w = rs->world;
 	const uint32_t n = pbd_world_particle_count(w);
 	const pbd_vec3* x = pbd_world_positions(w);
-	if (n == 0 || soak_rng_chance(rng, 0.2)) return;
+	if (n == 0 || soak_rng_chance(rng, 0.1)) return;
 	if (cd->type == PBD_SHAPE_PLANE) {
 		const pbd_vec3 nrm = pbd_v3_scale(cd->shape.plane.normal, 1 / pbd_v3_length(cd->shape.plane.normal));
 		double lowest = INFINITY;
@@ -232,7 +261,7 @@ static void place_clear(soak_random* rs, pbd_collider_def* cd) {
 				cd->shape.sphere.radius = rr(room * soak_rng_range(rng, 0.5, 1));
 			return;
 		}
-		cd->shape.sphere.center = random_point(rng, 5);
+		cd->shape.sphere.center = random_place(rs);
 	}
 }
 
@@ -247,10 +276,11 @@ static bool add_collider(soak_random* rs, soak_result* r) {
 		                            ? pbd_v3_add(pbd_v3(0, 1, 0), pbd_v3_scale(random_dir(rng), rr(soak_rng_unit(rng))))
 		                            : random_dir(rng);
 		if (pbd_v3_length(cd.shape.plane.normal) < rr(1e-3)) cd.shape.plane.normal = pbd_v3(0, 1, 0);
-		cd.shape.plane.offset = rr(soak_rng_range(rng, -6, 3));
+		cd.shape.plane.offset = pbd_v3_dot(cd.shape.plane.normal, rs->origin) +
+		                        rr(soak_rng_range(rng, -6, 3)) * pbd_v3_length(cd.shape.plane.normal);
 	} else {
 		cd.type = PBD_SHAPE_SPHERE;
-		cd.shape.sphere.center = random_point(rng, 5);
+		cd.shape.sphere.center = random_place(rs);
 		cd.shape.sphere.radius = rr(soak_rng_log(rng, 0.05, 5));
 	}
 	cd.margin = soak_rng_chance(rng, 0.5) ? 0 : rr(soak_rng_log(rng, 1e-4, 0.1));
@@ -281,6 +311,20 @@ static pbd_status fit_work(soak_random* rs, int* substeps, int* iterations) {
 	return st == PBD_OK ? pbd_world_set_substeps(w, *substeps) : st;
 }
 
+/* Keeps the target marks as long as the world's particle arrays. */
+static void track_particles(soak_random* rs) {
+	rs->particles = pbd_world_particle_count(rs->world);
+	if (rs->particles <= rs->cap) return;
+	uint32_t cap = rs->particles + 64;
+	uint8_t* t = (uint8_t*)realloc(rs->targeted, cap);
+	pbd_vec3* g = (pbd_vec3*)realloc(rs->goal, cap * sizeof *g);
+	if (!t || !g) abort(); /* the soak's own memory; nothing to learn from going on */
+	memset(t + rs->cap, 0, cap - rs->cap);
+	rs->targeted = t;
+	rs->goal = g;
+	rs->cap = cap;
+}
+
 bool soak_random_create(uint64_t seed, double max_work, pbd_log_fn log, void* log_user, soak_random* rs,
                         soak_result* r) {
 	memset(rs, 0, sizeof *rs);
@@ -288,6 +332,8 @@ bool soak_random_create(uint64_t seed, double max_work, pbd_log_fn log, void* lo
 	rs->max_work = max_work;
 	soak_rng* rng = &rs->rng;
 
+	rs->extreme = soak_rng_chance(rng, 0.1);
+	if (rs->extreme) rs->origin = pbd_v3_scale(random_dir(rng), rr(soak_rng_log(rng, 1e2, 1e6)));
 	pbd_world_def wd = pbd_world_def_default();
 	wd.dt = rr(soak_rng_log(rng, 1e-4, 0.05));
 	wd.substeps = soak_rng_int_log(rng, 1, 64);
@@ -319,14 +365,13 @@ bool soak_random_create(uint64_t seed, double max_work, pbd_log_fn log, void* lo
 	const int colliders = soak_rng_int(rng, 0, 3);
 	for (int i = 0; ok && i < colliders; ++i) ok = add_collider(rs, r);
 	pbd_world* w = rs->world;
-	rs->particles = pbd_world_particle_count(w);
+	if (ok) track_particles(rs);
 
 	if (ok && soak_rng_chance(rng, 0.2)) {
 		/* Every particle its own velocity, not one per body. */
 		pbd_vec3* v = (pbd_vec3*)malloc(rs->particles * sizeof *v);
 		if (!v) abort(); /* the soak's own memory; nothing to learn from going on */
-		for (uint32_t i = 0; i < rs->particles; ++i)
-			v[i] = pbd_v3_scale(random_dir(rng), rr(soak_rng_log(rng, 1e-3, 10)));
+		for (uint32_t i = 0; i < rs->particles; ++i) v[i] = pbd_v3_scale(random_dir(rng), rr(spread(rs, 1e-3, 2, 2)));
 		st = pbd_world_set_velocities(w, 0, rs->particles, v);
 		free(v);
 		if (st != PBD_OK) ok = refused(r, w, "pbd_world_set_velocities", st);
@@ -336,7 +381,7 @@ bool soak_random_create(uint64_t seed, double max_work, pbd_log_fn log, void* lo
 		const int forces = soak_rng_int(rng, 1, 16);
 		for (int k = 0; ok && k < forces; ++k) {
 			uint32_t i = (uint32_t)soak_rng_int(rng, 0, (int)rs->particles - 1);
-			st = pbd_particle_set_force(w, i, pbd_v3_scale(random_dir(rng), rr(soak_rng_log(rng, 1e-3, 1e3))));
+			st = pbd_particle_set_force(w, i, random_force(rs, i));
 			if (st != PBD_OK) ok = refused(r, w, "pbd_particle_set_force", st);
 		}
 		append(r->setup, sizeof r->setup, " f%d", forces);
@@ -346,24 +391,23 @@ bool soak_random_create(uint64_t seed, double max_work, pbd_log_fn log, void* lo
 		st = fit_work(rs, &substeps, &iterations);
 		if (st != PBD_OK) ok = refused(r, w, "pbd_world_set_iterations", st);
 		rs->target_rate = soak_rng_chance(rng, 0.3) ? soak_rng_range(rng, 0.05, 1) : 0;
-		rs->change_rate = soak_rng_chance(rng, 0.3) ? soak_rng_log(rng, 0.005, 0.2) : 0;
-		char head[160];
-		snprintf(head, sizeof head, "dt %.3g sub %d it %d %s%s %s damp %.3g g %.3g %s vmax %.3g%s%s |", (double)wd.dt,
+		rs->change_rate = soak_rng_chance(rng, 0.4) ? soak_rng_log(rng, 0.01, 0.5) : 0;
+		char head[200];
+		snprintf(head, sizeof head, "dt %.3g sub %d it %d %s%s %s damp %.3g g %.3g %s vmax %.3g%s%s", (double)wd.dt,
 		         substeps, iterations, wd.solver == PBD_SOLVER_JACOBI ? "jacobi" : "gs",
 		         wd.solver == PBD_SOLVER_JACOBI ? (wd.jacobi_equal_split ? "(eq)" : "(mw)") : "",
 		         wd.formulation == PBD_FORMULATION_XPBD ? "xpbd" : "pbd", (double)wd.damping, g,
 		         wd.collision_mode == PBD_COLLISION_IN_SOLVER ? "in" : "after", (double)wd.max_speed,
 		         rs->target_rate > 0 ? " targets" : "", rs->change_rate > 0 ? " changes" : "");
+		if (rs->extreme) append(head, sizeof head, " extreme at %.3g m", (double)pbd_v3_length(rs->origin));
+		append(head, sizeof head, " |");
 		/* The settings go first: they say most about a divergence. */
 		char body[sizeof r->setup];
 		snprintf(body, sizeof body, "%s", r->setup);
 		snprintf(r->setup, sizeof r->setup, "%s", head);
 		append(r->setup, sizeof r->setup, "%s", body);
 	}
-	if (!ok) {
-		pbd_world_destroy(rs->world);
-		rs->world = NULL;
-	}
+	if (!ok) soak_random_destroy(rs);
 	return ok;
 }
 
@@ -388,14 +432,15 @@ static bool event_failed(soak_random* rs, const char* call, pbd_status st, char*
 		if (st_ != PBD_OK) return event_failed(rs, name, st_, msg, msg_size);                                          \
 	} while (0)
 
-/* One change of the world while it runs: what an application's slider, grab or script does. */
-static bool random_change(soak_random* rs, uint8_t* targeted, char* msg, size_t msg_size) {
+/* One change of the world while it runs: what an application's slider, grab, spawn or script
+ * does. */
+static bool random_change(soak_random* rs, char* msg, size_t msg_size) {
 	soak_rng* rng = &rs->rng;
 	pbd_world* w = rs->world;
 	const uint32_t n = rs->particles;
 	const uint32_t i = (uint32_t)soak_rng_int(rng, 0, (int)n - 1);
 	pbd_world_def d = pbd_world_get_def(w);
-	switch (soak_rng_int(rng, 0, 13)) {
+	switch (soak_rng_int(rng, 0, 16)) {
 	case 0:
 		CALL(pbd_world_set_dt(w, rr(soak_rng_log(rng, 1e-4, 0.05))), "pbd_world_set_dt");
 		break;
@@ -440,21 +485,47 @@ static bool random_change(soak_random* rs, uint8_t* targeted, char* msg, size_t 
 		uint32_t k = random_pinned(rs);
 		if (k == UINT32_MAX) break;
 		CALL(pbd_particle_unpin(w, k), "pbd_particle_unpin");
-		targeted[k] = 0;
+		rs->targeted[k] = 0;
 		break;
 	}
 	case 11: {
 		/* A kick, as a grab-and-throw would give. */
-		pbd_vec3 v = pbd_v3_scale(random_dir(rng), rr(soak_rng_log(rng, 1e-2, 100)));
+		pbd_vec3 v = pbd_v3_scale(random_dir(rng), rr(spread(rs, 1e-2, 20, 2)));
 		CALL(pbd_world_set_velocities(w, i, 1, &v), "pbd_world_set_velocities");
 		break;
 	}
 	case 12:
-		CALL(pbd_particle_set_force(w, i,
-		                            soak_rng_chance(rng, 0.3)
-		                                ? pbd_v3(0, 0, 0)
-		                                : pbd_v3_scale(random_dir(rng), rr(soak_rng_log(rng, 1e-3, 1e3)))),
+		CALL(pbd_particle_set_force(w, i, soak_rng_chance(rng, 0.3) ? pbd_v3(0, 0, 0) : random_force(rs, i)),
 		     "pbd_particle_set_force");
+		break;
+	case 13: {
+		/* An object dropped into the running world: the arrays grow and the constraints are
+		 * scheduled again between two steps. */
+		if (rs->spawned >= 8) break;
+		rs->spawned++;
+		rs->objects++;
+		soak_result scratch;
+		memset(&scratch, 0, sizeof scratch);
+		const double u = soak_rng_unit(rng);
+		if (!(u < 0.4 ? add_rope(rs, &scratch) : u < 0.7 ? add_cluster(rs, &scratch) : add_grid(rs, &scratch))) {
+			snprintf(msg, msg_size, "%s", scratch.detail);
+			return false;
+		}
+		track_particles(rs);
+		int substeps = d.substeps, iterations = d.iterations;
+		CALL(fit_work(rs, &substeps, &iterations), "pbd_world_set_iterations");
+		break;
+	}
+	case 14: {
+		/* A grab: a free particle put somewhere else, as a viewer's drag does. */
+		if (pbd_particle_is_pinned(w, i)) break;
+		pbd_vec3 x =
+		    pbd_v3_add(pbd_world_positions(w)[i], pbd_v3_scale(random_dir(rng), rr(soak_rng_log(rng, 1e-4, 0.1))));
+		CALL(pbd_world_set_positions(w, i, 1, &x), "pbd_world_set_positions");
+		break;
+	}
+	case 15:
+		CALL(pbd_particle_set_inv_mass(w, i, rr(1 / soak_rng_log(rng, 1e-4, 1e3))), "pbd_particle_set_inv_mass");
 		break;
 	default:
 		if (rs->collider_count > 0 && soak_rng_chance(rng, 0.5)) {
@@ -474,19 +545,26 @@ static bool random_change(soak_random* rs, uint8_t* targeted, char* msg, size_t 
 	return true;
 }
 
-bool soak_random_events(soak_random* rs, uint8_t* targeted, pbd_vec3* goal, char* msg, size_t msg_size) {
+bool soak_random_events(soak_random* rs, char* msg, size_t msg_size) {
 	soak_rng* rng = &rs->rng;
 	if (rs->target_rate > 0 && soak_rng_chance(rng, rs->target_rate)) {
 		uint32_t i = random_pinned(rs);
 		if (i != UINT32_MAX) {
 			const pbd_vec3 at = pbd_world_positions(rs->world)[i];
-			const pbd_vec3 to = pbd_v3_add(at, pbd_v3_scale(random_dir(rng), rr(soak_rng_log(rng, 1e-4, 1))));
+			/* A hand moving at up to 5 m/s: the pin's path over one step. */
+			const double speed = soak_rng_log(rng, 1e-3, 5);
+			const pbd_real dt = pbd_world_get_def(rs->world).dt;
+			const pbd_vec3 to = pbd_v3_add(at, pbd_v3_scale(random_dir(rng), rr(speed) * dt));
 			CALL(pbd_particle_set_target(rs->world, i, to), "pbd_particle_set_target");
-			targeted[i] = 1;
-			goal[i] = to;
+			rs->targeted[i] = 1;
+			rs->goal[i] = to;
+			rs->targets++;
 		}
 	}
-	if (rs->change_rate > 0 && soak_rng_chance(rng, rs->change_rate)) return random_change(rs, targeted, msg, msg_size);
+	if (rs->change_rate > 0 && soak_rng_chance(rng, rs->change_rate)) {
+		rs->changes++;
+		return random_change(rs, msg, msg_size);
+	}
 	return true;
 }
 
@@ -494,5 +572,7 @@ bool soak_random_events(soak_random* rs, uint8_t* targeted, pbd_vec3* goal, char
 
 void soak_random_destroy(soak_random* rs) {
 	pbd_world_destroy(rs->world);
-	rs->world = NULL;
+	free(rs->targeted);
+	free(rs->goal);
+	memset(rs, 0, sizeof *rs);
 }

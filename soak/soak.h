@@ -62,6 +62,7 @@ typedef struct soak_result {
 	int max_strain_step;
 	uint64_t warnings[PBD_WARN_COUNT]; /* counts at the end of the run */
 	unsigned diverged_by;              /* SOAK_BY_* */
+	uint32_t targets, changes;         /* random world: targets given and changes made while running */
 	double wall_s;                     /* building and stepping */
 	char setup[256];                   /* settings and contents, for the report */
 	char detail[256];                  /* the first problem, or "" */
@@ -78,11 +79,21 @@ typedef struct soak_random {
 	pbd_world* world;
 	double max_work;
 	int objects;
+	/* A tenth of the worlds are extreme: far from the origin (where float spacing is coarse), with
+	 * masses, forces and speeds spread over more decades. */
+	bool extreme;
+	pbd_vec3 origin;
 	uint32_t particles;
 	pbd_collider_id colliders[8];
 	int collider_count;
 	double target_rate; /* chance per step of giving a pinned particle a kinematic target */
 	double change_rate; /* chance per step of changing a setting, a pin, a force or a collider */
+	int spawned;        /* objects added while running */
+	uint32_t targets, changes;
+	/* Particles given a target for the coming step, and their goals (cap entries each). */
+	uint8_t* targeted;
+	pbd_vec3* goal;
+	uint32_t cap;
 } soak_random;
 
 /* Makes the world of `seed` within `max_work`. False with a message in r->detail when the library
@@ -91,9 +102,9 @@ bool soak_random_create(uint64_t seed, double max_work, pbd_log_fn log, void* lo
                         soak_result* r);
 
 /* This step's events, applied before it runs. A particle given a target is marked in
- * `targeted` and its goal put in `goal`; unpinning clears the mark. False with a message when a
- * call was refused. */
-bool soak_random_events(soak_random* rs, uint8_t* targeted, pbd_vec3* goal, char* msg, size_t msg_size);
+ * rs->targeted and its goal put in rs->goal; unpinning clears the mark; the caller clears the
+ * rest after the step. False with a message when a call was refused. */
+bool soak_random_events(soak_random* rs, char* msg, size_t msg_size);
 
 void soak_random_destroy(soak_random* rs);
 
