@@ -386,6 +386,17 @@ bool soak_random_create(uint64_t seed, double max_work, pbd_log_fn log, void* lo
 		}
 		append(r->setup, sizeof r->setup, " f%d", forces);
 	}
+	if (ok && rs->extreme && soak_rng_chance(rng, 0.3)) {
+		/* A finite force no step can absorb: the velocity overflows, so the library's undo of a
+		 * non-finite step, its warning and what it does to the neighbours all get exercised. */
+		const uint32_t i = (uint32_t)soak_rng_int(rng, 0, (int)rs->particles - 1);
+		const double w_i = (double)pbd_world_inv_masses(w)[i];
+		const double a = soak_rng_log(rng, 1e15, 1e30);
+		const double most = sizeof(pbd_real) == sizeof(float) ? 1e37 : 1e300;
+		st = pbd_particle_set_force(w, i, pbd_v3_scale(random_dir(rng), rr(fmin(w_i > 0 ? a / w_i : a, most))));
+		if (st != PBD_OK) ok = refused(r, w, "pbd_particle_set_force", st);
+		append(r->setup, sizeof r->setup, " overflow");
+	}
 	if (ok) {
 		int substeps = wd.substeps, iterations = wd.iterations;
 		st = fit_work(rs, &substeps, &iterations);
