@@ -11,7 +11,8 @@ jobs=$(nproc)
 if command -v clang-format >/dev/null 2>&1; then
 	echo "=== clang-format"
 	clang-format --dry-run --Werror src/*.c src/*.h include/pbd/*.h app/*.c app/*.h bench/*.c bench/*.h \
-		bench/*.cpp tests/*.c tests/*.h examples/*.c tests/consumer/*.c viewer/*.c viewer/*.h render/*.c render/*.h
+		bench/*.cpp tests/*.c tests/*.h examples/*.c tests/consumer/*.c viewer/*.c viewer/*.h render/*.c render/*.h \
+		soak/*.c soak/*.h
 fi
 
 run_config() {
