@@ -326,9 +326,11 @@ void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep
 			pbd_vec3 vi = v[i], vl = vlo[i];
 			if (dq.x != 0 || dq.y != 0 || dq.z != 0) add_compensated(&vi, &vl, pbd_v3_scale(dq, inv_h));
 			if (max_speed > 0) {
-				const pbd_real s2 = pbd_v3_dot(vi, vi);
-				if (s2 > max_speed * max_speed) {
-					vi = pbd_v3_scale(vi, max_speed / PBD_SQRT(s2));
+				/* In double: a float speed past 1.8e19 m/s would square to inf and clamp to 0. */
+				const double s2 =
+				    (double)vi.x * (double)vi.x + (double)vi.y * (double)vi.y + (double)vi.z * (double)vi.z;
+				if (s2 > (double)max_speed * (double)max_speed) {
+					vi = pbd_v3_scale(vi, (pbd_real)((double)max_speed / sqrt(s2)));
 					vl = pbd_v3(0, 0, 0);
 					w->warnings[PBD_WARN_SPEED_CLAMPED].count++;
 					w->warnings[PBD_WARN_SPEED_CLAMPED].last_index = i;
@@ -363,7 +365,7 @@ uint32_t pbd_particles_end_step(pbd_world* w) {
 			pbd_warning_stat* ws = &w->warnings[PBD_WARN_NONFINITE];
 			if (ws->count == 0)
 				pbd_log(w, "pbd_world_step: particle %u became non-finite at step %llu; the step was undone", i,
-				        (unsigned long long)w->steps);
+				        (unsigned long long)w->steps + 1);
 			ws->count++;
 			ws->last_index = i;
 			bad++;

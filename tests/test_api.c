@@ -703,6 +703,20 @@ static void test_speed_clamp(void** state) {
 	assert_true(ws.count >= 45 && ws.count <= 49);
 	assert_int_equal(ws.last_index, 0);
 	pbd_world_destroy(w);
+
+	/* Speeds whose float square overflows are clamped to max_speed too, not to zero. */
+	def = pbd_world_def_default();
+	def.max_speed = 10;
+	def.gravity = pbd_v3(0, 0, 0);
+	w = test_world(&def);
+	const pbd_vec3 xs[2] = {{0, 0, 0}, {1, 0, 0}};
+	const pbd_vec3 vs[2] = {{(pbd_real)1e19, 0, 0}, {0, (pbd_real)-1e20, 0}};
+	const pbd_real invs[2] = {1, 1};
+	assert_int_equal(pbd_world_add_particles(w, 2, xs, vs, invs, NULL), PBD_OK);
+	assert_int_equal(pbd_world_step(w), PBD_OK);
+	assert_near(pbd_world_velocities(w)[0].x, 10, 1e-4);
+	assert_near(pbd_world_velocities(w)[1].y, -10, 1e-4);
+	pbd_world_destroy(w);
 }
 
 /* ---- allocator ------------------------------------------------------------------------- */
