@@ -29,28 +29,6 @@ static pbd_world* pendulum_at(pbd_vec3 pivot, int substeps, pbd_solver solver, d
 	return w;
 }
 
-/* Period from the zero crossings of the bob's x relative to the pivot over `periods` periods. */
-static double period_of(pbd_world* w, double pivot_x, double T, double periods) {
-	const double dt = (double)pbd_world_get_def(w).dt;
-	const int steps = (int)(periods * T / dt);
-	double prev = (double)pbd_world_positions(w)[1].x - pivot_x, t_prev = 0, first = -1, last = -1;
-	int crossings = 0;
-	for (int s = 1; s <= steps; ++s) {
-		assert_int_equal(pbd_world_step(w), PBD_OK);
-		const double x = (double)pbd_world_positions(w)[1].x - pivot_x, t = s * dt;
-		if ((prev > 0) != (x > 0)) {
-			const double tc = t_prev + (t - t_prev) * prev / (prev - x);
-			if (crossings == 0) first = tc;
-			last = tc;
-			crossings++;
-		}
-		prev = x;
-		t_prev = t;
-	}
-	assert_true(crossings >= 10);
-	return 2 * (last - first) / (crossings - 1);
-}
-
 /* Seen before solving in displacements: +0.63 % at 50 substeps, -2.8 % at 100, +12.6 % at 200,
  * 8.2 % fast at (10, 10, 0) m, and no motion at all at (100, 100, 0) m. */
 static void test_pendulum_period_substeps_and_far(void** state) {
@@ -65,7 +43,7 @@ static void test_pendulum_period_substeps_and_far(void** state) {
 		for (int p = 0; p < 3; ++p)
 			for (int k = 0; k < 4; ++k) {
 				pbd_world* w = pendulum_at(pivots[p], subs[k], solvers[s], L, theta0);
-				const double P = period_of(w, (double)pivots[p].x, T, 8);
+				const double P = tp_period(w, (double)pivots[p].x, T, 8, 10);
 				const double err = (P - T) / T;
 				printf("  pendulum %s pivot (%g, %g) substeps %3d: period %.6f s, analytic %.6f s, error %+.4f %%\n",
 				       s ? "Jacobi" : "GS    ", (double)pivots[p].x, (double)pivots[p].y, subs[k], P, T, 100 * err);

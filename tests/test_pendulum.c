@@ -28,28 +28,6 @@ static pbd_world* pendulum(pbd_solver solver, pbd_formulation f, int substeps, i
 	return w;
 }
 
-/* Period from the zero crossings of x over `periods` analytic periods. */
-static double measure_period(pbd_world* w, double T, double periods) {
-	const double dt = (double)pbd_world_get_def(w).dt;
-	const int steps = (int)(periods * T / dt);
-	double prev = (double)pbd_world_positions(w)[1].x, t_prev = 0, first = -1, last = -1;
-	int crossings = 0;
-	for (int s = 1; s <= steps; ++s) {
-		assert_int_equal(pbd_world_step(w), PBD_OK);
-		const double x = (double)pbd_world_positions(w)[1].x, t = s * dt;
-		if ((prev > 0) != (x > 0)) {
-			const double tc = t_prev + (t - t_prev) * prev / (prev - x);
-			if (crossings == 0) first = tc;
-			last = tc;
-			crossings++;
-		}
-		prev = x;
-		t_prev = t;
-	}
-	assert_true(crossings >= 6);
-	return 2 * (last - first) / (crossings - 1);
-}
-
 static void test_small_amplitude_period(void** state) {
 	(void)state;
 	const double L = 1.0, g = 9.81, theta0 = 2.0 * TP_PI / 180.0;
@@ -62,7 +40,7 @@ static void test_small_amplitude_period(void** state) {
 		for (int s = 0; s < 2; ++s)
 			for (int k = 0; k < 2; ++k) {
 				pbd_world* w = pendulum(solvers[s], forms[f], subs[k], 1, L, 1.0, theta0, g);
-				const double P = measure_period(w, T, 6);
+				const double P = tp_period(w, 0, T, 6, 6);
 				const double err = fabs(P - T) / T;
 				printf("  pendulum %s %s substeps %d: period %.5f s, analytic %.5f s, error %.3f %%\n",
 				       f ? "XPBD" : "PBD ", s ? "Jacobi" : "GS", subs[k], P, T, 100 * err);
@@ -80,7 +58,7 @@ static void test_period_scales_with_length(void** state) {
 	pbd_world* w1 = pendulum(PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, 20, 1, 1.0, 1.0, theta0, g);
 	pbd_world* w2 = pendulum(PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, 20, 1, 2.0, 1.0, theta0, g);
 	const double T1 = 2 * TP_PI * sqrt(1.0 / g);
-	const double p1 = measure_period(w1, T1, 6), p2 = measure_period(w2, T1 * sqrt(2.0), 6);
+	const double p1 = tp_period(w1, 0, T1, 6, 6), p2 = tp_period(w2, 0, T1 * sqrt(2.0), 6, 6);
 	assert_near(p2 / p1, sqrt(2.0), 0.01);
 	pbd_world_destroy(w1);
 	pbd_world_destroy(w2);

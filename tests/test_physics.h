@@ -133,4 +133,27 @@ static inline void tp_perturb_keeping_rest(pbd_mesh* m, uint64_t seed, double am
 	m->edge_rest = rest;
 }
 
+/* Period of a pendulum bob (particle 1) from the zero crossings of its x relative to the
+ * pivot's, over `periods` expected periods T; at least `min_crossings` must occur. */
+static inline double tp_period(pbd_world* w, double pivot_x, double T, double periods, int min_crossings) {
+	const double dt = (double)pbd_world_get_def(w).dt;
+	const int steps = (int)(periods * T / dt);
+	double prev = (double)pbd_world_positions(w)[1].x - pivot_x, t_prev = 0, first = -1, last = -1;
+	int crossings = 0;
+	for (int s = 1; s <= steps; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		const double x = (double)pbd_world_positions(w)[1].x - pivot_x, t = s * dt;
+		if ((prev > 0) != (x > 0)) {
+			const double tc = t_prev + (t - t_prev) * prev / (prev - x);
+			if (crossings == 0) first = tc;
+			last = tc;
+			crossings++;
+		}
+		prev = x;
+		t_prev = t;
+	}
+	assert_true(crossings >= min_crossings);
+	return 2 * (last - first) / (crossings - 1);
+}
+
 #endif
