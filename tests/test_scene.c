@@ -400,7 +400,7 @@ static const bad_case bad_cases[] = {
      "objects[0].obj: " DATA_DIR "/far.obj: vertex 2: coordinate x is 10000000, beyond the scene cap of +-1000000",
      NULL},
     {OBJ("{" GRID ", \"size\": [1e6, 1e6], \"mass\": {\"mode\": \"density\", \"value\": 1e9}}"),
-     "objects[0]: pbd_body_create: the mass rule gives vertex 0 a mass of", "kg, outside [1e-09, 1e+09] kg"},
+     "objects[0]: pbd_body_create: the mass rule gives vertex 0 a mass of", "kg, outside [1e-15, 1e+09] kg"},
     {"{\"world\": {\"jacobi\": {\"omega\": 2}}}", "world.jacobi.omega: must be in (0, 2) (got 2)", NULL},
     {"{\"world\": {\"jacobi\": {\"alpha\": -0.2}}}", "world.jacobi.alpha: must be in [0, 1000000000] (got -0.2)", NULL},
     {"{\"world\": {\"max_speed\": -1}}", "world.max_speed: must be in [0, 100000] (got -1)", NULL},

@@ -98,7 +98,7 @@ typedef enum pbd_damping_mode {
 /// Range of a free particle's inverse mass, 1/kg (0 pins). Bounded so that the products the
 /// projections form, (w_a + w_b) |d| and its quotients, stay normal and finite in float.
 #define PBD_INV_MASS_MIN 1e-9
-#define PBD_INV_MASS_MAX 1e9
+#define PBD_INV_MASS_MAX 1e15
 
 /// Caps on the world's gravity components (m/s^2) and step length (s): within them, one step's
 /// products stay finite in float.
