@@ -317,7 +317,7 @@ static bool derived_masses_ok(loader* L, const cJSON* obj, const char* path, con
 			jr_path_key(p, path, "mass.value");
 		else
 			snprintf(p, sizeof p, "%s", path);
-		snprintf(got, sizeof got, "%.9g", 1.0 / wi); /* the reciprocal of a float: 9 digits hold it */
+		snprintf(got, sizeof got, "%.9g", 1.0 / wi); /* in full, a mass of 1e20 would be 21 digits */
 		jr_format_number(max, sizeof max, SCENE_MAX_MASS);
 		return jr_fail(&L->r, p, "gives vertex %u a mass of %s kg, more than %s", i, got, max);
 	}
