@@ -14,10 +14,16 @@ fail() {
 	exit 1
 }
 
+# A background job of a shell script starts with SIGINT ignored, which pbd respects; env
+# --default-signal (GNU coreutils 8.31 and later) puts back the default for it.
+if ! env --default-signal=INT,TERM true 2>/dev/null; then
+	echo "cli_signal: skipped: env --default-signal is missing (GNU coreutils 8.31 or later)"
+	exit 77
+fi
+
 for sig in INT TERM; do
 	dir=run_$sig
-	# Far more frames than it will get through: only the signal ends it. A background job of a
-	# shell script starts with SIGINT ignored, which pbd respects: env puts back the default.
+	# Far more frames than it will get through: only the signal ends it.
 	env --default-signal=INT,TERM "$pbd" run hanging_cloth -n 100000000 --format none --max-output 0 -o "$dir" -q \
 		2>"$sig.err" &
 	pid=$!
