@@ -35,6 +35,43 @@ bool cli_parse_real(const char* s, double lo, bool lo_open, double hi, double* o
 	return true;
 }
 
+bool cli_parse_size(const char* s, uint64_t* out) {
+	if (!s || !(*s >= '0' && *s <= '9')) return false;
+	uint64_t v = 0;
+	for (; *s >= '0' && *s <= '9'; ++s) {
+		const uint64_t d = (uint64_t)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10) return false;
+		v = v * 10 + d;
+	}
+	unsigned shift = 0;
+	switch (*s) {
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	case 't':
+	case 'T':
+		shift = 40;
+		break;
+	default:
+		return false;
+	}
+	if (*s && s[1] != '\0') return false;
+	if (shift && v > (UINT64_MAX >> shift)) return false;
+	*out = v << shift;
+	return true;
+}
+
 int cli_usage_error(cli_cursor* c, const char* fmt, ...) {
 	fputs("pbd: ", stderr);
 	va_list ap;

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Exit statuses of the program. */
 enum {
@@ -18,6 +19,10 @@ bool cli_parse_int(const char* s, long lo, long hi, long* out);
 
 /* A whole-string finite number, > lo when lo_open (>= lo otherwise) and <= hi. */
 bool cli_parse_real(const char* s, double lo, bool lo_open, double hi, double* out);
+
+/* A whole-string byte count: digits, then optionally one of K, M, G, T (either case, powers of
+ * 1024), e.g. 4096, 500M, 10G. No sign, no fraction, nothing past 2^64 - 1. */
+bool cli_parse_size(const char* s, uint64_t* out);
 
 /* Walks argv[*i] through the options of one command. */
 typedef struct cli_cursor {

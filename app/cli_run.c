@@ -3,6 +3,7 @@
 #include "cli_run.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +13,15 @@
 
 #include "cli_args.h"
 #include "cli_render.h"
+#include "cli_signal.h"
 #include "output.h"
 #include "plot.h"
 #include "scene.h"
 
 #define DEFAULT_SCENE "cloth_sphere"
+/* What a run may write unless --max-output says otherwise: a typo in -n or "frames" should not
+ * fill a disk. */
+#define DEFAULT_MAX_OUTPUT (4ull << 30)
 
 typedef struct run_options {
 	const char* scene_arg;
@@ -31,6 +36,7 @@ typedef struct run_options {
 	bool quiet;
 	bool progress;
 	bool plot;                 /* --plot: plot metrics.csv at the end */
+	uint64_t max_output;       /* bytes the run may write, 0 = no limit */
 	cli_render_options render; /* render.path NULL: no --render */
 	const char* render_only;   /* an option given that needs --render, for the message */
 	long save_every;           /* --save-every: frames between snapshots, 0 = none */
@@ -66,6 +72,10 @@ void cli_run_help(FILE* fp) {
 	      "      --iterations N     constraint iterations per substep, 1 to 10000\n"
 	      "      --substeps N       substeps per frame, 1 to 1000\n"
 	      "      --dt SECONDS       frame length, 1e-9 to 10\n"
+	      "      --max-output BYTES refuse, before it starts, a run that could write more than BYTES\n"
+	      "                         (frame files, metrics.csv, state.txt; not --render's images),\n"
+	      "                         each number counted at its widest; K, M, G, T suffixes (powers\n"
+	      "                         of 1024); 0 = no limit (default: 4G)\n"
 	      "  -q, --quiet            no progress line, no summary, no library warnings\n"
 	      "      --progress         show the progress line even when stderr is not a terminal\n"
 	      "      --plot             plot metrics.csv into the output folder at the end (see 'pbd plot --help')\n"
@@ -94,8 +104,12 @@ void cli_run_help(FILE* fp) {
 	      "stretched beyond the scene's divergence_strain, makes the run diverged: it goes on to the\n"
 	      "end, writes every output, says so on stderr and exits with status 3.\n"
 	      "\n"
+	      "SIGINT (Ctrl-C) or SIGTERM stops the run after the frame it is on: metrics.csv and\n"
+	      "state.txt (and with --save-every the snapshot) are written up to that frame, a line on\n"
+	      "stderr says so, and the exit status is 130 or 143. A second one ends the program at once.\n"
+	      "\n"
 	      "Exit status: 0 success, 1 bad scene or failure while running, 2 bad command line,\n"
-	      "3 the simulation diverged.\n",
+	      "3 the simulation diverged, 130 (SIGINT) or 143 (SIGTERM) interrupted.\n",
 	      fp);
 }
 
@@ -171,6 +185,7 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 	o->frames = -1;
 	o->solver = -1;
 	o->formulation = -1;
+	o->max_output = DEFAULT_MAX_OUTPUT;
 	*help = false;
 	cli_cursor c = {argc, argv, 1, NULL, "pbd run", false};
 	bool options_done = false;
@@ -232,6 +247,10 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 			} else if (cli_match(&c, NULL, "--resume", true)) {
 				if (!c.value[0]) return cli_usage_error(&c, "--resume: empty file name");
 				o->resume = c.value;
+			} else if (cli_match(&c, NULL, "--max-output", true)) {
+				if (!cli_parse_size(c.value, &o->max_output))
+					return cli_usage_error(&c, "--max-output: expected bytes with an optional K, M, G or T, got '%s'",
+					                       c.value);
 			} else if (cli_match(&c, "-q", "--quiet", false)) {
 				o->quiet = true;
 			} else if (cli_match(&c, NULL, "--progress", false)) {
@@ -360,6 +379,28 @@ static void show_progress(run_state* rs, bool tty, const char* name, int frame, 
 	fflush(stderr);
 }
 
+/* Refuses, before anything is written, a run whose files could pass --max-output. */
+static bool output_fits(const run_options* o, const scene* s, int frames, scene_error* err) {
+	out_run_size size;
+	if (o->max_output == 0 || out_run_bytes(s, frames, o->format, &size) <= o->max_output) return true;
+	char total[32], limit[32], frame[32], metrics[32], state[32];
+	scene_format_bytes(total, sizeof total, size.total);
+	scene_format_bytes(limit, sizeof limit, o->max_output);
+	scene_format_bytes(frame, sizeof frame, size.frame);
+	scene_format_bytes(metrics, sizeof metrics, size.metrics);
+	scene_format_bytes(state, sizeof state, size.state);
+	char frames_text[96] = "";
+	if (o->format != OUT_FORMAT_NONE)
+		snprintf(frames_text, sizeof frames_text, "%d %s frames of up to %s, ", frames + 1,
+		         o->format == OUT_FORMAT_PLY ? "PLY" : "OBJ", frame);
+	scene_error_set(err,
+	                "%s: %d frames could write %s (%smetrics.csv %s, state.txt %s), more than --max-output %s; "
+	                "run fewer frames (-n)%s, or raise --max-output (0 = no limit)",
+	                s->name, frames, total, frames_text, metrics, state, limit,
+	                o->format == OUT_FORMAT_NONE ? "" : ", write --format none");
+	return false;
+}
+
 static int fail(run_state* rs, const scene_error* err) {
 	clear_progress(rs);
 	fprintf(stderr, "pbd: %s\n", err->message);
@@ -457,6 +498,7 @@ static int run(const run_options* o) {
 	if (!apply_overrides(o, &s, &err)) goto done;
 
 	const int frames = o->frames >= 0 ? (int)o->frames : s.frames;
+	if (!output_fits(o, &s, frames, &err)) goto done;
 	char dir[4096];
 	if (o->out_dir)
 		snprintf(dir, sizeof dir, "%s", o->out_dir);
@@ -494,12 +536,19 @@ static int run(const run_options* o) {
 	pbd_stats stats;
 	double t = now_seconds();
 	rs.stepping = true;
+	/* From here on a signal stops the run between frames, with every file whole. */
+	cli_signals_catch();
 	if (!emit_frame(&s, start, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
 	output += now_seconds() - t;
 	if (render && !cli_render_frame(render, start, frames, &err)) goto done;
 	uint64_t diverged_before = pbd_world_get_warning(s.world, PBD_WARN_DIVERGED).count;
 	int first_diverged = -1, diverged_frames = 0;
+	int last = frames; /* the last frame written */
 	for (int f = start + 1; f <= frames; ++f) {
+		if (cli_signals_caught()) {
+			last = f - 1;
+			break;
+		}
 		t = now_seconds();
 		pbd_status st = pbd_world_step(s.world);
 		double t2 = now_seconds();
@@ -527,8 +576,9 @@ static int run(const run_options* o) {
 		}
 	}
 	t = now_seconds();
-	if (o->save_every && frames == start && !save_snapshot(&s, snapshot_path, &err)) goto done;
-	if (!out_write_state(state_path, &s, frames, stats.time, &err)) goto done;
+	/* The last frame has its snapshot, also when a signal cut the run short there. */
+	if (o->save_every && (last == start || last < frames) && !save_snapshot(&s, snapshot_path, &err)) goto done;
+	if (!out_write_state(state_path, &s, last, stats.time, &err)) goto done;
 	FILE* m = metrics;
 	metrics = NULL;
 	bool write_failed = ferror(m) != 0;
@@ -538,12 +588,29 @@ static int run(const run_options* o) {
 		goto done;
 	}
 	output += now_seconds() - t;
+	bool render_failed = false;
 	if (render) {
 		cli_render* r = render;
 		render = NULL;
-		if (!cli_render_close(r, &rr, &err)) goto done;
+		/* A Ctrl-C reaches ffmpeg too, which may then end the video its own way: that is said
+		 * in the line about the interruption, whose files are whole all the same. */
+		if (!cli_render_close(r, &rr, &err)) {
+			if (!cli_signals_caught()) goto done;
+			render_failed = true;
+		}
 	}
 	clear_progress(&rs);
+	const int sig = cli_signals_caught();
+	cli_signals_restore();
+	if (sig) {
+		fprintf(stderr,
+		        "pbd: %s: interrupted by %s at frame %d of %d; %s/metrics.csv%s and state.txt are complete up to "
+		        "it%s%s\n",
+		        s.name, sig == SIGINT ? "SIGINT" : "SIGTERM", last, frames, dir, o->save_every ? ", snapshot.pbds" : "",
+		        render_failed ? "; --render: " : "", render_failed ? err.message : "");
+		code = 128 + sig;
+		goto done;
+	}
 
 	if (!o->quiet) {
 		const double wall = now_seconds() - t_start;
@@ -601,7 +668,8 @@ static int run(const run_options* o) {
 		code = CLI_DIVERGED;
 	}
 done:
-	if (code != CLI_OK && code != CLI_DIVERGED) fail(&rs, &err);
+	cli_signals_restore();
+	if (code == CLI_FAILED) fail(&rs, &err);
 	cli_render_abort(render);
 	if (metrics) fclose(metrics);
 	scene_free(&s);

@@ -259,3 +259,77 @@ bool out_stats_are_finite(const pbd_stats* st) {
 	       pbd_v3_is_finite(st->momentum) && isfinite(st->max_strain) && isfinite(st->mean_strain) &&
 	       isfinite(st->max_violation);
 }
+
+/* ---- what a run will write --------------------------------------------------------------- */
+
+/* The longest a REAL_FMT number prints: "-1.23456789e+38" (float), "-1.2345678901234567e+308". */
+#ifdef PBD_DOUBLE
+#define REAL_WIDTH 24
+#else
+#define REAL_WIDTH 15
+#endif
+#define DOUBLE_WIDTH 24 /* %.17g of a double */
+
+static uint64_t digits_of(uint64_t v) {
+	uint64_t d = 1;
+	while (v >= 10) {
+		v /= 10;
+		++d;
+	}
+	return d;
+}
+
+/* Triangles of the objects that have them, and line pieces of those that do not. */
+static void count_elements(const scene* s, uint64_t* faces, uint64_t* edges) {
+	*faces = *edges = 0;
+	for (uint32_t k = 0; k < s->object_count; ++k) {
+		*faces += s->objects[k].range.triangle_count;
+		if (s->objects[k].range.triangle_count == 0) *edges += s->objects[k].line_count;
+	}
+}
+
+static uint64_t frame_bytes(const scene* s, int last_frame, out_format format) {
+	if (format == OUT_FORMAT_NONE) return 0;
+	const uint64_t n = pbd_world_particle_count(s->world);
+	uint64_t faces, edges;
+	count_elements(s, &faces, &edges);
+	if (format == OUT_FORMAT_PLY) {
+#ifdef PBD_DOUBLE
+		const char* type = "double";
+#else
+		const char* type = "float";
+#endif
+		/* The header as write_ply prints it, for the widest frame number. */
+		const int header =
+		    snprintf(NULL, 0,
+		             "ply\nformat binary_little_endian 1.0\ncomment pbd %s frame %d\n"
+		             "element vertex %u\nproperty %s x\nproperty %s y\nproperty %s z\n"
+		             "element face %u\nproperty list uchar int vertex_indices\n"
+		             "element edge %u\nproperty int vertex1\nproperty int vertex2\nend_header\n",
+		             s->name, last_frame, (uint32_t)n, type, type, type, (uint32_t)faces, (uint32_t)edges);
+		return (uint64_t)(header > 0 ? header : 0) + n * 3 * sizeof(pbd_real) + faces * 13 + edges * 8;
+	}
+	const uint64_t index = digits_of(n); /* 1-based indices are at most n */
+	uint64_t bytes = (uint64_t)snprintf(NULL, 0, "# pbd %s frame %d, %u particles\n", s->name, last_frame, (uint32_t)n);
+	bytes += n * (2 + 3 * REAL_WIDTH + 3);
+	for (uint32_t k = 0; k < s->object_count; ++k) bytes += 3 + strlen(s->objects[k].name);
+	bytes += faces * (2 + 3 * index + 3) + edges * (2 + 2 * index + 2);
+	return bytes;
+}
+
+static uint64_t metrics_row_bytes(int last_frame) {
+	/* frame, 8 doubles, 3 reals, contacts: 12 commas and the newline */
+	return digits_of((uint64_t)last_frame) + 8 * DOUBLE_WIDTH + 3 * REAL_WIDTH + 10 + 13;
+}
+
+uint64_t out_run_bytes(const scene* s, int frames, out_format format, out_run_size* parts) {
+	const uint64_t n = pbd_world_particle_count(s->world);
+	out_run_size p;
+	p.frame = frame_bytes(s, frames, format);
+	p.frames = p.frame * ((uint64_t)frames + 1);
+	p.metrics = 200 + metrics_row_bytes(frames) * ((uint64_t)frames + 1);
+	p.state = 200 + strlen(s->name) + DOUBLE_WIDTH + n * (digits_of(n) + 7 * (REAL_WIDTH + 1) + 1);
+	p.total = p.frames + p.metrics + p.state;
+	if (parts) *parts = p;
+	return p.total;
+}

@@ -4,6 +4,7 @@
 #define PBD_APP_OUTPUT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "scene.h"
@@ -39,5 +40,18 @@ bool out_state_is_finite(const scene* s, uint32_t* bad);
 
 /// True when every number of a metrics row is finite.
 bool out_stats_are_finite(const pbd_stats* st);
+
+/// An upper bound of the bytes a run writes, in parts.
+typedef struct out_run_size {
+	uint64_t frame;   ///< one frame file (0 for OUT_FORMAT_NONE)
+	uint64_t frames;  ///< all of them, frame 0 included
+	uint64_t metrics; ///< metrics.csv
+	uint64_t state;   ///< state.txt
+	uint64_t total;
+} out_run_size;
+
+/// What a run of `frames` frames of `s` writes at most: frame files 0..frames in `format`,
+/// metrics.csv and state.txt (numbers counted at their widest). `parts` may be NULL.
+uint64_t out_run_bytes(const scene* s, int frames, out_format format, out_run_size* parts);
 
 #endif

@@ -10,7 +10,8 @@
  *
  * Every failure leaves the scene zeroed and puts one line in err->message that names the source
  * and either the line:column of a syntax error or the path of the offending field, e.g.
- * "cloth.json: objects[2].mass.value: must be > 0 (got -1)". Nothing here aborts or exits. */
+ * "cloth.json: objects[2].mass.value: must be in [1e-09, 1000000000] (got -1)". Nothing here
+ * aborts or exits. */
 #ifndef PBD_APP_SCENE_H
 #define PBD_APP_SCENE_H
 
@@ -39,11 +40,11 @@ extern "C" {
 /// nothing refuses a text past that before it is parsed). Big meshes belong in OBJ files.
 #define SCENE_MAX_FILE_BYTES      (16u << 20)
 #define SCENE_JSON_BASE_BYTES     (32u << 20)
-#define SCENE_JSON_BYTES_PER_BYTE 24u
+#define SCENE_JSON_BYTES_PER_BYTE 16u
 
 /// Caps per kind of quantity. Each is far below what float holds, so that what the first step
 /// forms from them stays finite: with substeps h >= SCENE_MIN_DT / SCENE_MAX_SUBSTEPS = 1e-12 s,
-/// 1/h^2 <= 1e24 and compliance/h^2 <= 1e30; gravity*dt^2 <= 1e7 m and velocity*dt <= 1e6 m, so
+/// 1/h^2 <= 1e24 and compliance/h^2 <= 1e30; gravity*dt^2 <= 1e7 m and velocity*dt <= 2e6 m, so
 /// predicted positions stay within about 2e7 m and their squared distances within 1e16 m^2
 /// (float's largest is 3.4e38). docs/scene-format.md lists which field has which cap.
 #define SCENE_MAX_LENGTH     1e6  ///< m: coordinates, offsets, sizes, rest lengths, radii, margins

@@ -830,13 +830,13 @@ static void test_parse_memory_bound(void** state) {
 	(void)state;
 	scene_set_parse_malloc(counting_malloc);
 	alloc_calls = 0;
-	/* 4 MiB of "0,": 2 Mi values at 64 + 2 bytes each = 132 MiB, over 32 MiB + 24 * 4 MiB. */
+	/* 4 MiB of "0,": 2 Mi values at 64 + 2 bytes each = 132 MiB, over 32 MiB + 16 * 4 MiB. */
 	const size_t n = (size_t)4 << 20;
 	char* dense = repeat_text("{\"x\": [", "0,", "0]}", n);
 	expect_refused(dense, strlen(dense), "t.json: 2097150 JSON values would take ",
-	               " MiB of memory to parse, more than the 128.0 MiB allowed for a text of 4.0 MiB");
+	               " MiB of memory to parse, more than the 96.0 MiB allowed for a text of 4.0 MiB");
 	assert_int_equal(alloc_calls, 0);
-	/* The same values three bytes apart fit (99 MiB): the load goes as far as the unknown key. */
+	/* The same values three bytes apart fit (90 MiB): the load goes as far as the unknown key. */
 	char* sparse = repeat_text("{\"x\": [", "0, ", "0]}", n);
 	expect_refused(sparse, strlen(sparse), "t.json: x: unknown key", NULL);
 	assert_true(alloc_calls > 1000000);
