@@ -1,4 +1,5 @@
 /* Mesh ownership and the triangle-mesh builder: unique-edge extraction and bend edges. */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,38 @@ pbd_status pbd_mesh_alloc(pbd_mesh* m, uint32_t nv, uint32_t ne, uint32_t nt, pb
 	return PBD_OK;
 }
 
+bool pbd_length_fits(pbd_vec3 a, pbd_vec3 b) {
+	/* Halves first: their difference cannot overflow, not even in double builds. */
+	const double d[3] = {0.5 * (double)a.x - 0.5 * (double)b.x, 0.5 * (double)a.y - 0.5 * (double)b.y,
+	                     0.5 * (double)a.z - 0.5 * (double)b.z};
+	double m = 0;
+	for (int k = 0; k < 3; ++k) {
+		if (!(fabs(d[k]) <= DBL_MAX)) return false;
+		if (fabs(d[k]) > m) m = fabs(d[k]);
+	}
+	if (m == 0) return true;
+	double s = 0; /* in [1, 3]: the squares of the components scaled by the largest */
+	for (int k = 0; k < 3; ++k) s += (d[k] / m) * (d[k] / m);
+	/* |b - a|^2 = 4 m^2 s is kept below half the scalar's maximum, so that the rounding of the
+	 * dot product inside pbd_v3_length cannot carry it to infinity. */
+	return m <= sqrt((double)PBD_REAL_MAX / (8.0 * s));
+}
+
+pbd_status pbd_mesh_check_lengths(const pbd_mesh* m, const char* fn, pbd_error* err) {
+	for (uint32_t i = 0; i < m->vertex_count; ++i)
+		if (!pbd_v3_is_finite(m->positions[i]))
+			return pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s: vertex %u is not finite (the sizes overflow the scalar)",
+			                    fn, i);
+	for (uint32_t e = 0; e < m->edge_count; ++e) {
+		const uint32_t a = m->edges[2 * e], b = m->edges[2 * e + 1];
+		if (!pbd_length_fits(m->positions[a], m->positions[b]))
+			return pbd_fail_err(err, PBD_ERR_NOT_FINITE,
+			                    "%s: edge %u from vertex %u to %u is too long: its rest length overflows the scalar",
+			                    fn, e, a, b);
+	}
+	return PBD_OK;
+}
+
 /* An undirected edge as one sortable key, smaller index in the high half. */
 static uint64_t edge_key(uint32_t a, uint32_t b) { return a < b ? ((uint64_t)a << 32) | b : ((uint64_t)b << 32) | a; }
 
@@ -59,6 +92,18 @@ static int cmp_u64(const void* pa, const void* pb) {
 
 pbd_status pbd_mesh_from_triangles(uint32_t nv, const pbd_vec3* pos, uint32_t nt, const uint32_t* idx, bool bend,
                                    pbd_mesh* out, pbd_error* err) {
+	return pbd_mesh_build(nv, pos, nt, idx, bend, out, err, NULL);
+}
+
+static pbd_status at_triangle(pbd_mesh_fault* fault, uint32_t t, uint32_t other, uint32_t a, uint32_t b,
+                              pbd_status st) {
+	if (fault) *fault = (pbd_mesh_fault){t, other, a, b};
+	return st;
+}
+
+pbd_status pbd_mesh_build(uint32_t nv, const pbd_vec3* pos, uint32_t nt, const uint32_t* idx, bool bend, pbd_mesh* out,
+                          pbd_error* err, pbd_mesh_fault* fault) {
+	if (fault) *fault = (pbd_mesh_fault){UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
 	if (!out) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "mesh: output is NULL");
 	memset(out, 0, sizeof *out);
 	if (nv < 3 || nt < 1 || !pos || !idx)
@@ -73,9 +118,21 @@ pbd_status pbd_mesh_from_triangles(uint32_t nv, const pbd_vec3* pos, uint32_t nt
 				return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
 				                    "mesh: triangle %u: vertex index %u out of range (%u vertices)", t, v[j], nv);
 		if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
-			return pbd_fail_err(err, PBD_ERR_DEGENERATE, "mesh: triangle %u repeats a vertex", t);
+			return at_triangle(fault, t, UINT32_MAX, UINT32_MAX, UINT32_MAX,
+			                   pbd_fail_err(err, PBD_ERR_DEGENERATE, "mesh: triangle %u repeats a vertex", t));
+		/* Before the area test, which would call a triangle too large to measure degenerate. */
+		for (int j = 0; j < 3; ++j) {
+			const uint32_t a = v[j], b = v[(j + 1) % 3];
+			if (!pbd_length_fits(pos[a], pos[b]))
+				return at_triangle(fault, t, UINT32_MAX, a, b,
+				                   pbd_fail_err(err, PBD_ERR_NOT_FINITE,
+				                                "mesh: triangle %u: edge from vertex %u to %u is too long: its rest "
+				                                "length overflows the scalar",
+				                                t, a, b));
+		}
 		if (pbd_triangle_is_degenerate(pos[v[0]], pos[v[1]], pos[v[2]]))
-			return pbd_fail_err(err, PBD_ERR_DEGENERATE, "mesh: triangle %u has zero area", t);
+			return at_triangle(fault, t, UINT32_MAX, UINT32_MAX, UINT32_MAX,
+			                   pbd_fail_err(err, PBD_ERR_DEGENERATE, "mesh: triangle %u has zero area", t));
 	}
 
 	/* Sort the 3 nt half-edges by vertex pair: equal neighbours are the same edge (O(n log n)). */
@@ -113,8 +170,21 @@ pbd_status pbd_mesh_from_triangles(uint32_t nv, const pbd_vec3* pos, uint32_t nt
 	for (size_t i = 0; i < nh;) {
 		size_t j = i + 1;
 		while (j < nh && he[j].key == he[i].key) ++j;
-		if (bend && j - i == 2 && he[i].opposite != he[i + 1].opposite)
-			bend_keys[nb++] = edge_key(he[i].opposite, he[i + 1].opposite);
+		if (bend && j - i == 2 && he[i].opposite != he[i + 1].opposite) {
+			/* Two triangles whose edges all fit can still span a bend edge that does not. */
+			const uint32_t a = he[i].opposite, b = he[i + 1].opposite;
+			if (!pbd_length_fits(pos[a], pos[b])) {
+				const uint32_t t0 = he[i].tri, t1 = he[i + 1].tri;
+				free(he);
+				free(bend_keys);
+				return at_triangle(fault, t1, t0, a, b,
+				                   pbd_fail_err(err, PBD_ERR_NOT_FINITE,
+				                                "mesh: bend edge from vertex %u to %u (across triangles %u and %u) is "
+				                                "too long: its rest length overflows the scalar",
+				                                a, b, t0, t1));
+			}
+			bend_keys[nb++] = edge_key(a, b);
+		}
 		i = j;
 	}
 	/* Two quads can share an opposite pair with a structural edge (a 2x1 strip); bend pairs that

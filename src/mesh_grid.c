@@ -94,5 +94,9 @@ pbd_status pbd_mesh_grid(const pbd_grid_def* d, pbd_mesh* out, pbd_error* err) {
 			for (uint32_t i = 0; i < nx; ++i) EDGE(j * nx + i, (j + 2) * nx + i, PBD_EDGE_BEND);
 	}
 #undef EDGE
-	return PBD_OK;
+	/* Sizes and an origin that are each finite can still place vertices, or span shear and bend
+	 * edges, beyond the scalar's range; a body would measure those rest lengths as infinite. */
+	st = pbd_mesh_check_lengths(out, "pbd_mesh_grid", err);
+	if (st != PBD_OK) pbd_mesh_free(out);
+	return st;
 }

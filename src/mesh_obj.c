@@ -1,5 +1,10 @@
 /* Wavefront OBJ reader: the v and f records, enough for cloth meshes. Other records (vt, vn,
- * o, g, s, usemtl, mtllib, l, p) are skipped. */
+ * o, g, s, usemtl, mtllib, l, p) are skipped.
+ *
+ * One parser serves files and memory: the input arrives in pieces, is cut into lines, and each
+ * line is parsed on its own, so a file is never held whole. Every size is bounded (a line, the
+ * input, the vertex and triangle counts): a path such as /dev/zero, a FIFO or a binary file ends
+ * in one error line instead of reading until memory runs out. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <float.h>
@@ -10,51 +15,79 @@
 
 #include "mesh.h"
 
-typedef struct obj_buf {
+#ifdef PBD_DOUBLE
+#define OBJ_SCALAR "double"
+#else
+#define OBJ_SCALAR "float"
+#endif
+
+pbd_obj_limits pbd_obj_limits_default(void) {
+	pbd_obj_limits lim;
+	memset(&lim, 0, sizeof lim);
+	lim.max_line = PBD_OBJ_MAX_LINE;
+	lim.max_bytes = PBD_OBJ_MAX_BYTES;
+	lim.max_vertices = PBD_OBJ_MAX_VERTICES;
+	lim.max_triangles = PBD_OBJ_MAX_TRIANGLES;
+	return lim;
+}
+
+typedef struct obj_parser {
+	const pbd_obj_limits* lim;
+	const char* name; /* the path, or the caller's name for a buffer */
+	pbd_error* err;
+	pbd_status st;   /* the first failure; everything stops at it */
+	uint32_t lineno; /* lines finished so far: the current one is lineno + 1 */
+	uint64_t bytes;  /* input taken so far */
+	char* line;      /* the line being gathered, without its '\n', then terminated */
+	size_t len, cap;
 	pbd_vec3* v;
 	size_t nv, cap_v;
-	uint32_t* f;
-	size_t nf, cap_f; /* triangles */
-} obj_buf;
+	uint32_t* f;      /* 3 vertex indices per triangle */
+	uint32_t* f_line; /* the line each triangle came from, for faults found after reading */
+	size_t nf, cap_f, cap_fl;
+} obj_parser;
 
-static bool push_vertex(obj_buf* b, pbd_vec3 p) {
-	if (b->nv == b->cap_v) {
-		size_t cap = b->cap_v ? b->cap_v * 2 : 256;
-		pbd_vec3* n = (pbd_vec3*)realloc(b->v, cap * sizeof *n);
-		if (!n) return false;
-		b->v = n;
-		b->cap_v = cap;
+/* Grows *ptr to hold at least `need` elements (doubling, never past `max`). */
+static bool obj_grow(obj_parser* p, void** ptr, size_t* cap, size_t need, size_t elem, size_t max) {
+	if (need <= *cap) return true;
+	size_t c = *cap ? *cap : 256;
+	while (c < need) {
+		if (c >= max) return false;
+		c = c > max / 2 ? max : 2 * c;
 	}
-	b->v[b->nv++] = p;
+	void* n = p->lim->realloc_fn ? p->lim->realloc_fn(*ptr, c * elem) : realloc(*ptr, c * elem);
+	if (!n) return false;
+	*ptr = n;
+	*cap = c;
 	return true;
 }
 
-static bool push_triangle(obj_buf* b, uint32_t a, uint32_t c, uint32_t d) {
-	if (b->nf == b->cap_f) {
-		size_t cap = b->cap_f ? b->cap_f * 2 : 256;
-		uint32_t* n = (uint32_t*)realloc(b->f, cap * 3 * sizeof *n);
-		if (!n) return false;
-		b->f = n;
-		b->cap_f = cap;
-	}
-	b->f[3 * b->nf] = a;
-	b->f[3 * b->nf + 1] = c;
-	b->f[3 * b->nf + 2] = d;
-	b->nf++;
-	return true;
+static void obj_out_of_memory(obj_parser* p) {
+	p->st = pbd_fail_err(p->err, PBD_ERR_OUT_OF_MEMORY, "%s:%lu: out of memory (after %zu vertices and %zu triangles)",
+	                     p->name, (unsigned long)p->lineno + 1, p->nv, p->nf);
 }
 
-/* Reads one face corner "i", "i/t", "i//n" or "i/t/n"; 1-based, negative counts back.
+/* Reads one face corner "i", "i/t", "i//n" or "i/t/n"; 1-based, negative counts back from the
+ * last vertex read. *num and *num_len give the index as written, for messages.
  * PBD_ERR_PARSE for text that is not a corner, PBD_ERR_OUT_OF_RANGE for an index that names
  * no vertex defined so far. */
-static pbd_status parse_corner(const char** s, size_t nv, uint32_t* out) {
+static pbd_status parse_corner(const char** s, size_t nv, uint32_t* out, const char** num, int* num_len) {
 	char* end;
 	errno = 0;
 	long long i = strtoll(*s, &end, 10);
-	if (end == *s) return PBD_ERR_PARSE;
+	*num = *s;
+	*num_len = (int)(end - *s > 32 ? 32 : end - *s);
+	if (end == *s) {
+		*num_len = 0;
+		while ((*s)[*num_len] && (*s)[*num_len] != ' ' && (*s)[*num_len] != '\t' && *num_len < 32) ++*num_len;
+		return PBD_ERR_PARSE;
+	}
 	const char* q = end;
-	while (*q && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') {
-		if (*q != '/' && (*q < '0' || *q > '9') && *q != '-') return PBD_ERR_PARSE;
+	while (*q && *q != ' ' && *q != '\t' && *q != '\r') {
+		if (*q != '/' && (*q < '0' || *q > '9') && *q != '-') {
+			*num_len = (int)(q - *s + 1 > 32 ? 32 : q - *s + 1);
+			return PBD_ERR_PARSE;
+		}
 		++q;
 	}
 	*s = q;
@@ -75,117 +108,243 @@ static const char* skip_ws(const char* s) {
 	return s;
 }
 
-pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_error* err) {
+static void obj_vertex(obj_parser* p, const char* s) {
+	const unsigned long ln = (unsigned long)p->lineno;
+	double c[3];
+	for (int k = 0; k < 3; ++k) {
+		char* end;
+		errno = 0;
+		c[k] = strtod(s, &end);
+		if (end == s) {
+			p->st = pbd_fail_err(p->err, PBD_ERR_PARSE, "%s:%lu: vertex needs 3 numbers", p->name, ln);
+			return;
+		}
+#ifdef PBD_DOUBLE
+		const double limit = DBL_MAX;
+#else
+		const double limit = (double)FLT_MAX; /* checked in double, before the conversion could overflow */
+#endif
+		if (!isfinite(c[k]) || errno == ERANGE || fabs(c[k]) > limit) {
+			p->st = pbd_fail_err(p->err, PBD_ERR_NOT_FINITE,
+			                     "%s:%lu: vertex coordinate is not a finite " OBJ_SCALAR " number", p->name, ln);
+			return;
+		}
+		s = end;
+	}
+	if (p->nv >= p->lim->max_vertices) {
+		p->st = pbd_fail_err(p->err, PBD_ERR_OUT_OF_RANGE, "%s:%lu: more than %u vertices", p->name, ln,
+		                     p->lim->max_vertices);
+		return;
+	}
+	if (!obj_grow(p, (void**)&p->v, &p->cap_v, p->nv + 1, sizeof *p->v, p->lim->max_vertices)) {
+		obj_out_of_memory(p);
+		return;
+	}
+	p->v[p->nv++] = pbd_v3((pbd_real)c[0], (pbd_real)c[1], (pbd_real)c[2]);
+}
+
+/* Checks triangle (a, b, c) of a face and appends it. Vertices are named 1-based in messages,
+ * the numbering the file uses. */
+static void obj_triangle(obj_parser* p, uint32_t a, uint32_t b, uint32_t c) {
+	const unsigned long ln = (unsigned long)p->lineno;
+	const uint32_t t[3] = {a, b, c};
+	for (int j = 0; j < 3; ++j)
+		if (t[j] == t[(j + 1) % 3]) {
+			p->st = pbd_fail_err(p->err, PBD_ERR_DEGENERATE, "%s:%lu: degenerate face: vertex %lu is repeated", p->name,
+			                     ln, (unsigned long)t[j] + 1);
+			return;
+		}
+	/* Before the area test, which would call a triangle too large to measure degenerate. */
+	for (int j = 0; j < 3; ++j)
+		if (!pbd_length_fits(p->v[t[j]], p->v[t[(j + 1) % 3]])) {
+			p->st = pbd_fail_err(p->err, PBD_ERR_NOT_FINITE,
+			                     "%s:%lu: face edge from vertex %lu to %lu is too long: its rest length overflows "
+			                     "a " OBJ_SCALAR,
+			                     p->name, ln, (unsigned long)t[j] + 1, (unsigned long)t[(j + 1) % 3] + 1);
+			return;
+		}
+	if (pbd_triangle_is_degenerate(p->v[a], p->v[b], p->v[c])) {
+		p->st = pbd_fail_err(p->err, PBD_ERR_DEGENERATE, "%s:%lu: degenerate face: vertices %lu, %lu, %lu span no area",
+		                     p->name, ln, (unsigned long)a + 1, (unsigned long)b + 1, (unsigned long)c + 1);
+		return;
+	}
+	if (p->nf >= p->lim->max_triangles) {
+		p->st = pbd_fail_err(p->err, PBD_ERR_OUT_OF_RANGE, "%s:%lu: more than %u triangles", p->name, ln,
+		                     p->lim->max_triangles);
+		return;
+	}
+	if (!obj_grow(p, (void**)&p->f, &p->cap_f, p->nf + 1, 3 * sizeof *p->f, p->lim->max_triangles) ||
+	    !obj_grow(p, (void**)&p->f_line, &p->cap_fl, p->nf + 1, sizeof *p->f_line, p->lim->max_triangles)) {
+		obj_out_of_memory(p);
+		return;
+	}
+	memcpy(p->f + 3 * p->nf, t, sizeof t);
+	p->f_line[p->nf++] = p->lineno;
+}
+
+static void obj_face(obj_parser* p, const char* s) {
+	const unsigned long ln = (unsigned long)p->lineno;
+	uint32_t corner[3];
+	int nc = 0;
+	s = skip_ws(s);
+	while (*s && *s != '\r' && *s != '#') {
+		uint32_t idx = 0;
+		const char* num;
+		int num_len;
+		const pbd_status cs = parse_corner(&s, p->nv, &idx, &num, &num_len);
+		if (cs == PBD_ERR_PARSE) {
+			p->st = pbd_fail_err(p->err, cs, "%s:%lu: malformed face corner '%.*s' (expected i, i/t, i//n or i/t/n)",
+			                     p->name, ln, num_len, num);
+			return;
+		}
+		if (cs != PBD_OK) {
+			p->st = pbd_fail_err(p->err, cs, "%s:%lu: face index %.*s refers to no vertex (%zu defined so far)",
+			                     p->name, ln, num_len, num, p->nv);
+			return;
+		}
+		if (nc < 3) {
+			corner[nc] = idx;
+		} else { /* fan: (first, previous, this) */
+			corner[1] = corner[2];
+			corner[2] = idx;
+		}
+		++nc;
+		if (nc >= 3) {
+			obj_triangle(p, corner[0], corner[1], corner[2]);
+			if (p->st != PBD_OK) return;
+		}
+		s = skip_ws(s);
+	}
+	if (nc < 3) p->st = pbd_fail_err(p->err, PBD_ERR_PARSE, "%s:%lu: a face needs at least 3 vertices", p->name, ln);
+}
+
+/* Parses p->line, which is line p->lineno and terminated. */
+static void obj_line(obj_parser* p) {
+	const char* s = skip_ws(p->line);
+	if (s[0] == 'v' && (s[1] == ' ' || s[1] == '\t'))
+		obj_vertex(p, s + 2);
+	else if (s[0] == 'f' && (s[1] == ' ' || s[1] == '\t'))
+		obj_face(p, s + 2);
+}
+
+/* Takes the next `n` bytes of input: gathers them into lines and parses every complete one. */
+static void obj_feed(obj_parser* p, const char* data, size_t n) {
+	if (p->st != PBD_OK) return;
+	if (n > p->lim->max_bytes - p->bytes) {
+		p->st = pbd_fail_err(p->err, PBD_ERR_OUT_OF_RANGE, "%s:%lu: input longer than %llu bytes", p->name,
+		                     (unsigned long)p->lineno + 1, (unsigned long long)p->lim->max_bytes);
+		return;
+	}
+	p->bytes += n;
+	while (n && p->st == PBD_OK) {
+		const char* nl = (const char*)memchr(data, '\n', n);
+		const size_t take = nl ? (size_t)(nl - data) : n;
+		if (memchr(data, 0, take)) {
+			p->st = pbd_fail_err(p->err, PBD_ERR_PARSE, "%s:%lu: NUL byte: not a text file", p->name,
+			                     (unsigned long)p->lineno + 1);
+			return;
+		}
+		if (take > p->lim->max_line - p->len) {
+			p->st = pbd_fail_err(p->err, PBD_ERR_OUT_OF_RANGE, "%s:%lu: line longer than %zu bytes", p->name,
+			                     (unsigned long)p->lineno + 1, p->lim->max_line);
+			return;
+		}
+		if (!obj_grow(p, (void**)&p->line, &p->cap, p->len + take + 1, 1, p->lim->max_line + 1)) {
+			obj_out_of_memory(p);
+			return;
+		}
+		memcpy(p->line + p->len, data, take);
+		p->len += take;
+		if (!nl) return;
+		p->line[p->len] = 0;
+		++p->lineno;
+		obj_line(p);
+		p->len = 0;
+		data += take + 1;
+		n -= take + 1;
+	}
+}
+
+/* Parses a last line without '\n', builds the mesh and frees the parser. */
+static pbd_status obj_finish(obj_parser* p, bool bend, pbd_mesh* out) {
+	if (p->st == PBD_OK && p->len) {
+		p->line[p->len] = 0;
+		++p->lineno;
+		obj_line(p);
+	}
+	if (p->st == PBD_OK && (p->nv < 3 || p->nf < 1))
+		p->st = pbd_fail_err(p->err, PBD_ERR_PARSE, "%s: no triangles (needs v and f records)", p->name);
+	if (p->st == PBD_OK) {
+		pbd_mesh_fault fault;
+		pbd_error inner;
+		p->st = pbd_mesh_build((uint32_t)p->nv, p->v, (uint32_t)p->nf, p->f, bend, out, &inner, &fault);
+		if (p->st != PBD_OK && fault.triangle < p->nf && fault.other < p->nf)
+			pbd_fail_err(p->err, p->st,
+			             "%s:%lu: bend edge from vertex %lu to %lu, across this face and the one on line %lu, is too "
+			             "long: its rest length overflows a " OBJ_SCALAR,
+			             p->name, (unsigned long)p->f_line[fault.triangle], (unsigned long)fault.a + 1,
+			             (unsigned long)fault.b + 1, (unsigned long)p->f_line[fault.other]);
+		else if (p->st != PBD_OK && fault.triangle < p->nf)
+			pbd_fail_err(p->err, p->st, "%s:%lu: %s", p->name, (unsigned long)p->f_line[fault.triangle], inner.message);
+		else if (p->st != PBD_OK)
+			pbd_fail_err(p->err, p->st, "%s: %s", p->name, inner.message);
+	}
+	free(p->line);
+	free(p->v);
+	free(p->f);
+	free(p->f_line);
+	return p->st;
+}
+
+static void obj_init(obj_parser* p, const char* name, const pbd_obj_limits* lim, pbd_error* err) {
+	memset(p, 0, sizeof *p);
+	p->name = name;
+	p->lim = lim;
+	p->err = err;
+	p->st = PBD_OK;
+}
+
+pbd_status pbd_obj_load_memory(const char* data, size_t size, const char* name, bool bend, const pbd_obj_limits* lim,
+                               pbd_mesh* out, pbd_error* err) {
+	if (!name) name = "<memory>";
+	if (!out || (!data && size))
+		return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_mesh_load_obj_memory: NULL argument (%s)", name);
+	memset(out, 0, sizeof *out);
+	obj_parser p;
+	obj_init(&p, name, lim, err);
+	if (size) obj_feed(&p, data, size);
+	return obj_finish(&p, bend, out);
+}
+
+pbd_status pbd_obj_load_file(const char* path, bool bend, const pbd_obj_limits* lim, pbd_mesh* out, pbd_error* err) {
 	if (!path || !out) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_mesh_load_obj: NULL argument");
 	memset(out, 0, sizeof *out);
 	FILE* fp = fopen(path, "rb");
 	if (!fp) return pbd_fail_err(err, PBD_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-	obj_buf b;
-	memset(&b, 0, sizeof b);
-	char* line = NULL;
-	size_t cap = 0;
-	long lineno = 0;
-	pbd_status st = PBD_OK;
-	ssize_t len;
-	while ((len = getline(&line, &cap, fp)) != -1) {
-		++lineno;
-		if ((size_t)len != strlen(line)) {
-			st = pbd_fail_err(err, PBD_ERR_PARSE, "%s:%ld: NUL byte in line", path, lineno);
+	obj_parser p;
+	obj_init(&p, path, lim, err);
+	char chunk[16384];
+	while (p.st == PBD_OK) {
+		const size_t got = fread(chunk, 1, sizeof chunk, fp);
+		obj_feed(&p, chunk, got);
+		if (got < sizeof chunk) {
+			if (ferror(fp) && p.st == PBD_OK)
+				p.st = pbd_fail_err(err, PBD_ERR_IO, "%s:%lu: read error: %s", path, (unsigned long)p.lineno + 1,
+				                    strerror(errno));
 			break;
 		}
-		const char* s = skip_ws(line);
-		if (s[0] == 'v' && (s[1] == ' ' || s[1] == '\t')) {
-			double c[3];
-			s += 2;
-			for (int k = 0; k < 3; ++k) {
-				char* end;
-				errno = 0;
-				c[k] = strtod(s, &end);
-				if (end == s) {
-					st = pbd_fail_err(err, PBD_ERR_PARSE, "%s:%ld: vertex needs 3 numbers", path, lineno);
-					break;
-				}
-#ifdef PBD_DOUBLE
-				const double limit = DBL_MAX;
-#else
-				const double limit = (double)FLT_MAX; /* checked in double, before the conversion could overflow */
-#endif
-				if (!isfinite(c[k]) || errno == ERANGE || fabs(c[k]) > limit) {
-					st = pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s:%ld: vertex coordinate is not a finite number", path,
-					                  lineno);
-					break;
-				}
-				s = end;
-			}
-			if (st != PBD_OK) break;
-			pbd_vec3 p = pbd_v3((pbd_real)c[0], (pbd_real)c[1], (pbd_real)c[2]);
-			if (!pbd_v3_is_finite(p)) {
-				st = pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s:%ld: vertex coordinate overflows", path, lineno);
-				break;
-			}
-			if (b.nv >= (1u << 26) || !push_vertex(&b, p)) {
-				st = pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s:%ld: too many vertices", path, lineno);
-				break;
-			}
-		} else if (s[0] == 'f' && (s[1] == ' ' || s[1] == '\t')) {
-			uint32_t corner[3];
-			int nc = 0;
-			s = skip_ws(s + 2);
-			while (*s && *s != '\r' && *s != '\n' && *s != '#') {
-				uint32_t idx;
-				pbd_status cs = parse_corner(&s, b.nv, &idx);
-				if (cs == PBD_ERR_PARSE) {
-					st = pbd_fail_err(err, cs, "%s:%ld: malformed face corner (expected i, i/t, i//n or i/t/n)", path,
-					                  lineno);
-					break;
-				}
-				if (cs != PBD_OK) {
-					st = pbd_fail_err(err, cs, "%s:%ld: face index refers to no vertex defined so far (%zu)", path,
-					                  lineno, b.nv);
-					break;
-				}
-				if (nc < 3) {
-					corner[nc] = idx;
-				} else { /* fan: (first, previous, this) */
-					corner[1] = corner[2];
-					corner[2] = idx;
-				}
-				++nc;
-				if (nc >= 3) {
-					if (corner[0] == corner[1] || corner[1] == corner[2] || corner[0] == corner[2] ||
-					    pbd_triangle_is_degenerate(b.v[corner[0]], b.v[corner[1]], b.v[corner[2]])) {
-						st = pbd_fail_err(err, PBD_ERR_DEGENERATE,
-						                  "%s:%ld: degenerate face (repeated vertex or zero area)", path, lineno);
-						break;
-					}
-					if (b.nf >= (1u << 26) || !push_triangle(&b, corner[0], corner[1], corner[2])) {
-						st = pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s:%ld: too many faces", path, lineno);
-						break;
-					}
-				}
-				s = skip_ws(s);
-			}
-			if (st != PBD_OK) break;
-			if (nc < 3) {
-				st = pbd_fail_err(err, PBD_ERR_PARSE, "%s:%ld: a face needs at least 3 vertices", path, lineno);
-				break;
-			}
-		}
 	}
-	if (st == PBD_OK && ferror(fp)) st = pbd_fail_err(err, PBD_ERR_IO, "%s: read error", path);
-	free(line);
 	fclose(fp);
-	if (st == PBD_OK && (b.nv < 3 || b.nf < 1))
-		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: no triangles (needs v and f records)", path);
-	if (st == PBD_OK) {
-		st = pbd_mesh_from_triangles((uint32_t)b.nv, b.v, (uint32_t)b.nf, b.f, bend, out, err);
-		if (st != PBD_OK && err) {
-			char inner[sizeof err->message];
-			memcpy(inner, err->message, sizeof inner);
-			pbd_fail_err(err, st, "%s: %s", path, inner);
-		}
-	}
-	free(b.v);
-	free(b.f);
-	return st;
+	return obj_finish(&p, bend, out);
+}
+
+pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_error* err) {
+	const pbd_obj_limits lim = pbd_obj_limits_default();
+	return pbd_obj_load_file(path, bend, &lim, out, err);
+}
+
+pbd_status pbd_mesh_load_obj_memory(const char* data, size_t size, const char* name, bool bend, pbd_mesh* out,
+                                    pbd_error* err) {
+	const pbd_obj_limits lim = pbd_obj_limits_default();
+	return pbd_obj_load_memory(data, size, name, bend, &lim, out, err);
 }

@@ -24,6 +24,9 @@ pbd_status pbd_mesh_rope(const pbd_rope_def* d, pbd_mesh* out, pbd_error* err) {
 		                    d->segments);
 	if (!pbd_v3_is_finite(d->start) || !pbd_v3_is_finite(d->end))
 		return pbd_fail_err(err, PBD_ERR_NOT_FINITE, "pbd_mesh_rope: start or end is not finite");
+	/* Before measuring: a span too long to measure would make every position NaN. */
+	if (!pbd_length_fits(d->start, d->end))
+		return pbd_fail_err(err, PBD_ERR_NOT_FINITE, "pbd_mesh_rope: start to end is too long: its length overflows");
 	if (!(pbd_v3_length(pbd_v3_sub(d->end, d->start)) > 0))
 		return pbd_fail_err(err, PBD_ERR_DEGENERATE, "pbd_mesh_rope: start and end coincide");
 	const uint32_t n = d->segments + 1;

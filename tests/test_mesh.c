@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "mesh.h" /* the OBJ reader's limits, to reach them without gigabytes of input */
 #include "test_physics.h"
 
 static uint32_t count_kind(const pbd_mesh* m, pbd_edge_kind kind) {
@@ -471,6 +472,300 @@ static void test_obj_float_overflow_no_fp_exception(void** state) {
 		         (raised & FE_OVERFLOW) ? "overflow" : "invalid");
 }
 
+/* Loads `size` bytes of `text` from memory, expecting failure `want` with a message that holds
+ * every one of the NULL-terminated `parts`. */
+static void expect_obj_memory_error(const char* text, size_t size, const pbd_obj_limits* lim, pbd_status want, ...) {
+	pbd_mesh m;
+	pbd_error err;
+	err.message[0] = 0;
+	const pbd_obj_limits def = pbd_obj_limits_default();
+	const pbd_status st = pbd_obj_load_memory(text, size, "mem.obj", false, lim ? lim : &def, &m, &err);
+	if (st != want) fail_msg("got %s, want %s (%s)", pbd_status_string(st), pbd_status_string(want), err.message);
+	va_list ap;
+	va_start(ap, want);
+	for (const char* part; (part = va_arg(ap, const char*));)
+		if (!strstr(err.message, part)) fail_msg("message '%s' lacks '%s'", err.message, part);
+	va_end(ap);
+	assert_int_equal(m.vertex_count, 0);
+	assert_null(m.positions);
+}
+
+/* /dev/zero is endless and has no line end: the reader stops at its first byte, where it once
+ * read until memory ran out and then took the failed allocation for the end of the file. */
+static void test_obj_dev_zero(void** state) {
+	(void)state;
+	pbd_mesh m;
+	pbd_error err;
+	err.message[0] = 0;
+	if (access("/dev/zero", R_OK) != 0) skip();
+	assert_int_equal(pbd_mesh_load_obj("/dev/zero", false, &m, &err), PBD_ERR_PARSE);
+	assert_non_null(strstr(err.message, "/dev/zero:1: NUL byte"));
+	assert_null(m.positions);
+}
+
+/* A line past PBD_OBJ_MAX_LINE is refused with its file and line, from a file (read in pieces,
+ * so the line spans many reads) and from memory; one byte shorter still loads. */
+static void test_obj_line_too_long(void** state) {
+	(void)state;
+	const char* head = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n#";
+	const size_t n = strlen(head) + PBD_OBJ_MAX_LINE + 1;
+	char* text = (char*)malloc(n + 1);
+	assert_non_null(text);
+	memcpy(text, head, strlen(head));
+	memset(text + strlen(head), 'x', PBD_OBJ_MAX_LINE);
+	text[n - 1] = '\n';
+	text[n] = 0;
+	expect_obj_memory_error(text, n, NULL, PBD_ERR_OUT_OF_RANGE, "mem.obj:5: line longer than 1048576 bytes",
+	                        (const char*)NULL);
+	char path[64];
+	write_temp(text, path);
+	pbd_mesh m;
+	pbd_error err;
+	assert_int_equal(pbd_mesh_load_obj(path, false, &m, &err), PBD_ERR_OUT_OF_RANGE);
+	char where[96];
+	snprintf(where, sizeof where, "%s:5: line longer than", path);
+	if (!strstr(err.message, where)) fail_msg("message '%s' lacks '%s'", err.message, where);
+	unlink(path);
+	/* The comment "#xxx...x" of exactly PBD_OBJ_MAX_LINE bytes, without the last x and with it
+	 * but with no line end after it. */
+	text[n - 2] = '\n';
+	assert_int_equal(pbd_mesh_load_obj_memory(text, n - 1, "mem.obj", false, &m, &err), PBD_OK);
+	assert_int_equal(m.triangle_count, 1);
+	pbd_mesh_free(&m);
+	free(text);
+}
+
+/* The whole input is bounded too, also where the size cannot be known in advance: a pipe read
+ * through its /dev/fd path, here with the bound shrunk to 100 bytes. */
+static void test_obj_input_bound(void** state) {
+	(void)state;
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	for (int i = 0; i < 20; ++i) assert_int_equal(write(fds[1], "# comment\n", 10), 10); /* 200 bytes */
+	assert_int_equal(close(fds[1]), 0);
+	char path[64];
+	snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+	pbd_obj_limits lim = pbd_obj_limits_default();
+	lim.max_bytes = 100;
+	pbd_mesh m;
+	pbd_error err;
+	err.message[0] = 0;
+	assert_int_equal(pbd_obj_load_file(path, false, &lim, &m, &err), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(err.message, "input longer than 100 bytes"));
+	assert_non_null(strstr(err.message, path));
+	close(fds[0]);
+	/* Memory: a buffer over the bound is refused before a line of it is parsed. */
+	const char* tri = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+	lim.max_bytes = strlen(tri) - 1;
+	expect_obj_memory_error(tri, strlen(tri), &lim, PBD_ERR_OUT_OF_RANGE, "mem.obj:1: input longer than 31 bytes",
+	                        (const char*)NULL);
+	lim.max_bytes = strlen(tri);
+	assert_int_equal(pbd_obj_load_memory(tri, strlen(tri), "mem.obj", false, &lim, &m, &err), PBD_OK);
+	pbd_mesh_free(&m);
+	/* A directory opens but cannot be read: an I/O error, not an empty mesh. */
+	assert_int_equal(pbd_mesh_load_obj("/tmp", false, &m, &err), PBD_ERR_IO);
+	assert_non_null(strstr(err.message, "/tmp:1: read error"));
+}
+
+/* Vertices and triangles are both capped, as PBD_ERR_OUT_OF_RANGE naming the line. */
+static void test_obj_counts_capped(void** state) {
+	(void)state;
+	pbd_obj_limits lim = pbd_obj_limits_default();
+	assert_int_equal(lim.max_vertices, PBD_OBJ_MAX_VERTICES);
+	assert_int_equal(lim.max_triangles, PBD_OBJ_MAX_TRIANGLES);
+	assert_int_equal(lim.max_line, PBD_OBJ_MAX_LINE);
+	assert_true(lim.max_bytes == PBD_OBJ_MAX_BYTES);
+	const char* quad = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n";
+	lim.max_vertices = 3;
+	expect_obj_memory_error(quad, strlen(quad), &lim, PBD_ERR_OUT_OF_RANGE, "mem.obj:4: more than 3 vertices",
+	                        (const char*)NULL);
+	lim.max_vertices = 4;
+	lim.max_triangles = 1; /* the quad fans into 2 */
+	expect_obj_memory_error(quad, strlen(quad), &lim, PBD_ERR_OUT_OF_RANGE, "mem.obj:5: more than 1 triangles",
+	                        (const char*)NULL);
+	lim.max_triangles = 2;
+	pbd_mesh m;
+	pbd_error err;
+	assert_int_equal(pbd_obj_load_memory(quad, strlen(quad), "mem.obj", false, &lim, &m, &err), PBD_OK);
+	assert_int_equal(m.triangle_count, 2);
+	pbd_mesh_free(&m);
+}
+
+/* An allocator that fails from its `fail_at`-th call on (0 = the first). */
+static int alloc_calls, alloc_fail_at;
+static void* failing_realloc(void* ptr, size_t size) {
+	if (alloc_calls++ >= alloc_fail_at) return NULL;
+	return realloc(ptr, size);
+}
+
+/* Every allocation of the reader that fails is reported as out of memory, with the line it
+ * happened on: never as a limit, an end of file or a file without triangles. */
+static void test_obj_out_of_memory(void** state) {
+	(void)state;
+	/* 300 vertices and 298 triangles, so the arrays grow past their first 256 elements. */
+	size_t cap = 64 * 1024, n = 0;
+	char* text = (char*)malloc(cap);
+	assert_non_null(text);
+	for (int i = 0; i < 300; ++i) n += (size_t)snprintf(text + n, cap - n, "v %d %d 0\n", i, (i * i) % 7);
+	for (int i = 3; i <= 300; ++i) n += (size_t)snprintf(text + n, cap - n, "f %d %d %d\n", i - 2, i - 1, i);
+	pbd_obj_limits lim = pbd_obj_limits_default();
+	lim.realloc_fn = failing_realloc;
+	int failures = 0;
+	for (alloc_fail_at = 0;; ++alloc_fail_at) {
+		alloc_calls = 0;
+		pbd_mesh m;
+		pbd_error err;
+		err.message[0] = 0;
+		const pbd_status st = pbd_obj_load_memory(text, n, "mem.obj", false, &lim, &m, &err);
+		if (st == PBD_OK) {
+			assert_int_equal(m.vertex_count, 300);
+			assert_int_equal(m.triangle_count, 298);
+			pbd_mesh_free(&m);
+			break;
+		}
+		++failures;
+		if (st != PBD_ERR_OUT_OF_MEMORY)
+			fail_msg("allocation %d failed: got %s (%s)", alloc_fail_at, pbd_status_string(st), err.message);
+		assert_non_null(strstr(err.message, "mem.obj:"));
+		assert_non_null(strstr(err.message, ": out of memory"));
+		assert_null(m.positions);
+	}
+	/* The line buffer, and the vertex and both triangle arrays twice each. */
+	assert_true(failures >= 7);
+	free(text);
+}
+
+/* Coordinates that are finite but so large that an edge's length overflows the scalar (pbd_body_create
+ * would measure an infinite rest length) are refused at the face, and no floating-point exception
+ * is raised on the way (the tests trap them). Sizes are scaled to the precision built. */
+static void test_obj_edge_length_overflow(void** state) {
+	(void)state;
+	/* sqrt(max / 2), the longest edge accepted: about 1.3e19 in float, 9.5e153 in double. */
+	const double big = sqrt((double)PBD_REAL_MAX / 2);
+	char text[512];
+	snprintf(text, sizeof text, "v %.9g 0 0\nv %.9g 0 0\nv 0 1 0\n# far\nf 1 2 3\n", -0.9 * (double)PBD_REAL_MAX,
+	         0.9 * (double)PBD_REAL_MAX);
+	expect_obj_memory_error(text, strlen(text), NULL, PBD_ERR_NOT_FINITE,
+	                        "mem.obj:5: face edge from vertex 1 to 2 is too long", (const char*)NULL);
+	/* Two faces whose own edges fit (0.7 and 0.65 x big), across an edge whose bend pair does
+	 * not: the vertices opposite the shared edge 1-2 are 1.1 x big apart. */
+	const double h = 0.55 * big, sh = 0.35 * big;
+	snprintf(text, sizeof text, "v 0 %.9g 0\nv 0 %.9g 0\nv %.9g 0 0\nv %.9g 0 0\nf 1 2 3\n\nf 2 1 4\n", -sh, sh, h, -h);
+	pbd_mesh m;
+	pbd_error err;
+	assert_int_equal(pbd_mesh_load_obj_memory(text, strlen(text), "mem.obj", false, &m, &err), PBD_OK);
+	/* Without bend edges the mesh is sound: a body measures every rest length as finite. */
+	pbd_world* w = test_world(NULL);
+	pbd_body_def bd = pbd_body_def_default();
+	bd.mesh = &m;
+	pbd_body b;
+	assert_int_equal(pbd_body_create(w, &bd, &b), PBD_OK);
+	assert_int_equal(b.distance_count, 5);
+	for (uint32_t k = 0; k < b.distance_count; ++k) {
+		pbd_distance_def d;
+		assert_int_equal(pbd_world_get_distance(w, k, &d), PBD_OK);
+		assert_true(isfinite(d.rest) && d.rest > 0);
+	}
+	pbd_world_destroy(w);
+	pbd_mesh_free(&m);
+	err.message[0] = 0;
+	assert_int_equal(pbd_mesh_load_obj_memory(text, strlen(text), "mem.obj", true, &m, &err), PBD_ERR_NOT_FINITE);
+	if (!strstr(err.message, "mem.obj:7: bend edge from vertex 3 to 4, across this face and the one on line 5"))
+		fail_msg("unexpected message '%s'", err.message);
+	assert_null(m.positions);
+}
+
+/* pbd_mesh_from_triangles, the grid and the rope refuse a rest length that would overflow
+ * rather than hand a body an infinite one. */
+static void test_builders_refuse_overflowing_lengths(void** state) {
+	(void)state;
+	const pbd_real far = (pbd_real)(0.9 * (double)PBD_REAL_MAX);
+	const pbd_vec3 v[3] = {pbd_v3(-far, 0, 0), pbd_v3(far, 0, 0), pbd_v3(0, 1, 0)};
+	const uint32_t t[3] = {0, 1, 2};
+	pbd_mesh m;
+	pbd_error err;
+	assert_int_equal(pbd_mesh_from_triangles(3, v, 1, t, false, &m, &err), PBD_ERR_NOT_FINITE);
+	assert_non_null(strstr(err.message, "triangle 0: edge from vertex 0 to 1 is too long"));
+	/* Each side fits, the diagonal (the shear edge) does not: sqrt(max / 2) is the longest edge
+	 * accepted (about 1.3e19 in float), as a length squared must not overflow. */
+	pbd_grid_def gd = pbd_grid_def_default();
+	gd.size_u = gd.size_v = (pbd_real)(0.8 * sqrt((double)PBD_REAL_MAX / 2));
+	assert_int_equal(pbd_mesh_grid(&gd, &m, &err), PBD_ERR_NOT_FINITE);
+	assert_non_null(strstr(err.message, "pbd_mesh_grid: edge"));
+	assert_null(m.positions);
+	gd.diagonals = 0;
+	assert_int_equal(pbd_mesh_grid(&gd, &m, &err), PBD_OK);
+	pbd_mesh_free(&m);
+	pbd_rope_def rd = pbd_rope_def_default();
+	rd.start = pbd_v3(-far, 0, 0);
+	rd.end = pbd_v3(far, 0, 0);
+	assert_int_equal(pbd_mesh_rope(&rd, &m, &err), PBD_ERR_NOT_FINITE);
+	assert_non_null(strstr(err.message, "pbd_mesh_rope: start to end is too long"));
+}
+
+/* Face indices appear in messages as written in the file (1-based, negative ones as given), and
+ * vertices by their 1-based number. */
+static void test_obj_messages_one_based(void** state) {
+	(void)state;
+	const char* v3 = "v 0 0 0\nv 1 0 0\nv 2 0 0\n";
+	char text[256];
+	snprintf(text, sizeof text, "%sf 1 2 9\n", v3);
+	expect_obj_memory_error(text, strlen(text), NULL, PBD_ERR_OUT_OF_RANGE,
+	                        "mem.obj:4: face index 9 refers to no vertex (3 defined so far)", (const char*)NULL);
+	snprintf(text, sizeof text, "%sf 1/1 2/2 -4/3\n", v3);
+	expect_obj_memory_error(text, strlen(text), NULL, PBD_ERR_OUT_OF_RANGE, "face index -4 refers", (const char*)NULL);
+	snprintf(text, sizeof text, "%sf 1 2 0\n", v3);
+	expect_obj_memory_error(text, strlen(text), NULL, PBD_ERR_OUT_OF_RANGE, "face index 0 refers", (const char*)NULL);
+	snprintf(text, sizeof text, "%sf 3 2 -1\n", v3);
+	expect_obj_memory_error(text, strlen(text), NULL, PBD_ERR_DEGENERATE, "mem.obj:4: degenerate face: vertex 3 is",
+	                        (const char*)NULL);
+	snprintf(text, sizeof text, "%sf 1 2 3\n", v3);
+	expect_obj_memory_error(text, strlen(text), NULL, PBD_ERR_DEGENERATE, "vertices 1, 2, 3 span no area",
+	                        (const char*)NULL);
+	snprintf(text, sizeof text, "%sf 1 2 3x\n", v3);
+	expect_obj_memory_error(text, strlen(text), NULL, PBD_ERR_PARSE, "mem.obj:4: malformed face corner '3x'",
+	                        (const char*)NULL);
+}
+
+/* The memory entry reads what the file entry reads: the same mesh from the same bytes, without
+ * needing a terminator after them; errors carry the given name, or "<memory>". */
+static void test_obj_memory_matches_file(void** state) {
+	(void)state;
+	const char* text = "v 0 0 0\r\nv 1 0 0\r\nv 1 1 0\r\nv 0 1 0\r\nvt 0 0\r\nf 1/1 2/1 3/1 4/1\r\n"
+	                   "v 2 0 0.5\r\nf -4 -1 -3 # last\r\nXXXX";
+	const size_t n = strlen(text) - 4; /* the XXXX is past the end */
+	char path[64];
+	char* file_text = strndup(text, n);
+	write_temp(file_text, path);
+	free(file_text);
+	for (int bend = 0; bend <= 1; ++bend) {
+		pbd_mesh a, b;
+		pbd_error err;
+		assert_int_equal(pbd_mesh_load_obj(path, bend, &a, &err), PBD_OK);
+		assert_int_equal(pbd_mesh_load_obj_memory(text, n, "x.obj", bend, &b, &err), PBD_OK);
+		assert_int_equal(a.vertex_count, 5);
+		assert_int_equal(a.vertex_count, b.vertex_count);
+		assert_int_equal(a.triangle_count, b.triangle_count);
+		assert_int_equal(a.edge_count, b.edge_count);
+		assert_memory_equal(a.positions, b.positions, a.vertex_count * sizeof *a.positions);
+		assert_memory_equal(a.triangles, b.triangles, 3 * a.triangle_count * sizeof *a.triangles);
+		assert_memory_equal(a.edges, b.edges, 2 * a.edge_count * sizeof *a.edges);
+		assert_memory_equal(a.edge_kinds, b.edge_kinds, a.edge_count);
+		pbd_mesh_free(&a);
+		pbd_mesh_free(&b);
+	}
+	unlink(path);
+	pbd_mesh m;
+	pbd_error err;
+	assert_int_equal(pbd_mesh_load_obj_memory("v 0 0 0\n", 8, NULL, false, &m, &err), PBD_ERR_PARSE);
+	assert_non_null(strstr(err.message, "<memory>: no triangles"));
+	assert_int_equal(pbd_mesh_load_obj_memory(NULL, 0, "empty", false, &m, &err), PBD_ERR_PARSE);
+	assert_int_equal(pbd_mesh_load_obj_memory(NULL, 5, "x", false, &m, &err), PBD_ERR_INVALID_ARGUMENT);
+	assert_int_equal(pbd_mesh_load_obj_memory("v", 1, "x", false, NULL, &err), PBD_ERR_INVALID_ARGUMENT);
+	/* A NUL byte inside the buffer is not taken for its end. */
+	expect_obj_memory_error("v 0 0 0\nv 1\0 0 0\n", 17, NULL, PBD_ERR_PARSE, "mem.obj:2: NUL byte", (const char*)NULL);
+}
+
 /* ---- bodies and masses ----------------------------------------------------------------- */
 
 static double sum_mass(const pbd_world* w, const pbd_body* b) {
@@ -650,6 +945,15 @@ int main(void) {
 	    cmocka_unit_test(test_obj_errors),
 	    cmocka_unit_test(test_obj_malformed_index_is_parse_error),
 	    cmocka_unit_test(test_obj_float_overflow_no_fp_exception),
+	    cmocka_unit_test(test_obj_dev_zero),
+	    cmocka_unit_test(test_obj_line_too_long),
+	    cmocka_unit_test(test_obj_input_bound),
+	    cmocka_unit_test(test_obj_counts_capped),
+	    cmocka_unit_test(test_obj_out_of_memory),
+	    cmocka_unit_test(test_obj_edge_length_overflow),
+	    cmocka_unit_test(test_builders_refuse_overflowing_lengths),
+	    cmocka_unit_test(test_obj_messages_one_based),
+	    cmocka_unit_test(test_obj_memory_matches_file),
 	    cmocka_unit_test(test_body_masses),
 	    cmocka_unit_test(test_body_pinned_vertex_unpins_to_its_mass),
 	    cmocka_unit_test(test_body_materials),

@@ -194,23 +194,42 @@ PBD_API pbd_grid_def pbd_grid_def_default(void);
 PBD_API pbd_rope_def pbd_rope_def_default(void);
 
 /// Rectangular cloth: vertices, triangles (2 per cell, split along (i,j)-(i+1,j+1)), structural,
-/// shear and (if asked) bend edges, in that order.
+/// shear and (if asked) bend edges, in that order. PBD_ERR_NOT_FINITE when a vertex or an edge
+/// length would overflow the scalar.
 PBD_API pbd_status pbd_mesh_grid(const pbd_grid_def* def, pbd_mesh* out, pbd_error* err);
 
-/// Rope: segments + 1 vertices, structural links, and bend links if asked.
+/// Rope: segments + 1 vertices, structural links, and bend links if asked. PBD_ERR_NOT_FINITE
+/// when the length from start to end overflows the scalar.
 PBD_API pbd_status pbd_mesh_rope(const pbd_rope_def* def, pbd_mesh* out, pbd_error* err);
 
 /// Cloth from any triangle mesh: copies the arrays, extracts the unique edges of the triangles
 /// (structural), and if `bend` adds one bend edge across every interior edge (between the two
-/// vertices opposite it). Rejects indices out of range, repeated vertices in a triangle and
-/// triangles of zero area.
+/// vertices opposite it). Rejects indices out of range, repeated vertices in a triangle,
+/// triangles of zero area, and edges whose length (the rest length a body measures) overflows
+/// the scalar (PBD_ERR_NOT_FINITE).
 PBD_API pbd_status pbd_mesh_from_triangles(uint32_t vertex_count, const pbd_vec3* positions, uint32_t triangle_count,
                                            const uint32_t* indices, bool bend, pbd_mesh* out, pbd_error* err);
 
+/// Bounds of the OBJ reader, so that a wrong path (/dev/zero, a FIFO, a binary file) ends in an
+/// error instead of exhausting memory: bytes of one line, of the whole input, and the most
+/// vertices and triangles (2^24 particles, as for grids and ropes, is far past interactive use).
+#define PBD_OBJ_MAX_LINE      (1u << 20)
+#define PBD_OBJ_MAX_BYTES     ((uint64_t)1 << 31)
+#define PBD_OBJ_MAX_VERTICES  (1u << 24)
+#define PBD_OBJ_MAX_TRIANGLES (1u << 25)
+
 /// Loads a Wavefront OBJ (v and f records; polygons are fanned into triangles; negative and
 /// v/vt/vn indices accepted) and builds it as with pbd_mesh_from_triangles.
-/// Errors name the file and line.
+/// Errors name the file and line ("mesh.obj:12: ..."), vertices 1-based as the file numbers
+/// them. PBD_ERR_OUT_OF_RANGE past the PBD_OBJ_MAX_* bounds, PBD_ERR_NOT_FINITE for a
+/// coordinate, or an edge length, beyond the scalar's range, PBD_ERR_OUT_OF_MEMORY when an
+/// allocation fails.
 PBD_API pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_error* err);
+
+/// The same from `size` bytes of OBJ text in memory (need not be terminated), for data that does
+/// not come from a file. `name` stands for the path in messages (NULL = "<memory>").
+PBD_API pbd_status pbd_mesh_load_obj_memory(const char* data, size_t size, const char* name, bool bend, pbd_mesh* out,
+                                            pbd_error* err);
 
 /// Frees a builder-made mesh and zeroes it. Does nothing to a mesh with owned == false.
 PBD_API void pbd_mesh_free(pbd_mesh* mesh);
