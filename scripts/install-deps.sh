@@ -6,7 +6,9 @@ set -eu
 # Rendering (pbd_render, `pbd run --render`): the GL loader, EGL and GL headers, stb for PNG,
 # ffmpeg for videos, and Mesa's drivers (llvmpipe draws without a GPU or an X server). The
 # viewer (`pbd view`): GLFW, and Xvfb with xauth to run it in tests without a display.
-PACKAGES="cmake make gcc g++ clang pkg-config libcjson-dev libcmocka-dev libbullet-dev gnuplot-nox
+# Fuzzing (scripts/fuzz.sh): clang's libFuzzer and sanitizer runtimes are in libclang-rt-dev,
+# which clang only recommends, so an install without recommends lacks -fsanitize=fuzzer.
+PACKAGES="cmake make gcc g++ clang libclang-rt-dev pkg-config libcjson-dev libcmocka-dev libbullet-dev gnuplot-nox
 libepoxy-dev libegl-dev libgl-dev libstb-dev ffmpeg libgl1-mesa-dri libegl-mesa0 libglx-mesa0
 libglfw3-dev xvfb xauth"
 

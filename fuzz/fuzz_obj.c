@@ -1,0 +1,77 @@
+/* libFuzzer target: OBJ text from the input bytes, parsed by pbd_mesh_load_obj_memory, the mesh
+ * checked against its documented shape, turned into a body and stepped. The input's length picks
+ * the options (bend edges, mass rule, a pinned vertex), so a seed file and the same file with a
+ * comment appended take different paths. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz_check.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+/* What pbd_mesh_from_triangles promises of a mesh it returns. */
+static void check_mesh(const pbd_mesh* m) {
+	if (m->vertex_count < 3 || m->triangle_count < 1 || !m->owned) fuzz_fail("mesh too small or not owned");
+	for (uint32_t i = 0; i < m->vertex_count; ++i)
+		if (!fuzz_v3_finite(m->positions[i])) fuzz_fail("vertex %u not finite", i);
+	for (uint32_t t = 0; t < m->triangle_count; ++t) {
+		const uint32_t* v = m->triangles + 3 * (size_t)t;
+		if (v[0] >= m->vertex_count || v[1] >= m->vertex_count || v[2] >= m->vertex_count)
+			fuzz_fail("triangle %u out of range", t);
+		if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2]) fuzz_fail("triangle %u repeats a vertex", t);
+	}
+	for (uint32_t e = 0; e < m->edge_count; ++e) {
+		const uint32_t a = m->edges[2 * e], b = m->edges[2 * e + 1];
+		if (a >= m->vertex_count || b >= m->vertex_count || a == b) fuzz_fail("edge %u bad (%u, %u)", e, a, b);
+		if (m->edge_kinds[e] != PBD_EDGE_STRUCTURAL && m->edge_kinds[e] != PBD_EDGE_BEND)
+			fuzz_fail("edge %u of kind %u", e, m->edge_kinds[e]);
+		/* The rest length a body will measure. */
+		const pbd_vec3 d = pbd_v3_sub(m->positions[a], m->positions[b]);
+		if (!isfinite(pbd_v3_length(d))) fuzz_fail("edge %u from %u to %u has no finite length", e, a, b);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+	const bool bend = size & 1;
+	pbd_mesh m;
+	pbd_error err;
+	err.message[0] = 0;
+	const pbd_status st = pbd_mesh_load_obj_memory((const char*)data, size, "fuzz.obj", bend, &m, &err);
+	if (st != PBD_OK) {
+		if (strncmp(err.message, "fuzz.obj", 8) != 0) fuzz_fail("message does not name the input: %s", err.message);
+		if (m.positions || m.vertex_count) fuzz_fail("failed load left a mesh behind");
+		return 0;
+	}
+	check_mesh(&m);
+
+	pbd_world_def wd = pbd_world_def_default();
+	wd.substeps = 2;
+	wd.iterations = 4;
+	pbd_world* w = NULL;
+	if (pbd_world_create(&wd, &w) != PBD_OK) fuzz_fail("pbd_world_create failed");
+	pbd_body_def bd = pbd_body_def_default();
+	bd.mesh = &m;
+	bd.mass_mode = (pbd_mass_mode)((size >> 1) % 3);
+	const uint32_t pinned[1] = {0};
+	if ((size >> 3) & 1) {
+		bd.pinned = pinned;
+		bd.pinned_count = 1;
+	}
+	pbd_body body;
+	if (pbd_body_create(w, &bd, &body) == PBD_OK) {
+		if (body.particle_count != m.vertex_count || body.triangle_count != m.triangle_count ||
+		    body.distance_count != m.edge_count)
+			fuzz_fail("body counts differ from the mesh's");
+		for (uint32_t k = 0; k < body.distance_count; ++k) {
+			pbd_distance_def d;
+			if (pbd_world_get_distance(w, body.first_distance + k, &d) != PBD_OK || !isfinite(d.rest) || d.rest < 0)
+				fuzz_fail("constraint %u has no finite rest length", k);
+		}
+		fuzz_step_checked(w, 4);
+	} else if (pbd_world_particle_count(w) != 0) {
+		fuzz_fail("refused body left particles behind: %s", pbd_world_last_error(w));
+	}
+	pbd_world_destroy(w);
+	pbd_mesh_free(&m);
+	return 0;
+}

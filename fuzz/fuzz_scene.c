@@ -1,0 +1,26 @@
+/* libFuzzer target: a scene file (JSON) from the input bytes, loaded by the scene loader of the
+ * `pbd` program (app/scene.h, the pbd_scene library), then a few steps of the world it made.
+ * Refusing the input is fine; a crash, a sanitizer report, a leak or a broken check of
+ * fuzz_check.h is not. Relative "obj" paths start in fuzz/corpus/obj, so a scene can name the
+ * OBJ seeds. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz_check.h"
+#include "scene.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+	scene s;
+	scene_error err;
+	if (!scene_load_string((const char*)data, size, "fuzz.json", PBD_FUZZ_OBJ_DIR, NULL, &s, &err)) {
+		if (!err.message[0]) fuzz_fail("scene refused without a message");
+		if (s.world) fuzz_fail("scene refused but a world was left in it");
+		return 0;
+	}
+	fuzz_check_finite(s.world);
+	fuzz_step_checked(s.world, 4);
+	scene_free(&s);
+	return 0;
+}

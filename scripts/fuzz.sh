@@ -1,0 +1,57 @@
+#!/bin/sh
+# Builds the libFuzzer targets of fuzz/ (clang, -DPBD_FUZZ=ON, in build-fuzz/ or $PBD_FUZZ_BUILD)
+# and runs each for SECONDS (default 30) from a fresh copy of its seed corpus, after replaying
+# the saved reproducers in fuzz/regressions/<target>/. A crash, a sanitizer report, a leak, a
+# broken check or a timeout fails the script and leaves the input under <build>/work/<target>/.
+# Without clang's libFuzzer runtime it says it skipped and exits 0. See docs/fuzzing.md.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: scene obj step (default: all three)
+set -eu
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+[ $# -gt 0 ] && shift
+targets=${*:-scene obj step}
+build=${PBD_FUZZ_BUILD:-build-fuzz}
+rss_mb=${PBD_FUZZ_RSS_MB:-3072}
+
+probe=$(mktemp -d)
+printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t* d, size_t n);\nint LLVMFuzzerTestOneInput(const uint8_t* d, size_t n) { return d && n ? 0 : 0; }\n' >"$probe/probe.c"
+if ! command -v clang >/dev/null 2>&1 ||
+	! clang -fsanitize=fuzzer,address,undefined "$probe/probe.c" -o "$probe/probe" >/dev/null 2>&1; then
+	rm -rf "$probe"
+	echo "fuzz: skipped: clang with libFuzzer not found (Debian packages clang and libclang-rt-dev)"
+	exit 0
+fi
+rm -rf "$probe"
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	-DPBD_FUZZ=ON -DPBD_WERROR=ON -DPBD_BUILD_TESTS=OFF -DPBD_BUILD_BENCH=OFF -DPBD_BUILD_EXAMPLES=OFF \
+	-DPBD_BUILD_RENDER=OFF -DPBD_BUILD_VIEWER=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target pbd_fuzz
+
+for t in $targets; do
+	bin="$build/fuzz/fuzz_$t"
+	work="$build/work/$t"
+	rm -rf "$work"
+	mkdir -p "$work/corpus"
+	# Inputs that once failed must keep passing: libFuzzer runs files given by name once each.
+	if [ -d "fuzz/regressions/$t" ] && [ -n "$(ls "fuzz/regressions/$t")" ]; then
+		if ! "$bin" -rss_limit_mb="$rss_mb" -timeout=60 "fuzz/regressions/$t"/* >"$work/regressions.log" 2>&1; then
+			tail -n 40 "$work/regressions.log"
+			echo "fuzz: fuzz_$t fails on a saved reproducer in fuzz/regressions/$t/"
+			exit 1
+		fi
+	fi
+	cp "fuzz/corpus/$t"/* "$work/corpus/"
+	dict=""
+	[ -f "fuzz/$t.dict" ] && dict="-dict=fuzz/$t.dict"
+	# shellcheck disable=SC2086
+	if ! "$bin" -max_total_time="$seconds" -rss_limit_mb="$rss_mb" -timeout=60 -print_final_stats=1 $dict \
+		-artifact_prefix="$work/" "$work/corpus" </dev/null >"$work/log" 2>&1; then
+		tail -n 60 "$work/log"
+		echo "fuzz: fuzz_$t failed; the input is in $work/ (crash-*, leak-*, timeout-* or oom-*)"
+		exit 1
+	fi
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log")
+	echo "fuzz: fuzz_$t: ${seconds} s, ${runs:-?} inputs, no failure (corpus $(ls "$work/corpus" | wc -l) files)"
+done
