@@ -205,6 +205,7 @@ typedef struct reader {
 } reader;
 
 static void get(reader* rd, void* out, size_t n) {
+	if (n == 0) return; /* an empty array may have no storage at all */
 	if (rd->short_read || n > rd->size - rd->pos) {
 		rd->short_read = true;
 		memset(out, 0, n);
