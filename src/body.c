@@ -39,6 +39,13 @@ static pbd_status validate_mesh(pbd_world* w, const pbd_mesh* m) {
 			return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: edge %u: unknown kind %u", fn, e, m->edge_kinds[e]);
 		if (m->edge_rest && (!pbd_is_finite(m->edge_rest[e]) || m->edge_rest[e] < 0))
 			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: edge %u: rest length must be finite and >= 0", fn, e);
+		/* The rest length is measured below; refused here, it is named by its edge instead of
+		 * failing later inside pbd_world_add_distances. Non-finite positions are reported later. */
+		if (!m->edge_rest && pbd_v3_is_finite(m->positions[a]) && pbd_v3_is_finite(m->positions[b]) &&
+		    !pbd_length_fits(m->positions[a], m->positions[b]))
+			return pbd_fail(w, PBD_ERR_NOT_FINITE,
+			                "%s: edge %u from vertex %u to %u is too long: its rest length overflows the scalar", fn, e,
+			                a, b);
 	}
 	for (uint32_t t = 0; t < m->triangle_count; ++t) {
 		const uint32_t* v = m->triangles + 3 * (size_t)t;

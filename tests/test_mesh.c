@@ -703,6 +703,40 @@ static void test_builders_refuse_overflowing_lengths(void** state) {
 	assert_non_null(strstr(err.message, "pbd_mesh_rope: start to end is too long"));
 }
 
+/* A hand-made mesh carries no rest lengths: pbd_body_create measures them, and refuses one that
+ * overflows with the edge's name, adding nothing to the world. */
+static void test_body_refuses_overflowing_rest_length(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world_def wd = pbd_world_def_default();
+	wd.log = test_log_keep;
+	wd.log_user = msg;
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&wd, &w), PBD_OK);
+	const pbd_real far = (pbd_real)(0.8 * sqrt((double)PBD_REAL_MAX / 2)); /* 0-1 is 1.6 x the longest */
+	pbd_vec3 x[3] = {pbd_v3(-far, 0, 0), pbd_v3(far, 0, 0), pbd_v3(0, far / 4, 0)};
+	uint32_t e[6] = {1, 2, 2, 0, 0, 1};
+	pbd_mesh m;
+	memset(&m, 0, sizeof m);
+	m.vertex_count = 3;
+	m.positions = x;
+	m.edge_count = 3;
+	m.edges = e;
+	pbd_body_def bd = pbd_body_def_default();
+	bd.mesh = &m;
+	pbd_body b;
+	assert_int_equal(pbd_body_create(w, &bd, &b), PBD_ERR_NOT_FINITE);
+	if (!strstr(msg, "pbd_body_create: edge 2 from vertex 0 to 1 is too long")) fail_msg("message '%s'", msg);
+	assert_int_equal(pbd_world_particle_count(w), 0);
+	assert_int_equal(pbd_world_distance_count(w), 0);
+	/* With rest lengths given, the positions' distance is never measured. */
+	pbd_real rest[3] = {1, 1, 1};
+	m.edge_rest = rest;
+	assert_int_equal(pbd_body_create(w, &bd, &b), PBD_OK);
+	assert_int_equal(b.distance_count, 3);
+	pbd_world_destroy(w);
+}
+
 /* Face indices appear in messages as written in the file (1-based, negative ones as given), and
  * vertices by their 1-based number. */
 static void test_obj_messages_one_based(void** state) {
@@ -952,6 +986,7 @@ int main(void) {
 	    cmocka_unit_test(test_obj_out_of_memory),
 	    cmocka_unit_test(test_obj_edge_length_overflow),
 	    cmocka_unit_test(test_builders_refuse_overflowing_lengths),
+	    cmocka_unit_test(test_body_refuses_overflowing_rest_length),
 	    cmocka_unit_test(test_obj_messages_one_based),
 	    cmocka_unit_test(test_obj_memory_matches_file),
 	    cmocka_unit_test(test_body_masses),
