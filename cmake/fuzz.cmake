@@ -3,7 +3,6 @@
 # build is compiled with coverage instrumentation for the fuzzer and with ASan and UBSan, so that
 # the library the targets link is the one being explored; otherwise the targets are skipped.
 set(PBD_FUZZ_ENABLED OFF)
-option(PBD_FUZZ_STRICT "Fuzz checks and sanitizers also stop at the open findings listed in docs/fuzzing.md" OFF)
 if(PBD_FUZZ)
   include(CheckCSourceCompiles)
   set(CMAKE_REQUIRED_FLAGS "-fsanitize=fuzzer,address,undefined")
@@ -17,12 +16,8 @@ if(PBD_FUZZ)
   unset(CMAKE_REQUIRED_LINK_OPTIONS)
   if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND PBD_HAVE_LIBFUZZER)
     set(PBD_FUZZ_ENABLED ON)
-    set(PBD_FUZZ_SANITIZERS address,undefined)
-    # Open finding (docs/fuzzing.md): the distance projection divides by an inverse-mass sum
-    # times a length that can underflow to 0. Until it is fixed only a strict build traps it.
-    if(PBD_FUZZ_STRICT)
-      set(PBD_FUZZ_SANITIZERS ${PBD_FUZZ_SANITIZERS},float-divide-by-zero)
-    endif()
+    # A float division by zero is a finding too: every denominator in the library is guarded.
+    set(PBD_FUZZ_SANITIZERS address,undefined,float-divide-by-zero)
     add_compile_options(-fsanitize=fuzzer-no-link,${PBD_FUZZ_SANITIZERS} -fno-sanitize-recover=all
                         -fno-omit-frame-pointer -g)
     add_link_options(-fsanitize=${PBD_FUZZ_SANITIZERS})

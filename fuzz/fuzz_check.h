@@ -27,16 +27,6 @@ fuzz_fail(const char* fmt, ...) {
 	abort();
 }
 
-/* Open findings outside the fuzzers' reach to fix (docs/fuzzing.md, "Findings"; reproducers in
- * fuzz/regressions/open/): until they are fixed, the checks that would stop at them within
- * seconds let them pass, so that a run goes on to find something new. -DPBD_FUZZ_STRICT=ON
- * holds the library to every check. */
-#ifdef PBD_FUZZ_STRICT
-#define FUZZ_OPEN_ISSUES 0
-#else
-#define FUZZ_OPEN_ISSUES 1
-#endif
-
 static inline bool fuzz_v3_finite(pbd_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 
 /* The library may give up on a particle's state only where it says so: a non-finite position
@@ -82,8 +72,6 @@ static inline void fuzz_pins_check(fuzz_pins* s, const pbd_world* w) {
 	for (uint32_t k = 0; k < s->n; ++k) {
 		const uint32_t i = s->index[k];
 		if (memcmp(&x[i], &s->x[k], sizeof x[i]) == 0) continue;
-		/* Open: the solver adds a zero correction to a pinned particle, which turns -0 into +0. */
-		if (FUZZ_OPEN_ISSUES && x[i].x == s->x[k].x && x[i].y == s->x[k].y && x[i].z == s->x[k].z) continue;
 		fuzz_fail("pinned particle %u moved from %.9g %.9g %.9g to %.9g %.9g %.9g", i, (double)s->x[k].x,
 		          (double)s->x[k].y, (double)s->x[k].z, (double)x[i].x, (double)x[i].y, (double)x[i].z);
 	}

@@ -178,10 +178,7 @@ static void op_add_distances(harness* h, reader* r) {
 			pbd_distance_def back;
 			if (pbd_world_get_distance(h->w, nd + k, &back) != PBD_OK || back.a != d[k].a || back.b != d[k].b)
 				fuzz_fail("distance %u does not read back", nd + k);
-			/* Open: a rest length measured (rest < 0 asked for) between particles too far apart
-			 * for their distance to be a finite float is accepted as inf. */
-			const bool measured = !(d[k].rest >= 0);
-			if ((!isfinite(back.rest) || back.rest < 0) && !(FUZZ_OPEN_ISSUES && measured && back.rest == INFINITY))
+			if (!isfinite(back.rest) || back.rest < 0)
 				fuzz_fail("distance %u accepted with rest length %g", nd + k, (double)back.rest);
 		}
 	}
