@@ -486,7 +486,7 @@ static bool save_snapshot(const scene* s, const char* path, scene_error* err) {
 
 static int run(const run_options* o) {
 	run_state rs = {o->quiet, false, false};
-	scene_options so = {false, on_library_log, &rs};
+	scene_options so = {false, on_library_log, &rs, 0};
 	scene s;
 	scene_error err;
 	if (!load_scene(o->scene_arg ? o->scene_arg : DEFAULT_SCENE, &so, &s, &err)) return fail(&rs, &err);

@@ -22,6 +22,7 @@ typedef struct loader {
 	scene* s;
 	uint64_t particles; /* running totals, checked against the scene caps */
 	uint64_t constraints;
+	uint64_t max_particles, max_constraints; /* the caps: SCENE_MAX_* or the options' lower ones */
 } loader;
 
 const char* scene_object_type_name(scene_object_type type) {
@@ -65,12 +66,12 @@ static bool fail_world(loader* L, const char* path) {
 
 /* Checks the scene-wide caps before anything is allocated for an object. */
 static bool check_caps(loader* L, const char* path, uint64_t particles, uint64_t constraints) {
-	if (L->particles + particles > SCENE_MAX_PARTICLES)
-		return jr_fail(&L->r, path, "too many particles (%llu in the scene with this object, the limit is %u)",
-		               (unsigned long long)(L->particles + particles), SCENE_MAX_PARTICLES);
-	if (L->constraints + constraints > SCENE_MAX_CONSTRAINTS)
-		return jr_fail(&L->r, path, "too many constraints (%llu in the scene with this object, the limit is %u)",
-		               (unsigned long long)(L->constraints + constraints), SCENE_MAX_CONSTRAINTS);
+	if (L->particles + particles > L->max_particles)
+		return jr_fail(&L->r, path, "too many particles (%llu in the scene with this object, the limit is %llu)",
+		               (unsigned long long)(L->particles + particles), (unsigned long long)L->max_particles);
+	if (L->constraints + constraints > L->max_constraints)
+		return jr_fail(&L->r, path, "too many constraints (%llu in the scene with this object, the limit is %llu)",
+		               (unsigned long long)(L->constraints + constraints), (unsigned long long)L->max_constraints);
 	return true;
 }
 
@@ -1110,6 +1111,12 @@ static bool load(const char* text, size_t size, char* owned, const char* source,
 	L.r.message_size = sizeof err->message;
 	L.base_dir = base_dir;
 	L.s = out;
+	L.max_particles = SCENE_MAX_PARTICLES;
+	L.max_constraints = SCENE_MAX_CONSTRAINTS;
+	if (options && options->max_particles && options->max_particles < SCENE_MAX_PARTICLES) {
+		L.max_particles = options->max_particles;
+		L.max_constraints = 8 * (uint64_t)options->max_particles;
+	}
 	err->message[0] = '\0';
 	cJSON* root = jr_parse(&L.r, text, size, owned != NULL);
 	free(owned);

@@ -147,6 +147,9 @@ typedef struct scene_options {
 	/// the path of the field it came from.
 	pbd_log_fn log;
 	void* log_user;
+	/// A lower cap on the scene's particles than SCENE_MAX_PARTICLES (and on its constraints, 8
+	/// per particle), for callers that must bound memory more tightly, such as a fuzzer. 0 = none.
+	uint32_t max_particles;
 } scene_options;
 
 /// Loads a scene file. Relative `obj` paths inside it are taken from the file's folder.

@@ -92,7 +92,7 @@ static void test_builtins_load(void** state) {
 static void test_seeds_run_finite(void** state) {
 	(void)state;
 	const char* seeds[] = {"double_pendulum", "cloth_sphere", "hanging_cloth", "rope"};
-	const scene_options opt = {false, test_log_fail, NULL};
+	const scene_options opt = {false, test_log_fail, NULL, 0};
 	for (size_t k = 0; k < 4; ++k) {
 		scene s = load_builtin_ok(seeds[k], &opt);
 		for (int f = 1; f <= s.frames; ++f) {
@@ -714,7 +714,7 @@ static void test_library_messages(void** state) {
 	/* Vertex 4 is in no triangle, so "total" mass gives it none. */
 	write_text(DATA_DIR "/loose.obj", "v 0 0 0\nv 1 0 0\nv 1 0 1\nv 0 0 1\nv 5 5 5\nf 1 2 3\nf 1 3 4\n");
 	log_count c = {0, ""};
-	const scene_options opt = {false, count_log, &c};
+	const scene_options opt = {false, count_log, &c, 0};
 	const char* json = OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"loose.obj\", \"mass\": {\"mode\": \"total\"}}");
 	scene s;
 	scene_error err;
@@ -886,26 +886,36 @@ static void test_parse_out_of_memory(void** state) {
 	scene_free(&s);
 }
 
+/* A caller's lower cap on particles (the fuzzer's) refuses a scene the default caps allow. */
+static void test_particle_cap_option(void** state) {
+	(void)state;
+	const char* text = "{\"objects\": [{\"type\": \"grid_cloth\", \"nx\": 300, \"ny\": 300}]}";
+	scene s;
+	scene_error err;
+	scene_options opt;
+	memset(&opt, 0, sizeof opt);
+	opt.max_particles = 1u << 16;
+	assert_false(scene_load_string(text, strlen(text), "t.json", NULL, &opt, &s, &err));
+	assert_non_null(
+	    strstr(err.message, "too many particles (90000 in the scene with this object, the limit is 65536)"));
+	opt.max_particles = 0;
+	assert_true(scene_load_string(text, strlen(text), "t.json", NULL, &opt, &s, &err));
+	assert_int_equal(pbd_world_particle_count(s.world), 90000);
+	scene_free(&s);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_builtins_load),
-	    cmocka_unit_test(test_seeds_run_finite),
-	    cmocka_unit_test(test_cloth_sphere_outside),
-	    cmocka_unit_test(test_double_pendulum),
-	    cmocka_unit_test(test_determinism),
-	    cmocka_unit_test(test_particles_object),
-	    cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_mesh_cloth),
-	    cmocka_unit_test(test_bad_scenes),
-	    cmocka_unit_test(test_render_settings),
-	    cmocka_unit_test(test_bad_files),
-	    cmocka_unit_test(test_empty_scene),
-	    cmocka_unit_test(test_limits_inclusive),
-	    cmocka_unit_test(test_library_messages),
-	    cmocka_unit_test(test_caps_first_step_finite),
-	    cmocka_unit_test(test_parse_memory_bound),
-	    cmocka_unit_test(test_parse_out_of_memory),
+	    cmocka_unit_test(test_particle_cap_option), cmocka_unit_test(test_builtins_load),
+	    cmocka_unit_test(test_seeds_run_finite),    cmocka_unit_test(test_cloth_sphere_outside),
+	    cmocka_unit_test(test_double_pendulum),     cmocka_unit_test(test_determinism),
+	    cmocka_unit_test(test_particles_object),    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_mesh_cloth),          cmocka_unit_test(test_bad_scenes),
+	    cmocka_unit_test(test_render_settings),     cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_empty_scene),         cmocka_unit_test(test_limits_inclusive),
+	    cmocka_unit_test(test_library_messages),    cmocka_unit_test(test_caps_first_step_finite),
+	    cmocka_unit_test(test_parse_memory_bound),  cmocka_unit_test(test_parse_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
