@@ -206,15 +206,25 @@ bool out_write_frame(const char* path, out_format format, const scene* s, int fr
 
 void out_metrics_header(FILE* fp) {
 	fputs("frame,time,kinetic_energy,potential_energy,elastic_energy,total_energy,momentum_x,momentum_y,"
-	      "momentum_z,max_strain,mean_strain,max_violation,contacts\n",
+	      "momentum_z,max_strain,mean_strain,max_violation,contacts,structural_max_strain,structural_mean_strain,"
+	      "shear_max_strain,shear_mean_strain,bend_max_strain,bend_mean_strain\n",
 	      fp);
 }
 
+/* Where the elastic energy is not defined (a PBD stiffness in (0, 1) is a fraction of a
+ * projection, not a material), the elastic and total energy fields are left empty: a missing
+ * value to gnuplot and to CSV readers, never a 0 that would pass for a measurement. */
 void out_metrics_row(FILE* fp, int frame, const pbd_stats* st) {
-	double total = st->kinetic_energy + st->potential_energy + st->elastic_energy;
-	fprintf(fp, "%d,%.17g,%.17g,%.17g,%.17g,%.17g," REAL_FMT "," REAL_FMT "," REAL_FMT ",%.17g,%.17g,%.17g,%u\n", frame,
-	        st->time, st->kinetic_energy, st->potential_energy, st->elastic_energy, total, st->momentum.x,
-	        st->momentum.y, st->momentum.z, st->max_strain, st->mean_strain, st->max_violation, st->contacts);
+	fprintf(fp, "%d,%.17g,%.17g,%.17g,", frame, st->time, st->kinetic_energy, st->potential_energy);
+	if (st->energy_defined)
+		fprintf(fp, "%.17g,%.17g,", st->elastic_energy, st->kinetic_energy + st->potential_energy + st->elastic_energy);
+	else
+		fputs(",,", fp);
+	fprintf(fp, REAL_FMT "," REAL_FMT "," REAL_FMT ",%.17g,%.17g,%.17g,%u", st->momentum.x, st->momentum.y,
+	        st->momentum.z, st->max_strain, st->mean_strain, st->max_violation, st->contacts);
+	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k)
+		fprintf(fp, ",%.17g,%.17g", st->edge_max_strain[k], st->edge_mean_strain[k]);
+	fputc('\n', fp);
 }
 
 bool out_write_state(const char* path, const scene* s, int frame, double time, scene_error* err) {
@@ -254,8 +264,10 @@ bool out_state_is_finite(const scene* s, uint32_t* bad) {
 }
 
 bool out_stats_are_finite(const pbd_stats* st) {
-	return isfinite(st->time) && isfinite(st->kinetic_energy) && isfinite(st->potential_energy) &&
-	       isfinite(st->elastic_energy) && isfinite(st->kinetic_energy + st->potential_energy + st->elastic_energy) &&
+	const bool elastic_ok =
+	    !st->energy_defined ||
+	    (isfinite(st->elastic_energy) && isfinite(st->kinetic_energy + st->potential_energy + st->elastic_energy));
+	return isfinite(st->time) && isfinite(st->kinetic_energy) && isfinite(st->potential_energy) && elastic_ok &&
 	       pbd_v3_is_finite(st->momentum) && isfinite(st->max_strain) && isfinite(st->mean_strain) &&
 	       isfinite(st->max_violation);
 }

@@ -167,6 +167,12 @@ static bool check_row(char* line, long lineno, const char* path, metrics_info* i
 	}
 	double values[PLOT_MAX_FIELDS];
 	for (int i = 0; i < n; ++i) {
+		/* `pbd run` leaves the elastic and total energy empty where no energy is defined. */
+		const bool may_be_missing = i + 1 == info->col[COL_ELASTIC] || i + 1 == info->col[COL_TOTAL];
+		if (may_be_missing && !*fields[i]) {
+			values[i] = 0;
+			continue;
+		}
 		const char* why = parse_number(fields[i], &values[i]);
 		if (why) {
 			scene_error_set(err, "%s:%ld: column %d (%.40s): '%.40s' is %s", path, lineno, i + 1, info->names[i],

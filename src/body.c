@@ -194,20 +194,21 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 
 	/* Everything is checked and the room is made first, so the adds below cannot fail and a
 	 * body is added whole or not at all. */
-	if ((uint64_t)w->np + n > UINT32_MAX - 1 || (uint64_t)w->nd + ne_max > UINT32_MAX - 1 ||
+	if ((uint64_t)w->np + n > UINT32_MAX - 1 || (uint64_t)w->fam[PBD_FAMILY_DISTANCE].n + ne_max > UINT32_MAX - 1 ||
 	    (uint64_t)w->nt + m->triangle_count > UINT32_MAX / 3) {
 		st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: the world would exceed 2^32 particles, constraints or triangles",
 		              fn);
 		goto done;
 	}
-	if (pbd_particles_reserve(w, w->np + n) != PBD_OK || pbd_distances_reserve(w, w->nd + ne_max) != PBD_OK ||
+	if (pbd_particles_reserve(w, w->np + n) != PBD_OK ||
+	    pbd_family_reserve(w, PBD_FAMILY_DISTANCE, w->fam[PBD_FAMILY_DISTANCE].n + ne_max) != PBD_OK ||
 	    pbd_triangles_reserve(w, w->nt + m->triangle_count) != PBD_OK) {
 		st = pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
 		goto done;
 	}
 	pbd_body body;
 	memset(&body, 0, sizeof body);
-	body.first_distance = w->nd;
+	body.first_distance = w->fam[PBD_FAMILY_DISTANCE].n;
 	body.first_triangle = w->nt;
 	st = pbd_world_add_particles(w, n, pos, vel, inv, &body.first_particle);
 	if (st != PBD_OK) goto done;
@@ -229,6 +230,7 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 		c->stiffness_compress = mt->stiffness_compress;
 		c->compliance_stretch = mt->compliance_stretch;
 		c->compliance_compress = mt->compliance_compress;
+		c->kind = kind;
 	}
 	if (ne) {
 		st = pbd_world_add_distances(w, ne, dd, &body.first_distance);

@@ -5,6 +5,30 @@
 
 #include "world.h"
 
+/* Hot data, read in every iteration. s[0] applies when the constraint is stretched (C > 0), s[1]
+ * when compressed: the iteration-corrected stiffness k' for PBD, the compliance for XPBD (see
+ * refresh). */
+typedef struct pbd_distance_c {
+	uint32_t a, b;
+	pbd_real rest;
+	pbd_real s[2];
+} pbd_distance_c;
+
+/* Cold data: the parameters as given, kept to rebuild s[] when settings change. */
+typedef struct pbd_distance_p {
+	pbd_real stiffness[2];
+	pbd_real compliance[2];
+	uint32_t kind;  /* pbd_edge_kind */
+	uint32_t spare; /* keeps the record free of padding in both precisions */
+} pbd_distance_p;
+
+_Static_assert(sizeof(pbd_distance_c) == 2 * sizeof(uint32_t) + 3 * sizeof(pbd_real), "padding in pbd_distance_c");
+_Static_assert(sizeof(pbd_distance_p) == 2 * sizeof(uint32_t) + 4 * sizeof(pbd_real), "padding in pbd_distance_p");
+
+#define FAM(w)  (&(w)->fam[PBD_FAMILY_DISTANCE])
+#define HOT(f)  ((pbd_distance_c*)(f)->hot)
+#define COLD(f) ((pbd_distance_p*)(f)->cold)
+
 pbd_distance_def pbd_distance_def_default(void) {
 	pbd_distance_def d;
 	memset(&d, 0, sizeof d);
@@ -23,6 +47,8 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_distance_def* d) 
 		                k, d->a >= w->np ? d->a : d->b, w->np);
 	if (d->a == d->b)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: constraint %u joins particle %u to itself", fn, k, d->a);
+	if (d->kind >= PBD_EDGE_KIND_COUNT)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: constraint %u: unknown edge kind %u", fn, k, d->kind);
 	const pbd_real vals[5] = {d->rest, d->stiffness_stretch, d->stiffness_compress, d->compliance_stretch,
 	                          d->compliance_compress};
 	for (int i = 0; i < 5; ++i)
@@ -39,68 +65,43 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_distance_def* d) 
 	return PBD_OK;
 }
 
-pbd_status pbd_distances_reserve(pbd_world* w, uint32_t capacity) {
-	if (capacity <= w->cap_d) return PBD_OK;
-	const pbd_grow_item items[] = {
-	    {(void**)&w->dist, sizeof *w->dist},
-	    {(void**)&w->dist_p, sizeof *w->dist_p},
-	    {(void**)&w->lambda, sizeof *w->lambda},
-	    {(void**)&w->dist_slot, sizeof *w->dist_slot},
-	    {(void**)&w->dist_scratch, sizeof *w->dist_scratch},
-	};
-	if (!pbd_grow_all(&w->mem, items, 5, w->cap_d, capacity)) return PBD_ERR_OUT_OF_MEMORY;
-	w->cap_d = capacity;
-	return PBD_OK;
-}
-
 pbd_status pbd_world_add_distances(pbd_world* w, uint32_t count, const pbd_distance_def* defs, uint32_t* first) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	if (count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_distances: count is 0");
 	if (!defs) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_add_distances: defs is NULL");
-	if (count > UINT32_MAX - 1 - w->nd) return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_add_distances: too many");
 	for (uint32_t k = 0; k < count; ++k) {
 		pbd_status st = validate(w, k, &defs[k]);
 		if (st != PBD_OK) return st;
 	}
-	uint32_t need = w->nd + count;
-	if (need > w->cap_d) {
-		uint32_t cap = w->cap_d ? w->cap_d : 128;
-		while (cap < need) cap = cap > UINT32_MAX / 2 ? need : cap * 2;
-		if (pbd_distances_reserve(w, cap) != PBD_OK)
-			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_distances: out of memory");
-	}
+	const uint32_t base = pbd_family_append(w, PBD_FAMILY_DISTANCE, count);
+	if (base == UINT32_MAX)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_distances: out of memory for %u constraints", count);
+	pbd_family* f = FAM(w);
 	for (uint32_t k = 0; k < count; ++k) {
 		const pbd_distance_def* d = &defs[k];
-		pbd_distance_c* c = &w->dist[w->nd + k];
+		pbd_distance_c* c = &HOT(f)[base + k];
 		c->a = d->a;
 		c->b = d->b;
 		c->rest = d->rest >= 0 ? d->rest : pbd_v3_length(pbd_v3_sub(w->x[d->a], w->x[d->b]));
-		pbd_distance_p* q = &w->dist_p[w->nd + k];
+		pbd_distance_p* q = &COLD(f)[base + k];
 		q->stiffness[0] = d->stiffness_stretch;
 		q->stiffness[1] = d->stiffness_compress;
 		q->compliance[0] = d->compliance_stretch;
 		q->compliance[1] = d->compliance_compress;
-		q->user = w->nd + k;
-		w->lambda[w->nd + k] = 0;
-		w->dist_slot[w->nd + k] = w->nd + k;
-		w->degree[d->a]++;
-		w->degree[d->b]++;
+		q->kind = d->kind;
 	}
-	if (first) *first = w->nd;
-	w->nd += count;
-	w->dist_refresh_iterations = -1;
-	w->dist_scheduled = false;
-	w->stats_valid = false;
+	if (first) *first = base;
 	return PBD_OK;
 }
 
 pbd_status pbd_world_set_distance_material(pbd_world* w, uint32_t first, uint32_t count, const pbd_edge_material* m) {
 	const char* fn = "pbd_world_set_distance_material";
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_family* f = FAM(w);
 	if (!m) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: material is NULL", fn);
-	if (first > w->nd || count > w->nd - first)
+	if (first > f->n || count > f->n - first)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u) exceeds the %u constraints", fn, first,
-		                first + count, w->nd);
+		                first + count, f->n);
 	if (!pbd_is_finite(m->stiffness_stretch) || !pbd_is_finite(m->stiffness_compress) ||
 	    !pbd_is_finite(m->compliance_stretch) || !pbd_is_finite(m->compliance_compress))
 		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: a parameter is not finite", fn);
@@ -110,26 +111,26 @@ pbd_status pbd_world_set_distance_material(pbd_world* w, uint32_t first, uint32_
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: compliance must be >= 0", fn);
 	/* `enabled` is a creation-time choice; disabling a live constraint is stiffness 0. */
 	for (uint32_t u = first; u < first + count; ++u) {
-		pbd_distance_p* q = &w->dist_p[w->dist_slot[u]];
+		pbd_distance_p* q = &COLD(f)[f->slot[u]];
 		q->stiffness[0] = m->stiffness_stretch;
 		q->stiffness[1] = m->stiffness_compress;
 		q->compliance[0] = m->compliance_stretch;
 		q->compliance[1] = m->compliance_compress;
 	}
-	w->dist_refresh_iterations = -1;
-	w->stats_valid = false;
+	pbd_family_touch(w, PBD_FAMILY_DISTANCE);
 	return PBD_OK;
 }
 
-uint32_t pbd_world_distance_count(const pbd_world* w) { return w ? w->nd : 0; }
+uint32_t pbd_world_distance_count(const pbd_world* w) { return w ? FAM(w)->n : 0; }
 
 pbd_status pbd_world_get_distance(const pbd_world* w, uint32_t index, pbd_distance_def* out) {
 	if (!w || !out) return PBD_ERR_INVALID_ARGUMENT;
-	if (index >= w->nd)
+	const pbd_family* f = FAM(w);
+	if (index >= f->n)
 		return pbd_fail((pbd_world*)w, PBD_ERR_OUT_OF_RANGE, "pbd_world_get_distance: constraint %u out of range (%u)",
-		                index, w->nd);
-	const pbd_distance_c* c = &w->dist[w->dist_slot[index]];
-	const pbd_distance_p* q = &w->dist_p[w->dist_slot[index]];
+		                index, f->n);
+	const pbd_distance_c* c = &HOT(f)[f->slot[index]];
+	const pbd_distance_p* q = &COLD(f)[f->slot[index]];
 	out->a = c->a;
 	out->b = c->b;
 	out->rest = c->rest;
@@ -137,31 +138,31 @@ pbd_status pbd_world_get_distance(const pbd_world* w, uint32_t index, pbd_distan
 	out->stiffness_compress = q->stiffness[1];
 	out->compliance_stretch = q->compliance[0];
 	out->compliance_compress = q->compliance[1];
+	out->kind = q->kind;
 	return PBD_OK;
 }
 
-/* Recomputes the hot per-constraint parameter s[] when the formulation or the iteration count
- * changed. PBD: k' = 1 - (1 - k)^(1/n) so that n iterations of k' remove the same fraction of
- * the error as one projection with k (Müller et al. 2007, section 3.3). The pow runs here,
- * once per change, not in every step. */
-void pbd_distance_refresh(pbd_world* w) {
-	int n = w->def.iterations;
-	pbd_formulation f = w->def.formulation;
-	if (w->dist_refresh_iterations == n && w->dist_refresh_formulation == f) return;
-	pbd_real inv_n = PBD_R(1.0) / (pbd_real)n;
-	for (uint32_t k = 0; k < w->nd; ++k) {
-		const pbd_distance_p* q = &w->dist_p[k];
+/* Derives s[] for the formulation and iteration count. PBD: k' = 1 - (1 - k)^(1/n) so that n
+ * iterations of k' remove the same fraction of the error as one projection with k (Müller et al.
+ * 2007, section 3.3). The pow runs here, once per change, not in every step. */
+static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
+	const pbd_real inv_n = PBD_R(1.0) / (pbd_real)ctx->iterations;
+	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
+	for (uint32_t k = 0; k < f->n; ++k) {
+		const pbd_distance_p* q = &COLD(f)[k];
 		for (int j = 0; j < 2; ++j) {
-			if (f == PBD_FORMULATION_XPBD) {
-				w->dist[k].s[j] = q->compliance[j];
-			} else {
-				pbd_real kk = q->stiffness[j];
-				w->dist[k].s[j] = (kk >= 1 || kk <= 0) ? kk : 1 - PBD_POW(1 - kk, inv_n);
-			}
+			const pbd_real kk = q->stiffness[j];
+			HOT(f)[k].s[j] = xpbd ? q->compliance[j] : (kk >= 1 || kk <= 0) ? kk : 1 - PBD_POW(1 - kk, inv_n);
 		}
 	}
-	w->dist_refresh_iterations = n;
-	w->dist_refresh_formulation = f;
+}
+
+static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap) {
+	if (first == 0 && cap >= 2) {
+		out[0] = HOT(f)[k].a;
+		out[1] = HOT(f)[k].b;
+	}
+	return 2;
 }
 
 /* The current vector between the ends, from the committed positions and the displacements:
@@ -174,12 +175,12 @@ static inline pbd_vec3 separation(const pbd_vec3* restrict x, const pbd_vec3* re
 /* PBD: move both ends along the constraint gradient, weighted by inverse mass, by k' * C.
  * (w_a + w_b) |d| stays normal: inverse masses are 0 or >= PBD_INV_MASS_MIN and |d| is at
  * least PBD_EPSILON_LENGTH. */
-static void solve_gs_pbd(pbd_world* w) {
-	const pbd_vec3* restrict x = w->x;
-	pbd_vec3* restrict q = w->q;
-	const pbd_real* restrict iw = w->w;
-	const pbd_distance_c* restrict c = w->dist;
-	for (uint32_t k = 0, n = w->nd; k < n; ++k) {
+static void project_pbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	const pbd_vec3* restrict x = ctx->x;
+	pbd_vec3* restrict q = ctx->q;
+	const pbd_real* restrict iw = ctx->iw;
+	const pbd_distance_c* restrict c = HOT(f);
+	for (uint32_t k = first; k < end; ++k) {
 		const uint32_t a = c[k].a, b = c[k].b;
 		const pbd_real wa = iw[a], wb = iw[b];
 		const pbd_real ws = wa + wb;
@@ -196,13 +197,14 @@ static void solve_gs_pbd(pbd_world* w) {
 }
 
 /* XPBD: dlambda = (-C - alpha~ lambda) / (wa + wb + alpha~), alpha~ = alpha / h^2. */
-static void solve_gs_xpbd(pbd_world* w, pbd_real inv_h2) {
-	const pbd_vec3* restrict x = w->x;
-	pbd_vec3* restrict q = w->q;
-	const pbd_real* restrict iw = w->w;
-	const pbd_distance_c* restrict c = w->dist;
-	pbd_real* restrict lambda = w->lambda;
-	for (uint32_t k = 0, n = w->nd; k < n; ++k) {
+static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	const pbd_vec3* restrict x = ctx->x;
+	pbd_vec3* restrict q = ctx->q;
+	const pbd_real* restrict iw = ctx->iw;
+	const pbd_distance_c* restrict c = HOT(f);
+	pbd_real* restrict lambda = f->lambda;
+	const pbd_real inv_h2 = ctx->inv_h2;
+	for (uint32_t k = first; k < end; ++k) {
 		const uint32_t a = c[k].a, b = c[k].b;
 		const pbd_real wa = iw[a], wb = iw[b];
 		const pbd_vec3 d = separation(x, q, a, b);
@@ -220,11 +222,11 @@ static void solve_gs_xpbd(pbd_world* w, pbd_real inv_h2) {
 	}
 }
 
-void pbd_distance_solve_gs(pbd_world* w, pbd_real inv_h2) {
-	if (w->def.formulation == PBD_FORMULATION_XPBD)
-		solve_gs_xpbd(w, inv_h2);
+static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	if (ctx->formulation == PBD_FORMULATION_XPBD)
+		project_xpbd(ctx, f, first, end);
 	else
-		solve_gs_pbd(w);
+		project_pbd(ctx, f, first, end);
 }
 
 /* Jacobi: every constraint reads the iteration's starting positions and adds its correction to
@@ -240,21 +242,21 @@ void pbd_distance_solve_gs(pbd_world* w, pbd_real inv_h2) {
  * Equal split: each end takes half of the correction whatever the masses and each particle
  * averages its corrections, the strain limiting of Games103 lab 2; a pinned end is still never
  * moved because the apply step skips it. */
-void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2) {
-	const pbd_vec3* restrict x = w->x;
-	const pbd_vec3* restrict q = w->q;
-	const pbd_real* restrict iw = w->w;
-	const pbd_distance_c* restrict c = w->dist;
-	pbd_vec3* restrict dx = w->dx;
-	pbd_real* restrict lambda = w->lambda;
-	const uint32_t* restrict deg = w->degree;
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
-	const bool equal = w->def.jacobi_equal_split;
-	const pbd_real alpha = w->def.jacobi_alpha, omega = w->def.jacobi_omega;
-	for (uint32_t k = 0, n = w->nd; k < n; ++k) {
+static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	const pbd_vec3* restrict x = ctx->x;
+	const pbd_vec3* restrict q = ctx->q;
+	const pbd_real* restrict iw = ctx->iw;
+	const pbd_distance_c* restrict c = HOT(f);
+	pbd_vec3* restrict dx = ctx->dx;
+	pbd_real* restrict lambda = f->lambda;
+	const uint32_t* restrict deg = ctx->degree;
+	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
+	const bool equal = ctx->jacobi_equal;
+	const pbd_real alpha = ctx->jacobi_alpha, omega = ctx->jacobi_omega, inv_h2 = ctx->inv_h2;
+	for (uint32_t k = first; k < end; ++k) {
 		const uint32_t a = c[k].a, b = c[k].b;
 		const pbd_real wa = equal ? 1 : iw[a], wb = equal ? 1 : iw[b];
-		const pbd_real f = equal ? 1 : omega / ((pbd_real)(deg[a] > deg[b] ? deg[a] : deg[b]) + alpha);
+		const pbd_real fk = equal ? 1 : omega / ((pbd_real)(deg[a] > deg[b] ? deg[a] : deg[b]) + alpha);
 		const pbd_vec3 d = separation(x, q, a, b);
 		const pbd_real len = PBD_SQRT(pbd_v3_dot(d, d));
 		if (!(len >= PBD_EPSILON_LENGTH)) continue;
@@ -264,13 +266,13 @@ void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2) {
 			const pbd_real at = c[k].s[C <= 0] * inv_h2;
 			const pbd_real denom = wa + wb + at;
 			if (denom == 0) continue;
-			const pbd_real dl = f * ((-C - at * lambda[k]) / denom);
+			const pbd_real dl = fk * ((-C - at * lambda[k]) / denom);
 			lambda[k] += dl;
 			s = -dl / len;
 		} else {
 			const pbd_real ws = wa + wb;
 			if (ws == 0) continue;
-			s = f * (c[k].s[C <= 0] * C / (ws * len));
+			s = fk * (c[k].s[C <= 0] * C / (ws * len));
 		}
 		dx[a] = pbd_v3_sub(dx[a], pbd_v3_scale(d, wa * s));
 		dx[b] = pbd_v3_add(dx[b], pbd_v3_scale(d, wb * s));
@@ -286,42 +288,74 @@ static double current_length(const pbd_world* w, const pbd_distance_c* c) {
 	return sqrt(dx * dx + dy * dy + dz * dz);
 }
 
-/* Strain, violation and (XPBD) elastic energy of the current positions. */
-void pbd_distance_stats(const pbd_world* w, pbd_stats* st) {
-	double max_strain = 0, sum_strain = 0, max_viol = 0, elastic = 0;
-	uint32_t counted = 0;
+/* Strain (all edges and per edge kind), violation and elastic energy of the current positions. The energy of a soft
+ * XPBD constraint is C^2 / (2 alpha); an ideal one (alpha 0, or PBD stiffness 0 or 1) stores none; a PBD stiffness in
+ * (0, 1) is a fraction of a projection, not a material, so it has none. */
+static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
 	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
-	for (uint32_t k = 0; k < w->nd; ++k) {
-		const pbd_distance_c* c = &w->dist[k];
+	out->energy_defined = true;
+	for (uint32_t k = 0; k < f->n; ++k) {
+		const pbd_distance_c* c = &HOT(f)[k];
+		const pbd_distance_p* p = &COLD(f)[k];
 		const double C = current_length(w, c) - (double)c->rest;
 		const double ac = C < 0 ? -C : C;
-		if (ac > max_viol) max_viol = ac;
+		if (ac > out->max_violation) out->max_violation = ac;
 		if (c->rest > 0) {
-			double strain = ac / (double)c->rest;
-			if (!(strain <= max_strain)) max_strain = strain; /* NaN wins, so it is reported */
-			sum_strain += strain;
-			counted++;
+			const double strain = ac / (double)c->rest;
+			const uint32_t kind = p->kind < PBD_EDGE_KIND_COUNT ? p->kind : PBD_EDGE_STRUCTURAL;
+			if (!(strain <= out->max_strain)) out->max_strain = strain; /* NaN wins, so it is reported */
+			out->sum_strain += strain;
+			out->strained++;
+			if (!(strain <= out->kind_max[kind])) out->kind_max[kind] = strain;
+			out->kind_sum[kind] += strain;
+			out->kind_count[kind]++;
 		}
 		if (xpbd) {
-			double alpha = (double)w->dist_p[k].compliance[C > 0 ? 0 : 1];
-			if (alpha > 0) elastic += 0.5 * C * C / alpha;
+			const double alpha = (double)p->compliance[C > 0 ? 0 : 1];
+			if (alpha > 0) out->energy += 0.5 * C * C / alpha;
+		} else {
+			for (int j = 0; j < 2; ++j)
+				if (p->stiffness[j] > 0 && p->stiffness[j] < 1) out->energy_defined = false;
 		}
 	}
-	st->max_strain = max_strain;
-	st->mean_strain = counted ? sum_strain / counted : 0;
-	st->max_violation = max_viol;
-	st->elastic_energy = elastic;
 }
 
-/* The strain test of the divergence check alone, for worlds without diagnostics. */
-double pbd_distance_max_strain(const pbd_world* w) {
-	double max_strain = 0;
-	for (uint32_t k = 0; k < w->nd; ++k) {
-		const pbd_distance_c* c = &w->dist[k];
+static double max_strain(const pbd_world* w, const pbd_family* f) {
+	double m = 0;
+	for (uint32_t k = 0; k < f->n; ++k) {
+		const pbd_distance_c* c = &HOT(f)[k];
 		if (!(c->rest > 0)) continue;
 		const double C = current_length(w, c) - (double)c->rest;
 		const double strain = (C < 0 ? -C : C) / (double)c->rest;
-		if (!(strain <= max_strain)) max_strain = strain; /* NaN wins, so it is reported */
+		if (!(strain <= m)) m = strain; /* NaN wins, so it is reported */
 	}
-	return max_strain;
+	return m;
 }
+
+static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const char** why) {
+	(void)w;
+	const pbd_distance_c* c = &HOT(f)[k];
+	const pbd_distance_p* p = &COLD(f)[k];
+	if (c->a == c->b) return *why = "joins a particle to itself", false;
+	if (!pbd_is_finite(c->rest) || c->rest < 0) return *why = "has an invalid rest length", false;
+	if (!(p->stiffness[0] >= 0 && p->stiffness[0] <= 1 && p->stiffness[1] >= 0 && p->stiffness[1] <= 1) ||
+	    !(p->compliance[0] >= 0 && p->compliance[1] >= 0) || !pbd_is_finite(p->compliance[0]) ||
+	    !pbd_is_finite(p->compliance[1]))
+		return *why = "has an invalid material", false;
+	if (p->kind >= PBD_EDGE_KIND_COUNT || p->spare != 0) return *why = "has an invalid edge kind", false;
+	return true;
+}
+
+const pbd_family_ops pbd_family_distance_ops = {
+    .name = "distance",
+    .hot_size = sizeof(pbd_distance_c),
+    .cold_size = sizeof(pbd_distance_p),
+    .lambdas = 1,
+    .particles = particles,
+    .refresh = refresh,
+    .project = project,
+    .jacobi = jacobi,
+    .stats = stats,
+    .max_strain = max_strain,
+    .check = check,
+};

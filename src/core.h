@@ -42,6 +42,16 @@
 /* Collision contact test tolerance in metres, for counting contacts. */
 #define PBD_CONTACT_TOLERANCE PBD_R(1e-4)
 
+/* Internal invariants (Jolt's JPH_ASSERT): checked in debug builds, where a broken one aborts
+ * with its place; compiled out with NDEBUG. They state what the code guarantees, never check
+ * input, which is validated with an error status instead. */
+#ifdef NDEBUG
+#define PBD_ASSERT(cond) ((void)0)
+#else
+#include <assert.h>
+#define PBD_ASSERT(cond) assert(cond)
+#endif
+
 typedef struct pbd_alloc_ctx {
 	pbd_allocator a;
 } pbd_alloc_ctx;

@@ -3,7 +3,7 @@
  *
  * Everything that a step reads and that outlives a step is written: settings, every particle
  * array (positions and velocities with their remainders, masses, flags, forces, targets), the
- * distance constraints in their solver order with their slot map and multipliers, triangles,
+ * constraints of every family in their solver order with their order of addition and multipliers, triangles,
  * colliders with their generations, the clock and the warning counters. Scratch that a step
  * rebuilds before reading (displacements, Jacobi sums, step-start copies) is not, and the
  * per-particle constraint counts are recounted.
@@ -19,7 +19,7 @@
 #include "collide.h"
 
 #define SNAP_MAGIC   "PBDSNAP\0"
-#define SNAP_VERSION 1u
+#define SNAP_VERSION 2u
 #define SNAP_ENDIAN  0x01020304u
 /* Flags a snapshot may carry: the persistent ones (CONTACT is scratch of the diagnostics). */
 #define SNAP_FLAGS (PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET | PBD_PARTICLE_FORCE)
@@ -101,26 +101,23 @@ static void write_world(writer* wr, const pbd_world* w) {
 		put(wr, &f, 1);
 	}
 
-	const size_t nd = w->nd;
-	put_u32(wr, w->nd);
-	put_u32(wr, w->dist_scheduled ? 1u : 0u);
-	put_i32(wr, w->dist_refresh_iterations);
-	put_i32(wr, (int32_t)w->dist_refresh_formulation);
-	for (size_t k = 0; k < nd; ++k) {
-		const pbd_distance_c* c = &w->dist[k];
-		const pbd_distance_p* p = &w->dist_p[k];
-		put_u32(wr, c->a);
-		put_u32(wr, c->b);
-		put_real(wr, c->rest);
-		put_real(wr, c->s[0]);
-		put_real(wr, c->s[1]);
-		put_real(wr, p->stiffness[0]);
-		put_real(wr, p->stiffness[1]);
-		put_real(wr, p->compliance[0]);
-		put_real(wr, p->compliance[1]);
-		put_u32(wr, p->user);
-		put_real(wr, w->lambda[k]);
-		put_u32(wr, w->dist_slot[k]);
+	/* Every family: its record sizes (so that a changed layout is refused, not misread), then
+	 * its arrays in storage order. The partition is rebuilt on load from the order of addition,
+	 * which gives the same storage order, and hot parameters are derived again from the cold
+	 * ones, so a loaded world steps bit-identically. */
+	put_u32(wr, PBD_FAMILY_COUNT);
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		const pbd_family* f = &w->fam[t];
+		const pbd_family_ops* ops = pbd_family_table[t];
+		const size_t n = f->n, nl = ops->lambdas ? ops->lambdas : 1;
+		put_u32(wr, f->n);
+		put_u32(wr, (uint32_t)ops->hot_size);
+		put_u32(wr, (uint32_t)ops->cold_size);
+		put_u32(wr, (uint32_t)nl);
+		put(wr, f->hot, n * ops->hot_size);
+		put(wr, f->cold, n * ops->cold_size);
+		put(wr, f->lambda, n * nl * sizeof *f->lambda);
+		put(wr, f->user, n * sizeof *f->user);
 	}
 
 	put_u32(wr, w->nt);
@@ -297,65 +294,65 @@ static pbd_status load_particles(reader* rd, pbd_world* w, const char* name, pbd
 	return st;
 }
 
-static pbd_status load_distances(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+static pbd_status load_family(reader* rd, pbd_world* w, pbd_family_type t, const char* name, pbd_error* err) {
 	pbd_status st = PBD_OK;
-	const uint32_t nd = get_u32(rd);
-	const uint32_t scheduled = get_u32(rd);
-	const int32_t refresh_n = get_i32(rd);
-	const int32_t refresh_f = get_i32(rd);
-	const uint64_t record = 4 * sizeof(uint32_t) + 8 * sizeof(pbd_real);
-	if (rd->short_read || nd >= UINT32_MAX || !fits(rd, nd, record))
-		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: constraint count %u does not fit the snapshot", name, nd);
-	if (scheduled > 1 || refresh_n < -1 || refresh_n > 100000 ||
-	    (refresh_f != PBD_FORMULATION_PBD && refresh_f != PBD_FORMULATION_XPBD))
-		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: invalid constraint bookkeeping", name);
-	if (nd && pbd_distances_reserve(w, nd) != PBD_OK)
-		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u constraints", name, nd);
-	for (uint32_t k = 0; k < nd; ++k) {
-		pbd_distance_c* c = &w->dist[k];
-		pbd_distance_p* p = &w->dist_p[k];
-		c->a = get_u32(rd);
-		c->b = get_u32(rd);
-		c->rest = get_real(rd);
-		c->s[0] = get_real(rd);
-		c->s[1] = get_real(rd);
-		p->stiffness[0] = get_real(rd);
-		p->stiffness[1] = get_real(rd);
-		p->compliance[0] = get_real(rd);
-		p->compliance[1] = get_real(rd);
-		p->user = get_u32(rd);
-		w->lambda[k] = get_real(rd);
-		w->dist_slot[k] = get_u32(rd);
+	pbd_family* f = &w->fam[t];
+	const pbd_family_ops* ops = pbd_family_table[t];
+	const uint32_t n = get_u32(rd);
+	const uint32_t hs = get_u32(rd), cs = get_u32(rd), nl = get_u32(rd);
+	if (rd->short_read || hs != ops->hot_size || cs != ops->cold_size || nl != (ops->lambdas ? ops->lambdas : 1))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s constraints have another record layout", name, ops->name);
+	const uint64_t record = (uint64_t)hs + cs + (uint64_t)nl * sizeof(pbd_real) + sizeof(uint32_t);
+	if (n >= UINT32_MAX || !fits(rd, n, record))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s constraint count %u does not fit the snapshot", name, ops->name,
+		                    n);
+	if (n && pbd_family_reserve(w, t, n) != PBD_OK)
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u %s constraints", name, n, ops->name);
+	get(rd, f->hot, (size_t)n * hs);
+	get(rd, f->cold, (size_t)n * cs);
+	get(rd, f->lambda, (size_t)n * nl * sizeof *f->lambda);
+	get(rd, f->user, (size_t)n * sizeof *f->user);
+	f->n = n;
+	f->stale = true;
+	for (uint32_t k = 0; k < n; ++k) f->slot[k] = UINT32_MAX;
+	for (uint32_t k = 0; k < n && st == PBD_OK; ++k) {
+		const uint32_t u = f->user[k];
+		if (u >= n || f->slot[u] != UINT32_MAX)
+			LOAD_FAIL(PBD_ERR_PARSE, "%s: %s constraint order is not a permutation (at %u)", name, ops->name, k);
+		else
+			f->slot[u] = k;
 	}
-	w->nd = nd;
-	w->dist_scheduled = scheduled != 0;
-	w->dist_refresh_iterations = refresh_n;
-	w->dist_refresh_formulation = (pbd_formulation)refresh_f;
-	for (uint32_t k = 0; k < nd && st == PBD_OK; ++k) {
-		const pbd_distance_c* c = &w->dist[k];
-		const pbd_distance_p* p = &w->dist_p[k];
-		if (c->a >= w->np || c->b >= w->np || c->a == c->b)
-			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: constraint %u joins invalid particles %u and %u", name, k, c->a, c->b);
-		else if (!pbd_is_finite(c->rest) || c->rest < 0 || !pbd_is_finite(c->s[0]) || !pbd_is_finite(c->s[1]) ||
-		         !(c->s[0] >= 0) || !(c->s[1] >= 0) || !pbd_is_finite(w->lambda[k]))
-			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: constraint %u has an invalid rest length or parameter", name, k);
-		else if (!(p->stiffness[0] >= 0 && p->stiffness[0] <= 1 && p->stiffness[1] >= 0 && p->stiffness[1] <= 1) ||
-		         !(p->compliance[0] >= 0 && p->compliance[1] >= 0) || !pbd_is_finite(p->compliance[0]) ||
-		         !pbd_is_finite(p->compliance[1]))
-			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: constraint %u has an invalid material", name, k);
-		else if (p->user >= nd || w->dist_slot[k] >= nd)
-			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: constraint %u has an invalid slot", name, k);
+	for (size_t k = 0; k < (size_t)n * nl && st == PBD_OK; ++k)
+		if (!pbd_is_finite(f->lambda[k]))
+			LOAD_FAIL(PBD_ERR_NOT_FINITE, "%s: %s constraint multiplier %zu is not finite", name, ops->name, k);
+	for (uint32_t k = 0; k < n && st == PBD_OK; ++k) {
+		uint32_t p[PBD_FAMILY_MAX_ARITY];
+		uint32_t count = PBD_FAMILY_MAX_ARITY;
+		for (uint32_t first = 0; first < count && st == PBD_OK; first += PBD_FAMILY_MAX_ARITY) {
+			count = ops->particles(f, k, first, p, PBD_FAMILY_MAX_ARITY);
+			const uint32_t m = count - first < PBD_FAMILY_MAX_ARITY ? count - first : PBD_FAMILY_MAX_ARITY;
+			for (uint32_t i = 0; i < m && st == PBD_OK; ++i)
+				if (p[i] >= w->np)
+					LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: %s constraint %u uses particle %u of %u", name, ops->name,
+					          f->user[k], p[i], w->np);
+		}
+		const char* why = "";
+		if (st == PBD_OK && !ops->check(w, f, k, &why))
+			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: %s constraint %u %s", name, ops->name, f->user[k], why);
 	}
-	/* The slot map is the inverse of the user indices: a permutation both ways. */
-	for (uint32_t u = 0; u < nd && st == PBD_OK; ++u)
-		if (w->dist_p[w->dist_slot[u]].user != u)
-			LOAD_FAIL(PBD_ERR_PARSE, "%s: constraint slot map is not a permutation (at %u)", name, u);
-	if (st != PBD_OK) return st;
-	for (uint32_t i = 0; i < w->np; ++i) w->degree[i] = 0;
-	for (uint32_t k = 0; k < nd; ++k) {
-		w->degree[w->dist[k].a]++;
-		w->degree[w->dist[k].b]++;
+	return st;
+}
+
+static pbd_status load_families(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	const uint32_t count = get_u32(rd);
+	if (rd->short_read || count > PBD_FAMILY_COUNT)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %u constraint families, this library knows %d", name, count,
+		                    PBD_FAMILY_COUNT);
+	for (uint32_t t = 0; t < count; ++t) {
+		const pbd_status st = load_family(rd, w, (pbd_family_type)t, name, err);
+		if (st != PBD_OK) return st;
 	}
+	w->partitioned = false;
 	return PBD_OK;
 }
 
@@ -505,7 +502,7 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 	w->steps = steps;
 	memcpy(w->warnings, warnings, sizeof warnings);
 	st = load_particles(&rd, w, name, err);
-	if (st == PBD_OK) st = load_distances(&rd, w, name, err);
+	if (st == PBD_OK) st = load_families(&rd, w, name, err);
 	if (st == PBD_OK) st = load_rest(&rd, w, name, err);
 	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
 		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");

@@ -1,11 +1,28 @@
 /* One substep: predict, iterate the constraint projections with the chosen solver, resolve
- * collisions, derive velocities. */
+ * collisions, derive velocities. The families are driven from their group lists (family.h):
+ * one kernel call per family and group, the kernels loop over their range. */
 #include <string.h>
 
 #include "world.h"
 
+void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
+	memset(ctx, 0, sizeof *ctx);
+	ctx->x = w->x;
+	ctx->q = w->q;
+	ctx->iw = w->w;
+	ctx->dx = w->dx;
+	ctx->degree = w->degree;
+	ctx->h = h;
+	ctx->inv_h2 = 1 / (h * h);
+	ctx->formulation = w->def.formulation;
+	ctx->iterations = w->def.iterations;
+	ctx->jacobi_equal = w->def.jacobi_equal_split;
+	ctx->jacobi_alpha = w->def.jacobi_alpha;
+	ctx->jacobi_omega = w->def.jacobi_omega;
+}
+
 /* Applies the summed Jacobi corrections. Mass-weighted corrections arrive already scaled per
- * constraint (see pbd_distance_accumulate_jacobi). Equal-split ones are averaged per particle:
+ * constraint (see the families' jacobi kernels). Equal-split ones are averaged per particle:
  * omega * dx / (degree + alpha), where alpha > 0 lets the particle's current position take part
  * in the average with weight alpha (Games103 lab 2 uses 0.2). */
 static void jacobi_apply(pbd_world* w) {
@@ -24,25 +41,49 @@ static void jacobi_apply(pbd_world* w) {
 	}
 }
 
+/* One Gauss-Seidel sweep: group by group, and within a group every family's range of it. The
+ * constraints of a group share no particle, so how a group's ranges would be split among
+ * threads does not change the result. */
+static void sweep_gauss_seidel(pbd_world* w, const pbd_step_ctx* ctx) {
+	for (int g = 0; g < PBD_GROUP_COUNT; ++g) {
+		for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+			pbd_family* f = &w->fam[t];
+			const uint32_t first = g ? f->group_end[g - 1] : 0, end = f->group_end[g];
+			if (first < end) pbd_family_table[t]->project(ctx, f, first, end);
+		}
+	}
+}
+
+static void sweep_jacobi(pbd_world* w, const pbd_step_ctx* ctx) {
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		pbd_family* f = &w->fam[t];
+		if (f->n) pbd_family_table[t]->jacobi(ctx, f, 0, f->n);
+	}
+	jacobi_apply(w);
+}
+
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
-	if (w->nd && w->def.formulation == PBD_FORMULATION_XPBD) memset(w->lambda, 0, (size_t)w->nd * sizeof *w->lambda);
+	pbd_step_ctx ctx;
+	pbd_step_ctx_init(w, h, &ctx);
+	if (ctx.formulation == PBD_FORMULATION_XPBD) {
+		for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+			pbd_family* f = &w->fam[t];
+			const uint32_t nl = pbd_family_table[t]->lambdas;
+			if (f->n && nl) memset(f->lambda, 0, (size_t)f->n * nl * sizeof *f->lambda);
+		}
+	}
 
-	const pbd_real inv_h2 = 1 / (h * h);
 	const bool in_solver = w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->nc > 0;
 	const int iterations = w->def.iterations;
-	if (w->def.solver == PBD_SOLVER_JACOBI) {
-		if (w->np) memset(w->dx, 0, (size_t)w->np * sizeof *w->dx);
-		for (int it = 0; it < iterations; ++it) {
-			pbd_distance_accumulate_jacobi(w, inv_h2);
-			jacobi_apply(w);
-			if (in_solver) pbd_collide_project(w);
-		}
-	} else {
-		for (int it = 0; it < iterations; ++it) {
-			pbd_distance_solve_gs(w, inv_h2);
-			if (in_solver) pbd_collide_project(w);
-		}
+	const bool jacobi = w->def.solver == PBD_SOLVER_JACOBI;
+	if (jacobi && w->np) memset(w->dx, 0, (size_t)w->np * sizeof *w->dx);
+	for (int it = 0; it < iterations; ++it) {
+		if (jacobi)
+			sweep_jacobi(w, &ctx);
+		else
+			sweep_gauss_seidel(w, &ctx);
+		if (in_solver) pbd_collide_project(w);
 	}
 	if (w->def.collision_mode == PBD_COLLISION_AFTER_SOLVER && w->nc > 0) pbd_collide_project(w);
 	pbd_particles_update_velocities(w, h, substep == substeps);

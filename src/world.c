@@ -105,13 +105,12 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	memset(w, 0, sizeof *w);
 	w->def = *def;
 	w->mem = mem;
-	w->dist_refresh_iterations = -1;
 	if (def->particle_capacity && pbd_particles_reserve(w, def->particle_capacity) != PBD_OK) {
 		pbd_world_destroy(w);
 		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
 	}
 	if (def->distance_capacity) {
-		if (pbd_distances_reserve(w, def->distance_capacity) != PBD_OK) {
+		if (pbd_family_reserve(w, PBD_FAMILY_DISTANCE, def->distance_capacity) != PBD_OK) {
 			pbd_world_destroy(w);
 			return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
 		}
@@ -139,11 +138,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
 	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
 	pbd_free(&mem, w->colour_mask, cp * sizeof *w->colour_mask);
-	pbd_free(&mem, w->dist, w->cap_d * sizeof *w->dist);
-	pbd_free(&mem, w->dist_p, w->cap_d * sizeof *w->dist_p);
-	pbd_free(&mem, w->lambda, w->cap_d * sizeof *w->lambda);
-	pbd_free(&mem, w->dist_slot, w->cap_d * sizeof *w->dist_slot);
-	pbd_free(&mem, w->dist_scratch, w->cap_d * sizeof *w->dist_scratch);
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) pbd_family_free(w, &w->fam[t], pbd_family_table[t]);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_free(&mem, w->colliders, w->cap_c * sizeof *w->colliders);
 	pbd_free(&mem, w, sizeof *w);
@@ -217,8 +212,12 @@ pbd_status pbd_world_step(pbd_world* w) {
 	/* Damping is given per step; spread it over the substeps so the step total is the same. */
 	pbd_real damping = d->damping == 1 ? 1 : PBD_POW(d->damping, PBD_R(1.0) / (pbd_real)substeps);
 
-	if (!w->dist_scheduled) pbd_distance_schedule(w);
-	pbd_distance_refresh(w);
+	if (!w->partitioned) pbd_partition_build(w);
+	{
+		pbd_step_ctx ctx;
+		pbd_step_ctx_init(w, h, &ctx);
+		pbd_families_refresh(w, &ctx);
+	}
 	pbd_particles_begin_step(w);
 	for (int s = 1; s <= substeps; ++s) pbd_solver_substep(w, h, damping, s, substeps);
 	const uint32_t restored = pbd_particles_end_step(w);
@@ -232,7 +231,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 		w->stats_valid = true;
 		strain = w->stats.max_strain;
 	} else if (d->divergence_strain > 0) {
-		strain = pbd_distance_max_strain(w);
+		strain = pbd_stats_max_strain(w);
 	}
 	check_divergence(w, restored, strain);
 	return PBD_OK;

@@ -3,6 +3,7 @@
 #define PBD_WORLD_INTERNAL_H
 
 #include "core.h"
+#include "family.h"
 
 enum {
 	PBD_PARTICLE_PINNED = 1u << 0,
@@ -10,22 +11,6 @@ enum {
 	PBD_PARTICLE_FORCE = 1u << 2,  /* has a non-zero external force */
 	PBD_PARTICLE_CONTACT = 1u << 3 /* scratch mark of the contact count in the diagnostics */
 };
-
-/* Hot data of a distance constraint, read in every iteration. s[0] applies when the constraint
- * is stretched (C > 0), s[1] when compressed: the iteration-corrected stiffness k' for PBD, the
- * compliance for XPBD (see pbd_distance_refresh). */
-typedef struct pbd_distance_c {
-	uint32_t a, b;
-	pbd_real rest;
-	pbd_real s[2];
-} pbd_distance_c;
-
-/* Cold data: the parameters as given, kept to rebuild s[] when settings change. */
-typedef struct pbd_distance_p {
-	pbd_real stiffness[2];
-	pbd_real compliance[2];
-	uint32_t user; /* index in the order of addition, which the API speaks */
-} pbd_distance_p;
 
 typedef struct pbd_collider {
 	pbd_collider_def def;
@@ -58,20 +43,13 @@ struct pbd_world {
 	pbd_real* w;      /* inverse mass, 0 = pinned */
 	pbd_real* w_free; /* inverse mass to restore when unpinned */
 	uint8_t* flags;
-	uint32_t* degree;      /* constraints touching the particle (Jacobi averaging) */
+	uint32_t* degree;      /* constraints of all families touching the particle (Jacobi averaging) */
 	pbd_vec3* dx;          /* Jacobi correction accumulator */
-	uint64_t* colour_mask; /* schedule.c's scratch: colours used around each particle */
+	uint64_t* colour_mask; /* partition.c's scratch: colours used around each particle */
 
-	/* distance constraints */
-	uint32_t nd, cap_d;
-	pbd_distance_c* dist;
-	pbd_distance_p* dist_p;
-	pbd_real* lambda;            /* XPBD multipliers, reset every substep */
-	uint32_t* dist_slot;         /* user index (order of addition) -> position in dist[] */
-	uint32_t* dist_scratch;      /* schedule.c's working array, grown with the constraints */
-	bool dist_scheduled;         /* dist[] is in solver order (see schedule.c) */
-	int dist_refresh_iterations; /* iterations s[] was computed for; -1 forces a refresh */
-	pbd_formulation dist_refresh_formulation;
+	/* constraints, one storage block per family (family.h) */
+	pbd_family fam[PBD_FAMILY_COUNT];
+	bool partitioned; /* every family is in solver order (partition.c) */
 
 	/* surface triangles */
 	uint32_t nt, cap_t;
@@ -99,22 +77,12 @@ uint32_t pbd_particles_end_step(pbd_world* w);
 pbd_status pbd_check_particle(pbd_world* w, uint32_t index, const char* fn);
 bool pbd_inv_mass_ok(pbd_real inv_mass);
 
-/* constraints_distance.c */
-pbd_status pbd_distances_reserve(pbd_world* w, uint32_t capacity);
-void pbd_distance_refresh(pbd_world* w);
-void pbd_distance_solve_gs(pbd_world* w, pbd_real inv_h2);
-void pbd_distance_accumulate_jacobi(pbd_world* w, pbd_real inv_h2);
-void pbd_distance_stats(const pbd_world* w, pbd_stats* s);
-double pbd_distance_max_strain(const pbd_world* w);
-
-/* schedule.c */
-void pbd_distance_schedule(pbd_world* w);
-
 /* triangles.c */
 pbd_status pbd_triangles_reserve(pbd_world* w, uint32_t capacity);
 
 /* solver.c */
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps);
+void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx);
 
 /* collide.c */
 void pbd_collide_project(pbd_world* w);
@@ -122,5 +90,6 @@ uint32_t pbd_collide_count_contacts(pbd_world* w);
 
 /* stats.c */
 void pbd_stats_compute(pbd_world* w, pbd_stats* out);
+double pbd_stats_max_strain(const pbd_world* w);
 
 #endif

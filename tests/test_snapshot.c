@@ -217,12 +217,42 @@ static void test_corrupt_snapshots_refused(void** state) {
 	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_OUT_OF_RANGE);
 	assert_non_null(strstr(msg, "inverse mass"));
 
-	const size_t at_dist = at_w + 2 * (size_t)np * sizeof(pbd_real) + np + 16;
+	/* The families follow the particles: their count, then per family the constraint count,
+	 * the record sizes and the multipliers per constraint, then the records. */
+	const size_t at_fam = at_w + 2 * (size_t)np * sizeof(pbd_real) + np;
+	uint32_t nd, hot_size;
+	memcpy(&nd, good + at_fam + 4, 4);
+	memcpy(&hot_size, good + at_fam + 8, 4);
+	assert_int_equal(nd, pbd_world_distance_count(w));
+	const size_t at_dist = at_fam + 20;
 	memcpy(bad, good, n);
-	memcpy(bad + at_dist, &np, 4); /* constraint 0's first particle = particle count */
+	memcpy(bad + at_dist, &np, 4); /* the first record's first particle = particle count */
 	reseal(bad, n);
 	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_OUT_OF_RANGE);
-	assert_non_null(strstr(msg, "constraint 0 joins invalid particles"));
+	assert_non_null(strstr(msg, "distance constraint"));
+	assert_non_null(strstr(msg, "uses particle"));
+
+	memcpy(bad, good, n);
+	const uint32_t other_size = hot_size + 4;
+	memcpy(bad + at_fam + 8, &other_size, 4);
+	reseal(bad, n);
+	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_PARSE);
+	assert_non_null(strstr(msg, "another record layout"));
+
+	/* The order of addition must be a permutation: two records claiming user index 0. */
+	const size_t at_user = at_dist + (size_t)nd * (hot_size + 2 * 4 + 4 * sizeof(pbd_real) + sizeof(pbd_real));
+	memcpy(bad, good, n);
+	memcpy(bad + at_user + 4, bad + at_user, 4);
+	reseal(bad, n);
+	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_PARSE);
+	assert_non_null(strstr(msg, "not a permutation"));
+
+	/* A record that breaks the family's own rules: a NaN rest length. */
+	memcpy(bad, good, n);
+	memcpy(bad + at_dist + 8, &nan_x, sizeof nan_x);
+	reseal(bad, n);
+	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "invalid rest length"));
 
 	/* Not a snapshot at all, and a missing file. */
 	assert_int_equal(load_bytes((const uint8_t*)"{\"name\": 1}", 11, msg), PBD_ERR_PARSE);

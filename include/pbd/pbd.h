@@ -135,6 +135,12 @@ PBD_API pbd_status pbd_particle_set_target(pbd_world* world, uint32_t index, pbd
 /// A force in N applied to the particle at every step until changed (zero to clear).
 PBD_API pbd_status pbd_particle_set_force(pbd_world* world, uint32_t index, pbd_vec3 force);
 
+/* ---- constraint families ---------------------------------------------------------------- */
+
+/// Name of a constraint family ("distance", ...), as pbd_stats.family reports them; "unknown"
+/// for a value out of range.
+PBD_API const char* pbd_family_name(pbd_family_type type);
+
 /* ---- distance constraints --------------------------------------------------------------- */
 
 /// Adds `count` distance constraints. The index of the first goes to *first (may be NULL).

@@ -144,6 +144,21 @@ typedef struct pbd_world_def {
 	int cookie; ///< set by pbd_world_def_default(); do not touch
 } pbd_world_def;
 
+/// Edge kinds a mesh can hold; a body def sets the material of each kind.
+typedef enum pbd_edge_kind {
+	PBD_EDGE_STRUCTURAL = 0, ///< along the cloth's threads / a rope's links
+	PBD_EDGE_SHEAR = 1,      ///< across a grid cell's diagonal
+	PBD_EDGE_BEND = 2,       ///< across two cells (flexion), or across an edge between two triangles
+	PBD_EDGE_KIND_COUNT
+} pbd_edge_kind;
+
+/// Constraint families: each kind of constraint a world holds, with its own storage, solver
+/// kernels and diagnostics (pbd_stats.family).
+typedef enum pbd_family_type {
+	PBD_FAMILY_DISTANCE = 0, ///< C = |x_a - x_b| - rest
+	PBD_FAMILY_COUNT
+} pbd_family_type;
+
 /// One distance constraint C = |x_a - x_b| - rest.
 typedef struct pbd_distance_def {
 	uint32_t a, b;                ///< world particle indices, distinct
@@ -152,6 +167,7 @@ typedef struct pbd_distance_def {
 	pbd_real stiffness_compress;  ///< PBD stiffness in [0,1] when C < 0 (0 = a string/rope link)
 	pbd_real compliance_stretch;  ///< XPBD compliance >= 0 (m/N) when C > 0
 	pbd_real compliance_compress; ///< XPBD compliance >= 0 (m/N) when C < 0
+	uint32_t kind;                ///< pbd_edge_kind, for the strain per kind in pbd_stats (default structural)
 } pbd_distance_def;
 
 /// A distance constraint that pulls and pushes with full stiffness and zero compliance.
@@ -191,14 +207,6 @@ typedef struct pbd_collider_id {
 	uint32_t index1;
 	uint32_t generation;
 } pbd_collider_id;
-
-/// Edge kinds a mesh can hold; a body def sets the material of each kind.
-typedef enum pbd_edge_kind {
-	PBD_EDGE_STRUCTURAL = 0, ///< along the cloth's threads / a rope's links
-	PBD_EDGE_SHEAR = 1,      ///< across a grid cell's diagonal
-	PBD_EDGE_BEND = 2,       ///< across two cells (flexion), or across an edge between two triangles
-	PBD_EDGE_KIND_COUNT
-} pbd_edge_kind;
 
 /// The topology and rest shape of a particle system, owned by the caller. Filled by the
 /// builders (pbd_mesh_grid, pbd_mesh_rope, pbd_mesh_from_triangles, pbd_mesh_load_obj) and
@@ -273,18 +281,35 @@ typedef struct pbd_body {
 	uint32_t first_triangle, triangle_count;
 } pbd_body;
 
+/// Diagnostics of one constraint family.
+typedef struct pbd_family_stats {
+	uint32_t count;        ///< constraints of the family
+	double max_violation;  ///< max |C| in the family's unit (m for a distance)
+	double max_strain;     ///< the family's relative violation: |C| / rest for a distance
+	double mean_strain;    ///< mean of it over the constraints that have one
+	double elastic_energy; ///< J; NaN when energy_defined is false
+	bool energy_defined;   ///< false when some constraint of the family has no energy (PBD stiffness)
+} pbd_family_stats;
+
 /// Diagnostics of the world's current state.
 typedef struct pbd_stats {
 	double time;             ///< simulated seconds since creation
 	uint64_t steps;          ///< pbd_world_step calls so far
 	double kinetic_energy;   ///< J, sum of m v^2 / 2 over particles with finite mass
 	double potential_energy; ///< J, gravitational, -sum m g.x (zero at the origin)
-	double elastic_energy;   ///< J, XPBD only: sum C^2 / (2 compliance) over soft constraints
-	pbd_vec3 momentum;       ///< kg m/s, over particles with finite mass
-	double max_strain;       ///< max |C| / rest over distance constraints with rest > 0
-	double mean_strain;      ///< mean |C| / rest
-	double max_violation;    ///< max |C| in m over distance constraints
-	uint32_t contacts;       ///< particles within margin of a collider after the step
+	/// J, sum over the families. A constraint with XPBD compliance alpha > 0 stores C^2 / (2 alpha);
+	/// one with zero compliance, or PBD stiffness 1, is ideal and stores none; one with a PBD
+	/// stiffness in (0, 1) has no defined energy, and then this is NaN and energy_defined false.
+	double elastic_energy;
+	bool energy_defined;
+	pbd_vec3 momentum;                            ///< kg m/s, over particles with finite mass
+	double max_strain;                            ///< max |C| / rest over distance constraints with rest > 0
+	double mean_strain;                           ///< mean |C| / rest
+	double max_violation;                         ///< max |C| in m over distance constraints
+	double edge_max_strain[PBD_EDGE_KIND_COUNT];  ///< max |C| / rest of the distances of each edge kind
+	double edge_mean_strain[PBD_EDGE_KIND_COUNT]; ///< mean |C| / rest of each edge kind (0 when none)
+	pbd_family_stats family[PBD_FAMILY_COUNT];    ///< per constraint family
+	uint32_t contacts;                            ///< particles within margin of a collider after the step
 	uint32_t particles, distances, colliders;
 } pbd_stats;
 

@@ -1,0 +1,93 @@
+/* The family table and the storage every family shares: growth, append, free, refresh. */
+#include <string.h>
+
+#include "world.h"
+
+extern const pbd_family_ops pbd_family_distance_ops;
+
+const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
+    [PBD_FAMILY_DISTANCE] = &pbd_family_distance_ops,
+};
+
+const char* pbd_family_name(pbd_family_type type) {
+	if ((int)type < 0 || type >= PBD_FAMILY_COUNT) return "unknown";
+	return pbd_family_table[type]->name;
+}
+
+pbd_status pbd_family_reserve(pbd_world* w, pbd_family_type type, uint32_t capacity) {
+	pbd_family* f = &w->fam[type];
+	const pbd_family_ops* ops = pbd_family_table[type];
+	if (capacity <= f->cap) return PBD_OK;
+	if (ops->lambdas && capacity > UINT32_MAX / ops->lambdas) return PBD_ERR_OUT_OF_MEMORY;
+	/* lambda holds ops->lambdas entries per constraint: grown as one element of that size. */
+	const pbd_grow_item items[] = {
+	    {&f->hot, ops->hot_size},
+	    {&f->cold, ops->cold_size},
+	    {(void**)&f->lambda, (ops->lambdas ? ops->lambdas : 1) * sizeof *f->lambda},
+	    {(void**)&f->slot, sizeof *f->slot},
+	    {(void**)&f->user, sizeof *f->user},
+	    {(void**)&f->scratch, sizeof *f->scratch},
+	};
+	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), f->cap, capacity))
+		return PBD_ERR_OUT_OF_MEMORY;
+	f->cap = capacity;
+	return PBD_OK;
+}
+
+uint32_t pbd_family_append(pbd_world* w, pbd_family_type type, uint32_t count) {
+	pbd_family* f = &w->fam[type];
+	const pbd_family_ops* ops = pbd_family_table[type];
+	if (count > UINT32_MAX - 1 - f->n) return UINT32_MAX;
+	const uint32_t need = f->n + count;
+	if (need > f->cap) {
+		uint32_t cap = f->cap ? f->cap : 128;
+		while (cap < need) cap = cap > UINT32_MAX / 2 ? need : cap * 2;
+		if (pbd_family_reserve(w, type, cap) != PBD_OK) return UINT32_MAX;
+	}
+	const uint32_t base = f->n;
+	memset(pbd_family_hot(f, ops, base), 0, (size_t)count * ops->hot_size);
+	memset((char*)f->cold + (size_t)base * ops->cold_size, 0, (size_t)count * ops->cold_size);
+	const uint32_t nl = ops->lambdas ? ops->lambdas : 1;
+	memset(f->lambda + (size_t)base * nl, 0, (size_t)count * nl * sizeof *f->lambda);
+	for (uint32_t k = base; k < need; ++k) {
+		f->slot[k] = k;
+		f->user[k] = k;
+	}
+	f->n = need;
+	f->stale = true;
+	w->partitioned = false;
+	w->stats_valid = false;
+	return base;
+}
+
+void pbd_family_free(pbd_world* w, pbd_family* f, const pbd_family_ops* ops) {
+	const size_t c = f->cap;
+	const size_t nl = ops->lambdas ? ops->lambdas : 1;
+	pbd_free(&w->mem, f->hot, c * ops->hot_size);
+	pbd_free(&w->mem, f->cold, c * ops->cold_size);
+	pbd_free(&w->mem, f->lambda, c * nl * sizeof *f->lambda);
+	pbd_free(&w->mem, f->slot, c * sizeof *f->slot);
+	pbd_free(&w->mem, f->user, c * sizeof *f->user);
+	pbd_free(&w->mem, f->scratch, c * sizeof *f->scratch);
+	memset(f, 0, sizeof *f);
+}
+
+void pbd_family_touch(pbd_world* w, pbd_family_type type) {
+	w->fam[type].stale = true;
+	w->stats_valid = false;
+}
+
+void pbd_families_refresh(pbd_world* w, const pbd_step_ctx* ctx) {
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		pbd_family* f = &w->fam[t];
+		if (!f->n) continue;
+		if (!f->stale && f->refresh_iterations == ctx->iterations && f->refresh_formulation == ctx->formulation &&
+		    f->refresh_h == ctx->h)
+			continue;
+		pbd_family_table[t]->refresh(f, ctx);
+		f->stale = false;
+		f->refresh_iterations = ctx->iterations;
+		f->refresh_formulation = ctx->formulation;
+		f->refresh_h = ctx->h;
+	}
+}

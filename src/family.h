@@ -1,0 +1,118 @@
+/* Constraint families.
+ *
+ * A family is one kind of constraint (distance, bending, volume, ...) in one source file,
+ * constraints_<name>.c. It owns a storage block of flat arrays and range kernels that the step,
+ * the partition, the statistics, the snapshots and the setters call through one table (family.c),
+ * one call per range of constraints, never per constraint: the kernels loop themselves. Adding a
+ * family is its file, one entry in the table and one value in pbd_family_type.
+ *
+ * Storage order. A family keeps its constraints in solver order (partition.c sorts them into
+ * independent groups), while the API speaks of the order of addition, the user index. slot[]
+ * maps a user index to its position, user[] maps back. Every per-constraint array of a family
+ * lives in its block and is permuted with it, so a family's code only ever sees positions.
+ *
+ * Records are plain structs without padding (checked where they are defined), so that snapshots
+ * can write them as bytes and hashes see no undefined bytes. */
+#ifndef PBD_FAMILY_H
+#define PBD_FAMILY_H
+
+#include "core.h"
+
+/* Groups of independent constraints: one per colour, and a last one for the constraints the
+ * colouring could not place (a particle with more than PBD_PARTITION_COLOURS around it, or a
+ * constraint with more particles than PBD_FAMILY_MAX_ARITY), which is projected in order. */
+#define PBD_PARTITION_COLOURS 64
+#define PBD_GROUP_COUNT       (PBD_PARTITION_COLOURS + 1)
+#define PBD_FAMILY_MAX_ARITY  16
+
+/* What every kernel of a substep needs, filled once per substep (Box2D's b2StepContext). The
+ * particle arrays are the world's; a kernel moves particles only through q (or dx for Jacobi). */
+typedef struct pbd_step_ctx {
+	const pbd_vec3* x;      /* committed positions, rounded (world.h) */
+	pbd_vec3* q;            /* displacements inside the substep */
+	const pbd_real* iw;     /* inverse masses */
+	pbd_vec3* dx;           /* Jacobi accumulator */
+	const uint32_t* degree; /* constraints touching each particle, all families */
+	pbd_real h, inv_h2;
+	pbd_formulation formulation;
+	int iterations;
+	bool jacobi_equal;
+	pbd_real jacobi_alpha, jacobi_omega;
+} pbd_step_ctx;
+
+/* The storage block of one family. */
+typedef struct pbd_family {
+	uint32_t n, cap;
+	void* hot;                           /* records the kernels read every iteration, in solver order */
+	void* cold;                          /* parameters as given, for refresh, get and snapshots */
+	pbd_real* lambda;                    /* XPBD multipliers, ops.lambdas per constraint, reset every substep */
+	uint32_t* slot;                      /* user index -> position */
+	uint32_t* user;                      /* position -> user index */
+	uint32_t* scratch;                   /* partition.c's working array */
+	uint32_t group_end[PBD_GROUP_COUNT]; /* group g is [group_end[g-1], group_end[g]) */
+	/* the settings hot[] was derived for (refresh); stale forces a refresh */
+	bool stale;
+	int refresh_iterations;
+	pbd_formulation refresh_formulation;
+	pbd_real refresh_h;
+} pbd_family;
+
+/* Diagnostics a family adds to pbd_stats. Strain is dimensionless, the family's own relative
+ * measure of violation (|C| / rest for a distance, volume ratio error for a volume). */
+typedef struct pbd_family_sums {
+	double max_violation, max_strain, sum_strain, energy;
+	uint32_t strained; /* constraints counted in sum_strain */
+	bool energy_defined;
+	/* by edge kind, for the families whose constraints have one (distances) */
+	double kind_max[PBD_EDGE_KIND_COUNT], kind_sum[PBD_EDGE_KIND_COUNT];
+	uint32_t kind_count[PBD_EDGE_KIND_COUNT];
+} pbd_family_sums;
+
+typedef struct pbd_world pbd_world;
+
+typedef struct pbd_family_ops {
+	const char* name;
+	size_t hot_size, cold_size;
+	uint32_t lambdas; /* multipliers per constraint */
+	/* Writes the particles [first, first + cap) of the constraint at position k into out (those
+	 * that exist) and returns how many particles the constraint has in all. */
+	uint32_t (*particles)(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap);
+	/* Derives hot[] from cold[] for the context's formulation, iterations and substep. */
+	void (*refresh)(pbd_family* f, const pbd_step_ctx* ctx);
+	/* Gauss-Seidel: projects positions [first, end) in order, moving q. */
+	void (*project)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
+	/* Jacobi: adds the corrections of [first, end), computed from the iteration's start, to dx. */
+	void (*jacobi)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
+	/* Diagnostics of the current positions (full precision, x + x_lo). */
+	void (*stats)(const pbd_world* w, const pbd_family* f, pbd_family_sums* out);
+	/* The divergence test alone: the largest strain. */
+	double (*max_strain)(const pbd_world* w, const pbd_family* f);
+	/* Checks the constraint at position k of a loaded snapshot (particle indices are checked
+	 * by the caller); returns false with a reason. */
+	bool (*check)(const pbd_world* w, const pbd_family* f, uint32_t k, const char** why);
+} pbd_family_ops;
+
+/* The table, indexed by pbd_family_type. */
+extern const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT];
+
+/* Grows every array of family `type` to hold `capacity` constraints (all or none). */
+pbd_status pbd_family_reserve(pbd_world* w, pbd_family_type type, uint32_t capacity);
+/* Makes room for `count` more constraints (doubling) and appends them at the end of storage
+ * with user indices n..n+count-1 and zeroed records; returns the first position, or UINT32_MAX
+ * when out of memory. The caller fills hot/cold at the returned positions. */
+uint32_t pbd_family_append(pbd_world* w, pbd_family_type type, uint32_t count);
+void pbd_family_free(pbd_world* w, pbd_family* f, const pbd_family_ops* ops);
+/* Marks that a family's settings changed: hot[] is derived again before the next step. */
+void pbd_family_touch(pbd_world* w, pbd_family_type type);
+/* Refreshes every family whose hot[] was derived for other settings than ctx's. */
+void pbd_families_refresh(pbd_world* w, const pbd_step_ctx* ctx);
+
+/* partition.c: colours all families' constraints into independent groups (graph colouring over
+ * shared particles), reorders each family's storage group by group, recounts degree[]. */
+void pbd_partition_build(pbd_world* w);
+
+static inline void* pbd_family_hot(const pbd_family* f, const pbd_family_ops* ops, uint32_t k) {
+	return (char*)f->hot + (size_t)k * ops->hot_size;
+}
+
+#endif
