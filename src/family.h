@@ -111,6 +111,72 @@ void pbd_families_refresh(pbd_world* w, const pbd_step_ctx* ctx);
  * shared particles), reorders each family's storage group by group, recounts degree[]. */
 void pbd_partition_build(pbd_world* w);
 
+/* The position of particle i relative to particle o, from the committed positions and the
+ * displacements: exact for near particles however far from the origin (see world.h). Families
+ * with more than two particles express their geometry relative to one of them. */
+static inline pbd_vec3 pbd_rel(const pbd_step_ctx* ctx, uint32_t i, uint32_t o) {
+	return pbd_v3_add(pbd_v3_sub(ctx->x[i], ctx->x[o]), pbd_v3_sub(ctx->q[i], ctx->q[o]));
+}
+
+/* Gauss-Seidel projection of one scalar constraint over n particles, given C and its gradients
+ * grad[i] = dC/dx_{p[i]} (Macklin et al. 2016, eq. 18; Müller et al. 2007, eq. 8):
+ *   XPBD: dlambda = (-C - alpha~ lambda) / (sum_i w_i |grad_i|^2 + alpha~), alpha~ = s / h^2
+ *   PBD:  dlambda = -s C / sum_i w_i |grad_i|^2 (s the iteration-corrected stiffness k')
+ * and particle i moves by w_i grad_i dlambda. `s` is the compliance (XPBD) or k' (PBD); lambda
+ * is the constraint's multiplier (XPBD only). Nothing moves when the denominator is not
+ * positive (every particle pinned, or all gradients zero): a degenerate constraint is skipped,
+ * never divided by zero. Families guard their own near-degenerate geometry before calling. */
+static inline void pbd_constraint_project(const pbd_step_ctx* ctx, const uint32_t* p, uint32_t n, pbd_real C,
+                                          const pbd_vec3* grad, pbd_real s, pbd_real* lambda) {
+	pbd_real wsum = 0;
+	for (uint32_t i = 0; i < n; ++i) wsum += ctx->iw[p[i]] * pbd_v3_dot(grad[i], grad[i]);
+	pbd_real dl;
+	if (ctx->formulation == PBD_FORMULATION_XPBD) {
+		const pbd_real at = s * ctx->inv_h2;
+		const pbd_real den = wsum + at;
+		if (!(den > 0)) return;
+		dl = (-C - at * *lambda) / den;
+		*lambda += dl;
+	} else {
+		if (!(wsum > 0)) return;
+		dl = -s * C / wsum;
+	}
+	for (uint32_t i = 0; i < n; ++i) ctx->q[p[i]] = pbd_v3_add(ctx->q[p[i]], pbd_v3_scale(grad[i], ctx->iw[p[i]] * dl));
+}
+
+/* Jacobi: the same step from the iteration's start, added to dx. Mass-weighted (default): one
+ * factor omega / (max degree + alpha) for all the constraint's particles, which keeps momentum
+ * (as the distance family does); equal split: unit weights, averaged per particle later. */
+static inline void pbd_constraint_jacobi(const pbd_step_ctx* ctx, const uint32_t* p, uint32_t n, pbd_real C,
+                                         const pbd_vec3* grad, pbd_real s, pbd_real* lambda) {
+	pbd_real scale = 1;
+	if (!ctx->jacobi_equal) {
+		uint32_t deg = 0;
+		for (uint32_t i = 0; i < n; ++i) deg = ctx->degree[p[i]] > deg ? ctx->degree[p[i]] : deg;
+		scale = ctx->jacobi_omega / ((pbd_real)deg + ctx->jacobi_alpha);
+	}
+	pbd_real wsum = 0;
+	for (uint32_t i = 0; i < n; ++i) {
+		const pbd_real wi = ctx->jacobi_equal ? 1 : ctx->iw[p[i]];
+		wsum += wi * pbd_v3_dot(grad[i], grad[i]);
+	}
+	pbd_real dl;
+	if (ctx->formulation == PBD_FORMULATION_XPBD) {
+		const pbd_real at = s * ctx->inv_h2;
+		const pbd_real den = wsum + at;
+		if (!(den > 0)) return;
+		dl = scale * ((-C - at * *lambda) / den);
+		*lambda += dl;
+	} else {
+		if (!(wsum > 0)) return;
+		dl = scale * (-s * C / wsum);
+	}
+	for (uint32_t i = 0; i < n; ++i) {
+		const pbd_real wi = ctx->jacobi_equal ? 1 : ctx->iw[p[i]];
+		ctx->dx[p[i]] = pbd_v3_add(ctx->dx[p[i]], pbd_v3_scale(grad[i], wi * dl));
+	}
+}
+
 static inline void* pbd_family_hot(const pbd_family* f, const pbd_family_ops* ops, uint32_t k) {
 	return (char*)f->hot + (size_t)k * ops->hot_size;
 }
