@@ -106,10 +106,13 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	jr* r = &L->r;
 	const cJSON* w = jr_get(root, "world");
 	if (!w) return true;
-	static const char* const keys[] = {
-	    "gravity", "dt",           "substeps", "iterations",     "solver",    "formulation",
-	    "damping", "damping_mode", "jacobi",   "collision_mode", "max_speed", "divergence_strain",
-	    NULL};
+	static const char* const keys[] = {"gravity",   "dt",
+	                                   "substeps",  "iterations",
+	                                   "solver",    "formulation",
+	                                   "damping",   "damping_mode",
+	                                   "jacobi",    "collision_mode",
+	                                   "max_speed", "divergence_strain",
+	                                   "chebyshev", NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations;
@@ -143,6 +146,19 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 		    !jr_real_p(r, j, jpath, "omega", d->jacobi_omega, (jr_range){0, 2, true, true}, &d->jacobi_omega) ||
 		    !jr_bool(r, j, jpath, "equal_split", d->jacobi_equal_split, &d->jacobi_equal_split))
 			return false;
+	}
+	const cJSON* c = jr_get(w, "chebyshev");
+	if (c) {
+		static const char* const ckeys[] = {"rho", "delay", "gamma", NULL};
+		const char* cpath = "world.chebyshev";
+		int64_t delay;
+		if (!jr_object(r, c, cpath, ckeys) ||
+		    !jr_real_p(r, c, cpath, "rho", d->chebyshev_rho, (jr_range){0, 1, false, true}, &d->chebyshev_rho) ||
+		    !jr_int(r, c, cpath, "delay", d->chebyshev_delay, 1, SCENE_MAX_ITERATIONS, &delay) ||
+		    !jr_real_p(r, c, cpath, "gamma", d->chebyshev_gamma, (jr_range){0, 1, true, false}, &d->chebyshev_gamma))
+			return false;
+		d->chebyshev = true;
+		d->chebyshev_delay = (int)delay;
 	}
 	return true;
 }

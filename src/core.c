@@ -87,7 +87,7 @@ bool pbd_grow(pbd_alloc_ctx* ctx, void** ptr, size_t elem_size, size_t old_count
 }
 
 bool pbd_grow_all(pbd_alloc_ctx* ctx, const pbd_grow_item* items, int n, size_t old_count, size_t new_count) {
-	enum { max_items = 16 };
+	enum { max_items = 32 };
 	void* fresh[max_items];
 	if (n > max_items) return false;
 	if (new_count <= old_count) return true;

@@ -22,6 +22,8 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	    {(void**)&w->degree, sizeof *w->degree},
 	    {(void**)&w->dx, sizeof *w->dx},
 	    {(void**)&w->colour_mask, sizeof *w->colour_mask},
+	    {(void**)&w->q_prev, sizeof *w->q_prev},
+	    {(void**)&w->q_iter, sizeof *w->q_iter},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;

@@ -71,6 +71,10 @@ static void write_def(writer* wr, const pbd_world_def* d) {
 	put_real(wr, d->max_speed);
 	put_u32(wr, d->diagnostics ? 1u : 0u);
 	put_real(wr, d->divergence_strain);
+	put_u32(wr, d->chebyshev ? 1u : 0u);
+	put_real(wr, d->chebyshev_rho);
+	put_i32(wr, d->chebyshev_delay);
+	put_real(wr, d->chebyshev_gamma);
 }
 
 static void write_world(writer* wr, const pbd_world* w) {
@@ -79,6 +83,7 @@ static void write_world(writer* wr, const pbd_world* w) {
 	put_u32(wr, (uint32_t)sizeof(pbd_real));
 	put_u32(wr, SNAP_ENDIAN);
 	write_def(wr, &w->def);
+	put_real(wr, w->rho_estimate);
 	put_f64(wr, w->time);
 	put_u64(wr, w->steps);
 	for (int k = 0; k < PBD_WARN_COUNT; ++k) {
@@ -477,6 +482,12 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 	def.max_speed = get_real(&rd);
 	const uint32_t diagnostics = get_u32(&rd);
 	def.divergence_strain = get_real(&rd);
+	const uint32_t chebyshev = get_u32(&rd);
+	def.chebyshev = chebyshev != 0;
+	def.chebyshev_rho = get_real(&rd);
+	def.chebyshev_delay = get_i32(&rd);
+	def.chebyshev_gamma = get_real(&rd);
+	const pbd_real rho_estimate = get_real(&rd);
 	def.jacobi_equal_split = equal_split != 0;
 	def.diagnostics = diagnostics != 0;
 	const double time = get_f64(&rd);
@@ -486,7 +497,8 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 		warnings[k].count = get_u64(&rd);
 		warnings[k].last_index = get_u32(&rd);
 	}
-	if (rd.short_read || equal_split > 1 || diagnostics > 1 || !isfinite(time) || time < 0)
+	if (rd.short_read || equal_split > 1 || diagnostics > 1 || chebyshev > 1 || !isfinite(time) || time < 0 ||
+	    !(rho_estimate >= 0 && rho_estimate < 1))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: invalid settings block", name);
 
 	/* Creation checks the settings and logs why it refuses; the line is caught for err too. */
@@ -498,6 +510,7 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 	if (st != PBD_OK) return st;
 	w->def.log = cap.log;
 	w->def.log_user = cap.user;
+	w->rho_estimate = rho_estimate;
 	w->time = time;
 	w->steps = steps;
 	memcpy(w->warnings, warnings, sizeof warnings);

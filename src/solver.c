@@ -62,6 +62,61 @@ static void sweep_jacobi(pbd_world* w, const pbd_step_ctx* ctx) {
 	jacobi_apply(w);
 }
 
+/* Chebyshev semi-iterative acceleration of Jacobi (Wang 2015, "A Chebyshev semi-iterative
+ * approach for accelerating projective and position-based dynamics", eq. 11-12): after the
+ * plain sweep has produced q^ from q_k, the next iterate is
+ *   q_{k+1} = omega_{k+1} (gamma (q^ - q_k) + q_k - q_{k-1}) + q_{k-1}
+ * with omega = 1 during the first `delay` iterations, omega = 2 / (2 - rho^2) at the first
+ * accelerated one and omega_{k+1} = 4 / (4 - rho^2 omega_k) after. rho is the spectral radius of
+ * the plain iteration; when not given it is the ratio of the last two plain corrections,
+ * |q^ - q_k| / |q_{k-1}^ - q_{k-1}|, measured in every substep's delay iterations (at least two of
+ * them then) and held below 0.99, since an overestimate makes the iteration diverge. */
+typedef struct chebyshev {
+	bool on;
+	int delay;
+	pbd_real rho, gamma, omega;
+	double last_norm;
+} chebyshev;
+
+static double correction_norm2(const pbd_world* w) {
+	double s = 0;
+	for (uint32_t i = 0; i < w->np; ++i) {
+		const pbd_vec3 d = pbd_v3_sub(w->q[i], w->q_iter[i]);
+		s += (double)d.x * (double)d.x + (double)d.y * (double)d.y + (double)d.z * (double)d.z;
+	}
+	return s;
+}
+
+static void chebyshev_update(pbd_world* w, chebyshev* c, int it) {
+	const bool estimating = c->rho == 0;
+	if (it < c->delay) {
+		if (estimating) {
+			const double n2 = correction_norm2(w);
+			if (it > 0 && c->last_norm > 0) {
+				const double r = sqrt(n2 / c->last_norm);
+				w->rho_estimate = (pbd_real)(r < 0.99 ? r : 0.99);
+			}
+			c->last_norm = n2;
+		}
+		memcpy(w->q_prev, w->q_iter, (size_t)w->np * sizeof *w->q_prev);
+		return;
+	}
+	const pbd_real rho = estimating ? w->rho_estimate : c->rho;
+	c->omega = it == c->delay ? 2 / (2 - rho * rho) : 4 / (4 - rho * rho * c->omega);
+	const pbd_real om = c->omega, ga = c->gamma;
+	pbd_vec3* restrict q = w->q;
+	pbd_vec3* restrict qk = w->q_iter;
+	pbd_vec3* restrict qp = w->q_prev;
+	const pbd_real* restrict iw = w->w;
+	for (uint32_t i = 0, n = w->np; i < n; ++i) {
+		const pbd_vec3 prev = qp[i];
+		qp[i] = qk[i];
+		if (iw[i] == 0) continue;
+		const pbd_vec3 step = pbd_v3_add(pbd_v3_scale(pbd_v3_sub(q[i], qk[i]), ga), pbd_v3_sub(qk[i], prev));
+		q[i] = pbd_v3_add(pbd_v3_scale(step, om), prev);
+	}
+}
+
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
 	pbd_step_ctx ctx;
@@ -78,11 +133,21 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 	const int iterations = w->def.iterations;
 	const bool jacobi = w->def.solver == PBD_SOLVER_JACOBI;
 	if (jacobi && w->np) memset(w->dx, 0, (size_t)w->np * sizeof *w->dx);
+	chebyshev cheb = {jacobi && w->def.chebyshev && w->np > 0,
+	                  w->def.chebyshev_delay,
+	                  w->def.chebyshev_rho,
+	                  w->def.chebyshev_gamma,
+	                  1,
+	                  0};
+	if (cheb.on && cheb.rho == 0 && cheb.delay < 2) cheb.delay = 2;
 	for (int it = 0; it < iterations; ++it) {
+		if (cheb.on) memcpy(w->q_iter, w->q, (size_t)w->np * sizeof *w->q_iter);
 		if (jacobi)
 			sweep_jacobi(w, &ctx);
 		else
 			sweep_gauss_seidel(w, &ctx);
+		/* Extrapolated before the contacts, so that an iteration never ends inside a collider. */
+		if (cheb.on) chebyshev_update(w, &cheb, it);
 		if (in_solver) pbd_collide_project(w);
 	}
 	if (w->def.collision_mode == PBD_COLLISION_AFTER_SOLVER && w->nc > 0) pbd_collide_project(w);

@@ -18,6 +18,10 @@ pbd_world_def pbd_world_def_default(void) {
 	d.jacobi_alpha = 0;
 	d.jacobi_omega = 1;
 	d.jacobi_equal_split = false;
+	d.chebyshev = false;
+	d.chebyshev_rho = 0;
+	d.chebyshev_delay = 3;
+	d.chebyshev_gamma = PBD_R(0.9);
 	d.collision_mode = PBD_COLLISION_IN_SOLVER;
 	d.max_speed = 0;
 	d.diagnostics = true;
@@ -71,6 +75,15 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->jacobi_omega) || d->jacobi_omega <= 0 || d->jacobi_omega >= 2)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.jacobi_omega: must be in (0, 2) (got %.9g)",
 		                (double)d->jacobi_omega);
+	if (!pbd_is_finite(d->chebyshev_rho) || d->chebyshev_rho < 0 || d->chebyshev_rho >= 1)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.chebyshev_rho: must be in [0, 1) (got %.9g)",
+		                (double)d->chebyshev_rho);
+	if (d->chebyshev_delay < 1 || d->chebyshev_delay > 100000)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.chebyshev_delay: must be in [1, 100000] (got %d)",
+		                d->chebyshev_delay);
+	if (!pbd_is_finite(d->chebyshev_gamma) || d->chebyshev_gamma <= 0 || d->chebyshev_gamma > 1)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.chebyshev_gamma: must be in (0, 1] (got %.9g)",
+		                (double)d->chebyshev_gamma);
 	if (d->collision_mode != PBD_COLLISION_IN_SOLVER && d->collision_mode != PBD_COLLISION_AFTER_SOLVER)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.collision_mode: unknown mode %d",
 		                (int)d->collision_mode);
@@ -138,6 +151,8 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
 	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
 	pbd_free(&mem, w->colour_mask, cp * sizeof *w->colour_mask);
+	pbd_free(&mem, w->q_prev, cp * sizeof *w->q_prev);
+	pbd_free(&mem, w->q_iter, cp * sizeof *w->q_iter);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) pbd_family_free(w, &w->fam[t], pbd_family_table[t]);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_free(&mem, w->colliders, w->cap_c * sizeof *w->colliders);
@@ -174,6 +189,16 @@ PBD_SETTER(gravity, pbd_vec3, gravity)
 PBD_SETTER(damping, pbd_real, damping)
 PBD_SETTER(collision_mode, pbd_collision_mode, collision_mode)
 #undef PBD_SETTER
+
+pbd_status pbd_world_set_chebyshev(pbd_world* w, bool on, pbd_real rho, int delay, pbd_real gamma) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.chebyshev = on;
+	d.chebyshev_rho = rho;
+	d.chebyshev_delay = delay;
+	d.chebyshev_gamma = gamma;
+	return apply_def(w, &d);
+}
 
 pbd_status pbd_world_set_jacobi(pbd_world* w, pbd_real alpha, pbd_real omega, bool equal_split) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;

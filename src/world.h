@@ -46,6 +46,9 @@ struct pbd_world {
 	uint32_t* degree;      /* constraints of all families touching the particle (Jacobi averaging) */
 	pbd_vec3* dx;          /* Jacobi correction accumulator */
 	uint64_t* colour_mask; /* partition.c's scratch: colours used around each particle */
+	pbd_vec3* q_prev;      /* Chebyshev: the iterate before the last (solver.c) */
+	pbd_vec3* q_iter;      /* Chebyshev: the iterate the last sweep started from */
+	pbd_real rho_estimate; /* Chebyshev: spectral radius measured in the last substep (0: none yet) */
 
 	/* constraints, one storage block per family (family.h) */
 	pbd_family fam[PBD_FAMILY_COUNT];

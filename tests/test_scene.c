@@ -249,6 +249,7 @@ static void test_defaults(void** state) {
 	const pbd_world_def d = pbd_world_get_def(s.world);
 	assert_int_equal(d.solver, PBD_SOLVER_GAUSS_SEIDEL);
 	assert_near(d.jacobi_omega, 1.5, 1e-7);
+	assert_false(d.chebyshev);
 	assert_int_equal(s.object_count, 2);
 	const pbd_body* g = &s.objects[0].range;
 	assert_int_equal(g->particle_count, 12);
@@ -402,6 +403,9 @@ static const bad_case bad_cases[] = {
     {OBJ("{" GRID ", \"size\": [1e6, 1e6], \"mass\": {\"mode\": \"density\", \"value\": 1e9}}"),
      "objects[0]: pbd_body_create: the mass rule gives vertex 0 a mass of", "kg, outside [1e-15, 1e+09] kg"},
     {"{\"world\": {\"jacobi\": {\"omega\": 2}}}", "world.jacobi.omega: must be in (0, 2) (got 2)", NULL},
+    {"{\"world\": {\"chebyshev\": {\"rho\": 1}}}", "world.chebyshev.rho: must be in [0, 1) (got 1)", NULL},
+    {"{\"world\": {\"chebyshev\": {\"delay\": 0}}}", "world.chebyshev.delay: must be", NULL},
+    {"{\"world\": {\"chebyshev\": {\"gamma\": 0}}}", "world.chebyshev.gamma: must be in (0, 1] (got 0)", NULL},
     {"{\"world\": {\"jacobi\": {\"alpha\": -0.2}}}", "world.jacobi.alpha: must be in [0, 1000000000] (got -0.2)", NULL},
     {"{\"world\": {\"max_speed\": -1}}", "world.max_speed: must be in [0, 100000] (got -1)", NULL},
     {"{\"world\": {\"gravity\": [0, -1e10, 0]}}", "world.gravity[1]: must be in [-100000, 100000] (got -10000000000)",

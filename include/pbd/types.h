@@ -129,6 +129,15 @@ typedef struct pbd_world_def {
 	pbd_real jacobi_alpha;         ///< Jacobi: weight of the current position in the average, >= 0
 	pbd_real jacobi_omega;         ///< Jacobi: over-relaxation factor, in (0,2)
 	bool jacobi_equal_split;       ///< Jacobi: split each correction 1/2-1/2 whatever the masses (seed 001)
+	/// Jacobi: Chebyshev semi-iterative acceleration (Wang 2015). Off by default.
+	bool chebyshev;
+	/// Chebyshev: spectral radius of the plain Jacobi iteration, in (0, 1); 0 estimates it from the
+	/// ratio of successive corrections during the delay iterations of every substep.
+	pbd_real chebyshev_rho;
+	/// Chebyshev: plain Jacobi iterations of each substep before the acceleration starts, >= 1.
+	int chebyshev_delay;
+	/// Chebyshev: under-relaxation gamma of each accelerated update, in (0, 1].
+	pbd_real chebyshev_gamma;
 	pbd_collision_mode collision_mode;
 	pbd_real max_speed; ///< clamp on particle speed in m/s, 0 = no clamp
 	bool diagnostics;   ///< compute pbd_stats after every step (one extra pass)
