@@ -1,6 +1,7 @@
 /* XPBD (Macklin et al. 2016): compliance 0 is the hard constraint, and a compliance alpha is a
  * real spring of stiffness 1/alpha whose behaviour does not depend on the iteration count. The
  * spring test measures the period of a mass on a spring against 2 pi sqrt(m alpha). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -215,6 +216,74 @@ static void test_stretch_compress_compliance(void** state) {
 	}
 }
 
+/* A vertical strip of 10 links (1 m) pinned at the top, 0.1 kg per particle and a 1 kg load at
+ * the bottom, left to settle under damping. Returns the total stretch in m. XPBD: compliance
+ * alpha per link; PBD: stiffness k per link. */
+static double strip_stretch(pbd_formulation f, int iterations, int substeps, pbd_real soft) {
+	pbd_world_def def = pbd_world_def_default();
+	def.formulation = f;
+	def.iterations = iterations;
+	def.substeps = substeps;
+	def.damping = (pbd_real)0.9;
+	pbd_world* w = test_world(&def);
+	enum { N = 11 };
+	pbd_vec3 x[N];
+	pbd_real iw[N];
+	for (int i = 0; i < N; ++i) {
+		x[i] = pbd_v3(0, (pbd_real)(-0.1 * i), 0);
+		iw[i] = i == 0 ? 0 : i == N - 1 ? 1 : 10;
+	}
+	assert_int_equal(pbd_world_add_particles(w, N, x, NULL, iw, NULL), PBD_OK);
+	pbd_distance_def dd[N - 1];
+	for (int i = 0; i < N - 1; ++i) {
+		dd[i] = pbd_distance_def_default();
+		dd[i].a = (uint32_t)i;
+		dd[i].b = (uint32_t)i + 1;
+		if (f == PBD_FORMULATION_XPBD) {
+			dd[i].compliance_stretch = soft;
+			dd[i].compliance_compress = soft;
+		} else {
+			dd[i].stiffness_stretch = soft;
+			dd[i].stiffness_compress = soft;
+		}
+	}
+	assert_int_equal(pbd_world_add_distances(w, N - 1, dd, NULL), PBD_OK);
+	for (int s = 0; s < 600; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	const double stretch = -(double)pbd_world_positions(w)[N - 1].y - 1.0;
+	pbd_world_destroy(w);
+	return stretch;
+}
+
+/* XPBD's promise (Macklin et al. 2016): the equilibrium of a compliant constraint does not
+ * depend on the iteration count. The strip's analytic stretch is alpha g sum_i (load below link
+ * i) = alpha g (10 * 1 + 0.1 * (9 + 8 + ... + 0)) = alpha g 14.5. A PBD stiffness is not a
+ * material: with the iteration correction k' = 1 - (1 - k)^(1/n) its equilibrium no longer
+ * moves with the iteration count, but it still scales with the time step. One projection with
+ * k removes the fraction k of the violation per substep whatever h, so the spring it acts as has
+ * k_eff ~ k m / h^2: four times fewer substeps stretch the strip 16 times more. */
+static void test_stiffness_independent_of_iterations(void** state) {
+	(void)state;
+	const pbd_real alpha = (pbd_real)1e-4;
+	const double analytic = 1e-4 * 9.81 * 14.5;
+	const int its[3] = {5, 20, 100};
+	double xp[3], pb[3], pb_sub[3];
+	for (int k = 0; k < 3; ++k) {
+		xp[k] = strip_stretch(PBD_FORMULATION_XPBD, its[k], 20, alpha);
+		pb[k] = strip_stretch(PBD_FORMULATION_PBD, its[k], 20, (pbd_real)0.5);
+		pb_sub[k] = strip_stretch(PBD_FORMULATION_PBD, its[k], 5, (pbd_real)0.5);
+		printf("  strip, %3d iterations: XPBD stretch %.4f mm (analytic %.4f mm); PBD k 0.5: %.4f mm at 20 "
+		       "substeps, %.4f mm at 5\n",
+		       its[k], 1e3 * xp[k], 1e3 * analytic, 1e3 * pb[k], 1e3 * pb_sub[k]);
+		assert_near(xp[k], analytic, 0.05 * analytic);
+	}
+	/* PBD: the same stiffness is a different material at other iteration counts or substeps. */
+	const double spread = fmax(fmax(pb[0], pb[1]), pb[2]) / fmin(fmin(pb[0], pb[1]), pb[2]);
+	const double sub_ratio = pb_sub[1] / pb[1];
+	printf("  PBD stretch varies by x%.2f over the iterations, x%.2f from 20 to 5 substeps\n", spread, sub_ratio);
+	assert_true(spread < 1.05);
+	assert_near(sub_ratio, 16, 1.6);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -223,6 +292,7 @@ int main(void) {
 	    cmocka_unit_test(test_spring_period),
 	    cmocka_unit_test(test_spring_period_scales_with_compliance),
 	    cmocka_unit_test(test_stretch_compress_compliance),
+	    cmocka_unit_test(test_stiffness_independent_of_iterations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
