@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "bench.h"
+#include "quality.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -74,6 +75,10 @@ typedef struct bench_options {
 	double tolerance; /* max strain of a converged row */
 	const char* csv_path;
 	bool help;
+	int quality;           /* 0 off, 1 after the throughput table, 2 instead of it */
+	double quality_target; /* mean structural strain the cloth must hold */
+	const char* quality_method;
+	const char* quality_csv;
 } bench_options;
 
 /* The cloth of one size, built once and shared by every repeat and by the Bullet peer. */
@@ -191,6 +196,12 @@ static void print_help(FILE* f) {
 	        "  --no-bullet           skip the Bullet soft-body peer\n"
 	        "  --tolerance S         max strain |C|/rest of a converged cloth (default 0.05)\n"
 	        "  --csv FILE            also write the table as CSV\n"
+	        "  --quality             then the cost-to-quality table: per method, the cheapest\n"
+	        "                        setting that keeps the cloth taut at t = 2 s, and its cost\n"
+	        "  --quality-only        the cost-to-quality table alone\n"
+	        "  --quality-target S    mean structural strain to hold (default 0.01)\n"
+	        "  --quality-method M    only this method (xpbd-gs, pbd-gs-sub, pbd-gs-it, chebyshev)\n"
+	        "  --quality-csv FILE    also write the cost-to-quality table as CSV\n"
 	        "  --help                this text\n"
 	        "\n"
 	        "Status of a row, from the final state of every engine alike: diverged (non-finite, or a\n"
@@ -309,6 +320,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	o->formulation_count = 1;
 	o->bullet = true;
 	o->tolerance = 0.05;
+	o->quality_target = 0.01;
 
 	enum {
 		OPT_SIZES,
@@ -321,11 +333,19 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_TOLERANCE,
 		OPT_CSV,
 		OPT_HELP,
+		OPT_QUALITY,
+		OPT_QUALITY_ONLY,
+		OPT_QUALITY_TARGET,
+		OPT_QUALITY_METHOD,
+		OPT_QUALITY_CSV,
 		OPT_COUNT
 	};
-	static const char* const names[OPT_COUNT] = {"--sizes",       "--steps",     "--iterations", "--repeat", "--solver",
-	                                             "--formulation", "--no-bullet", "--tolerance",  "--csv",    "--help"};
-	static const bool takes_value[OPT_COUNT] = {true, true, true, true, true, true, false, true, true, false};
+	static const char* const names[OPT_COUNT] = {
+	    "--sizes",          "--steps",          "--iterations", "--repeat", "--solver",  "--formulation",
+	    "--no-bullet",      "--tolerance",      "--csv",        "--help",   "--quality", "--quality-only",
+	    "--quality-target", "--quality-method", "--quality-csv"};
+	static const bool takes_value[OPT_COUNT] = {true, true,  true,  true,  true, true, false, true,
+	                                            true, false, false, false, true, true, true};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -399,6 +419,31 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 			break;
 		case OPT_HELP:
 			o->help = true;
+			break;
+		case OPT_QUALITY:
+			o->quality = o->quality ? o->quality : 1;
+			break;
+		case OPT_QUALITY_ONLY:
+			o->quality = 2;
+			break;
+		case OPT_QUALITY_TARGET: {
+			char* end = NULL;
+			errno = 0;
+			const double t = strtod(value, &end);
+			if (!*value || *end || errno || !(t > 0 && t <= 1))
+				return usage_error("--quality-target: '%s' is not a number in (0, 1]", value);
+			o->quality_target = t;
+			break;
+		}
+		case OPT_QUALITY_METHOD:
+			if (strcmp(value, "xpbd-gs") && strcmp(value, "pbd-gs-sub") && strcmp(value, "pbd-gs-it") &&
+			    strcmp(value, "chebyshev"))
+				return usage_error("--quality-method: unknown method '%s'", value);
+			o->quality_method = value;
+			break;
+		case OPT_QUALITY_CSV:
+			if (!*value) return usage_error("--quality-csv: empty file name");
+			o->quality_csv = value;
 			break;
 		default:
 			break;
@@ -859,7 +904,22 @@ int pbd_bench_main(int argc, char** argv) {
 		for (int j = 0; j < o.formulation_count; ++j)
 			variants[variant_count++] = (bench_variant){o.solvers[i], o.formulations[j]};
 
+	FILE* qcsv = NULL;
+	if (o.quality_csv) {
+		qcsv = fopen(o.quality_csv, "w");
+		if (!qcsv) {
+			fprintf(stderr, BENCH_PREFIX "--quality-csv: cannot write '%s': %s\n", o.quality_csv, strerror(errno));
+			if (csv) fclose(csv);
+			return 2;
+		}
+	}
 	print_header(&o, bullet_built);
+	if (o.quality == 2) {
+		const int qrc = bench_quality(o.sizes, o.size_count, o.quality_target, o.quality_method, qcsv);
+		if (csv) fclose(csv);
+		if (qcsv && fclose(qcsv) != 0) return 1;
+		return qrc == 0 ? 0 : 1;
+	}
 	print_table_header();
 
 	int rc = 0, bad = 0;
@@ -881,6 +941,12 @@ int pbd_bench_main(int argc, char** argv) {
 		       formulation_name(variants[0].formulation));
 		for (int i = 0; i < o.size_count; ++i) printf("  N=%u %.2f", o.sizes[i], ratios[i]);
 		printf("\n");
+	}
+	if (rc == 0 && o.quality && bench_quality(o.sizes, o.size_count, o.quality_target, o.quality_method, qcsv) != 0)
+		rc = 1;
+	if (qcsv && fclose(qcsv) != 0) {
+		fprintf(stderr, BENCH_PREFIX "--quality-csv: error writing '%s'\n", o.quality_csv);
+		rc = 1;
 	}
 	if (bad) {
 		printf("\n%d pbd row(s) differed between repeats ('!' after the hash): the runs are not deterministic\n", bad);

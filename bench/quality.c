@@ -1,0 +1,237 @@
+/* Cost to quality. Throughput says how fast a method projects constraints; it does not say
+ * whether the cloth it makes is any good. This table asks the question a user has: what does a
+ * taut cloth cost? For each method, a ladder of settings of increasing cost is searched for the
+ * cheapest one whose hanging cloth (1 m, N x N, two top corners pinned, structural and shear
+ * edges, 1 kg, 60 Hz, no damping) ends t = 2 s with mean structural strain at or below the
+ * target, finite and not diverged. The strain is the library's own per-edge-kind statistic. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "quality.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pbd/pbd.h"
+
+#define QUALITY_STEPS 120 /* 2 s at 60 Hz */
+
+typedef struct setting {
+	int substeps, iterations;
+} setting;
+
+/* A method: how it sets up a world for a setting, and the settings to search, cheapest first
+ * (cost ~ substeps x iterations). */
+typedef struct method {
+	const char* name;
+	const char* what;
+	void (*def)(pbd_world_def* d);
+	const setting* ladder;
+	int ladder_count;
+} method;
+
+static void def_xpbd_gs(pbd_world_def* d) {
+	d->formulation = PBD_FORMULATION_XPBD;
+	d->solver = PBD_SOLVER_GAUSS_SEIDEL;
+}
+
+static void def_pbd_gs(pbd_world_def* d) {
+	d->formulation = PBD_FORMULATION_PBD;
+	d->solver = PBD_SOLVER_GAUSS_SEIDEL;
+}
+
+static void def_chebyshev(pbd_world_def* d) {
+	d->formulation = PBD_FORMULATION_PBD;
+	d->solver = PBD_SOLVER_JACOBI;
+	d->chebyshev = true;
+	d->chebyshev_rho = (pbd_real)0.99;
+	d->chebyshev_delay = 3;
+}
+
+/* Small steps (Macklin et al. 2019): one iteration, more substeps. */
+static const setting substep_ladder[] = {{1, 1},  {2, 1},  {3, 1},  {4, 1},   {5, 1},   {6, 1},   {8, 1},
+                                         {10, 1}, {12, 1}, {15, 1}, {20, 1},  {25, 1},  {30, 1},  {40, 1},
+                                         {50, 1}, {60, 1}, {80, 1}, {100, 1}, {130, 1}, {160, 1}, {200, 1}};
+/* More iterations in one step. */
+static const setting iteration_ladder[] = {{1, 10},  {1, 15},  {1, 20},  {1, 30},  {1, 40},  {1, 60},
+                                           {1, 80},  {1, 100}, {1, 130}, {1, 160}, {1, 200}, {1, 250},
+                                           {1, 320}, {1, 400}, {1, 500}, {1, 640}, {1, 800}, {1, 1000}};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const method methods[] = {
+    {"xpbd-gs", "XPBD, coloured Gauss-Seidel, 1 iteration, substeps", def_xpbd_gs, substep_ladder,
+     COUNT(substep_ladder)},
+    {"pbd-gs-sub", "PBD, coloured Gauss-Seidel, 1 iteration, substeps", def_pbd_gs, substep_ladder,
+     COUNT(substep_ladder)},
+    {"pbd-gs-it", "PBD, coloured Gauss-Seidel, 1 substep, iterations", def_pbd_gs, iteration_ladder,
+     COUNT(iteration_ladder)},
+    {"chebyshev", "PBD, Jacobi with Chebyshev (rho 0.99), 1 substep, iterations", def_chebyshev, iteration_ladder,
+     COUNT(iteration_ladder)},
+};
+
+typedef struct trial {
+	bool made, finite, diverged;
+	double strain; /* mean structural strain at t = 2 s */
+	double ms;     /* per 1/60 s step, mean over the run */
+} trial;
+
+static double now_ms(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static void quiet(const char* message, void* user) {
+	(void)message;
+	(void)user;
+}
+
+static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s) {
+	trial t;
+	memset(&t, 0, sizeof t);
+	pbd_world_def d = pbd_world_def_default();
+	d.dt = (pbd_real)(1.0 / 60.0);
+	d.substeps = s.substeps;
+	d.iterations = s.iterations;
+	d.diagnostics = false;
+	d.particle_capacity = mesh->vertex_count;
+	d.distance_capacity = mesh->edge_count;
+	d.log = quiet;
+	m->def(&d);
+	pbd_world* w = NULL;
+	if (pbd_world_create(&d, &w) != PBD_OK) return t;
+	pbd_body_def bd = pbd_body_def_default();
+	bd.mesh = mesh;
+	bd.mass_mode = PBD_MASS_PER_PARTICLE;
+	bd.mass = (pbd_real)(1.0 / ((double)n * (double)n));
+	bd.material[PBD_EDGE_BEND].enabled = false;
+	const uint32_t pins[2] = {0, n - 1};
+	bd.pinned = pins;
+	bd.pinned_count = 2;
+	if (pbd_body_create(w, &bd, NULL) != PBD_OK) {
+		pbd_world_destroy(w);
+		return t;
+	}
+	t.made = true;
+	const double t0 = now_ms();
+	for (int i = 0; i < QUALITY_STEPS; ++i) pbd_world_step(w);
+	t.ms = (now_ms() - t0) / QUALITY_STEPS;
+	pbd_stats st;
+	pbd_world_get_stats(w, &st);
+	t.strain = st.edge_mean_strain[PBD_EDGE_STRUCTURAL];
+	t.finite = isfinite(st.kinetic_energy) && isfinite(st.max_strain);
+	t.diverged = pbd_world_get_warning(w, PBD_WARN_DIVERGED).count > 0;
+	pbd_world_destroy(w);
+	return t;
+}
+
+static bool passes(const trial* t, double target) {
+	return t->made && t->finite && !t->diverged && t->strain <= target;
+}
+
+/* The cheapest passing rung, assuming a rung that passes is followed by passing ones (more
+ * substeps or iterations only tighten the cloth): a doubling probe, then bisection. Every rung
+ * run is remembered so none runs twice. Returns the rung index or -1. */
+static int search(const pbd_mesh* mesh, uint32_t n, const method* m, double target, trial* tried, bool* done,
+                  int* worst_seen) {
+	const int count = m->ladder_count;
+	int lo = -1, hi = -1; /* lo: highest known failing rung; hi: lowest known passing rung */
+	for (int k = 0; k < count; k = k ? 2 * k : 1) {
+		if (!done[k]) {
+			tried[k] = run(mesh, n, m, m->ladder[k]);
+			done[k] = true;
+		}
+		if (passes(&tried[k], target)) {
+			hi = k;
+			break;
+		}
+		lo = k;
+	}
+	if (hi < 0) {
+		const int last = count - 1;
+		if (!done[last]) {
+			tried[last] = run(mesh, n, m, m->ladder[last]);
+			done[last] = true;
+		}
+		*worst_seen = last;
+		if (!passes(&tried[last], target)) return -1;
+		hi = last;
+	}
+	while (hi - lo > 1) {
+		const int mid = lo + (hi - lo) / 2;
+		if (!done[mid]) {
+			tried[mid] = run(mesh, n, m, m->ladder[mid]);
+			done[mid] = true;
+		}
+		if (passes(&tried[mid], target))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+int bench_quality(const uint32_t* sizes, int size_count, double target, const char* only_method, FILE* csv) {
+	printf("\ncost to quality: the cheapest setting per method with mean structural strain <= %.3g %% at t = 2 s\n"
+	       "(hanging cloth 1 m, N x N, two corners pinned, structural + shear, 1 kg, 60 Hz; ms per 1/60 s step, one "
+	       "core)\n\n",
+	       100 * target);
+	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; ++i)
+		printf("  %-11s %s\n", methods[i].name, methods[i].what);
+	printf("\n%5s  %-11s %18s %12s %10s %12s  %s\n", "N", "method", "setting", "strain %", "ms/step", "ms per sim s",
+	       "status");
+	if (csv) fputs("n,method,substeps,iterations,mean_structural_strain,ms_per_step,ms_per_sim_s,status\n", csv);
+	for (int si = 0; si < size_count; ++si) {
+		const uint32_t n = sizes[si];
+		pbd_grid_def g = pbd_grid_def_default();
+		g.nx = n;
+		g.ny = n;
+		g.size_u = 1;
+		g.size_v = 1;
+		g.origin = (pbd_vec3){(pbd_real)-0.5, 0, 0};
+		g.axis_u = (pbd_vec3){1, 0, 0};
+		g.axis_v = (pbd_vec3){0, 0, 1};
+		g.diagonals = 2;
+		pbd_mesh mesh;
+		pbd_error err;
+		if (pbd_mesh_grid(&g, &mesh, &err) != PBD_OK) {
+			fprintf(stderr, "pbd bench: quality N=%u: %s\n", n, err.message);
+			return -1;
+		}
+		for (size_t mi = 0; mi < sizeof methods / sizeof methods[0]; ++mi) {
+			const method* m = &methods[mi];
+			if (only_method && strcmp(only_method, m->name) != 0) continue;
+			trial tried[64];
+			bool done[64];
+			memset(done, 0, sizeof done);
+			int worst = -1;
+			const int k = search(&mesh, n, m, target, tried, done, &worst);
+			char set[32];
+			const char* status;
+			const trial* t;
+			if (k >= 0) {
+				t = &tried[k];
+				status = "ok";
+				snprintf(set, sizeof set, "%d sub x %d it", m->ladder[k].substeps, m->ladder[k].iterations);
+			} else {
+				t = &tried[worst];
+				status = !t->made ? "failed" : t->diverged || !t->finite ? "diverged" : "not reached";
+				snprintf(set, sizeof set, "(%d sub x %d it)", m->ladder[worst].substeps, m->ladder[worst].iterations);
+			}
+			const setting s = m->ladder[k >= 0 ? k : worst];
+			printf("%5u  %-11s %18s %12.3f %10.2f %12.1f  %s\n", n, m->name, set, 100 * t->strain, t->ms, 60 * t->ms,
+			       status);
+			fflush(stdout);
+			if (csv)
+				fprintf(csv, "%u,%s,%d,%d,%.6g,%.4f,%.2f,%s\n", n, m->name, s.substeps, s.iterations, t->strain, t->ms,
+				        60 * t->ms, status);
+		}
+		pbd_mesh_free(&mesh);
+	}
+	printf("\nstatus: ok = the target was met at this setting (the cheapest on the ladder that meets it); "
+	       "not reached = not even at the last rung, shown in parentheses; diverged = that rung blew up\n");
+	return 0;
+}
