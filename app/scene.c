@@ -235,7 +235,7 @@ static bool inv_mass_ok(loader* L, const char* path, double inv_mass) {
 static const char* const mass_mode_names[] = {"per_particle", "total", "density", NULL};
 
 /* "mass": {"mode": ..., "value": ...} */
-static bool read_mass(loader* L, const cJSON* obj, const char* path, pbd_body_def* bd) {
+static bool read_mass(loader* L, const cJSON* obj, const char* path, pbd_soft_def* bd) {
 	jr* r = &L->r;
 	const cJSON* m = jr_get(obj, "mass");
 	if (!m) return true;
@@ -333,7 +333,7 @@ static bool lines_from_mesh(loader* L, const char* path, const pbd_mesh* m, uint
  * Then the body is created. `mesh` belongs to the caller. */
 static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd_mesh* mesh, scene_object* o) {
 	jr* r = &L->r;
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = mesh;
 	uint32_t* pinned = NULL;
 	if (!read_mass(L, obj, path, &bd) || !read_material(L, obj, path, bd.material) ||
@@ -344,7 +344,9 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 	bd.pinned = pinned;
 	uint32_t edges = mesh->edge_count;
 	bool ok = reserve(L, path, mesh->vertex_count, edges);
-	if (ok && pbd_body_create(L->s->world, &bd, &o->range) != PBD_OK) ok = fail_world(L, path);
+	if (ok && (pbd_soft_create(L->s->world, &bd, &o->id) != PBD_OK ||
+	           pbd_soft_get_info(L->s->world, o->id, &o->range) != PBD_OK))
+		ok = fail_world(L, path);
 	free(pinned);
 	if (ok && o->range.triangle_count == 0) ok = lines_from_mesh(L, path, mesh, o->range.first_particle, o);
 	return ok;
@@ -366,7 +368,7 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 	if (!reserve(L, ppath, np, 0)) return false;
 
 	pbd_vec3 translation, velocity;
-	pbd_edge_material soft = pbd_body_def_default().material[PBD_EDGE_STRUCTURAL];
+	pbd_edge_material soft = pbd_soft_def_default().material[PBD_EDGE_STRUCTURAL];
 	if (!jr_vec3(r, obj, path, "translation", pbd_v3(0, 0, 0), SCENE_MAX_LENGTH, &translation) ||
 	    !jr_vec3(r, obj, path, "velocity", pbd_v3(0, 0, 0), SCENE_MAX_SPEED, &velocity))
 		return false;

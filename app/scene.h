@@ -72,7 +72,8 @@ const char* scene_object_type_name(scene_object_type type);
 typedef struct scene_object {
 	char name[SCENE_NAME_MAX];
 	scene_object_type type;
-	pbd_body range;      ///< its particles, distance constraints and triangles in the world
+	pbd_soft_id id;      ///< the soft object in the world
+	pbd_soft_info range; ///< its particles, distance constraints and triangles in the world
 	uint32_t line_count; ///< polyline pieces to draw when it has no triangles
 	uint32_t* lines;     ///< 2 world particle indices per line (ropes: the links, particles: the constraints)
 } scene_object;

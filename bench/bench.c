@@ -619,7 +619,7 @@ static int run_pbd(bench_scene* s, const bench_options* o, bench_variant v, benc
 	pbd_status st = pbd_world_create(&wd, &w);
 	if (st != PBD_OK) return pbd_fail_msg(w, "pbd_world_create", st);
 
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &s->mesh;
 	bd.mass_mode = PBD_MASS_PER_PARTICLE;
 	bd.mass = (pbd_real)(1.0 / ((double)s->n * (double)s->n));
@@ -633,9 +633,12 @@ static int run_pbd(bench_scene* s, const bench_options* o, bench_variant v, benc
 	}
 	bd.pinned = s->pinned;
 	bd.pinned_count = 2;
-	pbd_body body;
-	st = pbd_body_create(w, &bd, &body);
-	if (st != PBD_OK) return pbd_fail_msg(w, "pbd_body_create", st);
+	pbd_soft_info body;
+	pbd_soft_id id;
+	st = pbd_soft_create(w, &bd, &id);
+	if (st != PBD_OK) return pbd_fail_msg(w, "pbd_soft_create", st);
+	st = pbd_soft_get_info(w, id, &body);
+	if (st != PBD_OK) return pbd_fail_msg(w, "pbd_soft_get_info", st);
 	if (pbd_world_particle_count(w) != s->mesh.vertex_count || pbd_world_distance_count(w) != s->mesh.edge_count) {
 		fprintf(stderr, BENCH_PREFIX "N=%u: the world holds %u particles and %u constraints, expected %u and %u\n",
 		        s->n, pbd_world_particle_count(w), pbd_world_distance_count(w), s->mesh.vertex_count,

@@ -103,7 +103,7 @@ static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s) {
 	m->def(&d);
 	pbd_world* w = NULL;
 	if (pbd_world_create(&d, &w) != PBD_OK) return t;
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = mesh;
 	bd.mass_mode = PBD_MASS_PER_PARTICLE;
 	bd.mass = (pbd_real)(1.0 / ((double)n * (double)n));
@@ -111,7 +111,7 @@ static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s) {
 	const uint32_t pins[2] = {0, n - 1};
 	bd.pinned = pins;
 	bd.pinned_count = 2;
-	if (pbd_body_create(w, &bd, NULL) != PBD_OK) {
+	if (pbd_soft_create(w, &bd, NULL) != PBD_OK) {
 		pbd_world_destroy(w);
 		return t;
 	}

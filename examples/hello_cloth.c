@@ -24,7 +24,7 @@ int main(void) {
 		return 1;
 	}
 
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &mesh;
 	bd.mass_mode = PBD_MASS_TOTAL;
 	bd.mass = 0.2f;                                        /* kg for the whole cloth */
@@ -33,8 +33,9 @@ int main(void) {
 	const uint32_t pinned[2] = {0, gd.nx - 1}; /* the two corners of the first row */
 	bd.pinned = pinned;
 	bd.pinned_count = 2;
-	pbd_body cloth;
-	if (pbd_body_create(world, &bd, &cloth) != PBD_OK) {
+	pbd_soft_info cloth;
+	pbd_soft_id cloth_id;
+	if (pbd_soft_create(world, &bd, &cloth_id) != PBD_OK || pbd_soft_get_info(world, cloth_id, &cloth) != PBD_OK) {
 		fprintf(stderr, "%s\n", pbd_world_last_error(world));
 		return 1;
 	}

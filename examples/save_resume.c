@@ -29,12 +29,12 @@ int main(void) {
 		fprintf(stderr, "%s\n", err.message);
 		return 1;
 	}
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &mesh;
 	const uint32_t pin = 0;
 	bd.pinned = &pin;
 	bd.pinned_count = 1;
-	const pbd_status st = pbd_body_create(a, &bd, NULL);
+	const pbd_status st = pbd_soft_create(a, &bd, NULL);
 	pbd_mesh_free(&mesh);
 	if (st != PBD_OK) return 1;
 

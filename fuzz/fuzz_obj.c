@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 	wd.iterations = 4;
 	pbd_world* w = NULL;
 	if (pbd_world_create(&wd, &w) != PBD_OK) fuzz_fail("pbd_world_create failed");
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.mass_mode = (pbd_mass_mode)((size >> 1) % 3);
 	const uint32_t pinned[1] = {0};
@@ -57,8 +57,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 		bd.pinned = pinned;
 		bd.pinned_count = 1;
 	}
-	pbd_body body;
-	if (pbd_body_create(w, &bd, &body) == PBD_OK) {
+	pbd_soft_info body;
+	pbd_soft_id id;
+	if (pbd_soft_create(w, &bd, &id) == PBD_OK && pbd_soft_get_info(w, id, &body) == PBD_OK) {
 		if (body.particle_count != m.vertex_count || body.triangle_count != m.triangle_count ||
 		    body.distance_count != m.edge_count)
 			fuzz_fail("body counts differ from the mesh's");

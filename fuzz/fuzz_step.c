@@ -403,7 +403,7 @@ static void op_body(harness* h, reader* r) {
 		pbd_mesh_free(&m);
 		return;
 	}
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.translation = (k & 16) ? rd_vec3(r) : pbd_v3(0, 0, 0);
 	bd.velocity = (k & 32) ? rd_vec3(r) : pbd_v3(0, 0, 0);
@@ -419,8 +419,10 @@ static void op_body(harness* h, reader* r) {
 	bd.pinned_count = rd_u8(r) % 5;
 	for (uint32_t p = 0; p < bd.pinned_count; ++p) pinned[p] = rd_index(r, m.vertex_count);
 	bd.pinned = pinned;
-	pbd_body body;
-	st = pbd_body_create(h->w, &bd, &body);
+	pbd_soft_info body;
+	pbd_soft_id id;
+	st = pbd_soft_create(h->w, &bd, &id);
+	if (st == PBD_OK) st = pbd_soft_get_info(h->w, id, &body);
 	tr("body of %u vertices, %u edges, mass mode %d mass %g, %u pinned -> %s", m.vertex_count, m.edge_count,
 	   (int)bd.mass_mode, (double)bd.mass, bd.pinned_count, pbd_status_string(st));
 	check_refused(h, st, np, nd, pbd_world_triangle_count(h->w), "body create");

@@ -52,7 +52,7 @@ static pbd_vec3 random_place(soak_random* rs) { return pbd_v3_add(rs->origin, ra
 
 /* The shortest edge worth building here: 16 steps of the scalar's spacing at the world's
  * distance from 0. Shorter cells far out round to coincident vertices, zero-area triangles and
- * massless vertices, which pbd_body_create rightly refuses. */
+ * massless vertices, which pbd_soft_create rightly refuses. */
 static double min_edge(const soak_random* rs) {
 	const double eps = sizeof(pbd_real) == sizeof(float) ? (double)FLT_EPSILON : DBL_EPSILON;
 	return 16 * eps * ((double)pbd_v3_length(rs->origin) + 10);
@@ -101,7 +101,7 @@ static bool refused(soak_result* r, pbd_world* w, const char* call, pbd_status s
 /* Turns a builder's mesh into a body with random masses, materials, pins and motion. */
 static bool add_body(soak_random* rs, pbd_mesh* mesh, uint32_t corner_a, uint32_t corner_b, soak_result* r) {
 	soak_rng* rng = &rs->rng;
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = mesh;
 	bd.mass_mode = (pbd_mass_mode)soak_rng_int(rng, 0, 2);
 	bd.mass = bd.mass_mode == PBD_MASS_PER_PARTICLE ? rr(spread(rs, 1e-4, 10, 2))
@@ -123,9 +123,11 @@ static bool add_body(soak_random* rs, pbd_mesh* mesh, uint32_t corner_a, uint32_
 	}
 	bd.pinned = pins;
 	bd.pinned_count = np;
-	pbd_body body;
-	pbd_status st = pbd_body_create(rs->world, &bd, &body);
-	if (st != PBD_OK) return refused(r, rs->world, "pbd_body_create", st);
+	pbd_soft_info body;
+	pbd_soft_id id;
+	pbd_status st = pbd_soft_create(rs->world, &bd, &id);
+	if (st != PBD_OK) return refused(r, rs->world, "pbd_soft_create", st);
+	pbd_soft_get_info(rs->world, id, &body);
 	append(r->setup, sizeof r->setup, "/m%d %.3g pins %u", (int)bd.mass_mode, (double)bd.mass, np);
 	return true;
 }

@@ -13,7 +13,7 @@ pbd_status pbd_mesh_alloc(pbd_mesh* m, uint32_t nv, uint32_t ne, uint32_t nt, pb
 bool pbd_length_fits(pbd_vec3 a, pbd_vec3 b);
 
 /* Refuses a finished mesh whose positions are not finite or whose edges are too long for
- * pbd_length_fits: pbd_body_create would measure an infinite rest length from it. `fn` names the
+ * pbd_length_fits: pbd_soft_create would measure an infinite rest length from it. `fn` names the
  * builder in the message. */
 pbd_status pbd_mesh_check_lengths(const pbd_mesh* m, const char* fn, pbd_error* err);
 

@@ -143,6 +143,14 @@ static void write_world(writer* wr, const pbd_world* w) {
 		put_u32(wr, c->generation);
 		put_u32(wr, c->alive ? 1u : 0u);
 	}
+	put_u32(wr, w->ns);
+	for (uint32_t i = 0; i < w->ns; ++i) {
+		const pbd_soft_rec* r = &w->softs[i];
+		const uint32_t rec[8] = {
+		    r->info.first_particle, r->info.particle_count, r->info.first_distance, r->info.distance_count,
+		    r->info.first_triangle, r->info.triangle_count, r->generation,          r->alive};
+		put(wr, rec, sizeof rec);
+	}
 	const uint64_t h = wr->hash;
 	put_u64(wr, h);
 }
@@ -361,6 +369,32 @@ static pbd_status load_families(reader* rd, pbd_world* w, const char* name, pbd_
 	return PBD_OK;
 }
 
+/* Soft objects: each range must lie inside what the world holds. */
+static pbd_status load_softs(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	const uint32_t ns = get_u32(rd);
+	if (rd->short_read || ns > w->np || !fits(rd, ns, 8 * sizeof(uint32_t)))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: soft object count %u does not fit the snapshot", name, ns);
+	if (ns) {
+		if (!pbd_grow(&w->mem, (void**)&w->softs, sizeof *w->softs, 0, ns))
+			return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u soft objects", name, ns);
+		w->cap_s = ns;
+	}
+	const uint64_t nd = w->fam[PBD_FAMILY_DISTANCE].n;
+	for (uint32_t i = 0; i < ns; ++i) {
+		uint32_t rec[8];
+		get(rd, rec, sizeof rec);
+		pbd_soft_rec* r = &w->softs[i];
+		r->info = (pbd_soft_info){rec[0], rec[1], rec[2], rec[3], rec[4], rec[5]};
+		r->generation = rec[6];
+		r->alive = rec[7];
+		w->ns = i + 1;
+		if ((uint64_t)rec[0] + rec[1] > w->np || (uint64_t)rec[2] + rec[3] > nd || (uint64_t)rec[4] + rec[5] > w->nt ||
+		    rec[6] == 0 || rec[7] > 1)
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: soft object %u is invalid", name, i);
+	}
+	return PBD_OK;
+}
+
 static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
 	const uint32_t nt = get_u32(rd);
 	if (rd->short_read || nt > UINT32_MAX / 3 || !fits(rd, nt, 3 * sizeof(uint32_t)))
@@ -412,7 +446,7 @@ static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_erro
 		c->alive = alive == 1;
 		if (!ok) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: collider %u is invalid", name, i);
 	}
-	return PBD_OK;
+	return load_softs(rd, w, name, err);
 }
 
 typedef struct log_capture {

@@ -156,6 +156,7 @@ void pbd_world_destroy(pbd_world* w) {
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) pbd_family_free(w, &w->fam[t], pbd_family_table[t]);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_free(&mem, w->colliders, w->cap_c * sizeof *w->colliders);
+	pbd_free(&mem, w->softs, w->cap_s * sizeof *w->softs);
 	pbd_free(&mem, w, sizeof *w);
 }
 

@@ -18,6 +18,12 @@ typedef struct pbd_collider {
 	bool alive;
 } pbd_collider;
 
+typedef struct pbd_soft_rec {
+	pbd_soft_info info;
+	uint32_t generation;
+	uint32_t alive; /* 1; a removal will set 0 and bump the generation */
+} pbd_soft_rec;
+
 struct pbd_world {
 	pbd_world_def def; /* current settings; cookie valid */
 	pbd_alloc_ctx mem;
@@ -61,6 +67,10 @@ struct pbd_world {
 	/* colliders */
 	uint32_t nc, cap_c;
 	pbd_collider* colliders;
+
+	/* soft objects: the ranges each one got (soft.c) */
+	uint32_t ns, cap_s;
+	pbd_soft_rec* softs;
 	uint32_t contacts;
 
 	/* clock and health */

@@ -5,6 +5,7 @@
  * block is freed with the size it was allocated with, including after allocation failures. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test_physics.h"
 
@@ -453,49 +454,49 @@ static void test_bodies_refused(void** state) {
 	pbd_world* w = keeping_world(&book);
 	pbd_mesh m;
 	tp_grid(&m, 3, 3, 1, pbd_v3(0, 0, 0), 1, false);
-	pbd_body_def bd;
+	pbd_soft_def bd;
 	memset(&bd, 0, sizeof bd);
 	bd.mesh = &m;
-	EXPECT_REFUSED(w, &book, PBD_ERR_UNINITIALIZED_DEF, pbd_body_create(w, &bd, NULL));
-	bd = pbd_body_def_default();
-	EXPECT_REFUSED(w, &book, PBD_ERR_INVALID_ARGUMENT, pbd_body_create(w, &bd, NULL)); /* mesh NULL */
-	EXPECT_REFUSED(w, &book, PBD_ERR_INVALID_ARGUMENT, pbd_body_create(w, NULL, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_UNINITIALIZED_DEF, pbd_soft_create(w, &bd, NULL));
+	bd = pbd_soft_def_default();
+	EXPECT_REFUSED(w, &book, PBD_ERR_INVALID_ARGUMENT, pbd_soft_create(w, &bd, NULL)); /* mesh NULL */
+	EXPECT_REFUSED(w, &book, PBD_ERR_INVALID_ARGUMENT, pbd_soft_create(w, NULL, NULL));
 	bd.mesh = &m;
 	bd.mass = 0;
-	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_soft_create(w, &bd, NULL));
 	bd.mass = nan_r;
-	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_soft_create(w, &bd, NULL));
 	bd.mass = 1;
 	bd.mass_mode = (pbd_mass_mode)3;
-	EXPECT_REFUSED(w, &book, PBD_ERR_INVALID_ARGUMENT, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_INVALID_ARGUMENT, pbd_soft_create(w, &bd, NULL));
 	bd.mass_mode = PBD_MASS_PER_PARTICLE;
 	const uint32_t pins[2] = {0, 9};
 	bd.pinned = pins;
 	bd.pinned_count = 2;
-	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_soft_create(w, &bd, NULL));
 	bd.pinned = NULL;
-	EXPECT_REFUSED(w, &book, PBD_ERR_INVALID_ARGUMENT, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_INVALID_ARGUMENT, pbd_soft_create(w, &bd, NULL));
 	bd.pinned_count = 0;
 	bd.translation.x = inf_r;
-	EXPECT_REFUSED(w, &book, PBD_ERR_NOT_FINITE, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_NOT_FINITE, pbd_soft_create(w, &bd, NULL));
 	bd.translation.x = 0;
 	bd.material[PBD_EDGE_SHEAR].stiffness_stretch = (pbd_real)1.5;
-	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_soft_create(w, &bd, NULL));
 	bd.material[PBD_EDGE_SHEAR].stiffness_stretch = 1;
 	bd.material[PBD_EDGE_BEND].compliance_compress = -1;
-	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_soft_create(w, &bd, NULL));
 	bd.material[PBD_EDGE_BEND].compliance_compress = 0;
 	/* A broken hand-made mesh: an edge to itself, an edge out of range, a bad rest length. */
 	m.edges[2 * 3 + 1] = m.edges[2 * 3];
-	EXPECT_REFUSED(w, &book, PBD_ERR_DEGENERATE, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_DEGENERATE, pbd_soft_create(w, &bd, NULL));
 	m.edges[2 * 3 + 1] = 9;
-	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_soft_create(w, &bd, NULL));
 	m.edges[2 * 3 + 1] = 4;
 	pbd_real rest[32];
 	for (int i = 0; i < 32; ++i) rest[i] = 1;
 	rest[5] = -1;
 	m.edge_rest = rest;
-	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_soft_create(w, &bd, NULL));
 	m.edge_rest = NULL;
 	/* Mass by density needs a measure: a single vertex has none. */
 	pbd_mesh one;
@@ -505,10 +506,10 @@ static void test_bodies_refused(void** state) {
 	one.positions = (pbd_vec3*)&p0;
 	bd.mesh = &one;
 	bd.mass_mode = PBD_MASS_DENSITY;
-	EXPECT_REFUSED(w, &book, PBD_ERR_DEGENERATE, pbd_body_create(w, &bd, NULL));
+	EXPECT_REFUSED(w, &book, PBD_ERR_DEGENERATE, pbd_soft_create(w, &bd, NULL));
 	one.vertex_count = 0;
-	EXPECT_REFUSED(w, &book, PBD_ERR_INVALID_ARGUMENT, pbd_body_create(w, &bd, NULL));
-	assert_int_equal(pbd_body_create(NULL, &bd, NULL), PBD_ERR_INVALID_ARGUMENT);
+	EXPECT_REFUSED(w, &book, PBD_ERR_INVALID_ARGUMENT, pbd_soft_create(w, &bd, NULL));
+	assert_int_equal(pbd_soft_create(NULL, &bd, NULL), PBD_ERR_INVALID_ARGUMENT);
 	pbd_mesh_free(&m);
 	pbd_world_destroy(w);
 }
@@ -534,7 +535,7 @@ static pbd_world* cloth_world(pbd_world_def def, bool all_pinned, pbd_real compl
 	pbd_world* w = test_world(&def);
 	pbd_mesh m;
 	tp_grid(&m, 6, 6, 1, pbd_v3(0, 1, 0), 2, true);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	uint32_t pins[36];
 	for (uint32_t i = 0; i < 36; ++i) pins[i] = i;
@@ -545,7 +546,7 @@ static pbd_world* cloth_world(pbd_world_def def, bool all_pinned, pbd_real compl
 		bd.material[k].compliance_stretch = compliance;
 		bd.material[k].compliance_compress = compliance;
 	}
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 	pbd_collider_def cd = pbd_collider_def_default();
 	cd.type = PBD_SHAPE_SPHERE;
@@ -594,12 +595,12 @@ static void test_overflowing_step_is_undone(void** state) {
 	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
 	pbd_mesh m;
 	tp_grid(&m, 4, 4, 1, pbd_v3(0, 1, 0), 1, false);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	const uint32_t pin = 0;
 	bd.pinned = &pin;
 	bd.pinned_count = 1;
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 	pbd_vec3 fast[16];
 	for (uint32_t i = 0; i < 16; ++i) fast[i] = pbd_v3((i % 2 ? 1 : -1) * (pbd_real)1e30, 0, 0);
@@ -801,14 +802,14 @@ static bool life(tracker* t, bool use_realloc) {
 	bool ok = true;
 	pbd_mesh m;
 	tp_grid(&m, 9, 9, 1, pbd_v3(0, 1, 0), 2, true);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
-	st = pbd_body_create(w, &bd, NULL);
+	st = pbd_soft_create(w, &bd, NULL);
 	if (st != PBD_OK) {
 		assert_int_equal(st, PBD_ERR_OUT_OF_MEMORY);
 		ok = false;
 	}
-	st = pbd_body_create(w, &bd, NULL);
+	st = pbd_soft_create(w, &bd, NULL);
 	if (st != PBD_OK) {
 		assert_int_equal(st, PBD_ERR_OUT_OF_MEMORY);
 		ok = false;
@@ -881,6 +882,71 @@ static void test_allocation_failures(void** state) {
 	if (report[0][0] || report[1][0]) fail_msg("%s; %s", report[0], report[1]);
 }
 
+/* Soft objects get ids with a generation: valid after creation, the ranges they report are
+ * what was added (two objects get consecutive, disjoint ranges), and forged or null ids are
+ * refused with a message. */
+static void test_soft_ids(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world_def def = pbd_world_def_default();
+	def.log = test_log_keep;
+	def.log_user = msg;
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	pbd_mesh grid, rope;
+	tp_grid(&grid, 4, 3, 1, pbd_v3(0, 0, 0), 2, false);
+	pbd_rope_def rd = pbd_rope_def_default();
+	rd.segments = 5;
+	pbd_error err;
+	assert_int_equal(pbd_mesh_rope(&rd, &rope, &err), PBD_OK);
+	pbd_soft_def sd = pbd_soft_def_default();
+	sd.mesh = &grid;
+	pbd_soft_id a, b;
+	assert_int_equal(pbd_soft_create(w, &sd, &a), PBD_OK);
+	sd.mesh = &rope;
+	assert_int_equal(pbd_soft_create(w, &sd, &b), PBD_OK);
+	assert_true(pbd_soft_is_valid(w, a) && pbd_soft_is_valid(w, b));
+	assert_int_equal(pbd_world_soft_count(w), 2);
+	pbd_soft_info ia, ib;
+	assert_int_equal(pbd_soft_get_info(w, a, &ia), PBD_OK);
+	assert_int_equal(pbd_soft_get_info(w, b, &ib), PBD_OK);
+	assert_int_equal(ia.first_particle, 0);
+	assert_int_equal(ia.particle_count, 12);
+	assert_int_equal(ia.first_distance, 0);
+	assert_int_equal(ia.distance_count, grid.edge_count);
+	assert_int_equal(ia.triangle_count, 12);
+	assert_int_equal(ib.first_particle, 12);
+	assert_int_equal(ib.particle_count, 6);
+	assert_int_equal(ib.first_distance, grid.edge_count);
+	assert_int_equal(ib.distance_count, 5);
+	assert_int_equal(ib.first_triangle, 12);
+	assert_int_equal(ib.triangle_count, 0);
+
+	/* Forged ids: null, past the end, wrong generation. */
+	const pbd_soft_id bad[3] = {{0, 0}, {3, 1}, {1, 2}};
+	for (int k = 0; k < 3; ++k) {
+		assert_false(pbd_soft_is_valid(w, bad[k]));
+		msg[0] = 0;
+		assert_int_equal(pbd_soft_get_info(w, bad[k], &ia), PBD_ERR_INVALID_ARGUMENT);
+		assert_non_null(strstr(msg, "pbd_soft_get_info: id"));
+	}
+	/* A refused def: the null id, nothing added, one line. */
+	pbd_soft_def broken = pbd_soft_def_default();
+	broken.mesh = &grid;
+	broken.mass = -1;
+	pbd_soft_id c = {7, 7};
+	msg[0] = 0;
+	assert_int_not_equal(pbd_soft_create(w, &broken, &c), PBD_OK);
+	assert_int_equal(c.index1, 0);
+	assert_true(msg[0] != 0);
+	assert_int_equal(pbd_world_soft_count(w), 2);
+	assert_int_equal(pbd_world_particle_count(w), 18);
+	assert_false(pbd_soft_is_valid(NULL, a));
+	pbd_mesh_free(&grid);
+	pbd_mesh_free(&rope);
+	pbd_world_destroy(w);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -900,6 +966,7 @@ int main(void) {
 	    cmocka_unit_test(test_allocation_failures),
 	    /* Last: under -fsanitize=undefined a failure here aborts the program. */
 	    cmocka_unit_test(test_empty_world),
+	    cmocka_unit_test(test_soft_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,13 +45,13 @@ static drop_result drop_cloth(pbd_shape_type shape, pbd_solver solver, pbd_colli
 	assert_true(pbd_collider_is_valid(w, id));
 	pbd_mesh m;
 	tp_grid(&m, 14, 14, (pbd_real)1.2, pbd_v3((pbd_real)-0.6, (pbd_real)0.9, (pbd_real)-0.6), 2, true);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.mass_mode = PBD_MASS_TOTAL;
 	bd.mass = (pbd_real)0.3;
 	bd.material[PBD_EDGE_BEND].stiffness_stretch = (pbd_real)0.1;
 	bd.material[PBD_EDGE_BEND].stiffness_compress = (pbd_real)0.1;
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 
 	drop_result r = {-1e30, 0, 0, 0};
@@ -318,12 +318,12 @@ static void test_rope_over_sphere(void** state) {
 		pbd_mesh m;
 		pbd_error err;
 		assert_int_equal(pbd_mesh_rope(&rd, &m, &err), PBD_OK);
-		pbd_body_def bd = pbd_body_def_default();
+		pbd_soft_def bd = pbd_soft_def_default();
 		bd.mesh = &m;
 		const uint32_t pin = 0;
 		bd.pinned = &pin;
 		bd.pinned_count = 1;
-		assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+		assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 		pbd_mesh_free(&m);
 		for (int k = 0; k < 200; ++k) {
 			assert_int_equal(pbd_world_step(w), PBD_OK);

@@ -27,7 +27,7 @@ static pbd_world* build(const setup* s) {
 	pbd_world* w = test_world(&def);
 	pbd_mesh m;
 	tp_grid(&m, 16, 12, (pbd_real)1.5, pbd_v3((pbd_real)-0.75, (pbd_real)1.2, (pbd_real)-0.6), 2, true);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.mass_mode = PBD_MASS_TOTAL;
 	bd.mass = (pbd_real)0.4;
@@ -38,7 +38,7 @@ static pbd_world* build(const setup* s) {
 	const uint32_t pins[2] = {0, 15};
 	bd.pinned = pins;
 	bd.pinned_count = 2;
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 
 	pbd_rope_def rd = pbd_rope_def_default();
@@ -48,13 +48,13 @@ static pbd_world* build(const setup* s) {
 	rd.bend = true;
 	pbd_error err;
 	assert_int_equal(pbd_mesh_rope(&rd, &m, &err), PBD_OK);
-	bd = pbd_body_def_default();
+	bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.velocity = pbd_v3((pbd_real)-0.5, 0, (pbd_real)0.2);
 	const uint32_t pin = 0;
 	bd.pinned = &pin;
 	bd.pinned_count = 1;
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 
 	pbd_collider_def cd = pbd_collider_def_default();

@@ -19,10 +19,10 @@ static pbd_world* cloth_world(uint32_t n, pbd_formulation formulation) {
 	pbd_mesh m;
 	tp_grid(&m, n, n, 1, pbd_v3(0, 0, 0), 2, true);
 	tp_perturb_keeping_rest(&m, 7, 0.01);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
-	pbd_body body;
-	assert_int_equal(pbd_body_create(w, &bd, &body), PBD_OK);
+	pbd_soft_info body;
+	assert_int_equal(test_soft_create(w, &bd, &body), PBD_OK);
 	pbd_mesh_free(&m);
 	return w;
 }

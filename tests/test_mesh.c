@@ -1,6 +1,6 @@
 /* Mesh builders and bodies: grid and rope counts and geometry, unique-edge extraction and bend
  * pairs from triangles, the OBJ reader (its accepted forms and its error messages with file
- * and line), and the mass rules of pbd_body_create. Expected counts are worked out by hand in
+ * and line), and the mass rules of pbd_soft_create. Expected counts are worked out by hand in
  * the comments, not recomputed with the builder's own formula. */
 #define _POSIX_C_SOURCE 200809L
 #include <fenv.h>
@@ -635,7 +635,7 @@ static void test_obj_out_of_memory(void** state) {
 	free(text);
 }
 
-/* Coordinates that are finite but so large that an edge's length overflows the scalar (pbd_body_create
+/* Coordinates that are finite but so large that an edge's length overflows the scalar (pbd_soft_create
  * would measure an infinite rest length) are refused at the face, and no floating-point exception
  * is raised on the way (the tests trap them). Sizes are scaled to the precision built. */
 static void test_obj_edge_length_overflow(void** state) {
@@ -656,10 +656,10 @@ static void test_obj_edge_length_overflow(void** state) {
 	assert_int_equal(pbd_mesh_load_obj_memory(text, strlen(text), "mem.obj", false, &m, &err), PBD_OK);
 	/* Without bend edges the mesh is sound: a body measures every rest length as finite. */
 	pbd_world* w = test_world(NULL);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
-	pbd_body b;
-	assert_int_equal(pbd_body_create(w, &bd, &b), PBD_OK);
+	pbd_soft_info b;
+	assert_int_equal(test_soft_create(w, &bd, &b), PBD_OK);
 	assert_int_equal(b.distance_count, 5);
 	for (uint32_t k = 0; k < b.distance_count; ++k) {
 		pbd_distance_def d;
@@ -703,7 +703,7 @@ static void test_builders_refuse_overflowing_lengths(void** state) {
 	assert_non_null(strstr(err.message, "pbd_mesh_rope: start to end is too long"));
 }
 
-/* A hand-made mesh carries no rest lengths: pbd_body_create measures them, and refuses one that
+/* A hand-made mesh carries no rest lengths: pbd_soft_create measures them, and refuses one that
  * overflows with the edge's name, adding nothing to the world. */
 static void test_body_refuses_overflowing_rest_length(void** state) {
 	(void)state;
@@ -722,17 +722,17 @@ static void test_body_refuses_overflowing_rest_length(void** state) {
 	m.positions = x;
 	m.edge_count = 3;
 	m.edges = e;
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
-	pbd_body b;
-	assert_int_equal(pbd_body_create(w, &bd, &b), PBD_ERR_NOT_FINITE);
-	if (!strstr(msg, "pbd_body_create: edge 2 from vertex 0 to 1 is too long")) fail_msg("message '%s'", msg);
+	pbd_soft_info b;
+	assert_int_equal(test_soft_create(w, &bd, &b), PBD_ERR_NOT_FINITE);
+	if (!strstr(msg, "pbd_soft_create: edge 2 from vertex 0 to 1 is too long")) fail_msg("message '%s'", msg);
 	assert_int_equal(pbd_world_particle_count(w), 0);
 	assert_int_equal(pbd_world_distance_count(w), 0);
 	/* With rest lengths given, the positions' distance is never measured. */
 	pbd_real rest[3] = {1, 1, 1};
 	m.edge_rest = rest;
-	assert_int_equal(pbd_body_create(w, &bd, &b), PBD_OK);
+	assert_int_equal(test_soft_create(w, &bd, &b), PBD_OK);
 	assert_int_equal(b.distance_count, 3);
 	pbd_world_destroy(w);
 }
@@ -802,7 +802,7 @@ static void test_obj_memory_matches_file(void** state) {
 
 /* ---- bodies and masses ----------------------------------------------------------------- */
 
-static double sum_mass(const pbd_world* w, const pbd_body* b) {
+static double sum_mass(const pbd_world* w, const pbd_soft_info* b) {
 	double s = 0;
 	for (uint32_t i = 0; i < b->particle_count; ++i) s += 1.0 / (double)pbd_world_inv_masses(w)[b->first_particle + i];
 	return s;
@@ -824,12 +824,12 @@ static void test_body_masses(void** state) {
 	pbd_error err;
 	assert_int_equal(pbd_mesh_grid(&gd, &m, &err), PBD_OK);
 
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.mass_mode = PBD_MASS_TOTAL;
 	bd.mass = (pbd_real)2.5;
-	pbd_body b1;
-	assert_int_equal(pbd_body_create(w, &bd, &b1), PBD_OK);
+	pbd_soft_info b1;
+	assert_int_equal(test_soft_create(w, &bd, &b1), PBD_OK);
 	assert_int_equal(b1.first_particle, 0);
 	assert_int_equal(b1.particle_count, 20);
 	assert_int_equal(b1.distance_count, 43);
@@ -844,8 +844,8 @@ static void test_body_masses(void** state) {
 	bd.pinned = pins;
 	bd.pinned_count = 2;
 	bd.translation = pbd_v3(0, 5, 0);
-	pbd_body b2;
-	assert_int_equal(pbd_body_create(w, &bd, &b2), PBD_OK);
+	pbd_soft_info b2;
+	assert_int_equal(test_soft_create(w, &bd, &b2), PBD_OK);
 	assert_int_equal(b2.first_particle, 20);
 	assert_int_equal(b2.first_distance, 43);
 	assert_int_equal(b2.first_triangle, 24);
@@ -864,11 +864,11 @@ static void test_body_masses(void** state) {
 	assert_near(pbd_world_positions(w)[20 + 6].y, 5, 0);
 
 	/* Per particle. */
-	bd = pbd_body_def_default();
+	bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.mass = 4;
-	pbd_body b3;
-	assert_int_equal(pbd_body_create(w, &bd, &b3), PBD_OK);
+	pbd_soft_info b3;
+	assert_int_equal(test_soft_create(w, &bd, &b3), PBD_OK);
 	for (uint32_t i = 0; i < 20; ++i) assert_true(pbd_world_inv_masses(w)[b3.first_particle + i] == (pbd_real)0.25);
 	pbd_mesh_free(&m);
 
@@ -877,19 +877,19 @@ static void test_body_masses(void** state) {
 	rd.segments = 4;
 	rd.end = pbd_v3(2, 0, 0);
 	assert_int_equal(pbd_mesh_rope(&rd, &m, &err), PBD_OK);
-	bd = pbd_body_def_default();
+	bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.mass_mode = PBD_MASS_TOTAL;
 	bd.mass = 1;
-	pbd_body r1;
-	assert_int_equal(pbd_body_create(w, &bd, &r1), PBD_OK);
+	pbd_soft_info r1;
+	assert_int_equal(test_soft_create(w, &bd, &r1), PBD_OK);
 	assert_near(sum_mass(w, &r1), 1.0, 1e-6);
 	assert_near(1.0 / (double)pbd_world_inv_masses(w)[r1.first_particle], 0.125, 1e-6);
 	assert_near(1.0 / (double)pbd_world_inv_masses(w)[r1.first_particle + 2], 0.25, 1e-6);
 	bd.mass_mode = PBD_MASS_DENSITY;
 	bd.mass = (pbd_real)0.5;
-	pbd_body r2;
-	assert_int_equal(pbd_body_create(w, &bd, &r2), PBD_OK);
+	pbd_soft_info r2;
+	assert_int_equal(test_soft_create(w, &bd, &r2), PBD_OK);
 	assert_near(sum_mass(w, &r2), 1.0, 1e-6);
 	pbd_mesh_free(&m);
 	pbd_world_destroy(w);
@@ -910,14 +910,14 @@ static void test_body_pinned_vertex_unpins_to_its_mass(void** state) {
 	gd.diagonals = 1;
 	pbd_error err;
 	assert_int_equal(pbd_mesh_grid(&gd, &m, &err), PBD_OK);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.mass_mode = PBD_MASS_DENSITY;
 	bd.mass = (pbd_real)0.3;
 	const uint32_t pin = 0; /* touches 2 triangles: 0.5 m^2, 0.15 kg */
 	bd.pinned = &pin;
 	bd.pinned_count = 1;
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 	assert_true(pbd_world_inv_masses(w)[0] == 0);
 	assert_int_equal(pbd_particle_unpin(w, 0), PBD_OK);
@@ -935,13 +935,13 @@ static void test_body_materials(void** state) {
 	assert_int_equal(count_kind(&m, PBD_EDGE_STRUCTURAL), 24);
 	assert_int_equal(count_kind(&m, PBD_EDGE_SHEAR), 18);
 	assert_int_equal(count_kind(&m, PBD_EDGE_BEND), 16);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.material[PBD_EDGE_SHEAR].stiffness_stretch = (pbd_real)0.5;
 	bd.material[PBD_EDGE_SHEAR].compliance_compress = (pbd_real)0.25;
 	bd.material[PBD_EDGE_BEND].enabled = false;
-	pbd_body b;
-	assert_int_equal(pbd_body_create(w, &bd, &b), PBD_OK);
+	pbd_soft_info b;
+	assert_int_equal(test_soft_create(w, &bd, &b), PBD_OK);
 	assert_int_equal(b.distance_count, 42);
 	assert_int_equal(pbd_world_distance_count(w), 42);
 	uint32_t shear = 0;

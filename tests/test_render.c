@@ -199,7 +199,7 @@ static void test_cloth_sphere_png(void** state) {
 	const float c[3] = {(float)sphere.shape.sphere.center.x, (float)sphere.shape.sphere.center.y,
 	                    (float)sphere.shape.sphere.center.z};
 	const float radius = (float)sphere.shape.sphere.radius * (1.0f - d.view.style.collider_inset);
-	const pbd_body* cloth = &d.s.objects[0].range;
+	const pbd_soft_info* cloth = &d.s.objects[0].range;
 	const uint32_t nx = 21;
 	int checked = 0, on_cloth = 0;
 	for (uint32_t j = 1; j + 1 < nx; ++j)

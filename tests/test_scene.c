@@ -251,7 +251,7 @@ static void test_defaults(void** state) {
 	assert_near(d.jacobi_omega, 1.5, 1e-7);
 	assert_false(d.chebyshev);
 	assert_int_equal(s.object_count, 2);
-	const pbd_body* g = &s.objects[0].range;
+	const pbd_soft_info* g = &s.objects[0].range;
 	assert_int_equal(g->particle_count, 12);
 	assert_int_equal(g->triangle_count, 12);
 	/* structural 2*4 + 3*3 = 17, shear disabled, bend 1*4 + 3*2 = 10 */
@@ -260,7 +260,7 @@ static void test_defaults(void** state) {
 	double mass = 0;
 	for (uint32_t i = 0; i < 12; ++i) mass += 1.0 / (double)pbd_world_inv_masses(s.world)[i];
 	assert_near(mass, 12.0, 1e-4);
-	const pbd_body* r = &s.objects[1].range;
+	const pbd_soft_info* r = &s.objects[1].range;
 	assert_int_equal(r->first_particle, 12);
 	assert_int_equal(r->particle_count, 5);
 	assert_int_equal(s.objects[1].line_count, 4);
@@ -401,7 +401,7 @@ static const bad_case bad_cases[] = {
      "objects[0].obj: " DATA_DIR "/far.obj: vertex 2: coordinate x is 10000000, beyond the scene cap of +-1000000",
      NULL},
     {OBJ("{" GRID ", \"size\": [1e6, 1e6], \"mass\": {\"mode\": \"density\", \"value\": 1e9}}"),
-     "objects[0]: pbd_body_create: the mass rule gives vertex 0 a mass of", "kg, outside [1e-15, 1e+09] kg"},
+     "objects[0]: pbd_soft_create: the mass rule gives vertex 0 a mass of", "kg, outside [1e-15, 1e+09] kg"},
     {"{\"world\": {\"jacobi\": {\"omega\": 2}}}", "world.jacobi.omega: must be in (0, 2) (got 2)", NULL},
     {"{\"world\": {\"chebyshev\": {\"rho\": 1}}}", "world.chebyshev.rho: must be in [0, 1) (got 1)", NULL},
     {"{\"world\": {\"chebyshev\": {\"delay\": 0}}}", "world.chebyshev.delay: must be", NULL},

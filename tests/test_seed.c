@@ -392,14 +392,14 @@ static pbd_world* library_lab(void) {
 	pbd_mesh m;
 	pbd_error err;
 	assert_int_equal(pbd_mesh_grid(&gd, &m, &err), PBD_OK);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.mass_mode = PBD_MASS_PER_PARTICLE;
 	bd.mass = 1;
 	const uint32_t pins[2] = {0, 20};
 	bd.pinned = pins;
 	bd.pinned_count = 2;
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 
 	pbd_collider_def cd = pbd_collider_def_default();

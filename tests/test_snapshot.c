@@ -21,7 +21,7 @@ static pbd_world* busy_world(pbd_solver solver, pbd_formulation f) {
 	pbd_world* w = test_world(&def);
 	pbd_mesh m;
 	tp_grid(&m, 9, 7, 1, pbd_v3(100, 5, -3), 2, true);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	bd.material[PBD_EDGE_SHEAR].compliance_stretch = (pbd_real)1e-4;
 	bd.material[PBD_EDGE_BEND].stiffness_stretch = (pbd_real)0.3;
@@ -29,7 +29,7 @@ static pbd_world* busy_world(pbd_solver solver, pbd_formulation f) {
 	const uint32_t pins[2] = {0, 8};
 	bd.pinned = pins;
 	bd.pinned_count = 2;
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 	pbd_collider_def cd = pbd_collider_def_default();
 	cd.shape.plane.normal = pbd_v3(0, 2, (pbd_real)0.1); /* the cloth hangs onto it */
@@ -256,6 +256,18 @@ static void test_corrupt_snapshots_refused(void** state) {
 	reseal(bad, n);
 	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_OUT_OF_RANGE);
 	assert_non_null(strstr(msg, "invalid rest length"));
+
+	/* The soft object records close the payload, 8 words each, before the 8-byte hash. */
+	const size_t at_soft = n - 8 - 8 * 4;
+	uint32_t rec[8];
+	memcpy(rec, good + at_soft, sizeof rec);
+	assert_int_equal(rec[1], pbd_world_particle_count(w)); /* the one object holds every particle */
+	memcpy(bad, good, n);
+	const uint32_t past = rec[1] + 1;
+	memcpy(bad + at_soft + 4, &past, 4);
+	reseal(bad, n);
+	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_PARSE);
+	assert_non_null(strstr(msg, "soft object 0 is invalid"));
 
 	/* Not a snapshot at all, and a missing file. */
 	assert_int_equal(load_bytes((const uint8_t*)"{\"name\": 1}", 11, msg), PBD_ERR_PARSE);

@@ -127,13 +127,13 @@ static double cloth_momentum_drift(const config* c, double* scale) {
 	}
 	m.inv_masses = inv;
 	m.velocities = vel;
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
 		bd.material[k].compliance_stretch = c->compliance;
 		bd.material[k].compliance_compress = c->compliance;
 	}
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	free(inv);
 	free(vel);
 	m.inv_masses = NULL;
@@ -204,14 +204,14 @@ static void test_pinned_never_moves(void** state) {
 					pbd_world* w = test_world(&def);
 					pbd_mesh m;
 					tp_grid(&m, 6, 6, 1, pbd_v3(0, 0, 0), 2, true);
-					pbd_body_def bd = pbd_body_def_default();
+					pbd_soft_def bd = pbd_soft_def_default();
 					bd.mesh = &m;
 					const uint32_t pins[2] = {0, 35};
 					bd.pinned = pins;
 					bd.pinned_count = 2;
 					bd.material[PBD_EDGE_BEND].compliance_stretch = (pbd_real)1e-3;
 					bd.material[PBD_EDGE_BEND].compliance_compress = (pbd_real)1e-3;
-					assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+					assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 					pbd_mesh_free(&m);
 					pbd_collider_def cd = pbd_collider_def_default();
 					cd.type = PBD_SHAPE_SPHERE;
@@ -343,12 +343,12 @@ static void violations(pbd_solver solver, bool cloth, double out[4]) {
 		}
 		/* Perturb every vertex (the rest lengths come from the unperturbed mesh). */
 		tp_perturb_keeping_rest(&m, 99, 0.05);
-		pbd_body_def bd = pbd_body_def_default();
+		pbd_soft_def bd = pbd_soft_def_default();
 		bd.mesh = &m;
 		const uint32_t pins[2] = {0, cloth ? 11u : 24u};
 		bd.pinned = pins;
 		bd.pinned_count = cloth ? 2 : 1;
-		assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+		assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 		pbd_mesh_free(&m);
 		assert_int_equal(pbd_world_step(w), PBD_OK);
 		out[k] = tp_max_violation(w);
@@ -382,12 +382,12 @@ static double cheb_strain(bool chebyshev, pbd_real rho, int iterations, uint64_t
 	pbd_mesh m;
 	tp_grid(&m, 24, 24, 1, pbd_v3(0, 0, 0), 2, false);
 	tp_perturb_keeping_rest(&m, 5, 0.02);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	const uint32_t pins[2] = {0, 23};
 	bd.pinned = pins;
 	bd.pinned_count = 2;
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 	for (int s = 0; s < 3; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
 	pbd_stats st;

@@ -35,3 +35,11 @@ pbd_world* test_world(const pbd_world_def* def) {
 	assert_non_null(w);
 	return w;
 }
+
+pbd_status test_soft_create(pbd_world* w, const pbd_soft_def* def, pbd_soft_info* out) {
+	memset(out, 0, sizeof *out);
+	pbd_soft_id id;
+	const pbd_status st = pbd_soft_create(w, def, &id);
+	if (st == PBD_OK) assert_int_equal(pbd_soft_get_info(w, id, out), PBD_OK);
+	return st;
+}

@@ -21,12 +21,12 @@ static double cloth_violation(pbd_solver solver, int iterations) {
 	 * projection method, PBD included, converges very slowly; that is not what this measures. */
 	tp_grid(&m, 8, 8, 1, pbd_v3(0, 0, 0), 0, false);
 	tp_perturb_keeping_rest(&m, 5, 0.03);
-	pbd_body_def bd = pbd_body_def_default();
+	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = &m;
 	const uint32_t pins[1] = {0};
 	bd.pinned = pins;
 	bd.pinned_count = 1;
-	assert_int_equal(pbd_body_create(w, &bd, NULL), PBD_OK);
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 	assert_int_equal(pbd_world_step(w), PBD_OK);
 	const double v = tp_max_violation(w);
@@ -64,12 +64,12 @@ static void test_zero_compliance_matches_pbd(void** state) {
 		pbd_mesh m;
 		pbd_error err;
 		assert_int_equal(pbd_mesh_rope(&rd, &m, &err), PBD_OK);
-		pbd_body_def bd = pbd_body_def_default();
+		pbd_soft_def bd = pbd_soft_def_default();
 		bd.mesh = &m;
 		const uint32_t pin = 0;
 		bd.pinned = &pin;
 		bd.pinned_count = 1;
-		assert_int_equal(pbd_body_create(w[f], &bd, NULL), PBD_OK);
+		assert_int_equal(pbd_soft_create(w[f], &bd, NULL), PBD_OK);
 		pbd_mesh_free(&m);
 	}
 	for (int step = 0; step < 60; ++step) {

@@ -169,14 +169,25 @@ PBD_API pbd_status pbd_world_add_triangles(pbd_world* world, uint32_t count, con
 PBD_API uint32_t pbd_world_triangle_count(const pbd_world* world);
 PBD_API const uint32_t* pbd_world_triangles(const pbd_world* world);
 
-/* ---- bodies (mesh -> particles + constraints + triangles) ------------------------------- */
+/* ---- soft objects (mesh -> particles + constraints + triangles) ------------------------- */
 
 /// Defaults: translation 0, mass 1 kg per particle, structural edges enabled and fully stiff
 /// (stiffness 1, compliance 0), shear and bend edges enabled with the same material.
-PBD_API pbd_body_def pbd_body_def_default(void);
+PBD_API pbd_soft_def pbd_soft_def_default(void);
 
-/// Adds the particles, distance constraints and triangles of `def->mesh` to the world.
-PBD_API pbd_status pbd_body_create(pbd_world* world, const pbd_body_def* def, pbd_body* out);
+/// Adds the particles, distance constraints and triangles of `def->mesh` to the world as one soft
+/// object (a cloth, a rope, a soft body). Its handle goes to *id (may be NULL); on failure nothing
+/// is added and *id is the null id.
+PBD_API pbd_status pbd_soft_create(pbd_world* world, const pbd_soft_def* def, pbd_soft_id* id);
+
+/// True while the id names a soft object of this world.
+PBD_API bool pbd_soft_is_valid(const pbd_world* world, pbd_soft_id id);
+
+/// Where the object's particles, constraints and triangles are in the world's arrays.
+PBD_API pbd_status pbd_soft_get_info(const pbd_world* world, pbd_soft_id id, pbd_soft_info* out);
+
+/// Soft objects in the world.
+PBD_API uint32_t pbd_world_soft_count(const pbd_world* world);
 
 /* ---- colliders -------------------------------------------------------------------------- */
 

@@ -271,7 +271,7 @@ typedef struct pbd_edge_material {
 } pbd_edge_material;
 
 /// Everything needed to turn a mesh into particles and constraints of a world.
-typedef struct pbd_body_def {
+typedef struct pbd_soft_def {
 	const pbd_mesh* mesh;
 	pbd_vec3 translation; ///< added to every mesh position
 	pbd_vec3 velocity;    ///< added to every initial velocity
@@ -281,14 +281,21 @@ typedef struct pbd_body_def {
 	const uint32_t* pinned; ///< mesh vertex indices to pin (inverse mass 0), or NULL
 	uint32_t pinned_count;
 	int cookie;
-} pbd_body_def;
+} pbd_soft_def;
 
-/// Where a body's pieces landed in the world's flat arrays.
-typedef struct pbd_body {
+/// Handle to a soft object (a cloth, rope or soft body made from a mesh): index + 1 (0 = null)
+/// and a generation, as colliders have, so that a stale id is caught once objects can be removed.
+typedef struct pbd_soft_id {
+	uint32_t index1;
+	uint32_t generation;
+} pbd_soft_id;
+
+/// Where a soft object's pieces landed in the world's flat arrays.
+typedef struct pbd_soft_info {
 	uint32_t first_particle, particle_count;
 	uint32_t first_distance, distance_count;
 	uint32_t first_triangle, triangle_count;
-} pbd_body;
+} pbd_soft_info;
 
 /// Diagnostics of one constraint family.
 typedef struct pbd_family_stats {

@@ -1,4 +1,4 @@
-/* Body creation: a mesh's vertices become particles, its edges distance constraints and its
+/* Soft objects: a mesh's vertices become particles, its edges distance constraints and its
  * triangles surface triangles, with masses lumped from area (Müller et al. 2007 / seed 003:
  * triangle area x density, a third to each corner) or length. */
 #include <string.h>
@@ -6,8 +6,8 @@
 #include "mesh.h"
 #include "world.h"
 
-pbd_body_def pbd_body_def_default(void) {
-	pbd_body_def d;
+pbd_soft_def pbd_soft_def_default(void) {
+	pbd_soft_def d;
 	memset(&d, 0, sizeof d);
 	d.mass_mode = PBD_MASS_PER_PARTICLE;
 	d.mass = 1;
@@ -23,7 +23,7 @@ pbd_body_def pbd_body_def_default(void) {
 }
 
 static pbd_status validate_mesh(pbd_world* w, const pbd_mesh* m) {
-	const char* fn = "pbd_body_create";
+	const char* fn = "pbd_soft_create";
 	if (m->vertex_count == 0 || !m->positions)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: mesh has no vertices", fn);
 	if (m->edge_count && !m->edges) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: mesh edges is NULL", fn);
@@ -59,14 +59,14 @@ static pbd_status validate_mesh(pbd_world* w, const pbd_mesh* m) {
 
 /* Fills inv[] from the def's mass rule. Lumped weights: a third of each triangle's area per
  * corner; without triangles, half of each edge's length per end; without either, equal. */
-static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_real* inv, const pbd_vec3* pos) {
+static pbd_status compute_inv_masses(pbd_world* w, const pbd_soft_def* d, pbd_real* inv, const pbd_vec3* pos) {
 	const pbd_mesh* m = d->mesh;
 	const uint32_t n = m->vertex_count;
 	if (m->inv_masses) {
 		for (uint32_t i = 0; i < n; ++i) {
 			if (!pbd_is_finite(m->inv_masses[i]) || m->inv_masses[i] < 0)
 				return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
-				                "pbd_body_create: mesh inverse mass %u must be finite and >= 0", i);
+				                "pbd_soft_create: mesh inverse mass %u must be finite and >= 0", i);
 			inv[i] = m->inv_masses[i];
 		}
 		return PBD_OK;
@@ -76,7 +76,7 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_re
 		return PBD_OK;
 	}
 	double* weight = (double*)pbd_alloc(&w->mem, n * sizeof *weight);
-	if (!weight) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_body_create: out of memory");
+	if (!weight) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_soft_create: out of memory");
 	memset(weight, 0, n * sizeof *weight);
 	double total = 0;
 	if (m->triangle_count) {
@@ -99,7 +99,7 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_re
 	if (d->mass_mode == PBD_MASS_DENSITY && !(total > 0)) {
 		pbd_free(&w->mem, weight, n * sizeof *weight);
 		return pbd_fail(w, PBD_ERR_DEGENERATE,
-		                "pbd_body_create: mass by density needs triangles or edges of non-zero size");
+		                "pbd_soft_create: mass by density needs triangles or edges of non-zero size");
 	}
 	if (!(total > 0)) { /* no measure at all: share evenly */
 		for (uint32_t i = 0; i < n; ++i) weight[i] = 1;
@@ -111,13 +111,13 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_re
 		double mi = weight[i] * scale;
 		if (!(mi > 0) || !isfinite(1.0 / mi)) {
 			st = pbd_fail(w, PBD_ERR_DEGENERATE,
-			              "pbd_body_create: vertex %u gets no mass (it touches no triangle or edge of non-zero size)",
+			              "pbd_soft_create: vertex %u gets no mass (it touches no triangle or edge of non-zero size)",
 			              i);
 			break;
 		}
 		inv[i] = (pbd_real)(1.0 / mi);
 		if (!(inv[i] > 0) || !pbd_is_finite(inv[i])) {
-			st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_body_create: vertex %u mass %g is out of the scalar's range", i,
+			st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_soft_create: vertex %u mass %g is out of the scalar's range", i,
 			              mi);
 			break;
 		}
@@ -126,12 +126,13 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_body_def* d, pbd_re
 	return st;
 }
 
-pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
+pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id) {
+	if (id) *id = (pbd_soft_id){0, 0};
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
-	const char* fn = "pbd_body_create";
+	const char* fn = "pbd_soft_create";
 	if (!d) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: def is NULL", fn);
 	if (d->cookie != PBD_COOKIE)
-		return pbd_fail(w, PBD_ERR_UNINITIALIZED_DEF, "%s: def not made by pbd_body_def_default()", fn);
+		return pbd_fail(w, PBD_ERR_UNINITIALIZED_DEF, "%s: def not made by pbd_soft_def_default()", fn);
 	if (!d->mesh) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: def.mesh is NULL", fn);
 	const pbd_mesh* m = d->mesh;
 	if (!pbd_v3_is_finite(d->translation) || !pbd_v3_is_finite(d->velocity))
@@ -193,7 +194,15 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 	}
 
 	/* Everything is checked and the room is made first, so the adds below cannot fail and a
-	 * body is added whole or not at all. */
+	 * soft object is added whole or not at all. */
+	if (w->ns == w->cap_s) {
+		const uint32_t cap = w->cap_s ? 2 * w->cap_s : 8;
+		if (w->cap_s > UINT32_MAX / 4 || !pbd_grow(&w->mem, (void**)&w->softs, sizeof *w->softs, w->cap_s, cap)) {
+			st = pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+			goto done;
+		}
+		w->cap_s = cap;
+	}
 	if ((uint64_t)w->np + n > UINT32_MAX - 1 || (uint64_t)w->fam[PBD_FAMILY_DISTANCE].n + ne_max > UINT32_MAX - 1 ||
 	    (uint64_t)w->nt + m->triangle_count > UINT32_MAX / 3) {
 		st = pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: the world would exceed 2^32 particles, constraints or triangles",
@@ -206,7 +215,7 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 		st = pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
 		goto done;
 	}
-	pbd_body body;
+	pbd_soft_info body;
 	memset(&body, 0, sizeof body);
 	body.first_distance = w->fam[PBD_FAMILY_DISTANCE].n;
 	body.first_triangle = w->nt;
@@ -243,7 +252,11 @@ pbd_status pbd_body_create(pbd_world* w, const pbd_body_def* d, pbd_body* out) {
 		if (st != PBD_OK) goto done;
 	}
 	body.triangle_count = m->triangle_count;
-	if (out) *out = body;
+	pbd_soft_rec* rec = &w->softs[w->ns++];
+	rec->info = body;
+	rec->generation = rec->generation + 1;
+	rec->alive = 1;
+	if (id) *id = (pbd_soft_id){w->ns, rec->generation};
 done:
 	pbd_free(&w->mem, pos, pos_size);
 	pbd_free(&w->mem, vel, pos_size);
@@ -252,3 +265,23 @@ done:
 	pbd_free(&w->mem, tri, tri_size);
 	return st;
 }
+
+static const pbd_soft_rec* find(const pbd_world* w, pbd_soft_id id) {
+	if (!w || id.index1 == 0 || id.index1 > w->ns) return NULL;
+	const pbd_soft_rec* r = &w->softs[id.index1 - 1];
+	return r->alive && r->generation == id.generation ? r : NULL;
+}
+
+bool pbd_soft_is_valid(const pbd_world* w, pbd_soft_id id) { return find(w, id) != NULL; }
+
+pbd_status pbd_soft_get_info(const pbd_world* w, pbd_soft_id id, pbd_soft_info* out) {
+	if (!w || !out) return PBD_ERR_INVALID_ARGUMENT;
+	const pbd_soft_rec* r = find(w, id);
+	if (!r)
+		return pbd_fail((pbd_world*)w, PBD_ERR_INVALID_ARGUMENT, "pbd_soft_get_info: id (%u, %u) names no soft object",
+		                id.index1, id.generation);
+	*out = r->info;
+	return PBD_OK;
+}
+
+uint32_t pbd_world_soft_count(const pbd_world* w) { return w ? w->ns : 0; }
