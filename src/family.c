@@ -4,9 +4,13 @@
 #include "world.h"
 
 extern const pbd_family_ops pbd_family_distance_ops;
+extern const pbd_family_ops pbd_family_tet_volume_ops;
+extern const pbd_family_ops pbd_family_tet_neohookean_ops;
 
 const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_DISTANCE] = &pbd_family_distance_ops,
+    [PBD_FAMILY_TET_VOLUME] = &pbd_family_tet_volume_ops,
+    [PBD_FAMILY_TET_NEOHOOKEAN] = &pbd_family_tet_neohookean_ops,
 };
 
 const char* pbd_family_name(pbd_family_type type) {

@@ -15,6 +15,7 @@ void pbd_mesh_free(pbd_mesh* m) {
 		free(m->edge_kinds);
 		free(m->edge_rest);
 		free(m->triangles);
+		free(m->tets);
 	}
 	memset(m, 0, sizeof *m);
 }

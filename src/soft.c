@@ -1,9 +1,11 @@
 /* Soft objects: a mesh's vertices become particles, its edges distance constraints and its
- * triangles surface triangles, with masses lumped from area (Müller et al. 2007 / seed 003:
- * triangle area x density, a third to each corner) or length. */
+ * triangles surface triangles, with masses lumped from volume (a quarter of each tetrahedron to
+ * each corner), area (Müller et al. 2007 / seed 003: triangle area x density, a third to each
+ * corner) or length. */
 #include <string.h>
 
 #include "mesh.h"
+#include "tet.h"
 #include "world.h"
 
 pbd_soft_def pbd_soft_def_default(void) {
@@ -54,11 +56,18 @@ static pbd_status validate_mesh(pbd_world* w, const pbd_mesh* m) {
 		if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
 			return pbd_fail(w, PBD_ERR_DEGENERATE, "%s: triangle %u repeats a vertex", fn, t);
 	}
+	/* Tetrahedra only weigh the masses here; their constraints are the caller's to add. */
+	if (m->tet_count && !m->tets) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: mesh tets is NULL", fn);
+	for (uint32_t t = 0; t < m->tet_count; ++t)
+		for (int j = 0; j < 4; ++j)
+			if (m->tets[4 * (size_t)t + (size_t)j] >= m->vertex_count)
+				return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: tetrahedron %u: vertex index out of range", fn, t);
 	return PBD_OK;
 }
 
-/* Fills inv[] from the def's mass rule. Lumped weights: a third of each triangle's area per
- * corner; without triangles, half of each edge's length per end; without either, equal. */
+/* Fills inv[] from the def's mass rule. Lumped weights: a quarter of each tetrahedron's volume per
+ * corner; without tetrahedra, a third of each triangle's area; without triangles, half of each
+ * edge's length per end; without any, equal. */
 static pbd_status compute_inv_masses(pbd_world* w, const pbd_soft_def* d, pbd_real* inv, const pbd_vec3* pos) {
 	const pbd_mesh* m = d->mesh;
 	const uint32_t n = m->vertex_count;
@@ -79,7 +88,16 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_soft_def* d, pbd_re
 	if (!weight) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_soft_create: out of memory");
 	memset(weight, 0, n * sizeof *weight);
 	double total = 0;
-	if (m->triangle_count) {
+	if (m->tet_count) {
+		/* A solid: a quarter of each tetrahedron's volume per corner. */
+		for (uint32_t t = 0; t < m->tet_count; ++t) {
+			const uint32_t* v = m->tets + 4 * (size_t)t;
+			double vol = 0;
+			if (pbd_tet_classify(pos[v[0]], pos[v[1]], pos[v[2]], pos[v[3]], &vol) > PBD_TET_INVERTED) vol = 0;
+			for (int j = 0; j < 4; ++j) weight[v[j]] += fabs(vol) / 4.0;
+			total += fabs(vol);
+		}
+	} else if (m->triangle_count) {
 		for (uint32_t t = 0; t < m->triangle_count; ++t) {
 			const uint32_t* v = m->triangles + 3 * (size_t)t;
 			double a3 = (double)pbd_triangle_area(pos[v[0]], pos[v[1]], pos[v[2]]) / 3.0;
@@ -99,7 +117,7 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_soft_def* d, pbd_re
 	if (d->mass_mode == PBD_MASS_DENSITY && !(total > 0)) {
 		pbd_free(&w->mem, weight, n * sizeof *weight);
 		return pbd_fail(w, PBD_ERR_DEGENERATE,
-		                "pbd_soft_create: mass by density needs triangles or edges of non-zero size");
+		                "pbd_soft_create: mass by density needs tetrahedra, triangles or edges of non-zero size");
 	}
 	if (!(total > 0)) { /* no measure at all: share evenly */
 		for (uint32_t i = 0; i < n; ++i) weight[i] = 1;
@@ -111,7 +129,8 @@ static pbd_status compute_inv_masses(pbd_world* w, const pbd_soft_def* d, pbd_re
 		double mi = weight[i] * scale;
 		if (!(mi > 0) || !isfinite(1.0 / mi)) {
 			st = pbd_fail(w, PBD_ERR_DEGENERATE,
-			              "pbd_soft_create: vertex %u gets no mass (it touches no triangle or edge of non-zero size)",
+			              "pbd_soft_create: vertex %u gets no mass (it touches no tetrahedron, triangle or edge of "
+			              "non-zero size)",
 			              i);
 			break;
 		}

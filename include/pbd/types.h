@@ -164,7 +164,9 @@ typedef enum pbd_edge_kind {
 /// Constraint families: each kind of constraint a world holds, with its own storage, solver
 /// kernels and diagnostics (pbd_stats.family).
 typedef enum pbd_family_type {
-	PBD_FAMILY_DISTANCE = 0, ///< C = |x_a - x_b| - rest
+	PBD_FAMILY_DISTANCE = 0,   ///< C = |x_a - x_b| - rest
+	PBD_FAMILY_TET_VOLUME,     ///< C = V - V0 of a tetrahedron
+	PBD_FAMILY_TET_NEOHOOKEAN, ///< stable Neo-Hookean tetrahedron: a deviatoric and a hydrostatic constraint
 	PBD_FAMILY_COUNT
 } pbd_family_type;
 
@@ -181,6 +183,32 @@ typedef struct pbd_distance_def {
 
 /// A distance constraint that pulls and pushes with full stiffness and zero compliance.
 PBD_API pbd_distance_def pbd_distance_def_default(void);
+
+/// One tetrahedral volume constraint C = V - V0 with V = (x1 - x0) x (x2 - x0) . (x3 - x0) / 6
+/// (docs/constraints.md, "Tetrahedral volume").
+typedef struct pbd_tet_volume_def {
+	uint32_t p[4];        ///< world particle indices x0..x3, distinct, positively oriented (V > 0)
+	pbd_real rest_volume; ///< V0 in m^3, > 0; negative means "the current volume", which must be > 0
+	pbd_real stiffness;   ///< PBD stiffness in [0,1]
+	pbd_real compliance;  ///< XPBD compliance >= 0 in m^5/N (J = C^2 / (2 alpha)); a bulk modulus K is V0 / K
+} pbd_tet_volume_def;
+
+/// A hard volume constraint (stiffness 1, compliance 0) that measures its rest volume.
+PBD_API pbd_tet_volume_def pbd_tet_volume_def_default(void);
+
+/// One stable Neo-Hookean tetrahedron (Macklin and Müller 2021): a deviatoric and a hydrostatic
+/// constraint on the deformation gradient F = Ds Dm^-1 (docs/constraints.md, "Tetrahedral stable
+/// Neo-Hookean"). The rest shape is the particles' positions when the constraint is added.
+typedef struct pbd_tet_neohookean_def {
+	uint32_t p[4];                  ///< world particle indices x0..x3, distinct, positively oriented at rest
+	pbd_real youngs_modulus;        ///< XPBD: Young's modulus E in Pa, > 0
+	pbd_real poisson_ratio;         ///< XPBD: Poisson's ratio nu in (-1, 0.5)
+	pbd_real stiffness_deviatoric;  ///< PBD: stiffness in [0,1] of the shape term |F| = sqrt(3)
+	pbd_real stiffness_hydrostatic; ///< PBD: stiffness in [0,1] of the volume term det F = 1
+} pbd_tet_neohookean_def;
+
+/// Rubber-like defaults: E = 1 MPa, nu = 0.45, PBD stiffnesses 1.
+PBD_API pbd_tet_neohookean_def pbd_tet_neohookean_def_default(void);
 
 /// Collider shapes. A new shape is an entry here and a member of pbd_collider_def.shape, plus
 /// one file src/collide_<shape>.c that implements pbd_shape_ops and a line in collide.c's table.
@@ -231,7 +259,9 @@ typedef struct pbd_mesh {
 	pbd_real* edge_rest; ///< rest length per edge, or NULL for the length in `positions`
 	uint32_t triangle_count;
 	uint32_t* triangles; ///< 3 per triangle, counter-clockwise seen from the front
-	bool owned;          ///< arrays were allocated by a builder; pbd_mesh_free releases them
+	uint32_t tet_count;
+	uint32_t* tets; ///< 4 per tetrahedron (x0..x3), positively oriented: (x1-x0) x (x2-x0) . (x3-x0) > 0
+	bool owned;     ///< arrays were allocated by a builder; pbd_mesh_free releases them
 } pbd_mesh;
 
 /// A rectangular cloth of nx x ny vertices. Vertex (i, j) has index j*nx + i and sits at
@@ -254,11 +284,33 @@ typedef struct pbd_rope_def {
 	int cookie;
 } pbd_rope_def;
 
+/// A box of nx x ny x nz cells split into tetrahedra, with its boundary as triangles and the
+/// tetrahedra's edges. Vertex (i, j, k) has index (k (ny+1) + j) (nx+1) + i and sits at
+/// origin + (i size.x / nx, j size.y / ny, k size.z / nz).
+typedef struct pbd_tet_box_def {
+	uint32_t nx, ny, nz; ///< cells along x, y and z, >= 1
+	pbd_vec3 size;       ///< extents in m, each > 0
+	pbd_vec3 origin;     ///< the corner with the smallest coordinates
+	/// 5: a central tetrahedron and four corners, mirrored from cell to cell (the default);
+	/// 6: the six tetrahedra around each cell's diagonal from (i, j, k) to (i+1, j+1, k+1)
+	int tets_per_cell;
+	int cookie;
+} pbd_tet_box_def;
+
+/// A tetrahedralised ball: the cube [-n, n]^3 of unit cells, six tetrahedra per cell mirrored
+/// into every octant, mapped onto the ball by x -> x |x|_inf / |x|_2 (cube shells to spheres).
+typedef struct pbd_tet_sphere_def {
+	pbd_vec3 center;
+	pbd_real radius;       ///< m, > 0
+	uint32_t subdivisions; ///< n: cells from the centre to the surface along each axis, >= 1
+	int cookie;
+} pbd_tet_sphere_def;
+
 /// How a body's particle masses are set when the mesh carries no inverse masses.
 typedef enum pbd_mass_mode {
 	PBD_MASS_PER_PARTICLE = 0, ///< `mass` kg for every particle
-	PBD_MASS_TOTAL = 1,        ///< `mass` kg for the whole body, lumped by area (or length, or evenly)
-	PBD_MASS_DENSITY = 2       ///< `mass` is an area density kg/m^2 (line density kg/m for ropes)
+	PBD_MASS_TOTAL = 1,        ///< `mass` kg for the whole body, lumped by volume (tets), area, length, or evenly
+	PBD_MASS_DENSITY = 2       ///< `mass` is a density: kg/m^3 with tets, kg/m^2 with triangles, kg/m for ropes
 } pbd_mass_mode;
 
 /// Material of one edge kind.
