@@ -6,11 +6,17 @@
 extern const pbd_family_ops pbd_family_distance_ops;
 extern const pbd_family_ops pbd_family_tet_volume_ops;
 extern const pbd_family_ops pbd_family_tet_neohookean_ops;
+extern const pbd_family_ops pbd_family_attachment_ops;
+extern const pbd_family_ops pbd_family_lra_ops;
+extern const pbd_family_ops pbd_family_shape_ops;
 
 const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_DISTANCE] = &pbd_family_distance_ops,
     [PBD_FAMILY_TET_VOLUME] = &pbd_family_tet_volume_ops,
     [PBD_FAMILY_TET_NEOHOOKEAN] = &pbd_family_tet_neohookean_ops,
+    [PBD_FAMILY_ATTACHMENT] = &pbd_family_attachment_ops,
+    [PBD_FAMILY_LRA] = &pbd_family_lra_ops,
+    [PBD_FAMILY_SHAPE] = &pbd_family_shape_ops,
 };
 
 const char* pbd_family_name(pbd_family_type type) {
@@ -73,11 +79,35 @@ void pbd_family_free(pbd_world* w, pbd_family* f, const pbd_family_ops* ops) {
 	pbd_free(&w->mem, f->slot, c * sizeof *f->slot);
 	pbd_free(&w->mem, f->user, c * sizeof *f->user);
 	pbd_free(&w->mem, f->scratch, c * sizeof *f->scratch);
+	if (ops->pool_size) pbd_free(&w->mem, f->pool, (size_t)f->pool_cap * ops->pool_size);
 	memset(f, 0, sizeof *f);
+}
+
+uint32_t pbd_family_pool_append(pbd_world* w, pbd_family_type type, uint32_t count) {
+	pbd_family* f = &w->fam[type];
+	const size_t es = pbd_family_table[type]->pool_size;
+	PBD_ASSERT(es > 0);
+	if (count > UINT32_MAX - 1 - f->pool_n) return UINT32_MAX;
+	const uint32_t need = f->pool_n + count;
+	if (need > f->pool_cap) {
+		uint32_t cap = f->pool_cap ? f->pool_cap : 256;
+		while (cap < need) cap = cap > UINT32_MAX / 2 ? need : cap * 2;
+		if (!pbd_grow(&w->mem, &f->pool, es, f->pool_cap, cap)) return UINT32_MAX;
+		f->pool_cap = cap;
+	}
+	const uint32_t base = f->pool_n;
+	memset((char*)f->pool + (size_t)base * es, 0, (size_t)count * es);
+	f->pool_n = need;
+	return base;
 }
 
 void pbd_family_touch(pbd_world* w, pbd_family_type type) {
 	w->fam[type].stale = true;
+	w->stats_valid = false;
+}
+
+void pbd_families_touch_all(pbd_world* w) {
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) w->fam[t].stale = true;
 	w->stats_valid = false;
 }
 

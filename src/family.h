@@ -34,6 +34,7 @@ typedef struct pbd_step_ctx {
 	pbd_vec3* dx;           /* Jacobi accumulator */
 	const uint32_t* degree; /* constraints touching each particle, all families */
 	pbd_real h, inv_h2;
+	pbd_real substep_fraction; /* of the step at the end of this substep, 1 outside one (moving targets) */
 	pbd_formulation formulation;
 	int iterations;
 	bool jacobi_equal;
@@ -55,6 +56,10 @@ typedef struct pbd_family {
 	int refresh_iterations;
 	pbd_formulation refresh_formulation;
 	pbd_real refresh_h;
+	/* Variable-length data that the records address by offset (compressed rows): ops.pool_size
+	 * bytes per element, never permuted, written by snapshots. */
+	void* pool;
+	uint32_t pool_n, pool_cap;
 } pbd_family;
 
 /* Diagnostics a family adds to pbd_stats. Strain is dimensionless, the family's own relative
@@ -74,6 +79,7 @@ typedef struct pbd_family_ops {
 	const char* name;
 	size_t hot_size, cold_size;
 	uint32_t lambdas; /* multipliers per constraint */
+	size_t pool_size; /* bytes per pool element; 0 when the family has no pool */
 	/* Writes the particles [first, first + cap) of the constraint at position k into out (those
 	 * that exist) and returns how many particles the constraint has in all. */
 	uint32_t (*particles)(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap);
@@ -102,8 +108,14 @@ pbd_status pbd_family_reserve(pbd_world* w, pbd_family_type type, uint32_t capac
  * when out of memory. The caller fills hot/cold at the returned positions. */
 uint32_t pbd_family_append(pbd_world* w, pbd_family_type type, uint32_t count);
 void pbd_family_free(pbd_world* w, pbd_family* f, const pbd_family_ops* ops);
+/* Appends `count` zeroed elements to family `type`'s pool (doubling); returns the first, or
+ * UINT32_MAX when out of memory. */
+uint32_t pbd_family_pool_append(pbd_world* w, pbd_family_type type, uint32_t count);
 /* Marks that a family's settings changed: hot[] is derived again before the next step. */
 void pbd_family_touch(pbd_world* w, pbd_family_type type);
+/* Marks every family: inverse masses changed (a pin, an unpin, a new mass), and a family may
+ * derive data from them (the pin set of long-range attachments, the weights of shape matching). */
+void pbd_families_touch_all(pbd_world* w);
 /* Refreshes every family whose hot[] was derived for other settings than ctx's. */
 void pbd_families_refresh(pbd_world* w, const pbd_step_ctx* ctx);
 

@@ -179,7 +179,7 @@ pbd_status pbd_particle_set_inv_mass(pbd_world* w, uint32_t index, pbd_real inv_
 		                PBD_INV_MASS_MIN, PBD_INV_MASS_MAX, (double)inv_mass);
 	w->w_free[index] = inv_mass;
 	if (!(w->flags[index] & PBD_PARTICLE_PINNED)) w->w[index] = inv_mass;
-	w->stats_valid = false;
+	pbd_families_touch_all(w);
 	return PBD_OK;
 }
 
@@ -192,7 +192,7 @@ pbd_status pbd_particle_pin(pbd_world* w, uint32_t index) {
 	w->v[index] = pbd_v3(0, 0, 0);
 	w->v_lo[index] = pbd_v3(0, 0, 0);
 	w->x_lo[index] = pbd_v3(0, 0, 0); /* a pinned particle is exactly at x */
-	w->stats_valid = false;
+	pbd_families_touch_all(w);
 	return PBD_OK;
 }
 
@@ -203,7 +203,7 @@ pbd_status pbd_particle_unpin(pbd_world* w, uint32_t index) {
 		w->flags[index] = (uint8_t)(w->flags[index] & ~(PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET));
 		w->w[index] = w->w_free[index];
 	}
-	w->stats_valid = false;
+	pbd_families_touch_all(w);
 	return PBD_OK;
 }
 

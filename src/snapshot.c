@@ -3,10 +3,11 @@
  *
  * Everything that a step reads and that outlives a step is written: settings, every particle
  * array (positions and velocities with their remainders, masses, flags, forces, targets), the
- * constraints of every family in their solver order with their order of addition and multipliers, triangles,
- * colliders with their generations, the clock and the warning counters. Scratch that a step
- * rebuilds before reading (displacements, Jacobi sums, step-start copies) is not, and the
- * per-particle constraint counts are recounted.
+ * constraints of every family in their solver order with their order of addition and multipliers
+ * (and the variable-length pool of a family that has one), triangles, colliders with their
+ * generations, the clock and the warning counters. Scratch that a step rebuilds before reading
+ * (displacements, Jacobi sums, step-start copies) is not, and the per-particle constraint counts
+ * are recounted.
  *
  * Layout: an 8-byte magic, then fixed-size native-endian fields and arrays, then an FNV-1a hash
  * of everything before it. The header records the scalar size and the byte order, and a reader
@@ -123,6 +124,13 @@ static void write_world(writer* wr, const pbd_world* w) {
 		put(wr, f->cold, n * ops->cold_size);
 		put(wr, f->lambda, n * nl * sizeof *f->lambda);
 		put(wr, f->user, n * sizeof *f->user);
+		/* A family with a pool (variable-length data its records address) writes it after them;
+		 * the others write nothing more, so their layout is the one of format version 2. */
+		if (ops->pool_size) {
+			put_u32(wr, (uint32_t)ops->pool_size);
+			put_u32(wr, f->pool_n);
+			put(wr, f->pool, (size_t)f->pool_n * ops->pool_size);
+		}
 	}
 
 	put_u32(wr, w->nt);
@@ -327,6 +335,22 @@ static pbd_status load_family(reader* rd, pbd_world* w, pbd_family_type t, const
 	get(rd, f->user, (size_t)n * sizeof *f->user);
 	f->n = n;
 	f->stale = true;
+	if (ops->pool_size) {
+		/* Read before the records are checked: their particles are found through it. */
+		const uint32_t ps = get_u32(rd), pn = get_u32(rd);
+		if (rd->short_read || ps != ops->pool_size)
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s constraints have another pool layout", name, ops->name);
+		if (pn >= UINT32_MAX || !fits(rd, pn, ps))
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s pool size %u does not fit the snapshot", name, ops->name,
+			                    pn);
+		if (pn > f->pool_cap) {
+			if (!pbd_grow(&w->mem, &f->pool, ps, f->pool_cap, pn))
+				return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for the %s pool", name, ops->name);
+			f->pool_cap = pn;
+		}
+		get(rd, f->pool, (size_t)pn * ps);
+		f->pool_n = pn;
+	}
 	for (uint32_t k = 0; k < n; ++k) f->slot[k] = UINT32_MAX;
 	for (uint32_t k = 0; k < n && st == PBD_OK; ++k) {
 		const uint32_t u = f->user[k];

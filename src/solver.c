@@ -14,6 +14,7 @@ void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
 	ctx->degree = w->degree;
 	ctx->h = h;
 	ctx->inv_h2 = 1 / (h * h);
+	ctx->substep_fraction = 1;
 	ctx->formulation = w->def.formulation;
 	ctx->iterations = w->def.iterations;
 	ctx->jacobi_equal = w->def.jacobi_equal_split;
@@ -121,6 +122,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
+	ctx.substep_fraction = (pbd_real)substep / (pbd_real)substeps;
 	if (ctx.formulation == PBD_FORMULATION_XPBD) {
 		for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 			pbd_family* f = &w->fam[t];

@@ -5,8 +5,7 @@
 #include "world.h"
 
 static void family_stats(pbd_world* w, pbd_stats* s) {
-	double sum_strain = 0, elastic = 0;
-	uint32_t strained = 0;
+	double elastic = 0;
 	double kind_sum[PBD_EDGE_KIND_COUNT] = {0};
 	uint32_t kind_count[PBD_EDGE_KIND_COUNT] = {0};
 	bool defined = true;
@@ -25,8 +24,6 @@ static void family_stats(pbd_world* w, pbd_stats* s) {
 		out->elastic_energy = fs.energy_defined ? fs.energy : (double)NAN;
 		if (!(fs.max_strain <= s->max_strain)) s->max_strain = fs.max_strain; /* NaN wins, so it is reported */
 		if (!(fs.max_violation <= s->max_violation)) s->max_violation = fs.max_violation;
-		sum_strain += fs.sum_strain;
-		strained += fs.strained;
 		elastic += fs.energy;
 		defined = defined && fs.energy_defined;
 		for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
@@ -35,7 +32,9 @@ static void family_stats(pbd_world* w, pbd_stats* s) {
 			kind_count[k] += fs.kind_count[k];
 		}
 	}
-	s->mean_strain = strained ? sum_strain / strained : 0;
+	/* The mean stays the distances' own: strains of other families measure other things (a volume
+	 * ratio, a slack unilateral limit), and averaging them together would say nothing. */
+	s->mean_strain = s->family[PBD_FAMILY_DISTANCE].mean_strain;
 	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k)
 		s->edge_mean_strain[k] = kind_count[k] ? kind_sum[k] / kind_count[k] : 0;
 	s->energy_defined = defined;

@@ -200,6 +200,66 @@ PBD_API pbd_status pbd_world_set_tet_neohookean_material(pbd_world* world, uint3
                                                          pbd_real youngs_modulus, pbd_real poisson_ratio,
                                                          pbd_real stiffness_deviatoric, pbd_real stiffness_hydrostatic);
 
+/* ---- attachments to points -------------------------------------------------------------- */
+
+/// Adds `count` attachments (pbd_attachment_def). The index of the first goes to *first (may be
+/// NULL). All are validated before any is added. An attachment of a pinned particle does nothing.
+PBD_API pbd_status pbd_world_add_attachments(pbd_world* world, uint32_t count, const pbd_attachment_def* defs,
+                                             uint32_t* first);
+
+PBD_API uint32_t pbd_world_attachment_count(const pbd_world* world);
+
+/// The def of attachment `index`, with the target it will have reached after the next step.
+PBD_API pbd_status pbd_world_get_attachment(const pbd_world* world, uint32_t index, pbd_attachment_def* out);
+
+/// Moves the point of attachment `index` to `target` over the next step, linearly through its
+/// substeps (as pbd_particle_set_target moves a pinned particle); it stays there afterwards.
+PBD_API pbd_status pbd_world_set_attachment_target(pbd_world* world, uint32_t index, pbd_vec3 target);
+
+/// Changes the stiffness and compliance of attachments [first, first + count).
+PBD_API pbd_status pbd_world_set_attachment_material(pbd_world* world, uint32_t first, uint32_t count,
+                                                     pbd_real stiffness, pbd_real compliance);
+
+/* ---- long-range attachments -------------------------------------------------------------- */
+
+/// Adds `count` sets of long-range attachments (pbd_lra_def): each adds one constraint per
+/// particle of its range, in particle order, the first set's first at *first (may be NULL). The
+/// geodesic mode measures along the distance constraints that exist now between particles of the
+/// range. The constraints follow the pins: after pbd_particle_pin, unpin or set_inv_mass the next
+/// step finds each particle's nearest pin again (no allocation in the step); a pinned particle's
+/// own constraint, or one that reaches no pin, is inactive until the pins change.
+PBD_API pbd_status pbd_world_add_lras(pbd_world* world, uint32_t count, const pbd_lra_def* defs, uint32_t* first);
+
+PBD_API uint32_t pbd_world_lra_count(const pbd_world* world);
+
+/// Long-range attachment `index` as of the last step (or its addition).
+PBD_API pbd_status pbd_world_get_lra(const pbd_world* world, uint32_t index, pbd_lra_info* out);
+
+/// Changes the stiffness and compliance of long-range attachments [first, first + count).
+PBD_API pbd_status pbd_world_set_lra_material(pbd_world* world, uint32_t first, uint32_t count, pbd_real stiffness,
+                                              pbd_real compliance);
+
+/* ---- shape matching ---------------------------------------------------------------------- */
+
+/// Adds `count` shape-matching clusters (pbd_shape_def); the members are copied. The index of the
+/// first goes to *first (may be NULL). All are validated before any is added.
+PBD_API pbd_status pbd_world_add_shapes(pbd_world* world, uint32_t count, const pbd_shape_def* defs, uint32_t* first);
+
+PBD_API uint32_t pbd_world_shape_count(const pbd_world* world);
+
+/// Cluster `index`: out->count, stiffness and compliance, and its first `capacity` members
+/// written to `members` (out->particles points there; rest is NULL).
+PBD_API pbd_status pbd_world_get_shape(const pbd_world* world, uint32_t index, pbd_shape_def* out, uint32_t* members,
+                                       uint32_t capacity);
+
+/// The rotation from cluster `index`'s rest shape to its current goal shape, as a unit
+/// quaternion (x, y, z, w), as found in the last step.
+PBD_API pbd_status pbd_world_get_shape_rotation(const pbd_world* world, uint32_t index, pbd_real out[4]);
+
+/// Changes the stiffness and compliance of clusters [first, first + count).
+PBD_API pbd_status pbd_world_set_shape_material(pbd_world* world, uint32_t first, uint32_t count, pbd_real stiffness,
+                                                pbd_real compliance);
+
 /* ---- surface triangles ------------------------------------------------------------------ */
 
 /// Adds triangles (3 world particle indices each) that describe the surface for output and for

@@ -167,6 +167,9 @@ typedef enum pbd_family_type {
 	PBD_FAMILY_DISTANCE = 0,   ///< C = |x_a - x_b| - rest
 	PBD_FAMILY_TET_VOLUME,     ///< C = V - V0 of a tetrahedron
 	PBD_FAMILY_TET_NEOHOOKEAN, ///< stable Neo-Hookean tetrahedron: a deviatoric and a hydrostatic constraint
+	PBD_FAMILY_ATTACHMENT,     ///< C = |x - p| - rest: a particle held to a world point p
+	PBD_FAMILY_LRA,            ///< C = |x - x_pin| - L <= 0: long-range attachments to the nearest pin
+	PBD_FAMILY_SHAPE,          ///< shape matching: a cluster pulled toward its rest shape, rotated
 	PBD_FAMILY_COUNT
 } pbd_family_type;
 
@@ -209,6 +212,63 @@ typedef struct pbd_tet_neohookean_def {
 
 /// Rubber-like defaults: E = 1 MPa, nu = 0.45, PBD stiffnesses 1.
 PBD_API pbd_tet_neohookean_def pbd_tet_neohookean_def_default(void);
+/// One attachment C = |x - p| - rest: particle `particle` held to the world point `target`
+/// (a spring to a fixed point with compliance, a rigid rod of length rest, or, with rest 0 and no
+/// compliance, a particle glued to a point that pbd_world_set_attachment_target can move).
+typedef struct pbd_attachment_def {
+	uint32_t particle;   ///< world particle index
+	pbd_vec3 target;     ///< the point p, m (world coordinates)
+	pbd_real rest;       ///< distance kept from p, m, >= 0 (default 0)
+	pbd_real stiffness;  ///< PBD stiffness in [0,1] (default 1)
+	pbd_real compliance; ///< XPBD compliance >= 0, m/N (default 0)
+} pbd_attachment_def;
+
+/// An attachment at rest distance 0, full stiffness, zero compliance, target at the origin.
+PBD_API pbd_attachment_def pbd_attachment_def_default(void);
+
+/// How long-range attachments measure the rest distance from a particle to a pin.
+typedef enum pbd_lra_mode {
+	PBD_LRA_EUCLIDEAN = 0, ///< straight line between the rest positions
+	PBD_LRA_GEODESIC = 1   ///< shortest path along the distance constraints among the set's particles
+} pbd_lra_mode;
+
+/// A set of long-range attachments (Kim, Chentanez and Müller 2012) over a range of particles:
+/// one unilateral constraint |x - x_pin| <= scale * L per particle of the range, to the nearest
+/// pinned particle of the range at rest distance L. Which particles are pinned is read when the
+/// set is added and again at the next step after any pbd_particle_pin / unpin / set_inv_mass.
+typedef struct pbd_lra_def {
+	uint32_t first_particle; ///< the range, e.g. a body's particles
+	uint32_t particle_count; ///< >= 1
+	pbd_lra_mode mode;       ///< how L is measured (default geodesic)
+	pbd_real scale;          ///< > 0: how far past L a particle may go, as a factor (default 1)
+	pbd_real stiffness;      ///< PBD stiffness in [0,1] (default 1)
+	pbd_real compliance;     ///< XPBD compliance >= 0, m/N (default 0)
+} pbd_lra_def;
+
+/// Geodesic, scale 1, full stiffness, zero compliance, an empty range.
+PBD_API pbd_lra_def pbd_lra_def_default(void);
+
+/// One long-range attachment as it stands after the last rebuild.
+typedef struct pbd_lra_info {
+	uint32_t particle;   ///< the constrained particle
+	uint32_t pin;        ///< the pinned particle it is held to; UINT32_MAX when inactive (pinned, or no pin reached)
+	pbd_real rest;       ///< scale * L, m
+	pbd_real stiffness;  ///< PBD, [0,1]
+	pbd_real compliance; ///< XPBD, m/N
+} pbd_lra_info;
+
+/// A shape-matching cluster (Müller et al. 2005): its members are pulled toward their rest shape,
+/// translated to their centre of mass and turned by the rotation that fits it best.
+typedef struct pbd_shape_def {
+	const uint32_t* particles; ///< member particle indices, distinct (count of them)
+	uint32_t count;            ///< members, >= 1
+	const pbd_vec3* rest;      ///< rest positions of the members (count), m, or NULL for their current positions
+	pbd_real stiffness;        ///< PBD stiffness in [0,1]: the fraction of the way to the goal per step (default 1)
+	pbd_real compliance;       ///< XPBD compliance >= 0, m/N, of the RMS distance to the goal (default 0)
+} pbd_shape_def;
+
+/// No members, rest from the current positions, full stiffness, zero compliance.
+PBD_API pbd_shape_def pbd_shape_def_default(void);
 
 /// Collider shapes. A new shape is an entry here and a member of pbd_collider_def.shape, plus
 /// one file src/collide_<shape>.c that implements pbd_shape_ops and a line in collide.c's table.
@@ -370,10 +430,10 @@ typedef struct pbd_stats {
 	/// stiffness in (0, 1) has no defined energy, and then this is NaN and energy_defined false.
 	double elastic_energy;
 	bool energy_defined;
-	pbd_vec3 momentum;                            ///< kg m/s, over particles with finite mass
-	double max_strain;                            ///< max |C| / rest over distance constraints with rest > 0
-	double mean_strain;                           ///< mean |C| / rest
-	double max_violation;                         ///< max |C| in m over distance constraints
+	pbd_vec3 momentum;    ///< kg m/s, over particles with finite mass
+	double max_strain;    ///< the largest strain of any family (|C| / rest for distances); divergence reads it
+	double mean_strain;   ///< mean |C| / rest over the distance constraints with rest > 0
+	double max_violation; ///< max |C| in m over distance constraints
 	double edge_max_strain[PBD_EDGE_KIND_COUNT];  ///< max |C| / rest of the distances of each edge kind
 	double edge_mean_strain[PBD_EDGE_KIND_COUNT]; ///< mean |C| / rest of each edge kind (0 when none)
 	pbd_family_stats family[PBD_FAMILY_COUNT];    ///< per constraint family
