@@ -237,6 +237,19 @@ PBD_API pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out,
 PBD_API pbd_status pbd_mesh_load_obj_memory(const char* data, size_t size, const char* name, bool bend, pbd_mesh* out,
                                             pbd_error* err);
 
+/// The hinges of a mesh's triangles, for the bending constraints: for every edge shared by
+/// exactly two triangles, 4 vertex indices (x0, x1, x2, x3) such that (x0, x1, x2) is the first of
+/// the two triangles (lower index) with its own orientation and x3 is the other's third vertex;
+/// so (x1, x0, x3) is the second triangle when the two are oriented consistently. The hinges
+/// come in the order of their edges (sorted by vertex pair), whatever the orientation of the
+/// triangles. *count receives the number of hinges; they are written to out4 (4 per hinge) when it
+/// is not NULL, which needs capacity >= *count (PBD_ERR_OUT_OF_RANGE otherwise, nothing written).
+/// Edges that make no hinge are counted in *skipped (may be NULL): those of 3 or more triangles
+/// (non-manifold) and those whose two triangles have the same third vertex (a doubled triangle).
+/// Fails on a triangle index out of range or a triangle repeating a vertex.
+PBD_API pbd_status pbd_mesh_hinges(const pbd_mesh* mesh, uint32_t* out4, uint32_t capacity, uint32_t* count,
+                                   uint32_t* skipped, pbd_error* err);
+
 /// Frees a builder-made mesh and zeroes it. Does nothing to a mesh with owned == false.
 PBD_API void pbd_mesh_free(pbd_mesh* mesh);
 
