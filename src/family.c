@@ -4,9 +4,13 @@
 #include "world.h"
 
 extern const pbd_family_ops pbd_family_distance_ops;
+extern const pbd_family_ops pbd_family_bend_dihedral_ops;
+extern const pbd_family_ops pbd_family_bend_isometric_ops;
 
 const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_DISTANCE] = &pbd_family_distance_ops,
+    [PBD_FAMILY_BEND_DIHEDRAL] = &pbd_family_bend_dihedral_ops,
+    [PBD_FAMILY_BEND_ISOMETRIC] = &pbd_family_bend_isometric_ops,
 };
 
 const char* pbd_family_name(pbd_family_type type) {

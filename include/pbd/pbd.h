@@ -159,6 +159,33 @@ PBD_API pbd_status pbd_world_set_distance_material(pbd_world* world, uint32_t fi
 /// The particle pair of constraint `index` (for drawing and output).
 PBD_API pbd_status pbd_world_get_distance(const pbd_world* world, uint32_t index, pbd_distance_def* out);
 
+/* ---- bending constraints ---------------------------------------------------------------- */
+
+/// Adds `count` dihedral bending constraints (pbd_bend_dihedral_def). The index of the first goes
+/// to *first (may be NULL). All are validated before any is added; a measured rest angle needs
+/// two triangles of non-zero area (PBD_ERR_DEGENERATE otherwise).
+PBD_API pbd_status pbd_world_add_bend_dihedrals(pbd_world* world, uint32_t count, const pbd_bend_dihedral_def* defs,
+                                                uint32_t* first);
+PBD_API uint32_t pbd_world_bend_dihedral_count(const pbd_world* world);
+/// The hinge, rest angle (always measure_rest false) and material of constraint `index`.
+PBD_API pbd_status pbd_world_get_bend_dihedral(const pbd_world* world, uint32_t index, pbd_bend_dihedral_def* out);
+/// Changes the PBD stiffness ([0,1]) and XPBD compliance (>= 0) of constraints [first, first + count).
+PBD_API pbd_status pbd_world_set_bend_dihedral_material(pbd_world* world, uint32_t first, uint32_t count,
+                                                        pbd_real stiffness, pbd_real compliance);
+
+/// Adds `count` isometric bending constraints (pbd_bend_isometric_def), as for the dihedral ones.
+/// The weights come from the hinge's current shape, which must be its rest shape: both triangles
+/// of non-zero area (PBD_ERR_DEGENERATE otherwise, also for a hinge too small or too thin for the
+/// scalar to hold its weights).
+PBD_API pbd_status pbd_world_add_bend_isometrics(pbd_world* world, uint32_t count, const pbd_bend_isometric_def* defs,
+                                                 uint32_t* first);
+PBD_API uint32_t pbd_world_bend_isometric_count(const pbd_world* world);
+/// The hinge, rest bend angle in [0, pi] (always measure_rest false) and material of constraint `index`.
+PBD_API pbd_status pbd_world_get_bend_isometric(const pbd_world* world, uint32_t index, pbd_bend_isometric_def* out);
+/// Changes the PBD stiffness ([0,1]) and XPBD compliance (>= 0) of constraints [first, first + count).
+PBD_API pbd_status pbd_world_set_bend_isometric_material(pbd_world* world, uint32_t first, uint32_t count,
+                                                         pbd_real stiffness, pbd_real compliance);
+
 /* ---- surface triangles ------------------------------------------------------------------ */
 
 /// Adds triangles (3 world particle indices each) that describe the surface for output and for
