@@ -9,6 +9,8 @@ extern const pbd_family_ops pbd_family_tet_neohookean_ops;
 extern const pbd_family_ops pbd_family_attachment_ops;
 extern const pbd_family_ops pbd_family_lra_ops;
 extern const pbd_family_ops pbd_family_shape_ops;
+extern const pbd_family_ops pbd_family_bend_dihedral_ops;
+extern const pbd_family_ops pbd_family_bend_isometric_ops;
 
 const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_DISTANCE] = &pbd_family_distance_ops,
@@ -17,6 +19,8 @@ const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_ATTACHMENT] = &pbd_family_attachment_ops,
     [PBD_FAMILY_LRA] = &pbd_family_lra_ops,
     [PBD_FAMILY_SHAPE] = &pbd_family_shape_ops,
+    [PBD_FAMILY_BEND_DIHEDRAL] = &pbd_family_bend_dihedral_ops,
+    [PBD_FAMILY_BEND_ISOMETRIC] = &pbd_family_bend_isometric_ops,
 };
 
 const char* pbd_family_name(pbd_family_type type) {

@@ -72,11 +72,7 @@ pbd_status pbd_mesh_check_lengths(const pbd_mesh* m, const char* fn, pbd_error* 
 /* An undirected edge as one sortable key, smaller index in the high half. */
 static uint64_t edge_key(uint32_t a, uint32_t b) { return a < b ? ((uint64_t)a << 32) | b : ((uint64_t)b << 32) | a; }
 
-typedef struct half_edge {
-	uint64_t key;
-	uint32_t opposite; /* the triangle's third vertex */
-	uint32_t tri;
-} half_edge;
+typedef pbd_half_edge half_edge;
 
 static int cmp_half_edge(const void* pa, const void* pb) {
 	const half_edge* a = (const half_edge*)pa;
@@ -84,6 +80,23 @@ static int cmp_half_edge(const void* pa, const void* pb) {
 	if (a->key != b->key) return a->key < b->key ? -1 : 1;
 	if (a->tri != b->tri) return a->tri < b->tri ? -1 : 1;
 	return 0;
+}
+
+/* Sorting the 3 nt half-edges by vertex pair makes equal neighbours the same edge (O(n log n)). */
+pbd_half_edge* pbd_mesh_half_edges(uint32_t nt, const uint32_t* idx) {
+	const size_t nh = 3 * (size_t)nt;
+	half_edge* he = (half_edge*)malloc((nh ? nh : 1) * sizeof *he);
+	if (!he) return NULL;
+	for (uint32_t t = 0; t < nt; ++t)
+		for (int j = 0; j < 3; ++j) {
+			const uint32_t* v = idx + 3 * (size_t)t;
+			half_edge* h = &he[3 * (size_t)t + (size_t)j];
+			h->key = edge_key(v[j], v[(j + 1) % 3]);
+			h->opposite = v[(j + 2) % 3];
+			h->tri = t;
+		}
+	qsort(he, nh, sizeof *he, cmp_half_edge);
+	return he;
 }
 
 static int cmp_u64(const void* pa, const void* pb) {
@@ -136,19 +149,9 @@ pbd_status pbd_mesh_build(uint32_t nv, const pbd_vec3* pos, uint32_t nt, const u
 			                   pbd_fail_err(err, PBD_ERR_DEGENERATE, "mesh: triangle %u has zero area", t));
 	}
 
-	/* Sort the 3 nt half-edges by vertex pair: equal neighbours are the same edge (O(n log n)). */
-	size_t nh = 3 * (size_t)nt;
-	half_edge* he = (half_edge*)malloc(nh * sizeof *he);
+	const size_t nh = 3 * (size_t)nt;
+	half_edge* he = pbd_mesh_half_edges(nt, idx);
 	if (!he) return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "mesh: out of memory");
-	for (uint32_t t = 0; t < nt; ++t)
-		for (int j = 0; j < 3; ++j) {
-			const uint32_t* v = idx + 3 * (size_t)t;
-			half_edge* h = &he[3 * (size_t)t + (size_t)j];
-			h->key = edge_key(v[j], v[(j + 1) % 3]);
-			h->opposite = v[(j + 2) % 3];
-			h->tri = t;
-		}
-	qsort(he, nh, sizeof *he, cmp_half_edge);
 
 	size_t n_unique = 0, n_bend = 0;
 	for (size_t i = 0; i < nh;) {

@@ -26,6 +26,18 @@ typedef struct pbd_mesh_fault {
 	uint32_t a, b;     /* the vertices of the offending edge, else UINT32_MAX */
 } pbd_mesh_fault;
 
+/* The three half-edges of every triangle, sorted by undirected edge (vertex pair, smaller index
+ * in the high half of key) and then by triangle: the half-edges of one edge are neighbours, in
+ * the order of their triangles. The triangles must be valid (indices in range, no repeated
+ * vertex). Returns NULL when out of memory; free() the result. */
+typedef struct pbd_half_edge {
+	uint64_t key;
+	uint32_t opposite; /* the triangle's third vertex */
+	uint32_t tri;
+} pbd_half_edge;
+
+pbd_half_edge* pbd_mesh_half_edges(uint32_t nt, const uint32_t* idx);
+
 /* pbd_mesh_from_triangles, telling where it failed; fault may be NULL. */
 pbd_status pbd_mesh_build(uint32_t nv, const pbd_vec3* pos, uint32_t nt, const uint32_t* idx, bool bend, pbd_mesh* out,
                           pbd_error* err, pbd_mesh_fault* fault);

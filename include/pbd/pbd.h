@@ -260,6 +260,33 @@ PBD_API pbd_status pbd_world_get_shape_rotation(const pbd_world* world, uint32_t
 PBD_API pbd_status pbd_world_set_shape_material(pbd_world* world, uint32_t first, uint32_t count, pbd_real stiffness,
                                                 pbd_real compliance);
 
+/* ---- bending constraints ---------------------------------------------------------------- */
+
+/// Adds `count` dihedral bending constraints (pbd_bend_dihedral_def). The index of the first goes
+/// to *first (may be NULL). All are validated before any is added; a measured rest angle needs
+/// two triangles of non-zero area (PBD_ERR_DEGENERATE otherwise).
+PBD_API pbd_status pbd_world_add_bend_dihedrals(pbd_world* world, uint32_t count, const pbd_bend_dihedral_def* defs,
+                                                uint32_t* first);
+PBD_API uint32_t pbd_world_bend_dihedral_count(const pbd_world* world);
+/// The hinge, rest angle (always measure_rest false) and material of constraint `index`.
+PBD_API pbd_status pbd_world_get_bend_dihedral(const pbd_world* world, uint32_t index, pbd_bend_dihedral_def* out);
+/// Changes the PBD stiffness ([0,1]) and XPBD compliance (>= 0) of constraints [first, first + count).
+PBD_API pbd_status pbd_world_set_bend_dihedral_material(pbd_world* world, uint32_t first, uint32_t count,
+                                                        pbd_real stiffness, pbd_real compliance);
+
+/// Adds `count` isometric bending constraints (pbd_bend_isometric_def), as for the dihedral ones.
+/// The weights come from the hinge's current shape, which must be its rest shape: both triangles
+/// of non-zero area (PBD_ERR_DEGENERATE otherwise, also for a hinge too small or too thin for the
+/// scalar to hold its weights).
+PBD_API pbd_status pbd_world_add_bend_isometrics(pbd_world* world, uint32_t count, const pbd_bend_isometric_def* defs,
+                                                 uint32_t* first);
+PBD_API uint32_t pbd_world_bend_isometric_count(const pbd_world* world);
+/// The hinge, rest bend angle in [0, pi] (always measure_rest false) and material of constraint `index`.
+PBD_API pbd_status pbd_world_get_bend_isometric(const pbd_world* world, uint32_t index, pbd_bend_isometric_def* out);
+/// Changes the PBD stiffness ([0,1]) and XPBD compliance (>= 0) of constraints [first, first + count).
+PBD_API pbd_status pbd_world_set_bend_isometric_material(pbd_world* world, uint32_t first, uint32_t count,
+                                                         pbd_real stiffness, pbd_real compliance);
+
 /* ---- surface triangles ------------------------------------------------------------------ */
 
 /// Adds triangles (3 world particle indices each) that describe the surface for output and for
@@ -381,6 +408,18 @@ PBD_API pbd_status pbd_mesh_tet_sphere(const pbd_tet_sphere_def* def, pbd_mesh* 
 /// is reoriented (its last two vertices swapped); on success err then holds a note saying how
 /// many and where the first one was, and is empty otherwise.
 PBD_API pbd_status pbd_mesh_load_tetgen(const char* node_path, const char* ele_path, pbd_mesh* out, pbd_error* err);
+/// The hinges of a mesh's triangles, for the bending constraints: for every edge shared by
+/// exactly two triangles, 4 vertex indices (x0, x1, x2, x3) such that (x0, x1, x2) is the first of
+/// the two triangles (lower index) with its own orientation and x3 is the other's third vertex;
+/// so (x1, x0, x3) is the second triangle when the two are oriented consistently. The hinges
+/// come in the order of their edges (sorted by vertex pair), whatever the orientation of the
+/// triangles. *count receives the number of hinges; they are written to out4 (4 per hinge) when it
+/// is not NULL, which needs capacity >= *count (PBD_ERR_OUT_OF_RANGE otherwise, nothing written).
+/// Edges that make no hinge are counted in *skipped (may be NULL): those of 3 or more triangles
+/// (non-manifold) and those whose two triangles have the same third vertex (a doubled triangle).
+/// Fails on a triangle index out of range or a triangle repeating a vertex.
+PBD_API pbd_status pbd_mesh_hinges(const pbd_mesh* mesh, uint32_t* out4, uint32_t capacity, uint32_t* count,
+                                   uint32_t* skipped, pbd_error* err);
 
 /// Frees a builder-made mesh and zeroes it. Does nothing to a mesh with owned == false.
 PBD_API void pbd_mesh_free(pbd_mesh* mesh);

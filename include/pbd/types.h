@@ -170,6 +170,8 @@ typedef enum pbd_family_type {
 	PBD_FAMILY_ATTACHMENT,     ///< C = |x - p| - rest: a particle held to a world point p
 	PBD_FAMILY_LRA,            ///< C = |x - x_pin| - L <= 0: long-range attachments to the nearest pin
 	PBD_FAMILY_SHAPE,          ///< shape matching: a cluster pulled toward its rest shape, rotated
+	PBD_FAMILY_BEND_DIHEDRAL,  ///< C = theta - rest, theta the dihedral angle of a hinge
+	PBD_FAMILY_BEND_ISOMETRIC, ///< C = |sum_i K_i x_i| - r0 on a hinge (Bergou et al. 2006)
 	PBD_FAMILY_COUNT
 } pbd_family_type;
 
@@ -269,6 +271,38 @@ typedef struct pbd_shape_def {
 
 /// No members, rest from the current positions, full stiffness, zero compliance.
 PBD_API pbd_shape_def pbd_shape_def_default(void);
+/// One dihedral bending constraint on a hinge: the triangles (p[0], p[1], p[2]) and
+/// (p[1], p[0], p[3]) share the edge p[0]-p[1]. C = theta - rest, with theta in (-pi, pi] the
+/// signed angle between the two triangles' normals (0 flat, +-pi folded shut), positive when the
+/// wings p[2] and p[3] rise along their triangles' normals. Energy (XPBD) C^2 / (2 compliance).
+typedef struct pbd_bend_dihedral_def {
+	uint32_t p[4];       ///< world particle indices, distinct: p[0]-p[1] the shared edge, p[2] and p[3] the wings
+	bool measure_rest;   ///< true (the default): the rest angle is the hinge's angle when added; false: `rest`
+	pbd_real rest;       ///< rest angle in rad, in [-pi, pi] (pi and -pi are the same fold), when not measured
+	pbd_real stiffness;  ///< PBD stiffness in [0,1]
+	pbd_real compliance; ///< XPBD compliance >= 0 in 1/(N m) (rad^2/J): 1 / bending stiffness in N m/rad^2
+} pbd_bend_dihedral_def;
+
+/// A dihedral bend that keeps the angle it is added at, fully stiff, zero compliance.
+PBD_API pbd_bend_dihedral_def pbd_bend_dihedral_def_default(void);
+
+/// One isometric bending constraint (Bergou et al. 2006) on a hinge laid out as for
+/// pbd_bend_dihedral_def. C = |sum_i K_i x_i| - r0 with constant weights K_i (1/m) taken from the
+/// cotangents of the hinge when added, so that C^2 / 2 is Bergou's quadratic energy
+/// (1/2) sum_ij Q_ij x_i . x_j, about 3 |e|^2 theta^2 / (2 A) for a small bend theta (|e| the
+/// edge's length, A the two triangles' area). The model is exact for a flat rest state and
+/// inextensible motion; a curved rest state keeps the bend's size, not its direction
+/// (docs/constraints.md). Energy C^2 / (2 compliance).
+typedef struct pbd_bend_isometric_def {
+	uint32_t p[4];       ///< world particle indices, distinct: p[0]-p[1] the shared edge, p[2] and p[3] the wings
+	bool measure_rest;   ///< true (the default): the rest bend is the hinge's bend when added; false: `rest`
+	pbd_real rest;       ///< rest bend angle in rad, in [-pi, pi], when not measured; only |rest| counts (0 = flat)
+	pbd_real stiffness;  ///< PBD stiffness in [0,1]
+	pbd_real compliance; ///< XPBD compliance >= 0 in 1/(N m) (1/J): C is dimensionless
+} pbd_bend_isometric_def;
+
+/// An isometric bend that keeps the bend it is added at, fully stiff, zero compliance.
+PBD_API pbd_bend_isometric_def pbd_bend_isometric_def_default(void);
 
 /// Collider shapes. A new shape is an entry here and a member of pbd_collider_def.shape, plus
 /// one file src/collide_<shape>.c that implements pbd_shape_ops and a line in collide.c's table.
