@@ -21,6 +21,7 @@
 #define PBD_PBD_H
 
 #include "pbd/types.h"
+#include "pbd/material.h"
 
 #ifdef __cplusplus
 extern "C" {
