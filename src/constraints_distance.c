@@ -19,15 +19,17 @@ typedef struct pbd_distance_p {
 	pbd_real stiffness[2];
 	pbd_real compliance[2];
 	uint32_t kind;  /* pbd_edge_kind */
-	uint32_t spare; /* keeps the record free of padding in both precisions */
+	uint32_t flags; /* DIST_FROM_COMPLIANCE; also keeps the record free of padding in both precisions */
 } pbd_distance_p;
 
 _Static_assert(sizeof(pbd_distance_c) == 2 * sizeof(uint32_t) + 3 * sizeof(pbd_real), "padding in pbd_distance_c");
 _Static_assert(sizeof(pbd_distance_p) == 2 * sizeof(uint32_t) + 4 * sizeof(pbd_real), "padding in pbd_distance_p");
 
-#define FAM(w)  (&(w)->fam[PBD_FAMILY_DISTANCE])
-#define HOT(f)  ((pbd_distance_c*)(f)->hot)
-#define COLD(f) ((pbd_distance_p*)(f)->cold)
+#define FAM(w) (&(w)->fam[PBD_FAMILY_DISTANCE])
+/* Under PBD, the stiffness is derived from the compliance (pbd_distance_def.stiffness_from_compliance). */
+#define DIST_FROM_COMPLIANCE 1u
+#define HOT(f)               ((pbd_distance_c*)(f)->hot)
+#define COLD(f)              ((pbd_distance_p*)(f)->cold)
 
 pbd_distance_def pbd_distance_def_default(void) {
 	pbd_distance_def d;
@@ -89,6 +91,7 @@ pbd_status pbd_world_add_distances(pbd_world* w, uint32_t count, const pbd_dista
 		q->compliance[0] = d->compliance_stretch;
 		q->compliance[1] = d->compliance_compress;
 		q->kind = d->kind;
+		q->flags = d->stiffness_from_compliance ? DIST_FROM_COMPLIANCE : 0u;
 	}
 	if (first) *first = base;
 	return PBD_OK;
@@ -139,6 +142,7 @@ pbd_status pbd_world_get_distance(const pbd_world* w, uint32_t index, pbd_distan
 	out->compliance_stretch = q->compliance[0];
 	out->compliance_compress = q->compliance[1];
 	out->kind = q->kind;
+	out->stiffness_from_compliance = (q->flags & DIST_FROM_COMPLIANCE) != 0;
 	return PBD_OK;
 }
 
@@ -150,8 +154,14 @@ static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
 	for (uint32_t k = 0; k < f->n; ++k) {
 		const pbd_distance_p* q = &COLD(f)[k];
+		const pbd_real W = ctx->iw[HOT(f)[k].a] + ctx->iw[HOT(f)[k].b];
 		for (int j = 0; j < 2; ++j) {
-			const pbd_real kk = q->stiffness[j];
+			/* The fraction of C one XPBD projection removes, W / (W + alpha / h^2). */
+			pbd_real kk = q->stiffness[j];
+			if (!xpbd && (q->flags & DIST_FROM_COMPLIANCE)) {
+				const pbd_real at = q->compliance[j] * ctx->inv_h2;
+				kk = at == 0 ? 1 : W == 0 ? 0 : W / (W + at);
+			}
 			HOT(f)[k].s[j] = xpbd ? q->compliance[j] : (kk >= 1 || kk <= 0) ? kk : 1 - PBD_POW(1 - kk, inv_n);
 		}
 	}
@@ -310,7 +320,7 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 			out->kind_sum[kind] += strain;
 			out->kind_count[kind]++;
 		}
-		if (xpbd) {
+		if (xpbd || (p->flags & DIST_FROM_COMPLIANCE)) {
 			const double alpha = (double)p->compliance[C > 0 ? 0 : 1];
 			if (alpha > 0) out->energy += 0.5 * C * C / alpha;
 		} else {
@@ -342,7 +352,8 @@ static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const cha
 	    !(p->compliance[0] >= 0 && p->compliance[1] >= 0) || !pbd_is_finite(p->compliance[0]) ||
 	    !pbd_is_finite(p->compliance[1]))
 		return *why = "has an invalid material", false;
-	if (p->kind >= PBD_EDGE_KIND_COUNT || p->spare != 0) return *why = "has an invalid edge kind", false;
+	if (p->kind >= PBD_EDGE_KIND_COUNT || (p->flags & ~DIST_FROM_COMPLIANCE) != 0)
+		return *why = "has an invalid edge kind or flags", false;
 	return true;
 }
 

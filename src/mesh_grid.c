@@ -63,6 +63,11 @@ pbd_status pbd_mesh_grid(const pbd_grid_def* d, pbd_mesh* out, pbd_error* err) {
 			pbd_real tv = (pbd_real)j * d->size_v / (pbd_real)(ny - 1);
 			out->positions[j * nx + i] = pbd_v3_add(d->origin, pbd_v3_add(pbd_v3_scale(au, tu), pbd_v3_scale(av, tv)));
 		}
+	out->grid_nx = nx;
+	out->grid_ny = ny;
+	out->grid_du = d->size_u / (pbd_real)(nx - 1);
+	out->grid_dv = d->size_v / (pbd_real)(ny - 1);
+	out->grid_diagonals = d->diagonals;
 	uint32_t t = 0;
 	for (uint32_t j = 0; j + 1 < ny; ++j)
 		for (uint32_t i = 0; i + 1 < nx; ++i) {

@@ -158,6 +158,8 @@ static void write_world(writer* wr, const pbd_world* w) {
 		    r->info.first_particle, r->info.particle_count, r->info.first_distance, r->info.distance_count,
 		    r->info.first_triangle, r->info.triangle_count, r->generation,          r->alive};
 		put(wr, rec, sizeof rec);
+		put(wr, r->info.first, sizeof r->info.first);
+		put(wr, r->info.count, sizeof r->info.count);
 	}
 	const uint64_t h = wr->hash;
 	put_u64(wr, h);
@@ -396,25 +398,36 @@ static pbd_status load_families(reader* rd, pbd_world* w, const char* name, pbd_
 /* Soft objects: each range must lie inside what the world holds. */
 static pbd_status load_softs(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
 	const uint32_t ns = get_u32(rd);
-	if (rd->short_read || ns > w->np || !fits(rd, ns, 8 * sizeof(uint32_t)))
+	const uint64_t record = (8 + 2 * (uint64_t)PBD_FAMILY_COUNT) * sizeof(uint32_t);
+	if (rd->short_read || ns > w->np || !fits(rd, ns, record))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: soft object count %u does not fit the snapshot", name, ns);
 	if (ns) {
 		if (!pbd_grow(&w->mem, (void**)&w->softs, sizeof *w->softs, 0, ns))
 			return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u soft objects", name, ns);
 		w->cap_s = ns;
 	}
-	const uint64_t nd = w->fam[PBD_FAMILY_DISTANCE].n;
 	for (uint32_t i = 0; i < ns; ++i) {
 		uint32_t rec[8];
 		get(rd, rec, sizeof rec);
 		pbd_soft_rec* r = &w->softs[i];
-		r->info = (pbd_soft_info){rec[0], rec[1], rec[2], rec[3], rec[4], rec[5]};
+		memset(r, 0, sizeof *r);
+		r->info.first_particle = rec[0];
+		r->info.particle_count = rec[1];
+		r->info.first_distance = rec[2];
+		r->info.distance_count = rec[3];
+		r->info.first_triangle = rec[4];
+		r->info.triangle_count = rec[5];
 		r->generation = rec[6];
 		r->alive = rec[7];
+		get(rd, r->info.first, sizeof r->info.first);
+		get(rd, r->info.count, sizeof r->info.count);
 		w->ns = i + 1;
-		if ((uint64_t)rec[0] + rec[1] > w->np || (uint64_t)rec[2] + rec[3] > nd || (uint64_t)rec[4] + rec[5] > w->nt ||
-		    rec[6] == 0 || rec[7] > 1)
-			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: soft object %u is invalid", name, i);
+		bool ok = (uint64_t)rec[0] + rec[1] <= w->np && (uint64_t)rec[4] + rec[5] <= w->nt && rec[6] != 0 &&
+		          rec[7] <= 1 && rec[2] == r->info.first[PBD_FAMILY_DISTANCE] &&
+		          rec[3] == r->info.count[PBD_FAMILY_DISTANCE];
+		for (int t = 0; t < PBD_FAMILY_COUNT; ++t)
+			ok = ok && (uint64_t)r->info.first[t] + r->info.count[t] <= w->fam[t].n;
+		if (!ok) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: soft object %u is invalid", name, i);
 	}
 	return PBD_OK;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mesh.h"
+#include "soft.h"
 #include "tet.h"
 #include "world.h"
 
@@ -20,8 +21,49 @@ pbd_soft_def pbd_soft_def_default(void) {
 		d.material[k].compliance_stretch = 0;
 		d.material[k].compliance_compress = 0;
 	}
+	d.cloth = NULL;
+	d.bend = PBD_BEND_EDGES;
+	d.bend_stiffness = 1;
+	d.bend_compliance = 0;
+	d.tets = PBD_TET_NONE;
+	d.tet_stiffness = 1;
+	d.tet_compliance = 0;
+	d.tet_youngs_modulus = PBD_R(1e6);
+	d.tet_poisson_ratio = PBD_R(0.45);
+	d.long_range = false;
+	d.long_range_mode = PBD_LRA_GEODESIC;
+	d.long_range_scale = 1;
 	d.cookie = PBD_COOKIE;
 	return d;
+}
+
+/* What the world held before an object was added, to take back a half-added one: everything of
+ * an object is appended at the ends of the world's arrays. */
+typedef struct soft_mark {
+	uint32_t np, nt, n[PBD_FAMILY_COUNT], pool_n[PBD_FAMILY_COUNT];
+} soft_mark;
+
+static soft_mark mark(const pbd_world* w) {
+	soft_mark m;
+	m.np = w->np;
+	m.nt = w->nt;
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		m.n[t] = w->fam[t].n;
+		m.pool_n[t] = w->fam[t].pool_n;
+	}
+	return m;
+}
+
+static void roll_back(pbd_world* w, const soft_mark* m) {
+	w->np = m->np;
+	w->nt = m->nt;
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		w->fam[t].n = m->n[t];
+		w->fam[t].pool_n = m->pool_n[t];
+		w->fam[t].stale = true;
+	}
+	w->partitioned = false;
+	w->stats_valid = false;
 }
 
 static pbd_status validate_mesh(pbd_world* w, const pbd_mesh* m) {
@@ -172,6 +214,7 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: material %d: compliance must be >= 0", fn, k);
 	}
 	pbd_status st = validate_mesh(w, m);
+	if (st == PBD_OK) st = pbd_soft_check_extras(w, d, fn);
 	if (st != PBD_OK) return st;
 	if (d->pinned_count && !d->pinned) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: pinned is NULL", fn);
 	for (uint32_t k = 0; k < d->pinned_count; ++k)
@@ -182,6 +225,8 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 	const uint32_t n = m->vertex_count;
 	const uint32_t ne_max = m->edge_count;
 	const size_t pos_size = n * sizeof(pbd_vec3), inv_size = n * sizeof(pbd_real);
+	pbd_real* spring = NULL; /* spring constant per mesh edge, with a cloth material */
+	const size_t spring_size = (size_t)m->edge_count * sizeof *spring;
 	const size_t dd_size = ne_max * sizeof(pbd_distance_def),
 	             tri_size = 3 * (size_t)m->triangle_count * sizeof(uint32_t);
 	pbd_vec3* pos = (pbd_vec3*)pbd_alloc(&w->mem, pos_size);
@@ -234,6 +279,16 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 		st = pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
 		goto done;
 	}
+	if (d->cloth && m->edge_count) {
+		spring = (pbd_real*)pbd_alloc(&w->mem, spring_size);
+		if (!spring) {
+			st = pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+			goto done;
+		}
+		st = pbd_soft_spring_constants(w, d, pos, spring, fn);
+		if (st != PBD_OK) goto done;
+	}
+	const soft_mark before = mark(w);
 	pbd_soft_info body;
 	memset(&body, 0, sizeof body);
 	body.first_distance = w->fam[PBD_FAMILY_DISTANCE].n;
@@ -249,6 +304,7 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 		const pbd_edge_material* mt = &d->material[kind];
 		if (!mt->enabled) continue;
 		pbd_distance_def* c = &dd[ne++];
+		*c = pbd_distance_def_default();
 		c->a = body.first_particle + m->edges[2 * e];
 		c->b = body.first_particle + m->edges[2 * e + 1];
 		c->rest = m->edge_rest
@@ -259,6 +315,18 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 		c->compliance_stretch = mt->compliance_stretch;
 		c->compliance_compress = mt->compliance_compress;
 		c->kind = kind;
+		if (spring) {
+			/* The bend edges give way to the hinge models; a spring of 0 is no constraint at all. */
+			const pbd_real alpha = pbd_material_compliance(spring[e]);
+			if (!pbd_is_finite(alpha)) {
+				--ne;
+				continue;
+			}
+			c->compliance_stretch = alpha;
+			c->compliance_compress = alpha;
+			c->stiffness_from_compliance = true;
+		}
+		if (kind == PBD_EDGE_BEND && d->bend != PBD_BEND_EDGES) --ne;
 	}
 	if (ne) {
 		st = pbd_world_add_distances(w, ne, dd, &body.first_distance);
@@ -271,12 +339,22 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 		if (st != PBD_OK) goto done;
 	}
 	body.triangle_count = m->triangle_count;
+	st = pbd_soft_add_extras(w, d, &body, pos, fn);
+	if (st != PBD_OK) {
+		roll_back(w, &before);
+		goto done;
+	}
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		body.first[t] = before.n[t];
+		body.count[t] = w->fam[t].n - before.n[t];
+	}
 	pbd_soft_rec* rec = &w->softs[w->ns++];
 	rec->info = body;
 	rec->generation = rec->generation + 1;
 	rec->alive = 1;
 	if (id) *id = (pbd_soft_id){w->ns, rec->generation};
 done:
+	pbd_free(&w->mem, spring, spring_size);
 	pbd_free(&w->mem, pos, pos_size);
 	pbd_free(&w->mem, vel, pos_size);
 	pbd_free(&w->mem, inv, inv_size);

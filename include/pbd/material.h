@@ -19,12 +19,12 @@ extern "C" {
 /// ratio follows from the other moduli (the Cauchy relation) and cannot be set. There is no
 /// damping: the measured losses of cloth are rate-independent friction (hysteresis), not viscous
 /// damping, and no constraint of the library has a damping term to receive one.
-typedef struct pbd_cloth_material {
+struct pbd_cloth_material {
 	pbd_real density; ///< area density, kg/m^2: finite and > 0
 	pbd_real stretch; ///< stretch modulus, N/m: uniaxial tension per unit width per unit strain (E t); > 0
 	pbd_real shear;   ///< in-plane shear modulus, N/m: shear force per unit width per radian (G t); >= 0
 	pbd_real bending; ///< flexural rigidity, N m: bending moment per unit width per unit curvature; >= 0
-} pbd_cloth_material;
+};
 
 /// PBD_OK when every field is in its range; otherwise PBD_ERR_NOT_FINITE (a NaN, or an infinite
 /// density) or PBD_ERR_OUT_OF_RANGE, with the offending field named in err. NULL material:

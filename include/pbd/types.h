@@ -184,6 +184,11 @@ typedef struct pbd_distance_def {
 	pbd_real compliance_stretch;  ///< XPBD compliance >= 0 (m/N) when C > 0
 	pbd_real compliance_compress; ///< XPBD compliance >= 0 (m/N) when C < 0
 	uint32_t kind;                ///< pbd_edge_kind, for the strain per kind in pbd_stats (default structural)
+	/// Under PBD, ignore the stiffness values and use the fraction one XPBD projection with the
+	/// compliance removes, s = W / (W + alpha / h^2) with W = w_a + w_b (then corrected for the
+	/// iteration count): the constraint is then the same spring 1/alpha under both formulations,
+	/// and its energy C^2 / (2 alpha) is defined under both (docs/methods.md, "Physical materials").
+	bool stiffness_from_compliance;
 } pbd_distance_def;
 
 /// A distance constraint that pulls and pushes with full stiffness and zero compliance.
@@ -356,6 +361,11 @@ typedef struct pbd_mesh {
 	uint32_t tet_count;
 	uint32_t* tets; ///< 4 per tetrahedron (x0..x3), positively oriented: (x1-x0) x (x2-x0) . (x3-x0) > 0
 	bool owned;     ///< arrays were allocated by a builder; pbd_mesh_free releases them
+	/// Set by pbd_mesh_grid (0 otherwise, as in a zeroed hand-made mesh): the grid's vertex counts,
+	/// cell sizes and diagonals, so that a physical material maps exactly to its springs.
+	uint32_t grid_nx, grid_ny;
+	pbd_real grid_du, grid_dv;
+	int grid_diagonals;
 } pbd_mesh;
 
 /// A rectangular cloth of nx x ny vertices. Vertex (i, j) has index j*nx + i and sits at
@@ -416,6 +426,24 @@ typedef struct pbd_edge_material {
 	pbd_real compliance_compress; ///< XPBD, >= 0
 } pbd_edge_material;
 
+/// A physical cloth material (include/pbd/material.h).
+typedef struct pbd_cloth_material pbd_cloth_material;
+
+/// How a soft object resists bending.
+typedef enum pbd_bend_model {
+	PBD_BEND_EDGES = 0,     ///< the mesh's bend (flexion) edges as distance constraints
+	PBD_BEND_DIHEDRAL = 1,  ///< a dihedral-angle constraint per interior edge (Müller et al. 2007)
+	PBD_BEND_ISOMETRIC = 2, ///< an isometric bending constraint per interior edge (Bergou et al. 2006)
+	PBD_BEND_NONE = 3       ///< no bending resistance
+} pbd_bend_model;
+
+/// What a soft object's tetrahedra become.
+typedef enum pbd_tet_model {
+	PBD_TET_NONE = 0,      ///< nothing (the edges of the tets still become distance constraints)
+	PBD_TET_VOLUME = 1,    ///< a volume constraint per tetrahedron
+	PBD_TET_NEOHOOKEAN = 2 ///< a stable Neo-Hookean element per tetrahedron
+} pbd_tet_model;
+
 /// Everything needed to turn a mesh into particles and constraints of a world.
 typedef struct pbd_soft_def {
 	const pbd_mesh* mesh;
@@ -426,6 +454,31 @@ typedef struct pbd_soft_def {
 	pbd_edge_material material[PBD_EDGE_KIND_COUNT];
 	const uint32_t* pinned; ///< mesh vertex indices to pin (inverse mass 0), or NULL
 	uint32_t pinned_count;
+	/// A physical material (include/pbd/material.h), or NULL. When set, every distance constraint
+	/// gets the compliance 1/k of its spring constant k (grids: the exact mapping of
+	/// pbd_cloth_grid_springs, border edges halved; other meshes: van Gelder's per edge; bend edges:
+	/// pbd_cloth_flexion_stiffness), and under PBD the stiffness one XPBD projection would give
+	/// (stiffness_from_compliance), so the cloth is the same under both formulations; the stiffness
+	/// and compliance values of `material` are then not used, only its `enabled` flags.
+	const pbd_cloth_material* cloth;
+	/// Bending: PBD_BEND_EDGES uses the mesh's bend edges as distance constraints
+	/// (material[PBD_EDGE_BEND]); the hinge models add one constraint per interior edge of the
+	/// triangles instead (and no bend edges), with bend_stiffness / bend_compliance, or the
+	/// hinge stiffness of `cloth` when given.
+	pbd_bend_model bend;
+	pbd_real bend_stiffness;  ///< PBD stiffness of hinge constraints, [0, 1] (default 1)
+	pbd_real bend_compliance; ///< XPBD compliance of hinge constraints, 1/(N m), >= 0 (default 0)
+	/// Tetrahedra of the mesh (if any) become constraints of this model.
+	pbd_tet_model tets;
+	pbd_real tet_stiffness;      ///< volume model: PBD stiffness [0, 1]; Neo-Hookean: both PBD stiffnesses
+	pbd_real tet_compliance;     ///< volume model: XPBD compliance, m^5/N
+	pbd_real tet_youngs_modulus; ///< Neo-Hookean: Young's modulus E, Pa (default 1e6)
+	pbd_real tet_poisson_ratio;  ///< Neo-Hookean: Poisson's ratio in (-1, 0.5) (default 0.45)
+	/// Long-range attachments to the pinned vertices (Kim et al. 2012): one unilateral limit per
+	/// vertex on its distance to the nearest pin, which keeps a hanging cloth from stretching.
+	bool long_range;
+	pbd_lra_mode long_range_mode; ///< default geodesic
+	pbd_real long_range_scale;    ///< > 0, slack allowed past the rest distance, as a factor (default 1)
 	int cookie;
 } pbd_soft_def;
 
@@ -441,6 +494,9 @@ typedef struct pbd_soft_info {
 	uint32_t first_particle, particle_count;
 	uint32_t first_distance, distance_count;
 	uint32_t first_triangle, triangle_count;
+	/// Its constraints of every family: [first[f], first[f] + count[f]) in the order of addition
+	/// of family f (first_distance and distance_count repeat the distance family's).
+	uint32_t first[PBD_FAMILY_COUNT], count[PBD_FAMILY_COUNT];
 } pbd_soft_info;
 
 /// Diagnostics of one constraint family.
