@@ -5,6 +5,7 @@
 
 #include "bench.h"
 #include "quality.h"
+#include "resolution.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -79,6 +80,7 @@ typedef struct bench_options {
 	double quality_target; /* mean structural strain the cloth must hold */
 	const char* quality_method;
 	const char* quality_csv;
+	bool resolution; /* the resolution study instead of the tables */
 } bench_options;
 
 /* The cloth of one size, built once and shared by every repeat and by the Bullet peer. */
@@ -202,6 +204,9 @@ static void print_help(FILE* f) {
 	        "  --quality-target S    mean structural strain to hold (default 0.01)\n"
 	        "  --quality-method M    only this method (xpbd-gs, pbd-gs-sub, pbd-gs-it, chebyshev)\n"
 	        "  --quality-csv FILE    also write the cost-to-quality table as CSV\n"
+	        "  --resolution          the resolution study alone: the same cloth's sag at each size\n"
+	        "                        under a PBD stiffness and a physical material (PBD and XPBD);\n"
+	        "                        --csv writes its rows\n"
 	        "  --help                this text\n"
 	        "\n"
 	        "Status of a row, from the final state of every engine alike: diverged (non-finite, or a\n"
@@ -338,14 +343,15 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_QUALITY_TARGET,
 		OPT_QUALITY_METHOD,
 		OPT_QUALITY_CSV,
+		OPT_RESOLUTION,
 		OPT_COUNT
 	};
 	static const char* const names[OPT_COUNT] = {
-	    "--sizes",          "--steps",          "--iterations", "--repeat", "--solver",  "--formulation",
-	    "--no-bullet",      "--tolerance",      "--csv",        "--help",   "--quality", "--quality-only",
-	    "--quality-target", "--quality-method", "--quality-csv"};
+	    "--sizes",          "--steps",          "--iterations",  "--repeat",    "--solver",  "--formulation",
+	    "--no-bullet",      "--tolerance",      "--csv",         "--help",      "--quality", "--quality-only",
+	    "--quality-target", "--quality-method", "--quality-csv", "--resolution"};
 	static const bool takes_value[OPT_COUNT] = {true, true,  true,  true,  true, true, false, true,
-	                                            true, false, false, false, true, true, true};
+	                                            true, false, false, false, true, true, true,  false};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -440,6 +446,9 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 			    strcmp(value, "chebyshev"))
 				return usage_error("--quality-method: unknown method '%s'", value);
 			o->quality_method = value;
+			break;
+		case OPT_RESOLUTION:
+			o->resolution = true;
 			break;
 		case OPT_QUALITY_CSV:
 			if (!*value) return usage_error("--quality-csv: empty file name");
@@ -890,6 +899,16 @@ int pbd_bench_main(int argc, char** argv) {
 #endif
 	const bool with_bullet = bullet_built && o.bullet;
 
+	if (o.resolution) {
+		FILE* rcsv = NULL;
+		if (o.csv_path && !(rcsv = fopen(o.csv_path, "w"))) {
+			fprintf(stderr, BENCH_PREFIX "--csv: cannot write '%s': %s\n", o.csv_path, strerror(errno));
+			return 2;
+		}
+		const int rrc = bench_resolution(o.sizes, o.size_count, rcsv);
+		if (rcsv && fclose(rcsv) != 0) return 1;
+		return rrc == 0 ? 0 : 1;
+	}
 	FILE* csv = NULL;
 	if (o.csv_path) {
 		/* Opened before the long run, so a bad path fails in a second, not after minutes. */
