@@ -202,7 +202,8 @@ static void print_help(FILE* f) {
 	        "                        setting that keeps the cloth taut at t = 2 s, and its cost\n"
 	        "  --quality-only        the cost-to-quality table alone\n"
 	        "  --quality-target S    mean structural strain to hold (default 0.01)\n"
-	        "  --quality-method M    only this method (xpbd-gs, pbd-gs-sub, pbd-gs-it, chebyshev)\n"
+	        "  --quality-method M    only this method (xpbd-gs, pbd-gs-sub, pbd-gs-it, chebyshev,\n"
+	        "                        xpbd-lra, pbd-lra-it)\n"
 	        "  --quality-csv FILE    also write the cost-to-quality table as CSV\n"
 	        "  --resolution          the resolution study alone: the same cloth's sag at each size\n"
 	        "                        under a PBD stiffness and a physical material (PBD and XPBD);\n"
@@ -443,7 +444,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		}
 		case OPT_QUALITY_METHOD:
 			if (strcmp(value, "xpbd-gs") && strcmp(value, "pbd-gs-sub") && strcmp(value, "pbd-gs-it") &&
-			    strcmp(value, "chebyshev"))
+			    strcmp(value, "chebyshev") && strcmp(value, "xpbd-lra") && strcmp(value, "pbd-lra-it"))
 				return usage_error("--quality-method: unknown method '%s'", value);
 			o->quality_method = value;
 			break;

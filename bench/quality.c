@@ -30,6 +30,7 @@ typedef struct method {
 	void (*def)(pbd_world_def* d);
 	const setting* ladder;
 	int ladder_count;
+	bool long_range; /* long-range attachments to the two pins (Kim et al. 2012) */
 } method;
 
 static void def_xpbd_gs(pbd_world_def* d) {
@@ -63,13 +64,17 @@ static const setting iteration_ladder[] = {{1, 10},  {1, 15},  {1, 20},  {1, 30}
 
 static const method methods[] = {
     {"xpbd-gs", "XPBD, coloured Gauss-Seidel, 1 iteration, substeps", def_xpbd_gs, substep_ladder,
-     COUNT(substep_ladder)},
+     COUNT(substep_ladder), false},
     {"pbd-gs-sub", "PBD, coloured Gauss-Seidel, 1 iteration, substeps", def_pbd_gs, substep_ladder,
-     COUNT(substep_ladder)},
+     COUNT(substep_ladder), false},
     {"pbd-gs-it", "PBD, coloured Gauss-Seidel, 1 substep, iterations", def_pbd_gs, iteration_ladder,
-     COUNT(iteration_ladder)},
+     COUNT(iteration_ladder), false},
     {"chebyshev", "PBD, Jacobi with Chebyshev (rho 0.99), 1 substep, iterations", def_chebyshev, iteration_ladder,
-     COUNT(iteration_ladder)},
+     COUNT(iteration_ladder), false},
+    {"xpbd-lra", "as xpbd-gs, with long-range attachments to the pins", def_xpbd_gs, substep_ladder,
+     COUNT(substep_ladder), true},
+    {"pbd-lra-it", "as pbd-gs-it, with long-range attachments to the pins", def_pbd_gs, iteration_ladder,
+     COUNT(iteration_ladder), true},
 };
 
 typedef struct trial {
@@ -111,6 +116,7 @@ static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s) {
 	const uint32_t pins[2] = {0, n - 1};
 	bd.pinned = pins;
 	bd.pinned_count = 2;
+	bd.long_range = m->long_range;
 	if (pbd_soft_create(w, &bd, NULL) != PBD_OK) {
 		pbd_world_destroy(w);
 		return t;
