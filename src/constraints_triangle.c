@@ -32,7 +32,7 @@ _Static_assert(sizeof(pbd_triangle_p) == sizeof(pbd_vec3) + 5 * sizeof(pbd_real)
 #define HOT(f)  ((pbd_triangle_c*)(f)->hot)
 #define COLD(f) ((pbd_triangle_p*)(f)->cold)
 
-/* Largest entry of Dm^-1 accepted (1/m). With |grad| <= 4 max|Dm^-1| / 0.01 under the guards above, the sum
+/* Largest entry of Dm^-1 accepted (1/m). With |grad| <= 4 max|Dm^-1| / 0.01 under the guards of strain.h, the sum
  * w |grad|^2 over three particles stays below the scalar's range for every inverse mass up to PBD_INV_MASS_MAX:
  * 1.8e7 in float (rest edges down to about 1e-7 m). */
 #define DM_INV_MAX (sqrt((double)PBD_REAL_MAX) * 1e-12)
@@ -278,23 +278,87 @@ static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint3
 	return 3;
 }
 
-/* Gauss-Seidel: the three parts in turn, each seeing the positions the previous one left. A PBD part with
- * stiffness 0 is off and costs nothing. */
+/* Gauss-Seidel: the three parts in turn, each seeing the positions the previous one left; a PBD part with
+ * stiffness 0 is off and costs nothing. The same projection as pbd_strain_part followed by pbd_constraint_project
+ * (the tests hold them to each other), written out because the three parts of a triangle are a chain of
+ * dependent square roots and divisions: the corners' displacements and the edge vectors stay in registers from
+ * part to part, the stretch's denominator is the constant sum w_i (dF/dx_i)^2 of its rest coefficients, and each
+ * part divides once. */
 static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	const pbd_vec3* restrict x = ctx->x;
+	pbd_vec3* restrict q = ctx->q;
+	const pbd_real* restrict iw = ctx->iw;
 	const pbd_triangle_c* restrict c = HOT(f);
 	pbd_real* restrict lambda = f->lambda;
-	const bool pbd = ctx->formulation == PBD_FORMULATION_PBD;
+	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
+	const pbd_real inv_h2 = ctx->inv_h2;
 	for (uint32_t k = first; k < end; ++k) {
-		const uint32_t p[3] = {c[k].a, c[k].b, c[k].c};
-		for (int j = 0; j < 3; ++j) {
-			const pbd_real s = c[k].s[j >> 1];
-			if (pbd && s == 0) continue;
-			const pbd_vec3 e1 = pbd_rel(ctx, p[1], p[0]), e2 = pbd_rel(ctx, p[2], p[0]);
-			pbd_real C;
-			pbd_vec3 g[3];
-			if (pbd_strain_part(c[k].dm, e1, e2, j, &C, g))
-				pbd_constraint_project(ctx, p, 3, C, g, s, &lambda[3 * (size_t)k + (size_t)j]);
+		const uint32_t a = c[k].a, b = c[k].b, cc = c[k].c;
+		const pbd_real wa = iw[a], wb = iw[b], wc = iw[cc];
+		const pbd_real* dm = c[k].dm;
+		pbd_real* lam = &lambda[3 * (size_t)k];
+		pbd_vec3 qa = q[a], qb = q[b], qc = q[cc];
+		const pbd_vec3 xa = x[a];
+		pbd_vec3 e1 = pbd_v3_add(pbd_v3_sub(x[b], xa), pbd_v3_sub(qb, qa));
+		pbd_vec3 e2 = pbd_v3_add(pbd_v3_sub(x[cc], xa), pbd_v3_sub(qc, qa));
+		const pbd_real ss = c[k].s[0], sh = c[k].s[1];
+		if (xpbd || ss != 0) {
+			for (int j = 0; j < 2; ++j) {
+				const pbd_real cb = dm[j], ccf = dm[2 + j], ca = -(cb + ccf);
+				const pbd_vec3 fv = pbd_v3_add(pbd_v3_scale(e1, cb), pbd_v3_scale(e2, ccf));
+				const pbd_real l2 = pbd_v3_dot(fv, fv);
+				if (!(l2 > PBD_STRAIN_STRETCH_MIN2)) continue;
+				const pbd_real len = PBD_SQRT(l2), C = len - 1;
+				const pbd_real W = wa * ca * ca + wb * cb * cb + wc * ccf * ccf;
+				/* t = dlambda / |f|: moving along f/|f| by dlambda is moving along f by t */
+				pbd_real t;
+				if (xpbd) {
+					const pbd_real at = ss * inv_h2, den = W + at;
+					if (!(den > 0)) continue;
+					t = (-C - at * lam[j]) / (den * len);
+					lam[j] += t * len;
+				} else {
+					if (!(W > 0)) continue;
+					t = -ss * C / (W * len);
+				}
+				const pbd_vec3 da = pbd_v3_scale(fv, wa * ca * t), db = pbd_v3_scale(fv, wb * cb * t),
+				               dc = pbd_v3_scale(fv, wc * ccf * t);
+				qa = pbd_v3_add(qa, da);
+				qb = pbd_v3_add(qb, db);
+				qc = pbd_v3_add(qc, dc);
+				e1 = pbd_v3_add(e1, pbd_v3_sub(db, da));
+				e2 = pbd_v3_add(e2, pbd_v3_sub(dc, da));
+			}
 		}
+		if (xpbd || sh != 0) {
+			pbd_real C = 0;
+			pbd_vec3 g[3];
+			if (pbd_strain_part(dm, e1, e2, 2, &C, g)) {
+				const pbd_real W =
+				    wa * pbd_v3_dot(g[0], g[0]) + wb * pbd_v3_dot(g[1], g[1]) + wc * pbd_v3_dot(g[2], g[2]);
+				pbd_real dl = 0;
+				bool move = true;
+				if (xpbd) {
+					const pbd_real at = sh * inv_h2, den = W + at;
+					move = den > 0;
+					if (move) {
+						dl = (-C - at * lam[2]) / den;
+						lam[2] += dl;
+					}
+				} else {
+					move = W > 0;
+					if (move) dl = -sh * C / W;
+				}
+				if (move) {
+					qa = pbd_v3_add(qa, pbd_v3_scale(g[0], wa * dl));
+					qb = pbd_v3_add(qb, pbd_v3_scale(g[1], wb * dl));
+					qc = pbd_v3_add(qc, pbd_v3_scale(g[2], wc * dl));
+				}
+			}
+		}
+		q[a] = qa;
+		q[b] = qb;
+		q[cc] = qc;
 	}
 }
 

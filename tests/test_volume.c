@@ -679,6 +679,88 @@ static void test_repeatable_and_resumable(void** state) {
 	}
 }
 
+/* Re-seals a snapshot whose payload was edited (its last 8 bytes are an FNV-1a hash of the rest), so that the
+ * content checks, not the checksum, must catch the edit. */
+static void reseal(uint8_t* d, size_t n) {
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i + 8 < n; ++i) {
+		h ^= d[i];
+		h *= 0x100000001b3ull;
+	}
+	memcpy(d + n - 8, &h, 8);
+}
+
+static size_t find_words(const uint8_t* d, size_t n, const uint32_t* words, size_t count) {
+	const size_t bytes = count * sizeof *words;
+	for (size_t i = 0; i + bytes <= n; ++i)
+		if (memcmp(d + i, words, bytes) == 0) return i;
+	fail_msg("pattern not found in the snapshot");
+	return 0;
+}
+
+static pbd_status load_edited(const uint8_t* good, size_t n, size_t at, const void* value, size_t size, char* msg) {
+	uint8_t* bad = malloc(n);
+	memcpy(bad, good, n);
+	memcpy(bad + at, value, size);
+	reseal(bad, n);
+	pbd_world* w = NULL;
+	pbd_error err;
+	err.message[0] = 0;
+	const pbd_status st = pbd_world_load_memory(bad, n, NULL, &w, &err);
+	if (st == PBD_OK) pbd_world_destroy(w);
+	snprintf(msg, 256, "%s", err.message);
+	free(bad);
+	return st;
+}
+
+/* A snapshot whose volume lists were damaged (and resealed) is refused with the reason, never followed: the
+ * record's list address or particle count, a particle of the list, a triangle corner, the data size. */
+static void test_damaged_snapshot_refused(void** state) {
+	(void)state;
+	sphere s = icosphere(1, 0.5, pbd_v3(0, 0, 0));
+	pbd_world_def def = quiet_def(PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, 2);
+	pbd_world* w = balloon_world(&def, &s, NULL, pbd_volume_def_default());
+	pbd_world_step(w);
+	size_t n = 0;
+	pbd_world_save_memory(w, NULL, 0, &n);
+	uint8_t* good = malloc(n);
+	assert_int_equal(pbd_world_save_memory(w, good, n, &n), PBD_OK);
+	char msg[256];
+	/* the record: adr 0, np, nt, spare 0 */
+	const uint32_t rec[4] = {0, s.nv, s.nt, 0};
+	const size_t at_rec = find_words(good, n, rec, 4);
+	const uint32_t far = 1u << 30, three = 3;
+	assert_int_equal(load_edited(good, n, at_rec, &far, 4, msg), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "invalid mesh lists"));
+	assert_int_equal(load_edited(good, n, at_rec + 4, &three, 4, msg), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "volume constraint 0"));
+	/* the data: the particle list 0 .. nv-1, then the triangles in local positions, after its byte count */
+	uint32_t* list = malloc(s.nv * sizeof *list);
+	for (uint32_t i = 0; i < s.nv; ++i) list[i] = i;
+	const size_t at_data = find_words(good, n, list, s.nv);
+	const uint32_t beyond = s.nv + 1000;
+	assert_int_equal(load_edited(good, n, at_data + 4, &beyond, 4, msg), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "uses particle"));
+	const uint32_t zero = 0;
+	assert_int_equal(load_edited(good, n, at_data + 8, &zero, 4, msg), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "unsorted"));
+	assert_int_equal(load_edited(good, n, at_data + 4 * (size_t)s.nv, &s.nv, 4, msg), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "outside its particle list"));
+	const uint64_t huge = (uint64_t)1 << 40;
+	assert_int_equal(load_edited(good, n, at_data - 8, &huge, 8, msg), PBD_ERR_PARSE);
+	assert_non_null(strstr(msg, "does not fit"));
+	/* and the untouched one loads and measures the same volume */
+	pbd_world* c = NULL;
+	pbd_error err;
+	assert_int_equal(pbd_world_load_memory(good, n, NULL, &c, &err), PBD_OK);
+	assert_true(world_volume(c, 0) == world_volume(w, 0));
+	pbd_world_destroy(c);
+	free(list);
+	free(good);
+	pbd_world_destroy(w);
+	sphere_free(&s);
+}
+
 /* A balloon with a soft skin (triangle strains, 0.05 m/N) and a hard volume of pressure 1.5, without gravity: it
  * inflates and comes to rest at 1.5 V0, within 1 % in float, under Gauss-Seidel and Jacobi. */
 static void test_inflate(void** state) {
@@ -774,6 +856,7 @@ int main(void) {
 	    cmocka_unit_test(test_energy_matches_force),
 	    cmocka_unit_test(test_scene_converges),
 	    cmocka_unit_test(test_repeatable_and_resumable),
+	    cmocka_unit_test(test_damaged_snapshot_refused),
 	    cmocka_unit_test(test_inflate),
 	    cmocka_unit_test(test_squeeze),
 	};
