@@ -11,6 +11,8 @@ extern const pbd_family_ops pbd_family_lra_ops;
 extern const pbd_family_ops pbd_family_shape_ops;
 extern const pbd_family_ops pbd_family_bend_dihedral_ops;
 extern const pbd_family_ops pbd_family_bend_isometric_ops;
+extern const pbd_family_ops pbd_family_triangle_ops;
+extern const pbd_family_ops pbd_family_volume_ops;
 
 const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_DISTANCE] = &pbd_family_distance_ops,
@@ -21,6 +23,8 @@ const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_SHAPE] = &pbd_family_shape_ops,
     [PBD_FAMILY_BEND_DIHEDRAL] = &pbd_family_bend_dihedral_ops,
     [PBD_FAMILY_BEND_ISOMETRIC] = &pbd_family_bend_isometric_ops,
+    [PBD_FAMILY_TRIANGLE] = &pbd_family_triangle_ops,
+    [PBD_FAMILY_VOLUME] = &pbd_family_volume_ops,
 };
 
 const char* pbd_family_name(pbd_family_type type) {
@@ -103,6 +107,28 @@ uint32_t pbd_family_pool_append(pbd_world* w, pbd_family_type type, uint32_t cou
 	memset((char*)f->pool + (size_t)base * es, 0, (size_t)count * es);
 	f->pool_n = need;
 	return base;
+	pbd_free(&w->mem, f->data, f->data_cap);
+	pbd_free(&w->mem, f->work, f->work_size);
+	memset(f, 0, sizeof *f);
+}
+
+pbd_status pbd_family_reserve_data(pbd_world* w, pbd_family_type type, size_t data_bytes, size_t work_bytes) {
+	pbd_family* f = &w->fam[type];
+	size_t cap = f->data_cap;
+	if (data_bytes > cap) {
+		cap = cap ? cap : 1024;
+		while (cap < data_bytes) cap = cap > SIZE_MAX / 2 ? data_bytes : cap * 2;
+	}
+	/* The working memory first: if the data block then fails, a larger work block is harmless. */
+	if (work_bytes > f->work_size) {
+		if (!pbd_grow(&w->mem, &f->work, 1, f->work_size, work_bytes)) return PBD_ERR_OUT_OF_MEMORY;
+		f->work_size = work_bytes;
+	}
+	if (cap > f->data_cap) {
+		if (!pbd_grow(&w->mem, &f->data, 1, f->data_cap, cap)) return PBD_ERR_OUT_OF_MEMORY;
+		f->data_cap = cap;
+	}
+	return PBD_OK;
 }
 
 void pbd_family_touch(pbd_world* w, pbd_family_type type) {

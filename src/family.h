@@ -51,6 +51,14 @@ typedef struct pbd_family {
 	uint32_t* user;                      /* position -> user index */
 	uint32_t* scratch;                   /* partition.c's working array */
 	uint32_t group_end[PBD_GROUP_COUNT]; /* group g is [group_end[g-1], group_end[g]) */
+	/* Families whose constraints differ in size (a volume's triangle list, ops.data): data holds
+	 * data_size bytes laid out by the family and addressed from its records (MuJoCo's adr/num),
+	 * which stay put when the partition reorders the records and are saved by snapshots; work is
+	 * the kernels' working memory (work_size bytes), sized when constraints are added or loaded so
+	 * that the step allocates nothing, and never saved. */
+	void* data;
+	void* work;
+	size_t data_size, data_cap, work_size;
 	/* the settings hot[] was derived for (refresh); stale forces a refresh */
 	bool stale;
 	int refresh_iterations;
@@ -80,6 +88,7 @@ typedef struct pbd_family_ops {
 	size_t hot_size, cold_size;
 	uint32_t lambdas; /* multipliers per constraint */
 	size_t pool_size; /* bytes per pool element; 0 when the family has no pool */
+	bool data;        /* has a data block (see pbd_family.data), written by snapshots */
 	/* Writes the particles [first, first + cap) of the constraint at position k into out (those
 	 * that exist) and returns how many particles the constraint has in all. */
 	uint32_t (*particles)(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap);
@@ -96,6 +105,9 @@ typedef struct pbd_family_ops {
 	/* Checks the constraint at position k of a loaded snapshot (particle indices are checked
 	 * by the caller); returns false with a reason. */
 	bool (*check)(const pbd_world* w, const pbd_family* f, uint32_t k, const char** why);
+	/* Families with data: the working memory their constraints need, in bytes (called after a
+	 * snapshot's records passed check). NULL for the others. */
+	size_t (*work_bytes)(const pbd_family* f);
 } pbd_family_ops;
 
 /* The table, indexed by pbd_family_type. */
@@ -111,6 +123,10 @@ void pbd_family_free(pbd_world* w, pbd_family* f, const pbd_family_ops* ops);
 /* Appends `count` zeroed elements to family `type`'s pool (doubling); returns the first, or
  * UINT32_MAX when out of memory. */
 uint32_t pbd_family_pool_append(pbd_world* w, pbd_family_type type, uint32_t count);
+
+/* Grows the data block of family `type` to hold at least data_bytes (contents kept, doubling)
+ * and its working memory to at least work_bytes, both or neither. */
+pbd_status pbd_family_reserve_data(pbd_world* w, pbd_family_type type, size_t data_bytes, size_t work_bytes);
 /* Marks that a family's settings changed: hot[] is derived again before the next step. */
 void pbd_family_touch(pbd_world* w, pbd_family_type type);
 /* Marks every family: inverse masses changed (a pin, an unpin, a new mass), and a family may

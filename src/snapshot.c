@@ -3,11 +3,10 @@
  *
  * Everything that a step reads and that outlives a step is written: settings, every particle
  * array (positions and velocities with their remainders, masses, flags, forces, targets), the
- * constraints of every family in their solver order with their order of addition and multipliers
- * (and the variable-length pool of a family that has one), triangles, colliders with their
- * generations, the clock and the warning counters. Scratch that a step rebuilds before reading
- * (displacements, Jacobi sums, step-start copies) is not, and the per-particle constraint counts
- * are recounted.
+ * constraints of every family in their solver order with their order of addition, multipliers and
+ * variable-length data, triangles, colliders with their generations, the clock and the warning
+ * counters. Scratch that a step rebuilds before reading (displacements, Jacobi sums, step-start
+ * copies) is not, and the per-particle constraint counts are recounted.
  *
  * Layout: an 8-byte magic, then fixed-size native-endian fields and arrays, then an FNV-1a hash
  * of everything before it. The header records the scalar size and the byte order, and a reader
@@ -124,8 +123,12 @@ static void write_world(writer* wr, const pbd_world* w) {
 		put(wr, f->cold, n * ops->cold_size);
 		put(wr, f->lambda, n * nl * sizeof *f->lambda);
 		put(wr, f->user, n * sizeof *f->user);
-		/* A family with a pool (variable-length data its records address) writes it after them;
-		 * the others write nothing more, so their layout is the one of format version 2. */
+		/* A family with variable-length data its records address writes it after them: a data
+		 * block of bytes, or a pool of typed elements; the others write nothing more. */
+		if (ops->data) {
+			put_u64(wr, (uint64_t)f->data_size);
+			put(wr, f->data, f->data_size);
+		}
 		if (ops->pool_size) {
 			put_u32(wr, (uint32_t)ops->pool_size);
 			put_u32(wr, f->pool_n);
@@ -335,6 +338,18 @@ static pbd_status load_family(reader* rd, pbd_world* w, pbd_family_type t, const
 	get(rd, f->cold, (size_t)n * cs);
 	get(rd, f->lambda, (size_t)n * nl * sizeof *f->lambda);
 	get(rd, f->user, (size_t)n * sizeof *f->user);
+	if (ops->data) {
+		/* Read before the records are looked at: their particles live in it. */
+		const uint64_t bytes = get_u64(rd);
+		if (rd->short_read || !fits(rd, bytes, 1))
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s constraint data does not fit the snapshot", name,
+			                    ops->name);
+		if (bytes && pbd_family_reserve_data(w, t, (size_t)bytes, 0) != PBD_OK)
+			return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %s constraint data", name,
+			                    ops->name);
+		get(rd, f->data, (size_t)bytes);
+		f->data_size = (size_t)bytes;
+	}
 	f->n = n;
 	f->stale = true;
 	if (ops->pool_size) {
@@ -379,6 +394,8 @@ static pbd_status load_family(reader* rd, pbd_world* w, pbd_family_type t, const
 		if (st == PBD_OK && !ops->check(w, f, k, &why))
 			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: %s constraint %u %s", name, ops->name, f->user[k], why);
 	}
+	if (st == PBD_OK && ops->work_bytes && pbd_family_reserve_data(w, t, 0, ops->work_bytes(f)) != PBD_OK)
+		LOAD_FAIL(PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for the %s constraints' working memory", name, ops->name);
 	return st;
 }
 

@@ -288,6 +288,59 @@ PBD_API pbd_status pbd_world_get_bend_isometric(const pbd_world* world, uint32_t
 PBD_API pbd_status pbd_world_set_bend_isometric_material(pbd_world* world, uint32_t first, uint32_t count,
                                                          pbd_real stiffness, pbd_real compliance);
 
+/* ---- triangle strain constraints --------------------------------------------------------- */
+
+/// Stiffness 1 and compliance 0 for stretch and shear (an inextensible, unshearable membrane), axis zero.
+PBD_API pbd_triangle_strain_def pbd_triangle_strain_def_default(void);
+
+/// Adds `count` triangle strain constraints, each measuring its rest shape from the current positions. The index of
+/// the first goes to *first (may be NULL). All are validated before any is added; a triangle without area (or too
+/// small for the scalar: edges below about 1e-7 m in float) is PBD_ERR_DEGENERATE.
+PBD_API pbd_status pbd_world_add_triangle_strains(pbd_world* world, uint32_t count, const pbd_triangle_strain_def* defs,
+                                                  uint32_t* first);
+
+/// One triangle strain constraint per surface triangle [first_triangle, first_triangle + count) of the world (a
+/// body's triangles, pbd_soft_info.first_triangle), with the axis and material of `proto` (its a, b, c are ignored).
+PBD_API pbd_status pbd_world_add_surface_strains(pbd_world* world, uint32_t first_triangle, uint32_t count,
+                                                 const pbd_triangle_strain_def* proto, uint32_t* first);
+
+PBD_API uint32_t pbd_world_triangle_strain_count(const pbd_world* world);
+
+/// Changes the stiffness and compliance of constraints [first, first + count); validated as in the add call.
+PBD_API pbd_status pbd_world_set_triangle_strain_material(pbd_world* world, uint32_t first, uint32_t count,
+                                                          const pbd_triangle_strain_material* material);
+
+/// Constraint `index` as added (axis as given); its rest area in m^2 goes to *rest_area (may be NULL).
+PBD_API pbd_status pbd_world_get_triangle_strain(const pbd_world* world, uint32_t index, pbd_triangle_strain_def* out,
+                                                 pbd_real* rest_area);
+
+/* ---- volume constraints ------------------------------------------------------------------ */
+
+/// No triangles, rest volume measured (-1), pressure 1, stiffness 1, compliance 0.
+PBD_API pbd_volume_def pbd_volume_def_default(void);
+
+/// Adds `count` volume constraints. Each is validated (indices, a closed and consistently wound mesh, a positive
+/// volume: a mesh wound inside out is reported as such) before any is added. The index of the first goes to *first.
+PBD_API pbd_status pbd_world_add_volumes(pbd_world* world, uint32_t count, const pbd_volume_def* defs, uint32_t* first);
+
+PBD_API uint32_t pbd_world_volume_count(const pbd_world* world);
+
+/// Changes the pressure (target volume over rest volume, > 0) of constraint `index`: inflating or deflating.
+PBD_API pbd_status pbd_world_set_volume_pressure(pbd_world* world, uint32_t index, pbd_real pressure);
+
+/// Changes stiffness ([0,1]) and compliance (>= 0, m^3/Pa) of constraints [first, first + count).
+PBD_API pbd_status pbd_world_set_volume_material(pbd_world* world, uint32_t first, uint32_t count, pbd_real stiffness,
+                                                 pbd_real compliance);
+
+/// Constraint `index` with its rest volume as stored. Its triangles (world particle indices) are written to
+/// `indices` when `capacity` holds 3 * triangle_count of them, and out->triangles then points there; otherwise
+/// out->triangles is NULL and only the count is set.
+PBD_API pbd_status pbd_world_get_volume(const pbd_world* world, uint32_t index, pbd_volume_def* out, uint32_t* indices,
+                                        uint32_t capacity);
+
+/// The volume constraint `index` encloses now (m^3, in double from the full positions) and its target pressure V0.
+PBD_API pbd_status pbd_world_measure_volume(const pbd_world* world, uint32_t index, double* volume, double* target);
+
 /* ---- surface triangles ------------------------------------------------------------------ */
 
 /// Adds triangles (3 world particle indices each) that describe the surface for output and for

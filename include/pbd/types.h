@@ -172,6 +172,8 @@ typedef enum pbd_family_type {
 	PBD_FAMILY_SHAPE,          ///< shape matching: a cluster pulled toward its rest shape, rotated
 	PBD_FAMILY_BEND_DIHEDRAL,  ///< C = theta - rest, theta the dihedral angle of a hinge
 	PBD_FAMILY_BEND_ISOMETRIC, ///< C = |sum_i K_i x_i| - r0 on a hinge (Bergou et al. 2006)
+	PBD_FAMILY_TRIANGLE, ///< membrane strain of a triangle: stretch along two material axes and shear between them
+	PBD_FAMILY_VOLUME,   ///< C = V - pressure V0, the volume enclosed by a closed triangle mesh
 	PBD_FAMILY_COUNT
 } pbd_family_type;
 
@@ -308,6 +310,42 @@ typedef struct pbd_bend_isometric_def {
 
 /// An isometric bend that keeps the bend it is added at, fully stiff, zero compliance.
 PBD_API pbd_bend_isometric_def pbd_bend_isometric_def_default(void);
+/// Membrane strain of one triangle (strain based dynamics, Müller et al. 2014): three constraints on the deformation
+/// gradient F = Ds Dm^-1 (3x2) taken in a material frame (u, v) of the rest triangle, with f_u, f_v the columns of F:
+/// stretch along u, |f_u| - 1; stretch along v, |f_v| - 1; shear, asin(f_u.f_v / (|f_u| |f_v|)), the shear angle
+/// (pi/2 less the angle between the deformed axes). The rest shape is the triangle's current shape. The energy of a
+/// part with compliance alpha is A C^2 / (2 alpha), A the rest area: alpha is a compliance per unit area, 1/Y in m/N
+/// for a membrane modulus Y in N/m (force per unit width per unit strain), and the constraint's own compliance is alpha
+/// / A (1/J).
+typedef struct pbd_triangle_strain_def {
+	uint32_t a, b, c;            ///< world particle indices, distinct; the rest triangle must have an area
+	pbd_vec3 axis;               ///< material direction u (the warp), projected into the rest triangle's plane; v is
+	                             ///< normal x u. Zero, or a direction normal to the triangle, means along b - a.
+	pbd_real stretch_stiffness;  ///< PBD stiffness in [0,1] of both stretches (0 = no resistance)
+	pbd_real shear_stiffness;    ///< PBD stiffness in [0,1] of the shear (0 = no resistance)
+	pbd_real stretch_compliance; ///< XPBD compliance >= 0 of both stretches, per unit area (m/N = 1 / stretch modulus)
+	pbd_real shear_compliance;   ///< XPBD compliance >= 0 of the shear, per unit area (m/N = 1 / shear modulus)
+} pbd_triangle_strain_def;
+
+/// Stiffness and compliance of triangle strain constraints, for pbd_world_set_triangle_strain_material.
+typedef struct pbd_triangle_strain_material {
+	pbd_real stretch_stiffness, shear_stiffness;   ///< PBD, [0,1]
+	pbd_real stretch_compliance, shear_compliance; ///< XPBD, >= 0, m/N (per unit area)
+} pbd_triangle_strain_material;
+
+/// The volume enclosed by a closed triangle mesh (a balloon): C = V(x) - pressure V0, with
+/// V = (1/6) sum over the triangles of (x_a x x_b) . x_c. The mesh must be closed and consistently wound, every edge
+/// shared by exactly two triangles that run along it in opposite directions, counter-clockwise seen from outside (so
+/// that V > 0). The energy is C^2 / (2 alpha): alpha is in m^6/J = m^3/Pa, the volume change per unit of pressure
+/// difference (V0 / K for a bulk modulus K; V0 / p for a gas at pressure p held at constant temperature).
+typedef struct pbd_volume_def {
+	uint32_t triangle_count;   ///< >= 4
+	const uint32_t* triangles; ///< 3 world particle indices per triangle, read during the add call only
+	pbd_real rest_volume;      ///< V0 in m^3, > 0; negative means the volume the mesh encloses now
+	pbd_real pressure;         ///< target volume as a multiple of V0, > 0 (1 keeps the volume, 1.5 inflates)
+	pbd_real stiffness;        ///< PBD stiffness in [0,1]
+	pbd_real compliance;       ///< XPBD compliance >= 0, m^3/Pa
+} pbd_volume_def;
 
 /// Collider shapes. A new shape is an entry here and a member of pbd_collider_def.shape, plus
 /// one file src/collide_<shape>.c that implements pbd_shape_ops and a line in collide.c's table.
