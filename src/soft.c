@@ -33,6 +33,13 @@ pbd_soft_def pbd_soft_def_default(void) {
 	d.long_range = false;
 	d.long_range_mode = PBD_LRA_GEODESIC;
 	d.long_range_scale = 1;
+	d.membrane = PBD_MEMBRANE_EDGES;
+	d.membrane_stiffness = 1;
+	d.membrane_compliance = 0;
+	d.balloon = false;
+	d.pressure = 1;
+	d.volume_stiffness = 1;
+	d.volume_compliance = 0;
 	d.cookie = PBD_COOKIE;
 	return d;
 }
@@ -326,7 +333,7 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 			c->compliance_compress = alpha;
 			c->stiffness_from_compliance = true;
 		}
-		if (kind == PBD_EDGE_BEND && d->bend != PBD_BEND_EDGES) --ne;
+		if (kind == PBD_EDGE_BEND ? d->bend != PBD_BEND_EDGES : d->membrane != PBD_MEMBRANE_EDGES) --ne;
 	}
 	if (ne) {
 		st = pbd_world_add_distances(w, ne, dd, &body.first_distance);

@@ -207,6 +207,29 @@ pbd_status pbd_soft_check_extras(pbd_world* w, const pbd_soft_def* d, const char
 	if (d->long_range && (!pbd_is_finite(d->long_range_scale) || !(d->long_range_scale > 0)))
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: long_range_scale must be > 0 (got %.9g)", fn,
 		                (double)d->long_range_scale);
+	if (d->membrane != PBD_MEMBRANE_EDGES && d->membrane != PBD_MEMBRANE_TRIANGLES)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: unknown membrane model %d", fn, (int)d->membrane);
+	if (d->membrane == PBD_MEMBRANE_TRIANGLES && d->cloth && !(d->cloth->shear > 0))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+		                "%s: the triangle membrane needs a cloth material with a shear modulus > 0 (got %.9g)", fn,
+		                (double)d->cloth->shear);
+	if (d->membrane == PBD_MEMBRANE_TRIANGLES && d->mesh->triangle_count == 0)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: the triangle membrane needs triangles (the mesh has none)",
+		                fn);
+	if (!pbd_is_finite(d->membrane_stiffness) || d->membrane_stiffness < 0 || d->membrane_stiffness > 1)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: membrane_stiffness must be in [0, 1] (got %.9g)", fn,
+		                (double)d->membrane_stiffness);
+	if (!pbd_is_finite(d->membrane_compliance) || d->membrane_compliance < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: membrane_compliance must be finite and >= 0 (got %.9g)", fn,
+		                (double)d->membrane_compliance);
+	if (d->balloon && (!pbd_is_finite(d->pressure) || !(d->pressure > 0)))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: pressure must be > 0 (got %.9g)", fn, (double)d->pressure);
+	if (d->balloon && (!pbd_is_finite(d->volume_stiffness) || d->volume_stiffness < 0 || d->volume_stiffness > 1))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: volume_stiffness must be in [0, 1] (got %.9g)", fn,
+		                (double)d->volume_stiffness);
+	if (d->balloon && (!pbd_is_finite(d->volume_compliance) || d->volume_compliance < 0))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: volume_compliance must be finite and >= 0 (got %.9g)", fn,
+		                (double)d->volume_compliance);
 	if (d->long_range && d->long_range_mode != PBD_LRA_EUCLIDEAN && d->long_range_mode != PBD_LRA_GEODESIC)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: unknown long_range_mode %d", fn, (int)d->long_range_mode);
 	return PBD_OK;
@@ -218,6 +241,33 @@ pbd_status pbd_soft_add_extras(pbd_world* w, const pbd_soft_def* d, const pbd_so
 	if (d->bend == PBD_BEND_DIHEDRAL || d->bend == PBD_BEND_ISOMETRIC)
 		st = add_hinges(w, d, body->first_particle, pos, fn);
 	if (st == PBD_OK) st = add_tets(w, d, body->first_particle, fn);
+	if (st == PBD_OK && d->membrane == PBD_MEMBRANE_TRIANGLES) {
+		pbd_triangle_strain_def proto = pbd_triangle_strain_def_default();
+		proto.stretch_stiffness = d->membrane_stiffness;
+		proto.shear_stiffness = d->membrane_stiffness;
+		proto.stretch_compliance = d->membrane_compliance;
+		proto.shear_compliance = d->membrane_compliance;
+		if (d->cloth) {
+			/* Per unit area: 1 / modulus; an infinite modulus is a hard constraint. */
+			proto.stretch_compliance = pbd_material_compliance(d->cloth->stretch);
+			proto.shear_compliance = pbd_material_compliance(d->cloth->shear);
+		}
+		st = pbd_world_add_surface_strains(w, body->first_triangle, body->triangle_count, &proto, NULL);
+	}
+	if (st == PBD_OK && d->balloon) {
+		uint32_t* tri = (uint32_t*)pbd_alloc(&w->mem, 3 * (size_t)body->triangle_count * sizeof *tri);
+		if (!tri) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+		for (size_t k = 0; k < 3 * (size_t)body->triangle_count; ++k)
+			tri[k] = body->first_particle + d->mesh->triangles[k];
+		pbd_volume_def vd = pbd_volume_def_default();
+		vd.triangle_count = body->triangle_count;
+		vd.triangles = tri;
+		vd.pressure = d->pressure;
+		vd.stiffness = d->volume_stiffness;
+		vd.compliance = d->volume_compliance;
+		st = pbd_world_add_volumes(w, 1, &vd, NULL);
+		pbd_free(&w->mem, tri, 3 * (size_t)body->triangle_count * sizeof *tri);
+	}
 	if (st == PBD_OK && d->long_range) {
 		pbd_lra_def ld = pbd_lra_def_default();
 		ld.first_particle = body->first_particle;

@@ -148,6 +148,62 @@ static void test_tets_and_long_range(void** state) {
 	pbd_world_destroy(w);
 }
 
+/* The triangle membrane replaces the structural and shear edges; a balloon is one volume
+ * constraint over the object's closed surface, and with pressure 1.3 it swells. */
+static void test_membrane_and_balloon(void** state) {
+	(void)state;
+	pbd_soft_def sd;
+	pbd_mesh m;
+	pbd_world* w = grid_world(&sd, &m, 5, true);
+	pbd_cloth_material cloth;
+	pbd_error err;
+	assert_int_equal(pbd_cloth_material_preset("cotton", &cloth, &err), PBD_OK);
+	sd.cloth = &cloth;
+	sd.membrane = PBD_MEMBRANE_TRIANGLES;
+	pbd_soft_id id;
+	assert_int_equal(pbd_soft_create(w, &sd, &id), PBD_OK);
+	pbd_soft_info info;
+	pbd_soft_get_info(w, id, &info);
+	assert_int_equal(info.count[PBD_FAMILY_TRIANGLE], m.triangle_count);
+	uint32_t bends = 0;
+	for (uint32_t e = 0; e < m.edge_count; ++e) bends += m.edge_kinds[e] == PBD_EDGE_BEND;
+	assert_int_equal(info.distance_count, bends); /* only the bend edges stay */
+	pbd_mesh_free(&m);
+	pbd_world_destroy(w);
+
+	w = test_world(NULL);
+	pbd_world_set_gravity(w, pbd_v3(0, 0, 0));
+	pbd_tet_box_def bd = pbd_tet_box_def_default();
+	bd.nx = bd.ny = bd.nz = 2;
+	bd.size = pbd_v3(1, 1, 1);
+	assert_int_equal(pbd_mesh_tet_box(&bd, &m, &err), PBD_OK);
+	/* The surface only: no tets, no interior edges, so the skin is a closed membrane. */
+	pbd_mesh skin;
+	assert_int_equal(
+	    pbd_mesh_from_triangles(m.vertex_count, m.positions, m.triangle_count, m.triangles, false, &skin, &err),
+	    PBD_OK);
+	pbd_soft_def bs = pbd_soft_def_default();
+	bs.mesh = &skin;
+	bs.balloon = true;
+	bs.pressure = (pbd_real)1.3;
+	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) bs.material[k].compliance_stretch = (pbd_real)1e-2;
+	pbd_world_set_formulation(w, PBD_FORMULATION_XPBD);
+	assert_int_equal(pbd_soft_create(w, &bs, &id), PBD_OK);
+	pbd_soft_get_info(w, id, &info);
+	assert_int_equal(info.count[PBD_FAMILY_VOLUME], 1);
+	double v0 = 0, v1 = 0, target = 0;
+	assert_int_equal(pbd_world_measure_volume(w, 0, &v0, &target), PBD_OK);
+	assert_near(target, 1.3, 1e-5);
+	for (int s = 0; s < 120; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	assert_int_equal(pbd_world_measure_volume(w, 0, &v1, &target), PBD_OK);
+	printf("  balloon: volume %.4f -> %.4f m^3 at pressure 1.3\n", v0, v1);
+	assert_near(v0, 1, 1e-5);
+	assert_true(v1 > 1.2 * v0);
+	pbd_mesh_free(&skin);
+	pbd_mesh_free(&m);
+	pbd_world_destroy(w);
+}
+
 /* A tetrahedron given with the wrong orientation: the particles and edges go in, then the
  * Neo-Hookean element is refused; the world must be exactly as before. */
 static void test_failed_object_leaves_no_trace(void** state) {
@@ -216,6 +272,7 @@ int main(void) {
 	    cmocka_unit_test(test_cloth_material_same_under_both),
 	    cmocka_unit_test(test_hinge_models),
 	    cmocka_unit_test(test_tets_and_long_range),
+	    cmocka_unit_test(test_membrane_and_balloon),
 	    cmocka_unit_test(test_failed_object_leaves_no_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

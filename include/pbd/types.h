@@ -475,6 +475,12 @@ typedef enum pbd_bend_model {
 	PBD_BEND_NONE = 3       ///< no bending resistance
 } pbd_bend_model;
 
+/// What carries a soft object's in-plane stretch and shear.
+typedef enum pbd_membrane_model {
+	PBD_MEMBRANE_EDGES = 0,    ///< the mesh's structural and shear edges as distance constraints
+	PBD_MEMBRANE_TRIANGLES = 1 ///< a triangle strain constraint per triangle (Müller et al. 2014)
+} pbd_membrane_model;
+
 /// What a soft object's tetrahedra become.
 typedef enum pbd_tet_model {
 	PBD_TET_NONE = 0,      ///< nothing (the edges of the tets still become distance constraints)
@@ -517,6 +523,19 @@ typedef struct pbd_soft_def {
 	bool long_range;
 	pbd_lra_mode long_range_mode; ///< default geodesic
 	pbd_real long_range_scale;    ///< > 0, slack allowed past the rest distance, as a factor (default 1)
+	/// In-plane elasticity: PBD_MEMBRANE_EDGES uses the structural and shear edges as distance
+	/// constraints; PBD_MEMBRANE_TRIANGLES adds a triangle strain constraint per triangle instead
+	/// (and no structural or shear edges), with the compliances 1/stretch and 1/shear of `cloth`
+	/// when given, else membrane_stiffness / membrane_compliance for stretch and shear alike.
+	pbd_membrane_model membrane;
+	pbd_real membrane_stiffness;  ///< PBD stiffness [0, 1] of the triangle strains (default 1)
+	pbd_real membrane_compliance; ///< XPBD compliance per unit area, m/N (default 0)
+	/// A closed surface keeps its enclosed volume times `pressure` (a balloon): one volume
+	/// constraint over the object's triangles, which must be closed and consistently wound.
+	bool balloon;
+	pbd_real pressure;          ///< target volume as a multiple of the rest volume, > 0 (default 1)
+	pbd_real volume_stiffness;  ///< PBD stiffness [0, 1] (default 1)
+	pbd_real volume_compliance; ///< XPBD compliance, m^3/Pa (default 0)
 	int cookie;
 } pbd_soft_def;
 
