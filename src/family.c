@@ -88,6 +88,8 @@ void pbd_family_free(pbd_world* w, pbd_family* f, const pbd_family_ops* ops) {
 	pbd_free(&w->mem, f->user, c * sizeof *f->user);
 	pbd_free(&w->mem, f->scratch, c * sizeof *f->scratch);
 	if (ops->pool_size) pbd_free(&w->mem, f->pool, (size_t)f->pool_cap * ops->pool_size);
+	pbd_free(&w->mem, f->data, f->data_cap);
+	pbd_free(&w->mem, f->work, f->work_size);
 	memset(f, 0, sizeof *f);
 }
 
@@ -107,9 +109,6 @@ uint32_t pbd_family_pool_append(pbd_world* w, pbd_family_type type, uint32_t cou
 	memset((char*)f->pool + (size_t)base * es, 0, (size_t)count * es);
 	f->pool_n = need;
 	return base;
-	pbd_free(&w->mem, f->data, f->data_cap);
-	pbd_free(&w->mem, f->work, f->work_size);
-	memset(f, 0, sizeof *f);
 }
 
 pbd_status pbd_family_reserve_data(pbd_world* w, pbd_family_type type, size_t data_bytes, size_t work_bytes) {

@@ -504,6 +504,7 @@ static void test_partition_across_families(void** state) {
 		memcpy(q0, w->q, qbytes);
 		for (int t = 1; t < PBD_FAMILY_COUNT; ++t) {
 			pbd_family* f = &w->fam[t];
+			if (!f->n) continue;
 			const pbd_family_ops* ops = pbd_family_table[t];
 			const size_t lbytes = f->n * sizeof *f->lambda, hbytes = f->n * ops->hot_size;
 			void* hot0 = malloc(hbytes);
