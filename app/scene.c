@@ -35,6 +35,12 @@ const char* scene_object_type_name(scene_object_type type) {
 		return "mesh_cloth";
 	case SCENE_OBJECT_ROPE:
 		return "rope";
+	case SCENE_OBJECT_TET_BOX:
+		return "tet_box";
+	case SCENE_OBJECT_TET_SPHERE:
+		return "tet_sphere";
+	case SCENE_OBJECT_TETGEN:
+		return "tetgen";
 	}
 	return "unknown";
 }
@@ -255,51 +261,148 @@ static bool read_mass(loader* L, const cJSON* obj, const char* path, pbd_soft_de
 	return true;
 }
 
-/* "pinned": [vertex indices], each below `count`, none twice. *out is malloc'd (NULL if empty). */
-static bool read_pinned(loader* L, const cJSON* obj, const char* path, uint32_t count, uint32_t** out,
-                        uint32_t* out_count) {
+/* One pin selection object: marks the vertices it selects in sel[] and returns how many it
+ * selected (0 is an error the caller reports). Grid edges and corners use the grid's own (i, j):
+ * "top" is the row j = 0 (the edge at the grid's origin, from which hanging_cloth hangs), "bottom"
+ * j = ny - 1, "left" the column i = 0, "right" i = nx - 1. Boxes and spheres are in the mesh's
+ * coordinates, before the object's translation. */
+static bool read_selection(loader* L, const cJSON* c, const char* p, const pbd_mesh* m, uint8_t* sel,
+                           uint32_t* selected) {
 	jr* r = &L->r;
-	*out = NULL;
-	*out_count = 0;
-	const cJSON* arr;
-	size_t n;
-	if (!jr_array(r, obj, path, "pinned", &arr, &n)) return false;
-	if (n == 0) return true;
-	char ppath[JR_PATH_MAX];
-	jr_path_key(ppath, path, "pinned");
-	if (n > count) return jr_fail(r, ppath, "lists %zu vertices but the object has only %u", n, count);
-	uint32_t* idx = malloc(n * sizeof *idx);
-	uint8_t* seen = calloc(count, 1);
-	if (!idx || !seen) {
-		free(idx);
-		free(seen);
-		return jr_fail(r, ppath, "out of memory");
-	}
-	char what[64];
-	snprintf(what, sizeof what, "the object has %u vert%s", count, count == 1 ? "ex" : "ices");
-	size_t i = 0;
-	bool ok = true;
-	for (const cJSON* c = arr->child; c && ok; c = c->next, ++i) {
-		char p[JR_PATH_MAX];
-		jr_path_index(p, ppath, i);
-		uint32_t v;
-		if (!jr_index_item(r, c, p, count, what, &v)) {
-			ok = false;
-		} else if (seen[v]) {
-			ok = jr_fail(r, p, "vertex %u is listed twice", v);
-		} else {
-			seen[v] = 1;
-			idx[i] = v;
+	static const char* const keys[] = {"grid_edge", "grid_corners", "range", "box", "sphere", NULL};
+	if (!jr_object(r, c, p, keys)) return false;
+	if (cJSON_GetArraySize(c) != 1) return jr_fail(r, p, "expected one of grid_edge, grid_corners, range, box, sphere");
+	const uint32_t n = m->vertex_count, nx = m->grid_nx, ny = m->grid_ny;
+	const bool grid = nx >= 2 && ny >= 2 && (uint64_t)nx * ny == n;
+	uint32_t count = 0;
+	/* 1 marks a vertex listed by index, 2 one a selection picked; `matched` counts what this
+	 * selection matches, pinned before or not, `count` what it adds. */
+	uint32_t matched = 0;
+#define PICK(v) (matched++, count += sel[v] ? 0u : 1u, sel[v] = sel[v] ? sel[v] : 2)
+	const cJSON* item = c->child;
+	char q[JR_PATH_MAX];
+	jr_path_key(q, p, item->string);
+	if (!strcmp(item->string, "grid_edge") || !strcmp(item->string, "grid_corners")) {
+		if (!grid) return jr_fail(r, q, "needs a grid_cloth object");
+		static const char* const edges[] = {"top", "bottom", "left", "right", NULL};
+		static const char* const corners[] = {"top_left", "top_right", "bottom_left", "bottom_right", NULL};
+		const bool edge = !strcmp(item->string, "grid_edge");
+		const cJSON* list = item;
+		if (!edge && !cJSON_IsArray(item)) return jr_fail(r, q, "expected an array of corner names");
+		for (const cJSON* e = edge ? item : list->child; e; e = edge ? NULL : e->next) {
+			const char* const* names = edge ? edges : corners;
+			int which = -1;
+			for (int k = 0; cJSON_IsString(e) && names[k]; ++k)
+				if (!strcmp(e->valuestring, names[k])) which = k;
+			if (which < 0)
+				return jr_fail(r, q, "unknown %s (expected %s)", edge ? "edge" : "corner",
+				               edge ? "\"top\", \"bottom\", \"left\", \"right\""
+				                    : "\"top_left\", \"top_right\", \"bottom_left\", \"bottom_right\"");
+			if (edge) {
+				for (uint32_t t = 0; t < (which < 2 ? nx : ny); ++t) {
+					const uint32_t v = which == 0   ? t
+					                   : which == 1 ? (ny - 1) * nx + t
+					                   : which == 2 ? t * nx
+					                                : t * nx + nx - 1;
+					PICK(v);
+				}
+			} else {
+				const uint32_t v = (which >= 2 ? (ny - 1) * nx : 0) + (which % 2 ? nx - 1 : 0);
+				PICK(v);
+			}
+		}
+	} else if (!strcmp(item->string, "range")) {
+		if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 2) return jr_fail(r, q, "expected [first, count]");
+		int64_t first, num;
+		char i0[JR_PATH_MAX], i1[JR_PATH_MAX];
+		jr_path_index(i0, q, 0);
+		jr_path_index(i1, q, 1);
+		if (!jr_int_item(r, item->child, i0, 0, (int64_t)n - 1, &first) ||
+		    !jr_int_item(r, item->child->next, i1, 1, (int64_t)n - first, &num))
+			return false;
+		for (int64_t v = first; v < first + num; ++v) PICK((uint32_t)v);
+	} else if (!strcmp(item->string, "box")) {
+		static const char* const bkeys[] = {"min", "max", NULL};
+		pbd_vec3 lo = pbd_v3(0, 0, 0), hi = pbd_v3(0, 0, 0);
+		if (!jr_object(r, item, q, bkeys) || !jr_vec3(r, item, q, "min", lo, SCENE_MAX_LENGTH, &lo) ||
+		    !jr_vec3(r, item, q, "max", hi, SCENE_MAX_LENGTH, &hi))
+			return false;
+		for (uint32_t v = 0; v < n; ++v) {
+			const pbd_vec3 x = m->positions[v];
+			if (x.x >= lo.x && x.x <= hi.x && x.y >= lo.y && x.y <= hi.y && x.z >= lo.z && x.z <= hi.z) PICK(v);
+		}
+	} else {
+		static const char* const skeys[] = {"center", "radius", NULL};
+		pbd_vec3 center = pbd_v3(0, 0, 0);
+		double radius = 0;
+		if (!jr_object(r, item, q, skeys) || !jr_vec3(r, item, q, "center", center, SCENE_MAX_LENGTH, &center) ||
+		    !jr_real(r, item, q, "radius", 0, JR_POSITIVE(SCENE_MAX_LENGTH), &radius))
+			return false;
+		for (uint32_t v = 0; v < n; ++v) {
+			const pbd_vec3 x = m->positions[v];
+			const double dx = (double)x.x - (double)center.x, dy = (double)x.y - (double)center.y,
+			             dz = (double)x.z - (double)center.z;
+			if (dx * dx + dy * dy + dz * dz <= radius * radius) PICK(v);
 		}
 	}
-	free(seen);
-	if (!ok) {
-		free(idx);
-		return false;
-	}
-	*out = idx;
-	*out_count = (uint32_t)n;
+#undef PICK
+	if (matched == 0) return jr_fail(r, p, "selects no vertex");
+	*selected += count;
 	return true;
+}
+
+/* "pinned": vertex indices (each below the vertex count, none listed twice) and selection objects
+ * (read_selection), in an array, or one selection object alone. Vertices a selection picks again
+ * are pinned once. *out is malloc'd (NULL if empty). */
+static bool read_pinned(loader* L, const cJSON* obj, const char* path, const pbd_mesh* m, uint32_t** out,
+                        uint32_t* out_count) {
+	jr* r = &L->r;
+	const uint32_t count = m->vertex_count;
+	*out = NULL;
+	*out_count = 0;
+	const cJSON* pin = jr_get(obj, "pinned");
+	if (!pin) return true;
+	char ppath[JR_PATH_MAX];
+	jr_path_key(ppath, path, "pinned");
+	if (!cJSON_IsArray(pin) && !cJSON_IsObject(pin))
+		return jr_fail(r, ppath, "expected an array of vertex indices and selections, or a selection");
+	uint8_t* seen = calloc(count ? count : 1, 1);
+	if (!seen) return jr_fail(r, ppath, "out of memory");
+	char what[64];
+	snprintf(what, sizeof what, "the object has %u vert%s", count, count == 1 ? "ex" : "ices");
+	uint32_t selected = 0;
+	bool ok = true;
+	if (cJSON_IsObject(pin)) {
+		ok = read_selection(L, pin, ppath, m, seen, &selected);
+	} else {
+		size_t i = 0;
+		for (const cJSON* c = pin->child; c && ok; c = c->next, ++i) {
+			char p[JR_PATH_MAX];
+			jr_path_index(p, ppath, i);
+			uint32_t v;
+			if (cJSON_IsObject(c)) {
+				ok = read_selection(L, c, p, m, seen, &selected);
+			} else if (!jr_index_item(r, c, p, count, what, &v)) {
+				ok = false;
+			} else if (seen[v] == 1) {
+				ok = jr_fail(r, p, "vertex %u is listed twice", v);
+			} else {
+				selected += seen[v] ? 0u : 1u;
+				seen[v] = 1;
+			}
+		}
+	}
+	uint32_t* idx = ok && selected ? malloc(selected * sizeof *idx) : NULL;
+	if (ok && selected && !idx) ok = jr_fail(r, ppath, "out of memory");
+	if (ok && idx) {
+		uint32_t k = 0;
+		for (uint32_t v = 0; v < count; ++v)
+			if (seen[v]) idx[k++] = v;
+		*out = idx;
+		*out_count = selected;
+	}
+	free(seen);
+	return ok;
 }
 
 /* An object's "name"; out keeps what it holds (the default) when there is none. */
@@ -329,17 +432,146 @@ static bool lines_from_mesh(loader* L, const char* path, const pbd_mesh* m, uint
 	return true;
 }
 
+/* The model keys every surface object takes (read_models). */
+#define MODEL_KEYS "cloth_material", "bending", "membrane", "long_range", "balloon"
+
+static const char* const bend_model_names[] = {"edges", "dihedral", "isometric", "none", NULL};
+static const char* const membrane_model_names[] = {"edges", "triangles", NULL};
+static const char* const lra_mode_names[] = {"euclidean", "geodesic", NULL};
+static const char* const tet_model_names[] = {"none", "volume", "neohookean", NULL};
+
+/* "cloth_material": a preset name, or {"preset", "density", "stretch", "shear", "bending"} with
+ * the preset (if any) as the base of the numbers given. */
+static bool read_cloth_material(loader* L, const cJSON* obj, const char* path, pbd_soft_def* d,
+                                pbd_cloth_material* cloth) {
+	jr* r = &L->r;
+	const cJSON* c = jr_get(obj, "cloth_material");
+	if (!c) return true;
+	char p[JR_PATH_MAX];
+	jr_path_key(p, path, "cloth_material");
+	const char* base = NULL;
+	if (cJSON_IsString(c)) {
+		base = c->valuestring;
+	} else if (cJSON_IsObject(c)) {
+		static const char* const keys[] = {"preset", "density", "stretch", "shear", "bending", NULL};
+		if (!jr_object(r, c, p, keys) || !jr_string(r, c, p, "preset", NULL, 63, &base)) return false;
+	} else {
+		return jr_fail(r, p, "expected a preset name or an object {density, stretch, shear, bending}");
+	}
+	memset(cloth, 0, sizeof *cloth);
+	if (base) {
+		pbd_error err;
+		if (pbd_cloth_material_preset(base, cloth, &err) != PBD_OK) return jr_fail(r, p, "%s", err.message);
+	} else if (!jr_get(c, "density") || !jr_get(c, "stretch")) {
+		return jr_fail(r, p, "needs a preset, or at least density and stretch");
+	}
+	if (cJSON_IsObject(c) &&
+	    (!jr_real_p(r, c, p, "density", cloth->density, JR_POSITIVE(SCENE_MAX_MASS), &cloth->density) ||
+	     !jr_real_p(r, c, p, "stretch", cloth->stretch, JR_POSITIVE(SCENE_MAX_MAGNITUDE), &cloth->stretch) ||
+	     !jr_real_p(r, c, p, "shear", cloth->shear, JR_NONNEG(SCENE_MAX_MAGNITUDE), &cloth->shear) ||
+	     !jr_real_p(r, c, p, "bending", cloth->bending, JR_NONNEG(SCENE_MAX_MAGNITUDE), &cloth->bending)))
+		return false;
+	pbd_error err;
+	if (pbd_cloth_material_check(cloth, &err) != PBD_OK) return jr_fail(r, p, "%s", err.message);
+	d->cloth = cloth;
+	return true;
+}
+
+/* A model switch {"model": name, "stiffness", "compliance"}: *model, *stiffness, *compliance keep
+ * their defaults for what is not given. */
+static bool read_model(loader* L, const cJSON* obj, const char* path, const char* key, const char* const* names,
+                       int* model, pbd_real* stiffness, pbd_real* compliance) {
+	jr* r = &L->r;
+	const cJSON* c = jr_get(obj, key);
+	if (!c) return true;
+	char p[JR_PATH_MAX];
+	jr_path_key(p, path, key);
+	static const char* const keys[] = {"model", "stiffness", "compliance", NULL};
+	return jr_object(r, c, p, keys) && jr_enum(r, c, p, "model", *model, names, NULL, NULL, model) &&
+	       jr_real_p(r, c, p, "stiffness", *stiffness, JR_UNIT, stiffness) &&
+	       jr_real_p(r, c, p, "compliance", *compliance, JR_NONNEG(SCENE_MAX_COMPLIANCE), compliance);
+}
+
+/* The constraint models of an object (pbd_soft_def): cloth_material, bending, membrane,
+ * long_range, balloon, and for tetrahedral objects tets. */
+static bool read_models(loader* L, const cJSON* obj, const char* path, pbd_soft_def* d, pbd_cloth_material* cloth) {
+	jr* r = &L->r;
+	int bend = (int)d->bend, membrane = (int)d->membrane, tets = (int)d->tets;
+	if (!read_cloth_material(L, obj, path, d, cloth) ||
+	    !read_model(L, obj, path, "bending", bend_model_names, &bend, &d->bend_stiffness, &d->bend_compliance) ||
+	    !read_model(L, obj, path, "membrane", membrane_model_names, &membrane, &d->membrane_stiffness,
+	                &d->membrane_compliance))
+		return false;
+	d->bend = (pbd_bend_model)bend;
+	d->membrane = (pbd_membrane_model)membrane;
+	char p[JR_PATH_MAX];
+	const cJSON* lr = jr_get(obj, "long_range");
+	if (lr) {
+		jr_path_key(p, path, "long_range");
+		int mode = (int)d->long_range_mode;
+		static const char* const keys[] = {"mode", "scale", NULL};
+		if (cJSON_IsBool(lr)) {
+			d->long_range = cJSON_IsTrue(lr);
+		} else if (!cJSON_IsObject(lr)) {
+			return jr_fail(r, p, "expected true, false or {\"mode\", \"scale\"}");
+		} else if (!jr_object(r, lr, p, keys) || !jr_enum(r, lr, p, "mode", mode, lra_mode_names, NULL, NULL, &mode) ||
+		           !jr_real_p(r, lr, p, "scale", d->long_range_scale, JR_POSITIVE(SCENE_MAX_MAGNITUDE),
+		                      &d->long_range_scale)) {
+			return false;
+		} else {
+			d->long_range = true;
+			d->long_range_mode = (pbd_lra_mode)mode;
+		}
+	}
+	const cJSON* b = jr_get(obj, "balloon");
+	if (b) {
+		jr_path_key(p, path, "balloon");
+		static const char* const keys[] = {"pressure", "stiffness", "compliance", NULL};
+		if (!cJSON_IsObject(b)) return jr_fail(r, p, "expected {\"pressure\", \"stiffness\", \"compliance\"}");
+		if (!jr_object(r, b, p, keys) ||
+		    !jr_real_p(r, b, p, "pressure", d->pressure, JR_POSITIVE(SCENE_MAX_MAGNITUDE), &d->pressure) ||
+		    !jr_real_p(r, b, p, "stiffness", d->volume_stiffness, JR_UNIT, &d->volume_stiffness) ||
+		    !jr_real_p(r, b, p, "compliance", d->volume_compliance, JR_NONNEG(SCENE_MAX_COMPLIANCE),
+		               &d->volume_compliance))
+			return false;
+		d->balloon = true;
+	}
+	const cJSON* t = jr_get(obj, "tets");
+	if (t) {
+		jr_path_key(p, path, "tets");
+		static const char* const keys[] = {"model", "stiffness", "compliance", "youngs_modulus", "poisson_ratio", NULL};
+		if (!jr_object(r, t, p, keys) || !jr_enum(r, t, p, "model", tets, tet_model_names, NULL, NULL, &tets) ||
+		    !jr_real_p(r, t, p, "stiffness", d->tet_stiffness, JR_UNIT, &d->tet_stiffness) ||
+		    !jr_real_p(r, t, p, "compliance", d->tet_compliance, JR_NONNEG(SCENE_MAX_COMPLIANCE), &d->tet_compliance) ||
+		    !jr_real_p(r, t, p, "youngs_modulus", d->tet_youngs_modulus, JR_POSITIVE(SCENE_MAX_MAGNITUDE),
+		               &d->tet_youngs_modulus) ||
+		    !jr_real_p(r, t, p, "poisson_ratio", d->tet_poisson_ratio, (jr_range){-1, 0.5, true, true},
+		               &d->tet_poisson_ratio))
+			return false;
+		d->tets = (pbd_tet_model)tets;
+	}
+	return true;
+}
+
 /* Mass, pinned, material, translation and velocity: the fields every mesh-based object shares.
  * Then the body is created. `mesh` belongs to the caller. */
 static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd_mesh* mesh, scene_object* o) {
 	jr* r = &L->r;
 	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = mesh;
+	if (mesh->tet_count) bd.tets = PBD_TET_NEOHOOKEAN; /* a tetrahedral object is a solid unless told otherwise */
+	pbd_cloth_material cloth;
 	uint32_t* pinned = NULL;
+	if (!read_models(L, obj, path, &bd, &cloth)) return false;
+	/* A cloth material brings its density: the mass rule unless "mass" says otherwise. */
+	if (bd.cloth && !jr_get(obj, "mass")) {
+		bd.mass_mode = PBD_MASS_DENSITY;
+		bd.mass = cloth.density;
+	}
 	if (!read_mass(L, obj, path, &bd) || !read_material(L, obj, path, bd.material) ||
 	    !jr_vec3(r, obj, path, "translation", bd.translation, SCENE_MAX_LENGTH, &bd.translation) ||
 	    !jr_vec3(r, obj, path, "velocity", bd.velocity, SCENE_MAX_SPEED, &bd.velocity) ||
-	    !read_pinned(L, obj, path, mesh->vertex_count, &pinned, &bd.pinned_count))
+	    !read_pinned(L, obj, path, mesh, &pinned, &bd.pinned_count))
 		return false;
 	bd.pinned = pinned;
 	uint32_t edges = mesh->edge_count;
@@ -418,7 +650,14 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 		v[i] = pbd_v3_add(v[i], velocity);
 		w[i] = (pbd_real)inv_mass; /* in {0} and [1e-9, 1e9]: exact enough in either precision */
 	}
-	if (ok) ok = read_pinned(L, obj, path, (uint32_t)np, &pinned, &pinned_count);
+	if (ok) {
+		/* Selections see the particles as given, translation included. */
+		pbd_mesh pm;
+		memset(&pm, 0, sizeof pm);
+		pm.vertex_count = (uint32_t)np;
+		pm.positions = x;
+		ok = read_pinned(L, obj, path, &pm, &pinned, &pinned_count);
+	}
 	for (uint32_t k = 0; ok && k < pinned_count; ++k) w[pinned[k]] = 0;
 
 	static const char* const ckeys[] = {"type",
@@ -538,9 +777,9 @@ static bool axes_ok(loader* L, const char* path, pbd_vec3 u, pbd_vec3 v) {
 
 static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type",     "name",        "nx",        "ny",   "size", "origin",
-	                                   "axis_u",   "axis_v",      "diagonals", "bend", "mass", "pinned",
-	                                   "material", "translation", "velocity",  NULL};
+	static const char* const keys[] = {"type",     "name",        "nx",        "ny",       "size", "origin",
+	                                   "axis_u",   "axis_v",      "diagonals", "bend",     "mass", "pinned",
+	                                   "material", "translation", "velocity",  MODEL_KEYS, NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_grid_def g = pbd_grid_def_default();
 	int64_t nx, ny, diagonals;
@@ -656,8 +895,8 @@ static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool
 
 static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type", "name",   "obj",      "vertices",    "triangles", "bend",
-	                                   "mass", "pinned", "material", "translation", "velocity",  NULL};
+	static const char* const keys[] = {"type",   "name",     "obj",         "vertices", "triangles", "bend", "mass",
+	                                   "pinned", "material", "translation", "velocity", MODEL_KEYS,  NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	bool bend;
 	const char* file;
@@ -699,8 +938,8 @@ static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene
 
 static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type", "name",   "start",    "end",         "segments", "bend",
-	                                   "mass", "pinned", "material", "translation", "velocity", NULL};
+	static const char* const keys[] = {"type",   "name",     "start",       "end",      "segments",   "bend", "mass",
+	                                   "pinned", "material", "translation", "velocity", "long_range", NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_rope_def d = pbd_rope_def_default();
 	int64_t segments;
@@ -724,7 +963,91 @@ static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_objec
 	return ok;
 }
 
-static const char* const object_types[] = {"particles", "grid_cloth", "mesh_cloth", "rope", NULL};
+/* A tetrahedral mesh from its builder or file, then a soft object like any other: its surface
+ * triangles are what output and rendering see. */
+static bool tet_object(loader* L, const cJSON* obj, const char* path, pbd_mesh* mesh, scene_object* o) {
+	bool ok = check_caps(L, path, mesh->vertex_count, mesh->edge_count);
+	ok = ok && create_body(L, obj, path, mesh, o);
+	pbd_mesh_free(mesh);
+	return ok;
+}
+
+#define TET_KEYS "mass", "pinned", "material", "translation", "velocity", "tets", "balloon", "long_range"
+
+static bool read_tet_box(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+	jr* r = &L->r;
+	static const char* const keys[] = {"type", "name", "cells", "size", "origin", "tets_per_cell", TET_KEYS, NULL};
+	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
+	pbd_tet_box_def d = pbd_tet_box_def_default();
+	int64_t per_cell;
+	if (!jr_vec3(r, obj, path, "size", d.size, SCENE_MAX_LENGTH, &d.size) ||
+	    !jr_vec3(r, obj, path, "origin", d.origin, SCENE_MAX_LENGTH, &d.origin) ||
+	    !jr_int(r, obj, path, "tets_per_cell", d.tets_per_cell, 5, 6, &per_cell))
+		return false;
+	d.tets_per_cell = (int)per_cell;
+	const cJSON* cells = jr_get(obj, "cells");
+	if (cells) {
+		char p[JR_PATH_MAX];
+		jr_path_key(p, path, "cells");
+		if (!cJSON_IsArray(cells) || cJSON_GetArraySize(cells) != 3)
+			return jr_fail(r, p, "expected an array of 3 cell counts [nx, ny, nz]");
+		int64_t c[3];
+		size_t i = 0;
+		for (const cJSON* e = cells->child; e; e = e->next, ++i) {
+			char q[JR_PATH_MAX];
+			jr_path_index(q, p, i);
+			if (!jr_int_item(r, e, q, 1, 1000, &c[i])) return false;
+		}
+		if ((c[0] + 1) * (c[1] + 1) * (c[2] + 1) > (int64_t)SCENE_MAX_PARTICLES) return jr_fail(r, p, "too many cells");
+		d.nx = (uint32_t)c[0];
+		d.ny = (uint32_t)c[1];
+		d.nz = (uint32_t)c[2];
+	}
+	pbd_mesh mesh;
+	pbd_error err;
+	if (pbd_mesh_tet_box(&d, &mesh, &err) != PBD_OK) return jr_fail(r, path, "%s", err.message);
+	return tet_object(L, obj, path, &mesh, o);
+}
+
+static bool read_tet_sphere(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+	jr* r = &L->r;
+	static const char* const keys[] = {"type", "name", "center", "radius", "subdivisions", TET_KEYS, NULL};
+	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
+	pbd_tet_sphere_def d = pbd_tet_sphere_def_default();
+	int64_t sub;
+	if (!jr_vec3(r, obj, path, "center", d.center, SCENE_MAX_LENGTH, &d.center) ||
+	    !jr_real_p(r, obj, path, "radius", d.radius, JR_POSITIVE(SCENE_MAX_LENGTH), &d.radius) ||
+	    !jr_int(r, obj, path, "subdivisions", d.subdivisions, 1, 64, &sub))
+		return false;
+	d.subdivisions = (uint32_t)sub;
+	pbd_mesh mesh;
+	pbd_error err;
+	if (pbd_mesh_tet_sphere(&d, &mesh, &err) != PBD_OK) return jr_fail(r, path, "%s", err.message);
+	return tet_object(L, obj, path, &mesh, o);
+}
+
+/* "node" and "ele": TetGen files, relative to the scene's folder. */
+static bool read_tetgen(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+	jr* r = &L->r;
+	static const char* const keys[] = {"type", "name", "node", "ele", TET_KEYS, NULL};
+	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
+	const char *node = NULL, *ele = NULL;
+	if (!jr_string(r, obj, path, "node", NULL, 4096, &node) || !jr_string(r, obj, path, "ele", NULL, 4096, &ele))
+		return false;
+	if (!node || !ele || !node[0] || !ele[0]) return jr_fail(r, path, "needs \"node\" and \"ele\" file names");
+	char npath[JR_PATH_MAX], node_full[4200], ele_full[4200];
+	jr_path_key(npath, path, "node");
+	if (!resolve_path(L, npath, node, node_full, sizeof node_full) ||
+	    !resolve_path(L, npath, ele, ele_full, sizeof ele_full))
+		return false;
+	pbd_mesh mesh;
+	pbd_error err;
+	if (pbd_mesh_load_tetgen(node_full, ele_full, &mesh, &err) != PBD_OK) return jr_fail(r, npath, "%s", err.message);
+	return tet_object(L, obj, path, &mesh, o);
+}
+
+static const char* const object_types[] = {"particles", "grid_cloth", "mesh_cloth", "rope",
+                                           "tet_box",   "tet_sphere", "tetgen",     NULL};
 
 /* An integer field for the size estimate: its value when it is a sane integer, else `def`
  * (a wrong value is reported by the full read). */
@@ -800,7 +1123,9 @@ static bool read_object(loader* L, const cJSON* obj, const char* path, scene_obj
 	jr* r = &L->r;
 	if (!cJSON_IsObject(obj)) return jr_fail(r, path, "expected an object (got %s)", jr_type_name(obj));
 	if (!jr_get(obj, "type"))
-		return jr_fail(r, path, "missing \"type\" (one of \"particles\", \"grid_cloth\", \"mesh_cloth\", \"rope\")");
+		return jr_fail(r, path,
+		               "missing \"type\" (one of \"particles\", \"grid_cloth\", \"mesh_cloth\", \"rope\", \"tet_box\", "
+		               "\"tet_sphere\", \"tetgen\")");
 	int type;
 	if (!jr_enum(r, obj, path, "type", 0, object_types, NULL, NULL, &type)) return false;
 	o->type = (scene_object_type)type;
@@ -813,6 +1138,12 @@ static bool read_object(loader* L, const cJSON* obj, const char* path, scene_obj
 		return read_mesh_cloth(L, obj, path, o);
 	case SCENE_OBJECT_ROPE:
 		return read_rope(L, obj, path, o);
+	case SCENE_OBJECT_TET_BOX:
+		return read_tet_box(L, obj, path, o);
+	case SCENE_OBJECT_TET_SPHERE:
+		return read_tet_sphere(L, obj, path, o);
+	case SCENE_OBJECT_TETGEN:
+		return read_tetgen(L, obj, path, o);
 	}
 	return jr_fail(r, path, "unknown type");
 }

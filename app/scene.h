@@ -62,7 +62,10 @@ typedef enum scene_object_type {
 	SCENE_OBJECT_PARTICLES = 0,
 	SCENE_OBJECT_GRID_CLOTH,
 	SCENE_OBJECT_MESH_CLOTH,
-	SCENE_OBJECT_ROPE
+	SCENE_OBJECT_ROPE,
+	SCENE_OBJECT_TET_BOX,
+	SCENE_OBJECT_TET_SPHERE,
+	SCENE_OBJECT_TETGEN
 } scene_object_type;
 
 /// "particles", "grid_cloth", ... Never NULL.

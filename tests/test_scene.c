@@ -297,6 +297,41 @@ static void test_mesh_cloth(void** state) {
 	scene_free(&s);
 }
 
+/* The constraint models and pin selections reach the world. */
+static void test_models_and_selections(void** state) {
+	(void)state;
+	scene s = load_ok(
+	    "{\"objects\": [{\"type\": \"grid_cloth\", \"nx\": 5, \"ny\": 4, \"cloth_material\": \"denim\","
+	    " \"bending\": {\"model\": \"isometric\"}, \"long_range\": {\"mode\": \"euclidean\"},"
+	    " \"pinned\": [{\"grid_edge\": \"top\"}, 6, {\"grid_corners\": [\"bottom_right\"]}, {\"range\": [0, 2]}]},"
+	    " {\"type\": \"tet_box\", \"cells\": [2, 1, 1], \"tets\": {\"model\": \"volume\"}},"
+	    " {\"type\": \"grid_cloth\", \"nx\": 4, \"ny\": 4, \"membrane\": {\"model\": \"triangles\"},"
+	    "  \"pinned\": {\"sphere\": {\"center\": [0, 0, 0], \"radius\": 0.01}}}]}",
+	    NULL);
+	pbd_soft_info a, b, c;
+	assert_int_equal(pbd_soft_get_info(s.world, s.objects[0].id, &a), PBD_OK);
+	assert_int_equal(pbd_soft_get_info(s.world, s.objects[1].id, &b), PBD_OK);
+	assert_int_equal(pbd_soft_get_info(s.world, s.objects[2].id, &c), PBD_OK);
+	/* 5 x 4 grid: interior edges 4*3 + 3*4... hinges counted by the library: at least one each */
+	assert_true(a.count[PBD_FAMILY_BEND_ISOMETRIC] > 0);
+	assert_int_equal(a.count[PBD_FAMILY_LRA], 20);
+	pbd_distance_def d;
+	assert_int_equal(pbd_world_get_distance(s.world, a.first_distance, &d), PBD_OK);
+	assert_true(d.stiffness_from_compliance && d.compliance_stretch > 0);
+	/* pinned: the top row 0..4, vertex 6, the bottom-right corner 19, and 0, 1 again */
+	const pbd_real* iw = pbd_world_inv_masses(s.world);
+	for (uint32_t v = 0; v < 20; ++v) {
+		const bool pinned = v <= 4 || v == 6 || v == 19;
+		assert_true((iw[a.first_particle + v] == 0) == pinned);
+	}
+	assert_int_equal(b.count[PBD_FAMILY_TET_VOLUME], 10); /* two cells of five */
+	assert_int_equal(b.count[PBD_FAMILY_TET_NEOHOOKEAN], 0);
+	assert_int_equal(c.count[PBD_FAMILY_TRIANGLE], 18);
+	assert_true(iw[c.first_particle] == 0);
+	assert_true(iw[c.first_particle + 1] != 0);
+	scene_free(&s);
+}
+
 /* ---- bad input -------------------------------------------------------------------------- */
 
 typedef struct bad_case {
@@ -404,6 +439,64 @@ static const bad_case bad_cases[] = {
      "objects[0]: pbd_soft_create: the mass rule gives vertex 0 a mass of", "kg, outside [1e-15, 1e+09] kg"},
     {"{\"world\": {\"jacobi\": {\"omega\": 2}}}", "world.jacobi.omega: must be in (0, 2) (got 2)", NULL},
     {"{\"world\": {\"chebyshev\": {\"rho\": 1}}}", "world.chebyshev.rho: must be in [0, 1) (got 1)", NULL},
+    {OBJ("{" GRID ", \"cloth_material\": \"silk\""
+         "}"),
+     "objects[0].cloth_material:", "cotton"},
+    {OBJ("{" GRID ", \"cloth_material\": {\"density\": 0.2}"
+         "}"),
+     "objects[0].cloth_material: needs a preset", NULL},
+    {OBJ("{" GRID ", \"cloth_material\": {\"preset\": \"denim\", \"shear\": -1}"
+         "}"),
+     "objects[0].cloth_material.shear", NULL},
+    {OBJ("{" GRID ", \"bending\": {\"model\": \"hinge\"}"
+         "}"),
+     "objects[0].bending.model: unknown value \"hinge\"", "\"dihedral\""},
+    {OBJ("{" GRID ", \"bending\": {\"stiffness\": 2}"
+         "}"),
+     "objects[0].bending.stiffness: must be in [0, 1]", NULL},
+    {OBJ("{" GRID ", \"membrane\": {\"model\": \"fem\"}"
+         "}"),
+     "objects[0].membrane.model: unknown value", "\"triangles\""},
+    {OBJ("{" GRID ", \"long_range\": {\"mode\": \"manhattan\"}"
+         "}"),
+     "objects[0].long_range.mode: unknown value", NULL},
+    {OBJ("{" GRID ", \"long_range\": 1"
+         "}"),
+     "objects[0].long_range: expected true, false", NULL},
+    {OBJ("{" GRID ", \"balloon\": {\"pressure\": 0}"
+         "}"),
+     "objects[0].balloon.pressure: must be in (0,", NULL},
+    {OBJ("{" GRID ", \"balloon\": {\"pressure\": 1.2}"
+         "}"),
+     "objects[0]: pbd_world_add_volumes", NULL},
+    {OBJ("{"
+         "\"type\": \"tet_box\", \"tets\": {\"poisson_ratio\": 0.5}"
+         "}"),
+     "objects[0].tets.poisson_ratio", NULL},
+    {OBJ("{"
+         "\"type\": \"tet_box\", \"cells\": [1, 0, 1]"
+         "}"),
+     "objects[0].cells[1]", NULL},
+    {OBJ("{"
+         "\"type\": \"tetgen\", \"node\": \"none.node\", \"ele\": \"none.ele\""
+         "}"),
+     "objects[0].node:", "none.node"},
+    {OBJ("{" GRID ", \"pinned\": {\"grid_edge\": \"middle\"}"
+         "}"),
+     "objects[0].pinned.grid_edge: unknown edge", NULL},
+    {OBJ("{" GRID ", \"pinned\": [{\"box\": {\"min\": [5, 5, 5], \"max\": [6, 6, 6]}}]"
+         "}"),
+     "objects[0].pinned[0]: selects no vertex", NULL},
+    {OBJ("{" GRID ", \"pinned\": {\"range\": [0, 0]}"
+         "}"),
+     "objects[0].pinned.range[1]", NULL},
+    {OBJ("{" GRID ", \"pinned\": {\"box\": {}, \"range\": [0, 1]}"
+         "}"),
+     "objects[0].pinned: expected one of", NULL},
+    {OBJ("{"
+         "\"type\": \"rope\", \"pinned\": {\"grid_edge\": \"top\"}"
+         "}"),
+     "objects[0].pinned.grid_edge: needs a grid_cloth", NULL},
     {"{\"world\": {\"chebyshev\": {\"delay\": 0}}}", "world.chebyshev.delay: must be", NULL},
     {"{\"world\": {\"chebyshev\": {\"gamma\": 0}}}", "world.chebyshev.gamma: must be in (0, 1] (got 0)", NULL},
     {"{\"world\": {\"jacobi\": {\"alpha\": -0.2}}}", "world.jacobi.alpha: must be in [0, 1000000000] (got -0.2)", NULL},
@@ -911,15 +1004,25 @@ static void test_particle_cap_option(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_particle_cap_option), cmocka_unit_test(test_builtins_load),
-	    cmocka_unit_test(test_seeds_run_finite),    cmocka_unit_test(test_cloth_sphere_outside),
-	    cmocka_unit_test(test_double_pendulum),     cmocka_unit_test(test_determinism),
-	    cmocka_unit_test(test_particles_object),    cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_mesh_cloth),          cmocka_unit_test(test_bad_scenes),
-	    cmocka_unit_test(test_render_settings),     cmocka_unit_test(test_bad_files),
-	    cmocka_unit_test(test_empty_scene),         cmocka_unit_test(test_limits_inclusive),
-	    cmocka_unit_test(test_library_messages),    cmocka_unit_test(test_caps_first_step_finite),
-	    cmocka_unit_test(test_parse_memory_bound),  cmocka_unit_test(test_parse_out_of_memory),
+	    cmocka_unit_test(test_particle_cap_option),
+	    cmocka_unit_test(test_builtins_load),
+	    cmocka_unit_test(test_seeds_run_finite),
+	    cmocka_unit_test(test_cloth_sphere_outside),
+	    cmocka_unit_test(test_double_pendulum),
+	    cmocka_unit_test(test_determinism),
+	    cmocka_unit_test(test_particles_object),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_mesh_cloth),
+	    cmocka_unit_test(test_models_and_selections),
+	    cmocka_unit_test(test_bad_scenes),
+	    cmocka_unit_test(test_render_settings),
+	    cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_empty_scene),
+	    cmocka_unit_test(test_limits_inclusive),
+	    cmocka_unit_test(test_library_messages),
+	    cmocka_unit_test(test_caps_first_step_finite),
+	    cmocka_unit_test(test_parse_memory_bound),
+	    cmocka_unit_test(test_parse_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
