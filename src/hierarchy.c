@@ -368,6 +368,13 @@ pbd_status pbd_hierarchy_build(pbd_world* w) {
 	return PBD_OK;
 }
 
+uint32_t pbd_world_hierarchy_levels(const pbd_world* w, uint32_t* particles) {
+	if (!w || !w->hier.valid || w->def.hierarchy_levels == 0) return 0;
+	if (particles)
+		for (uint32_t l = 0; l <= w->hier.levels; ++l) particles[l] = w->hier.particles[l];
+	return w->hier.levels;
+}
+
 void pbd_hierarchy_free(pbd_world* w) {
 	pbd_hierarchy* h = &w->hier;
 	pbd_free(&w->mem, h->con, (size_t)h->cap_c * sizeof *h->con);

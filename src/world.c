@@ -23,7 +23,7 @@ pbd_world_def pbd_world_def_default(void) {
 	d.chebyshev_delay = 3;
 	d.chebyshev_gamma = PBD_R(0.9);
 	d.hierarchy_levels = 0;
-	d.hierarchy_iterations = 2;
+	d.hierarchy_iterations = 4;
 	d.collision_mode = PBD_COLLISION_IN_SOLVER;
 	d.max_speed = 0;
 	d.diagnostics = true;

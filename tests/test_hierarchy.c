@@ -55,6 +55,9 @@ static void test_grid_levels(void** state) {
 		       h->particles[0], h->particles[1], h->particles[2], h->particles[3], h->con_end[1],
 		       h->con_end[2] - h->con_end[1], h->con_end[3] - h->con_end[2]);
 		/* Every second particle along both directions: 17^2, 9^2, 5^2; bend edges do not count. */
+		uint32_t sizes[PBD_HIERARCHY_MAX_LEVELS + 1];
+		assert_int_equal(pbd_world_hierarchy_levels(w, sizes), 3);
+		assert_int_equal(sizes[3], 25);
 		assert_int_equal(h->levels, 3);
 		assert_int_equal(h->particles[0], 1089);
 		assert_int_equal(h->particles[1], 289);

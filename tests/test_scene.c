@@ -251,7 +251,7 @@ static void test_defaults(void** state) {
 	assert_near(d.jacobi_omega, 1.5, 1e-7);
 	assert_false(d.chebyshev);
 	assert_int_equal(d.hierarchy_levels, 3);
-	assert_int_equal(d.hierarchy_iterations, 2);
+	assert_int_equal(d.hierarchy_iterations, 4);
 	assert_int_equal(s.object_count, 2);
 	const pbd_body* g = &s.objects[0].range;
 	assert_int_equal(g->particle_count, 12);
