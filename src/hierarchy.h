@@ -15,6 +15,9 @@
 #define PBD_HIERARCHY_MIN_PARENTS 2
 /* The nearest this many coarse neighbours (by rest length) are a particle's parents. */
 #define PBD_HIERARCHY_MAX_PARENTS 8
+/* Above this many neighbours a particle's neighbourhood is not unfolded (hierarchy.c, step 3):
+ * the coarse rest lengths through it fall back to the path a-i-b. */
+#define PBD_HIERARCHY_MAX_RING 64
 
 /* A coarse constraint: |x_a - x_b| <= rest, hard, projected only when stretched, with the
  * inverse masses of its ends in its level (aggregated from the particles they stand for). */
