@@ -112,13 +112,10 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	jr* r = &L->r;
 	const cJSON* w = jr_get(root, "world");
 	if (!w) return true;
-	static const char* const keys[] = {"gravity",   "dt",
-	                                   "substeps",  "iterations",
-	                                   "solver",    "formulation",
-	                                   "damping",   "damping_mode",
-	                                   "jacobi",    "collision_mode",
-	                                   "max_speed", "divergence_strain",
-	                                   "chebyshev", NULL};
+	static const char* const keys[] = {
+	    "gravity",   "dt",           "substeps", "iterations",     "solver",    "formulation",
+	    "damping",   "damping_mode", "jacobi",   "collision_mode", "max_speed", "divergence_strain",
+	    "chebyshev", "hierarchy",    NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations;
@@ -165,6 +162,18 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 			return false;
 		d->chebyshev = true;
 		d->chebyshev_delay = (int)delay;
+	}
+	const cJSON* hj = jr_get(w, "hierarchy");
+	if (hj) {
+		static const char* const hkeys[] = {"levels", "iterations", NULL};
+		const char* hpath = "world.hierarchy";
+		int64_t levels, its;
+		if (!jr_object(r, hj, hpath, hkeys) ||
+		    !jr_int(r, hj, hpath, "levels", d->hierarchy_levels, 0, PBD_HIERARCHY_MAX_LEVELS, &levels) ||
+		    !jr_int(r, hj, hpath, "iterations", d->hierarchy_iterations, 1, SCENE_MAX_ITERATIONS, &its))
+			return false;
+		d->hierarchy_levels = (int)levels;
+		d->hierarchy_iterations = (int)its;
 	}
 	return true;
 }

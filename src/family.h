@@ -138,6 +138,9 @@ void pbd_families_refresh(pbd_world* w, const pbd_step_ctx* ctx);
 /* partition.c: colours all families' constraints into independent groups (graph colouring over
  * shared particles), reorders each family's storage group by group, recounts degree[]. */
 void pbd_partition_build(pbd_world* w);
+/* The lowest colour that none of the particles p[0..n) carries in masks (bit c = colour c is
+ * used around the particle), marked on all of them; PBD_PARTITION_COLOURS when all are taken. */
+uint32_t pbd_colour_first_fit(uint64_t* masks, const uint32_t* p, uint32_t n);
 
 /* The position of particle i relative to particle o, from the committed positions and the
  * displacements: exact for near particles however far from the origin (see world.h). Families

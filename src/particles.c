@@ -178,7 +178,11 @@ pbd_status pbd_particle_set_inv_mass(pbd_world* w, uint32_t index, pbd_real inv_
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_particle_set_inv_mass: must be in [%g, %g] (got %.9g)",
 		                PBD_INV_MASS_MIN, PBD_INV_MASS_MAX, (double)inv_mass);
 	w->w_free[index] = inv_mass;
-	if (!(w->flags[index] & PBD_PARTICLE_PINNED)) w->w[index] = inv_mass;
+	/* Families derive data from inverse masses; the hierarchy's coarse masses are aggregated from them. */
+	if (!(w->flags[index] & PBD_PARTICLE_PINNED)) {
+		w->w[index] = inv_mass;
+		w->hier.valid = false;
+	}
 	pbd_families_touch_all(w);
 	return PBD_OK;
 }
@@ -186,7 +190,11 @@ pbd_status pbd_particle_set_inv_mass(pbd_world* w, uint32_t index, pbd_real inv_
 pbd_status pbd_particle_pin(pbd_world* w, uint32_t index) {
 	pbd_status st = pbd_check_particle(w, index, "pbd_particle_pin");
 	if (st != PBD_OK) return st;
-	if (!(w->flags[index] & PBD_PARTICLE_PINNED)) w->w_free[index] = w->w[index];
+	/* Pins are coarse particles at every level of the hierarchy. */
+	if (!(w->flags[index] & PBD_PARTICLE_PINNED)) {
+		w->w_free[index] = w->w[index];
+		w->hier.valid = false;
+	}
 	w->flags[index] = (uint8_t)(w->flags[index] | PBD_PARTICLE_PINNED);
 	w->w[index] = 0;
 	w->v[index] = pbd_v3(0, 0, 0);
@@ -202,6 +210,7 @@ pbd_status pbd_particle_unpin(pbd_world* w, uint32_t index) {
 	if (w->flags[index] & PBD_PARTICLE_PINNED) {
 		w->flags[index] = (uint8_t)(w->flags[index] & ~(PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET));
 		w->w[index] = w->w_free[index];
+		w->hier.valid = false;
 	}
 	pbd_families_touch_all(w);
 	return PBD_OK;

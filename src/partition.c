@@ -32,11 +32,7 @@
 
 #define PBD_PARTITION_DONE UINT32_MAX
 
-/* First-fit colour of the constraint at position k of family f; marks it on its particles. */
-static uint32_t colour_of(const pbd_family* f, const pbd_family_ops* ops, uint32_t k, uint64_t* masks) {
-	uint32_t p[PBD_FAMILY_MAX_ARITY];
-	const uint32_t n = ops->particles(f, k, 0, p, PBD_FAMILY_MAX_ARITY);
-	if (n > PBD_FAMILY_MAX_ARITY) return PBD_PARTITION_COLOURS;
+uint32_t pbd_colour_first_fit(uint64_t* masks, const uint32_t* p, uint32_t n) {
 	uint64_t used = 0;
 	for (uint32_t i = 0; i < n; ++i) used |= masks[p[i]];
 	if (used == UINT64_MAX) return PBD_PARTITION_COLOURS;
@@ -44,6 +40,14 @@ static uint32_t colour_of(const pbd_family* f, const pbd_family_ops* ops, uint32
 	while (used & (1ull << c)) ++c;
 	for (uint32_t i = 0; i < n; ++i) masks[p[i]] |= 1ull << c;
 	return c;
+}
+
+/* First-fit colour of the constraint at position k of family f; marks it on its particles. */
+static uint32_t colour_of(const pbd_family* f, const pbd_family_ops* ops, uint32_t k, uint64_t* masks) {
+	uint32_t p[PBD_FAMILY_MAX_ARITY];
+	const uint32_t n = ops->particles(f, k, 0, p, PBD_FAMILY_MAX_ARITY);
+	if (n > PBD_FAMILY_MAX_ARITY) return PBD_PARTITION_COLOURS;
+	return pbd_colour_first_fit(masks, p, n);
 }
 
 /* Moves the records of family f so that the one at position src[k] lands at k, cycle by cycle,

@@ -6,7 +6,9 @@
  * constraints of every family in their solver order with their order of addition, multipliers and
  * variable-length data, triangles, colliders with their generations, the clock and the warning
  * counters. Scratch that a step rebuilds before reading (displacements, Jacobi sums, step-start
- * copies) is not, and the per-particle constraint counts are recounted.
+ * copies) is not, the per-particle constraint counts are recounted, and the levels of the
+ * hierarchical solve are built again from the constraints, pins and masses, which give the same
+ * levels.
  *
  * Layout: an 8-byte magic, then fixed-size native-endian fields and arrays, then an FNV-1a hash
  * of everything before it. The header records the scalar size and the byte order, and a reader
@@ -75,6 +77,8 @@ static void write_def(writer* wr, const pbd_world_def* d) {
 	put_real(wr, d->chebyshev_rho);
 	put_i32(wr, d->chebyshev_delay);
 	put_real(wr, d->chebyshev_gamma);
+	put_i32(wr, d->hierarchy_levels);
+	put_i32(wr, d->hierarchy_iterations);
 }
 
 static void write_world(writer* wr, const pbd_world* w) {
@@ -575,6 +579,8 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 	def.chebyshev_rho = get_real(&rd);
 	def.chebyshev_delay = get_i32(&rd);
 	def.chebyshev_gamma = get_real(&rd);
+	def.hierarchy_levels = get_i32(&rd);
+	def.hierarchy_iterations = get_i32(&rd);
 	const pbd_real rho_estimate = get_real(&rd);
 	def.jacobi_equal_split = equal_split != 0;
 	def.diagnostics = diagnostics != 0;

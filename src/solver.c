@@ -142,6 +142,9 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 	                  1,
 	                  0};
 	if (cheb.on && cheb.rho == 0 && cheb.delay < 2) cheb.delay = 2;
+	/* The coarse levels first: they start the iterations from a state whose long-range stretch
+	 * is already gone. They move positions only; the multipliers stay at zero. */
+	if (w->def.hierarchy_levels > 0) pbd_hierarchy_solve(w, &ctx);
 	for (int it = 0; it < iterations; ++it) {
 		if (cheb.on) memcpy(w->q_iter, w->q, (size_t)w->np * sizeof *w->q_iter);
 		if (jacobi)

@@ -22,6 +22,8 @@ pbd_world_def pbd_world_def_default(void) {
 	d.chebyshev_rho = 0;
 	d.chebyshev_delay = 3;
 	d.chebyshev_gamma = PBD_R(0.9);
+	d.hierarchy_levels = 0;
+	d.hierarchy_iterations = 4;
 	d.collision_mode = PBD_COLLISION_IN_SOLVER;
 	d.max_speed = 0;
 	d.diagnostics = true;
@@ -84,6 +86,12 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->chebyshev_gamma) || d->chebyshev_gamma <= 0 || d->chebyshev_gamma > 1)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.chebyshev_gamma: must be in (0, 1] (got %.9g)",
 		                (double)d->chebyshev_gamma);
+	if (d->hierarchy_levels < 0 || d->hierarchy_levels > PBD_HIERARCHY_MAX_LEVELS)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.hierarchy_levels: must be in [0, %d] (got %d)",
+		                PBD_HIERARCHY_MAX_LEVELS, d->hierarchy_levels);
+	if (d->hierarchy_iterations < 1 || d->hierarchy_iterations > 100000)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.hierarchy_iterations: must be in [1, 100000] (got %d)",
+		                d->hierarchy_iterations);
 	if (d->collision_mode != PBD_COLLISION_IN_SOLVER && d->collision_mode != PBD_COLLISION_AFTER_SOLVER)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.collision_mode: unknown mode %d",
 		                (int)d->collision_mode);
@@ -154,6 +162,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->q_prev, cp * sizeof *w->q_prev);
 	pbd_free(&mem, w->q_iter, cp * sizeof *w->q_iter);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) pbd_family_free(w, &w->fam[t], pbd_family_table[t]);
+	pbd_hierarchy_free(w);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_free(&mem, w->colliders, w->cap_c * sizeof *w->colliders);
 	pbd_free(&mem, w->softs, w->cap_s * sizeof *w->softs);
@@ -201,6 +210,14 @@ pbd_status pbd_world_set_chebyshev(pbd_world* w, bool on, pbd_real rho, int dela
 	return apply_def(w, &d);
 }
 
+pbd_status pbd_world_set_hierarchy(pbd_world* w, int levels, int iterations) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.hierarchy_levels = levels;
+	d.hierarchy_iterations = iterations;
+	return apply_def(w, &d);
+}
+
 pbd_status pbd_world_set_jacobi(pbd_world* w, pbd_real alpha, pbd_real omega, bool equal_split) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_world_def d = w->def;
@@ -238,7 +255,15 @@ pbd_status pbd_world_step(pbd_world* w) {
 	/* Damping is given per step; spread it over the substeps so the step total is the same. */
 	pbd_real damping = d->damping == 1 ? 1 : PBD_POW(d->damping, PBD_R(1.0) / (pbd_real)substeps);
 
-	if (!w->partitioned) pbd_partition_build(w);
+	if (!w->partitioned) {
+		pbd_partition_build(w);
+		w->hier.valid = false;
+	}
+	/* Built here, before any particle moves: a failure leaves the world as it was. */
+	if (d->hierarchy_levels > 0 && (!w->hier.valid || w->hier.built_for != d->hierarchy_levels) &&
+	    pbd_hierarchy_build(w) != PBD_OK)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory building %d hierarchy levels",
+		                d->hierarchy_levels);
 	{
 		pbd_step_ctx ctx;
 		pbd_step_ctx_init(w, h, &ctx);

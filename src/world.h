@@ -4,6 +4,7 @@
 
 #include "core.h"
 #include "family.h"
+#include "hierarchy.h"
 
 enum {
 	PBD_PARTICLE_PINNED = 1u << 0,
@@ -53,12 +54,13 @@ struct pbd_world {
 	pbd_vec3* dx;          /* Jacobi correction accumulator */
 	uint64_t* colour_mask; /* partition.c's scratch: colours used around each particle */
 	pbd_vec3* q_prev;      /* Chebyshev: the iterate before the last (solver.c) */
-	pbd_vec3* q_iter;      /* Chebyshev: the iterate the last sweep started from */
+	pbd_vec3* q_iter;      /* Chebyshev: the iterate the last sweep started from; the hierarchy's q0 */
 	pbd_real rho_estimate; /* Chebyshev: spectral radius measured in the last substep (0: none yet) */
 
 	/* constraints, one storage block per family (family.h) */
 	pbd_family fam[PBD_FAMILY_COUNT];
-	bool partitioned; /* every family is in solver order (partition.c) */
+	bool partitioned;   /* every family is in solver order (partition.c) */
+	pbd_hierarchy hier; /* coarse levels of the hierarchical solve (hierarchy.c) */
 
 	/* surface triangles */
 	uint32_t nt, cap_t;

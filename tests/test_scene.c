@@ -240,7 +240,7 @@ static void test_empty_scene(void** state) {
 
 static void test_defaults(void** state) {
 	(void)state;
-	scene s = load_ok("{\"world\": {\"solver\": \"gs\", \"jacobi\": {\"omega\": 1.5}},"
+	scene s = load_ok("{\"world\": {\"solver\": \"gs\", \"jacobi\": {\"omega\": 1.5}, \"hierarchy\": {\"levels\": 3}},"
 	                  " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 3, \"ny\": 4, \"bend\": true,"
 	                  "   \"mass\": {\"mode\": \"total\", \"value\": 12},"
 	                  "   \"material\": {\"shear\": {\"enabled\": false}, \"bend\": {\"stiffness_stretch\": 0.5}}},"
@@ -250,6 +250,8 @@ static void test_defaults(void** state) {
 	assert_int_equal(d.solver, PBD_SOLVER_GAUSS_SEIDEL);
 	assert_near(d.jacobi_omega, 1.5, 1e-7);
 	assert_false(d.chebyshev);
+	assert_int_equal(d.hierarchy_levels, 3);
+	assert_int_equal(d.hierarchy_iterations, 4);
 	assert_int_equal(s.object_count, 2);
 	const pbd_soft_info* g = &s.objects[0].range;
 	assert_int_equal(g->particle_count, 12);
@@ -499,6 +501,9 @@ static const bad_case bad_cases[] = {
      "objects[0].pinned.grid_edge: needs a grid_cloth", NULL},
     {"{\"world\": {\"chebyshev\": {\"delay\": 0}}}", "world.chebyshev.delay: must be", NULL},
     {"{\"world\": {\"chebyshev\": {\"gamma\": 0}}}", "world.chebyshev.gamma: must be in (0, 1] (got 0)", NULL},
+    {"{\"world\": {\"hierarchy\": {\"levels\": 17}}}", "world.hierarchy.levels: must be <= 16 (got 17)", NULL},
+    {"{\"world\": {\"hierarchy\": {\"iterations\": 0}}}", "world.hierarchy.iterations: must be", NULL},
+    {"{\"world\": {\"hierarchy\": {\"level\": 2}}}", "world.hierarchy.level: unknown key", NULL},
     {"{\"world\": {\"jacobi\": {\"alpha\": -0.2}}}", "world.jacobi.alpha: must be in [0, 1000000000] (got -0.2)", NULL},
     {"{\"world\": {\"max_speed\": -1}}", "world.max_speed: must be in [0, 100000] (got -1)", NULL},
     {"{\"world\": {\"gravity\": [0, -1e10, 0]}}", "world.gravity[1]: must be in [-100000, 100000] (got -10000000000)",

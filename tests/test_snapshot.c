@@ -194,7 +194,8 @@ static void test_corrupt_snapshots_refused(void** state) {
 	assert_non_null(strstr(msg, "pbd_world_def.dt"));
 
 	/* The particle count sits after the settings, the clock and the warnings. */
-	const size_t def_bytes = sizeof(pbd_vec3) + 9 * sizeof(pbd_real) + 10 * 4; /* with the Chebyshev estimate */
+	/* with the Chebyshev estimate and the two hierarchy settings */
+	const size_t def_bytes = sizeof(pbd_vec3) + 9 * sizeof(pbd_real) + 12 * 4;
 	const size_t at_np = settings + def_bytes + 8 + 8 + PBD_WARN_COUNT * 12;
 	uint32_t np;
 	memcpy(&np, good + at_np, 4);

@@ -59,6 +59,13 @@ PBD_API pbd_status pbd_world_set_damping(pbd_world* world, pbd_real damping);
 PBD_API pbd_status pbd_world_set_jacobi(pbd_world* world, pbd_real alpha, pbd_real omega, bool equal_split);
 /// Chebyshev acceleration of the Jacobi solver (see pbd_world_def.chebyshev*); rho 0 estimates.
 PBD_API pbd_status pbd_world_set_chebyshev(pbd_world* world, bool on, pbd_real rho, int delay, pbd_real gamma);
+/// Hierarchical solve (see pbd_world_def.hierarchy_levels); levels 0 turns it off.
+PBD_API pbd_status pbd_world_set_hierarchy(pbd_world* world, int levels, int iterations);
+/// Coarse levels the hierarchical solve has built (at the first step after the constraints, pins,
+/// masses or hierarchy_levels changed; 0 before that or when it is off). When `particles` is not
+/// NULL it receives the particle count of levels 0 to the returned one (PBD_HIERARCHY_MAX_LEVELS + 1
+/// entries at most).
+PBD_API uint32_t pbd_world_hierarchy_levels(const pbd_world* world, uint32_t* particles);
 PBD_API pbd_status pbd_world_set_collision_mode(pbd_world* world, pbd_collision_mode mode);
 /// Current settings, as a def (cookie set, so it can create a copy of this world's setup).
 PBD_API pbd_world_def pbd_world_get_def(const pbd_world* world);

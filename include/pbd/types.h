@@ -100,6 +100,9 @@ typedef enum pbd_damping_mode {
 #define PBD_INV_MASS_MIN 1e-9
 #define PBD_INV_MASS_MAX 1e15
 
+/// Most coarse levels a world's hierarchical solve builds (pbd_world_def.hierarchy_levels).
+#define PBD_HIERARCHY_MAX_LEVELS 16
+
 /// Caps on the world's gravity components (m/s^2) and step length (s): within them, one step's
 /// products stay finite in float.
 #define PBD_MAX_GRAVITY 1e6
@@ -138,6 +141,13 @@ typedef struct pbd_world_def {
 	int chebyshev_delay;
 	/// Chebyshev: under-relaxation gamma of each accelerated update, in (0, 1].
 	pbd_real chebyshev_gamma;
+	/// Hierarchical solve (Müller 2008, "Hierarchical Position Based Dynamics"): coarse levels
+	/// built from the distance-constraint graph, each iterated before the finer one and its
+	/// corrections interpolated down, once per substep before the `iterations` of the real
+	/// constraints. 0 (default) turns it off; at most PBD_HIERARCHY_MAX_LEVELS.
+	int hierarchy_levels;
+	/// Hierarchical solve: Gauss-Seidel iterations on each coarse level per substep, >= 1.
+	int hierarchy_iterations;
 	pbd_collision_mode collision_mode;
 	pbd_real max_speed; ///< clamp on particle speed in m/s, 0 = no clamp
 	bool diagnostics;   ///< compute pbd_stats after every step (one extra pass)

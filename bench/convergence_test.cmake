@@ -1,0 +1,30 @@
+# The convergence study run tiny (ctest convergence_smoke): it must succeed and write a CSV with
+# the expected header and one row per size, solver and iteration count plus the initial residual.
+# Timing is not checked. Expects -DPROGRAM=<pbd-convergence> -DWORK=<folder>.
+file(REMOVE_RECURSE "${WORK}")
+execute_process(COMMAND "${PROGRAM}" --sizes 16 --iterations 3 --repeat 1 --ref-seconds 0.1 --ref-substeps 2 --out "${WORK}" --no-plot
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pbd-convergence exited with ${rc}:\n${out}\n${err}")
+endif()
+file(STRINGS "${WORK}/convergence.csv" lines)
+list(LENGTH lines count)
+list(GET lines 0 header)
+set(expected "n,problem,solver,iterations,sweeps,ms,mean_structural_strain,max_structural_strain,rms_violation_m")
+if(NOT header STREQUAL expected)
+  message(FATAL_ERROR "convergence.csv header is\n  ${header}\nexpected\n  ${expected}")
+endif()
+# 2 problems x (1 initial row + 7 solvers x iterations 1, 2, 3)
+if(NOT count EQUAL 45)
+  message(FATAL_ERROR "convergence.csv has ${count} lines, expected 45 (header + 44 rows)")
+endif()
+foreach(solver swinging,initial stretched,initial gs_ordered gs_coloured jacobi chebyshev_rho_given
+               chebyshev_rho_estimated hierarchical xpbd_small_steps)
+  string(FIND "${lines}" ",${solver}," at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "convergence.csv has no row of ${solver}")
+  endif()
+endforeach()
+if(NOT out MATCHES "reproduces it bit for bit")
+  message(FATAL_ERROR "the emulation check did not run:\n${out}")
+endif()
