@@ -203,7 +203,7 @@ static void print_help(FILE* f) {
 	        "  --quality-only        the cost-to-quality table alone\n"
 	        "  --quality-target S    mean structural strain to hold (default 0.01)\n"
 	        "  --quality-method M    only this method (xpbd-gs, pbd-gs-sub, pbd-gs-it, chebyshev,\n"
-	        "                        xpbd-lra, pbd-lra-it)\n"
+	        "                        xpbd-lra, pbd-lra-it, xpbd-hier, pbd-hier-it)\n"
 	        "  --quality-csv FILE    also write the cost-to-quality table as CSV\n"
 	        "  --resolution          the resolution study alone: the same cloth's sag at each size\n"
 	        "                        under a PBD stiffness and a physical material (PBD and XPBD);\n"
@@ -444,7 +444,8 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		}
 		case OPT_QUALITY_METHOD:
 			if (strcmp(value, "xpbd-gs") && strcmp(value, "pbd-gs-sub") && strcmp(value, "pbd-gs-it") &&
-			    strcmp(value, "chebyshev") && strcmp(value, "xpbd-lra") && strcmp(value, "pbd-lra-it"))
+			    strcmp(value, "chebyshev") && strcmp(value, "xpbd-lra") && strcmp(value, "pbd-lra-it") &&
+			    strcmp(value, "xpbd-hier") && strcmp(value, "pbd-hier-it"))
 				return usage_error("--quality-method: unknown method '%s'", value);
 			o->quality_method = value;
 			break;

@@ -51,6 +51,16 @@ static void def_chebyshev(pbd_world_def* d) {
 	d->chebyshev_delay = 3;
 }
 
+static void def_xpbd_hier(pbd_world_def* d) {
+	def_xpbd_gs(d);
+	d->hierarchy_levels = 4;
+}
+
+static void def_pbd_hier(pbd_world_def* d) {
+	def_pbd_gs(d);
+	d->hierarchy_levels = 4;
+}
+
 /* Small steps (Macklin et al. 2019): one iteration, more substeps. */
 static const setting substep_ladder[] = {{1, 1},  {2, 1},  {3, 1},  {4, 1},   {5, 1},   {6, 1},   {8, 1},
                                          {10, 1}, {12, 1}, {15, 1}, {20, 1},  {25, 1},  {30, 1},  {40, 1},
@@ -73,6 +83,10 @@ static const method methods[] = {
      COUNT(iteration_ladder), false},
     {"xpbd-lra", "as xpbd-gs, with long-range attachments to the pins", def_xpbd_gs, substep_ladder,
      COUNT(substep_ladder), true},
+    {"xpbd-hier", "as xpbd-gs, with a hierarchical pass (4 levels, Müller 2008)", def_xpbd_hier, substep_ladder,
+     COUNT(substep_ladder), false},
+    {"pbd-hier-it", "as pbd-gs-it, with a hierarchical pass (4 levels)", def_pbd_hier, iteration_ladder,
+     COUNT(iteration_ladder), false},
     {"pbd-lra-it", "as pbd-gs-it, with long-range attachments to the pins", def_pbd_gs, iteration_ladder,
      COUNT(iteration_ladder), true},
 };
