@@ -89,12 +89,7 @@ pbd_bend_isometric_def pbd_bend_isometric_def_default(void) {
 }
 
 static pbd_status check_material(pbd_world* w, const char* fn, uint32_t k, pbd_real stiffness, pbd_real compliance) {
-	if (!pbd_is_finite(stiffness) || !pbd_is_finite(compliance))
-		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: constraint %u: stiffness or compliance is not finite", fn, k);
-	if (stiffness < 0 || stiffness > 1)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: constraint %u: stiffness must be in [0, 1]", fn, k);
-	if (compliance < 0) return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: constraint %u: compliance must be >= 0", fn, k);
-	return PBD_OK;
+	return pbd_check_softness(w, fn, "constraint", k, stiffness, compliance);
 }
 
 /* Validates one def and derives its record: weights, rest length of s, kappa. */
@@ -191,9 +186,10 @@ pbd_status pbd_world_set_bend_isometric_material(pbd_world* w, uint32_t first, u
 	const char* fn = "pbd_world_set_bend_isometric_material";
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_family* f = FAM(w);
-	if (first > f->n || count > f->n - first)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u) exceeds the %u constraints", fn, first,
-		                first + count, f->n);
+	{
+		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
+		if (range != PBD_OK) return range;
+	}
 	const pbd_status st = check_material(w, fn, first, stiffness, compliance);
 	if (st != PBD_OK) return st;
 	for (uint32_t u = first; u < first + count; ++u) {
@@ -211,7 +207,7 @@ static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 	for (uint32_t k = 0; k < f->n; ++k) {
 		const pbd_isometric_p* q = &COLD(f)[k];
 		const pbd_real kk = q->stiffness;
-		HOT(f)[k].s = xpbd ? q->compliance : (kk >= 1 || kk <= 0) ? kk : 1 - PBD_POW(1 - kk, inv_n);
+		HOT(f)[k].s = xpbd ? q->compliance : pbd_stiffness_per_iteration(kk, inv_n);
 	}
 }
 

@@ -102,9 +102,10 @@ pbd_status pbd_world_set_distance_material(pbd_world* w, uint32_t first, uint32_
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_family* f = FAM(w);
 	if (!m) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: material is NULL", fn);
-	if (first > f->n || count > f->n - first)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u) exceeds the %u constraints", fn, first,
-		                first + count, f->n);
+	{
+		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
+		if (range != PBD_OK) return range;
+	}
 	if (!pbd_is_finite(m->stiffness_stretch) || !pbd_is_finite(m->stiffness_compress) ||
 	    !pbd_is_finite(m->compliance_stretch) || !pbd_is_finite(m->compliance_compress))
 		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: a parameter is not finite", fn);
@@ -162,7 +163,7 @@ static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 				const pbd_real at = q->compliance[j] * ctx->inv_h2;
 				kk = at == 0 ? 1 : W == 0 ? 0 : W / (W + at);
 			}
-			HOT(f)[k].s[j] = xpbd ? q->compliance[j] : (kk >= 1 || kk <= 0) ? kk : 1 - PBD_POW(1 - kk, inv_n);
+			HOT(f)[k].s[j] = xpbd ? q->compliance[j] : pbd_stiffness_per_iteration(kk, inv_n);
 		}
 	}
 }

@@ -179,15 +179,7 @@ static inline pbd_vec3 mat_mul(const pbd_real R[9], pbd_vec3 v) {
 /* ---- API ----------------------------------------------------------------------------------- */
 
 static pbd_status check_material(pbd_world* w, const char* fn, uint32_t k, pbd_real stiffness, pbd_real compliance) {
-	if (!pbd_is_finite(stiffness) || !pbd_is_finite(compliance))
-		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: cluster %u: stiffness or compliance is not finite", fn, k);
-	if (stiffness < 0 || stiffness > 1)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: cluster %u: stiffness must be in [0, 1] (got %.9g)", fn, k,
-		                (double)stiffness);
-	if (compliance < 0)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: cluster %u: compliance must be >= 0 (got %.9g)", fn, k,
-		                (double)compliance);
-	return PBD_OK;
+	return pbd_check_softness(w, fn, "cluster", k, stiffness, compliance);
 }
 
 static int compare_u32(const void* a, const void* b) {
@@ -363,7 +355,7 @@ static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 		pbd_shape_c* c = &HOT(f)[k];
 		const pbd_shape_p* p = &COLD(f)[k];
 		const pbd_real kk = p->stiffness;
-		c->s = xpbd ? p->compliance : (kk >= 1 || kk <= 0) ? kk : 1 - PBD_POW(1 - kk, inv_n);
+		c->s = xpbd ? p->compliance : pbd_stiffness_per_iteration(kk, inv_n);
 		pbd_shape_m* m = POOL(f) + c->first;
 		const double mf = free_mass(m, c->count, ctx->iw);
 		double mt = 0, c0[3] = {0, 0, 0};

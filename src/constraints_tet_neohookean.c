@@ -212,9 +212,10 @@ pbd_status pbd_world_set_tet_neohookean_material(pbd_world* w, uint32_t first, u
 	const char* fn = "pbd_world_set_tet_neohookean_material";
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_family* f = FAM(w);
-	if (first > f->n || count > f->n - first)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u) exceeds the %u constraints", fn, first,
-		                first + count, f->n);
+	{
+		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
+		if (range != PBD_OK) return range;
+	}
 	pbd_status st = material_ok(w, fn, first, E, nu, kd, kh);
 	if (st != PBD_OK) return st;
 	for (uint32_t u = first; u < first + count; ++u) {
@@ -274,7 +275,7 @@ static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 		} else {
 			for (int j = 0; j < 2; ++j) {
 				const pbd_real kk = q->stiffness[j];
-				c->s[j] = (kk >= 1 || kk <= 0) ? kk : 1 - PBD_POW(1 - kk, inv_n);
+				c->s[j] = pbd_stiffness_per_iteration(kk, inv_n);
 			}
 			c->gamma = 1;
 			c->dev_rest = PBD_SQRT(PBD_R(3.0));

@@ -207,9 +207,10 @@ pbd_status pbd_world_set_triangle_strain_material(pbd_world* w, uint32_t first, 
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_family* f = FAM(w);
 	if (!m) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: material is NULL", fn);
-	if (first > f->n || count > f->n - first)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u) exceeds the %u constraints", fn, first,
-		                first + count, f->n);
+	{
+		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
+		if (range != PBD_OK) return range;
+	}
 	if (!pbd_is_finite(m->stretch_stiffness) || !pbd_is_finite(m->shear_stiffness) ||
 	    !pbd_is_finite(m->stretch_compliance) || !pbd_is_finite(m->shear_compliance))
 		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: a parameter is not finite", fn);
@@ -264,7 +265,7 @@ static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 		const pbd_triangle_p* p = &COLD(f)[k];
 		for (int j = 0; j < 2; ++j) {
 			const pbd_real kk = p->stiffness[j];
-			HOT(f)[k].s[j] = xpbd ? p->compliance[j] / p->area : (kk >= 1 || kk <= 0) ? kk : 1 - PBD_POW(1 - kk, inv_n);
+			HOT(f)[k].s[j] = xpbd ? p->compliance[j] / p->area : pbd_stiffness_per_iteration(kk, inv_n);
 		}
 	}
 }

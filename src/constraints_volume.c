@@ -324,9 +324,10 @@ pbd_status pbd_world_set_volume_material(pbd_world* w, uint32_t first, uint32_t 
 	const char* fn = "pbd_world_set_volume_material";
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_family* f = FAM(w);
-	if (first > f->n || count > f->n - first)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u) exceeds the %u constraints", fn, first,
-		                first + count, f->n);
+	{
+		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
+		if (range != PBD_OK) return range;
+	}
 	const pbd_status st = check_params(w, fn, first, 1, stiffness, compliance);
 	if (st != PBD_OK) return st;
 	for (uint32_t u = first; u < first + count; ++u) {
@@ -409,7 +410,7 @@ static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 	for (uint32_t k = 0; k < f->n; ++k) {
 		const pbd_volume_p* p = &COLD(f)[k];
 		const pbd_real kk = p->stiffness;
-		HOT(f)[k].s = xpbd ? 36 * p->compliance : (kk >= 1 || kk <= 0) ? kk : 1 - PBD_POW(1 - kk, inv_n);
+		HOT(f)[k].s = xpbd ? 36 * p->compliance : pbd_stiffness_per_iteration(kk, inv_n);
 	}
 }
 

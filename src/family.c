@@ -154,3 +154,23 @@ void pbd_families_refresh(pbd_world* w, const pbd_step_ctx* ctx) {
 		f->refresh_h = ctx->h;
 	}
 }
+
+pbd_status pbd_family_check_range(pbd_world* w, const char* fn, const pbd_family* f, uint32_t first, uint32_t count) {
+	if (first > f->n || count > f->n - first)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u) exceeds the %u constraints", fn, first,
+		                first + count, f->n);
+	return PBD_OK;
+}
+
+pbd_status pbd_check_softness(pbd_world* w, const char* fn, const char* what, uint32_t k, pbd_real stiffness,
+                              pbd_real compliance) {
+	if (!pbd_is_finite(stiffness) || !pbd_is_finite(compliance))
+		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: %s %u: stiffness or compliance is not finite", fn, what, k);
+	if (stiffness < 0 || stiffness > 1)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: %s %u: stiffness must be in [0, 1] (got %.9g)", fn, what, k,
+		                (double)stiffness);
+	if (compliance < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: %s %u: compliance must be >= 0 (got %.9g)", fn, what, k,
+		                (double)compliance);
+	return PBD_OK;
+}

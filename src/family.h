@@ -208,6 +208,21 @@ static inline void pbd_constraint_jacobi(const pbd_step_ctx* ctx, const uint32_t
 	}
 }
 
+/* The PBD stiffness per iteration that makes n iterations remove the fraction k of a violation
+ * one projection with k would (Müller et al. 2007, section 3.3): k' = 1 - (1 - k)^(1/n), with
+ * inv_n = 1/n. 0 and 1 stay exact. Every family's refresh derives its hot parameter with it. */
+static inline pbd_real pbd_stiffness_per_iteration(pbd_real k, pbd_real inv_n) {
+	return (k >= 1 || k <= 0) ? k : 1 - PBD_POW(1 - k, inv_n);
+}
+
+/* Checks [first, first + count) against a family's constraints, for the range setters. */
+pbd_status pbd_family_check_range(pbd_world* w, const char* fn, const pbd_family* f, uint32_t first, uint32_t count);
+
+/* Checks a PBD stiffness (finite, in [0, 1]) and an XPBD compliance (finite, >= 0); `what` and k
+ * name the item in the message ("constraint 3"). */
+pbd_status pbd_check_softness(pbd_world* w, const char* fn, const char* what, uint32_t k, pbd_real stiffness,
+                              pbd_real compliance);
+
 static inline void* pbd_family_hot(const pbd_family* f, const pbd_family_ops* ops, uint32_t k) {
 	return (char*)f->hot + (size_t)k * ops->hot_size;
 }

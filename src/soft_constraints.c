@@ -27,7 +27,7 @@ static pbd_status grid_springs(pbd_world* w, const pbd_soft_def* d, const pbd_me
 	const uint32_t nx = m->grid_nx, ny = m->grid_ny;
 	for (uint32_t e = 0; e < m->edge_count; ++e) {
 		const uint32_t a = m->edges[2 * e], b = m->edges[2 * e + 1];
-		const uint32_t ia = a % nx, ja = a / nx, ib = b % nx, jb = b / nx;
+		const uint32_t ia = a % nx, ja = a / nx, jb = b / nx;
 		const uint8_t kind = m->edge_kinds ? m->edge_kinds[e] : PBD_EDGE_STRUCTURAL;
 		const bool along_u = ja == jb;
 		/* A row on the border (or a column) carries half the width of an inner one. */
@@ -42,7 +42,6 @@ static pbd_status grid_springs(pbd_world* w, const pbd_soft_def* d, const pbd_me
 		} else {
 			k[e] = (along_u ? gs.structural_u : gs.structural_v) * half;
 		}
-		(void)ib;
 	}
 	return PBD_OK;
 }
