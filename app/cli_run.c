@@ -550,7 +550,7 @@ static int run(const run_options* o) {
 			break;
 		}
 		t = now_seconds();
-		pbd_status st = pbd_world_step(s.world);
+		pbd_status st = scene_step(&s);
 		double t2 = now_seconds();
 		sim += t2 - t;
 		if (st != PBD_OK) {

@@ -441,8 +441,8 @@ static bool lines_from_mesh(loader* L, const char* path, const pbd_mesh* m, uint
 	return true;
 }
 
-/* The model keys every surface object takes (read_models). */
-#define MODEL_KEYS "cloth_material", "bending", "membrane", "long_range", "balloon"
+/* The keys every surface object takes: its models (read_models) and its collision filter (create_body). */
+#define MODEL_KEYS "cloth_material", "bending", "membrane", "long_range", "balloon", "collision_mask"
 
 static const char* const bend_model_names[] = {"edges", "dihedral", "isometric", "none", NULL};
 static const char* const membrane_model_names[] = {"edges", "triangles", NULL};
@@ -582,6 +582,12 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 	    !jr_vec3(r, obj, path, "velocity", bd.velocity, SCENE_MAX_SPEED, &bd.velocity) ||
 	    !read_pinned(L, obj, path, mesh, &pinned, &bd.pinned_count))
 		return false;
+	int64_t mask;
+	if (!jr_int(r, obj, path, "collision_mask", bd.collision_mask, 0, UINT32_MAX, &mask)) {
+		free(pinned);
+		return false;
+	}
+	bd.collision_mask = (uint32_t)mask;
 	bd.pinned = pinned;
 	uint32_t edges = mesh->edge_count;
 	bool ok = reserve(L, path, mesh->vertex_count, edges);
@@ -947,8 +953,9 @@ static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene
 
 static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type",   "name",     "start",       "end",      "segments",   "bend", "mass",
-	                                   "pinned", "material", "translation", "velocity", "long_range", NULL};
+	static const char* const keys[] = {"type",     "name",       "start",          "end",      "segments",
+	                                   "bend",     "mass",       "pinned",         "material", "translation",
+	                                   "velocity", "long_range", "collision_mask", NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_rope_def d = pbd_rope_def_default();
 	int64_t segments;
@@ -981,7 +988,8 @@ static bool tet_object(loader* L, const cJSON* obj, const char* path, pbd_mesh* 
 	return ok;
 }
 
-#define TET_KEYS "mass", "pinned", "material", "translation", "velocity", "tets", "balloon", "long_range"
+#define TET_KEYS                                                                                                       \
+	"mass", "pinned", "material", "translation", "velocity", "tets", "balloon", "long_range", "collision_mask"
 
 static bool read_tet_box(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
@@ -1159,46 +1167,292 @@ static bool read_object(loader* L, const cJSON* obj, const char* path, scene_obj
 
 /* ---- colliders --------------------------------------------------------------------------- */
 
-/* Positions in collider_types. */
-enum { COLLIDER_PLANE = 0, COLLIDER_SPHERE = 1 };
-static const char* const collider_types[] = {"plane", "sphere", NULL};
+/* Positions in collider_types follow pbd_shape_type; those in actor_kinds pbd_actor_kind. */
+static const char* const collider_types[] = {"plane", "sphere", "capsule", "box", NULL};
+static const char* const actor_kinds[] = {"static", "kinematic", NULL};
 
-static bool read_collider(loader* L, const cJSON* c, const char* path, pbd_collider_id* id) {
+/* The keys every collider takes besides its shape's. */
+#define COLLIDER_KEYS                                                                                                  \
+	"type", "margin", "kind", "position", "rotation", "velocity", "angular_velocity", "keyframes", "static_friction",  \
+	    "kinetic_friction", "restitution", "trigger", "category"
+
+/* A unit quaternion from components already checked finite and bounded. Normalised here, in
+ * double, so that what the library stores is what the file meant; false for the zero one. */
+static bool quat_from(const double q[4], pbd_quat* out) {
+	const double len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+	if (!(len > 0)) return false;
+	*out = (pbd_quat){(pbd_real)(q[0] / len), (pbd_real)(q[1] / len), (pbd_real)(q[2] / len), (pbd_real)(q[3] / len)};
+	return true;
+}
+
+/* A rotation: {"axis": [x, y, z], "angle_deg": a}, or a quaternion [x, y, z, w]. The JSON type
+ * tells the two apart, so neither can be mistaken for the other. */
+static bool read_rotation(loader* L, const cJSON* obj, const char* path, const char* key, pbd_quat* out) {
 	jr* r = &L->r;
-	if (!cJSON_IsObject(c)) return jr_fail(r, path, "expected an object (got %s)", jr_type_name(c));
-	if (!jr_get(c, "type")) return jr_fail(r, path, "missing \"type\" (\"sphere\" or \"plane\")");
-	int type;
-	if (!jr_enum(r, c, path, "type", 0, collider_types, NULL, NULL, &type)) return false;
-	pbd_collider_def d = pbd_collider_def_default();
+	const cJSON* item = jr_get(obj, key);
+	if (!item) return true;
 	char p[JR_PATH_MAX];
-	if (type == COLLIDER_SPHERE) {
-		static const char* const keys[] = {"type", "center", "radius", "margin", NULL};
-		d.type = PBD_SHAPE_SPHERE;
-		pbd_sphere* sp = &d.shape.sphere;
+	jr_path_key(p, path, key);
+	if (cJSON_IsArray(item)) {
+		if (cJSON_GetArraySize(item) != 4)
+			return jr_fail(r, p, "expected a quaternion [x, y, z, w] (got an array of another length)");
+		double q[4];
+		size_t k = 0;
+		for (const cJSON* e = item->child; e; e = e->next, ++k) {
+			char q_path[JR_PATH_MAX];
+			jr_path_index(q_path, p, k);
+			if (!jr_number_item(r, e, q_path, JR_SYMMETRIC(SCENE_MAX_DIRECTION), &q[k])) return false;
+		}
+		if (!quat_from(q, out)) return jr_fail(r, p, "must not be the zero quaternion");
+		return true;
+	}
+	if (!cJSON_IsObject(item))
+		return jr_fail(r, p, "expected {\"axis\": [x, y, z], \"angle_deg\": a} or a quaternion [x, y, z, w] (got %s)",
+		               jr_type_name(item));
+	static const char* const keys[] = {"axis", "angle_deg", NULL};
+	if (!jr_object(r, item, p, keys)) return false;
+	if (!jr_get(item, "axis") || !jr_get(item, "angle_deg"))
+		return jr_fail(r, p, "missing \"%s\"", jr_get(item, "axis") ? "angle_deg" : "axis");
+	pbd_vec3 axis;
+	double deg;
+	if (!jr_vec3(r, item, p, "axis", pbd_v3(0, 1, 0), SCENE_MAX_DIRECTION, &axis) ||
+	    !jr_real(r, item, p, "angle_deg", 0, JR_SYMMETRIC(SCENE_MAX_ANGLE_DEG), &deg))
+		return false;
+	const double a[3] = {(double)axis.x, (double)axis.y, (double)axis.z};
+	const double len = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+	if (!(len > 0)) {
+		char q[JR_PATH_MAX];
+		jr_path_key(q, p, "axis");
+		return jr_fail(r, q, "must not be zero");
+	}
+	const double half = 0.5 * deg * (3.14159265358979323846 / 180.0), s = sin(half) / len;
+	const double q[4] = {a[0] * s, a[1] * s, a[2] * s, cos(half)};
+	quat_from(q, out); /* unit by construction */
+	return true;
+}
+
+/* "keyframes": [{"time", "position", "rotation"}, ...], times strictly increasing. A key that
+ * leaves out its position or rotation keeps the previous key's (the first: origin, identity).
+ * The track is registered before its keys are read, so that scene_free releases them whatever
+ * fails. *start gets the pose at time 0, where the world starts. */
+static bool read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t collider, pbd_pose* start) {
+	jr* r = &L->r;
+	const cJSON* arr;
+	size_t n;
+	if (!jr_array(r, c, path, "keyframes", &arr, &n)) return false;
+	if (!arr) return true;
+	char kpath[JR_PATH_MAX];
+	jr_path_key(kpath, path, "keyframes");
+	if (n == 0) return jr_fail(r, kpath, "must hold at least one keyframe");
+	if (n > SCENE_MAX_KEYFRAMES)
+		return jr_fail(r, kpath, "too many keyframes (%zu, the limit is %d)", n, SCENE_MAX_KEYFRAMES);
+	scene_keyframe* keys = malloc(n * sizeof *keys);
+	if (!keys) return jr_fail(r, kpath, "out of memory");
+	scene_track* t = &L->s->tracks[L->s->track_count++];
+	t->collider = collider;
+	t->keys = keys;
+	t->key_count = 0;
+	static const char* const allowed[] = {"time", "position", "rotation", NULL};
+	pbd_pose pose = pbd_pose_identity();
+	size_t i = 0;
+	for (const cJSON* k = arr->child; k; k = k->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, kpath, i);
+		if (!jr_object(r, k, p, allowed)) return false;
+		if (!jr_get(k, "time")) return jr_fail(r, p, "missing \"time\"");
+		double time;
+		if (!jr_real(r, k, p, "time", 0, JR_NONNEG(SCENE_MAX_TIME), &time) ||
+		    !jr_vec3(r, k, p, "position", pose.position, SCENE_MAX_LENGTH, &pose.position) ||
+		    !read_rotation(L, k, p, "rotation", &pose.rotation))
+			return false;
+		if (i > 0 && !(time > keys[i - 1].time)) {
+			char q[JR_PATH_MAX], got[JR_NUMBER_MAX], prev[JR_NUMBER_MAX];
+			jr_path_key(q, p, "time");
+			jr_format_number(got, sizeof got, time);
+			jr_format_number(prev, sizeof prev, keys[i - 1].time);
+			return jr_fail(r, q, "must be greater than the previous keyframe's %s (got %s)", prev, got);
+		}
+		keys[i].time = time;
+		keys[i].pose = pose;
+		t->key_count = (uint32_t)(i + 1);
+	}
+	*start = scene_track_pose(t, 0.0);
+	return true;
+}
+
+/* The shape keys of each type; the rest of a collider is its actor (read_collider). */
+static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider_def* d) {
+	jr* r = &L->r;
+	char p[JR_PATH_MAX];
+	switch (d->type) {
+	case PBD_SHAPE_SPHERE: {
+		static const char* const keys[] = {COLLIDER_KEYS, "center", "radius", NULL};
+		pbd_sphere* sp = &d->shape.sphere;
 		sp->center = pbd_v3(0, 0, 0);
 		if (!jr_object(r, c, path, keys) || !jr_vec3(r, c, path, "center", sp->center, SCENE_MAX_LENGTH, &sp->center))
 			return false;
 		if (!jr_get(c, "radius")) return jr_fail(r, path, "missing \"radius\"");
-		if (!jr_real_p(r, c, path, "radius", 1, JR_POSITIVE(SCENE_MAX_LENGTH), &sp->radius)) return false;
-	} else {
-		static const char* const keys[] = {"type", "normal", "offset", "margin", NULL};
-		d.type = PBD_SHAPE_PLANE;
-		pbd_plane* pl = &d.shape.plane;
-		if (!jr_object(r, c, path, keys) ||
-		    !jr_vec3(r, c, path, "normal", pl->normal, SCENE_MAX_DIRECTION, &pl->normal) ||
-		    !jr_real_p(r, c, path, "offset", pl->offset, JR_SYMMETRIC(SCENE_MAX_LENGTH), &pl->offset))
-			return false;
-		const pbd_vec3 n = pl->normal;
-		if (!direction_finite(L, path, "normal", n)) return false;
-		if (!((double)n.x * n.x + (double)n.y * n.y + (double)n.z * n.z > 1e-12)) {
-			jr_path_key(p, path, "normal");
-			return jr_fail(r, p, "must not be zero");
+		return jr_real_p(r, c, path, "radius", 1, JR_POSITIVE(SCENE_MAX_LENGTH), &sp->radius);
+	}
+	case PBD_SHAPE_CAPSULE: {
+		static const char* const keys[] = {COLLIDER_KEYS, "half_height", "radius", NULL};
+		pbd_capsule* cp = &d->shape.capsule;
+		if (!jr_object(r, c, path, keys)) return false;
+		if (!jr_get(c, "half_height") || !jr_get(c, "radius"))
+			return jr_fail(r, path, "missing \"%s\"", jr_get(c, "radius") ? "half_height" : "radius");
+		return jr_real_p(r, c, path, "half_height", 0, JR_NONNEG(SCENE_MAX_LENGTH), &cp->half_height) &&
+		       jr_real_p(r, c, path, "radius", 1, JR_POSITIVE(SCENE_MAX_LENGTH), &cp->radius);
+	}
+	case PBD_SHAPE_BOX: {
+		static const char* const keys[] = {COLLIDER_KEYS, "half_extents", NULL};
+		if (!jr_object(r, c, path, keys)) return false;
+		const cJSON* he = jr_get(c, "half_extents");
+		if (!he) return jr_fail(r, path, "missing \"half_extents\"");
+		jr_path_key(p, path, "half_extents");
+		if (!cJSON_IsArray(he) || cJSON_GetArraySize(he) != 3)
+			return jr_fail(r, p, "expected an array of 3 numbers [x, y, z] (got %s)",
+			               cJSON_IsArray(he) ? "an array of another length" : jr_type_name(he));
+		pbd_real* h[3] = {&d->shape.box.half_extents.x, &d->shape.box.half_extents.y, &d->shape.box.half_extents.z};
+		const jr_range range = JR_POSITIVE(SCENE_MAX_LENGTH);
+		size_t k = 0;
+		for (const cJSON* e = he->child; e; e = e->next, ++k) {
+			char q[JR_PATH_MAX];
+			double v;
+			jr_path_index(q, p, k);
+			if (!jr_number_item(r, e, q, range, &v) || !jr_to_real(r, q, v, range, h[k])) return false;
+		}
+		return true;
+	}
+	case PBD_SHAPE_PLANE:
+	case PBD_SHAPE_COUNT:
+		break;
+	}
+	static const char* const keys[] = {COLLIDER_KEYS, "normal", "offset", NULL};
+	pbd_plane* pl = &d->shape.plane;
+	if (!jr_object(r, c, path, keys) || !jr_vec3(r, c, path, "normal", pl->normal, SCENE_MAX_DIRECTION, &pl->normal) ||
+	    !jr_real_p(r, c, path, "offset", pl->offset, JR_SYMMETRIC(SCENE_MAX_LENGTH), &pl->offset))
+		return false;
+	const pbd_vec3 n = pl->normal;
+	if (!direction_finite(L, path, "normal", n)) return false;
+	if (!((double)n.x * n.x + (double)n.y * n.y + (double)n.z * n.z > 1e-12)) {
+		jr_path_key(p, path, "normal");
+		return jr_fail(r, p, "must not be zero");
+	}
+	return true;
+}
+
+/* Collider `index` of the file: its shape, then how it moves (kind, pose, velocities or
+ * keyframes), its contact material and its filter. */
+static bool read_collider(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_collider_id* id) {
+	jr* r = &L->r;
+	if (!cJSON_IsObject(c)) return jr_fail(r, path, "expected an object (got %s)", jr_type_name(c));
+	if (!jr_get(c, "type")) return jr_fail(r, path, "missing \"type\" (\"plane\", \"sphere\", \"capsule\" or \"box\")");
+	int type;
+	if (!jr_enum(r, c, path, "type", 0, collider_types, NULL, NULL, &type)) return false;
+	pbd_collider_def d = pbd_collider_def_default();
+	d.type = (pbd_shape_type)type;
+	if (!read_shape(L, c, path, &d)) return false;
+
+	char p[JR_PATH_MAX];
+	int kind;
+	if (!jr_real_p(r, c, path, "margin", d.margin, JR_NONNEG(SCENE_MAX_LENGTH), &d.margin) ||
+	    !jr_enum(r, c, path, "kind", (int)d.kind, actor_kinds, NULL, NULL, &kind))
+		return false;
+	d.kind = (pbd_actor_kind)kind;
+	/* Motion on a static collider, or velocities beside keyframes, would be silently dropped or
+	 * overridden: both are refused at the key that says it. */
+	static const char* const motion[] = {"velocity", "angular_velocity", "keyframes"};
+	for (size_t k = 0; k < 3 && d.kind == PBD_ACTOR_STATIC; ++k) {
+		if (!jr_get(c, motion[k])) continue;
+		jr_path_key(p, path, motion[k]);
+		return jr_fail(r, p, "a static collider does not move (give \"kind\": \"kinematic\")");
+	}
+	if (jr_get(c, "keyframes")) {
+		static const char* const fixed[] = {"position", "rotation", "velocity", "angular_velocity"};
+		for (size_t k = 0; k < 4; ++k) {
+			if (!jr_get(c, fixed[k])) continue;
+			jr_path_key(p, path, fixed[k]);
+			return jr_fail(r, p, "not with keyframes, which give the pose and the motion; give either");
 		}
 	}
-	if (!jr_real_p(r, c, path, "margin", d.margin, JR_NONNEG(SCENE_MAX_LENGTH), &d.margin)) return false;
+	int64_t category;
+	double mu_s, mu_k;
+	const jr_range mu_range = JR_NONNEG(SCENE_MAX_MAGNITUDE);
+	if (!jr_vec3(r, c, path, "position", d.pose.position, SCENE_MAX_LENGTH, &d.pose.position) ||
+	    !read_rotation(L, c, path, "rotation", &d.pose.rotation) ||
+	    !jr_vec3(r, c, path, "velocity", d.velocity, SCENE_MAX_SPEED, &d.velocity) ||
+	    !jr_vec3(r, c, path, "angular_velocity", d.angular_velocity, SCENE_MAX_SPEED, &d.angular_velocity) ||
+	    !jr_real(r, c, path, "static_friction", (double)d.static_friction, mu_range, &mu_s) ||
+	    /* One coefficient is Coulomb friction: sliding resists as much as sticking does. */
+	    !jr_real(r, c, path, "kinetic_friction", mu_s, mu_range, &mu_k) ||
+	    !jr_real_p(r, c, path, "restitution", d.restitution, JR_UNIT, &d.restitution) ||
+	    !jr_bool(r, c, path, "trigger", d.trigger, &d.trigger) ||
+	    !jr_int(r, c, path, "category", d.category, 0, UINT32_MAX, &category))
+		return false;
+	d.category = (uint32_t)category;
+	char sp[JR_PATH_MAX];
+	jr_path_key(sp, path, "static_friction");
+	jr_path_key(p, path, "kinetic_friction");
+	/* Compared as written; rounding to pbd_real keeps the order. */
+	if (mu_k > mu_s) {
+		char got[JR_NUMBER_MAX], max[JR_NUMBER_MAX];
+		jr_format_number(got, sizeof got, mu_k);
+		jr_format_number(max, sizeof max, mu_s);
+		return jr_fail(r, p, "must be at most static_friction, %s (got %s)", max, got);
+	}
+	if (!jr_to_real(r, sp, mu_s, mu_range, &d.static_friction) ||
+	    !jr_to_real(r, p, mu_k, mu_range, &d.kinetic_friction))
+		return false;
+	if (!read_keyframes(L, c, path, index, &d.pose)) return false;
 	*id = pbd_collider_create(L->s->world, &d);
 	if (id->index1 == 0) return fail_world(L, path);
 	return true;
+}
+
+/* ---- keyframed motion --------------------------------------------------------------------- */
+
+pbd_pose scene_track_pose(const scene_track* track, double time) {
+	const scene_keyframe* k = track->keys;
+	const uint32_t n = track->key_count;
+	if (n == 0) return pbd_pose_identity();
+	if (!(time > k[0].time)) return k[0].pose;
+	if (time >= k[n - 1].time) return k[n - 1].pose;
+	/* The last key at or before `time`: k[lo].time <= time < k[hi].time. */
+	uint32_t lo = 0, hi = n - 1;
+	while (hi - lo > 1) {
+		const uint32_t mid = lo + (hi - lo) / 2;
+		if (k[mid].time <= time)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const double u = (time - k[lo].time) / (k[hi].time - k[lo].time);
+	const pbd_vec3 a = k[lo].pose.position, b = k[hi].pose.position;
+	pbd_pose pose;
+	pose.position = pbd_v3((pbd_real)((double)a.x + u * ((double)b.x - (double)a.x)),
+	                       (pbd_real)((double)a.y + u * ((double)b.y - (double)a.y)),
+	                       (pbd_real)((double)a.z + u * ((double)b.z - (double)a.z)));
+	pose.rotation = pbd_quat_slerp(k[lo].pose.rotation, k[hi].pose.rotation, u);
+	return pose;
+}
+
+pbd_status scene_before_step(scene* s) {
+	if (!s || !s->world) return PBD_ERR_INVALID_ARGUMENT;
+	if (s->track_count == 0) return PBD_OK;
+	/* The clock is the world's, not one kept here, so that a world resumed from a snapshot or
+	 * given another dt between steps follows its keyframes from where it is. */
+	const double end = pbd_world_time(s->world) + (double)pbd_world_get_def(s->world).dt;
+	for (uint32_t k = 0; k < s->track_count; ++k) {
+		const scene_track* t = &s->tracks[k];
+		const pbd_status status = pbd_collider_move_to(s->world, s->colliders[t->collider], scene_track_pose(t, end));
+		if (status != PBD_OK) return status;
+	}
+	return PBD_OK;
+}
+
+pbd_status scene_step(scene* s) {
+	const pbd_status status = scene_before_step(s);
+	return status != PBD_OK ? status : pbd_world_step(s->world);
 }
 
 /* ---- render settings ---------------------------------------------------------------------- */
@@ -1430,13 +1684,14 @@ static bool build(loader* L, const cJSON* root, const char* default_name, const 
 	if (ncol > 0) {
 		if (ncol > 100000) return jr_fail(r, "colliders", "too many colliders (%zu)", ncol);
 		s->colliders = calloc(ncol, sizeof *s->colliders);
-		if (!s->colliders) return jr_fail(r, "colliders", "out of memory");
+		s->tracks = calloc(ncol, sizeof *s->tracks);
+		if (!s->colliders || !s->tracks) return jr_fail(r, "colliders", "out of memory");
 	}
 	i = 0;
 	for (const cJSON* c = colliders ? colliders->child : NULL; c; c = c->next, ++i) {
 		char p[JR_PATH_MAX];
 		jr_path_index(p, "colliders", i);
-		if (!read_collider(L, c, p, &s->colliders[i])) return false;
+		if (!read_collider(L, c, p, (uint32_t)i, &s->colliders[i])) return false;
 		s->collider_count = (uint32_t)(i + 1);
 	}
 	return true;
@@ -1609,5 +1864,7 @@ void scene_free(scene* s) {
 	for (uint32_t i = 0; i < s->object_count; ++i) free(s->objects[i].lines);
 	free(s->objects);
 	free(s->colliders);
+	for (uint32_t i = 0; i < s->track_count; ++i) free(s->tracks[i].keys);
+	free(s->tracks);
 	memset(s, 0, sizeof *s);
 }

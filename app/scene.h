@@ -5,7 +5,7 @@
  *     scene s;
  *     scene_error err;
  *     if (!scene_load_builtin("cloth_sphere", NULL, &s, &err)) { puts(err.message); return 1; }
- *     for (int f = 0; f < s.frames; ++f) pbd_world_step(s.world);
+ *     for (int f = 0; f < s.frames; ++f) scene_step(&s);   // scene_before_step + pbd_world_step
  *     scene_free(&s);
  *
  * Every failure leaves the scene zeroed and puts one line in err->message that names the source
@@ -56,7 +56,10 @@ extern "C" {
 #define SCENE_MIN_MASS       1e-9 ///< kg; also the smallest non-zero inverse mass, 1/kg
 #define SCENE_MAX_MASS       1e9  ///< kg (of a particle, given or derived), kg/m^2 or kg/m, 1/kg
 #define SCENE_MAX_COMPLIANCE 1e6  ///< m/N
-#define SCENE_MAX_MAGNITUDE  1e9  ///< any other number (jacobi.alpha)
+#define SCENE_MAX_ANGLE_DEG  1e6  ///< degrees: an axis-angle rotation's angle_deg
+#define SCENE_MAX_TIME       1e9  ///< s: keyframe times (the longest run: SCENE_MAX_FRAMES of SCENE_MAX_DT)
+#define SCENE_MAX_KEYFRAMES  100000
+#define SCENE_MAX_MAGNITUDE  1e9 ///< any other number (jacobi.alpha)
 
 typedef enum scene_object_type {
 	SCENE_OBJECT_PARTICLES = 0,
@@ -109,6 +112,19 @@ typedef struct scene_render {
 	unsigned overlays; ///< SCENE_OVERLAY_* bits
 } scene_render;
 
+/// One key of a kinematic collider's motion: where its frame is at `time`.
+typedef struct scene_keyframe {
+	double time; ///< s of world time, strictly increasing along a track
+	pbd_pose pose;
+} scene_keyframe;
+
+/// The keyframes of one kinematic collider (its "keyframes" array), which scene_before_step follows.
+typedef struct scene_track {
+	uint32_t collider;  ///< index into scene.colliders
+	uint32_t key_count; ///< >= 1
+	scene_keyframe* keys;
+} scene_track;
+
 struct scene_log; /* internal to scene.c */
 
 typedef struct scene {
@@ -120,6 +136,8 @@ typedef struct scene {
 	scene_object* objects;
 	uint32_t collider_count;
 	pbd_collider_id* colliders;
+	uint32_t track_count;
+	scene_track* tracks;   ///< the keyframed colliders, in collider order
 	scene_render render;   ///< the "render" object (all has_ flags false when absent)
 	struct scene_log* log; ///< internal: routes the world's log (see scene_options.log)
 } scene;
@@ -167,6 +185,20 @@ bool scene_load_string(const char* text, size_t size, const char* source, const 
 
 /// Loads a scene built into the program from scenes/<name>.json.
 bool scene_load_builtin(const char* name, const scene_options* options, scene* out, scene_error* err);
+
+/// The pose a track gives at `time`: the first key's before it, the last key's after it, and in
+/// between the position interpolated linearly and the rotation by slerp (the shorter way round)
+/// between the two keys around `time`.
+pbd_pose scene_track_pose(const scene_track* track, double time);
+
+/// Call before every pbd_world_step of the scene's world: sends each keyframed collider
+/// (pbd_collider_move_to) toward its pose at the time the step will reach, the world's time plus
+/// its dt, so that the step carries it there. Costs nothing in a scene without keyframes. On a
+/// failure the world's last error says why.
+pbd_status scene_before_step(scene* s);
+
+/// scene_before_step, then pbd_world_step.
+pbd_status scene_step(scene* s);
 
 /// Releases the world and the arrays. Accepts a zeroed scene; leaves it zeroed.
 void scene_free(scene* s);

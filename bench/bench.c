@@ -199,7 +199,7 @@ static void print_help(FILE* f) {
 	        "  --tolerance S         max strain |C|/rest of a converged cloth (default 0.05)\n"
 	        "  --csv FILE            also write the table as CSV\n"
 	        "  --quality             then the cost-to-quality table: per method, the cheapest\n"
-	        "                        setting that keeps the cloth taut at t = 2 s, and its cost\n"
+	        "                        setting that keeps the cloth taut from t = 1 to 2 s, and its cost\n"
 	        "  --quality-only        the cost-to-quality table alone\n"
 	        "  --quality-target S    mean structural strain to hold (default 0.01)\n"
 	        "  --quality-method M    only this method (xpbd-gs, pbd-gs-sub, pbd-gs-it, chebyshev,\n"

@@ -2,8 +2,10 @@
  * whether the cloth it makes is any good. This table asks the question a user has: what does a
  * taut cloth cost? For each method, a ladder of settings of increasing cost is searched for the
  * cheapest one whose hanging cloth (1 m, N x N, two top corners pinned, structural and shear
- * edges, 1 kg, 60 Hz, no damping) ends t = 2 s with mean structural strain at or below the
- * target, finite and not diverged. The strain is the library's own per-edge-kind statistic. */
+ * edges, 1 kg, 60 Hz, no damping) keeps its mean structural strain at or below the target at
+ * every step of the second second (t in (1, 2] s), finite and not diverged. The strain is the
+ * library's own per-edge-kind statistic. One instant is not enough: the strain of a swinging
+ * cloth rises and falls by a third within a second, and a setting could pass on a low. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "quality.h"
@@ -53,12 +55,12 @@ static void def_chebyshev(pbd_world_def* d) {
 
 static void def_xpbd_hier(pbd_world_def* d) {
 	def_xpbd_gs(d);
-	d->hierarchy_levels = 4;
+	d->hierarchy_levels = 6;
 }
 
 static void def_pbd_hier(pbd_world_def* d) {
 	def_pbd_gs(d);
-	d->hierarchy_levels = 4;
+	d->hierarchy_levels = 6;
 }
 
 /* Small steps (Macklin et al. 2019): one iteration, more substeps. */
@@ -83,9 +85,9 @@ static const method methods[] = {
      COUNT(iteration_ladder), false},
     {"xpbd-lra", "as xpbd-gs, with long-range attachments to the pins", def_xpbd_gs, substep_ladder,
      COUNT(substep_ladder), true},
-    {"xpbd-hier", "as xpbd-gs, with a hierarchical pass (4 levels, Müller 2008)", def_xpbd_hier, substep_ladder,
+    {"xpbd-hier", "as xpbd-gs, with a hierarchical pass (6 levels, Müller 2008)", def_xpbd_hier, substep_ladder,
      COUNT(substep_ladder), false},
-    {"pbd-hier-it", "as pbd-gs-it, with a hierarchical pass (4 levels)", def_pbd_hier, iteration_ladder,
+    {"pbd-hier-it", "as pbd-gs-it, with a hierarchical pass (6 levels)", def_pbd_hier, iteration_ladder,
      COUNT(iteration_ladder), false},
     {"pbd-lra-it", "as pbd-gs-it, with long-range attachments to the pins", def_pbd_gs, iteration_ladder,
      COUNT(iteration_ladder), true},
@@ -93,7 +95,7 @@ static const method methods[] = {
 
 typedef struct trial {
 	bool made, finite, diverged;
-	double strain; /* mean structural strain at t = 2 s */
+	double strain; /* the largest mean structural strain over t in (1, 2] s */
 	double ms;     /* per 1/60 s step, mean over the run */
 } trial;
 
@@ -136,12 +138,18 @@ static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s) {
 		return t;
 	}
 	t.made = true;
-	const double t0 = now_ms();
-	for (int i = 0; i < QUALITY_STEPS; ++i) pbd_world_step(w);
-	t.ms = (now_ms() - t0) / QUALITY_STEPS;
+	double stepping = 0;
 	pbd_stats st;
-	pbd_world_get_stats(w, &st);
-	t.strain = st.edge_mean_strain[PBD_EDGE_STRUCTURAL];
+	for (int i = 1; i <= QUALITY_STEPS; ++i) {
+		const double t0 = now_ms();
+		pbd_world_step(w);
+		stepping += now_ms() - t0;
+		if (2 * i <= QUALITY_STEPS) continue;
+		pbd_world_get_stats(w, &st);
+		if (!(st.edge_mean_strain[PBD_EDGE_STRUCTURAL] <= t.strain))
+			t.strain = st.edge_mean_strain[PBD_EDGE_STRUCTURAL];
+	}
+	t.ms = stepping / QUALITY_STEPS;
 	t.finite = isfinite(st.kinetic_energy) && isfinite(st.max_strain);
 	t.diverged = pbd_world_get_warning(w, PBD_WARN_DIVERGED).count > 0;
 	pbd_world_destroy(w);
@@ -152,50 +160,21 @@ static bool passes(const trial* t, double target) {
 	return t->made && t->finite && !t->diverged && t->strain <= target;
 }
 
-/* The cheapest passing rung, assuming a rung that passes is followed by passing ones (more
- * substeps or iterations only tighten the cloth): a doubling probe, then bisection. Every rung
- * run is remembered so none runs twice. Returns the rung index or -1. */
-static int search(const pbd_mesh* mesh, uint32_t n, const method* m, double target, trial* tried, bool* done,
-                  int* worst_seen) {
-	const int count = m->ladder_count;
-	int lo = -1, hi = -1; /* lo: highest known failing rung; hi: lowest known passing rung */
-	for (int k = 0; k < count; k = k ? 2 * k : 1) {
-		if (!done[k]) {
-			tried[k] = run(mesh, n, m, m->ladder[k]);
-			done[k] = true;
-		}
-		if (passes(&tried[k], target)) {
-			hi = k;
-			break;
-		}
-		lo = k;
+/* The cheapest passing rung: the ladder is climbed from the bottom and the first rung that
+ * passes is the answer. A bisection would be cheaper but assumes that more substeps never loosen
+ * the cloth, and the strain of a swinging cloth at one instant is not monotone in them (the
+ * 256 x 256 cloth with the hierarchy passes at 10 substeps, fails at 12 and passes again at 16).
+ * Returns the rung index, or -1 with *last the trial of the last rung. */
+static int search(const pbd_mesh* mesh, uint32_t n, const method* m, double target, trial* last) {
+	for (int k = 0; k < m->ladder_count; ++k) {
+		*last = run(mesh, n, m, m->ladder[k]);
+		if (passes(last, target)) return k;
 	}
-	if (hi < 0) {
-		const int last = count - 1;
-		if (!done[last]) {
-			tried[last] = run(mesh, n, m, m->ladder[last]);
-			done[last] = true;
-		}
-		*worst_seen = last;
-		if (!passes(&tried[last], target)) return -1;
-		hi = last;
-	}
-	while (hi - lo > 1) {
-		const int mid = lo + (hi - lo) / 2;
-		if (!done[mid]) {
-			tried[mid] = run(mesh, n, m, m->ladder[mid]);
-			done[mid] = true;
-		}
-		if (passes(&tried[mid], target))
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
+	return -1;
 }
 
 int bench_quality(const uint32_t* sizes, int size_count, double target, const char* only_method, FILE* csv) {
-	printf("\ncost to quality: the cheapest setting per method with mean structural strain <= %.3g %% at t = 2 s\n"
+	printf("\ncost to quality: the cheapest setting per method with mean structural strain <= %.3g %% over t = 1..2 s\n"
 	       "(hanging cloth 1 m, N x N, two corners pinned, structural + shear, 1 kg, 60 Hz; ms per 1/60 s step, one "
 	       "core)\n\n",
 	       100 * target);
@@ -203,7 +182,7 @@ int bench_quality(const uint32_t* sizes, int size_count, double target, const ch
 		printf("  %-11s %s\n", methods[i].name, methods[i].what);
 	printf("\n%5s  %-11s %18s %12s %10s %12s  %s\n", "N", "method", "setting", "strain %", "ms/step", "ms per sim s",
 	       "status");
-	if (csv) fputs("n,method,substeps,iterations,mean_structural_strain,ms_per_step,ms_per_sim_s,status\n", csv);
+	if (csv) fputs("n,method,substeps,iterations,max_mean_structural_strain,ms_per_step,ms_per_sim_s,status\n", csv);
 	for (int si = 0; si < size_count; ++si) {
 		const uint32_t n = sizes[si];
 		pbd_grid_def g = pbd_grid_def_default();
@@ -224,30 +203,25 @@ int bench_quality(const uint32_t* sizes, int size_count, double target, const ch
 		for (size_t mi = 0; mi < sizeof methods / sizeof methods[0]; ++mi) {
 			const method* m = &methods[mi];
 			if (only_method && strcmp(only_method, m->name) != 0) continue;
-			trial tried[64];
-			bool done[64];
-			memset(done, 0, sizeof done);
-			int worst = -1;
-			const int k = search(&mesh, n, m, target, tried, done, &worst);
+			trial t = {0};
+			const int k = search(&mesh, n, m, target, &t);
+			const int shown = k >= 0 ? k : m->ladder_count - 1;
 			char set[32];
 			const char* status;
-			const trial* t;
 			if (k >= 0) {
-				t = &tried[k];
 				status = "ok";
 				snprintf(set, sizeof set, "%d sub x %d it", m->ladder[k].substeps, m->ladder[k].iterations);
 			} else {
-				t = &tried[worst];
-				status = !t->made ? "failed" : t->diverged || !t->finite ? "diverged" : "not reached";
-				snprintf(set, sizeof set, "(%d sub x %d it)", m->ladder[worst].substeps, m->ladder[worst].iterations);
+				status = !t.made ? "failed" : t.diverged || !t.finite ? "diverged" : "not reached";
+				snprintf(set, sizeof set, "(%d sub x %d it)", m->ladder[shown].substeps, m->ladder[shown].iterations);
 			}
-			const setting s = m->ladder[k >= 0 ? k : worst];
-			printf("%5u  %-11s %18s %12.3f %10.2f %12.1f  %s\n", n, m->name, set, 100 * t->strain, t->ms, 60 * t->ms,
+			const setting s = m->ladder[shown];
+			printf("%5u  %-11s %18s %12.3f %10.2f %12.1f  %s\n", n, m->name, set, 100 * t.strain, t.ms, 60 * t.ms,
 			       status);
 			fflush(stdout);
 			if (csv)
-				fprintf(csv, "%u,%s,%d,%d,%.6g,%.4f,%.2f,%s\n", n, m->name, s.substeps, s.iterations, t->strain, t->ms,
-				        60 * t->ms, status);
+				fprintf(csv, "%u,%s,%d,%d,%.6g,%.4f,%.2f,%s\n", n, m->name, s.substeps, s.iterations, t.strain, t.ms,
+				        60 * t.ms, status);
 		}
 		pbd_mesh_free(&mesh);
 	}

@@ -4,12 +4,14 @@
  * the scene's "reach": the particles where they are, each free particle again where it could
  * hang (moved along gravity by its distance to the nearest pinned particle, both from where it
  * is and from below that pin, or down to the plane collider that stops it), and, for a body held at one point (a rope,
- * a pendulum), the mirror image of the particles across that point, where the swing takes them. Sphere colliders count
- * whole; planes are unbounded and count only as floors. */
+ * a pendulum), the mirror image of the particles across that point, where the swing takes them. Bounded colliders
+ * (spheres, capsules, boxes) count whole, as the balls that hold them where they start; planes are unbounded and
+ * count only as floors. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
+#include "pbd/math.h"
 #include "render_internal.h"
 
 #define DEG2RAD 0.017453292519943295
@@ -66,7 +68,36 @@ static void add_sphere_box(pbd_render_bounds* b, const float s[4]) {
 	render_bounds_add(b, hi);
 }
 
-/* The live sphere colliders as (x, y, z, radius); *n of them. NULL when there are none. */
+pbd_plane render_collider_world_plane(const pbd_collider_def* d) {
+	pbd_plane p = d->shape.plane;
+	p.normal = pbd_quat_rotate(d->pose.rotation, d->shape.plane.normal);
+	p.offset = d->shape.plane.offset + pbd_v3_dot(p.normal, d->pose.position);
+	return p;
+}
+
+bool render_collider_ball(const pbd_collider_def* d, float center[3], float* radius) {
+	pbd_vec3 c = pbd_v3(0, 0, 0);
+	switch (d->type) {
+	case PBD_SHAPE_SPHERE:
+		c = d->shape.sphere.center;
+		*radius = (float)d->shape.sphere.radius;
+		break;
+	case PBD_SHAPE_CAPSULE:
+		*radius = (float)(d->shape.capsule.half_height + d->shape.capsule.radius);
+		break;
+	case PBD_SHAPE_BOX:
+		*radius = (float)pbd_v3_length(d->shape.box.half_extents);
+		break;
+	case PBD_SHAPE_PLANE:
+	case PBD_SHAPE_COUNT:
+		return false;
+	}
+	of_vec(pbd_pose_apply(d->pose, c), center);
+	return true;
+}
+
+/* The live bounded colliders as the balls that hold them, (x, y, z, radius); *n of them. NULL
+ * when there are none. A ball is loose around a box, but the framing only needs to hold it. */
 static float* collect_spheres(const pbd_render_scene* sc, size_t* n) {
 	*n = 0;
 	if (!sc->collider_count || !sc->colliders) return NULL;
@@ -74,9 +105,9 @@ static float* collect_spheres(const pbd_render_scene* sc, size_t* n) {
 	if (!out) return NULL;
 	for (uint32_t i = 0; i < sc->collider_count; ++i) {
 		pbd_collider_def d;
-		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK || d.type != PBD_SHAPE_SPHERE) continue;
-		of_vec(d.shape.sphere.center, out + 4 * *n);
-		out[4 * *n + 3] = (float)d.shape.sphere.radius;
+		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK ||
+		    !render_collider_ball(&d, out + 4 * *n, out + 4 * *n + 3))
+			continue;
 		++*n;
 	}
 	return out;
@@ -134,12 +165,15 @@ static void reach_free(reach* r) {
 static float fall_limit(const pbd_render_scene* sc, const float p[3], const float g[3], float limit) {
 	for (uint32_t i = 0; i < sc->collider_count; ++i) {
 		pbd_collider_def d;
-		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK || d.type != PBD_SHAPE_PLANE) continue;
+		/* A trigger stops nothing. */
+		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK || d.type != PBD_SHAPE_PLANE || d.trigger)
+			continue;
+		const pbd_plane plane = render_collider_world_plane(&d);
 		float n[3];
-		of_vec(d.shape.plane.normal, n);
+		of_vec(plane.normal, n);
 		const float toward = -dot3(n, g); /* > 0: falling goes into the plane */
 		if (!(toward > 1e-6f)) continue;
-		const float above = dot3(n, p) - (float)d.shape.plane.offset;
+		const float above = dot3(n, p) - (float)plane.offset;
 		const float t = above > 0 ? above / toward : 0.0f;
 		if (t < limit) limit = t;
 	}

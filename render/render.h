@@ -80,7 +80,7 @@ typedef struct pbd_render_bounds {
 	float min[3], max[3];
 } pbd_render_bounds;
 
-/// The current particles and sphere colliders (planes are unbounded and left out).
+/// The current particles and bounded colliders, as the balls that hold them (planes are unbounded and left out).
 void pbd_render_scene_bounds(const pbd_render_scene* scene, pbd_render_bounds* out);
 
 /// The box of the scene's "reach", what a camera set once for a whole run should frame, from
@@ -89,7 +89,7 @@ void pbd_render_scene_bounds(const pbd_render_scene* scene, pbd_render_bounds* o
 /// particle, from where it is and from below that pin; without pins, down to the plane collider
 /// that stops it); for a body held at one
 /// point (a rope, a pendulum), the particles mirrored across that point, where they swing to;
-/// and the sphere colliders.
+/// and the bounded colliders (spheres, capsules, boxes) as the balls that hold them.
 void pbd_render_framing_bounds(const pbd_render_scene* scene, pbd_render_bounds* out);
 
 /* ---- camera ------------------------------------------------------------------------------ */
@@ -157,7 +157,7 @@ void pbd_render_camera_ray(const pbd_render_camera* c, int width, int height, fl
 typedef struct pbd_render_style {
 	pbd_render_rgb cloth_front;       ///< front faces of triangles; lines and balls of bodies without triangles
 	pbd_render_rgb cloth_back;        ///< back faces (triangles are counter-clockwise seen from the front)
-	pbd_render_rgb collider;          ///< colliders (planes are checkered with a darker shade)
+	pbd_render_rgb collider;          ///< colliders (planes are checkered with a darker shade; triggers translucent)
 	pbd_render_rgb background_top;    ///< vertical gradient behind everything
 	pbd_render_rgb background_bottom; ///<
 	pbd_render_rgb pinned;            ///< pinned-particle markers
@@ -167,13 +167,14 @@ typedef struct pbd_render_style {
 	bool show_particles;              ///< overlay: every particle as a dot (default false)
 	bool show_constraints;            ///< overlay: distance constraints as lines, blue at rest to red (default false)
 	bool show_pinned;                 ///< overlay: pinned particles (default true)
-	bool show_contacts;               ///< overlay: particles touching a collider (default false)
+	bool show_contacts;               ///< overlay: the particles of the library's contacts (default false)
 	float strain_red;                 ///< |strain| drawn fully red (default 0.1 = 10%), > 0
 	float line_radius;                ///< world units, lines of bodies without triangles; 0 = automatic
 	float ball_radius;                ///< world units, their particles; 0 = automatic
 	float marker_radius;              ///< world units, overlay dots and markers; 0 = automatic
-	/// Spheres are drawn this fraction smaller than they are (default 0.01): a cloth resting on a
-	/// sphere touches it at its vertices only, and its flat triangles would dip under the surface.
+	/// Spheres and capsules are drawn with their radius this fraction smaller, boxes with each half
+	/// extent smaller by this fraction of the smallest (default 0.01): a cloth resting on a collider
+	/// touches it at its vertices only, and its flat triangles would dip under the surface.
 	float collider_inset;
 } pbd_render_style;
 

@@ -17,11 +17,14 @@ bool render_fail(pbd_error* err, const char* fmt, ...)
 
 /* ---- mesh_gen.c ---- */
 
-/* A triangle mesh with positions and unit normals, 3 floats each, and 3 indices per triangle. */
+/* A triangle mesh with positions and unit normals, 3 floats each, and 3 indices per triangle.
+ * `shifts` (a capsule's, else NULL): per vertex, -1 or +1, the hemisphere the vertex belongs to,
+ * which the surface shader moves along y by its half height. */
 typedef struct render_mesh {
 	uint32_t vertex_count;
 	float* positions;
 	float* normals;
+	float* shifts;
 	uint32_t index_count;
 	uint32_t* indices;
 } render_mesh;
@@ -29,6 +32,11 @@ typedef struct render_mesh {
 /* The unit sphere around the origin as `slices` around the pole axis (y) by `stacks` from pole to
  * pole, counter-clockwise seen from outside. False when out of memory. */
 bool render_mesh_uv_sphere(uint32_t slices, uint32_t stacks, render_mesh* out);
+/* A capsule of radius 1 and half height 0 (two unit hemispheres with `stacks` each and a
+ * cylinder of no height between their equators), to be stretched along y by the shifts. */
+bool render_mesh_capsule(uint32_t slices, uint32_t stacks, render_mesh* out);
+/* The cube [-1, 1]^3 with a flat normal per face (4 vertices each). */
+bool render_mesh_box(render_mesh* out);
 void render_mesh_free(render_mesh* m);
 
 /* ---- normals.c ---- */
@@ -57,6 +65,12 @@ typedef struct render_plane_quad {
 } render_plane_quad;
 
 void render_plane_quad_make(const pbd_plane* plane, const pbd_render_bounds* bounds, render_plane_quad* out);
+
+/* A plane collider's plane in world coordinates: its local normal and offset moved by its pose. */
+pbd_plane render_collider_world_plane(const pbd_collider_def* d);
+/* The ball that holds a bounded collider (sphere, capsule, box) where its pose puts it; false
+ * for a plane. */
+bool render_collider_ball(const pbd_collider_def* d, float center[3], float* radius);
 
 /* Whether the box holds anything. */
 bool render_bounds_is_empty(const pbd_render_bounds* b);

@@ -1,10 +1,10 @@
 /* The renderer: reads a world through libpbd's public API and draws it with OpenGL 3.3 core.
  *
- * Per update: positions (converted to float), smooth normals, pinned particles, colliders and
- * contacts. Per topology change (a new world, or new particles, constraints or triangles):
- * the triangle, edge and line index buffers, the rest lengths (a texture buffer the line
- * shader reads to color each constraint by its strain), the automatic sizes and the plane
- * quads. Drawing then touches no world data, so a paused viewer can orbit without updates. */
+ * Per update: positions (converted to float), smooth normals, pinned particles, colliders (their
+ * poses move) and the library's contacts. Per topology change (a new world, or new particles, constraints or
+ * triangles): the triangle, edge and line index buffers, the rest lengths (a texture buffer the line shader reads to
+ * color each constraint by its strain), the automatic sizes and the plane quads. Drawing then touches no world data, so
+ * a paused viewer can orbit without updates. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,20 +13,20 @@
 
 #include <epoxy/gl.h>
 
+#include "pbd/math.h"
 #include "render_internal.h"
 #include "shaders.h"
 
-/* The library counts a particle as touching a collider within margin + this (src/core.h's
- * PBD_CONTACT_TOLERANCE), so the contact markers agree with pbd_stats.contacts. */
-#define CONTACT_TOLERANCE 1e-4
-
 typedef struct drawn_collider {
 	pbd_shape_type type;
-	float center[3];
-	float radius;
+	bool trigger;
+	float center[3];       /* the shape's centre in the world */
+	float rot[9];          /* its pose's rotation, column-major */
+	float ext[3];          /* half sizes along the local axes: the radius thrice, or a box's half extents */
+	float shift;           /* a capsule's half height */
+	float ball;            /* radius of the ball around `center` that holds the shape */
 	float plane_origin[3]; /* a point of the plane, where the checker pattern is anchored */
 	render_plane_quad quad;
-	pbd_collider_def def;
 } drawn_collider;
 
 struct pbd_renderer {
@@ -36,7 +36,7 @@ struct pbd_renderer {
 	} bg_u;
 	struct {
 		GLint model, view, proj, mode, front, back, plane_origin, plane_u, plane_v, plane_center, plane_tile,
-		    plane_half;
+		    plane_half, shift, alpha;
 	} surf_u;
 	struct {
 		GLint view, proj, viewport, near_z, radius_world, radius_px, depth_bias, strain, rest, strain_red, color,
@@ -45,13 +45,15 @@ struct pbd_renderer {
 	struct {
 		GLint view, proj, viewport, radius, max_size, color;
 	} point_u;
-	GLuint vao_empty, vao_world, vao_sphere, vao_plane;
+	GLuint vao_empty, vao_world, vao_sphere, vao_plane, vao_capsule, vao_box;
 	GLuint vbo_pos, vbo_nrm;
 	GLuint ebo_tris, ebo_edges, ebo_lines, ebo_body_points, ebo_pinned, ebo_contacts;
 	GLuint rest_buffer, rest_texture;
 	GLuint sphere_pos, sphere_nrm, sphere_ebo;
 	GLuint plane_vbo;
-	GLsizei sphere_index_count;
+	GLuint capsule_pos, capsule_nrm, capsule_shift, capsule_ebo;
+	GLuint box_pos, box_nrm, box_ebo;
+	GLsizei sphere_index_count, capsule_index_count, box_index_count;
 	float max_point_size;
 
 	/* What the buffers were made from. */
@@ -68,6 +70,9 @@ struct pbd_renderer {
 	float* nrm;
 	uint32_t* scratch; /* np indices: pinned, then contacts */
 	uint8_t* in_triangle;
+	uint8_t* marked;       /* np flags, all clear between updates: a contact's particle seen */
+	pbd_contact* contacts; /* the library's, contact_cap of them */
+	uint32_t contact_cap;
 	drawn_collider* colliders;
 	uint32_t collider_count, collider_cap;
 
@@ -186,6 +191,8 @@ static bool make_programs(pbd_renderer* r, pbd_error* err) {
 	r->surf_u.plane_center = glGetUniformLocation(p, "u_plane_center");
 	r->surf_u.plane_tile = glGetUniformLocation(p, "u_plane_tile");
 	r->surf_u.plane_half = glGetUniformLocation(p, "u_plane_half");
+	r->surf_u.shift = glGetUniformLocation(p, "u_shift");
+	r->surf_u.alpha = glGetUniformLocation(p, "u_alpha");
 	p = r->line_prog;
 	r->line_u.view = glGetUniformLocation(p, "u_view");
 	r->line_u.proj = glGetUniformLocation(p, "u_proj");
@@ -209,13 +216,40 @@ static bool make_programs(pbd_renderer* r, pbd_error* err) {
 	return true;
 }
 
+/* A collider mesh into its vertex array: positions at 0, normals at 1, and a capsule's shifts at 2
+ * (`shift_vbo` 0 for the others, whose a_shift then reads the attribute's default 0). Returns the
+ * index count. */
+static GLsizei upload_mesh(GLuint vao, GLuint pos_vbo, GLuint nrm_vbo, GLuint shift_vbo, GLuint ebo,
+                           const render_mesh* m) {
+	glBindVertexArray(vao);
+	glBindBuffer(GL_ARRAY_BUFFER, pos_vbo);
+	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(m->vertex_count * 3 * sizeof(float)), m->positions, GL_STATIC_DRAW);
+	glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
+	glEnableVertexAttribArray(0);
+	glBindBuffer(GL_ARRAY_BUFFER, nrm_vbo);
+	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(m->vertex_count * 3 * sizeof(float)), m->normals, GL_STATIC_DRAW);
+	glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 0, NULL);
+	glEnableVertexAttribArray(1);
+	if (shift_vbo && m->shifts) {
+		glBindBuffer(GL_ARRAY_BUFFER, shift_vbo);
+		glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(m->vertex_count * sizeof(float)), m->shifts, GL_STATIC_DRAW);
+		glVertexAttribPointer(2, 1, GL_FLOAT, GL_FALSE, 0, NULL);
+		glEnableVertexAttribArray(2);
+	}
+	glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, ebo);
+	glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)(m->index_count * sizeof(uint32_t)), m->indices, GL_STATIC_DRAW);
+	return (GLsizei)m->index_count;
+}
+
 static bool make_buffers(pbd_renderer* r, pbd_error* err) {
 	glGenVertexArrays(1, &r->vao_empty);
 	glGenVertexArrays(1, &r->vao_world);
 	glGenVertexArrays(1, &r->vao_sphere);
 	glGenVertexArrays(1, &r->vao_plane);
-	GLuint buffers[13];
-	glGenBuffers(13, buffers);
+	glGenVertexArrays(1, &r->vao_capsule);
+	glGenVertexArrays(1, &r->vao_box);
+	GLuint buffers[20];
+	glGenBuffers(20, buffers);
 	r->vbo_pos = buffers[0];
 	r->vbo_nrm = buffers[1];
 	r->ebo_tris = buffers[2];
@@ -229,6 +263,13 @@ static bool make_buffers(pbd_renderer* r, pbd_error* err) {
 	r->sphere_nrm = buffers[10];
 	r->sphere_ebo = buffers[11];
 	r->plane_vbo = buffers[12];
+	r->capsule_pos = buffers[13];
+	r->capsule_nrm = buffers[14];
+	r->capsule_shift = buffers[15];
+	r->capsule_ebo = buffers[16];
+	r->box_pos = buffers[17];
+	r->box_nrm = buffers[18];
+	r->box_ebo = buffers[19];
 	glGenTextures(1, &r->rest_texture);
 
 	glBindVertexArray(r->vao_world);
@@ -239,24 +280,19 @@ static bool make_buffers(pbd_renderer* r, pbd_error* err) {
 	glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 0, NULL);
 	glEnableVertexAttribArray(1);
 
-	render_mesh sphere;
-	if (!render_mesh_uv_sphere(48, 24, &sphere)) return render_fail(err, "out of memory");
-	glBindVertexArray(r->vao_sphere);
-	glBindBuffer(GL_ARRAY_BUFFER, r->sphere_pos);
-	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(sphere.vertex_count * 3 * sizeof(float)), sphere.positions,
-	             GL_STATIC_DRAW);
-	glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
-	glEnableVertexAttribArray(0);
-	glBindBuffer(GL_ARRAY_BUFFER, r->sphere_nrm);
-	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(sphere.vertex_count * 3 * sizeof(float)), sphere.normals,
-	             GL_STATIC_DRAW);
-	glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 0, NULL);
-	glEnableVertexAttribArray(1);
-	glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, r->sphere_ebo);
-	glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)(sphere.index_count * sizeof(uint32_t)), sphere.indices,
-	             GL_STATIC_DRAW);
-	r->sphere_index_count = (GLsizei)sphere.index_count;
+	render_mesh sphere, capsule, box;
+	const bool made =
+	    render_mesh_uv_sphere(48, 24, &sphere) && render_mesh_capsule(48, 12, &capsule) && render_mesh_box(&box);
+	if (made) {
+		r->sphere_index_count = upload_mesh(r->vao_sphere, r->sphere_pos, r->sphere_nrm, 0, r->sphere_ebo, &sphere);
+		r->capsule_index_count =
+		    upload_mesh(r->vao_capsule, r->capsule_pos, r->capsule_nrm, r->capsule_shift, r->capsule_ebo, &capsule);
+		r->box_index_count = upload_mesh(r->vao_box, r->box_pos, r->box_nrm, 0, r->box_ebo, &box);
+	}
 	render_mesh_free(&sphere);
+	render_mesh_free(&capsule);
+	render_mesh_free(&box);
+	if (!made) return render_fail(err, "out of memory");
 
 	/* Plane quads: 4 vertices of position and normal, rewritten for each plane drawn. */
 	glBindVertexArray(r->vao_plane);
@@ -298,17 +334,20 @@ void pbd_renderer_destroy(pbd_renderer* r) {
 	const GLuint progs[4] = {r->bg_prog, r->surf_prog, r->line_prog, r->point_prog};
 	for (int i = 0; i < 4; ++i)
 		if (progs[i]) glDeleteProgram(progs[i]);
-	const GLuint vaos[4] = {r->vao_empty, r->vao_world, r->vao_sphere, r->vao_plane};
-	glDeleteVertexArrays(4, vaos);
-	const GLuint buffers[13] = {r->vbo_pos,         r->vbo_nrm,    r->ebo_tris,     r->ebo_edges,   r->ebo_lines,
-	                            r->ebo_body_points, r->ebo_pinned, r->ebo_contacts, r->rest_buffer, r->sphere_pos,
-	                            r->sphere_nrm,      r->sphere_ebo, r->plane_vbo};
-	glDeleteBuffers(13, buffers);
+	const GLuint vaos[6] = {r->vao_empty, r->vao_world, r->vao_sphere, r->vao_plane, r->vao_capsule, r->vao_box};
+	glDeleteVertexArrays(6, vaos);
+	const GLuint buffers[20] = {r->vbo_pos,         r->vbo_nrm,     r->ebo_tris,     r->ebo_edges,   r->ebo_lines,
+	                            r->ebo_body_points, r->ebo_pinned,  r->ebo_contacts, r->rest_buffer, r->sphere_pos,
+	                            r->sphere_nrm,      r->sphere_ebo,  r->plane_vbo,    r->capsule_pos, r->capsule_nrm,
+	                            r->capsule_shift,   r->capsule_ebo, r->box_pos,      r->box_nrm,     r->box_ebo};
+	glDeleteBuffers(20, buffers);
 	if (r->rest_texture) glDeleteTextures(1, &r->rest_texture);
 	free(r->pos);
 	free(r->nrm);
 	free(r->scratch);
 	free(r->in_triangle);
+	free(r->marked);
+	free(r->contacts);
 	free(r->colliders);
 	free(r);
 }
@@ -357,9 +396,14 @@ static bool sync_topology(pbd_renderer* r, const pbd_render_scene* sc) {
 	if (scratch) r->scratch = scratch;
 	uint8_t* in_tri = realloc(r->in_triangle, np);
 	if (in_tri) r->in_triangle = in_tri;
+	uint8_t* marked = realloc(r->marked, np);
+	if (marked) {
+		r->marked = marked;
+		memset(marked, 0, np);
+	}
 	drawn_collider* cols = realloc(r->colliders, (sc->collider_count ? sc->collider_count : 1) * sizeof *cols);
 	if (cols) r->colliders = cols;
-	if (!pos || !nrm || !scratch || !in_tri || !cols) return set_error(r, "out of memory");
+	if (!pos || !nrm || !scratch || !in_tri || !marked || !cols) return set_error(r, "out of memory");
 	r->collider_cap = sc->collider_count;
 
 	glBindBuffer(GL_ARRAY_BUFFER, r->vbo_pos);
@@ -476,57 +520,72 @@ static bool topology_changed(const pbd_renderer* r, const pbd_render_scene* sc) 
 	       r->lines_src_count != sc->line_count || r->scene_colliders != sc->collider_count;
 }
 
+/* Column-major rotation matrix of a unit quaternion. */
+static void quat_matrix(pbd_quat q, float m[9]) {
+	const double x = (double)q.x, y = (double)q.y, z = (double)q.z, w = (double)q.w;
+	m[0] = (float)(1 - 2 * (y * y + z * z));
+	m[1] = (float)(2 * (x * y + z * w));
+	m[2] = (float)(2 * (x * z - y * w));
+	m[3] = (float)(2 * (x * y - z * w));
+	m[4] = (float)(1 - 2 * (x * x + z * z));
+	m[5] = (float)(2 * (y * z + x * w));
+	m[6] = (float)(2 * (x * z + y * w));
+	m[7] = (float)(2 * (y * z - x * w));
+	m[8] = (float)(1 - 2 * (x * x + y * y));
+}
+
+/* Read again at every update: a kinematic collider's pose changes from step to step. */
 static void read_colliders(pbd_renderer* r, const pbd_render_scene* sc) {
 	r->collider_count = 0;
 	for (uint32_t i = 0; i < sc->collider_count && i < r->collider_cap; ++i) {
 		pbd_collider_def d;
 		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK) continue;
 		drawn_collider* c = &r->colliders[r->collider_count++];
-		c->def = d;
+		memset(c, 0, sizeof *c);
 		c->type = d.type;
-		if (d.type == PBD_SHAPE_SPHERE) {
-			c->center[0] = (float)d.shape.sphere.center.x;
-			c->center[1] = (float)d.shape.sphere.center.y;
-			c->center[2] = (float)d.shape.sphere.center.z;
-			c->radius = (float)d.shape.sphere.radius;
-		} else {
+		c->trigger = d.trigger;
+		quat_matrix(d.pose.rotation, c->rot);
+		if (d.type == PBD_SHAPE_PLANE) {
 			/* Sized from the framing box, not the current one, so the quad and its checker
 			 * squares stay put while the scene moves. */
-			render_plane_quad_make(&d.shape.plane, &r->frame_bounds, &c->quad);
-			for (int k = 0; k < 3; ++k) c->plane_origin[k] = c->quad.n[k] * (float)d.shape.plane.offset;
+			const pbd_plane plane = render_collider_world_plane(&d);
+			render_plane_quad_make(&plane, &r->frame_bounds, &c->quad);
+			for (int k = 0; k < 3; ++k) c->plane_origin[k] = c->quad.n[k] * (float)plane.offset;
+			continue;
+		}
+		render_collider_ball(&d, c->center, &c->ball);
+		if (d.type == PBD_SHAPE_BOX) {
+			c->ext[0] = (float)d.shape.box.half_extents.x;
+			c->ext[1] = (float)d.shape.box.half_extents.y;
+			c->ext[2] = (float)d.shape.box.half_extents.z;
+		} else {
+			const float radius = (float)(d.type == PBD_SHAPE_SPHERE ? d.shape.sphere.radius : d.shape.capsule.radius);
+			c->ext[0] = c->ext[1] = c->ext[2] = radius;
+			if (d.type == PBD_SHAPE_CAPSULE) c->shift = (float)d.shape.capsule.half_height;
 		}
 	}
 }
 
-/* Free particles within a collider's margin (plus the library's tolerance). */
-static uint32_t find_contacts(const pbd_renderer* r, const pbd_real* inv_mass, uint32_t* out) {
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < r->np; ++i) {
-		if (inv_mass[i] <= 0) continue;
-		const float* pf = r->pos + 3 * (size_t)i;
-		const double p[3] = {(double)pf[0], (double)pf[1], (double)pf[2]};
-		for (uint32_t k = 0; k < r->collider_count; ++k) {
-			const pbd_collider_def* d = &r->colliders[k].def;
-			const double reach = (double)d->margin + CONTACT_TOLERANCE;
-			bool touching;
-			if (d->type == PBD_SHAPE_SPHERE) {
-				const double dx = p[0] - (double)d->shape.sphere.center.x, dy = p[1] - (double)d->shape.sphere.center.y,
-				             dz = p[2] - (double)d->shape.sphere.center.z;
-				const double rr = (double)d->shape.sphere.radius + reach;
-				touching = dx * dx + dy * dy + dz * dz <= rr * rr;
-			} else {
-				const pbd_vec3 nn = d->shape.plane.normal;
-				touching =
-				    (double)nn.x * p[0] + (double)nn.y * p[1] + (double)nn.z * p[2] - (double)d->shape.plane.offset <=
-				    reach;
-			}
-			if (touching) {
-				out[n++] = i;
-				break;
-			}
-		}
+/* The particles of the library's contacts after the last step, each once however many colliders
+ * it touches (the contacts come by collider, then particle). */
+static uint32_t read_contacts(pbd_renderer* r, const pbd_world* w, uint32_t* out) {
+	const uint32_t n = pbd_world_get_contacts(w, NULL, 0);
+	if (n > r->contact_cap) {
+		pbd_contact* grown = realloc(r->contacts, (size_t)n * sizeof *grown);
+		if (!grown) return 0; /* the overlay goes empty; the rest still draws */
+		r->contacts = grown;
+		r->contact_cap = n;
 	}
-	return n;
+	const uint32_t got = n ? pbd_world_get_contacts(w, r->contacts, n) : 0;
+	uint32_t count = 0;
+	for (uint32_t k = 0; k < got && k < n; ++k) {
+		const uint32_t i = r->contacts[k].particle;
+		if (i >= r->np || r->marked[i]) continue;
+		r->marked[i] = 1;
+		out[count++] = i;
+	}
+	for (uint32_t k = 0; k < count; ++k) r->marked[out[k]] = 0;
+	return count;
 }
 
 bool pbd_renderer_update(pbd_renderer* r, const pbd_render_scene* sc) {
@@ -553,18 +612,19 @@ bool pbd_renderer_update(pbd_renderer* r, const pbd_render_scene* sc) {
 	r->pinned_count = np;
 
 	read_colliders(r, sc);
-	r->contact_count = find_contacts(r, iw, r->scratch);
+	r->contact_count = read_contacts(r, w, r->scratch);
 	upload_indices(r->ebo_contacts, r->scratch, r->contact_count);
 	glBindVertexArray(0);
 
-	/* What is drawn, for the depth range: particles, spheres and plane quads. */
+	/* What is drawn, for the depth range: particles, the balls around bounded colliders and plane
+	 * quads. */
 	render_bounds_clear(&r->bounds);
 	for (uint32_t i = 0; i < r->np; ++i) render_bounds_add(&r->bounds, r->pos + 3 * (size_t)i);
 	for (uint32_t k = 0; k < r->collider_count; ++k) {
 		const drawn_collider* c = &r->colliders[k];
-		if (c->type == PBD_SHAPE_SPHERE) {
-			const float lo[3] = {c->center[0] - c->radius, c->center[1] - c->radius, c->center[2] - c->radius};
-			const float hi[3] = {c->center[0] + c->radius, c->center[1] + c->radius, c->center[2] + c->radius};
+		if (c->type != PBD_SHAPE_PLANE) {
+			const float lo[3] = {c->center[0] - c->ball, c->center[1] - c->ball, c->center[2] - c->ball};
+			const float hi[3] = {c->center[0] + c->ball, c->center[1] + c->ball, c->center[2] + c->ball};
 			render_bounds_add(&r->bounds, lo);
 			render_bounds_add(&r->bounds, hi);
 		} else {
@@ -616,6 +676,82 @@ static void draw_points(const pbd_renderer* r, GLuint ebo, GLsizei count, float 
 	glDrawElements(GL_POINTS, count, GL_UNSIGNED_INT, NULL);
 }
 
+/* One collider with the surface program bound (its view, projection and alpha set). A bounded
+ * shape is its unit mesh under a model matrix of its pose and sizes, drawn a little inside (see
+ * collider_inset); a plane is its checkered quad, blended at its fading rim. */
+static void draw_collider(const pbd_renderer* r, const drawn_collider* c, const pbd_render_style* s) {
+	const float inset = s->collider_inset > 0 && s->collider_inset < 1 ? s->collider_inset : 0.0f;
+	if (c->type == PBD_SHAPE_PLANE) {
+		const bool blended = glIsEnabled(GL_BLEND);
+		if (!blended) {
+			glEnable(GL_BLEND);
+			glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+		}
+		/* Cloth lying on a plane sits at exactly its depth: push the plane back a little. */
+		glEnable(GL_POLYGON_OFFSET_FILL);
+		glPolygonOffset(1.0f, 2.0f);
+		static const float identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+		glUniformMatrix4fv(r->surf_u.model, 1, GL_FALSE, identity);
+		const render_plane_quad* q = &c->quad;
+		float verts[24];
+		for (int corner = 0; corner < 4; ++corner) {
+			/* Strip order: (-,-) (+,-) (-,+) (+,+). */
+			const float su = (corner & 1) ? 1.0f : -1.0f, sv = (corner & 2) ? 1.0f : -1.0f;
+			for (int k2 = 0; k2 < 3; ++k2) {
+				verts[corner * 6 + k2] = q->center[k2] + q->half * (su * q->u[k2] + sv * q->v[k2]);
+				verts[corner * 6 + 3 + k2] = q->n[k2];
+			}
+		}
+		glBindVertexArray(r->vao_plane);
+		glBindBuffer(GL_ARRAY_BUFFER, r->plane_vbo);
+		glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof verts, verts);
+		glUniform1i(r->surf_u.mode, 2);
+		uniform_rgb(r->surf_u.front, s->collider);
+		uniform_rgb(r->surf_u.back, s->collider);
+		glUniform3fv(r->surf_u.plane_origin, 1, c->plane_origin);
+		glUniform3fv(r->surf_u.plane_u, 1, q->u);
+		glUniform3fv(r->surf_u.plane_v, 1, q->v);
+		glUniform3fv(r->surf_u.plane_center, 1, q->center);
+		glUniform1f(r->surf_u.plane_tile, q->tile);
+		glUniform1f(r->surf_u.plane_half, q->half);
+		glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+		glDisable(GL_POLYGON_OFFSET_FILL);
+		if (!blended) glDisable(GL_BLEND);
+		return;
+	}
+	float ext[3] = {c->ext[0], c->ext[1], c->ext[2]};
+	if (c->type == PBD_SHAPE_BOX) {
+		const float cut = inset * fminf(ext[0], fminf(ext[1], ext[2]));
+		for (int k = 0; k < 3; ++k) ext[k] -= cut;
+	} else {
+		for (int k = 0; k < 3; ++k) ext[k] *= 1.0f - inset;
+	}
+	float model[16];
+	for (int col = 0; col < 3; ++col) {
+		for (int row = 0; row < 3; ++row) model[4 * col + row] = c->rot[3 * col + row] * ext[col];
+		model[4 * col + 3] = 0.0f;
+		model[12 + col] = c->center[col];
+	}
+	model[15] = 1.0f;
+	glUniformMatrix4fv(r->surf_u.model, 1, GL_FALSE, model);
+	glUniform1i(r->surf_u.mode, 1);
+	uniform_rgb(r->surf_u.front, s->collider);
+	uniform_rgb(r->surf_u.back, s->collider);
+	if (c->type == PBD_SHAPE_CAPSULE) {
+		/* The shift is in the mesh's units, which the model scales by the (inset) radius. */
+		glUniform1f(r->surf_u.shift, ext[0] > 0 ? c->shift / ext[0] : 0.0f);
+		glBindVertexArray(r->vao_capsule);
+		glDrawElements(GL_TRIANGLES, r->capsule_index_count, GL_UNSIGNED_INT, NULL);
+		glUniform1f(r->surf_u.shift, 0.0f);
+	} else if (c->type == PBD_SHAPE_BOX) {
+		glBindVertexArray(r->vao_box);
+		glDrawElements(GL_TRIANGLES, r->box_index_count, GL_UNSIGNED_INT, NULL);
+	} else {
+		glBindVertexArray(r->vao_sphere);
+		glDrawElements(GL_TRIANGLES, r->sphere_index_count, GL_UNSIGNED_INT, NULL);
+	}
+}
+
 bool pbd_renderer_draw(pbd_renderer* r, const pbd_render_camera* cam, const pbd_render_style* style, int width,
                        int height) {
 	if (!r) return false;
@@ -660,54 +796,15 @@ bool pbd_renderer_draw(pbd_renderer* r, const pbd_render_camera* cam, const pbd_
 	glUseProgram(r->surf_prog);
 	glUniformMatrix4fv(r->surf_u.view, 1, GL_FALSE, view);
 	glUniformMatrix4fv(r->surf_u.proj, 1, GL_FALSE, proj);
+	glUniform1f(r->surf_u.shift, 0.0f);
+	glUniform1f(r->surf_u.alpha, 1.0f);
 	if (s.show_colliders) {
-		uniform_rgb(r->surf_u.front, s.collider);
-		uniform_rgb(r->surf_u.back, s.collider);
-		for (uint32_t k = 0; k < r->collider_count; ++k) {
-			const drawn_collider* c = &r->colliders[k];
-			if (c->type != PBD_SHAPE_SPHERE) continue;
-			const float inset = s.collider_inset > 0 && s.collider_inset < 1 ? s.collider_inset : 0.0f;
-			const float rad = c->radius * (1.0f - inset);
-			const float model[16] = {rad,          0, 0, 0, 0, rad, 0, 0, 0, 0, rad, 0, c->center[0], c->center[1],
-			                         c->center[2], 1};
-			glUniformMatrix4fv(r->surf_u.model, 1, GL_FALSE, model);
-			glUniform1i(r->surf_u.mode, 1);
-			glBindVertexArray(r->vao_sphere);
-			glDrawElements(GL_TRIANGLES, r->sphere_index_count, GL_UNSIGNED_INT, NULL);
-		}
-		glUniformMatrix4fv(r->surf_u.model, 1, GL_FALSE, identity);
-		glEnable(GL_BLEND);
-		glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
-		/* Cloth lying on a plane sits at exactly its depth: push the plane back a little. */
-		glEnable(GL_POLYGON_OFFSET_FILL);
-		glPolygonOffset(1.0f, 2.0f);
-		for (uint32_t k = 0; k < r->collider_count; ++k) {
-			const drawn_collider* c = &r->colliders[k];
-			if (c->type != PBD_SHAPE_PLANE) continue;
-			const render_plane_quad* q = &c->quad;
-			float verts[24];
-			for (int corner = 0; corner < 4; ++corner) {
-				/* Strip order: (-,-) (+,-) (-,+) (+,+). */
-				const float su = (corner & 1) ? 1.0f : -1.0f, sv = (corner & 2) ? 1.0f : -1.0f;
-				for (int k2 = 0; k2 < 3; ++k2) {
-					verts[corner * 6 + k2] = q->center[k2] + q->half * (su * q->u[k2] + sv * q->v[k2]);
-					verts[corner * 6 + 3 + k2] = q->n[k2];
-				}
+		/* Solids first: a plane's rim fades out, and what it hides behind the rim must be drawn. */
+		for (int planes = 0; planes < 2; ++planes)
+			for (uint32_t k = 0; k < r->collider_count; ++k) {
+				const drawn_collider* c = &r->colliders[k];
+				if (!c->trigger && (c->type == PBD_SHAPE_PLANE) == (planes == 1)) draw_collider(r, c, &s);
 			}
-			glBindVertexArray(r->vao_plane);
-			glBindBuffer(GL_ARRAY_BUFFER, r->plane_vbo);
-			glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof verts, verts);
-			glUniform1i(r->surf_u.mode, 2);
-			glUniform3fv(r->surf_u.plane_origin, 1, c->plane_origin);
-			glUniform3fv(r->surf_u.plane_u, 1, q->u);
-			glUniform3fv(r->surf_u.plane_v, 1, q->v);
-			glUniform3fv(r->surf_u.plane_center, 1, q->center);
-			glUniform1f(r->surf_u.plane_tile, q->tile);
-			glUniform1f(r->surf_u.plane_half, q->half);
-			glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
-		}
-		glDisable(GL_POLYGON_OFFSET_FILL);
-		glDisable(GL_BLEND);
 	}
 	glUniformMatrix4fv(r->surf_u.model, 1, GL_FALSE, identity);
 	glBindVertexArray(r->vao_world);
@@ -717,6 +814,19 @@ bool pbd_renderer_draw(pbd_renderer* r, const pbd_render_camera* cam, const pbd_
 		uniform_rgb(r->surf_u.back, s.cloth_back);
 		glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, r->ebo_tris);
 		glDrawElements(GL_TRIANGLES, (GLsizei)(3 * r->nt), GL_UNSIGNED_INT, NULL);
+	}
+	/* Triggers push nothing, so what passes through them must show: translucent, over everything
+	 * solid, writing no depth. */
+	if (s.show_colliders) {
+		glEnable(GL_BLEND);
+		glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+		glDepthMask(GL_FALSE);
+		glUniform1f(r->surf_u.alpha, 0.35f);
+		for (uint32_t k = 0; k < r->collider_count; ++k)
+			if (r->colliders[k].trigger) draw_collider(r, &r->colliders[k], &s);
+		glUniform1f(r->surf_u.alpha, 1.0f);
+		glDepthMask(GL_TRUE);
+		glDisable(GL_BLEND);
 	}
 
 	/* Bodies without triangles: tubes and balls. */

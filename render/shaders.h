@@ -35,16 +35,22 @@ static const char* const render_bg_fs = "#version 330 core\n"
                                         "    o_color = vec4(mix(u_bottom, u_top, t), 1.0);\n"
                                         "}\n";
 
-/* ---- surfaces: cloth (two-sided), spheres (solid), planes (checkered, fading out) ---- */
+/* ---- surfaces: cloth (two-sided), colliders (solid), planes (checkered, fading out) ----
+ * A capsule is a unit sphere split at its equator: a_shift (-1 or +1 on its vertices, 0 where the
+ * array is not enabled) moves each half along y by u_shift, its half height over its radius, before
+ * the model matrix scales it by the radius. */
 static const char* const render_surface_vs = "#version 330 core\n"
                                              "layout(location = 0) in vec3 a_pos;\n"
                                              "layout(location = 1) in vec3 a_normal;\n"
+                                             "layout(location = 2) in float a_shift;\n"
                                              "uniform mat4 u_model, u_view, u_proj;\n"
+                                             "uniform float u_shift;\n"
                                              "out vec3 v_view_pos;\n"
                                              "out vec3 v_view_normal;\n"
                                              "out vec3 v_world;\n"
                                              "void main() {\n"
-                                             "    vec4 w = u_model * vec4(a_pos, 1.0);\n"
+                                             "    vec3 p = a_pos + vec3(0.0, a_shift * u_shift, 0.0);\n"
+                                             "    vec4 w = u_model * vec4(p, 1.0);\n"
                                              "    vec4 v = u_view * w;\n"
                                              "    v_world = w.xyz;\n"
                                              "    v_view_pos = v.xyz;\n"
@@ -59,6 +65,7 @@ static const char* const render_surface_fs =
     "uniform vec3 u_front, u_back;\n"
     "uniform vec3 u_plane_origin, u_plane_u, u_plane_v, u_plane_center;\n"
     "uniform float u_plane_tile, u_plane_half;\n"
+    "uniform float u_alpha;\n" /* 1, or less for a translucent trigger */
     "out vec4 o_color;\n"
     "void main() {\n"
     /* The face normal, towards the viewer, where the smooth one is missing. */
@@ -88,7 +95,7 @@ static const char* const render_surface_fs =
     "        alpha = 1.0 - smoothstep(0.55, 1.0, edge);\n"
     "        spec = 0.05;\n"
     "    }\n"
-    "    o_color = vec4(to_srgb(light(base, n, v_view_pos, spec, shininess)), alpha);\n"
+    "    o_color = vec4(to_srgb(light(base, n, v_view_pos, spec, shininess)), alpha * u_alpha);\n"
     "}\n";
 
 /* ---- lines: screen-facing ribbons from a geometry shader (core profiles have no wide

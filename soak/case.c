@@ -68,7 +68,9 @@ static void* grow(void* p, size_t n, size_t size) {
 	return q;
 }
 
-static void run_steps(pbd_world* w, soak_random* rs, const soak_case* c, soak_result* r) {
+/* `sc` is the built-in scene the world belongs to (NULL for a random world): its keyframed
+ * colliders move before every step, as in a run. */
+static void run_steps(pbd_world* w, scene* sc, soak_random* rs, const soak_case* c, soak_result* r) {
 	uint32_t cap = 0;
 	pbd_vec3* before = NULL;
 	uint8_t* pinned = NULL;
@@ -113,7 +115,7 @@ static void run_steps(pbd_world* w, soak_random* rs, const soak_case* c, soak_re
 			}
 		}
 
-		pbd_status st = pbd_world_step(w);
+		pbd_status st = sc ? scene_step(sc) : pbd_world_step(w);
 		if (st != PBD_OK) {
 			flag(r, SOAK_REFUSED, step, "step %d: pbd_world_step: %s: %s", step, pbd_status_string(st),
 			     pbd_world_last_error(w));
@@ -212,7 +214,7 @@ void soak_run_case(const soak_case* c, soak_result* r) {
 			describe_world(s.world, r);
 			soak_case capped = *c;
 			if (s.frames < capped.steps) capped.steps = s.frames;
-			run_steps(s.world, NULL, &capped, r);
+			run_steps(s.world, &s, NULL, &capped, r);
 			scene_free(&s);
 		}
 	} else {
@@ -221,7 +223,7 @@ void soak_run_case(const soak_case* c, soak_result* r) {
 			r->cls = SOAK_REFUSED; /* the generator put the refusal in r->detail */
 		} else {
 			describe_world(rs.world, r);
-			run_steps(rs.world, &rs, c, r);
+			run_steps(rs.world, NULL, &rs, c, r);
 			describe_world(rs.world, r); /* objects may have been added while it ran */
 			r->targets = rs.targets;
 			r->changes = rs.changes;

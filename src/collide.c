@@ -1,5 +1,8 @@
-/* Collider storage with generation ids, and the per-collider dispatch of the shape functions:
- * one indirect call per collider and pass, never one per particle. */
+/* Collider storage with generation ids, and the contact stage: kinematic motion, contacts found
+ * once per substep, their projection, friction, restitution, and what is published after the
+ * step (contacts, trigger events). The shape functions are called through one table, per
+ * (collider, nearby particle) pair while contacts are found; the iterations only see planes. */
+#include <math.h>
 #include <string.h>
 
 #include "collide.h"
@@ -7,7 +10,11 @@
 static const pbd_shape_ops* const shape_ops[PBD_SHAPE_COUNT] = {
     [PBD_SHAPE_PLANE] = &pbd_shape_plane_ops,
     [PBD_SHAPE_SPHERE] = &pbd_shape_sphere_ops,
+    [PBD_SHAPE_CAPSULE] = &pbd_shape_capsule_ops,
+    [PBD_SHAPE_BOX] = &pbd_shape_box_ops,
 };
+
+const pbd_shape_ops* pbd_shape_ops_of(pbd_shape_type type) { return shape_ops[type]; }
 
 pbd_collider_def pbd_collider_def_default(void) {
 	pbd_collider_def d;
@@ -16,8 +23,55 @@ pbd_collider_def pbd_collider_def_default(void) {
 	d.shape.plane.normal = pbd_v3(0, 1, 0);
 	d.shape.plane.offset = 0;
 	d.margin = 0;
+	d.kind = PBD_ACTOR_STATIC;
+	d.pose = pbd_pose_identity();
+	d.category = 1;
 	d.cookie = PBD_COOKIE;
 	return d;
+}
+
+static bool v3_is_zero(pbd_vec3 v) { return v.x == 0 && v.y == 0 && v.z == 0; }
+
+/* Normalises the rotation. Scaled by its largest component first, so that neither a huge
+ * quaternion overflows nor a tiny one underflows to zero length. */
+static pbd_status normalise_rotation(pbd_world* w, const char* fn, pbd_quat* q) {
+	const pbd_real m = PBD_FMAX(PBD_FMAX(PBD_FABS(q->x), PBD_FABS(q->y)), PBD_FMAX(PBD_FABS(q->z), PBD_FABS(q->w)));
+	if (!(m > 0)) return pbd_fail(w, PBD_ERR_DEGENERATE, "%s: pose.rotation is the zero quaternion", fn);
+	pbd_quat s = {q->x / m, q->y / m, q->z / m, q->w / m};
+	const pbd_real len = PBD_SQRT(s.x * s.x + s.y * s.y + s.z * s.z + s.w * s.w);
+	q->x = s.x / len;
+	q->y = s.y / len;
+	q->z = s.z / len;
+	q->w = s.w / len;
+	return PBD_OK;
+}
+
+/* The actor part of a def: kind, pose, velocities, material, margin. */
+static pbd_status check_actor(pbd_world* w, const char* fn, pbd_collider_def* d) {
+	if (!pbd_is_finite(d->margin) || d->margin < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: margin must be finite and >= 0 (got %.9g)", fn,
+		                (double)d->margin);
+	if ((int)d->kind < 0 || d->kind > PBD_ACTOR_KINEMATIC)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: unknown actor kind %d", fn, (int)d->kind);
+	if (!pbd_v3_is_finite(d->pose.position) || !pbd_quat_is_finite(d->pose.rotation))
+		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: pose is not finite", fn);
+	if (normalise_rotation(w, fn, &d->pose.rotation) != PBD_OK) return PBD_ERR_DEGENERATE;
+	if (!pbd_v3_is_finite(d->velocity) || !pbd_v3_is_finite(d->angular_velocity))
+		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: velocity or angular_velocity is not finite", fn);
+	if (d->kind == PBD_ACTOR_STATIC && (!v3_is_zero(d->velocity) || !v3_is_zero(d->angular_velocity)))
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "%s: a static collider has no velocity (make it PBD_ACTOR_KINEMATIC to move it)", fn);
+	if (!pbd_is_finite(d->static_friction) || d->static_friction < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: static_friction must be finite and >= 0 (got %.9g)", fn,
+		                (double)d->static_friction);
+	if (!pbd_is_finite(d->kinetic_friction) || d->kinetic_friction < 0 || d->kinetic_friction > d->static_friction)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+		                "%s: kinetic_friction must be in [0, static_friction = %.9g] (got %.9g)", fn,
+		                (double)d->static_friction, (double)d->kinetic_friction);
+	if (!(d->restitution >= 0 && d->restitution <= 1))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: restitution must be in [0, 1] (got %.9g)", fn,
+		                (double)d->restitution);
+	return PBD_OK;
 }
 
 pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
@@ -35,13 +89,9 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 		pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_create: unknown shape type %d", (int)def->type);
 		return null_id;
 	}
-	if (!pbd_is_finite(def->margin) || def->margin < 0) {
-		pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_collider_create: margin must be finite and >= 0 (got %.9g)",
-		         (double)def->margin);
-		return null_id;
-	}
 	pbd_collider_def d = *def;
-	if (shape_ops[d.type]->validate(w, &d) != PBD_OK) return null_id;
+	if (check_actor(w, "pbd_collider_create", &d) != PBD_OK || shape_ops[d.type]->validate(w, &d) != PBD_OK)
+		return null_id;
 
 	/* Reuse a dead slot so ids stay small; its generation tells old ids apart. */
 	uint32_t slot = w->nc;
@@ -63,6 +113,7 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 	}
 	pbd_collider* c = &w->colliders[slot];
 	c->def = d;
+	c->pose0 = d.pose;
 	c->alive = true;
 	c->generation++;
 	w->stats_valid = false;
@@ -102,22 +153,83 @@ uint32_t pbd_world_collider_count(const pbd_world* w) {
 	return live;
 }
 
-void pbd_collide_project(pbd_world* w) {
-	for (uint32_t i = 0; i < w->nc; ++i) {
-		const pbd_collider* c = &w->colliders[i];
-		if (c->alive) shape_ops[c->def.type]->project(&c->def, w->x, w->q, w->w, w->np);
-	}
+/* ---- moving colliders --------------------------------------------------------------------- */
+
+pbd_status pbd_collider_set_pose(pbd_world* w, pbd_collider_id id, pbd_pose pose) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_collider* c = lookup(w, id);
+	if (!c) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_set_pose: stale or null collider id");
+	pbd_collider_def d = c->def;
+	d.pose = pose;
+	const pbd_status st = check_actor(w, "pbd_collider_set_pose", &d);
+	if (st != PBD_OK) return st;
+	/* A teleport: nothing is swept along the jump. */
+	c->def.pose = d.pose;
+	c->pose0 = d.pose;
+	w->stats_valid = false;
+	return PBD_OK;
 }
 
+pbd_status pbd_collider_set_velocity(pbd_world* w, pbd_collider_id id, pbd_vec3 velocity, pbd_vec3 angular_velocity) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_collider* c = lookup(w, id);
+	if (!c) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_set_velocity: stale or null collider id");
+	pbd_collider_def d = c->def;
+	d.velocity = velocity;
+	d.angular_velocity = angular_velocity;
+	const pbd_status st = check_actor(w, "pbd_collider_set_velocity", &d);
+	if (st != PBD_OK) return st;
+	c->def.velocity = d.velocity;
+	c->def.angular_velocity = d.angular_velocity;
+	return PBD_OK;
+}
+
+/* The velocities that carry the current pose to `target` in one step of dt: the translation
+ * over dt, and the rotation q_t q^-1 (the shorter way round) as an axis times its angle over
+ * dt. The substeps integrate them, so the pose arrives to within the rotation's linearisation
+ * per substep. */
+pbd_status pbd_collider_move_to(pbd_world* w, pbd_collider_id id, pbd_pose target) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_collider* c = lookup(w, id);
+	if (!c) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_move_to: stale or null collider id");
+	if (c->def.kind != PBD_ACTOR_KINEMATIC)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_move_to: the collider is not kinematic");
+	pbd_collider_def d = c->def;
+	d.pose = target;
+	const pbd_status st = check_actor(w, "pbd_collider_move_to", &d);
+	if (st != PBD_OK) return st;
+	const pbd_real inv_dt = 1 / w->def.dt;
+	pbd_quat r = pbd_quat_mul(d.pose.rotation, pbd_quat_conj(c->def.pose.rotation));
+	if (r.w < 0) r = (pbd_quat){-r.x, -r.y, -r.z, -r.w};
+	const double s = sqrt((double)(r.x * r.x + r.y * r.y + r.z * r.z));
+	const double angle = 2 * atan2(s, (double)r.w);
+	const pbd_real k = s > 0 ? (pbd_real)(angle / s) * inv_dt : 2 * inv_dt;
+	d.velocity = pbd_v3_scale(pbd_v3_sub(d.pose.position, c->def.pose.position), inv_dt);
+	d.angular_velocity = pbd_v3(r.x * k, r.y * k, r.z * k);
+	if (!pbd_v3_is_finite(d.velocity) || !pbd_v3_is_finite(d.angular_velocity))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_collider_move_to: the move overflows in one step");
+	c->def.velocity = d.velocity;
+	c->def.angular_velocity = d.angular_velocity;
+	return PBD_OK;
+}
+
+/* ---- diagnostics ------------------------------------------------------------------------ */
+
 /* A particle counts once however many colliders it touches: each collider marks a flag bit
- * over the whole particle range, then one pass counts and clears the marks. */
+ * over the particles near it, then one pass counts and clears the marks. Triggers touch nothing. */
 uint32_t pbd_collide_count_contacts(pbd_world* w) {
 	if (w->nc == 0) return 0;
 	for (uint32_t i = 0; i < w->nc; ++i) {
 		const pbd_collider* c = &w->colliders[i];
-		if (c->alive)
-			shape_ops[c->def.type]->mark_contacts(&c->def, w->x, w->w, w->np, c->def.margin + PBD_CONTACT_TOLERANCE,
-			                                      w->flags);
+		if (!c->alive || c->def.trigger) continue;
+		const pbd_shape_ops* ops = shape_ops[c->def.type];
+		const pbd_real reach = c->def.margin + PBD_CONTACT_TOLERANCE;
+		for (uint32_t k = 0; k < w->np; ++k) {
+			if (w->w[k] <= 0 || !(w->cmask[k] & c->def.category)) continue;
+			pbd_vec3 n;
+			if (ops->distance(&c->def, pbd_pose_apply_inverse(c->def.pose, w->x[k]), &n) <= reach)
+				w->flags[k] = (uint8_t)(w->flags[k] | PBD_PARTICLE_CONTACT);
+		}
 	}
 	uint32_t n = 0;
 	for (uint32_t k = 0; k < w->np; ++k) {
@@ -125,4 +237,10 @@ uint32_t pbd_collide_count_contacts(pbd_world* w) {
 		w->flags[k] = (uint8_t)(w->flags[k] & ~PBD_PARTICLE_CONTACT);
 	}
 	return n;
+}
+
+bool pbd_collider_def_valid(pbd_world* w, const pbd_collider_def* def) {
+	if ((int)def->type < 0 || def->type >= PBD_SHAPE_COUNT) return false;
+	pbd_collider_def d = *def;
+	return check_actor(w, "pbd_world_load", &d) == PBD_OK && shape_ops[d.type]->validate(w, &d) == PBD_OK;
 }

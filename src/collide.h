@@ -1,5 +1,11 @@
-/* The interface every collider shape implements. A shape is one file, collide_<shape>.c, that
- * defines one pbd_shape_ops and is listed in the table in collide.c. */
+/* The contact stage and the interface every collider shape implements.
+ *
+ * A shape is one file, collide_<shape>.c, that defines one pbd_shape_ops and is listed in the
+ * table in collide.c. Its functions work in the shape's local frame (the collider's pose maps it
+ * to the world) and never see the world's particles: the stage (collide.c) finds, once per
+ * substep, which particles are near which collider, asks the shape for a distance or a sweep,
+ * and writes a contact plane per pair; the iterations project against the planes
+ * (docs/collision.md). */
 #ifndef PBD_COLLIDE_H
 #define PBD_COLLIDE_H
 
@@ -7,18 +13,65 @@
 
 typedef struct pbd_shape_ops {
 	const char* name;
-	/* Checks the shape part of a def and normalises it in place (e.g. unit normal). */
+	/* Checks the shape part of a def and normalises it in place (e.g. unit normal). The caller
+	 * has checked the margin, the pose and the material; the shape checks that its sizes plus
+	 * the margin stay far enough from overflow for its own arithmetic. */
 	pbd_status (*validate)(pbd_world* w, pbd_collider_def* def);
-	/* Pushes every particle with w > 0 out to at least `margin` from the surface, by changing
-	 * its displacement q (the particle is at x + q; see world.h). */
-	void (*project)(const pbd_collider_def* def, const pbd_vec3* x, pbd_vec3* q, const pbd_real* iw, uint32_t n);
-	/* Sets PBD_PARTICLE_CONTACT in flags[i] of every particle with w > 0 closer to the
-	 * surface than `reach` (negative inside). */
-	void (*mark_contacts)(const pbd_collider_def* def, const pbd_vec3* x, const pbd_real* iw, uint32_t n,
-	                      pbd_real reach, uint8_t* flags);
+	/* Signed distance from the local point p to the surface (negative inside) and, in *normal,
+	 * the outward unit normal of the surface at the closest point; for a point inside, the
+	 * direction of the nearest way out. Finite and unit for every finite p, also where the
+	 * nearest point is not unique (a sphere's centre, a box's centre): a fixed choice then. */
+	pbd_real (*distance)(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal);
+	/* Continuous collision: the first t in [0, 1] at which the point a + t (b - a) comes within
+	 * `radius` of the surface, for a point a farther than `radius` from it. Returns false when it
+	 * never does (or when a is not outside); otherwise *t and, in *normal, the outward unit
+	 * normal of the surface at the point it first touches. */
+	bool (*sweep)(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t, pbd_vec3* normal);
+	/* Local bounding box of the shape (without margin); false when it is unbounded (a plane). */
+	bool (*bounds)(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi);
 } pbd_shape_ops;
 
 extern const pbd_shape_ops pbd_shape_plane_ops;
 extern const pbd_shape_ops pbd_shape_sphere_ops;
+extern const pbd_shape_ops pbd_shape_capsule_ops;
+extern const pbd_shape_ops pbd_shape_box_ops;
+
+/* True when a def passes pbd_collider_create's checks (a loaded snapshot's colliders). */
+bool pbd_collider_def_valid(pbd_world* w, const pbd_collider_def* def);
+
+/* The ops of a shape type (type checked by the caller). */
+const pbd_shape_ops* pbd_shape_ops_of(pbd_shape_type type);
+
+/* A contact of the stage: particle `particle` must stay where dot(n, q) >= offset, with q its
+ * displacement from x (world.h), i.e. on the outer side of a plane through the point the
+ * particle may reach. Relative to x, so that a world far from the origin keeps the precision of
+ * the step's small numbers. */
+typedef struct pbd_contact_c {
+	uint32_t particle;
+	uint32_t collider; /* slot */
+	pbd_vec3 n;
+	pbd_real offset;
+	pbd_vec3 vc;   /* velocity of the collider's surface at the contact, m/s */
+	pbd_real vn0;  /* normal velocity relative to the surface when the contact was found */
+	pbd_real dn;   /* normal correction accumulated over the iterations of the substep, m */
+	pbd_real pad_; /* keeps the record a whole number of reals */
+} pbd_contact_c;
+
+_Static_assert(sizeof(pbd_contact_c) == 2 * sizeof(uint32_t) + 10 * sizeof(pbd_real), "padding in pbd_contact_c");
+
+/* Advances kinematic colliders by one substep of h (their pose at the start of it is kept for
+ * the sweeps), then, in PBD_COLLISION_IN_SOLVER, finds the substep's contacts from x (start)
+ * and x + q (predicted). */
+pbd_status pbd_collide_begin_substep(pbd_world* w, pbd_real h);
+/* PBD_COLLISION_AFTER_SOLVER: the contacts of the finished positions, projected once. */
+pbd_status pbd_collide_after_iterations(pbd_world* w);
+/* One pass of the contact planes over q (every iteration in PBD_COLLISION_IN_SOLVER). */
+void pbd_collide_project_contacts(pbd_world* w);
+/* After the iterations: Coulomb friction on the substep's tangential slip. */
+void pbd_collide_friction(pbd_world* w, pbd_real h);
+/* After the velocity update: restitution of fast approaches. */
+void pbd_collide_restitution(pbd_world* w, pbd_real h);
+/* After the step: the published contacts and the trigger events. */
+pbd_status pbd_collide_end_step(pbd_world* w);
 
 #endif

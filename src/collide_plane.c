@@ -24,24 +24,27 @@ static pbd_status plane_validate(pbd_world* w, pbd_collider_def* def) {
 	return PBD_OK;
 }
 
-static void plane_mark_contacts(const pbd_collider_def* def, const pbd_vec3* restrict x, const pbd_real* restrict iw,
-                                uint32_t n, pbd_real reach, uint8_t* restrict flags) {
-	const pbd_vec3 nrm = def->shape.plane.normal;
-	const pbd_real limit = def->shape.plane.offset + reach;
-	for (uint32_t i = 0; i < n; ++i)
-		if (iw[i] > 0 && pbd_v3_dot(nrm, x[i]) <= limit) flags[i] = (uint8_t)(flags[i] | PBD_PARTICLE_CONTACT);
+static pbd_real plane_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
+	*normal = def->shape.plane.normal;
+	return pbd_v3_dot(def->shape.plane.normal, p) - def->shape.plane.offset;
 }
 
-static void plane_project(const pbd_collider_def* def, const pbd_vec3* restrict x, pbd_vec3* restrict q,
-                          const pbd_real* restrict iw, uint32_t n) {
-	const pbd_vec3 nrm = def->shape.plane.normal;
-	const pbd_real limit = def->shape.plane.offset + def->margin;
-	for (uint32_t i = 0; i < n; ++i) {
-		if (iw[i] <= 0) continue;
-		/* Signed distance below the limit, with the committed part and the displacement apart. */
-		const pbd_real depth = (limit - pbd_v3_dot(nrm, x[i])) - pbd_v3_dot(nrm, q[i]);
-		if (depth > 0) q[i] = pbd_v3_add(q[i], pbd_v3_scale(nrm, depth));
-	}
+static bool plane_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t,
+                        pbd_vec3* normal) {
+	const pbd_vec3 n = def->shape.plane.normal;
+	const pbd_real level = def->shape.plane.offset + radius;
+	const pbd_real da = pbd_v3_dot(n, a) - level, db = pbd_v3_dot(n, b) - level;
+	if (!(da > 0) || !(db <= 0)) return false;
+	/* da > 0 >= db, so the quotient lies in (0, 1]. */
+	*t = da / (da - db);
+	*normal = n;
+	return true;
 }
 
-const pbd_shape_ops pbd_shape_plane_ops = {"plane", plane_validate, plane_project, plane_mark_contacts};
+static bool plane_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi) {
+	(void)def;
+	*lo = *hi = pbd_v3(0, 0, 0);
+	return false;
+}
+
+const pbd_shape_ops pbd_shape_plane_ops = {"plane", plane_validate, plane_distance, plane_sweep, plane_bounds};

@@ -1,4 +1,4 @@
-/* Solid ball collider: |x - c| >= radius + margin. */
+/* Solid ball: |x - c| >= radius + margin, in the collider's frame. */
 #include "collide.h"
 
 static pbd_status sphere_validate(pbd_world* w, pbd_collider_def* def) {
@@ -18,36 +18,38 @@ static pbd_status sphere_validate(pbd_world* w, pbd_collider_def* def) {
 	return PBD_OK;
 }
 
-static void sphere_mark_contacts(const pbd_collider_def* def, const pbd_vec3* restrict x, const pbd_real* restrict iw,
-                                 uint32_t n, pbd_real reach, uint8_t* restrict flags) {
-	const pbd_vec3 c = def->shape.sphere.center;
-	const pbd_real r = def->shape.sphere.radius + reach;
-	for (uint32_t i = 0; i < n; ++i) {
-		if (iw[i] <= 0) continue;
-		const pbd_vec3 d = pbd_v3_sub(x[i], c);
-		if (pbd_v3_dot(d, d) <= r * r) flags[i] = (uint8_t)(flags[i] | PBD_PARTICLE_CONTACT);
-	}
+/* A point at the very centre has no radial direction; it leaves upwards (+y). */
+static pbd_real sphere_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
+	const pbd_vec3 d = pbd_v3_sub(p, def->shape.sphere.center);
+	const pbd_real len = pbd_v3_length(d);
+	*normal = len > PBD_EPSILON_LENGTH ? pbd_v3_scale(d, 1 / len) : pbd_v3(0, 1, 0);
+	return len - def->shape.sphere.radius;
 }
 
-/* Moves a particle inside the ball radially out to the surface (plus margin), the response of
- * Games103 lab 2. A particle at the very centre has no radial direction; it goes up (+y). */
-static void sphere_project(const pbd_collider_def* def, const pbd_vec3* restrict x, pbd_vec3* restrict q,
-                           const pbd_real* restrict iw, uint32_t n) {
-	const pbd_vec3 c = def->shape.sphere.center;
-	const pbd_real r = def->shape.sphere.radius + def->margin;
-	const pbd_real r2 = r * r;
-	for (uint32_t i = 0; i < n; ++i) {
-		if (iw[i] <= 0) continue;
-		const pbd_vec3 xc = pbd_v3_sub(x[i], c);
-		const pbd_vec3 d = pbd_v3_add(xc, q[i]);
-		const pbd_real d2 = pbd_v3_dot(d, d);
-		if (d2 >= r2) continue;
-		const pbd_real len = PBD_SQRT(d2);
-		/* (r d) / len in this order, as the lab computes it, so the seed scene can be matched. */
-		const pbd_vec3 out =
-		    len > PBD_EPSILON_LENGTH ? pbd_v3(r * d.x / len, r * d.y / len, r * d.z / len) : pbd_v3(0, r, 0);
-		q[i] = pbd_v3_sub(out, xc); /* lands on c + out */
-	}
+/* |m + t u| = R with m = a - c, u = b - a: t^2 u.u + 2 t m.u + m.m - R^2 = 0. The smaller root
+ * is written as c / (-b' + sqrt(b'^2 - a c)), which does not cancel when the segment is long and
+ * the sphere small. */
+static bool sphere_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t,
+                         pbd_vec3* normal) {
+	const pbd_real r = def->shape.sphere.radius + radius;
+	const pbd_vec3 m = pbd_v3_sub(a, def->shape.sphere.center), u = pbd_v3_sub(b, a);
+	const pbd_real c = pbd_v3_dot(m, m) - r * r, half_b = pbd_v3_dot(m, u), uu = pbd_v3_dot(u, u);
+	if (!(c > 0) || !(half_b < 0)) return false; /* inside already, or not approaching */
+	const pbd_real disc = half_b * half_b - uu * c;
+	if (!(disc >= 0)) return false;
+	const pbd_real root = c / (-half_b + PBD_SQRT(disc));
+	if (!(root <= 1)) return false;
+	*t = root;
+	sphere_distance(def, pbd_v3_add(a, pbd_v3_scale(u, root)), normal);
+	return true;
 }
 
-const pbd_shape_ops pbd_shape_sphere_ops = {"sphere", sphere_validate, sphere_project, sphere_mark_contacts};
+static bool sphere_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi) {
+	const pbd_vec3 c = def->shape.sphere.center;
+	const pbd_real r = def->shape.sphere.radius;
+	*lo = pbd_v3(c.x - r, c.y - r, c.z - r);
+	*hi = pbd_v3(c.x + r, c.y + r, c.z + r);
+	return true;
+}
+
+const pbd_shape_ops pbd_shape_sphere_ops = {"sphere", sphere_validate, sphere_distance, sphere_sweep, sphere_bounds};

@@ -23,6 +23,7 @@
 #define PBD_POW             pow
 #define PBD_FABS            fabs
 #define PBD_FMAX            fmax
+#define PBD_FMIN            fmin
 #else
 #define PBD_REAL_MIN_NORMAL FLT_MIN
 #define PBD_REAL_MAX        FLT_MAX
@@ -30,6 +31,7 @@
 #define PBD_POW             powf
 #define PBD_FABS            fabsf
 #define PBD_FMAX            fmaxf
+#define PBD_FMIN            fminf
 #endif
 
 /* Cookie written by the *_def_default functions and checked by the create calls, so that a def

@@ -38,7 +38,7 @@
  * spans folds the fine mesh may make, and pushing it apart would stiffen the cloth in bending.
  *
  * The pass, once per substep before the iterations: for l from the coarsest level down to 1,
- * `hierarchy_iterations` sweeps over level l's constraints, then every particle leaving at level
+ * pbd_hierarchy_sweeps(l) sweeps over level l's constraints, then every particle leaving at level
  * l moves by sum_j w_ij (q_j - q0_j), its parents' displacement since the pass began (q0). A
  * particle is moved that way exactly once, after every coarser level has moved its parents, so
  * it receives the corrections of all coarser levels. Pinned particles are coarse everywhere and
@@ -665,7 +665,8 @@ void pbd_hierarchy_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 	memcpy(q0, q, (size_t)w->np * sizeof *q0);
 	const int iterations = w->def.hierarchy_iterations;
 	for (uint32_t l = h->levels; l >= 1; --l) {
-		for (int it = 0; it < iterations; ++it) project_coarse(ctx, h->con, h->con_end[l - 1], h->con_end[l]);
+		const int sweeps = pbd_hierarchy_sweeps(l, iterations);
+		for (int it = 0; it < sweeps; ++it) project_coarse(ctx, h->con, h->con_end[l - 1], h->con_end[l]);
 		for (uint32_t k = h->fine_end[l - 1]; k < h->fine_end[l]; ++k) {
 			pbd_vec3 dq = pbd_v3(0, 0, 0);
 			for (uint32_t j = k ? h->par_end[k - 1] : 0; j < h->par_end[k]; ++j) {

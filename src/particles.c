@@ -7,23 +7,15 @@
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_p) return PBD_OK;
 	const pbd_grow_item items[] = {
-	    {(void**)&w->x, sizeof *w->x},
-	    {(void**)&w->q, sizeof *w->q},
-	    {(void**)&w->x_lo, sizeof *w->x_lo},
-	    {(void**)&w->v_lo, sizeof *w->v_lo},
-	    {(void**)&w->v, sizeof *w->v},
-	    {(void**)&w->x_step, sizeof *w->x_step},
-	    {(void**)&w->force, sizeof *w->force},
-	    {(void**)&w->target, sizeof *w->target},
-	    {(void**)&w->from, sizeof *w->from},
-	    {(void**)&w->w, sizeof *w->w},
-	    {(void**)&w->w_free, sizeof *w->w_free},
-	    {(void**)&w->flags, sizeof *w->flags},
-	    {(void**)&w->degree, sizeof *w->degree},
-	    {(void**)&w->dx, sizeof *w->dx},
-	    {(void**)&w->colour_mask, sizeof *w->colour_mask},
-	    {(void**)&w->q_prev, sizeof *w->q_prev},
-	    {(void**)&w->q_iter, sizeof *w->q_iter},
+	    {(void**)&w->x, sizeof *w->x},           {(void**)&w->q, sizeof *w->q},
+	    {(void**)&w->x_lo, sizeof *w->x_lo},     {(void**)&w->v_lo, sizeof *w->v_lo},
+	    {(void**)&w->v, sizeof *w->v},           {(void**)&w->x_step, sizeof *w->x_step},
+	    {(void**)&w->force, sizeof *w->force},   {(void**)&w->target, sizeof *w->target},
+	    {(void**)&w->from, sizeof *w->from},     {(void**)&w->w, sizeof *w->w},
+	    {(void**)&w->w_free, sizeof *w->w_free}, {(void**)&w->flags, sizeof *w->flags},
+	    {(void**)&w->cmask, sizeof *w->cmask},   {(void**)&w->degree, sizeof *w->degree},
+	    {(void**)&w->dx, sizeof *w->dx},         {(void**)&w->colour_mask, sizeof *w->colour_mask},
+	    {(void**)&w->q_prev, sizeof *w->q_prev}, {(void**)&w->q_iter, sizeof *w->q_iter},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;
@@ -70,6 +62,7 @@ pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3*
 		/* A particle created pinned gets unit inverse mass if it is ever unpinned. */
 		w->w_free[k] = inv_masses[i] > 0 ? inv_masses[i] : 1;
 		w->flags[k] = inv_masses[i] > 0 ? 0 : PBD_PARTICLE_PINNED;
+		w->cmask[k] = UINT32_MAX;
 		if (inv_masses[i] == 0) w->v[k] = pbd_v3(0, 0, 0);
 		w->degree[k] = 0;
 	}
@@ -101,6 +94,19 @@ pbd_status pbd_world_add_particles_mass(pbd_world* w, uint32_t count, const pbd_
 }
 
 uint32_t pbd_world_particle_count(const pbd_world* w) { return w ? w->np : 0; }
+
+double pbd_world_time(const pbd_world* w) { return w ? w->time : 0; }
+
+pbd_status pbd_particles_set_collision_mask(pbd_world* w, uint32_t first, uint32_t count, uint32_t mask) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	if (first > w->np || count > w->np - first)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+		                "pbd_particles_set_collision_mask: range [%u, %u + %u) exceeds the %u particles", first, first,
+		                count, w->np);
+	for (uint32_t k = 0; k < count; ++k) w->cmask[first + k] = mask;
+	w->stats_valid = false;
+	return PBD_OK;
+}
 const pbd_vec3* pbd_world_positions(const pbd_world* w) { return w ? w->x : NULL; }
 const pbd_vec3* pbd_world_velocities(const pbd_world* w) { return w ? w->v : NULL; }
 const pbd_real* pbd_world_inv_masses(const pbd_world* w) { return w ? w->w : NULL; }

@@ -21,7 +21,7 @@
 #include "collide.h"
 
 #define SNAP_MAGIC   "PBDSNAP\0"
-#define SNAP_VERSION 2u
+#define SNAP_VERSION 3u
 #define SNAP_ENDIAN  0x01020304u
 /* Flags a snapshot may carry: the persistent ones (CONTACT is scratch of the diagnostics). */
 #define SNAP_FLAGS (PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET | PBD_PARTICLE_FORCE)
@@ -55,6 +55,50 @@ static void put_u64(writer* wr, uint64_t v) { put(wr, &v, sizeof v); }
 static void put_i32(writer* wr, int32_t v) { put(wr, &v, sizeof v); }
 static void put_real(writer* wr, pbd_real v) { put(wr, &v, sizeof v); }
 static void put_vec(writer* wr, pbd_vec3 v) { put(wr, &v, sizeof v); }
+
+/* A collider's shape as four reals, whatever its type. */
+static void shape_to_reals(const pbd_collider_def* d, pbd_real r[4]) {
+	switch (d->type) {
+	case PBD_SHAPE_PLANE:
+		r[0] = d->shape.plane.normal.x, r[1] = d->shape.plane.normal.y, r[2] = d->shape.plane.normal.z;
+		r[3] = d->shape.plane.offset;
+		break;
+	case PBD_SHAPE_SPHERE:
+		r[0] = d->shape.sphere.center.x, r[1] = d->shape.sphere.center.y, r[2] = d->shape.sphere.center.z;
+		r[3] = d->shape.sphere.radius;
+		break;
+	case PBD_SHAPE_CAPSULE:
+		r[0] = d->shape.capsule.half_height, r[1] = d->shape.capsule.radius;
+		break;
+	case PBD_SHAPE_BOX:
+		r[0] = d->shape.box.half_extents.x, r[1] = d->shape.box.half_extents.y, r[2] = d->shape.box.half_extents.z;
+		break;
+	default:
+		break;
+	}
+}
+
+static void shape_from_reals(pbd_collider_def* d, const pbd_real r[4]) {
+	switch (d->type) {
+	case PBD_SHAPE_PLANE:
+		d->shape.plane.normal = pbd_v3(r[0], r[1], r[2]);
+		d->shape.plane.offset = r[3];
+		break;
+	case PBD_SHAPE_SPHERE:
+		d->shape.sphere.center = pbd_v3(r[0], r[1], r[2]);
+		d->shape.sphere.radius = r[3];
+		break;
+	case PBD_SHAPE_CAPSULE:
+		d->shape.capsule.half_height = r[0];
+		d->shape.capsule.radius = r[1];
+		break;
+	case PBD_SHAPE_BOX:
+		d->shape.box.half_extents = pbd_v3(r[0], r[1], r[2]);
+		break;
+	default:
+		break;
+	}
+}
 static void put_f64(writer* wr, double v) { put(wr, &v, sizeof v); }
 
 static void write_def(writer* wr, const pbd_world_def* d) {
@@ -105,6 +149,7 @@ static void write_world(writer* wr, const pbd_world* w) {
 	put(wr, w->target, np * sizeof *w->target);
 	put(wr, w->w, np * sizeof *w->w);
 	put(wr, w->w_free, np * sizeof *w->w_free);
+	put(wr, w->cmask, np * sizeof *w->cmask);
 	for (size_t i = 0; i < np; ++i) {
 		const uint8_t f = (uint8_t)(w->flags[i] & SNAP_FLAGS);
 		put(wr, &f, 1);
@@ -146,17 +191,30 @@ static void write_world(writer* wr, const pbd_world* w) {
 	put_u32(wr, w->nc);
 	for (uint32_t i = 0; i < w->nc; ++i) {
 		const pbd_collider* c = &w->colliders[i];
-		put_i32(wr, (int32_t)c->def.type);
-		if (c->def.type == PBD_SHAPE_SPHERE) {
-			put_vec(wr, c->def.shape.sphere.center);
-			put_real(wr, c->def.shape.sphere.radius);
-		} else {
-			put_vec(wr, c->def.shape.plane.normal);
-			put_real(wr, c->def.shape.plane.offset);
-		}
-		put_real(wr, c->def.margin);
+		const pbd_collider_def* d = &c->def;
+		put_i32(wr, (int32_t)d->type);
+		pbd_real shape[4] = {0, 0, 0, 0};
+		shape_to_reals(d, shape);
+		put(wr, shape, sizeof shape);
+		put_real(wr, d->margin);
+		put_i32(wr, (int32_t)d->kind);
+		put_vec(wr, d->pose.position);
+		put(wr, &d->pose.rotation, sizeof d->pose.rotation);
+		put_vec(wr, d->velocity);
+		put_vec(wr, d->angular_velocity);
+		put_real(wr, d->static_friction);
+		put_real(wr, d->kinetic_friction);
+		put_real(wr, d->restitution);
+		put_u32(wr, d->trigger ? 1u : 0u);
+		put_u32(wr, d->category);
 		put_u32(wr, c->generation);
 		put_u32(wr, c->alive ? 1u : 0u);
+	}
+	/* Trigger occupancy, so that a resumed world reports the same events. */
+	put_u32(wr, w->ninside);
+	for (uint32_t k = 0; k < w->ninside; ++k) {
+		put_u32(wr, (uint32_t)(w->inside[k] >> 32));
+		put_u32(wr, (uint32_t)w->inside[k]);
 	}
 	put_u32(wr, w->ns);
 	for (uint32_t i = 0; i < w->ns; ++i) {
@@ -291,7 +349,7 @@ static bool all_finite(const pbd_vec3* v, size_t n) {
 static pbd_status load_particles(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
 	pbd_status st = PBD_OK;
 	const uint32_t np = get_u32(rd);
-	const uint64_t record = 6 * sizeof(pbd_vec3) + 2 * sizeof(pbd_real) + 1;
+	const uint64_t record = 6 * sizeof(pbd_vec3) + 2 * sizeof(pbd_real) + sizeof(uint32_t) + 1;
 	if (rd->short_read || np >= UINT32_MAX || !fits(rd, np, record))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: particle count %u does not fit the snapshot", name, np);
 	if (np == 0) return PBD_OK;
@@ -306,6 +364,7 @@ static pbd_status load_particles(reader* rd, pbd_world* w, const char* name, pbd
 	get(rd, w->target, n * sizeof *w->target);
 	get(rd, w->w, n * sizeof *w->w);
 	get(rd, w->w_free, n * sizeof *w->w_free);
+	get(rd, w->cmask, n * sizeof *w->cmask);
 	get(rd, w->flags, n);
 	w->np = np;
 	if (!all_finite(w->x, n) || !all_finite(w->x_lo, n) || !all_finite(w->v, n) || !all_finite(w->v_lo, n) ||
@@ -467,7 +526,7 @@ static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_erro
 			                    k / 3);
 
 	const uint32_t nc = get_u32(rd);
-	const uint64_t record = sizeof(int32_t) + sizeof(pbd_vec3) + 2 * sizeof(pbd_real) + 2 * sizeof(uint32_t);
+	const uint64_t record = 2 * sizeof(int32_t) + 21 * sizeof(pbd_real) + 4 * sizeof(uint32_t);
 	if (rd->short_read || nc > (1u << 24) || !fits(rd, nc, record))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: collider count %u does not fit the snapshot", name, nc);
 	if (nc) {
@@ -477,33 +536,56 @@ static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_erro
 	}
 	for (uint32_t i = 0; i < nc; ++i) {
 		pbd_collider* c = &w->colliders[i];
-		c->def = pbd_collider_def_default();
+		pbd_collider_def* d = &c->def;
+		*d = pbd_collider_def_default();
 		const int32_t type = get_i32(rd);
-		const pbd_vec3 v = get_vec(rd);
-		const pbd_real r = get_real(rd);
-		c->def.margin = get_real(rd);
+		pbd_real shape[4];
+		get(rd, shape, sizeof shape);
+		d->margin = get_real(rd);
+		const int32_t kind = get_i32(rd);
+		d->pose.position = get_vec(rd);
+		get(rd, &d->pose.rotation, sizeof d->pose.rotation);
+		d->velocity = get_vec(rd);
+		d->angular_velocity = get_vec(rd);
+		d->static_friction = get_real(rd);
+		d->kinetic_friction = get_real(rd);
+		d->restitution = get_real(rd);
+		const uint32_t trigger = get_u32(rd);
+		d->category = get_u32(rd);
 		c->generation = get_u32(rd);
 		const uint32_t alive = get_u32(rd);
 		w->nc = i + 1;
-		bool ok =
-		    alive <= 1 && pbd_v3_is_finite(v) && pbd_is_finite(r) && pbd_is_finite(c->def.margin) && c->def.margin >= 0;
-		if (type == PBD_SHAPE_SPHERE) {
-			c->def.type = PBD_SHAPE_SPHERE;
-			c->def.shape.sphere.center = v;
-			c->def.shape.sphere.radius = r;
-			ok = ok && r > 0;
-		} else if (type == PBD_SHAPE_PLANE) {
-			c->def.type = PBD_SHAPE_PLANE;
-			c->def.shape.plane.normal = v;
-			c->def.shape.plane.offset = r;
-			/* Stored normalised; compared, not renormalised, so the bits stay the saved ones. */
-			ok = ok && PBD_FABS(pbd_v3_length(v) - 1) < PBD_R(1e-3);
-		} else {
-			ok = false;
+		bool ok = alive <= 1 && trigger <= 1 && type >= 0 && type < PBD_SHAPE_COUNT && kind >= 0 &&
+		          kind <= PBD_ACTOR_KINEMATIC;
+		if (ok) {
+			d->type = (pbd_shape_type)type;
+			d->kind = (pbd_actor_kind)kind;
+			d->trigger = trigger == 1;
+			shape_from_reals(d, shape);
+			/* Checked on a copy: the checks normalise, and the saved bits must stay as saved. */
+			ok = pbd_collider_def_valid(w, d);
 		}
+		c->pose0 = d->pose;
 		c->alive = alive == 1;
 		if (!ok) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: collider %u is invalid", name, i);
 	}
+	const uint32_t ninside = get_u32(rd);
+	if (rd->short_read || !fits(rd, ninside, 2 * sizeof(uint32_t)))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: trigger occupancy count %u does not fit the snapshot", name,
+		                    ninside);
+	if (ninside) {
+		if (!pbd_grow(&w->mem, (void**)&w->inside, sizeof *w->inside, 0, ninside))
+			return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for the trigger occupancy", name);
+		w->cap_inside = ninside;
+	}
+	for (uint32_t k = 0; k < ninside; ++k) {
+		const uint32_t slot = get_u32(rd), particle = get_u32(rd);
+		w->inside[k] = (uint64_t)slot << 32 | particle;
+		if (slot >= w->nc || !w->colliders[slot].def.trigger || particle >= w->np ||
+		    (k > 0 && w->inside[k] <= w->inside[k - 1]))
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: trigger occupancy entry %u is invalid", name, k);
+	}
+	w->ninside = ninside;
 	return load_softs(rd, w, name, err);
 }
 

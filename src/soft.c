@@ -38,6 +38,7 @@ pbd_soft_def pbd_soft_def_default(void) {
 	d.membrane_compliance = 0;
 	d.balloon = false;
 	d.pressure = 1;
+	d.collision_mask = UINT32_MAX;
 	d.volume_stiffness = 1;
 	d.volume_compliance = 0;
 	d.cookie = PBD_COOKIE;
@@ -303,6 +304,7 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 	st = pbd_world_add_particles(w, n, pos, vel, inv, &body.first_particle);
 	if (st != PBD_OK) goto done;
 	body.particle_count = n;
+	for (uint32_t k = 0; k < n; ++k) w->cmask[body.first_particle + k] = d->collision_mask;
 	/* Pin after adding, so an unpinned vertex gets back the mass its area gave it. */
 	for (uint32_t k = 0; k < d->pinned_count; ++k) pbd_particle_pin(w, body.first_particle + d->pinned[k]);
 	uint32_t ne = 0;

@@ -3,6 +3,7 @@
  * one kernel call per family and group, the kernels loop over their range. */
 #include <string.h>
 
+#include "collide.h"
 #include "world.h"
 
 void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
@@ -120,6 +121,8 @@ static void chebyshev_update(pbd_world* w, chebyshev* c, int it) {
 
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
+	/* Out of memory for contacts leaves the ones found so far: the step goes on and reports it. */
+	if (w->nc > 0) (void)pbd_collide_begin_substep(w, h);
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
 	ctx.substep_fraction = (pbd_real)substep / (pbd_real)substeps;
@@ -131,7 +134,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 		}
 	}
 
-	const bool in_solver = w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->nc > 0;
+	const bool in_solver = w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->ncon > 0;
 	const int iterations = w->def.iterations;
 	const bool jacobi = w->def.solver == PBD_SOLVER_JACOBI;
 	if (jacobi && w->np) memset(w->dx, 0, (size_t)w->np * sizeof *w->dx);
@@ -153,8 +156,12 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 			sweep_gauss_seidel(w, &ctx);
 		/* Extrapolated before the contacts, so that an iteration never ends inside a collider. */
 		if (cheb.on) chebyshev_update(w, &cheb, it);
-		if (in_solver) pbd_collide_project(w);
+		if (in_solver) pbd_collide_project_contacts(w);
 	}
-	if (w->def.collision_mode == PBD_COLLISION_AFTER_SOLVER && w->nc > 0) pbd_collide_project(w);
+	if (w->nc > 0) {
+		(void)pbd_collide_after_iterations(w);
+		pbd_collide_friction(w, h);
+	}
 	pbd_particles_update_velocities(w, h, substep == substeps);
+	if (w->ncon > 0) pbd_collide_restitution(w, h);
 }

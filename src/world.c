@@ -2,6 +2,7 @@
 #include <float.h>
 #include <string.h>
 
+#include "collide.h"
 #include "world.h"
 
 pbd_world_def pbd_world_def_default(void) {
@@ -23,7 +24,7 @@ pbd_world_def pbd_world_def_default(void) {
 	d.chebyshev_delay = 3;
 	d.chebyshev_gamma = PBD_R(0.9);
 	d.hierarchy_levels = 0;
-	d.hierarchy_iterations = 4;
+	d.hierarchy_iterations = 8;
 	d.collision_mode = PBD_COLLISION_IN_SOLVER;
 	d.max_speed = 0;
 	d.diagnostics = true;
@@ -156,6 +157,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->w, cp * sizeof *w->w);
 	pbd_free(&mem, w->w_free, cp * sizeof *w->w_free);
 	pbd_free(&mem, w->flags, cp * sizeof *w->flags);
+	pbd_free(&mem, w->cmask, cp * sizeof *w->cmask);
 	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
 	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
 	pbd_free(&mem, w->colour_mask, cp * sizeof *w->colour_mask);
@@ -165,6 +167,11 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_hierarchy_free(w);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_free(&mem, w->colliders, w->cap_c * sizeof *w->colliders);
+	pbd_free(&mem, w->con, w->cap_con * sizeof *w->con);
+	pbd_free(&mem, w->pub, w->cap_pub * sizeof *w->pub);
+	pbd_free(&mem, w->inside, w->cap_inside * sizeof *w->inside);
+	pbd_free(&mem, w->inside_next, w->cap_inside_next * sizeof *w->inside_next);
+	pbd_free(&mem, w->events, w->cap_events * sizeof *w->events);
 	pbd_free(&mem, w->softs, w->cap_s * sizeof *w->softs);
 	pbd_free(&mem, w, sizeof *w);
 }
@@ -272,6 +279,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	pbd_particles_begin_step(w);
 	for (int s = 1; s <= substeps; ++s) pbd_solver_substep(w, h, damping, s, substeps);
 	const uint32_t restored = pbd_particles_end_step(w);
+	const pbd_status contacts = pbd_collide_end_step(w);
 
 	w->time += (double)d->dt;
 	w->steps += 1;
@@ -285,7 +293,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 		strain = pbd_stats_max_strain(w);
 	}
 	check_divergence(w, restored, strain);
-	return PBD_OK;
+	return contacts;
 }
 
 void pbd_world_get_stats(pbd_world* w, pbd_stats* out) {

@@ -14,10 +14,13 @@ enum {
 };
 
 typedef struct pbd_collider {
-	pbd_collider_def def;
+	pbd_collider_def def; /* def.pose is where it is now */
+	pbd_pose pose0;       /* where it was at the start of the current substep (collide.c) */
 	uint32_t generation;
 	bool alive;
 } pbd_collider;
+
+typedef struct pbd_contact_c pbd_contact_c;
 
 typedef struct pbd_soft_rec {
 	pbd_soft_info info;
@@ -50,6 +53,7 @@ struct pbd_world {
 	pbd_real* w;      /* inverse mass, 0 = pinned */
 	pbd_real* w_free; /* inverse mass to restore when unpinned */
 	uint8_t* flags;
+	uint32_t* cmask;       /* collision mask: collides with colliders whose category shares a bit */
 	uint32_t* degree;      /* constraints of all families touching the particle (Jacobi averaging) */
 	pbd_vec3* dx;          /* Jacobi correction accumulator */
 	uint64_t* colour_mask; /* partition.c's scratch: colours used around each particle */
@@ -66,14 +70,21 @@ struct pbd_world {
 	uint32_t nt, cap_t;
 	uint32_t* tri;
 
-	/* colliders */
+	/* colliders and the contact stage (collide.c, contact.c) */
 	uint32_t nc, cap_c;
 	pbd_collider* colliders;
+	uint32_t ncon, cap_con; /* contacts of the current substep */
+	pbd_contact_c* con;
+	uint32_t npub, cap_pub; /* contacts published after the last step */
+	pbd_contact* pub;
+	uint32_t ninside, cap_inside, cap_inside_next; /* trigger occupancy, sorted (slot << 32 | particle) */
+	uint64_t *inside, *inside_next;
+	uint32_t nev, cap_events; /* trigger events of the last step */
+	pbd_trigger_event* events;
 
 	/* soft objects: the ranges each one got (soft.c) */
 	uint32_t ns, cap_s;
 	pbd_soft_rec* softs;
-	uint32_t contacts;
 
 	/* clock and health */
 	double time;
@@ -100,7 +111,6 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx);
 
 /* collide.c */
-void pbd_collide_project(pbd_world* w);
 uint32_t pbd_collide_count_contacts(pbd_world* w);
 
 /* stats.c */

@@ -888,11 +888,7 @@ static void test_allocation_failures(void** state) {
 static void test_soft_ids(void** state) {
 	(void)state;
 	char msg[256] = "";
-	pbd_world_def def = pbd_world_def_default();
-	def.log = test_log_keep;
-	def.log_user = msg;
-	pbd_world* w = NULL;
-	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	pbd_world* w = test_world_keep(msg);
 	pbd_mesh grid, rope;
 	tp_grid(&grid, 4, 3, 1, pbd_v3(0, 0, 0), 2, false);
 	pbd_rope_def rd = pbd_rope_def_default();

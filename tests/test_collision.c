@@ -240,11 +240,7 @@ static void test_plane_normal_normalised(void** state) {
 static void test_collider_ids(void** state) {
 	(void)state;
 	char msg[256] = "";
-	pbd_world_def def = pbd_world_def_default();
-	def.log = test_log_keep;
-	def.log_user = msg;
-	pbd_world* w = NULL;
-	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	pbd_world* w = test_world_keep(msg);
 	pbd_collider_def cd = pbd_collider_def_default();
 	const pbd_collider_id a = pbd_collider_create(w, &cd);
 	const pbd_collider_id b = pbd_collider_create(w, &cd);

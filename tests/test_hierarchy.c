@@ -352,6 +352,24 @@ static void test_hanging_cloth_strain(void** state) {
 	assert_true(a == b);
 }
 
+/* The coarse levels get the sweeps: level l runs min(2^(l-1), hierarchy_iterations), so the
+ * finest coarse level costs one sweep, and raising the cap spends the sweeps where a correction
+ * crosses the cloth and lowers the strain the hanging cloth keeps. */
+static void test_sweep_schedule(void** state) {
+	(void)state;
+	const int capped8[6] = {1, 2, 4, 8, 8, 8}, capped3[4] = {1, 2, 3, 3};
+	for (uint32_t l = 1; l <= 6; ++l) assert_int_equal(pbd_hierarchy_sweeps(l, 8), capped8[l - 1]);
+	for (uint32_t l = 1; l <= 4; ++l) assert_int_equal(pbd_hierarchy_sweeps(l, 3), capped3[l - 1]);
+	assert_int_equal(pbd_hierarchy_sweeps(PBD_HIERARCHY_MAX_LEVELS, 10000), 10000);
+	double avg1, avg8;
+	const double s1 = hanging_strain(5, 1, 5, &avg1, NULL);
+	const double s8 = hanging_strain(5, 8, 5, &avg8, NULL);
+	printf("  64 x 64 hanging cloth, 5 levels + 5 fine iterations: mean structural strain at 2 s (average over "
+	       "1-2 s)\n    one sweep per level %.4f (%.4f), up to 8 sweeps %.4f (%.4f)\n",
+	       s1, avg1, s8, avg8);
+	assert_true(avg8 < 0.8 * avg1);
+}
+
 /* A cloth from an irregular triangle mesh (a jittered grid, diagonals at random), hanging from two
  * corners: the levels shrink, every fine particle has at least two parents with weights summing
  * to 1, and at equal sweeps the hierarchy leaves less stretch. Returns the mean structural strain
@@ -567,8 +585,9 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_grid_levels),          cmocka_unit_test(test_rope_and_small_worlds),
 	    cmocka_unit_test(test_pins_never_move),      cmocka_unit_test(test_coarse_pass_momentum),
-	    cmocka_unit_test(test_hanging_cloth_strain), cmocka_unit_test(test_triangle_mesh_cloth),
-	    cmocka_unit_test(test_xpbd_interplay),       cmocka_unit_test(test_snapshot_resume),
+	    cmocka_unit_test(test_hanging_cloth_strain), cmocka_unit_test(test_sweep_schedule),
+	    cmocka_unit_test(test_triangle_mesh_cloth),  cmocka_unit_test(test_xpbd_interplay),
+	    cmocka_unit_test(test_snapshot_resume),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -224,6 +224,221 @@ static void test_particles_object(void** state) {
 	scene_free(&s);
 }
 
+/* ---- colliders: shapes, poses, motion, contact material, filters --------------------------- */
+
+static pbd_collider_def collider_def(const scene* s, uint32_t i) {
+	pbd_collider_def d;
+	assert_true(i < s->collider_count);
+	assert_int_equal(pbd_collider_get_def(s->world, s->colliders[i], &d), PBD_OK);
+	return d;
+}
+
+static void assert_quat_near(pbd_quat q, double x, double y, double z, double w, double tol) {
+	/* q and -q are the same rotation. */
+	const double sign = (double)q.x * x + (double)q.y * y + (double)q.z * z + (double)q.w * w < 0 ? -1 : 1;
+	if (fabs(sign * (double)q.x - x) > tol || fabs(sign * (double)q.y - y) > tol ||
+	    fabs(sign * (double)q.z - z) > tol || fabs(sign * (double)q.w - w) > tol)
+		fail_msg("rotation (%g, %g, %g, %g), expected (%g, %g, %g, %g)", (double)q.x, (double)q.y, (double)q.z,
+		         (double)q.w, x, y, z, w);
+}
+
+/* Every collider key lands in its field of pbd_collider_def, read back from the world. */
+static void test_collider_keys(void** state) {
+	(void)state;
+	scene s = load_ok(
+	    "{\"colliders\": ["
+	    " {\"type\": \"capsule\", \"half_height\": 0.5, \"radius\": 0.25, \"position\": [1, 2, 3], \"margin\": 0.01,"
+	    "  \"kind\": \"kinematic\", \"velocity\": [0.5, 0, 0], \"angular_velocity\": [0, 1.5, 0],"
+	    "  \"static_friction\": 0.6, \"kinetic_friction\": 0.4, \"restitution\": 0.3, \"category\": 6},"
+	    " {\"type\": \"box\", \"half_extents\": [1, 0.5, 2], \"rotation\": {\"axis\": [0, 1, 0], \"angle_deg\": 90},"
+	    "  \"trigger\": true, \"static_friction\": 0.8},"
+	    " {\"type\": \"sphere\", \"center\": [0, 1, 0], \"radius\": 0.5, \"position\": [0, 0, 4]},"
+	    " {\"type\": \"plane\", \"normal\": [0, 2, 0], \"offset\": 0.5, \"position\": [0, 1, 0],"
+	    "  \"rotation\": [0, 0, 0.7071067811865476, 0.7071067811865476]}"
+	    "]}",
+	    NULL);
+	assert_int_equal(s.collider_count, 4);
+	assert_int_equal(s.track_count, 0);
+
+	pbd_collider_def d = collider_def(&s, 0);
+	assert_int_equal(d.type, PBD_SHAPE_CAPSULE);
+	assert_near(d.shape.capsule.half_height, 0.5, 1e-7);
+	assert_near(d.shape.capsule.radius, 0.25, 1e-7);
+	assert_true(d.pose.position.x == 1 && d.pose.position.y == 2 && d.pose.position.z == 3);
+	assert_quat_near(d.pose.rotation, 0, 0, 0, 1, 0);
+	assert_near(d.margin, 0.01, 1e-9);
+	assert_int_equal(d.kind, PBD_ACTOR_KINEMATIC);
+	assert_true(d.velocity.x == (pbd_real)0.5 && d.velocity.y == 0 && d.velocity.z == 0);
+	assert_true(d.angular_velocity.y == (pbd_real)1.5);
+	assert_near(d.static_friction, 0.6, 1e-7);
+	assert_near(d.kinetic_friction, 0.4, 1e-7);
+	assert_near(d.restitution, 0.3, 1e-7);
+	assert_false(d.trigger);
+	assert_int_equal(d.category, 6);
+
+	d = collider_def(&s, 1);
+	assert_int_equal(d.type, PBD_SHAPE_BOX);
+	assert_true(d.shape.box.half_extents.x == 1 && d.shape.box.half_extents.y == (pbd_real)0.5 &&
+	            d.shape.box.half_extents.z == 2);
+	assert_quat_near(d.pose.rotation, 0, sqrt(0.5), 0, sqrt(0.5), 1e-6);
+	assert_int_equal(d.kind, PBD_ACTOR_STATIC);
+	assert_true(d.trigger);
+	/* One friction coefficient is Coulomb friction: kinetic follows static. */
+	assert_near(d.static_friction, 0.8, 1e-7);
+	assert_near(d.kinetic_friction, 0.8, 1e-7);
+	assert_near(d.restitution, 0, 0);
+	assert_int_equal(d.category, 1);
+
+	/* The sphere keeps its centre in the local frame; the pose moves it. */
+	d = collider_def(&s, 2);
+	assert_int_equal(d.type, PBD_SHAPE_SPHERE);
+	assert_true(d.shape.sphere.center.y == 1 && d.pose.position.z == 4);
+	const pbd_vec3 c = pbd_pose_apply(d.pose, d.shape.sphere.center);
+	assert_near(c.x, 0, 1e-7);
+	assert_near(c.y, 1, 1e-7);
+	assert_near(c.z, 4, 1e-7);
+
+	/* The plane's normal and offset are local: a quarter turn about z takes +y to -x. */
+	d = collider_def(&s, 3);
+	assert_int_equal(d.type, PBD_SHAPE_PLANE);
+	assert_near(d.shape.plane.normal.y, 1, 1e-7);
+	assert_near(d.shape.plane.offset, 0.25, 1e-7); /* dot(n, x) = 0.5 with |n| = 2 */
+	const pbd_vec3 n = pbd_quat_rotate(d.pose.rotation, d.shape.plane.normal);
+	assert_near(n.x, -1, 1e-6);
+	assert_near(n.y, 0, 1e-6);
+	scene_free(&s);
+}
+
+/* A rotation is an axis and an angle in degrees, or a quaternion [x, y, z, w]; the axis and the
+ * quaternion need not be unit. */
+static void test_rotation_formats(void** state) {
+	(void)state;
+	scene s = load_ok("{\"colliders\": ["
+	                  " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": {\"axis\": [0, 0, 3], "
+	                  "\"angle_deg\": 60}},"
+	                  " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": [0, 0, 1, 1.7320508075688772]},"
+	                  " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": {\"axis\": [1, 0, 0], "
+	                  "\"angle_deg\": -180}},"
+	                  " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": [0, 0, 0, -2]}"
+	                  "]}",
+	                  NULL);
+	const double h = 0.5 * 60 * 3.14159265358979323846 / 180;
+	assert_quat_near(collider_def(&s, 0).pose.rotation, 0, 0, sin(h), cos(h), 1e-6);
+	assert_quat_near(collider_def(&s, 1).pose.rotation, 0, 0, sin(h), cos(h), 1e-6);
+	assert_quat_near(collider_def(&s, 2).pose.rotation, 1, 0, 0, 0, 1e-6);
+	assert_quat_near(collider_def(&s, 3).pose.rotation, 0, 0, 0, 1, 1e-7);
+	/* Both forms turn the local x axis by 60 degrees about z. */
+	for (uint32_t i = 0; i < 2; ++i) {
+		const pbd_vec3 x = pbd_quat_rotate(collider_def(&s, i).pose.rotation, pbd_v3(1, 0, 0));
+		assert_near(x.x, 0.5, 1e-6);
+		assert_near(x.y, sqrt(0.75), 1e-6);
+	}
+	scene_free(&s);
+}
+
+/* Keyframes: the pose between keys (linear position, slerp rotation), held before the first and
+ * after the last, and a kinematic collider driven to it step by step by scene_step. */
+static void test_keyframes(void** state) {
+	(void)state;
+	scene s =
+	    load_ok("{\"world\": {\"dt\": 0.05, \"substeps\": 4, \"gravity\": [0, 0, 0]},"
+	            " \"colliders\": ["
+	            "  {\"type\": \"box\", \"half_extents\": [0.5, 0.1, 0.5], \"kind\": \"kinematic\", \"keyframes\": ["
+	            "   {\"time\": 0, \"position\": [0, 0, 0]},"
+	            "   {\"time\": 0.5, \"position\": [1, 0, 0], \"rotation\": {\"axis\": [0, 1, 0], \"angle_deg\": 90}},"
+	            "   {\"time\": 1, \"position\": [1, 2, 0]}]},"
+	            "  {\"type\": \"sphere\", \"radius\": 0.2, \"kind\": \"kinematic\","
+	            "   \"keyframes\": [{\"time\": 0.5, \"position\": [3, 0, 0]}, {\"time\": 1, \"position\": [3, 1, 0]}]},"
+	            "  {\"type\": \"plane\", \"offset\": -10}"
+	            " ]}",
+	            NULL);
+	assert_int_equal(s.collider_count, 3);
+	assert_int_equal(s.track_count, 2);
+	assert_int_equal(s.tracks[0].collider, 0);
+	assert_int_equal(s.tracks[0].key_count, 3);
+	assert_int_equal(s.tracks[1].collider, 1);
+
+	/* The track itself. A key without a rotation keeps the previous key's. */
+	const scene_track* t = &s.tracks[0];
+	const double q45 = sin(3.14159265358979323846 / 8), c45 = cos(3.14159265358979323846 / 8);
+	pbd_pose p = scene_track_pose(t, -1);
+	assert_true(p.position.x == 0 && p.position.y == 0);
+	p = scene_track_pose(t, 0.25);
+	assert_near(p.position.x, 0.5, 1e-6);
+	assert_quat_near(p.rotation, 0, q45, 0, c45, 1e-6);
+	p = scene_track_pose(t, 0.75);
+	assert_near(p.position.x, 1, 1e-6);
+	assert_near(p.position.y, 1, 1e-6);
+	assert_quat_near(p.rotation, 0, sqrt(0.5), 0, sqrt(0.5), 1e-6);
+	p = scene_track_pose(t, 7);
+	assert_true(p.position.x == 1 && p.position.y == 2);
+
+	/* The colliders start at their pose at time 0: the second holds its first key until 0.5 s. */
+	pbd_collider_def d = collider_def(&s, 1);
+	assert_true(d.pose.position.x == 3 && d.pose.position.y == 0);
+
+	/* Step by step: after k steps of 0.05 s the box is where its keys put it at 0.05 k. */
+	const struct {
+		int steps;
+		double x, y, qy, qw;
+	} expect[] = {{5, 0.5, 0, q45, c45},
+	              {10, 1, 0, sqrt(0.5), sqrt(0.5)},
+	              {15, 1, 1, sqrt(0.5), sqrt(0.5)},
+	              {20, 1, 2, sqrt(0.5), sqrt(0.5)},
+	              {30, 1, 2, sqrt(0.5), sqrt(0.5)}};
+	int done = 0;
+	for (size_t e = 0; e < sizeof expect / sizeof expect[0]; ++e) {
+		for (; done < expect[e].steps; ++done) assert_int_equal(scene_step(&s), PBD_OK);
+		d = collider_def(&s, 0);
+		if (fabs((double)d.pose.position.x - expect[e].x) > 1e-4 ||
+		    fabs((double)d.pose.position.y - expect[e].y) > 1e-4 || fabs((double)d.pose.position.z) > 1e-4)
+			fail_msg("after %d steps the box is at (%g, %g, %g), expected (%g, %g, 0)", done, (double)d.pose.position.x,
+			         (double)d.pose.position.y, (double)d.pose.position.z, expect[e].x, expect[e].y);
+		assert_quat_near(d.pose.rotation, 0, expect[e].qy, 0, expect[e].qw, 2e-3);
+	}
+	/* After the last key it stops. */
+	assert_near(pbd_v3_length(d.velocity), 0, 1e-3);
+	assert_near(pbd_v3_length(d.angular_velocity), 0, 1e-2);
+	d = collider_def(&s, 1);
+	assert_near(d.pose.position.x, 3, 1e-4);
+	assert_near(d.pose.position.y, 1, 1e-4);
+	scene_free(&s);
+
+	/* A scene without keyframes: scene_before_step leaves a kinematic collider's own velocity. */
+	s = load_ok("{\"world\": {\"dt\": 0.1}, \"colliders\": [{\"type\": \"sphere\", \"radius\": 1, \"kind\": "
+	            "\"kinematic\", \"velocity\": [1, 0, 0]}]}",
+	            NULL);
+	assert_int_equal(s.track_count, 0);
+	for (int k = 0; k < 10; ++k) assert_int_equal(scene_step(&s), PBD_OK);
+	assert_near(collider_def(&s, 0).pose.position.x, 1, 1e-4);
+	scene_free(&s);
+}
+
+/* collision_mask against category: a rope falls through a floor of a category it does not
+ * collide with, and lands on one it does. */
+static void test_collision_filter(void** state) {
+	(void)state;
+	const char* fmt = "{\"world\": {\"dt\": 0.02, \"substeps\": 4},"
+	                  " \"objects\": [{\"type\": \"rope\", \"start\": [0, 0.5, 0], \"end\": [1, 0.5, 0], \"segments\": "
+	                  "4, \"collision_mask\": %u}],"
+	                  " \"colliders\": [{\"type\": \"plane\", \"category\": 2}, {\"type\": \"box\", \"half_extents\": "
+	                  "[0.1, 0.1, 0.1], \"position\": [5, 0, 0], \"category\": 1}]}";
+	const unsigned masks[] = {1, 2, 3, 0};
+	const bool lands[] = {false, true, true, false};
+	for (size_t k = 0; k < 4; ++k) {
+		char json[1024];
+		snprintf(json, sizeof json, fmt, masks[k]);
+		scene s = load_ok(json, NULL);
+		for (int f = 0; f < 60; ++f) assert_int_equal(scene_step(&s), PBD_OK);
+		const pbd_vec3* x = pbd_world_positions(s.world);
+		if (lands[k])
+			assert_true(x[2].y > -1e-3);
+		else
+			assert_true(x[2].y < -1);
+		scene_free(&s);
+	}
+}
+
 /* An empty scene is a valid world with the library's defaults, and it steps. */
 static void test_empty_scene(void** state) {
 	(void)state;
@@ -251,7 +466,7 @@ static void test_defaults(void** state) {
 	assert_near(d.jacobi_omega, 1.5, 1e-7);
 	assert_false(d.chebyshev);
 	assert_int_equal(d.hierarchy_levels, 3);
-	assert_int_equal(d.hierarchy_iterations, 4);
+	assert_int_equal(d.hierarchy_iterations, pbd_world_def_default().hierarchy_iterations);
 	assert_int_equal(s.object_count, 2);
 	const pbd_soft_info* g = &s.objects[0].range;
 	assert_int_equal(g->particle_count, 12);
@@ -549,7 +764,94 @@ static const bad_case bad_cases[] = {
     {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1, \"margin\": -0.1}]}",
      "colliders[0].margin: must be in [0, 1000000] (got -0.1)", NULL},
     {"{\"colliders\": [{\"type\": \"plane\", \"normal\": [0, 0, 0]}]}", "colliders[0].normal: must not be zero", NULL},
-    {"{\"colliders\": [{\"type\": \"box\"}]}", "colliders[0].type: unknown value \"box\"", NULL},
+    {"{\"colliders\": [{\"type\": \"cylinder\"}]}", "colliders[0].type: unknown value \"cylinder\"", "\"capsule\""},
+    {"{\"colliders\": [{}]}", "colliders[0]: missing \"type\"", "\"box\""},
+    /* capsules and boxes */
+    {"{\"colliders\": [{\"type\": \"capsule\", \"half_height\": 1}]}", "colliders[0]: missing \"radius\"", NULL},
+    {"{\"colliders\": [{\"type\": \"capsule\", \"radius\": 1}]}", "colliders[0]: missing \"half_height\"", NULL},
+    {"{\"colliders\": [{\"type\": \"capsule\", \"half_height\": -1, \"radius\": 1}]}",
+     "colliders[0].half_height: must be in [0, 1000000] (got -1)", NULL},
+    {"{\"colliders\": [{\"type\": \"capsule\", \"half_height\": 1, \"radius\": -0.5}]}",
+     "colliders[0].radius: must be in (0, 1000000] (got -0.5)", NULL},
+    {"{\"colliders\": [{\"type\": \"capsule\", \"half_height\": 1, \"radius\": 1, \"center\": [0, 0, 0]}]}",
+     "colliders[0].center: unknown key", NULL},
+    {"{\"colliders\": [{\"type\": \"box\"}]}", "colliders[0]: missing \"half_extents\"", NULL},
+    {"{\"colliders\": [{\"type\": \"box\", \"half_extents\": [1, 1]}]}",
+     "colliders[0].half_extents: expected an array of 3 numbers", NULL},
+    {"{\"colliders\": [{\"type\": \"box\", \"half_extents\": [1, 0, 1]}]}",
+     "colliders[0].half_extents[1]: must be in (0, 1000000] (got 0)", NULL},
+    {"{\"colliders\": [{\"type\": \"box\", \"half_extents\": [1, 1, 1], \"radius\": 1}]}",
+     "colliders[0].radius: unknown key", NULL},
+    /* poses */
+    {"{\"colliders\": [{\"type\": \"plane\", \"position\": [0, 2e6, 0]}]}",
+     "colliders[0].position[1]: must be in [-1000000, 1000000]", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"rotation\": [0, 0, 0, 0]}]}",
+     "colliders[0].rotation: must not be the zero quaternion", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"rotation\": [0, 0, 1]}]}",
+     "colliders[0].rotation: expected a quaternion [x, y, z, w]", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"rotation\": \"x90\"}]}",
+     "colliders[0].rotation: expected {\"axis\": [x, y, z], \"angle_deg\": a} or a quaternion", "(got a string)"},
+    {"{\"colliders\": [{\"type\": \"plane\", \"rotation\": {\"axis\": [0, 0, 0], \"angle_deg\": 10}}]}",
+     "colliders[0].rotation.axis: must not be zero", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"rotation\": {\"axis\": [0, 1, 0]}}]}",
+     "colliders[0].rotation: missing \"angle_deg\"", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"rotation\": {\"axis\": [0, 1, 0], \"angle\": 1}}]}",
+     "colliders[0].rotation.angle: unknown key", "angle_deg"},
+    {"{\"colliders\": [{\"type\": \"plane\", \"rotation\": [0, 0, \"1\", 1]}]}",
+     "colliders[0].rotation[2]: expected a number", NULL},
+    /* motion */
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"dynamic\"}]}", "colliders[0].kind: unknown value \"dynamic\"",
+     "\"kinematic\""},
+    {"{\"colliders\": [{\"type\": \"plane\", \"velocity\": [1, 0, 0]}]}",
+     "colliders[0].velocity: a static collider does not move", "\"kind\": \"kinematic\""},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"static\", \"angular_velocity\": [0, 1, 0]}]}",
+     "colliders[0].angular_velocity: a static collider does not move", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"keyframes\": [{\"time\": 0}]}]}",
+     "colliders[0].keyframes: a static collider does not move", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"velocity\": [2e5, 0, 0]}]}",
+     "colliders[0].velocity[0]: must be in [-100000, 100000]", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"keyframes\": []}]}",
+     "colliders[0].keyframes: must hold at least one keyframe", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"keyframes\": {}}]}",
+     "colliders[0].keyframes: expected an array", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"keyframes\": [{\"position\": [0, 0, 0]}]}]}",
+     "colliders[0].keyframes[0]: missing \"time\"", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"keyframes\": [{\"time\": -1}]}]}",
+     "colliders[0].keyframes[0].time: must be in [0, 1000000000] (got -1)", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\","
+     " \"keyframes\": [{\"time\": 0}, {\"time\": 1}, {\"time\": 1}]}]}",
+     "colliders[0].keyframes[2].time: must be greater than the previous keyframe's 1 (got 1)", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"keyframes\": [{\"time\": 0, \"pos\": [0, 0, "
+     "0]}]}]}",
+     "colliders[0].keyframes[0].pos: unknown key", "time, position, rotation"},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\","
+     " \"keyframes\": [{\"time\": 0, \"rotation\": {\"axis\": [0, 0, 0], \"angle_deg\": 5}}]}]}",
+     "colliders[0].keyframes[0].rotation.axis: must not be zero", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"position\": [0, 1, 0],"
+     " \"keyframes\": [{\"time\": 0}]}]}",
+     "colliders[0].position: not with keyframes", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"velocity\": [0, 1, 0],"
+     " \"keyframes\": [{\"time\": 0}]}]}",
+     "colliders[0].velocity: not with keyframes", NULL},
+    /* contact material and filter */
+    {"{\"colliders\": [{\"type\": \"plane\", \"restitution\": 1.5}]}",
+     "colliders[0].restitution: must be in [0, 1] (got 1.5)", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"static_friction\": -0.1}]}",
+     "colliders[0].static_friction: must be in [0, 1000000000] (got -0.1)", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"static_friction\": 0.2, \"kinetic_friction\": 0.5}]}",
+     "colliders[0].kinetic_friction: must be at most static_friction, 0.2", "(got 0.5)"},
+    {"{\"colliders\": [{\"type\": \"plane\", \"kinetic_friction\": 0.1}]}",
+     "colliders[0].kinetic_friction: must be at most static_friction, 0 (got 0.1)", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"trigger\": 1}]}", "colliders[0].trigger: expected true or false", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"category\": -1}]}", "colliders[0].category: must be >= 0 (got -1)",
+     NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"category\": 4294967296}]}",
+     "colliders[0].category: must be <= 4294967295", NULL},
+    {"{\"colliders\": [{\"type\": \"plane\", \"category\": 1.5}]}", "colliders[0].category: must be an integer", NULL},
+    {OBJ("{" GRID ", \"collision_mask\": -1}"), "objects[0].collision_mask: must be >= 0 (got -1)", NULL},
+    {OBJ("{\"type\": \"rope\", \"collision_mask\": 4294967296}"), "objects[0].collision_mask: must be <= 4294967295",
+     NULL},
+    {OBJ("{" PARTS ", \"collision_mask\": 1}"), "objects[0].collision_mask: unknown key", NULL},
     /* render settings */
     {"{\"render\": 3}", "render: expected an object (got a number)", NULL},
     {"{\"render\": {\"widht\": 100}}", "render.widht: unknown key", "\"width\""},
@@ -1019,6 +1321,10 @@ int main(void) {
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_mesh_cloth),
 	    cmocka_unit_test(test_models_and_selections),
+	    cmocka_unit_test(test_collider_keys),
+	    cmocka_unit_test(test_rotation_formats),
+	    cmocka_unit_test(test_keyframes),
+	    cmocka_unit_test(test_collision_filter),
 	    cmocka_unit_test(test_bad_scenes),
 	    cmocka_unit_test(test_render_settings),
 	    cmocka_unit_test(test_bad_files),

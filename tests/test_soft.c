@@ -209,11 +209,7 @@ static void test_membrane_and_balloon(void** state) {
 static void test_failed_object_leaves_no_trace(void** state) {
 	(void)state;
 	char msg[256] = "";
-	pbd_world_def def = pbd_world_def_default();
-	def.log = test_log_keep;
-	def.log_user = msg;
-	pbd_world* w = NULL;
-	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	pbd_world* w = test_world_keep(msg);
 	pbd_mesh g;
 	tp_grid(&g, 3, 3, 1, pbd_v3(0, 0, 0), 1, false);
 	pbd_soft_def ok = pbd_soft_def_default();

@@ -458,11 +458,7 @@ static void test_degenerate_no_nan(void** state) {
 static void test_add_rejects(void** state) {
 	(void)state;
 	char msg[256] = "";
-	pbd_world_def def = pbd_world_def_default();
-	def.log = test_log_keep;
-	def.log_user = msg;
-	pbd_world* w = NULL;
-	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	pbd_world* w = test_world_keep(msg);
 	const pbd_vec3 x[6] = {pbd_v3(0, 0, 0),
 	                       pbd_v3(1, 0, 0),
 	                       pbd_v3(0, 1, 0),

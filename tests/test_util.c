@@ -36,6 +36,16 @@ pbd_world* test_world(const pbd_world_def* def) {
 	return w;
 }
 
+pbd_world* test_world_keep(char* msg) {
+	pbd_world_def d = pbd_world_def_default();
+	d.log = test_log_keep;
+	d.log_user = msg;
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&d, &w), PBD_OK);
+	assert_non_null(w);
+	return w;
+}
+
 pbd_status test_soft_create(pbd_world* w, const pbd_soft_def* def, pbd_soft_info* out) {
 	memset(out, 0, sizeof *out);
 	pbd_soft_id id;

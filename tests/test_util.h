@@ -33,6 +33,9 @@ void test_log_keep(const char* message, void* user);
 /* A world made from `def` (or the default def when NULL) with test_log_fail attached. */
 pbd_world* test_world(const pbd_world_def* def);
 
+/* A default world whose log messages land in msg (a char[256]), for tests of error messages. */
+pbd_world* test_world_keep(char* msg);
+
 /* pbd_soft_create, then the ranges the object got (zeroed when creation fails). */
 pbd_status test_soft_create(pbd_world* w, const pbd_soft_def* def, pbd_soft_info* out);
 

@@ -391,11 +391,7 @@ static void test_add_rejects(void** state) {
 	(void)state;
 	sphere s = icosphere(1, 0.5, pbd_v3(0, 0, 0));
 	char msg[256] = "";
-	pbd_world_def def = pbd_world_def_default();
-	def.log = test_log_keep;
-	def.log_user = msg;
-	pbd_world* w = NULL;
-	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	pbd_world* w = test_world_keep(msg);
 	pbd_real* iw = malloc(s.nv * sizeof *iw);
 	for (uint32_t i = 0; i < s.nv; ++i) iw[i] = 1;
 	assert_int_equal(pbd_world_add_particles(w, s.nv, s.x, NULL, iw, NULL), PBD_OK);

@@ -118,7 +118,7 @@ bool view_load_scene(viewer* v, scene_error* err) {
 void view_step(viewer* v) {
 	view_grab_before_step(v);
 	const double t0 = now_seconds();
-	const pbd_status st = pbd_world_step(v->sc.world);
+	const pbd_status st = scene_step(&v->sc);
 	const double t = now_seconds() - t0;
 	if (st != PBD_OK) view_message(v, "step: %s", pbd_world_last_error(v->sc.world));
 	v->step_seconds_total += t;

@@ -166,7 +166,8 @@ typedef struct viewer {
  * when the new one loads. Resets the grab and the controls. False with a message on failure. */
 bool view_load_scene(viewer* v, scene_error* err);
 
-/* One simulation step: the grabbed particle's target, then pbd_world_step, timed. */
+/* One simulation step: the grabbed particle's target, then scene_step (the keyframed colliders'
+ * moves and pbd_world_step), timed. */
 void view_step(viewer* v);
 
 /* Shows a line in the panel for a few seconds (and on stderr in scripted runs). */

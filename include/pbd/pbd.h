@@ -113,6 +113,12 @@ PBD_API pbd_status pbd_world_add_particles_mass(pbd_world* world, uint32_t count
                                                 const pbd_vec3* velocities, const pbd_real* masses, uint32_t* first);
 
 PBD_API uint32_t pbd_world_particle_count(const pbd_world* world);
+/// Simulated seconds since the world was created (or since the snapshot's world was); cheap,
+/// unlike pbd_world_get_stats.
+PBD_API double pbd_world_time(const pbd_world* world);
+/// Sets the collision mask of particles [first, first + count): they collide with the colliders
+/// whose category shares a bit with it (pbd_soft_def.collision_mask sets it for an object).
+PBD_API pbd_status pbd_particles_set_collision_mask(pbd_world* world, uint32_t first, uint32_t count, uint32_t mask);
 
 /// Read-only views of the particle arrays (pbd_world_particle_count() entries).
 PBD_API const pbd_vec3* pbd_world_positions(const pbd_world* world);
@@ -393,6 +399,23 @@ PBD_API pbd_status pbd_collider_destroy(pbd_world* world, pbd_collider_id id);
 PBD_API pbd_status pbd_collider_get_def(const pbd_world* world, pbd_collider_id id, pbd_collider_def* out);
 
 PBD_API uint32_t pbd_world_collider_count(const pbd_world* world);
+
+/// Teleports a collider: nothing is swept along the jump (particles it lands on are pushed out
+/// of it by the nearest way). Use pbd_collider_move_to for motion that drags and sweeps.
+PBD_API pbd_status pbd_collider_set_pose(pbd_world* world, pbd_collider_id id, pbd_pose pose);
+/// Sets a kinematic collider's velocities (a static one accepts only zeros).
+PBD_API pbd_status pbd_collider_set_velocity(pbd_world* world, pbd_collider_id id, pbd_vec3 velocity,
+                                             pbd_vec3 angular_velocity);
+/// Sets a kinematic collider's velocities so that the next step carries it to `target` (a
+/// keyframe); they stay until changed, so the collider goes on moving unless called again.
+PBD_API pbd_status pbd_collider_move_to(pbd_world* world, pbd_collider_id id, pbd_pose target);
+
+/// The contacts after the last step (pbd_contact): copies up to `capacity` into `out` (which
+/// may be NULL) and returns how many there are. Ordered by collider, then particle.
+PBD_API uint32_t pbd_world_get_contacts(const pbd_world* world, pbd_contact* out, uint32_t capacity);
+/// The particles that entered or left a trigger collider during the last step: copies up to
+/// `capacity` events and returns how many there are. Ordered by trigger, then particle.
+PBD_API uint32_t pbd_world_get_trigger_events(const pbd_world* world, pbd_trigger_event* out, uint32_t capacity);
 
 /* ---- meshes (no world needed) ----------------------------------------------------------- */
 

@@ -146,7 +146,9 @@ typedef struct pbd_world_def {
 	/// corrections interpolated down, once per substep before the `iterations` of the real
 	/// constraints. 0 (default) turns it off; at most PBD_HIERARCHY_MAX_LEVELS.
 	int hierarchy_levels;
-	/// Hierarchical solve: Gauss-Seidel iterations on each coarse level per substep, >= 1.
+	/// Hierarchical solve: the most Gauss-Seidel sweeps on a coarse level per substep, >= 1
+	/// (default 8). Level l (1 = finest coarse level) gets min(2^(l-1), hierarchy_iterations):
+	/// the coarse levels, which carry corrections across the whole cloth, get the sweeps.
 	int hierarchy_iterations;
 	pbd_collision_mode collision_mode;
 	pbd_real max_speed; ///< clamp on particle speed in m/s, 0 = no clamp
@@ -357,11 +359,25 @@ typedef struct pbd_volume_def {
 	pbd_real compliance;       ///< XPBD compliance >= 0, m^3/Pa
 } pbd_volume_def;
 
+/// A rotation as a unit quaternion (x, y, z vector part, w scalar part); {0, 0, 0, 1} is none.
+typedef struct pbd_quat {
+	pbd_real x, y, z, w;
+} pbd_quat;
+
+/// Where a collider is: its local frame's origin and rotation in the world. A shape's geometry
+/// is given in the local frame.
+typedef struct pbd_pose {
+	pbd_vec3 position;
+	pbd_quat rotation; ///< normalised on creation, must not be zero
+} pbd_pose;
+
 /// Collider shapes. A new shape is an entry here and a member of pbd_collider_def.shape, plus
 /// one file src/collide_<shape>.c that implements pbd_shape_ops and a line in collide.c's table.
 typedef enum pbd_shape_type {
-	PBD_SHAPE_PLANE = 0,  ///< half-space: particles are kept where dot(n, x) >= offset
-	PBD_SHAPE_SPHERE = 1, ///< solid ball
+	PBD_SHAPE_PLANE = 0,   ///< half-space: particles are kept where dot(n, x) >= offset
+	PBD_SHAPE_SPHERE = 1,  ///< solid ball
+	PBD_SHAPE_CAPSULE = 2, ///< the points within `radius` of a segment along the local y axis
+	PBD_SHAPE_BOX = 3,     ///< solid box centred on the local origin, axes along the local axes
 	PBD_SHAPE_COUNT
 } pbd_shape_type;
 
@@ -375,16 +391,72 @@ typedef struct pbd_sphere {
 	pbd_real radius; ///< > 0
 } pbd_sphere;
 
-/// A static collider. Particles are kept at least `margin` away from its surface.
+typedef struct pbd_capsule {
+	pbd_real half_height; ///< the segment runs from (0, -half_height, 0) to (0, half_height, 0); >= 0
+	pbd_real radius;      ///< > 0
+} pbd_capsule;
+
+typedef struct pbd_box {
+	pbd_vec3 half_extents; ///< each > 0
+} pbd_box;
+
+/// How a collider moves. Dynamic actors (rigid bodies pushed by what they touch) come later.
+typedef enum pbd_actor_kind {
+	/// Never moves; velocities must be zero.
+	PBD_ACTOR_STATIC = 0,
+	/// Moves by its velocity and angular velocity every substep, whatever touches it, and drags
+	/// what rests on it by friction. Set the velocities, or a pose to reach by the end of the
+	/// next step (pbd_collider_move_to), before each step.
+	PBD_ACTOR_KINEMATIC = 1
+} pbd_actor_kind;
+
+/// A collider: an actor with one shape. Particles are kept at least `margin` away from its
+/// surface, unless it is a trigger, which pushes nothing and reports who entered and left.
 typedef struct pbd_collider_def {
 	pbd_shape_type type;
 	union {
 		pbd_plane plane;
 		pbd_sphere sphere;
+		pbd_capsule capsule;
+		pbd_box box;
 	} shape;
-	pbd_real margin; ///< collision thickness in m, >= 0
+	pbd_real margin;           ///< collision thickness in m, >= 0
+	pbd_actor_kind kind;       ///< static (default) or kinematic
+	pbd_pose pose;             ///< the shape's frame; identity by default (the shape is in world coordinates)
+	pbd_vec3 velocity;         ///< m/s of the frame's origin (kinematic only)
+	pbd_vec3 angular_velocity; ///< rad/s about the frame's origin (kinematic only)
+	/// Coulomb friction (Macklin et al. 2014): a particle whose tangential slip in a substep is
+	/// below static_friction times its normal correction sticks; otherwise the slip shrinks by
+	/// kinetic_friction times the normal correction. 0 (default) is frictionless; kinetic <= static.
+	pbd_real static_friction;
+	pbd_real kinetic_friction;
+	/// Share of the normal approach speed a particle keeps, reversed, when it hits the surface,
+	/// in [0, 1] (default 0: it stays on the surface). Slow contacts (under 2 |g| h) never bounce.
+	pbd_real restitution;
+	bool trigger; ///< report entries and exits (pbd_world_get_trigger_events); no response
+	/// Collision filter: a particle collides with this collider when its soft object's
+	/// collision_mask (pbd_soft_def) has a bit of `category` set. Default 1.
+	uint32_t category;
 	int cookie;
 } pbd_collider_def;
+
+/// A contact after a step: a particle within `margin` (plus a small tolerance) of a collider's
+/// surface, or pushed out of it during the step's last substep.
+typedef struct pbd_contact {
+	uint32_t particle;
+	uint32_t collider_index1;   ///< the collider's id index1 (pbd_collider_id)
+	pbd_vec3 point;             ///< the closest point of the surface
+	pbd_vec3 normal;            ///< outward unit normal of the surface there
+	pbd_real distance;          ///< from the surface to the particle, m (negative inside; >= margin when resolved)
+	pbd_real normal_correction; ///< m the contact pushed the particle along the normal in the last substep
+} pbd_contact;
+
+/// A particle that entered or left a trigger collider during a step.
+typedef struct pbd_trigger_event {
+	uint32_t collider_index1; ///< the trigger's id index1
+	uint32_t particle;
+	bool entered; ///< true: it came within margin of the shape; false: it left
+} pbd_trigger_event;
 
 /// Handle to a collider: index + 1 (0 = null) and a generation that a removal bumps.
 typedef struct pbd_collider_id {
@@ -546,6 +618,9 @@ typedef struct pbd_soft_def {
 	pbd_real pressure;          ///< target volume as a multiple of the rest volume, > 0 (default 1)
 	pbd_real volume_stiffness;  ///< PBD stiffness [0, 1] (default 1)
 	pbd_real volume_compliance; ///< XPBD compliance, m^3/Pa (default 0)
+	/// The colliders the object's particles collide with: those whose category shares a bit with
+	/// this mask (default all bits; 0 ignores every collider).
+	uint32_t collision_mask;
 	int cookie;
 } pbd_soft_def;
 

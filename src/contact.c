@@ -1,0 +1,296 @@
+/* The contact stage (docs/collision.md). Once per substep, every pair of a collider and a
+ * particle near it becomes at most one contact: a plane the particle must stay on the outer side
+ * of, found from where the particle started the substep (x) and where it is predicted (x + q):
+ *  - a particle that started outside the margin and whose path crosses into it is caught by the
+ *    shape's sweep: the plane is the surface's tangent plane where the path first touches, moved
+ *    out by the margin. Nothing tunnels, and the push-out never goes through the shape (a
+ *    radial push from a predicted point past the centre of a ball would);
+ *  - otherwise a particle predicted within the margin plus its substep motion gets the tangent
+ *    plane at its closest surface point (a speculative contact when it is still outside: it acts
+ *    only if the constraints push the particle in).
+ * The sweep runs in the collider's frame, from x in the frame at the start of the substep to
+ * x + q in the frame at its end, so a moving collider sweeps through particles too. The iterations
+ * then push particles out of the planes; friction (Macklin et al. 2014) acts on the tangential
+ * slip once the iterations are done, and restitution on the normal velocity after the velocity
+ * update. */
+#include <string.h>
+
+#include "collide.h"
+
+/* The world bounds of a collider over a substep (both poses), grown by `grow`; false when
+ * unbounded. */
+static bool world_bounds(const pbd_collider* c, pbd_real grow, pbd_vec3* lo, pbd_vec3* hi) {
+	pbd_vec3 llo, lhi;
+	if (!pbd_shape_ops_of(c->def.type)->bounds(&c->def, &llo, &lhi)) return false;
+	pbd_vec3 blo = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX),
+	         bhi = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
+	const pbd_pose poses[2] = {c->pose0, c->def.pose};
+	for (int k = 0; k < 2; ++k)
+		for (int corner = 0; corner < 8; ++corner) {
+			const pbd_vec3 p = pbd_pose_apply(
+			    poses[k], pbd_v3(corner & 1 ? lhi.x : llo.x, corner & 2 ? lhi.y : llo.y, corner & 4 ? lhi.z : llo.z));
+			blo = pbd_v3(PBD_FMIN(blo.x, p.x), PBD_FMIN(blo.y, p.y), PBD_FMIN(blo.z, p.z));
+			bhi = pbd_v3(PBD_FMAX(bhi.x, p.x), PBD_FMAX(bhi.y, p.y), PBD_FMAX(bhi.z, p.z));
+		}
+	*lo = pbd_v3(blo.x - grow, blo.y - grow, blo.z - grow);
+	*hi = pbd_v3(bhi.x + grow, bhi.y + grow, bhi.z + grow);
+	return true;
+}
+
+static bool segment_misses(pbd_vec3 a, pbd_vec3 b, pbd_vec3 lo, pbd_vec3 hi) {
+	return PBD_FMAX(a.x, b.x) < lo.x || PBD_FMIN(a.x, b.x) > hi.x || PBD_FMAX(a.y, b.y) < lo.y ||
+	       PBD_FMIN(a.y, b.y) > hi.y || PBD_FMAX(a.z, b.z) < lo.z || PBD_FMIN(a.z, b.z) > hi.z;
+}
+
+/* Kinematic motion over one substep: x += v h, and the rotation by the angular velocity,
+ * q <- normalise(q + h/2 (w, 0) q). */
+static void advance(pbd_collider* c, pbd_real h) {
+	c->pose0 = c->def.pose;
+	if (c->def.kind != PBD_ACTOR_KINEMATIC) return;
+	pbd_pose* p = &c->def.pose;
+	p->position = pbd_v3_add(p->position, pbd_v3_scale(c->def.velocity, h));
+	const pbd_vec3 om = c->def.angular_velocity;
+	if (om.x == 0 && om.y == 0 && om.z == 0) return;
+	const pbd_quat spin = {om.x * h / 2, om.y * h / 2, om.z * h / 2, 0};
+	const pbd_quat dq = pbd_quat_mul(spin, p->rotation);
+	pbd_quat r = {p->rotation.x + dq.x, p->rotation.y + dq.y, p->rotation.z + dq.z, p->rotation.w + dq.w};
+	const pbd_real len = PBD_SQRT(r.x * r.x + r.y * r.y + r.z * r.z + r.w * r.w);
+	p->rotation = (pbd_quat){r.x / len, r.y / len, r.z / len, r.w / len};
+}
+
+static bool reserve_contacts(pbd_world* w, uint32_t need) {
+	if (need <= w->cap_con) return true;
+	uint32_t cap = w->cap_con ? w->cap_con : 256;
+	while (cap < need) cap = cap > UINT32_MAX / 2 ? need : 2 * cap;
+	if (!pbd_grow(&w->mem, (void**)&w->con, sizeof *w->con, w->cap_con, cap)) return false;
+	w->cap_con = cap;
+	return true;
+}
+
+/* The contacts of one collider. `sweep` false: closest points only (the after-solver mode,
+ * which moves the finished positions out once, as Games103 lab 2 does). */
+static bool find_for(pbd_world* w, uint32_t slot, bool sweep) {
+	const pbd_collider* c = &w->colliders[slot];
+	const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
+	const pbd_real margin = c->def.margin;
+	const pbd_pose p0 = c->pose0, p1 = c->def.pose;
+	/* The box holds both poses; a particle's path is tested against it as a whole. */
+	pbd_vec3 lo, hi;
+	const bool bounded = world_bounds(c, margin + PBD_CONTACT_TOLERANCE, &lo, &hi);
+	for (uint32_t i = 0; i < w->np; ++i) {
+		if (w->w[i] <= 0 || !(w->cmask[i] & c->def.category)) continue;
+		const pbd_vec3 xi = w->x[i], pi = pbd_v3_add(xi, w->q[i]);
+		if (bounded && segment_misses(xi, pi, lo, hi)) continue;
+		const pbd_vec3 a = pbd_pose_apply_inverse(p0, xi), b = pbd_pose_apply_inverse(p1, pi);
+		pbd_vec3 n, target;
+		pbd_real t;
+		pbd_vec3 na;
+		const pbd_real da = ops->distance(&c->def, a, &na);
+		const pbd_vec3 move = pbd_v3_sub(b, a);
+		if (sweep && da > margin && ops->sweep(&c->def, a, b, margin, &t, &n)) {
+			target = pbd_v3_add(a, pbd_v3_scale(move, t));
+		} else if (sweep && PBD_FABS(da - margin) <= PBD_CONTACT_TOLERANCE && pbd_v3_dot(na, move) < 0) {
+			/* Started on the surface (within rounding) and heading in, where the sweep, which
+			 * needs a start outside, sees nothing: the tangent plane where it started, not the
+			 * nearest way out of where it is predicted, which may lie on the far side. */
+			n = na;
+			target = pbd_v3_add(a, pbd_v3_scale(na, margin - da));
+		} else {
+			const pbd_real db = ops->distance(&c->def, b, &n);
+			const pbd_real reach = sweep ? pbd_v3_length(move) + PBD_CONTACT_TOLERANCE : 0;
+			if (!(db < margin + reach)) continue;
+			target = pbd_v3_add(b, pbd_v3_scale(n, margin - db));
+		}
+		if (w->ncon == w->cap_con && !reserve_contacts(w, w->ncon + 1)) return false;
+		pbd_contact_c* k = &w->con[w->ncon++];
+		k->particle = i;
+		k->collider = slot;
+		k->n = pbd_quat_rotate(p1.rotation, n);
+		/* The target relative to x: the frame's offset from x first, exact for a particle near a
+		 * collider far from the origin. */
+		const pbd_vec3 arm = pbd_quat_rotate(p1.rotation, target);
+		k->offset = pbd_v3_dot(k->n, pbd_v3_add(pbd_v3_sub(p1.position, xi), arm));
+		k->vc = c->def.kind == PBD_ACTOR_KINEMATIC
+		            ? pbd_v3_add(c->def.velocity, pbd_v3_cross(c->def.angular_velocity, arm))
+		            : pbd_v3(0, 0, 0);
+		k->vn0 = pbd_v3_dot(k->n, pbd_v3_sub(w->v[i], k->vc));
+		k->dn = 0;
+		k->pad_ = 0;
+	}
+	return true;
+}
+
+static pbd_status find_contacts(pbd_world* w, bool sweep) {
+	w->ncon = 0;
+	for (uint32_t s = 0; s < w->nc; ++s) {
+		const pbd_collider* c = &w->colliders[s];
+		if (!c->alive || c->def.trigger) continue;
+		if (!find_for(w, s, sweep))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u contacts", w->ncon + 1);
+	}
+	return PBD_OK;
+}
+
+pbd_status pbd_collide_begin_substep(pbd_world* w, pbd_real h) {
+	for (uint32_t s = 0; s < w->nc; ++s)
+		if (w->colliders[s].alive) advance(&w->colliders[s], h);
+	w->ncon = 0;
+	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER) return PBD_OK;
+	return find_contacts(w, true);
+}
+
+pbd_status pbd_collide_after_iterations(pbd_world* w) {
+	if (w->def.collision_mode != PBD_COLLISION_AFTER_SOLVER) return PBD_OK;
+	const pbd_status st = find_contacts(w, false);
+	pbd_collide_project_contacts(w);
+	return st;
+}
+
+void pbd_collide_project_contacts(pbd_world* w) {
+	pbd_vec3* restrict q = w->q;
+	pbd_contact_c* restrict con = w->con;
+	for (uint32_t k = 0, n = w->ncon; k < n; ++k) {
+		pbd_contact_c* c = &con[k];
+		const pbd_real depth = c->offset - pbd_v3_dot(c->n, q[c->particle]);
+		if (!(depth > 0)) continue;
+		q[c->particle] = pbd_v3_add(q[c->particle], pbd_v3_scale(c->n, depth));
+		c->dn += depth;
+	}
+}
+
+/* Coulomb friction on the substep's slip relative to the surface, s = (q - vc h) less its
+ * normal part, bounded by the normal correction dn the contact made: below static_friction dn
+ * the particle sticks (s is undone); above, s shrinks by kinetic_friction dn. A particle sliding
+ * on a floor with dn = g h^2 per substep thus slows by mu_k g, Coulomb's law. */
+void pbd_collide_friction(pbd_world* w, pbd_real h) {
+	pbd_vec3* restrict q = w->q;
+	for (uint32_t k = 0; k < w->ncon; ++k) {
+		const pbd_contact_c* c = &w->con[k];
+		if (!(c->dn > 0)) continue;
+		const pbd_collider_def* d = &w->colliders[c->collider].def;
+		if (!(d->static_friction > 0)) continue;
+		const pbd_vec3 slip = pbd_v3_sub(q[c->particle], pbd_v3_scale(c->vc, h));
+		const pbd_vec3 tan = pbd_v3_sub(slip, pbd_v3_scale(c->n, pbd_v3_dot(c->n, slip)));
+		const pbd_real len = pbd_v3_length(tan);
+		if (!(len > 0)) continue;
+		const pbd_real cut = len <= d->static_friction * c->dn ? 1 : PBD_FMIN(d->kinetic_friction * c->dn / len, 1);
+		q[c->particle] = pbd_v3_sub(q[c->particle], pbd_v3_scale(tan, cut));
+	}
+}
+
+/* A particle that hit the surface faster than 2 |g| h leaves with restitution times its
+ * approach speed along the normal; slower contacts keep what the projection left (zero), so a
+ * resting particle does not hop. */
+void pbd_collide_restitution(pbd_world* w, pbd_real h) {
+	const pbd_real slow = 2 * pbd_v3_length(w->def.gravity) * h;
+	for (uint32_t k = 0; k < w->ncon; ++k) {
+		const pbd_contact_c* c = &w->con[k];
+		const pbd_real e = w->colliders[c->collider].def.restitution;
+		if (!(c->dn > 0) || !(e > 0) || !(c->vn0 < -slow)) continue;
+		pbd_vec3* v = &w->v[c->particle];
+		const pbd_real vn = pbd_v3_dot(c->n, pbd_v3_sub(*v, c->vc));
+		*v = pbd_v3_add(*v, pbd_v3_scale(c->n, -e * c->vn0 - vn));
+	}
+}
+
+/* ---- after the step ----------------------------------------------------------------------- */
+
+static bool grow_to(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t need) {
+	if (need <= *cap) return true;
+	uint32_t c = *cap ? *cap : 64;
+	while (c < need) c = c > UINT32_MAX / 2 ? need : 2 * c;
+	if (!pbd_grow(&w->mem, p, size, *cap, c)) return false;
+	*cap = c;
+	return true;
+}
+
+/* The published contacts: those of the last substep that touch (within the margin plus a
+ * tolerance) or pushed, with the distance and closest point of the final position. */
+static bool publish_contacts(pbd_world* w) {
+	w->npub = 0;
+	if (!grow_to(w, (void**)&w->pub, sizeof *w->pub, &w->cap_pub, w->ncon)) return false;
+	for (uint32_t k = 0; k < w->ncon; ++k) {
+		const pbd_contact_c* c = &w->con[k];
+		const pbd_collider* col = &w->colliders[c->collider];
+		pbd_vec3 n;
+		const pbd_vec3 local = pbd_pose_apply_inverse(col->def.pose, w->x[c->particle]);
+		const pbd_real d = pbd_shape_ops_of(col->def.type)->distance(&col->def, local, &n);
+		if (!(c->dn > 0) && !(d <= col->def.margin + PBD_CONTACT_TOLERANCE)) continue;
+		pbd_contact* out = &w->pub[w->npub++];
+		out->particle = c->particle;
+		out->collider_index1 = c->collider + 1;
+		out->point = pbd_pose_apply(col->def.pose, pbd_v3_sub(local, pbd_v3_scale(n, d)));
+		out->normal = pbd_quat_rotate(col->def.pose.rotation, n);
+		out->distance = d;
+		out->normal_correction = c->dn;
+	}
+	return true;
+}
+
+/* Trigger occupancy as sorted keys (slot << 32 | particle); events are the difference between
+ * the last step's keys and this one's. */
+static bool update_triggers(pbd_world* w) {
+	w->nev = 0;
+	uint32_t n = 0;
+	for (uint32_t s = 0; s < w->nc; ++s) {
+		const pbd_collider* c = &w->colliders[s];
+		if (!c->alive || !c->def.trigger) continue;
+		const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
+		pbd_vec3 lo, hi;
+		const bool bounded = world_bounds(c, c->def.margin, &lo, &hi);
+		for (uint32_t i = 0; i < w->np; ++i) {
+			if (!(w->cmask[i] & c->def.category)) continue;
+			const pbd_vec3 xi = w->x[i];
+			if (bounded && segment_misses(xi, xi, lo, hi)) continue;
+			pbd_vec3 nrm;
+			if (!(ops->distance(&c->def, pbd_pose_apply_inverse(c->def.pose, xi), &nrm) <= c->def.margin)) continue;
+			if (!grow_to(w, (void**)&w->inside_next, sizeof *w->inside_next, &w->cap_inside_next, n + 1)) return false;
+			w->inside_next[n++] = (uint64_t)s << 32 | i;
+		}
+	}
+	/* Both lists are sorted: merge them. */
+	uint32_t a = 0, b = 0;
+	while (a < w->ninside || b < n) {
+		const uint64_t ka = a < w->ninside ? w->inside[a] : UINT64_MAX, kb = b < n ? w->inside_next[b] : UINT64_MAX;
+		if (ka == kb) {
+			++a;
+			++b;
+			continue;
+		}
+		const bool entered = kb < ka;
+		const uint64_t key = entered ? kb : ka;
+		entered ? ++b : ++a;
+		/* A trigger destroyed since the last step reports nothing more. */
+		if (!entered && !w->colliders[key >> 32].alive) continue;
+		if (!grow_to(w, (void**)&w->events, sizeof *w->events, &w->cap_events, w->nev + 1)) return false;
+		w->events[w->nev++] = (pbd_trigger_event){(uint32_t)(key >> 32) + 1, (uint32_t)key, entered};
+	}
+	uint64_t* t = w->inside;
+	const uint32_t tc = w->cap_inside;
+	w->inside = w->inside_next;
+	w->cap_inside = w->cap_inside_next;
+	w->ninside = n;
+	w->inside_next = t;
+	w->cap_inside_next = tc;
+	return true;
+}
+
+pbd_status pbd_collide_end_step(pbd_world* w) {
+	if (!publish_contacts(w) || !update_triggers(w))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory publishing contacts");
+	return PBD_OK;
+}
+
+uint32_t pbd_world_get_contacts(const pbd_world* w, pbd_contact* out, uint32_t capacity) {
+	if (!w) return 0;
+	if (out)
+		for (uint32_t k = 0; k < w->npub && k < capacity; ++k) out[k] = w->pub[k];
+	return w->npub;
+}
+
+uint32_t pbd_world_get_trigger_events(const pbd_world* w, pbd_trigger_event* out, uint32_t capacity) {
+	if (!w) return 0;
+	if (out)
+		for (uint32_t k = 0; k < w->nev && k < capacity; ++k) out[k] = w->events[k];
+	return w->nev;
+}
