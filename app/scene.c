@@ -442,7 +442,8 @@ static bool lines_from_mesh(loader* L, const char* path, const pbd_mesh* m, uint
 }
 
 /* The keys every surface object takes: its models (read_models) and its collision filter (create_body). */
-#define MODEL_KEYS "cloth_material", "bending", "membrane", "long_range", "balloon", "collision_mask"
+#define MODEL_KEYS                                                                                                     \
+	"cloth_material", "bending", "membrane", "long_range", "balloon", "collision_mask", "thickness", "self_collision"
 
 static const char* const bend_model_names[] = {"edges", "dihedral", "isometric", "none", NULL};
 static const char* const membrane_model_names[] = {"edges", "triangles", NULL};
@@ -588,6 +589,17 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 		return false;
 	}
 	bd.collision_mask = (uint32_t)mask;
+	if (!jr_real_p(r, obj, path, "thickness", bd.thickness, JR_NONNEG(SCENE_MAX_LENGTH), &bd.thickness) ||
+	    !jr_bool(r, obj, path, "self_collision", bd.self_collision, &bd.self_collision)) {
+		free(pinned);
+		return false;
+	}
+	if (bd.self_collision && !(bd.thickness > 0)) {
+		free(pinned);
+		char p[JR_PATH_MAX];
+		jr_path_key(p, path, "self_collision");
+		return jr_fail(r, p, "needs a \"thickness\" > 0");
+	}
 	bd.pinned = pinned;
 	uint32_t edges = mesh->edge_count;
 	bool ok = reserve(L, path, mesh->vertex_count, edges);
@@ -953,9 +965,9 @@ static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene
 
 static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type",     "name",       "start",          "end",      "segments",
-	                                   "bend",     "mass",       "pinned",         "material", "translation",
-	                                   "velocity", "long_range", "collision_mask", NULL};
+	static const char* const keys[] = {
+	    "type",     "name",        "start",    "end",        "segments",       "bend",      "mass",           "pinned",
+	    "material", "translation", "velocity", "long_range", "collision_mask", "thickness", "self_collision", NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_rope_def d = pbd_rope_def_default();
 	int64_t segments;
@@ -989,7 +1001,8 @@ static bool tet_object(loader* L, const cJSON* obj, const char* path, pbd_mesh* 
 }
 
 #define TET_KEYS                                                                                                       \
-	"mass", "pinned", "material", "translation", "velocity", "tets", "balloon", "long_range", "collision_mask"
+	"mass", "pinned", "material", "translation", "velocity", "tets", "balloon", "long_range", "collision_mask",        \
+	    "thickness", "self_collision"
 
 static bool read_tet_box(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
@@ -1323,8 +1336,12 @@ static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider
 		}
 		return true;
 	}
-	case PBD_SHAPE_PLANE:
+	case PBD_SHAPE_CONVEX: /* not in collider_types: scene files cannot name them */
+	case PBD_SHAPE_MESH:
+	case PBD_SHAPE_HEIGHTFIELD:
 	case PBD_SHAPE_COUNT:
+		return jr_fail(r, path, "unsupported collider type");
+	case PBD_SHAPE_PLANE:
 		break;
 	}
 	static const char* const keys[] = {COLLIDER_KEYS, "normal", "offset", NULL};

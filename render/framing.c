@@ -89,6 +89,9 @@ bool render_collider_ball(const pbd_collider_def* d, float center[3], float* rad
 		*radius = (float)pbd_v3_length(d->shape.box.half_extents);
 		break;
 	case PBD_SHAPE_PLANE:
+	case PBD_SHAPE_CONVEX: /* drawn from their triangles, framed by the cloth */
+	case PBD_SHAPE_MESH:
+	case PBD_SHAPE_HEIGHTFIELD:
 	case PBD_SHAPE_COUNT:
 		return false;
 	}

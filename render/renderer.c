@@ -540,6 +540,8 @@ static void read_colliders(pbd_renderer* r, const pbd_render_scene* sc) {
 	for (uint32_t i = 0; i < sc->collider_count && i < r->collider_cap; ++i) {
 		pbd_collider_def d;
 		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK) continue;
+		if (d.type == PBD_SHAPE_CONVEX || d.type == PBD_SHAPE_MESH || d.type == PBD_SHAPE_HEIGHTFIELD)
+			continue; /* not drawn yet */
 		drawn_collider* c = &r->colliders[r->collider_count++];
 		memset(c, 0, sizeof *c);
 		c->type = d.type;

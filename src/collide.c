@@ -85,7 +85,7 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 		pbd_fail(w, PBD_ERR_UNINITIALIZED_DEF, "pbd_collider_create: def not made by pbd_collider_def_default()");
 		return null_id;
 	}
-	if ((int)def->type < 0 || def->type >= PBD_SHAPE_COUNT) {
+	if ((int)def->type < 0 || def->type >= PBD_SHAPE_COUNT || !shape_ops[def->type]) {
 		pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_create: unknown shape type %d", (int)def->type);
 		return null_id;
 	}
@@ -112,7 +112,16 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 		w->nc++;
 	}
 	pbd_collider* c = &w->colliders[slot];
+	pbd_free(&w->mem, c->data, c->data_size); /* a dead collider's arrays, kept until its slot is reused */
+	c->data = NULL;
+	c->data_size = 0;
 	c->def = d;
+	if (pbd_collider_attach_data(w, c) != PBD_OK) {
+		c->alive = false;
+		pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_collider_create: out of memory for the %s's arrays",
+		         shape_ops[d.type]->name);
+		return null_id;
+	}
 	c->pose0 = d.pose;
 	c->alive = true;
 	c->generation++;
@@ -227,7 +236,7 @@ uint32_t pbd_collide_count_contacts(pbd_world* w) {
 		for (uint32_t k = 0; k < w->np; ++k) {
 			if (w->w[k] <= 0 || !(w->cmask[k] & c->def.category)) continue;
 			pbd_vec3 n;
-			if (ops->distance(&c->def, pbd_pose_apply_inverse(c->def.pose, w->x[k]), &n) <= reach)
+			if (ops->distance(&c->def, pbd_pose_apply_inverse(c->def.pose, w->x[k]), &n) <= reach + w->radius[k])
 				w->flags[k] = (uint8_t)(w->flags[k] | PBD_PARTICLE_CONTACT);
 		}
 	}
@@ -239,8 +248,54 @@ uint32_t pbd_collide_count_contacts(pbd_world* w) {
 	return n;
 }
 
+pbd_status pbd_collider_attach_data(pbd_world* w, pbd_collider* c) {
+	const pbd_shape_ops* ops = shape_ops[c->def.type];
+	if (!ops->data_size) return PBD_OK;
+	const size_t size = ops->data_size(&c->def);
+	void* data = size ? pbd_alloc(&w->mem, size) : NULL;
+	if (size && !data) return PBD_ERR_OUT_OF_MEMORY;
+	ops->build(&c->def, data);
+	c->data = data;
+	c->data_size = size;
+	return PBD_OK;
+}
+
+void pbd_colliders_free(pbd_world* w) {
+	for (uint32_t i = 0; i < w->nc; ++i) pbd_free(&w->mem, w->colliders[i].data, w->colliders[i].data_size);
+	pbd_free(&w->mem, w->colliders, w->cap_c * sizeof *w->colliders);
+}
+
 bool pbd_collider_def_valid(pbd_world* w, const pbd_collider_def* def) {
-	if ((int)def->type < 0 || def->type >= PBD_SHAPE_COUNT) return false;
+	if ((int)def->type < 0 || def->type >= PBD_SHAPE_COUNT || !shape_ops[def->type]) return false;
 	pbd_collider_def d = *def;
 	return check_actor(w, "pbd_world_load", &d) == PBD_OK && shape_ops[d.type]->validate(w, &d) == PBD_OK;
+}
+
+bool pbd_collider_get_bounds(const pbd_world* w, pbd_collider_id id, pbd_vec3* lo, pbd_vec3* hi) {
+	const pbd_collider* c = lookup(w, id);
+	pbd_vec3 llo, lhi;
+	if (!c || !lo || !hi || !shape_ops[c->def.type]->bounds(&c->def, &llo, &lhi)) return false;
+	pbd_vec3 blo = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX),
+	         bhi = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
+	for (int corner = 0; corner < 8; ++corner) {
+		const pbd_vec3 p = pbd_pose_apply(
+		    c->def.pose, pbd_v3(corner & 1 ? lhi.x : llo.x, corner & 2 ? lhi.y : llo.y, corner & 4 ? lhi.z : llo.z));
+		blo = pbd_v3(PBD_FMIN(blo.x, p.x), PBD_FMIN(blo.y, p.y), PBD_FMIN(blo.z, p.z));
+		bhi = pbd_v3(PBD_FMAX(bhi.x, p.x), PBD_FMAX(bhi.y, p.y), PBD_FMAX(bhi.z, p.z));
+	}
+	*lo = blo;
+	*hi = bhi;
+	return true;
+}
+
+pbd_status pbd_collider_get_triangles(const pbd_world* w, pbd_collider_id id, pbd_vec3* vertices,
+                                      uint32_t vertex_capacity, uint32_t* triangles, uint32_t triangle_capacity,
+                                      uint32_t* vertex_count, uint32_t* triangle_count) {
+	const pbd_collider* c = lookup(w, id);
+	if (!c || !vertex_count || !triangle_count) return PBD_ERR_INVALID_ARGUMENT;
+	const pbd_shape_ops* ops = shape_ops[c->def.type];
+	if (!ops->triangles) return PBD_ERR_INVALID_ARGUMENT;
+	ops->triangles(&c->def, vertices, vertices ? vertex_capacity : 0, triangles, triangles ? triangle_capacity : 0,
+	               vertex_count, triangle_count);
+	return PBD_OK;
 }

@@ -29,12 +29,32 @@ typedef struct pbd_shape_ops {
 	bool (*sweep)(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t, pbd_vec3* normal);
 	/* Local bounding box of the shape (without margin); false when it is unbounded (a plane). */
 	bool (*bounds)(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi);
+	/* Shapes with arrays (NULL for the others): the bytes the world must own for a validated
+	 * def, and the copy into `data` (aligned for any type) of the caller's arrays and of what
+	 * the shape derives from them, after which the def's pointers must point into `data`. A
+	 * copied def given again (a snapshot reload) must build the same bytes. */
+	size_t (*data_size)(const pbd_collider_def* def);
+	void (*build)(pbd_collider_def* def, void* data);
+	/* Shapes with arrays (NULL for the others): the surface as triangles in the local frame,
+	 * for drawing. Writes up to vertex_cap vertices and triangle_cap triangles (either array may
+	 * be NULL) and returns the counts the whole surface needs in *vertices and *triangles. */
+	void (*triangles)(const pbd_collider_def* def, pbd_vec3* vertex_out, uint32_t vertex_cap, uint32_t* triangle_out,
+	                  uint32_t triangle_cap, uint32_t* vertices, uint32_t* triangles);
 } pbd_shape_ops;
 
 extern const pbd_shape_ops pbd_shape_plane_ops;
 extern const pbd_shape_ops pbd_shape_sphere_ops;
 extern const pbd_shape_ops pbd_shape_capsule_ops;
 extern const pbd_shape_ops pbd_shape_box_ops;
+extern const pbd_shape_ops pbd_shape_convex_ops;
+extern const pbd_shape_ops pbd_shape_mesh_ops;
+extern const pbd_shape_ops pbd_shape_heightfield_ops;
+
+/* Copies a validated def's arrays into memory the world owns (pbd_shape_ops.build) and points
+ * the def at them; PBD_ERR_OUT_OF_MEMORY leaves c->data NULL. */
+pbd_status pbd_collider_attach_data(pbd_world* w, pbd_collider* c);
+/* Frees every collider's arrays and the collider array (world destruction). */
+void pbd_colliders_free(pbd_world* w);
 
 /* True when a def passes pbd_collider_create's checks (a loaded snapshot's colliders). */
 bool pbd_collider_def_valid(pbd_world* w, const pbd_collider_def* def);

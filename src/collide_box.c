@@ -172,4 +172,4 @@ static bool box_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi) 
 	return true;
 }
 
-const pbd_shape_ops pbd_shape_box_ops = {"box", box_validate, box_distance, box_sweep, box_bounds};
+const pbd_shape_ops pbd_shape_box_ops = {"box", box_validate, box_distance, box_sweep, box_bounds, NULL, NULL, NULL};

@@ -72,15 +72,17 @@ static bool reserve_contacts(pbd_world* w, uint32_t need) {
 static bool find_for(pbd_world* w, uint32_t slot, bool sweep) {
 	const pbd_collider* c = &w->colliders[slot];
 	const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
-	const pbd_real margin = c->def.margin;
+	const pbd_real collider_margin = c->def.margin;
 	const pbd_pose p0 = c->pose0, p1 = c->def.pose;
 	/* The box holds both poses; a particle's path is tested against it as a whole. */
 	pbd_vec3 lo, hi;
-	const bool bounded = world_bounds(c, margin + PBD_CONTACT_TOLERANCE, &lo, &hi);
+	const bool bounded = world_bounds(c, collider_margin + w->pcol.max_radius + PBD_CONTACT_TOLERANCE, &lo, &hi);
 	for (uint32_t i = 0; i < w->np; ++i) {
 		if (w->w[i] <= 0 || !(w->cmask[i] & c->def.category)) continue;
 		const pbd_vec3 xi = w->x[i], pi = pbd_v3_add(xi, w->q[i]);
 		if (bounded && segment_misses(xi, pi, lo, hi)) continue;
+		/* A particle with a thickness keeps its radius off the surface too. */
+		const pbd_real margin = collider_margin + w->radius[i];
 		const pbd_vec3 a = pbd_pose_apply_inverse(p0, xi), b = pbd_pose_apply_inverse(p1, pi);
 		pbd_vec3 n, target;
 		pbd_real t;
@@ -215,7 +217,7 @@ static bool publish_contacts(pbd_world* w) {
 		pbd_vec3 n;
 		const pbd_vec3 local = pbd_pose_apply_inverse(col->def.pose, w->x[c->particle]);
 		const pbd_real d = pbd_shape_ops_of(col->def.type)->distance(&col->def, local, &n);
-		if (!(c->dn > 0) && !(d <= col->def.margin + PBD_CONTACT_TOLERANCE)) continue;
+		if (!(c->dn > 0) && !(d <= col->def.margin + w->radius[c->particle] + PBD_CONTACT_TOLERANCE)) continue;
 		pbd_contact* out = &w->pub[w->npub++];
 		out->particle = c->particle;
 		out->collider_index1 = c->collider + 1;

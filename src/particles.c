@@ -7,15 +7,27 @@
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_p) return PBD_OK;
 	const pbd_grow_item items[] = {
-	    {(void**)&w->x, sizeof *w->x},           {(void**)&w->q, sizeof *w->q},
-	    {(void**)&w->x_lo, sizeof *w->x_lo},     {(void**)&w->v_lo, sizeof *w->v_lo},
-	    {(void**)&w->v, sizeof *w->v},           {(void**)&w->x_step, sizeof *w->x_step},
-	    {(void**)&w->force, sizeof *w->force},   {(void**)&w->target, sizeof *w->target},
-	    {(void**)&w->from, sizeof *w->from},     {(void**)&w->w, sizeof *w->w},
-	    {(void**)&w->w_free, sizeof *w->w_free}, {(void**)&w->flags, sizeof *w->flags},
-	    {(void**)&w->cmask, sizeof *w->cmask},   {(void**)&w->degree, sizeof *w->degree},
-	    {(void**)&w->dx, sizeof *w->dx},         {(void**)&w->colour_mask, sizeof *w->colour_mask},
-	    {(void**)&w->q_prev, sizeof *w->q_prev}, {(void**)&w->q_iter, sizeof *w->q_iter},
+	    {(void**)&w->x, sizeof *w->x},
+	    {(void**)&w->q, sizeof *w->q},
+	    {(void**)&w->x_lo, sizeof *w->x_lo},
+	    {(void**)&w->v_lo, sizeof *w->v_lo},
+	    {(void**)&w->v, sizeof *w->v},
+	    {(void**)&w->x_step, sizeof *w->x_step},
+	    {(void**)&w->force, sizeof *w->force},
+	    {(void**)&w->target, sizeof *w->target},
+	    {(void**)&w->from, sizeof *w->from},
+	    {(void**)&w->w, sizeof *w->w},
+	    {(void**)&w->w_free, sizeof *w->w_free},
+	    {(void**)&w->flags, sizeof *w->flags},
+	    {(void**)&w->cmask, sizeof *w->cmask},
+	    {(void**)&w->degree, sizeof *w->degree},
+	    {(void**)&w->radius, sizeof *w->radius},
+	    {(void**)&w->cgroup, sizeof *w->cgroup},
+	    {(void**)&w->x_rest, sizeof *w->x_rest},
+	    {(void**)&w->dx, sizeof *w->dx},
+	    {(void**)&w->colour_mask, sizeof *w->colour_mask},
+	    {(void**)&w->q_prev, sizeof *w->q_prev},
+	    {(void**)&w->q_iter, sizeof *w->q_iter},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;
@@ -63,6 +75,9 @@ pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3*
 		w->w_free[k] = inv_masses[i] > 0 ? inv_masses[i] : 1;
 		w->flags[k] = inv_masses[i] > 0 ? 0 : PBD_PARTICLE_PINNED;
 		w->cmask[k] = UINT32_MAX;
+		w->radius[k] = 0;
+		w->cgroup[k] = 0;
+		w->x_rest[k] = positions[i];
 		if (inv_masses[i] == 0) w->v[k] = pbd_v3(0, 0, 0);
 		w->degree[k] = 0;
 	}

@@ -73,6 +73,9 @@ static void shape_to_reals(const pbd_collider_def* d, pbd_real r[4]) {
 	case PBD_SHAPE_BOX:
 		r[0] = d->shape.box.half_extents.x, r[1] = d->shape.box.half_extents.y, r[2] = d->shape.box.half_extents.z;
 		break;
+	case PBD_SHAPE_HEIGHTFIELD:
+		r[0] = d->shape.heightfield.cell_x, r[1] = d->shape.heightfield.cell_z;
+		break;
 	default:
 		break;
 	}
@@ -94,6 +97,35 @@ static void shape_from_reals(pbd_collider_def* d, const pbd_real r[4]) {
 		break;
 	case PBD_SHAPE_BOX:
 		d->shape.box.half_extents = pbd_v3(r[0], r[1], r[2]);
+		break;
+	case PBD_SHAPE_HEIGHTFIELD:
+		d->shape.heightfield.cell_x = r[0];
+		d->shape.heightfield.cell_z = r[1];
+		break;
+	default:
+		break;
+	}
+}
+
+/* The arrays of a shape that has them, after its fixed record. */
+static void put_shape_arrays(writer* wr, const pbd_collider_def* d) {
+	switch (d->type) {
+	case PBD_SHAPE_CONVEX:
+		put_u32(wr, d->shape.convex.point_count);
+		put(wr, d->shape.convex.points, (size_t)d->shape.convex.point_count * sizeof(pbd_vec3));
+		break;
+	case PBD_SHAPE_MESH:
+		put_u32(wr, d->shape.mesh.vertex_count);
+		put_u32(wr, d->shape.mesh.triangle_count);
+		put_u32(wr, d->shape.mesh.closed ? 1u : 0u);
+		put(wr, d->shape.mesh.vertices, (size_t)d->shape.mesh.vertex_count * sizeof(pbd_vec3));
+		put(wr, d->shape.mesh.triangles, 3 * (size_t)d->shape.mesh.triangle_count * sizeof(uint32_t));
+		break;
+	case PBD_SHAPE_HEIGHTFIELD:
+		put_u32(wr, d->shape.heightfield.nx);
+		put_u32(wr, d->shape.heightfield.nz);
+		put(wr, d->shape.heightfield.heights,
+		    (size_t)d->shape.heightfield.nx * d->shape.heightfield.nz * sizeof(pbd_real));
 		break;
 	default:
 		break;
@@ -150,6 +182,9 @@ static void write_world(writer* wr, const pbd_world* w) {
 	put(wr, w->w, np * sizeof *w->w);
 	put(wr, w->w_free, np * sizeof *w->w_free);
 	put(wr, w->cmask, np * sizeof *w->cmask);
+	put(wr, w->radius, np * sizeof *w->radius);
+	put(wr, w->cgroup, np * sizeof *w->cgroup);
+	put(wr, w->x_rest, np * sizeof *w->x_rest);
 	for (size_t i = 0; i < np; ++i) {
 		const uint8_t f = (uint8_t)(w->flags[i] & SNAP_FLAGS);
 		put(wr, &f, 1);
@@ -209,6 +244,7 @@ static void write_world(writer* wr, const pbd_world* w) {
 		put_u32(wr, d->category);
 		put_u32(wr, c->generation);
 		put_u32(wr, c->alive ? 1u : 0u);
+		put_shape_arrays(wr, d);
 	}
 	/* Trigger occupancy, so that a resumed world reports the same events. */
 	put_u32(wr, w->ninside);
@@ -349,7 +385,7 @@ static bool all_finite(const pbd_vec3* v, size_t n) {
 static pbd_status load_particles(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
 	pbd_status st = PBD_OK;
 	const uint32_t np = get_u32(rd);
-	const uint64_t record = 6 * sizeof(pbd_vec3) + 2 * sizeof(pbd_real) + sizeof(uint32_t) + 1;
+	const uint64_t record = 7 * sizeof(pbd_vec3) + 3 * sizeof(pbd_real) + 2 * sizeof(uint32_t) + 1;
 	if (rd->short_read || np >= UINT32_MAX || !fits(rd, np, record))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: particle count %u does not fit the snapshot", name, np);
 	if (np == 0) return PBD_OK;
@@ -365,10 +401,13 @@ static pbd_status load_particles(reader* rd, pbd_world* w, const char* name, pbd
 	get(rd, w->w, n * sizeof *w->w);
 	get(rd, w->w_free, n * sizeof *w->w_free);
 	get(rd, w->cmask, n * sizeof *w->cmask);
+	get(rd, w->radius, n * sizeof *w->radius);
+	get(rd, w->cgroup, n * sizeof *w->cgroup);
+	get(rd, w->x_rest, n * sizeof *w->x_rest);
 	get(rd, w->flags, n);
 	w->np = np;
 	if (!all_finite(w->x, n) || !all_finite(w->x_lo, n) || !all_finite(w->v, n) || !all_finite(w->v_lo, n) ||
-	    !all_finite(w->force, n) || !all_finite(w->target, n))
+	    !all_finite(w->force, n) || !all_finite(w->target, n) || !all_finite(w->x_rest, n))
 		return pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s: a particle position, velocity or force is not finite", name);
 	for (uint32_t i = 0; i < np && st == PBD_OK; ++i) {
 		const bool pinned = (w->flags[i] & PBD_PARTICLE_PINNED) != 0;
@@ -379,6 +418,9 @@ static pbd_status load_particles(reader* rd, pbd_world* w, const char* name, pbd
 			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: particle %u has an invalid inverse mass", name, i);
 		else if ((w->flags[i] & PBD_PARTICLE_TARGET) && !pinned)
 			LOAD_FAIL(PBD_ERR_PARSE, "%s: particle %u has a target but is not pinned", name, i);
+		else if (!pbd_is_finite(w->radius[i]) || !(w->radius[i] >= 0) ||
+		         !(w->radius[i] <= PBD_SQRT(PBD_REAL_MAX) / 8) || (w->radius[i] > 0) != (w->cgroup[i] != 0))
+			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: particle %u has an invalid collision radius or group", name, i);
 	}
 	return st;
 }
@@ -512,6 +554,64 @@ static pbd_status load_softs(reader* rd, pbd_world* w, const char* name, pbd_err
 	return PBD_OK;
 }
 
+/* Scratch for a collider's arrays while it is loaded. */
+typedef struct shape_scratch {
+	void* p;
+	size_t size;
+} shape_scratch;
+
+/* Reads the arrays put_shape_arrays wrote into one scratch block and points the def at them. */
+static pbd_status get_shape_arrays(reader* rd, pbd_world* w, pbd_collider_def* d, shape_scratch* scratch) {
+	uint32_t n0 = 0, n1 = 0, closed = 0;
+	size_t a = 0, b = 0; /* bytes of the first and second array */
+	switch (d->type) {
+	case PBD_SHAPE_CONVEX:
+		n0 = get_u32(rd);
+		a = (size_t)n0 * sizeof(pbd_vec3);
+		break;
+	case PBD_SHAPE_MESH:
+		n0 = get_u32(rd);
+		n1 = get_u32(rd);
+		closed = get_u32(rd);
+		a = (size_t)n0 * sizeof(pbd_vec3);
+		b = 3 * (size_t)n1 * sizeof(uint32_t);
+		if (closed > 1) return PBD_ERR_PARSE;
+		break;
+	case PBD_SHAPE_HEIGHTFIELD:
+		n0 = get_u32(rd);
+		n1 = get_u32(rd);
+		a = (size_t)n0 * n1 * sizeof(pbd_real);
+		break;
+	default:
+		return PBD_OK;
+	}
+	if (rd->short_read || !fits(rd, 1, (uint64_t)a + b)) return PBD_ERR_PARSE;
+	scratch->size = a + b;
+	scratch->p = scratch->size ? pbd_alloc(&w->mem, scratch->size) : NULL;
+	if (scratch->size && !scratch->p) return PBD_ERR_OUT_OF_MEMORY;
+	get(rd, scratch->p, a);
+	get(rd, (char*)scratch->p + a, b);
+	switch (d->type) {
+	case PBD_SHAPE_CONVEX:
+		d->shape.convex.point_count = n0;
+		d->shape.convex.points = (const pbd_vec3*)scratch->p;
+		break;
+	case PBD_SHAPE_MESH:
+		d->shape.mesh.vertex_count = n0;
+		d->shape.mesh.triangle_count = n1;
+		d->shape.mesh.closed = closed == 1;
+		d->shape.mesh.vertices = (const pbd_vec3*)scratch->p;
+		d->shape.mesh.triangles = (const uint32_t*)((char*)scratch->p + a);
+		break;
+	default:
+		d->shape.heightfield.nx = n0;
+		d->shape.heightfield.nz = n1;
+		d->shape.heightfield.heights = (const pbd_real*)scratch->p;
+		break;
+	}
+	return rd->short_read ? PBD_ERR_PARSE : PBD_OK;
+}
+
 static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
 	const uint32_t nt = get_u32(rd);
 	if (rd->short_read || nt > UINT32_MAX / 3 || !fits(rd, nt, 3 * sizeof(uint32_t)))
@@ -562,9 +662,20 @@ static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_erro
 			d->kind = (pbd_actor_kind)kind;
 			d->trigger = trigger == 1;
 			shape_from_reals(d, shape);
-			/* Checked on a copy: the checks normalise, and the saved bits must stay as saved. */
-			ok = pbd_collider_def_valid(w, d);
 		}
+		/* The arrays are read into scratch, checked with the def, then copied into the
+		 * collider's own memory as pbd_collider_create would. */
+		shape_scratch scratch = {NULL, 0};
+		if (ok) {
+			const pbd_status st = get_shape_arrays(rd, w, d, &scratch);
+			if (st != PBD_OK) {
+				pbd_free(&w->mem, scratch.p, scratch.size);
+				return pbd_fail_err(err, st, "%s: collider %u: its arrays do not fit the snapshot", name, i);
+			}
+			/* Checked on a copy: the checks normalise, and the saved bits must stay as saved. */
+			ok = pbd_collider_def_valid(w, d) && pbd_collider_attach_data(w, c) == PBD_OK;
+		}
+		pbd_free(&w->mem, scratch.p, scratch.size);
 		c->pose0 = d->pose;
 		c->alive = alive == 1;
 		if (!ok) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: collider %u is invalid", name, i);

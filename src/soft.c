@@ -210,6 +210,12 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: unknown mass mode %d", fn, (int)d->mass_mode);
 	if (!m->inv_masses && (!pbd_is_finite(d->mass) || !(d->mass > 0)))
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: mass must be finite and > 0 (got %.9g)", fn, (double)d->mass);
+	/* Bounded like a collider's size, so that the contact stage may square it plus a margin. */
+	if (!pbd_is_finite(d->thickness) || !(d->thickness >= 0) || !(d->thickness <= PBD_SQRT(PBD_REAL_MAX) / 4))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: thickness must be finite and in [0, %g] (got %.9g)", fn,
+		                (double)(PBD_SQRT(PBD_REAL_MAX) / 4), (double)d->thickness);
+	if (d->self_collision && !(d->thickness > 0))
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: self_collision needs a thickness > 0", fn);
 	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
 		const pbd_edge_material* mt = &d->material[k];
 		if (!pbd_is_finite(mt->stiffness_stretch) || !pbd_is_finite(mt->stiffness_compress) ||
@@ -304,7 +310,12 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 	st = pbd_world_add_particles(w, n, pos, vel, inv, &body.first_particle);
 	if (st != PBD_OK) goto done;
 	body.particle_count = n;
-	for (uint32_t k = 0; k < n; ++k) w->cmask[body.first_particle + k] = d->collision_mask;
+	for (uint32_t k = 0; k < n; ++k) {
+		const uint32_t i = body.first_particle + k;
+		w->cmask[i] = d->collision_mask;
+		w->radius[i] = d->thickness / 2;
+		w->cgroup[i] = d->thickness > 0 ? (w->ns + 1) | (d->self_collision ? PBD_GROUP_SELF : 0u) : 0u;
+	}
 	/* Pin after adding, so an unpinned vertex gets back the mass its area gave it. */
 	for (uint32_t k = 0; k < d->pinned_count; ++k) pbd_particle_pin(w, body.first_particle + d->pinned[k]);
 	uint32_t ne = 0;

@@ -123,6 +123,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
 	/* Out of memory for contacts leaves the ones found so far: the step goes on and reports it. */
 	if (w->nc > 0) (void)pbd_collide_begin_substep(w, h);
+	if (w->pcol.solid > 1) (void)pbd_particle_collision_find(w);
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
 	ctx.substep_fraction = (pbd_real)substep / (pbd_real)substeps;
@@ -156,6 +157,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 			sweep_gauss_seidel(w, &ctx);
 		/* Extrapolated before the contacts, so that an iteration never ends inside a collider. */
 		if (cheb.on) chebyshev_update(w, &cheb, it);
+		if (w->pcol.npairs > 0) pbd_particle_collision_project(w);
 		if (in_solver) pbd_collide_project_contacts(w);
 	}
 	if (w->nc > 0) {

@@ -158,6 +158,10 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->w_free, cp * sizeof *w->w_free);
 	pbd_free(&mem, w->flags, cp * sizeof *w->flags);
 	pbd_free(&mem, w->cmask, cp * sizeof *w->cmask);
+	pbd_free(&mem, w->radius, cp * sizeof *w->radius);
+	pbd_free(&mem, w->cgroup, cp * sizeof *w->cgroup);
+	pbd_free(&mem, w->x_rest, cp * sizeof *w->x_rest);
+	pbd_particle_collision_free(w);
 	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
 	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
 	pbd_free(&mem, w->colour_mask, cp * sizeof *w->colour_mask);
@@ -166,7 +170,7 @@ void pbd_world_destroy(pbd_world* w) {
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) pbd_family_free(w, &w->fam[t], pbd_family_table[t]);
 	pbd_hierarchy_free(w);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
-	pbd_free(&mem, w->colliders, w->cap_c * sizeof *w->colliders);
+	pbd_colliders_free(w);
 	pbd_free(&mem, w->con, w->cap_con * sizeof *w->con);
 	pbd_free(&mem, w->pub, w->cap_pub * sizeof *w->pub);
 	pbd_free(&mem, w->inside, w->cap_inside * sizeof *w->inside);
@@ -276,6 +280,8 @@ pbd_status pbd_world_step(pbd_world* w) {
 		pbd_step_ctx_init(w, h, &ctx);
 		pbd_families_refresh(w, &ctx);
 	}
+	if (pbd_particle_collision_prepare(w) != PBD_OK)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for particle collision");
 	pbd_particles_begin_step(w);
 	for (int s = 1; s <= substeps; ++s) pbd_solver_substep(w, h, damping, s, substeps);
 	const uint32_t restored = pbd_particles_end_step(w);

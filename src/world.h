@@ -5,6 +5,7 @@
 #include "core.h"
 #include "family.h"
 #include "hierarchy.h"
+#include "self_collision.h"
 
 enum {
 	PBD_PARTICLE_PINNED = 1u << 0,
@@ -16,6 +17,8 @@ enum {
 typedef struct pbd_collider {
 	pbd_collider_def def; /* def.pose is where it is now */
 	pbd_pose pose0;       /* where it was at the start of the current substep (collide.c) */
+	void* data;           /* the shape's arrays, owned (pbd_shape_ops.build); NULL for most shapes */
+	size_t data_size;
 	uint32_t generation;
 	bool alive;
 } pbd_collider;
@@ -54,6 +57,9 @@ struct pbd_world {
 	pbd_real* w_free; /* inverse mass to restore when unpinned */
 	uint8_t* flags;
 	uint32_t* cmask;       /* collision mask: collides with colliders whose category shares a bit */
+	pbd_real* radius;      /* collision radius, half the object's thickness; 0: a point */
+	uint32_t* cgroup;      /* particle collision group (object index + 1, | PBD_GROUP_SELF); 0: none */
+	pbd_vec3* x_rest;      /* position when added: self-collision skips pairs closer than this at rest */
 	uint32_t* degree;      /* constraints of all families touching the particle (Jacobi averaging) */
 	pbd_vec3* dx;          /* Jacobi correction accumulator */
 	uint64_t* colour_mask; /* partition.c's scratch: colours used around each particle */
@@ -81,6 +87,7 @@ struct pbd_world {
 	uint64_t *inside, *inside_next;
 	uint32_t nev, cap_events; /* trigger events of the last step */
 	pbd_trigger_event* events;
+	pbd_particle_collision pcol; /* particle pairs (self_collision.c) */
 
 	/* soft objects: the ranges each one got (soft.c) */
 	uint32_t ns, cap_s;

@@ -223,8 +223,9 @@ static void test_corrupt_snapshots_refused(void** state) {
 
 	/* The families follow the particles: their count, then per family the constraint count,
 	 * the record sizes and the multipliers per constraint, then the records. */
-	const size_t at_fam = at_w + 2 * (size_t)np * sizeof(pbd_real) + (size_t)np * sizeof(uint32_t) +
-	                      np; /* w, w_free, collision masks, flags */
+	/* w, w_free, collision masks, radii, groups, rest positions, flags */
+	const size_t at_fam = at_w + 3 * (size_t)np * sizeof(pbd_real) + 2 * (size_t)np * sizeof(uint32_t) +
+	                      (size_t)np * sizeof(pbd_vec3) + np;
 	uint32_t nd, hot_size;
 	memcpy(&nd, good + at_fam + 4, 4);
 	memcpy(&hot_size, good + at_fam + 8, 4);

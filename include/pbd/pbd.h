@@ -410,6 +410,16 @@ PBD_API pbd_status pbd_collider_set_velocity(pbd_world* world, pbd_collider_id i
 /// keyframe); they stay until changed, so the collider goes on moving unless called again.
 PBD_API pbd_status pbd_collider_move_to(pbd_world* world, pbd_collider_id id, pbd_pose target);
 
+/// The world bounding box of a collider's shape at its current pose, without margin; false (and
+/// nothing written) for an unbounded shape (a plane) or a stale id.
+PBD_API bool pbd_collider_get_bounds(const pbd_world* world, pbd_collider_id id, pbd_vec3* lo, pbd_vec3* hi);
+/// The surface of a convex, mesh or heightfield collider as triangles in its local frame (apply
+/// its pose to draw it): copies up to the capacities (either array may be NULL) and returns
+/// PBD_OK with the counts the whole surface needs; PBD_ERR_INVALID_ARGUMENT for other shapes.
+PBD_API pbd_status pbd_collider_get_triangles(const pbd_world* world, pbd_collider_id id, pbd_vec3* vertices,
+                                              uint32_t vertex_capacity, uint32_t* triangles, uint32_t triangle_capacity,
+                                              uint32_t* vertex_count, uint32_t* triangle_count);
+
 /// The contacts after the last step (pbd_contact): copies up to `capacity` into `out` (which
 /// may be NULL) and returns how many there are. Ordered by collider, then particle.
 PBD_API uint32_t pbd_world_get_contacts(const pbd_world* world, pbd_contact* out, uint32_t capacity);

@@ -374,10 +374,13 @@ typedef struct pbd_pose {
 /// Collider shapes. A new shape is an entry here and a member of pbd_collider_def.shape, plus
 /// one file src/collide_<shape>.c that implements pbd_shape_ops and a line in collide.c's table.
 typedef enum pbd_shape_type {
-	PBD_SHAPE_PLANE = 0,   ///< half-space: particles are kept where dot(n, x) >= offset
-	PBD_SHAPE_SPHERE = 1,  ///< solid ball
-	PBD_SHAPE_CAPSULE = 2, ///< the points within `radius` of a segment along the local y axis
-	PBD_SHAPE_BOX = 3,     ///< solid box centred on the local origin, axes along the local axes
+	PBD_SHAPE_PLANE = 0,       ///< half-space: particles are kept where dot(n, x) >= offset
+	PBD_SHAPE_SPHERE = 1,      ///< solid ball
+	PBD_SHAPE_CAPSULE = 2,     ///< the points within `radius` of a segment along the local y axis
+	PBD_SHAPE_BOX = 3,         ///< solid box centred on the local origin, axes along the local axes
+	PBD_SHAPE_CONVEX = 4,      ///< the convex hull of a set of points
+	PBD_SHAPE_MESH = 5,        ///< a static triangle mesh: a thin two-sided surface, or a closed solid
+	PBD_SHAPE_HEIGHTFIELD = 6, ///< a grid of heights over the local xz plane; solid below
 	PBD_SHAPE_COUNT
 } pbd_shape_type;
 
@@ -400,6 +403,34 @@ typedef struct pbd_box {
 	pbd_vec3 half_extents; ///< each > 0
 } pbd_box;
 
+/// The shapes below carry arrays. pbd_collider_create copies them into memory the world owns
+/// (with what it derives from them: the hull's faces, the mesh's bounding volume hierarchy), so
+/// the caller's arrays may go right after the call; pbd_collider_get_def returns pointers to the
+/// world's copies, valid while the collider lives.
+
+/// The convex hull of `point_count` points (>= 4, not all in one plane).
+typedef struct pbd_convex {
+	const pbd_vec3* points;
+	uint32_t point_count;
+} pbd_convex;
+
+/// A triangle mesh. `closed` false: a thin surface with two sides, kept `margin` away on either
+/// side. `closed` true: a watertight, consistently wound (outward) mesh whose inside is solid.
+typedef struct pbd_trimesh {
+	const pbd_vec3* vertices;
+	const uint32_t* triangles; ///< 3 vertex indices per triangle
+	uint32_t vertex_count, triangle_count;
+	bool closed;
+} pbd_trimesh;
+
+/// Heights over the local xz plane: sample (ix, iz) is at (ix cell_x, heights[iz nx + ix],
+/// iz cell_z), the surface is the two triangles of each cell, and everything below it is solid.
+typedef struct pbd_heightfield {
+	const pbd_real* heights; ///< nx * nz, finite
+	uint32_t nx, nz;         ///< samples along x and z, each >= 2
+	pbd_real cell_x, cell_z; ///< spacing of the samples, m, > 0
+} pbd_heightfield;
+
 /// How a collider moves. Dynamic actors (rigid bodies pushed by what they touch) come later.
 typedef enum pbd_actor_kind {
 	/// Never moves; velocities must be zero.
@@ -419,6 +450,9 @@ typedef struct pbd_collider_def {
 		pbd_sphere sphere;
 		pbd_capsule capsule;
 		pbd_box box;
+		pbd_convex convex;
+		pbd_trimesh mesh;
+		pbd_heightfield heightfield;
 	} shape;
 	pbd_real margin;           ///< collision thickness in m, >= 0
 	pbd_actor_kind kind;       ///< static (default) or kinematic
@@ -621,6 +655,12 @@ typedef struct pbd_soft_def {
 	/// The colliders the object's particles collide with: those whose category shares a bit with
 	/// this mask (default all bits; 0 ignores every collider).
 	uint32_t collision_mask;
+	/// Collision thickness, m (>= 0, default 0): each particle is a ball of half this radius,
+	/// kept that far from colliders and from the particles of other objects with a thickness.
+	pbd_real thickness;
+	/// Particles of this object also keep `thickness` apart from each other, except those closer
+	/// than that in the rest shape (mesh neighbours). Needs thickness > 0.
+	bool self_collision;
 	int cookie;
 } pbd_soft_def;
 
@@ -669,7 +709,7 @@ typedef struct pbd_stats {
 	double edge_max_strain[PBD_EDGE_KIND_COUNT];  ///< max |C| / rest of the distances of each edge kind
 	double edge_mean_strain[PBD_EDGE_KIND_COUNT]; ///< mean |C| / rest of each edge kind (0 when none)
 	pbd_family_stats family[PBD_FAMILY_COUNT];    ///< per constraint family
-	uint32_t contacts;                            ///< particles within margin of a collider after the step
+	uint32_t contacts; ///< particles within margin (plus their radius) of a collider after the step
 	uint32_t particles, distances, colliders;
 } pbd_stats;
 

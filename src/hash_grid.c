@@ -1,0 +1,49 @@
+/* The spatial hash (hash_grid.h). */
+#include <math.h>
+#include <string.h>
+
+#include "hash_grid.h"
+
+bool pbd_hash_grid_reserve(pbd_hash_grid* g, pbd_alloc_ctx* mem, uint32_t points) {
+	const uint32_t need_slots = 2 * (points ? points : 1) + 1;
+	if (need_slots > g->cap_slots) {
+		if (!pbd_grow(mem, (void**)&g->start, sizeof *g->start, g->cap_slots, need_slots)) return false;
+		g->cap_slots = need_slots;
+	}
+	if (points > g->cap_points) {
+		if (!pbd_grow(mem, (void**)&g->entry, sizeof *g->entry, g->cap_points, points)) return false;
+		g->cap_points = points;
+	}
+	return true;
+}
+
+void pbd_hash_grid_free(pbd_hash_grid* g, pbd_alloc_ctx* mem) {
+	pbd_free(mem, g->start, (size_t)g->cap_slots * sizeof *g->start);
+	pbd_free(mem, g->entry, (size_t)g->cap_points * sizeof *g->entry);
+	memset(g, 0, sizeof *g);
+}
+
+static uint32_t slot_of(const pbd_hash_grid* g, pbd_vec3 p) {
+	return pbd_hash_grid_slot(g, pbd_hash_grid_coord(g, p.x), pbd_hash_grid_coord(g, p.y), pbd_hash_grid_coord(g, p.z));
+}
+
+void pbd_hash_grid_build(pbd_hash_grid* g, const pbd_vec3* points, const pbd_real* radius, uint32_t n, pbd_real cell) {
+	g->cell = cell;
+	g->inv_cell = 1 / cell;
+	g->slots = 2 * (n ? n : 1);
+	memset(g->start, 0, ((size_t)g->slots + 1) * sizeof *g->start);
+	/* Count per slot, prefix-sum to the end of each slot's run, then place each point by
+	 * decrementing its slot's end: start[s] ends at the run's first entry. */
+	for (uint32_t i = 0; i < n; ++i)
+		if (!radius || radius[i] > 0) g->start[slot_of(g, points[i])]++;
+	uint32_t sum = 0;
+	for (uint32_t s = 0; s < g->slots; ++s) {
+		sum += g->start[s];
+		g->start[s] = sum;
+	}
+	g->start[g->slots] = sum;
+	/* Backwards, so that each slot's entries end up in increasing index order: the pairs a
+	 * query finds come out in the same order on every run. */
+	for (uint32_t i = n; i-- > 0;)
+		if (!radius || radius[i] > 0) g->entry[--g->start[slot_of(g, points[i])]] = i;
+}

@@ -1,0 +1,124 @@
+/* Particle collision (self_collision.h). A particle with radius r (half its object's thickness)
+ * is a ball; two balls that may collide keep |p_a - p_b| >= r_a + r_b, an inequality projected
+ * like a distance constraint with the particles' inverse masses, so it keeps the momentum of the
+ * pair. Two particles may collide when they belong to different objects, or to one object with
+ * self-collision whose rest positions are at least r_a + r_b apart: neighbours in the mesh are
+ * closer than that and held by the mesh's own constraints (Macklin et al. 2014, §7.1).
+ *
+ * Pairs are found once per substep from the predicted positions with a spatial hash of cell
+ * 2 (r_a + r_b) at most, kept when their gap is under r_a + r_b (a speculative reach that covers
+ * what the iterations may still move them), and projected in every iteration. */
+#include <math.h>
+#include <string.h>
+
+#include "world.h"
+
+pbd_status pbd_particle_collision_prepare(pbd_world* w) {
+	pbd_particle_collision* c = &w->pcol;
+	c->solid = 0;
+	c->max_radius = 0;
+	for (uint32_t i = 0; i < w->np; ++i)
+		if (w->radius[i] > 0) {
+			c->solid++;
+			c->max_radius = PBD_FMAX(c->max_radius, w->radius[i]);
+		}
+	c->npairs = 0;
+	if (c->solid < 2) return PBD_OK;
+	if (!pbd_hash_grid_reserve(&c->grid, &w->mem, w->np)) return PBD_ERR_OUT_OF_MEMORY;
+	if (w->np > c->cap_p) {
+		if (!pbd_grow(&w->mem, (void**)&c->p, sizeof *c->p, c->cap_p, w->np)) return PBD_ERR_OUT_OF_MEMORY;
+		c->cap_p = w->np;
+	}
+	return PBD_OK;
+}
+
+void pbd_particle_collision_free(pbd_world* w) {
+	pbd_particle_collision* c = &w->pcol;
+	pbd_hash_grid_free(&c->grid, &w->mem);
+	pbd_free(&w->mem, c->p, (size_t)c->cap_p * sizeof *c->p);
+	pbd_free(&w->mem, c->pairs, (size_t)c->cap_pairs * sizeof *c->pairs);
+	memset(c, 0, sizeof *c);
+}
+
+static bool may_collide(const pbd_world* w, uint32_t a, uint32_t b, pbd_real dist) {
+	const uint32_t ga = w->cgroup[a], gb = w->cgroup[b];
+	if (w->w[a] <= 0 && w->w[b] <= 0) return false;
+	if (ga != gb) return true;
+	if (!(ga & PBD_GROUP_SELF)) return false;
+	const pbd_vec3 r = pbd_v3_sub(w->x_rest[a], w->x_rest[b]);
+	return pbd_v3_dot(r, r) >= dist * dist;
+}
+
+static bool push_pair(pbd_world* w, uint32_t a, uint32_t b, pbd_real dist) {
+	pbd_particle_collision* c = &w->pcol;
+	if (c->npairs == c->cap_pairs) {
+		const uint32_t cap = c->cap_pairs ? 2 * c->cap_pairs : 1024;
+		if (cap < c->cap_pairs || !pbd_grow(&w->mem, (void**)&c->pairs, sizeof *c->pairs, c->cap_pairs, cap))
+			return false;
+		c->cap_pairs = cap;
+	}
+	c->pairs[c->npairs++] = (pbd_pair_c){a, b, dist};
+	return true;
+}
+
+pbd_status pbd_particle_collision_find(pbd_world* w) {
+	pbd_particle_collision* c = &w->pcol;
+	c->npairs = 0;
+	if (c->solid < 2) return PBD_OK;
+	const uint32_t n = w->np;
+	for (uint32_t i = 0; i < n; ++i) c->p[i] = pbd_v3_add(w->x[i], w->q[i]);
+	/* Reach of a pair: its contact distance plus as much again, at most 4 max_radius, which one
+	 * ring of cells around a point covers. */
+	const pbd_real cell = 4 * c->max_radius;
+	pbd_hash_grid_build(&c->grid, c->p, w->radius, n, cell);
+	for (uint32_t i = 0; i < n; ++i) {
+		const pbd_real ri = w->radius[i];
+		if (!(ri > 0)) continue;
+		const int64_t cx = pbd_hash_grid_coord(&c->grid, c->p[i].x), cy = pbd_hash_grid_coord(&c->grid, c->p[i].y),
+		              cz = pbd_hash_grid_coord(&c->grid, c->p[i].z);
+		/* The 27 cells may share slots; each slot is visited once. */
+		uint32_t seen[27];
+		int nseen = 0;
+		for (int dz = -1; dz <= 1; ++dz)
+			for (int dy = -1; dy <= 1; ++dy)
+				for (int dx = -1; dx <= 1; ++dx) {
+					const uint32_t s = pbd_hash_grid_slot(&c->grid, cx + dx, cy + dy, cz + dz);
+					bool dup = false;
+					for (int k = 0; k < nseen && !dup; ++k) dup = seen[k] == s;
+					if (dup) continue;
+					seen[nseen++] = s;
+					for (uint32_t e = c->grid.start[s]; e < c->grid.start[s + 1]; ++e) {
+						const uint32_t j = c->grid.entry[e];
+						if (j <= i) continue;
+						const pbd_real dist = ri + w->radius[j];
+						const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(w->x[i], w->x[j]), pbd_v3_sub(w->q[i], w->q[j]));
+						if (!(pbd_v3_dot(d, d) < 4 * dist * dist) || !may_collide(w, i, j, dist)) continue;
+						if (!push_pair(w, i, j, dist))
+							return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY,
+							                "pbd_world_step: out of memory for %u particle pairs", c->npairs + 1);
+					}
+				}
+	}
+	return PBD_OK;
+}
+
+void pbd_particle_collision_project(pbd_world* w) {
+	const pbd_particle_collision* c = &w->pcol;
+	const pbd_vec3* restrict x = w->x;
+	pbd_vec3* restrict q = w->q;
+	const pbd_real* restrict iw = w->w;
+	for (uint32_t k = 0; k < c->npairs; ++k) {
+		const uint32_t a = c->pairs[k].a, b = c->pairs[k].b;
+		const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(x[a], x[b]), pbd_v3_sub(q[a], q[b]));
+		const pbd_real len2 = pbd_v3_dot(d, d), dist = c->pairs[k].dist;
+		if (!(len2 < dist * dist)) continue;
+		const pbd_real wsum = iw[a] + iw[b];
+		if (!(wsum > 0)) continue;
+		const pbd_real len = PBD_SQRT(len2);
+		/* Coincident particles have no direction apart; they separate along y, a fixed choice. */
+		const pbd_vec3 n = len > PBD_EPSILON_LENGTH ? pbd_v3_scale(d, 1 / len) : pbd_v3(0, 1, 0);
+		const pbd_real s = (dist - len) / wsum;
+		q[a] = pbd_v3_add(q[a], pbd_v3_scale(n, s * iw[a]));
+		q[b] = pbd_v3_sub(q[b], pbd_v3_scale(n, s * iw[b]));
+	}
+}
