@@ -42,4 +42,63 @@ static inline pbd_real pbd_shape_ball_entry(pbd_vec3 f, pbd_vec3 u, pbd_real rr)
 	return c / (-half_b + PBD_SQRT(disc));
 }
 
+/* The point of triangle abc closest to p, with its barycentric weights (Ericson, "Real-Time
+ * Collision Detection", 5.1.5: the Voronoi regions of the vertices, then of the edges, then the
+ * face). A degenerate triangle falls into a vertex or edge region: no division by its area. */
+static inline pbd_vec3 pbd_closest_on_triangle(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, pbd_real bary[3]) {
+	const pbd_vec3 ab = pbd_v3_sub(b, a), ac = pbd_v3_sub(c, a), ap = pbd_v3_sub(p, a);
+	const pbd_real d1 = pbd_v3_dot(ab, ap), d2 = pbd_v3_dot(ac, ap);
+	if (d1 <= 0 && d2 <= 0) {
+		bary[0] = 1, bary[1] = 0, bary[2] = 0;
+		return a;
+	}
+	const pbd_vec3 bp = pbd_v3_sub(p, b);
+	const pbd_real d3 = pbd_v3_dot(ab, bp), d4 = pbd_v3_dot(ac, bp);
+	if (d3 >= 0 && d4 <= d3) {
+		bary[0] = 0, bary[1] = 1, bary[2] = 0;
+		return b;
+	}
+	const pbd_real vc = d1 * d4 - d3 * d2;
+	if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+		const pbd_real v = d1 / (d1 - d3);
+		bary[0] = 1 - v, bary[1] = v, bary[2] = 0;
+		return pbd_v3_add(a, pbd_v3_scale(ab, v));
+	}
+	const pbd_vec3 cp = pbd_v3_sub(p, c);
+	const pbd_real d5 = pbd_v3_dot(ab, cp), d6 = pbd_v3_dot(ac, cp);
+	if (d6 >= 0 && d5 <= d6) {
+		bary[0] = 0, bary[1] = 0, bary[2] = 1;
+		return c;
+	}
+	const pbd_real vb = d5 * d2 - d1 * d6;
+	if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+		const pbd_real w = d2 / (d2 - d6);
+		bary[0] = 1 - w, bary[1] = 0, bary[2] = w;
+		return pbd_v3_add(a, pbd_v3_scale(ac, w));
+	}
+	const pbd_real va = d3 * d6 - d5 * d4;
+	if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+		const pbd_real w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+		bary[0] = 0, bary[1] = 1 - w, bary[2] = w;
+		return pbd_v3_add(b, pbd_v3_scale(pbd_v3_sub(c, b), w));
+	}
+	const pbd_real sum = va + vb + vc;
+	if (!(sum > 0)) { /* flat to rounding: the nearest vertex */
+		bary[0] = 1, bary[1] = 0, bary[2] = 0;
+		return a;
+	}
+	const pbd_real v = vb / sum, w = vc / sum;
+	bary[0] = 1 - v - w, bary[1] = v, bary[2] = w;
+	return pbd_v3_add(a, pbd_v3_add(pbd_v3_scale(ab, v), pbd_v3_scale(ac, w)));
+}
+
+/* The point of segment [a, b] closest to p, as the parameter in [0, 1]. */
+static inline pbd_real pbd_closest_on_segment(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b) {
+	const pbd_vec3 ab = pbd_v3_sub(b, a);
+	const pbd_real len2 = pbd_v3_dot(ab, ab);
+	if (!(len2 > 0)) return 0;
+	const pbd_real t = pbd_v3_dot(pbd_v3_sub(p, a), ab) / len2;
+	return t < 0 ? 0 : t > 1 ? 1 : t;
+}
+
 #endif

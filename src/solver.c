@@ -122,7 +122,10 @@ static void chebyshev_update(pbd_world* w, chebyshev* c, int it) {
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
 	/* Out of memory for contacts leaves the ones found so far: the step goes on and reports it. */
-	if (w->nc > 0) (void)pbd_collide_begin_substep(w, h);
+	if (w->nc > 0) {
+		(void)pbd_collide_begin_substep(w, h);
+		(void)pbd_triangle_contacts_find(w);
+	}
 	if (w->pcol.solid > 1) (void)pbd_particle_collision_find(w);
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
@@ -158,6 +161,8 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 		/* Extrapolated before the contacts, so that an iteration never ends inside a collider. */
 		if (cheb.on) chebyshev_update(w, &cheb, it);
 		if (w->pcol.npairs > 0) pbd_particle_collision_project(w);
+		/* Triangles before vertices: a vertex's own contact has the last word. */
+		if (w->ntc > 0) pbd_triangle_contacts_project(w);
 		if (in_solver) pbd_collide_project_contacts(w);
 	}
 	if (w->nc > 0) {

@@ -172,6 +172,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_colliders_free(w);
 	pbd_free(&mem, w->con, w->cap_con * sizeof *w->con);
+	pbd_free(&mem, w->tcon, w->cap_tc * sizeof *w->tcon);
 	pbd_free(&mem, w->pub, w->cap_pub * sizeof *w->pub);
 	pbd_free(&mem, w->inside, w->cap_inside * sizeof *w->inside);
 	pbd_free(&mem, w->inside_next, w->cap_inside_next * sizeof *w->inside_next);

@@ -88,6 +88,8 @@ struct pbd_world {
 	uint32_t nev, cap_events; /* trigger events of the last step */
 	pbd_trigger_event* events;
 	pbd_particle_collision pcol; /* particle pairs (self_collision.c) */
+	uint32_t ntc, cap_tc;        /* rounded colliders against surface triangles (triangle_contact.c) */
+	struct pbd_tri_contact* tcon;
 
 	/* soft objects: the ranges each one got (soft.c) */
 	uint32_t ns, cap_s;
