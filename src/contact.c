@@ -13,9 +13,19 @@
  * then push particles out of the planes; friction (Macklin et al. 2014) acts on the tangential
  * slip once the iterations are done, and restitution on the normal velocity after the velocity
  * update. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "collide.h"
+
+static bool grow_to(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t need) {
+	if (need <= *cap) return true;
+	uint32_t c = *cap ? *cap : 64;
+	while (c < need) c = c > UINT32_MAX / 2 ? need : 2 * c;
+	if (!pbd_grow(&w->mem, p, size, *cap, c)) return false;
+	*cap = c;
+	return true;
+}
 
 /* The world bounds of a collider over a substep (both poses), grown by `grow`; false when
  * unbounded. */
@@ -67,17 +77,17 @@ static bool reserve_contacts(pbd_world* w, uint32_t need) {
 	return true;
 }
 
-/* The contacts of one collider. `sweep` false: closest points only (the after-solver mode,
- * which moves the finished positions out once, as Games103 lab 2 does). */
-static bool find_for(pbd_world* w, uint32_t slot, bool sweep) {
+/* The contacts of one collider with particles [first, end). `sweep` false: closest points only
+ * (the after-solver mode, which moves the finished positions out once, as Games103 lab 2 does).
+ * lo, hi: the collider's box over the substep (both poses), when bounded; a particle's path is
+ * tested against it as a whole. */
+static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, uint32_t end, bool bounded, pbd_vec3 lo,
+                     pbd_vec3 hi) {
 	const pbd_collider* c = &w->colliders[slot];
 	const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
 	const pbd_real collider_margin = c->def.margin;
 	const pbd_pose p0 = c->pose0, p1 = c->def.pose;
-	/* The box holds both poses; a particle's path is tested against it as a whole. */
-	pbd_vec3 lo, hi;
-	const bool bounded = world_bounds(c, collider_margin + w->pcol.max_radius + PBD_CONTACT_TOLERANCE, &lo, &hi);
-	for (uint32_t i = 0; i < w->np; ++i) {
+	for (uint32_t i = first; i < end; ++i) {
 		if (w->w[i] <= 0 || !(w->cmask[i] & c->def.category)) continue;
 		const pbd_vec3 xi = w->x[i], pi = pbd_v3_add(xi, w->q[i]);
 		if (bounded && segment_misses(xi, pi, lo, hi)) continue;
@@ -122,12 +132,137 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep) {
 	return true;
 }
 
-static pbd_status find_contacts(pbd_world* w, bool sweep) {
-	w->ncon = 0;
+/* ---- broad phase ---------------------------------------------------------------------------
+ * Particles go in chunks of PBD_CHUNK consecutive indices (a mesh numbers its neighbours close
+ * together, so a chunk is a small patch), each with the box of its particles' paths x -> x + q.
+ * Boxes of bounded colliders and of chunks are sorted by their low x and swept (sort and sweep):
+ * each box meets the boxes of the other kind whose x intervals overlap its own, then y and z are
+ * compared. Unbounded colliders (planes) meet every chunk. The (collider, chunk) pairs are sorted
+ * so that contacts come out by collider, then particle, as without the broad phase. */
+
+#define PBD_CHUNK 64u
+
+static bool boxes_overlap(const pbd_box3* a, const pbd_box3* b) {
+	return a->lo.x <= b->hi.x && b->lo.x <= a->hi.x && a->lo.y <= b->hi.y && b->lo.y <= a->hi.y && a->lo.z <= b->hi.z &&
+	       b->lo.z <= a->hi.z;
+}
+
+/* Insertion sort of indices by the low x of their boxes: the order barely changes from one
+ * substep to the next, so this is close to linear, and it is stable, hence deterministic. */
+static void sort_by_low_x(uint32_t* idx, uint32_t n, const pbd_box3* box) {
+	for (uint32_t i = 1; i < n; ++i) {
+		const uint32_t v = idx[i];
+		const pbd_real key = box[v].lo.x;
+		uint32_t j = i;
+		for (; j > 0 && box[idx[j - 1]].lo.x > key; --j) idx[j] = idx[j - 1];
+		idx[j] = v;
+	}
+}
+
+static int pair_cmp(const void* a, const void* b) {
+	const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool broad_phase(pbd_world* w, uint32_t* npairs) {
+	pbd_broad* bp = &w->broad;
+	const uint32_t nchunk = (w->np + PBD_CHUNK - 1) / PBD_CHUNK;
+	if (!grow_to(w, (void**)&bp->chunk, sizeof *bp->chunk, &bp->cap_chunk, nchunk) ||
+	    !grow_to(w, (void**)&bp->chunk_order, sizeof *bp->chunk_order, &bp->cap_chunk_order, nchunk) ||
+	    !grow_to(w, (void**)&bp->collider_order, sizeof *bp->collider_order, &bp->cap_collider_order, w->nc) ||
+	    !grow_to(w, (void**)&bp->bounded_of, sizeof *bp->bounded_of, &bp->cap_bounded, w->nc) ||
+	    !grow_to(w, (void**)&bp->collider, sizeof *bp->collider, &bp->cap_collider, w->nc))
+		return false;
+	const pbd_real grow = w->pcol.max_radius;
+	uint32_t nk = 0;
+	for (uint32_t k = 0; k < nchunk; ++k) {
+		pbd_box3 b = {{PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX}, {-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX}};
+		const uint32_t end = (k + 1) * PBD_CHUNK < w->np ? (k + 1) * PBD_CHUNK : w->np;
+		bool any = false;
+		for (uint32_t i = k * PBD_CHUNK; i < end; ++i) {
+			if (w->w[i] <= 0) continue;
+			const pbd_vec3 a = w->x[i], p = pbd_v3_add(a, w->q[i]);
+			b.lo = pbd_v3(PBD_FMIN(b.lo.x, PBD_FMIN(a.x, p.x)), PBD_FMIN(b.lo.y, PBD_FMIN(a.y, p.y)),
+			              PBD_FMIN(b.lo.z, PBD_FMIN(a.z, p.z)));
+			b.hi = pbd_v3(PBD_FMAX(b.hi.x, PBD_FMAX(a.x, p.x)), PBD_FMAX(b.hi.y, PBD_FMAX(a.y, p.y)),
+			              PBD_FMAX(b.hi.z, PBD_FMAX(a.z, p.z)));
+			any = true;
+		}
+		if (!any) continue;
+		b.lo = pbd_v3(b.lo.x - grow, b.lo.y - grow, b.lo.z - grow);
+		b.hi = pbd_v3(b.hi.x + grow, b.hi.y + grow, b.hi.z + grow);
+		bp->chunk[k] = b;
+		bp->chunk_order[nk++] = k;
+	}
+	uint32_t nb = 0, n = 0;
 	for (uint32_t s = 0; s < w->nc; ++s) {
 		const pbd_collider* c = &w->colliders[s];
 		if (!c->alive || c->def.trigger) continue;
-		if (!find_for(w, s, sweep))
+		bp->bounded_of[s] =
+		    world_bounds(c, c->def.margin + PBD_CONTACT_TOLERANCE, &bp->collider[s].lo, &bp->collider[s].hi);
+		if (bp->bounded_of[s]) {
+			bp->collider_order[nb++] = s;
+			continue;
+		}
+		for (uint32_t k = 0; k < nk; ++k) { /* unbounded: every chunk */
+			if (!grow_to(w, (void**)&bp->pairs, sizeof *bp->pairs, &bp->cap_pairs, n + 1)) return false;
+			bp->pairs[n++] = (uint64_t)s << 32 | bp->chunk_order[k];
+		}
+	}
+	if (bp->brute_force) {
+		for (uint32_t a = 0; a < nb; ++a)
+			for (uint32_t k = 0; k < nk; ++k) {
+				const uint32_t sa = bp->collider_order[a], kk = bp->chunk_order[k];
+				if (!grow_to(w, (void**)&bp->pairs, sizeof *bp->pairs, &bp->cap_pairs, n + 1)) return false;
+				bp->pairs[n++] = (uint64_t)sa << 32 | kk;
+			}
+		qsort(bp->pairs, n, sizeof *bp->pairs, pair_cmp);
+		*npairs = n;
+		return true;
+	}
+	sort_by_low_x(bp->collider_order, nb, bp->collider);
+	sort_by_low_x(bp->chunk_order, nk, bp->chunk);
+	uint32_t i = 0, j = 0;
+	while (i < nb && j < nk) {
+		const uint32_t s = bp->collider_order[i], k = bp->chunk_order[j];
+		if (bp->collider[s].lo.x <= bp->chunk[k].lo.x) {
+			for (uint32_t m = j; m < nk && bp->chunk[bp->chunk_order[m]].lo.x <= bp->collider[s].hi.x; ++m) {
+				const uint32_t km = bp->chunk_order[m];
+				if (!boxes_overlap(&bp->collider[s], &bp->chunk[km])) continue;
+				if (!grow_to(w, (void**)&bp->pairs, sizeof *bp->pairs, &bp->cap_pairs, n + 1)) return false;
+				bp->pairs[n++] = (uint64_t)s << 32 | km;
+			}
+			++i;
+		} else {
+			for (uint32_t m = i; m < nb && bp->collider[bp->collider_order[m]].lo.x <= bp->chunk[k].hi.x; ++m) {
+				const uint32_t sm = bp->collider_order[m];
+				if (!boxes_overlap(&bp->collider[sm], &bp->chunk[k])) continue;
+				if (!grow_to(w, (void**)&bp->pairs, sizeof *bp->pairs, &bp->cap_pairs, n + 1)) return false;
+				bp->pairs[n++] = (uint64_t)sm << 32 | k;
+			}
+			++j;
+		}
+	}
+	qsort(bp->pairs, n, sizeof *bp->pairs, pair_cmp);
+	*npairs = n;
+	return true;
+}
+
+static pbd_status find_contacts(pbd_world* w, bool sweep) {
+	w->ncon = 0;
+	uint32_t npairs = 0;
+	if (!broad_phase(w, &npairs))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the broad phase");
+	const pbd_broad* bp = &w->broad;
+	for (uint32_t k = 0; k < npairs; ++k) {
+		const uint32_t s = (uint32_t)(bp->pairs[k] >> 32), chunk = (uint32_t)bp->pairs[k];
+		const uint32_t first = chunk * PBD_CHUNK, end = first + PBD_CHUNK < w->np ? first + PBD_CHUNK : w->np;
+		const pbd_box3 box = bp->collider[s];
+		/* The particles' own test uses the collider's box grown by the largest radius. */
+		const pbd_real r = w->pcol.max_radius;
+		const pbd_vec3 lo = pbd_v3(box.lo.x - r, box.lo.y - r, box.lo.z - r),
+		               hi = pbd_v3(box.hi.x + r, box.hi.y + r, box.hi.z + r);
+		if (!find_for(w, s, sweep, first, end, bp->bounded_of[s], lo, hi))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u contacts", w->ncon + 1);
 	}
 	return PBD_OK;
@@ -196,15 +331,6 @@ void pbd_collide_restitution(pbd_world* w, pbd_real h) {
 }
 
 /* ---- after the step ----------------------------------------------------------------------- */
-
-static bool grow_to(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t need) {
-	if (need <= *cap) return true;
-	uint32_t c = *cap ? *cap : 64;
-	while (c < need) c = c > UINT32_MAX / 2 ? need : 2 * c;
-	if (!pbd_grow(&w->mem, p, size, *cap, c)) return false;
-	*cap = c;
-	return true;
-}
 
 /* The published contacts: those of the last substep that touch (within the margin plus a
  * tolerance) or pushed, with the distance and closest point of the final position. */

@@ -119,14 +119,19 @@ static void chebyshev_update(pbd_world* w, chebyshev* c, int it) {
 	}
 }
 
+static void note(pbd_world* w, pbd_status st) {
+	if (st != PBD_OK && w->step_status == PBD_OK) w->step_status = st;
+}
+
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
-	/* Out of memory for contacts leaves the ones found so far: the step goes on and reports it. */
+	/* Out of memory for contacts leaves the ones found so far: the step goes on and returns the
+	 * first failure (step_status). */
 	if (w->nc > 0) {
-		(void)pbd_collide_begin_substep(w, h);
-		(void)pbd_triangle_contacts_find(w);
+		note(w, pbd_collide_begin_substep(w, h));
+		note(w, pbd_triangle_contacts_find(w));
 	}
-	if (w->pcol.solid > 1) (void)pbd_particle_collision_find(w);
+	if (w->pcol.solid > 1) note(w, pbd_particle_collision_find(w));
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
 	ctx.substep_fraction = (pbd_real)substep / (pbd_real)substeps;
@@ -166,7 +171,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 		if (in_solver) pbd_collide_project_contacts(w);
 	}
 	if (w->nc > 0) {
-		(void)pbd_collide_after_iterations(w);
+		note(w, pbd_collide_after_iterations(w));
 		pbd_collide_friction(w, h);
 	}
 	pbd_particles_update_velocities(w, h, substep == substeps);

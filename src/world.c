@@ -173,6 +173,13 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_colliders_free(w);
 	pbd_free(&mem, w->con, w->cap_con * sizeof *w->con);
 	pbd_free(&mem, w->tcon, w->cap_tc * sizeof *w->tcon);
+	pbd_broad* bp = &w->broad;
+	pbd_free(&mem, bp->chunk, bp->cap_chunk * sizeof *bp->chunk);
+	pbd_free(&mem, bp->chunk_order, bp->cap_chunk_order * sizeof *bp->chunk_order);
+	pbd_free(&mem, bp->collider, bp->cap_collider * sizeof *bp->collider);
+	pbd_free(&mem, bp->bounded_of, bp->cap_bounded * sizeof *bp->bounded_of);
+	pbd_free(&mem, bp->collider_order, bp->cap_collider_order * sizeof *bp->collider_order);
+	pbd_free(&mem, bp->pairs, bp->cap_pairs * sizeof *bp->pairs);
 	pbd_free(&mem, w->pub, w->cap_pub * sizeof *w->pub);
 	pbd_free(&mem, w->inside, w->cap_inside * sizeof *w->inside);
 	pbd_free(&mem, w->inside_next, w->cap_inside_next * sizeof *w->inside_next);
@@ -283,6 +290,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	}
 	if (pbd_particle_collision_prepare(w) != PBD_OK)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for particle collision");
+	w->step_status = PBD_OK;
 	pbd_particles_begin_step(w);
 	for (int s = 1; s <= substeps; ++s) pbd_solver_substep(w, h, damping, s, substeps);
 	const uint32_t restored = pbd_particles_end_step(w);
@@ -300,7 +308,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 		strain = pbd_stats_max_strain(w);
 	}
 	check_divergence(w, restored, strain);
-	return contacts;
+	return w->step_status != PBD_OK ? w->step_status : contacts;
 }
 
 void pbd_world_get_stats(pbd_world* w, pbd_stats* out) {

@@ -25,6 +25,23 @@ typedef struct pbd_collider {
 
 typedef struct pbd_contact_c pbd_contact_c;
 
+/* An axis-aligned box. */
+typedef struct pbd_box3 {
+	pbd_vec3 lo, hi;
+} pbd_box3;
+
+/* The broad phase's working arrays (contact.c), grown when the world grows. */
+typedef struct pbd_broad {
+	pbd_box3* chunk; /* per chunk of particles: the box of their paths in the substep */
+	uint32_t* chunk_order;
+	pbd_box3* collider; /* per collider slot: its box over the substep */
+	uint8_t* bounded_of;
+	uint32_t* collider_order;
+	uint64_t* pairs; /* (collider slot << 32 | chunk), sorted */
+	uint32_t cap_chunk, cap_chunk_order, cap_collider, cap_bounded, cap_collider_order, cap_pairs;
+	bool brute_force; /* tests only: every collider against every chunk, to check the sweep */
+} pbd_broad;
+
 typedef struct pbd_soft_rec {
 	pbd_soft_info info;
 	uint32_t generation;
@@ -90,6 +107,8 @@ struct pbd_world {
 	pbd_particle_collision pcol; /* particle pairs (self_collision.c) */
 	uint32_t ntc, cap_tc;        /* rounded colliders against surface triangles (triangle_contact.c) */
 	struct pbd_tri_contact* tcon;
+	pbd_broad broad; /* colliders against chunks of particles (contact.c) */
+	pbd_status step_status; /* the first failure inside the current step's substeps */
 
 	/* soft objects: the ranges each one got (soft.c) */
 	uint32_t ns, cap_s;

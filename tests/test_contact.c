@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "test_physics.h"
+#include "world.h"
 
 static pbd_world* bare_world(pbd_vec3 gravity, int substeps) {
 	pbd_world_def def = pbd_world_def_default();
@@ -420,6 +421,74 @@ static void test_ball_between_vertices(void** state) {
 	assert_true(vertices < -0.05);
 }
 
+/* The broad phase (sort and sweep of colliders against chunks of particles) finds exactly the
+ * contacts that every collider against every particle finds, in the same order, on random
+ * colliders of every bounded shape at random poses (and a plane) and a random cloud of moving
+ * particles. */
+static void test_broad_phase_equals_brute_force(void** state) {
+	(void)state;
+	pbd_contact* found[2] = {NULL, NULL};
+	uint32_t count[2] = {0, 0};
+	for (int brute = 0; brute < 2; ++brute) {
+		pbd_world* w = bare_world(pbd_v3(0, (pbd_real)-9.81, 0), 1);
+		uint64_t seed = 5;
+		for (int k = 0; k < 60; ++k) {
+			pbd_collider_def cd = pbd_collider_def_default();
+			const int kind = k % 3;
+			cd.type = kind == 0 ? PBD_SHAPE_SPHERE : kind == 1 ? PBD_SHAPE_BOX : PBD_SHAPE_CAPSULE;
+			if (kind == 0) {
+				cd.shape.sphere.center = pbd_v3(0, 0, 0);
+				cd.shape.sphere.radius = (pbd_real)tp_rand_range(&seed, 0.05, 0.4);
+			} else if (kind == 1) {
+				cd.shape.box.half_extents =
+				    pbd_v3((pbd_real)tp_rand_range(&seed, 0.05, 0.5), (pbd_real)tp_rand_range(&seed, 0.05, 0.5),
+				           (pbd_real)tp_rand_range(&seed, 0.05, 0.5));
+			} else {
+				cd.shape.capsule.half_height = (pbd_real)tp_rand_range(&seed, 0, 0.5);
+				cd.shape.capsule.radius = (pbd_real)tp_rand_range(&seed, 0.05, 0.3);
+			}
+			const double px = tp_rand_range(&seed, -3, 3), py = tp_rand_range(&seed, -3, 3),
+			             pz = tp_rand_range(&seed, -3, 3);
+			cd.pose.position = pbd_v3((pbd_real)px, (pbd_real)py, (pbd_real)pz);
+			const double ax = tp_rand_range(&seed, -1, 1), ay = tp_rand_range(&seed, -1, 1),
+			             az = tp_rand_range(&seed, -1, 1), aw = tp_rand_range(&seed, -1, 1);
+			cd.pose.rotation = (pbd_quat){(pbd_real)ax, (pbd_real)ay, (pbd_real)az, (pbd_real)aw};
+			cd.margin = (pbd_real)tp_rand_range(&seed, 0, 0.05);
+			assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &cd)));
+		}
+		pbd_collider_def floor = pbd_collider_def_default();
+		floor.shape.plane.offset = -3;
+		assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &floor)));
+		enum { N = 3000 };
+		static pbd_vec3 x[N], v[N];
+		static pbd_real inv[N];
+		for (int i = 0; i < N; ++i) {
+			const double a = tp_rand_range(&seed, -3.5, 3.5), b = tp_rand_range(&seed, -3.5, 3.5),
+			             c = tp_rand_range(&seed, -3.5, 3.5);
+			x[i] = pbd_v3((pbd_real)a, (pbd_real)b, (pbd_real)c);
+			const double va = tp_rand_range(&seed, -20, 20), vb = tp_rand_range(&seed, -20, 20),
+			             vc = tp_rand_range(&seed, -20, 20);
+			v[i] = pbd_v3((pbd_real)va, (pbd_real)vb, (pbd_real)vc);
+			inv[i] = 1;
+		}
+		assert_int_equal(pbd_world_add_particles(w, N, x, v, inv, NULL), PBD_OK);
+		w->broad.brute_force = brute == 1;
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		count[brute] = pbd_world_get_contacts(w, NULL, 0);
+		found[brute] = malloc((count[brute] ? count[brute] : 1) * sizeof *found[brute]);
+		pbd_world_get_contacts(w, found[brute], count[brute]);
+		pbd_world_destroy(w);
+	}
+	printf("  60 random colliders and a floor, 3000 random moving particles: %u contacts with the sweep, %u against "
+	       "every collider\n",
+	       count[0], count[1]);
+	assert_true(count[0] > 100);
+	assert_int_equal(count[0], count[1]);
+	assert_memory_equal(found[0], found[1], count[0] * sizeof *found[0]);
+	free(found[0]);
+	free(found[1]);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -433,6 +502,7 @@ int main(void) {
 	    cmocka_unit_test(test_published_contacts),
 	    cmocka_unit_test(test_snapshot_with_moving_colliders),
 	    cmocka_unit_test(test_ball_between_vertices),
+	    cmocka_unit_test(test_broad_phase_equals_brute_force),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
