@@ -23,6 +23,7 @@ pbd_status pbd_particle_collision_prepare(pbd_world* w) {
 			c->max_radius = PBD_FMAX(c->max_radius, w->radius[i]);
 		}
 	c->npairs = 0;
+	c->nvt = 0;
 	if (c->solid < 2) return PBD_OK;
 	if (!pbd_hash_grid_reserve(&c->grid, &w->mem, w->np)) return PBD_ERR_OUT_OF_MEMORY;
 	if (w->np > c->cap_p) {
@@ -37,6 +38,9 @@ void pbd_particle_collision_free(pbd_world* w) {
 	pbd_hash_grid_free(&c->grid, &w->mem);
 	pbd_free(&w->mem, c->p, (size_t)c->cap_p * sizeof *c->p);
 	pbd_free(&w->mem, c->pairs, (size_t)c->cap_pairs * sizeof *c->pairs);
+	pbd_hash_grid_free(&c->tgrid, &w->mem);
+	pbd_free(&w->mem, c->stamp, (size_t)c->cap_stamp * sizeof *c->stamp);
+	pbd_free(&w->mem, c->vt, (size_t)c->cap_vt * sizeof *c->vt);
 	memset(c, 0, sizeof *c);
 }
 

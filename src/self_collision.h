@@ -15,12 +15,27 @@ typedef struct pbd_pair_c {
 	pbd_real dist;
 } pbd_pair_c;
 
+/* A particle against a surface triangle (vertex_triangle.c): with b the barycentric weights of
+ * the triangle's point and n its normal toward the particle's side, n . (q_p - sum b_k q_k) >=
+ * offset (the thickness, relative to the particles' x). */
+typedef struct pbd_vt_c {
+	uint32_t p, t;
+	pbd_real b[3];
+	pbd_vec3 n;
+	pbd_real offset;
+} pbd_vt_c;
+
 typedef struct pbd_particle_collision {
 	pbd_hash_grid grid;
 	pbd_vec3* p; /* predicted positions of the substep, hashed */
 	uint32_t cap_p;
 	pbd_pair_c* pairs;
 	uint32_t npairs, cap_pairs;
+	pbd_hash_grid tgrid; /* surface triangles by the boxes of their paths */
+	uint32_t* stamp;     /* per triangle: the last particle that looked at it */
+	uint32_t cap_stamp;
+	pbd_vt_c* vt;
+	uint32_t nvt, cap_vt;
 	pbd_real max_radius; /* over the particles, at the last prepare */
 	uint32_t solid;      /* particles with a radius */
 } pbd_particle_collision;
@@ -35,5 +50,9 @@ pbd_status pbd_particle_collision_find(pbd_world* w);
 /* One pass over the pairs (every iteration). */
 void pbd_particle_collision_project(pbd_world* w);
 void pbd_particle_collision_free(pbd_world* w);
+/* After the pairs: particles against the triangles near their paths. */
+pbd_status pbd_vertex_triangle_find(pbd_world* w);
+/* One pass over those contacts (every iteration). */
+void pbd_vertex_triangle_project(pbd_world* w);
 
 #endif

@@ -131,7 +131,10 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 		note(w, pbd_collide_begin_substep(w, h));
 		note(w, pbd_triangle_contacts_find(w));
 	}
-	if (w->pcol.solid > 1) note(w, pbd_particle_collision_find(w));
+	if (w->pcol.solid > 1) {
+		note(w, pbd_particle_collision_find(w));
+		note(w, pbd_vertex_triangle_find(w));
+	}
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
 	ctx.substep_fraction = (pbd_real)substep / (pbd_real)substeps;
@@ -166,6 +169,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 		/* Extrapolated before the contacts, so that an iteration never ends inside a collider. */
 		if (cheb.on) chebyshev_update(w, &cheb, it);
 		if (w->pcol.npairs > 0) pbd_particle_collision_project(w);
+		if (w->pcol.nvt > 0) pbd_vertex_triangle_project(w);
 		/* Triangles before vertices: a vertex's own contact has the last word. */
 		if (w->ntc > 0) pbd_triangle_contacts_project(w);
 		if (in_solver) pbd_collide_project_contacts(w);

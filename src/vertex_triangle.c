@@ -1,0 +1,218 @@
+/* Thin cloth against itself and other cloth: particles against surface triangles. Particle
+ * pairs (self_collision.c) keep the particles of two layers apart, but a particle can still pass
+ * through the middle of a triangle whose vertices are far apart. Here every particle with a
+ * thickness is tested against the triangles near its path in the substep:
+ *
+ *  - the triangles whose three vertices have a thickness go into a spatial hash by the box of
+ *    their vertices' paths (cells about the size of a triangle, a triangle in every cell its box
+ *    covers, two counting passes), queried with the box of the particle's path;
+ *  - a pair is skipped when the particle is a vertex of the triangle, when the two belong to one
+ *    object without self-collision, or when the particle is within the thickness of the triangle
+ *    in the rest shape (mesh neighbours);
+ *  - the side is taken where the substep starts: the sign of the particle's height over the
+ *    triangle's plane at x. A pair becomes a contact when, at the predicted positions, the
+ *    particle is within the thickness (plus its motion) of the triangle, or has crossed its
+ *    plane within the triangle: the constraint n . (p - sum_k b_k p_k) >= thickness, with n the
+ *    triangle's normal turned to the starting side and b the barycentric weights of the closest
+ *    point, pushes it back to the side it came from (Bridson et al. 2002's repulsion, projected
+ *    as a position constraint; a crossing within a substep is caught because the side comes from
+ *    the start).
+ *
+ * Edge-edge crossings (two edges passing through each other with no vertex through a face) are
+ * not tested. */
+#include <math.h>
+#include <string.h>
+
+#include "shape_math.h"
+#include "world.h"
+
+static bool grow(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t need) {
+	if (need <= *cap) return true;
+	uint32_t c = *cap ? *cap : 256;
+	while (c < need) c = c > UINT32_MAX / 2 ? need : 2 * c;
+	if (!pbd_grow(&w->mem, p, size, *cap, c)) return false;
+	*cap = c;
+	return true;
+}
+
+static bool triangle_solid(const pbd_world* w, uint32_t t) {
+	const uint32_t* v = &w->tri[3 * t];
+	return w->radius[v[0]] > 0 && w->radius[v[1]] > 0 && w->radius[v[2]] > 0;
+}
+
+/* The box of the paths x -> x + q of a triangle's vertices, grown by g. */
+static pbd_box3 triangle_box(const pbd_world* w, uint32_t t, pbd_real g) {
+	const uint32_t* v = &w->tri[3 * t];
+	pbd_box3 b = {{PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX}, {-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX}};
+	for (int k = 0; k < 3; ++k) {
+		const pbd_vec3 a = w->x[v[k]], p = pbd_v3_add(a, w->q[v[k]]);
+		b.lo = pbd_v3(PBD_FMIN(b.lo.x, PBD_FMIN(a.x, p.x)), PBD_FMIN(b.lo.y, PBD_FMIN(a.y, p.y)),
+		              PBD_FMIN(b.lo.z, PBD_FMIN(a.z, p.z)));
+		b.hi = pbd_v3(PBD_FMAX(b.hi.x, PBD_FMAX(a.x, p.x)), PBD_FMAX(b.hi.y, PBD_FMAX(a.y, p.y)),
+		              PBD_FMAX(b.hi.z, PBD_FMAX(a.z, p.z)));
+	}
+	b.lo = pbd_v3(b.lo.x - g, b.lo.y - g, b.lo.z - g);
+	b.hi = pbd_v3(b.hi.x + g, b.hi.y + g, b.hi.z + g);
+	return b;
+}
+
+/* Calls each cell slot of box b (at most PBD_VT_MAX_CELLS cells; a larger box is clamped to its
+ * centre's neighbourhood, which only a degenerate, enormous triangle reaches). */
+#define PBD_VT_MAX_CELLS 64
+
+static uint32_t box_slots(const pbd_hash_grid* g, pbd_box3 b, uint32_t* out) {
+	int64_t lo[3] = {pbd_hash_grid_coord(g, b.lo.x), pbd_hash_grid_coord(g, b.lo.y), pbd_hash_grid_coord(g, b.lo.z)};
+	int64_t hi[3] = {pbd_hash_grid_coord(g, b.hi.x), pbd_hash_grid_coord(g, b.hi.y), pbd_hash_grid_coord(g, b.hi.z)};
+	for (int a = 0; a < 3; ++a)
+		if (hi[a] - lo[a] > 3) { /* keep 4 cells around the middle */
+			const int64_t mid = lo[a] + (hi[a] - lo[a]) / 2;
+			lo[a] = mid - 1;
+			hi[a] = mid + 2;
+		}
+	uint32_t n = 0;
+	for (int64_t z = lo[2]; z <= hi[2]; ++z)
+		for (int64_t y = lo[1]; y <= hi[1]; ++y)
+			for (int64_t x = lo[0]; x <= hi[0] && n < PBD_VT_MAX_CELLS; ++x) {
+				const uint32_t s = pbd_hash_grid_slot(g, x, y, z);
+				bool dup = false;
+				for (uint32_t k = 0; k < n && !dup; ++k) dup = out[k] == s;
+				if (!dup) out[n++] = s;
+			}
+	return n;
+}
+
+static bool may_touch(const pbd_world* w, uint32_t i, uint32_t t, pbd_real thick) {
+	const uint32_t* v = &w->tri[3 * t];
+	if (v[0] == i || v[1] == i || v[2] == i) return false;
+	const uint32_t gi = w->cgroup[i], gt = w->cgroup[v[0]];
+	if (gi != gt) return true;
+	if (!(gi & PBD_GROUP_SELF)) return false;
+	pbd_real b[3];
+	const pbd_vec3 rest = pbd_closest_on_triangle(w->x_rest[i], w->x_rest[v[0]], w->x_rest[v[1]], w->x_rest[v[2]], b);
+	const pbd_vec3 d = pbd_v3_sub(w->x_rest[i], rest);
+	return pbd_v3_dot(d, d) >= thick * thick;
+}
+
+pbd_status pbd_vertex_triangle_find(pbd_world* w) {
+	pbd_particle_collision* c = &w->pcol;
+	c->nvt = 0;
+	if (c->solid < 3 || w->nt == 0) return PBD_OK;
+	const pbd_real rmax = c->max_radius;
+	/* Cell: the mean extent of the triangles' boxes, so that a triangle covers a few cells. */
+	double extent = 0;
+	uint32_t solid = 0;
+	for (uint32_t t = 0; t < w->nt; ++t) {
+		if (!triangle_solid(w, t)) continue;
+		const pbd_box3 b = triangle_box(w, t, 0);
+		extent += (double)PBD_FMAX(PBD_FMAX(b.hi.x - b.lo.x, b.hi.y - b.lo.y), b.hi.z - b.lo.z);
+		solid++;
+	}
+	if (solid == 0) return PBD_OK;
+	const pbd_real cell = PBD_FMAX((pbd_real)(extent / solid), 4 * rmax);
+	pbd_hash_grid* g = &c->tgrid;
+	g->cell = cell;
+	g->inv_cell = 1 / cell;
+	g->slots = 2 * solid;
+	if (!grow(w, (void**)&g->start, sizeof *g->start, &g->cap_slots, g->slots + 1)) return PBD_ERR_OUT_OF_MEMORY;
+	memset(g->start, 0, ((size_t)g->slots + 1) * sizeof *g->start);
+	uint32_t slots[PBD_VT_MAX_CELLS];
+	/* Two passes: count the entries per slot, then place them. */
+	for (int pass = 0; pass < 2; ++pass) {
+		if (pass == 1) {
+			uint32_t sum = 0;
+			for (uint32_t s = 0; s < g->slots; ++s) {
+				sum += g->start[s];
+				g->start[s] = sum;
+			}
+			g->start[g->slots] = sum;
+			if (!grow(w, (void**)&g->entry, sizeof *g->entry, &g->cap_points, sum)) return PBD_ERR_OUT_OF_MEMORY;
+		}
+		for (uint32_t t = w->nt; t-- > 0;) {
+			if (!triangle_solid(w, t)) continue;
+			const uint32_t n = box_slots(g, triangle_box(w, t, 2 * rmax), slots);
+			for (uint32_t k = 0; k < n; ++k) {
+				if (pass == 0)
+					g->start[slots[k]]++;
+				else
+					g->entry[--g->start[slots[k]]] = t;
+			}
+		}
+	}
+	if (!grow(w, (void**)&c->stamp, sizeof *c->stamp, &c->cap_stamp, w->nt)) return PBD_ERR_OUT_OF_MEMORY;
+	for (uint32_t t = 0; t < w->nt; ++t) c->stamp[t] = UINT32_MAX;
+	for (uint32_t i = 0; i < w->np; ++i) {
+		const pbd_real ri = w->radius[i];
+		if (!(ri > 0)) continue;
+		const pbd_vec3 xi = w->x[i], qi = w->q[i];
+		const pbd_vec3 pi = pbd_v3_add(xi, qi);
+		const pbd_box3 box = {pbd_v3(PBD_FMIN(xi.x, pi.x), PBD_FMIN(xi.y, pi.y), PBD_FMIN(xi.z, pi.z)),
+		                      pbd_v3(PBD_FMAX(xi.x, pi.x), PBD_FMAX(xi.y, pi.y), PBD_FMAX(xi.z, pi.z))};
+		const uint32_t n = box_slots(g, box, slots);
+		for (uint32_t k = 0; k < n; ++k)
+			for (uint32_t e = g->start[slots[k]]; e < g->start[slots[k] + 1]; ++e) {
+				const uint32_t t = g->entry[e];
+				if (c->stamp[t] == i) continue;
+				c->stamp[t] = i;
+				const uint32_t* v = &w->tri[3 * t];
+				const pbd_real thick = ri + PBD_FMAX(PBD_FMAX(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
+				if (w->w[i] <= 0 && w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
+				if (!may_touch(w, i, t, thick)) continue;
+				/* Relative to the particle's start: small numbers far from the origin. */
+				pbd_vec3 a[3], p[3];
+				for (int m = 0; m < 3; ++m) {
+					a[m] = pbd_v3_sub(w->x[v[m]], xi);
+					p[m] = pbd_v3_add(a[m], w->q[v[m]]);
+				}
+				/* The side where the substep starts. */
+				const pbd_vec3 n0 = pbd_v3_cross(pbd_v3_sub(a[1], a[0]), pbd_v3_sub(a[2], a[0]));
+				const pbd_real h0 = -pbd_v3_dot(n0, a[0]); /* particle at the origin of this frame */
+				pbd_vec3 n1 = pbd_v3_cross(pbd_v3_sub(p[1], p[0]), pbd_v3_sub(p[2], p[0]));
+				const pbd_real len1 = pbd_v3_length(n1);
+				/* A collapsed triangle, or a particle so near its plane at the start that the side
+				 * is a matter of rounding (the particle pairs keep those apart). */
+				const pbd_real len0 = pbd_v3_length(n0);
+				if (!(len1 > 0) || !(len0 > 0) || !(PBD_FABS(h0) >= PBD_R(0.01) * thick * len0)) continue;
+				n1 = pbd_v3_scale(n1, (h0 > 0 ? 1 : -1) / len1);
+				pbd_real b[3];
+				const pbd_vec3 cp = pbd_closest_on_triangle(qi, p[0], p[1], p[2], b);
+				const pbd_vec3 d = pbd_v3_sub(qi, cp);
+				const pbd_real reach = thick + pbd_v3_length(qi);
+				const bool inside = b[0] > 0 && b[1] > 0 && b[2] > 0;
+				const bool crossed = inside && pbd_v3_dot(n1, d) < 0;
+				const pbd_real dd = pbd_v3_dot(d, d);
+				/* Only over the face: beside it (the closest point on an edge or a vertex) the
+				 * particle pairs of the nearest vertices hold the particle off. */
+				if (!inside || (!crossed && !(dd < reach * reach))) continue;
+				if (!grow(w, (void**)&c->vt, sizeof *c->vt, &c->cap_vt, c->nvt + 1)) return PBD_ERR_OUT_OF_MEMORY;
+				pbd_vt_c* k2 = &c->vt[c->nvt++];
+				k2->p = i;
+				k2->t = t;
+				k2->b[0] = b[0], k2->b[1] = b[1], k2->b[2] = b[2];
+				k2->n = n1;
+				/* n . ((x_i + q_i) - sum b (x_m + q_m)) >= thick, with the x parts folded in. */
+				pbd_real base = 0;
+				for (int m = 0; m < 3; ++m) base += b[m] * pbd_v3_dot(n1, a[m]);
+				k2->offset = thick + base;
+			}
+	}
+	return PBD_OK;
+}
+
+void pbd_vertex_triangle_project(pbd_world* w) {
+	const pbd_particle_collision* c = &w->pcol;
+	pbd_vec3* restrict q = w->q;
+	const pbd_real* restrict iw = w->w;
+	for (uint32_t k = 0; k < c->nvt; ++k) {
+		const pbd_vt_c* e = &c->vt[k];
+		const uint32_t* v = &w->tri[3 * e->t];
+		pbd_real C = pbd_v3_dot(e->n, q[e->p]) - e->offset, wsum = iw[e->p];
+		for (int m = 0; m < 3; ++m) {
+			C -= e->b[m] * pbd_v3_dot(e->n, q[v[m]]);
+			wsum += iw[v[m]] * e->b[m] * e->b[m];
+		}
+		if (!(C < 0) || !(wsum > 0)) continue;
+		const pbd_real s = -C / wsum;
+		q[e->p] = pbd_v3_add(q[e->p], pbd_v3_scale(e->n, s * iw[e->p]));
+		for (int m = 0; m < 3; ++m) q[v[m]] = pbd_v3_sub(q[v[m]], pbd_v3_scale(e->n, s * iw[v[m]] * e->b[m]));
+	}
+}
