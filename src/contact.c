@@ -357,6 +357,64 @@ static bool publish_contacts(pbd_world* w) {
 
 /* Trigger occupancy as sorted keys (slot << 32 | particle); events are the difference between
  * the last step's keys and this one's. */
+/* The soft object a particle belongs to (its index in w->softs), or UINT32_MAX: the objects'
+ * particle ranges are disjoint and in increasing order. */
+static uint32_t object_of(const pbd_world* w, uint32_t particle) {
+	uint32_t lo = 0, hi = w->ns;
+	while (lo < hi) {
+		const uint32_t mid = lo + (hi - lo) / 2;
+		if (w->softs[mid].info.first_particle + w->softs[mid].info.particle_count <= particle)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < w->ns && w->softs[lo].alive && w->softs[lo].info.first_particle <= particle) return lo;
+	return UINT32_MAX;
+}
+
+/* The distinct (trigger slot, object) keys of a sorted occupancy list, sorted. */
+static bool object_keys(pbd_world* w, const uint64_t* list, uint32_t n, uint64_t** out, uint32_t* cap,
+                        uint32_t* count) {
+	*count = 0;
+	for (uint32_t k = 0; k < n; ++k) {
+		const uint32_t o = object_of(w, (uint32_t)list[k]);
+		if (o == UINT32_MAX) continue;
+		const uint64_t key = (list[k] >> 32) << 32 | o;
+		if (*count && (*out)[*count - 1] == key) continue;
+		if (!grow_to(w, (void**)out, sizeof **out, cap, *count + 1)) return false;
+		(*out)[(*count)++] = key;
+	}
+	return true;
+}
+
+/* An object entered a trigger when the first of its particles did, and left when the last did. */
+static bool object_events(pbd_world* w, uint32_t n_next) {
+	w->nobj_ev = 0;
+	uint32_t na, nb;
+	if (!object_keys(w, w->inside, w->ninside, &w->obj_prev, &w->cap_obj_prev, &na) ||
+	    !object_keys(w, w->inside_next, n_next, &w->obj_next, &w->cap_obj_next, &nb))
+		return false;
+	uint32_t a = 0, b = 0;
+	while (a < na || b < nb) {
+		const uint64_t ka = a < na ? w->obj_prev[a] : UINT64_MAX, kb = b < nb ? w->obj_next[b] : UINT64_MAX;
+		if (ka == kb) {
+			++a;
+			++b;
+			continue;
+		}
+		const bool entered = kb < ka;
+		const uint64_t key = entered ? kb : ka;
+		entered ? ++b : ++a;
+		if (!entered && !w->colliders[key >> 32].alive) continue;
+		if (!grow_to(w, (void**)&w->obj_events, sizeof *w->obj_events, &w->cap_obj_events, w->nobj_ev + 1))
+			return false;
+		const pbd_soft_rec* r = &w->softs[(uint32_t)key];
+		w->obj_events[w->nobj_ev++] =
+		    (pbd_trigger_object_event){(uint32_t)(key >> 32) + 1, {(uint32_t)key + 1, r->generation}, entered};
+	}
+	return true;
+}
+
 static bool update_triggers(pbd_world* w) {
 	w->nev = 0;
 	uint32_t n = 0;
@@ -393,6 +451,7 @@ static bool update_triggers(pbd_world* w) {
 		if (!grow_to(w, (void**)&w->events, sizeof *w->events, &w->cap_events, w->nev + 1)) return false;
 		w->events[w->nev++] = (pbd_trigger_event){(uint32_t)(key >> 32) + 1, (uint32_t)key, entered};
 	}
+	if (!object_events(w, n)) return false;
 	uint64_t* t = w->inside;
 	const uint32_t tc = w->cap_inside;
 	w->inside = w->inside_next;
@@ -421,4 +480,11 @@ uint32_t pbd_world_get_trigger_events(const pbd_world* w, pbd_trigger_event* out
 	if (out)
 		for (uint32_t k = 0; k < w->nev && k < capacity; ++k) out[k] = w->events[k];
 	return w->nev;
+}
+
+uint32_t pbd_world_get_trigger_object_events(const pbd_world* w, pbd_trigger_object_event* out, uint32_t capacity) {
+	if (!w) return 0;
+	if (out)
+		for (uint32_t k = 0; k < w->nobj_ev && k < capacity; ++k) out[k] = w->obj_events[k];
+	return w->nobj_ev;
 }

@@ -184,6 +184,9 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->inside, w->cap_inside * sizeof *w->inside);
 	pbd_free(&mem, w->inside_next, w->cap_inside_next * sizeof *w->inside_next);
 	pbd_free(&mem, w->events, w->cap_events * sizeof *w->events);
+	pbd_free(&mem, w->obj_events, w->cap_obj_events * sizeof *w->obj_events);
+	pbd_free(&mem, w->obj_prev, w->cap_obj_prev * sizeof *w->obj_prev);
+	pbd_free(&mem, w->obj_next, w->cap_obj_next * sizeof *w->obj_next);
 	pbd_free(&mem, w->softs, w->cap_s * sizeof *w->softs);
 	pbd_free(&mem, w, sizeof *w);
 }

@@ -104,10 +104,13 @@ struct pbd_world {
 	uint64_t *inside, *inside_next;
 	uint32_t nev, cap_events; /* trigger events of the last step */
 	pbd_trigger_event* events;
+	uint32_t nobj_ev, cap_obj_events, cap_obj_prev, cap_obj_next; /* the same for whole objects */
+	pbd_trigger_object_event* obj_events;
+	uint64_t *obj_prev, *obj_next;
 	pbd_particle_collision pcol; /* particle pairs (self_collision.c) */
 	uint32_t ntc, cap_tc;        /* rounded colliders against surface triangles (triangle_contact.c) */
 	struct pbd_tri_contact* tcon;
-	pbd_broad broad; /* colliders against chunks of particles (contact.c) */
+	pbd_broad broad;        /* colliders against chunks of particles (contact.c) */
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 
 	/* soft objects: the ranges each one got (soft.c) */

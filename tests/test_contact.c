@@ -251,6 +251,45 @@ static void test_trigger_events(void** state) {
 	/* It pushed nothing: particle 0 flew straight on. */
 	assert_near(pbd_world_positions(w)[0].y, 0, 1e-6);
 	pbd_world_destroy(w);
+
+	/* Objects: a small cloth flying through enters once (its first particle) and leaves once (its
+	 * last); a second one passing beside it reports nothing. */
+	w = bare_world(pbd_v3(0, 0, 0), 1);
+	const pbd_collider_id tid = pbd_collider_create(w, &cd);
+	pbd_soft_id ids[2];
+	for (int k = 0; k < 2; ++k) {
+		pbd_mesh m;
+		tp_grid(&m, 4, 4, (pbd_real)0.3, pbd_v3(-3, (pbd_real)(k ? 2 : -0.15), (pbd_real)-0.15), 1, false);
+		pbd_soft_def bd = pbd_soft_def_default();
+		bd.mesh = &m;
+		bd.velocity = pbd_v3((pbd_real)6.3, 0, 0);
+		assert_int_equal(pbd_soft_create(w, &bd, &ids[k]), PBD_OK);
+		pbd_mesh_free(&m);
+	}
+	int entered = -1, left = -1, other = 0;
+	for (int s = 0; s < 90; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		pbd_trigger_object_event ev[4];
+		const uint32_t n = pbd_world_get_trigger_object_events(w, ev, 4);
+		for (uint32_t k = 0; k < n; ++k) {
+			assert_int_equal(ev[k].collider_index1, tid.index1);
+			if (ev[k].object.index1 == ids[0].index1 && ev[k].object.generation == ids[0].generation && ev[k].entered &&
+			    entered < 0)
+				entered = s;
+			else if (ev[k].object.index1 == ids[0].index1 && !ev[k].entered && left < 0)
+				left = s;
+			else
+				other++;
+		}
+	}
+	printf("  trigger: the cloth entered at step %d and left at step %d\n", entered, left);
+	/* The cloth lies at y = -0.15, z in [-0.15, 0.15]: its particles nearest the axis (z = 0.05)
+	 * are inside the ball for |x| <= 0.987. The front edge x = -2.7 + 6.3 t gets there at
+	 * t = 0.272 s (step index 16), the back edge x = -3 + 6.3 t leaves at t = 0.633 s (index 37). */
+	assert_int_equal(entered, 16);
+	assert_int_equal(left, 37);
+	assert_int_equal(other, 0);
+	pbd_world_destroy(w);
 }
 
 /* A soft object whose collision mask misses the collider's category falls through it. */

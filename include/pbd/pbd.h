@@ -426,6 +426,10 @@ PBD_API uint32_t pbd_world_get_contacts(const pbd_world* world, pbd_contact* out
 /// The particles that entered or left a trigger collider during the last step: copies up to
 /// `capacity` events and returns how many there are. Ordered by trigger, then particle.
 PBD_API uint32_t pbd_world_get_trigger_events(const pbd_world* world, pbd_trigger_event* out, uint32_t capacity);
+/// The soft objects that entered or left a trigger during the last step (the first of their
+/// particles came in, the last went out): copies up to `capacity` and returns how many there are.
+PBD_API uint32_t pbd_world_get_trigger_object_events(const pbd_world* world, pbd_trigger_object_event* out,
+                                                     uint32_t capacity);
 
 /* ---- meshes (no world needed) ----------------------------------------------------------- */
 

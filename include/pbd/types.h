@@ -671,6 +671,14 @@ typedef struct pbd_soft_id {
 	uint32_t generation;
 } pbd_soft_id;
 
+/// A soft object that entered a trigger (its first particle came in) or left it (its last
+/// particle went out) during a step.
+typedef struct pbd_trigger_object_event {
+	uint32_t collider_index1; ///< the trigger's id index1
+	pbd_soft_id object;
+	bool entered;
+} pbd_trigger_object_event;
+
 /// Where a soft object's pieces landed in the world's flat arrays.
 typedef struct pbd_soft_info {
 	uint32_t first_particle, particle_count;
