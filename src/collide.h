@@ -82,13 +82,14 @@ _Static_assert(sizeof(pbd_contact_c) == 2 * sizeof(uint32_t) + 10 * sizeof(pbd_r
 /* A rounded collider against a surface triangle (triangle_contact.c): the point sum_k b_k p_k
  * of triangle t must keep dot(n, sum_k b_k q_k) >= offset. */
 typedef struct pbd_tri_contact {
-	uint32_t t;
 	pbd_real b[3];
 	pbd_vec3 n;
 	pbd_real offset;
+	uint32_t t;
+	uint32_t pad_; /* a whole number of doubles in the double build */
 } pbd_tri_contact;
 
-_Static_assert(sizeof(pbd_tri_contact) == sizeof(uint32_t) + 7 * sizeof(pbd_real), "padding in pbd_tri_contact");
+_Static_assert(sizeof(pbd_tri_contact) == 2 * sizeof(uint32_t) + 7 * sizeof(pbd_real), "padding in pbd_tri_contact");
 
 /* After the substep's particle contacts: the triangle contacts (PBD_COLLISION_IN_SOLVER). */
 pbd_status pbd_triangle_contacts_find(pbd_world* w);

@@ -118,6 +118,7 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 			if (!(len < thick)) continue;
 			pbd_tri_contact k;
 			k.t = t;
+			k.pad_ = 0;
 			k.b[0] = b[0], k.b[1] = b[1], k.b[2] = b[2];
 			/* A triangle through the core has no direction out; its own normal, toward where
 			 * the triangle's vertices were at the start of the substep, is the best guess. */
