@@ -528,6 +528,91 @@ static void test_broad_phase_equals_brute_force(void** state) {
 	free(found[1]);
 }
 
+/* The issue's first complaint: a cloth dropped on a ball lying on a floor slid off the ball and
+ * skated away. With friction it stays draped: after 4 s its centre is still over the ball and it
+ * is at rest. */
+static void test_cloth_stays_on_ball(void** state) {
+	(void)state;
+	pbd_world_def def = pbd_world_def_default();
+	def.substeps = 10;
+	def.iterations = 2;
+	def.formulation = PBD_FORMULATION_XPBD;
+	def.damping = (pbd_real)0.99; /* the cloth's own wrinkles would ring for long without it */
+	pbd_world* w = test_world(&def);
+	pbd_collider_def ball = pbd_collider_def_default();
+	ball.type = PBD_SHAPE_SPHERE;
+	ball.shape.sphere.center = pbd_v3(0, (pbd_real)0.3, 0);
+	ball.shape.sphere.radius = (pbd_real)0.3;
+	ball.margin = (pbd_real)0.005;
+	ball.static_friction = (pbd_real)0.6;
+	ball.kinetic_friction = (pbd_real)0.4;
+	assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &ball)));
+	pbd_collider_def floor = pbd_collider_def_default();
+	floor.margin = (pbd_real)0.005;
+	floor.static_friction = (pbd_real)0.6;
+	floor.kinetic_friction = (pbd_real)0.4;
+	assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &floor)));
+	pbd_mesh m;
+	/* Off centre by 5 cm, so that a frictionless ball would shed it. */
+	tp_grid(&m, 24, 24, 1, pbd_v3((pbd_real)-0.45, (pbd_real)0.8, (pbd_real)-0.5), 2, true);
+	pbd_soft_def bd = pbd_soft_def_default();
+	bd.mesh = &m;
+	bd.mass_mode = PBD_MASS_TOTAL;
+	bd.mass = (pbd_real)0.2;
+	bd.material[PBD_EDGE_BEND].compliance_stretch = (pbd_real)1e-2;
+	bd.material[PBD_EDGE_BEND].compliance_compress = (pbd_real)1e-2;
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
+	pbd_mesh_free(&m);
+	double worst = 0;
+	for (int s = 0; s < 240; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		const pbd_vec3* x = pbd_world_positions(w);
+		for (uint32_t i = 0; i < pbd_world_particle_count(w); ++i) {
+			const double in_ball = 0.305 - tp_dist(x[i], ball.shape.sphere.center);
+			const double in_floor = 0.005 - (double)x[i].y;
+			worst = fmax(worst, fmax(in_ball, in_floor));
+		}
+	}
+	const tp_dvec3 c = tp_center_of_mass(w);
+	double vmax = 0;
+	for (uint32_t i = 0; i < pbd_world_particle_count(w); ++i) vmax = fmax(vmax, tp_len(pbd_world_velocities(w)[i]));
+	printf("  cloth on a ball on a floor, friction 0.6/0.4, 4 s: centre %.3f m from the ball's axis, fastest "
+	       "particle %.2g m/s, deepest %.2g m into a margin\n",
+	       sqrt(c.x * c.x + c.z * c.z), vmax, worst);
+	assert_true(sqrt(c.x * c.x + c.z * c.z) < 0.1);
+	assert_true(vmax < 0.1); /* settling, not skating away (0.6 m/s without friction and contact planes) */
+	assert_true(worst < TEST_TOL(1e-9, 2e-5));
+	pbd_world_destroy(w);
+}
+
+/* A cloth of particles dropped at 100 m/s on a 1 mm plate (a box) does not go through. */
+static void test_thin_plate(void** state) {
+	(void)state;
+	pbd_world* w = bare_world(pbd_v3(0, 0, 0), 1);
+	pbd_collider_def plate = pbd_collider_def_default();
+	plate.type = PBD_SHAPE_BOX;
+	plate.shape.box.half_extents = pbd_v3(1, (pbd_real)0.0005, 1);
+	assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &plate)));
+	uint64_t seed = 9;
+	enum { N = 500 };
+	pbd_vec3 x[N], v[N];
+	pbd_real inv[N];
+	for (int i = 0; i < N; ++i) {
+		const double px = tp_rand_range(&seed, -0.9, 0.9), pz = tp_rand_range(&seed, -0.9, 0.9),
+		             py = tp_rand_range(&seed, 0.01, 1.7);
+		x[i] = pbd_v3((pbd_real)px, (pbd_real)py, (pbd_real)pz);
+		v[i] = pbd_v3(0, -100, 0);
+		inv[i] = 1;
+	}
+	assert_int_equal(pbd_world_add_particles(w, N, x, v, inv, NULL), PBD_OK);
+	for (int s = 0; s < 10; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	uint32_t through = 0;
+	for (int i = 0; i < N; ++i) through += pbd_world_positions(w)[i].y < 0 ? 1u : 0u;
+	printf("  500 particles at 100 m/s (1.7 m per step) on a 1 mm plate: %u went through\n", through);
+	assert_int_equal(through, 0);
+	pbd_world_destroy(w);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -542,6 +627,8 @@ int main(void) {
 	    cmocka_unit_test(test_snapshot_with_moving_colliders),
 	    cmocka_unit_test(test_ball_between_vertices),
 	    cmocka_unit_test(test_broad_phase_equals_brute_force),
+	    cmocka_unit_test(test_cloth_stays_on_ball),
+	    cmocka_unit_test(test_thin_plate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
