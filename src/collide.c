@@ -12,6 +12,7 @@ static const pbd_shape_ops* const shape_ops[PBD_SHAPE_COUNT] = {
     [PBD_SHAPE_SPHERE] = &pbd_shape_sphere_ops,
     [PBD_SHAPE_CAPSULE] = &pbd_shape_capsule_ops,
     [PBD_SHAPE_BOX] = &pbd_shape_box_ops,
+    [PBD_SHAPE_CONVEX] = &pbd_shape_convex_ops,
     [PBD_SHAPE_MESH] = &pbd_shape_mesh_ops,
 };
 
