@@ -14,6 +14,7 @@ static const pbd_shape_ops* const shape_ops[PBD_SHAPE_COUNT] = {
     [PBD_SHAPE_BOX] = &pbd_shape_box_ops,
     [PBD_SHAPE_CONVEX] = &pbd_shape_convex_ops,
     [PBD_SHAPE_MESH] = &pbd_shape_mesh_ops,
+    [PBD_SHAPE_HEIGHTFIELD] = &pbd_shape_heightfield_ops,
 };
 
 const pbd_shape_ops* pbd_shape_ops_of(pbd_shape_type type) { return shape_ops[type]; }

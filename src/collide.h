@@ -104,6 +104,9 @@ pbd_status pbd_collide_begin_substep(pbd_world* w, pbd_real h);
 pbd_status pbd_collide_after_iterations(pbd_world* w);
 /* One pass of the contact planes over q (every iteration in PBD_COLLISION_IN_SOLVER). */
 void pbd_collide_project_contacts(pbd_world* w);
+/* After friction: particles still deeper than the tolerance in a collider move out by its
+ * closest point (PBD_COLLISION_IN_SOLVER). */
+void pbd_collide_settle(pbd_world* w);
 /* After the iterations: Coulomb friction on the substep's tangential slip. */
 void pbd_collide_friction(pbd_world* w, pbd_real h);
 /* After the velocity update: restitution of fast approaches. */

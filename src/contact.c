@@ -99,8 +99,13 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 		pbd_vec3 na;
 		const pbd_real da = ops->distance(&c->def, a, &na);
 		const pbd_vec3 move = pbd_v3_sub(b, a);
-		if (sweep && da > margin && ops->sweep(&c->def, a, b, margin, &t, &n)) {
-			target = pbd_v3_add(a, pbd_v3_scale(move, t));
+		/* The sweep's radius: the margin, or for a particle that starts on the surface (within
+		 * rounding) a hair less than where it is, so that the path is still swept: on a
+		 * non-convex surface, sliding along the face it rests on can carry it into the next bump. */
+		const pbd_real swept = PBD_FMIN(margin, da - PBD_R(0.5) * PBD_CONTACT_TOLERANCE);
+		if (sweep && da > margin - PBD_CONTACT_TOLERANCE && ops->sweep(&c->def, a, b, swept, &t, &n)) {
+			/* The point it first touches, moved out to the margin along the normal there. */
+			target = pbd_v3_add(pbd_v3_add(a, pbd_v3_scale(move, t)), pbd_v3_scale(n, margin - swept));
 		} else if (sweep && PBD_FABS(da - margin) <= PBD_CONTACT_TOLERANCE && pbd_v3_dot(na, move) < 0) {
 			/* Started on the surface (within rounding) and heading in, where the sweep, which
 			 * needs a start outside, sees nothing: the tangent plane where it started, not the
@@ -216,7 +221,7 @@ static bool broad_phase(pbd_world* w, uint32_t* npairs) {
 				if (!grow_to(w, (void**)&bp->pairs, sizeof *bp->pairs, &bp->cap_pairs, n + 1)) return false;
 				bp->pairs[n++] = (uint64_t)sa << 32 | kk;
 			}
-		qsort(bp->pairs, n, sizeof *bp->pairs, pair_cmp);
+		if (n > 1) qsort(bp->pairs, n, sizeof *bp->pairs, pair_cmp);
 		*npairs = n;
 		return true;
 	}
@@ -243,7 +248,7 @@ static bool broad_phase(pbd_world* w, uint32_t* npairs) {
 			++j;
 		}
 	}
-	qsort(bp->pairs, n, sizeof *bp->pairs, pair_cmp);
+	if (n > 1) qsort(bp->pairs, n, sizeof *bp->pairs, pair_cmp);
 	*npairs = n;
 	return true;
 }
@@ -292,6 +297,26 @@ void pbd_collide_project_contacts(pbd_world* w) {
 		if (!(depth > 0)) continue;
 		q[c->particle] = pbd_v3_add(q[c->particle], pbd_v3_scale(c->n, depth));
 		c->dn += depth;
+	}
+}
+
+/* The last word of the substep, after the iterations and friction: a particle that a contact
+ * plane let into its collider anyway (a plane is one face of a shape; on a non-convex surface the
+ * constraints can slide a particle along it into the next bump) moves out by its closest point.
+ * Only deeper than the tolerance, so that resting contacts keep the planes' exact, energy-free
+ * answer. */
+void pbd_collide_settle(pbd_world* w) {
+	pbd_vec3* restrict q = w->q;
+	for (uint32_t k = 0; k < w->ncon; ++k) {
+		const pbd_contact_c* c = &w->con[k];
+		const pbd_collider* col = &w->colliders[c->collider];
+		const uint32_t i = c->particle;
+		const pbd_real margin = col->def.margin + w->radius[i];
+		const pbd_vec3 local = pbd_pose_apply_inverse(col->def.pose, pbd_v3_add(w->x[i], q[i]));
+		pbd_vec3 n;
+		const pbd_real d = pbd_shape_ops_of(col->def.type)->distance(&col->def, local, &n);
+		if (!(d < margin - PBD_CONTACT_TOLERANCE)) continue;
+		q[i] = pbd_v3_add(q[i], pbd_v3_scale(pbd_quat_rotate(col->def.pose.rotation, n), margin - d));
 	}
 }
 

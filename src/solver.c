@@ -177,6 +177,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 	if (w->nc > 0) {
 		note(w, pbd_collide_after_iterations(w));
 		pbd_collide_friction(w, h);
+		if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER) pbd_collide_settle(w);
 	}
 	pbd_particles_update_velocities(w, h, substep == substeps);
 	if (w->ncon > 0) pbd_collide_restitution(w, h);
