@@ -14,11 +14,17 @@
 
 #include "json_read.h"
 #include "pbd/math.h"
+#include "scene_embedded.h"
+
+#ifdef PBD_SCENE_HAVE_STB
+#include <stb_image.h>
+#endif
 
 /* Everything one load needs, so that nothing is global. */
 typedef struct loader {
 	jr r;
-	const char* base_dir; /* where relative obj paths start; NULL = working directory */
+	const char* base_dir; /* where relative file names start; NULL = working directory */
+	bool builtin;         /* a built-in scene: relative names look in the embedded data files first */
 	scene* s;
 	uint64_t particles; /* running totals, checked against the scene caps */
 	uint64_t constraints;
@@ -864,6 +870,119 @@ static bool resolve_path(loader* L, const char* path, const char* file, char* ou
 	return true;
 }
 
+/* The embedded data file a built-in scene's relative `file` names, or NULL (then the file is
+ * read from disk). */
+static const scene_data_file* embedded_data(const loader* L, const char* file) {
+	return L->builtin && file[0] != '/' ? scene_data_find(file) : NULL;
+}
+
+#define SCENE_FILE_NAME_MAX 4200 /* a resolved file name: a folder and a 4096-byte string */
+
+/* An OBJ file named at field `fpath`: for a built-in scene the embedded data file of that name if
+ * there is one, else the file (relative to the scene's folder). Its coordinates are held to the
+ * cap of the scene's own. */
+static bool load_obj(loader* L, const char* fpath, const char* file, bool bend, pbd_mesh* mesh) {
+	jr* r = &L->r;
+	if (!file[0]) return jr_fail(r, fpath, "must not be empty");
+	char full[SCENE_FILE_NAME_MAX];
+	pbd_error err;
+	pbd_status st;
+	const scene_data_file* emb = embedded_data(L, file);
+	if (emb) {
+		snprintf(full, sizeof full, "builtin:%s", emb->name);
+		st = pbd_mesh_load_obj_memory((const char*)emb->bytes, emb->size, full, bend, mesh, &err);
+	} else {
+		if (!resolve_path(L, fpath, file, full, sizeof full)) return false;
+		st = pbd_mesh_load_obj(full, bend, mesh, &err);
+	}
+	if (st != PBD_OK) return jr_fail(r, fpath, "%s", err.message);
+	/* The file's numbers never passed the scene's caps: hold them to the one of coordinates. */
+	for (uint32_t i = 0; i < mesh->vertex_count; ++i) {
+		const pbd_vec3 x = mesh->positions[i];
+		const double c[3] = {(double)x.x, (double)x.y, (double)x.z};
+		for (int k = 0; k < 3; ++k) {
+			if (fabs(c[k]) <= SCENE_MAX_LENGTH) continue;
+			char got[JR_NUMBER_MAX], max[JR_NUMBER_MAX];
+			jr_format_number(got, sizeof got, c[k]);
+			jr_format_number(max, sizeof max, SCENE_MAX_LENGTH);
+			pbd_mesh_free(mesh);
+			return jr_fail(r, fpath, "%s: vertex %u: coordinate %c is %s, beyond the scene cap of +-%s", full, i + 1,
+			               "xyz"[k], got, max);
+		}
+	}
+	return true;
+}
+
+/* An array of at least `min` points [x, y, z] at `key`, each within the coordinate cap; *out is
+ * malloc'd. `what` names them in the message about too few ("vertices", "points"). */
+static bool read_points(loader* L, const cJSON* arr, const char* apath, size_t min, const char* what, pbd_vec3** out,
+                        uint32_t* count) {
+	jr* r = &L->r;
+	*out = NULL;
+	*count = 0;
+	size_t n = 0;
+	for (const cJSON* c = arr->child; c; c = c->next) ++n;
+	if (n < min) return jr_fail(r, apath, "needs at least %zu %s (got %zu)", min, what, n);
+	if (n > UINT32_MAX / 4) return jr_fail(r, apath, "too many %s (%zu)", what, n);
+	pbd_vec3* pos = malloc(n * sizeof *pos);
+	if (!pos) return jr_fail(r, apath, "out of memory");
+	size_t i = 0;
+	for (const cJSON* c = arr->child; c; c = c->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, apath, i);
+		if (!jr_vec3_item(r, c, p, SCENE_MAX_LENGTH, &pos[i])) {
+			free(pos);
+			return false;
+		}
+	}
+	*out = pos;
+	*count = (uint32_t)n;
+	return true;
+}
+
+/* An array of at least one triangle [a, b, c] at `tpath`: indices below `nv`, no corner repeated;
+ * *out is malloc'd, 3 per triangle. */
+static bool read_triangles(loader* L, const cJSON* arr, const char* tpath, uint32_t nv, uint32_t** out,
+                           uint32_t* count) {
+	jr* r = &L->r;
+	*out = NULL;
+	*count = 0;
+	size_t nt = 0;
+	for (const cJSON* c = arr->child; c; c = c->next) ++nt;
+	if (nt < 1) return jr_fail(r, tpath, "needs at least 1 triangle");
+	if (nt > SCENE_MAX_CONSTRAINTS) return jr_fail(r, tpath, "too many triangles (%zu)", nt);
+	uint32_t* tri = malloc(3 * nt * sizeof *tri);
+	if (!tri) return jr_fail(r, tpath, "out of memory");
+	char what[64];
+	snprintf(what, sizeof what, "the mesh has %u vertices", nv);
+	size_t i = 0;
+	bool ok = true;
+	for (const cJSON* c = arr->child; ok && c; c = c->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, tpath, i);
+		if (!cJSON_IsArray(c) || cJSON_GetArraySize(c) != 3) {
+			ok = jr_fail(r, p, "expected an array of 3 vertex indices (got %s)",
+			             cJSON_IsArray(c) ? "an array of another length" : jr_type_name(c));
+			break;
+		}
+		int k = 0;
+		for (const cJSON* e = c->child; ok && e; e = e->next, ++k) {
+			char q[JR_PATH_MAX];
+			jr_path_index(q, p, (size_t)k);
+			ok = jr_index_item(r, e, q, nv, what, &tri[3 * i + (size_t)k]);
+		}
+		const uint32_t* t = &tri[3 * i];
+		if (ok && (t[0] == t[1] || t[1] == t[2] || t[0] == t[2])) ok = jr_fail(r, p, "repeats a vertex");
+	}
+	if (!ok) {
+		free(tri);
+		return false;
+	}
+	*out = tri;
+	*count = (uint32_t)nt;
+	return true;
+}
+
 /* Inline "vertices": [[x,y,z],...] and "triangles": [[a,b,c],...]. */
 static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool bend, pbd_mesh* mesh) {
 	jr* r = &L->r;
@@ -878,41 +997,14 @@ static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool
 	if (nv < 3) return jr_fail(r, vpath, "needs at least 3 vertices (got %zu)", nv);
 	if (nt < 1) return jr_fail(r, tpath, "needs at least 1 triangle");
 	if (!check_caps(L, vpath, nv, 0)) return false;
-	if (nt > SCENE_MAX_CONSTRAINTS) return jr_fail(r, tpath, "too many triangles (%zu)", nt);
-	pbd_vec3* pos = malloc(nv * sizeof *pos);
-	uint32_t* tri = malloc(3 * nt * sizeof *tri);
-	bool ok = pos && tri;
-	if (!ok) jr_fail(r, path, "out of memory");
-	size_t i = 0;
-	for (const cJSON* c = varr->child; ok && c; c = c->next, ++i) {
-		char p[JR_PATH_MAX];
-		jr_path_index(p, vpath, i);
-		ok = jr_vec3_item(r, c, p, SCENE_MAX_LENGTH, &pos[i]);
-	}
-	char what[64];
-	snprintf(what, sizeof what, "the mesh has %zu vertices", nv);
-	i = 0;
-	for (const cJSON* c = tarr->child; ok && c; c = c->next, ++i) {
-		char p[JR_PATH_MAX];
-		jr_path_index(p, tpath, i);
-		if (!cJSON_IsArray(c) || cJSON_GetArraySize(c) != 3) {
-			ok = jr_fail(r, p, "expected an array of 3 vertex indices (got %s)",
-			             cJSON_IsArray(c) ? "an array of another length" : jr_type_name(c));
-			break;
-		}
-		int k = 0;
-		for (const cJSON* e = c->child; ok && e; e = e->next, ++k) {
-			char q[JR_PATH_MAX];
-			jr_path_index(q, p, (size_t)k);
-			ok = jr_index_item(r, e, q, (uint32_t)nv, what, &tri[3 * i + (size_t)k]);
-		}
-		const uint32_t* t = &tri[3 * i];
-		if (ok && (t[0] == t[1] || t[1] == t[2] || t[0] == t[2])) ok = jr_fail(r, p, "repeats a vertex");
-	}
+	pbd_vec3* pos;
+	uint32_t* tri = NULL;
+	uint32_t nvu, ntu;
+	bool ok = read_points(L, varr, vpath, 3, "vertices", &pos, &nvu) && read_triangles(L, tarr, tpath, nvu, &tri, &ntu);
 	if (ok) {
 		pbd_error err;
 		/* Zero-area triangles are left to the library, whose tolerance is the one that matters. */
-		if (pbd_mesh_from_triangles((uint32_t)nv, pos, (uint32_t)nt, tri, bend, mesh, &err) != PBD_OK)
+		if (pbd_mesh_from_triangles(nvu, pos, ntu, tri, bend, mesh, &err) != PBD_OK)
 			ok = jr_fail(r, tpath, "%s", err.message);
 	}
 	free(pos);
@@ -936,25 +1028,7 @@ static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene
 		jr_path_key(opath, path, "obj");
 		if (jr_get(obj, "vertices") || jr_get(obj, "triangles"))
 			return jr_fail(r, opath, "give either obj or vertices/triangles, not both");
-		if (!file[0]) return jr_fail(r, opath, "must not be empty");
-		char full[4200];
-		if (!resolve_path(L, opath, file, full, sizeof full)) return false;
-		pbd_error err;
-		if (pbd_mesh_load_obj(full, bend, &mesh, &err) != PBD_OK) return jr_fail(r, opath, "%s", err.message);
-		/* The file's numbers never passed the scene's caps: hold them to the one of coordinates. */
-		for (uint32_t i = 0; i < mesh.vertex_count; ++i) {
-			const pbd_vec3 x = mesh.positions[i];
-			const double c[3] = {(double)x.x, (double)x.y, (double)x.z};
-			for (int k = 0; k < 3; ++k) {
-				if (fabs(c[k]) <= SCENE_MAX_LENGTH) continue;
-				char got[JR_NUMBER_MAX], max[JR_NUMBER_MAX];
-				jr_format_number(got, sizeof got, c[k]);
-				jr_format_number(max, sizeof max, SCENE_MAX_LENGTH);
-				pbd_mesh_free(&mesh);
-				return jr_fail(r, opath, "%s: vertex %u: coordinate %c is %s, beyond the scene cap of +-%s", full,
-				               i + 1, "xyz"[k], got, max);
-			}
-		}
+		if (!load_obj(L, opath, file, bend, &mesh)) return false;
 	} else if (!read_inline_mesh(L, obj, path, bend, &mesh)) {
 		return false;
 	}
@@ -1181,7 +1255,8 @@ static bool read_object(loader* L, const cJSON* obj, const char* path, scene_obj
 /* ---- colliders --------------------------------------------------------------------------- */
 
 /* Positions in collider_types follow pbd_shape_type; those in actor_kinds pbd_actor_kind. */
-static const char* const collider_types[] = {"plane", "sphere", "capsule", "box", NULL};
+static const char* const collider_types[] = {"plane",  "sphere", "capsule",     "box",
+                                             "convex", "mesh",   "heightfield", NULL};
 static const char* const actor_kinds[] = {"static", "kinematic", NULL};
 
 /* The keys every collider takes besides its shape's. */
@@ -1293,8 +1368,410 @@ static bool read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t
 	return true;
 }
 
-/* The shape keys of each type; the rest of a collider is its actor (read_collider). */
-static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider_def* d) {
+/* ---- collider shapes with arrays ---------------------------------------------------------- */
+
+/* The arrays a convex, mesh or heightfield shape points at until pbd_collider_create has copied
+ * them. */
+typedef struct shape_arrays {
+	pbd_vec3* points;
+	uint32_t* triangles;
+	pbd_real* heights;
+	pbd_mesh mesh; /* an OBJ file's, when the shape came from one */
+} shape_arrays;
+
+static void shape_arrays_free(shape_arrays* a) {
+	free(a->points);
+	free(a->triangles);
+	free(a->heights);
+	pbd_mesh_free(&a->mesh);
+	memset(a, 0, sizeof *a);
+}
+
+/* The bytes of a data file named at field `fpath`: an embedded one for a built-in scene, else
+ * the file read whole (at most `max_bytes`). *owned is what the caller frees (NULL for embedded
+ * bytes); `name` gets what names the file in messages. */
+static bool read_data_file(loader* L, const char* fpath, const char* file, size_t max_bytes,
+                           const unsigned char** bytes, size_t* size, unsigned char** owned,
+                           char name[SCENE_FILE_NAME_MAX]) {
+	jr* r = &L->r;
+	*bytes = NULL;
+	*size = 0;
+	*owned = NULL;
+	if (!file[0]) return jr_fail(r, fpath, "must not be empty");
+	const scene_data_file* emb = embedded_data(L, file);
+	if (emb) {
+		snprintf(name, SCENE_FILE_NAME_MAX, "builtin:%s", emb->name);
+		*bytes = emb->bytes;
+		*size = emb->size;
+		return true;
+	}
+	if (!resolve_path(L, fpath, file, name, SCENE_FILE_NAME_MAX)) return false;
+	FILE* fp = fopen(name, "rb");
+	if (!fp) return jr_fail(r, fpath, "%s: cannot open: %s", name, strerror(errno));
+	/* In chunks, as the scene text is read: the path may be a pipe or a special file. */
+	size_t cap = 1 << 16, n = 0;
+	unsigned char* buf = malloc(cap);
+	bool ok = buf != NULL;
+	if (!ok) jr_fail(r, fpath, "%s: out of memory", name);
+	while (ok) {
+		if (n == cap) {
+			if (cap > max_bytes) {
+				char lim[32];
+				scene_format_bytes(lim, sizeof lim, max_bytes);
+				ok = jr_fail(r, fpath, "%s: file too large (more than the limit of %s)", name, lim);
+				break;
+			}
+			unsigned char* bigger = realloc(buf, 2 * cap);
+			if (!bigger) {
+				ok = jr_fail(r, fpath, "%s: out of memory", name);
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		const size_t got = fread(buf + n, 1, cap - n, fp);
+		n += got;
+		if (got == 0) break;
+	}
+	if (ok && ferror(fp)) ok = jr_fail(r, fpath, "%s: cannot read: %s", name, strerror(errno));
+	if (ok && n > max_bytes) {
+		char lim[32];
+		scene_format_bytes(lim, sizeof lim, max_bytes);
+		ok = jr_fail(r, fpath, "%s: file too large (more than the limit of %s)", name, lim);
+	}
+	fclose(fp);
+	if (!ok) {
+		free(buf);
+		return false;
+	}
+	*bytes = buf;
+	*size = n;
+	*owned = buf;
+	return true;
+}
+
+/* A decoded grey image: w x h samples, row 0 first, each at most max_pixel. */
+typedef struct grey_image {
+	uint32_t w, h;
+	uint16_t* pixels; /* malloc'd */
+	double max_pixel;
+} grey_image;
+
+/* Skips whitespace and '#' comments of a PNM header; false at the end of the bytes. */
+static bool pnm_skip(const unsigned char* b, size_t n, size_t* i) {
+	for (;;) {
+		while (*i < n && (b[*i] == ' ' || b[*i] == '\t' || b[*i] == '\r' || b[*i] == '\n')) ++*i;
+		if (*i < n && b[*i] == '#') {
+			while (*i < n && b[*i] != '\n') ++*i;
+			continue;
+		}
+		return *i < n;
+	}
+}
+
+/* A decimal header field of at most 9 digits. */
+static bool pnm_number(const unsigned char* b, size_t n, size_t* i, uint32_t* out) {
+	if (!pnm_skip(b, n, i) || b[*i] < '0' || b[*i] > '9') return false;
+	uint32_t v = 0;
+	int digits = 0;
+	while (*i < n && b[*i] >= '0' && b[*i] <= '9') {
+		if (++digits > 9) return false;
+		v = v * 10 + (uint32_t)(b[(*i)++] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/* A binary PGM (P5): read here, so that PGM heightfields need no image library. Samples are 1
+ * byte, or 2 (big-endian) when maxval > 255; max_pixel is the header's maxval. */
+static bool read_pgm(loader* L, const char* fpath, const char* name, const unsigned char* b, size_t n,
+                     grey_image* img) {
+	jr* r = &L->r;
+	size_t i = 2;
+	uint32_t w, h, maxval;
+	if (!pnm_number(b, n, &i, &w) || !pnm_number(b, n, &i, &h) || !pnm_number(b, n, &i, &maxval) || i >= n ||
+	    !(b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n'))
+		return jr_fail(r, fpath, "%s: the PGM header does not read (expected \"P5 width height maxval\")", name);
+	++i; /* the one whitespace byte before the samples */
+	if (maxval < 1 || maxval > 65535)
+		return jr_fail(r, fpath, "%s: the PGM maxval must be in [1, 65535] (got %u)", name, maxval);
+	if (w < 2 || h < 2) return jr_fail(r, fpath, "%s: needs at least 2 x 2 pixels (got %u x %u)", name, w, h);
+	if ((uint64_t)w * h > SCENE_MAX_HEIGHTFIELD_SAMPLES)
+		return jr_fail(r, fpath, "%s: %u x %u pixels is more than the %u samples a heightfield may have", name, w, h,
+		               SCENE_MAX_HEIGHTFIELD_SAMPLES);
+	const size_t bytes_per = maxval > 255 ? 2 : 1, count = (size_t)w * h;
+	if (n - i < count * bytes_per)
+		return jr_fail(r, fpath, "%s: the PGM is cut short (%zu bytes of samples, %u x %u needs %zu)", name, n - i, w,
+		               h, count * bytes_per);
+	img->pixels = malloc(count * sizeof *img->pixels);
+	if (!img->pixels) return jr_fail(r, fpath, "out of memory");
+	for (size_t k = 0; k < count; ++k) {
+		const unsigned char* s = b + i + k * bytes_per;
+		const uint32_t v = bytes_per == 2 ? ((uint32_t)s[0] << 8) | s[1] : s[0];
+		if (v > maxval) {
+			free(img->pixels);
+			img->pixels = NULL;
+			return jr_fail(r, fpath, "%s: pixel (%zu, %zu) is %u, more than the maxval %u", name, k % w, k / w, v,
+			               maxval);
+		}
+		img->pixels[k] = (uint16_t)v;
+	}
+	img->w = w;
+	img->h = h;
+	img->max_pixel = maxval;
+	return true;
+}
+
+/* A grey PNG, 8- or 16-bit, through stb_image. */
+static bool read_png(loader* L, const char* fpath, const char* name, const unsigned char* b, size_t n,
+                     grey_image* img) {
+	jr* r = &L->r;
+#ifndef PBD_SCENE_HAVE_STB
+	(void)b;
+	(void)n;
+	(void)img;
+	return jr_fail(r, fpath,
+	               "%s: PNG height images need stb_image, which this build lacks (install libstb-dev and rebuild); "
+	               "use a binary PGM, or give the heights inline in \"heights\"",
+	               name);
+#else
+	int w = 0, h = 0, channels = 0;
+	if (n > INT32_MAX || !stbi_info_from_memory(b, (int)n, &w, &h, &channels))
+		return jr_fail(r, fpath, "%s: cannot read the image: %s", name, stbi_failure_reason());
+	if (channels != 1 && channels != 2)
+		return jr_fail(r, fpath, "%s: expected a grey image (got %d color channels)", name, channels);
+	if (w < 2 || h < 2) return jr_fail(r, fpath, "%s: needs at least 2 x 2 pixels (got %d x %d)", name, w, h);
+	if ((uint64_t)w * (uint64_t)h > SCENE_MAX_HEIGHTFIELD_SAMPLES)
+		return jr_fail(r, fpath, "%s: %d x %d pixels is more than the %u samples a heightfield may have", name, w, h,
+		               SCENE_MAX_HEIGHTFIELD_SAMPLES);
+	const bool wide = stbi_is_16_bit_from_memory(b, (int)n) != 0;
+	int w2 = 0, h2 = 0, c2 = 0;
+	void* pixels = wide ? (void*)stbi_load_16_from_memory(b, (int)n, &w2, &h2, &c2, 1)
+	                    : (void*)stbi_load_from_memory(b, (int)n, &w2, &h2, &c2, 1);
+	if (!pixels || w2 != w || h2 != h) {
+		stbi_image_free(pixels);
+		return jr_fail(r, fpath, "%s: cannot read the image: %s", name,
+		               pixels ? "its size changed while decoding" : stbi_failure_reason());
+	}
+	const size_t count = (size_t)w * (size_t)h;
+	img->pixels = malloc(count * sizeof *img->pixels);
+	if (!img->pixels) {
+		stbi_image_free(pixels);
+		return jr_fail(r, fpath, "out of memory");
+	}
+	for (size_t k = 0; k < count; ++k)
+		img->pixels[k] = wide ? ((const uint16_t*)pixels)[k] : ((const unsigned char*)pixels)[k];
+	stbi_image_free(pixels);
+	img->w = (uint32_t)w;
+	img->h = (uint32_t)h;
+	img->max_pixel = wide ? 65535 : 255;
+	return true;
+#endif
+}
+
+/* Heights from a grey image: sample (ix, iz) is pixel (ix, iz), row iz of the image (top row
+ * first) along z, so that the image seen from above (+y, with x to the right) is the terrain
+ * seen from above with z pointing down the image. height = pixel / max_pixel * scale + offset,
+ * max_pixel being a PGM's maxval, or 255 or 65535 for an 8- or 16-bit PNG. */
+static bool read_height_image(loader* L, const char* fpath, const char* file, double scale, double offset,
+                              pbd_heightfield* hf, pbd_real** heights) {
+	jr* r = &L->r;
+	const unsigned char* bytes;
+	size_t size;
+	unsigned char* owned;
+	char name[SCENE_FILE_NAME_MAX];
+	if (!read_data_file(L, fpath, file, SCENE_MAX_IMAGE_BYTES, &bytes, &size, &owned, name)) return false;
+	grey_image img;
+	memset(&img, 0, sizeof img);
+	bool ok;
+	if (size >= 2 && bytes[0] == 'P' && bytes[1] == '5')
+		ok = read_pgm(L, fpath, name, bytes, size, &img);
+	else if (size >= 8 && memcmp(bytes, "\x89PNG\r\n\x1a\n", 8) == 0)
+		ok = read_png(L, fpath, name, bytes, size, &img);
+	else
+		ok = jr_fail(r, fpath, "%s: not a binary PGM (P5) or PNG image%s", name,
+		             size >= 2 && bytes[0] == 'P' && bytes[1] == '2' ? " (plain-text PGM, P2, is not read)" : "");
+	free(owned);
+	if (!ok) return false;
+	const size_t count = (size_t)img.w * img.h;
+	pbd_real* out = malloc(count * sizeof *out);
+	if (!out) {
+		free(img.pixels);
+		return jr_fail(r, fpath, "out of memory");
+	}
+	for (size_t k = 0; k < count; ++k) out[k] = (pbd_real)((double)img.pixels[k] / img.max_pixel * scale + offset);
+	free(img.pixels);
+	hf->nx = img.w;
+	hf->nz = img.h;
+	hf->heights = out;
+	*heights = out;
+	return true;
+}
+
+/* "heights": nz rows of nx numbers, row iz being the samples along x at z = iz * cell_z. */
+static bool read_height_rows(loader* L, const cJSON* arr, const char* hpath, pbd_heightfield* hf, pbd_real** heights) {
+	jr* r = &L->r;
+	size_t nz = 0, nx = 0;
+	for (const cJSON* row = arr->child; row; row = row->next, ++nz) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, hpath, nz);
+		if (!cJSON_IsArray(row)) return jr_fail(r, p, "expected a row of heights (got %s)", jr_type_name(row));
+		size_t n = 0;
+		for (const cJSON* e = row->child; e; e = e->next) ++n;
+		if (nz == 0) {
+			if (n < 2) return jr_fail(r, p, "needs at least 2 heights (got %zu)", n);
+			nx = n;
+		} else if (n != nx) {
+			return jr_fail(r, p, "has %zu heights, but row 0 has %zu: every row must have the same length", n, nx);
+		}
+		if ((uint64_t)nx * (nz + 1) > SCENE_MAX_HEIGHTFIELD_SAMPLES)
+			return jr_fail(r, hpath, "more than the %u samples a heightfield may have", SCENE_MAX_HEIGHTFIELD_SAMPLES);
+	}
+	if (nz < 2) return jr_fail(r, hpath, "needs at least 2 rows (got %zu)", nz);
+	pbd_real* out = malloc(nx * nz * sizeof *out);
+	if (!out) return jr_fail(r, hpath, "out of memory");
+	size_t iz = 0;
+	for (const cJSON* row = arr->child; row; row = row->next, ++iz) {
+		size_t ix = 0;
+		for (const cJSON* e = row->child; e; e = e->next, ++ix) {
+			char p[JR_PATH_MAX], q[JR_PATH_MAX];
+			jr_path_index(p, hpath, iz);
+			jr_path_index(q, p, ix);
+			double v;
+			const jr_range range = JR_SYMMETRIC(SCENE_MAX_LENGTH);
+			if (!jr_number_item(r, e, q, range, &v) || !jr_to_real(r, q, v, range, &out[iz * nx + ix])) {
+				free(out);
+				return false;
+			}
+		}
+	}
+	hf->nx = (uint32_t)nx;
+	hf->nz = (uint32_t)nz;
+	hf->heights = out;
+	*heights = out;
+	return true;
+}
+
+/* Two positive lengths [a, b] at `key` (a heightfield's cell), kept when absent. */
+static bool read_pair(loader* L, const cJSON* obj, const char* path, const char* key, pbd_real* a, pbd_real* b) {
+	jr* r = &L->r;
+	const cJSON* item = jr_get(obj, key);
+	if (!item) return true;
+	char p[JR_PATH_MAX];
+	jr_path_key(p, path, key);
+	if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 2)
+		return jr_fail(r, p, "expected an array of 2 numbers (got %s)",
+		               cJSON_IsArray(item) ? "an array of another length" : jr_type_name(item));
+	pbd_real* out[2] = {a, b};
+	size_t k = 0;
+	for (const cJSON* e = item->child; e; e = e->next, ++k) {
+		char q[JR_PATH_MAX];
+		double v;
+		const jr_range range = JR_POSITIVE(SCENE_MAX_LENGTH);
+		jr_path_index(q, p, k);
+		if (!jr_number_item(r, e, q, range, &v) || !jr_to_real(r, q, v, range, out[k])) return false;
+	}
+	return true;
+}
+
+/* "obj" against the inline keys that would say the same: one form or the other. */
+static bool one_source(loader* L, const cJSON* c, const char* path, const char* file_key, const char* a,
+                       const char* b) {
+	if (!jr_get(c, file_key) || (!jr_get(c, a) && !(b && jr_get(c, b)))) return true;
+	char p[JR_PATH_MAX];
+	jr_path_key(p, path, file_key);
+	if (b) return jr_fail(&L->r, p, "give either %s or %s/%s, not both", file_key, a, b);
+	return jr_fail(&L->r, p, "give either %s or %s, not both", file_key, a);
+}
+
+static bool read_convex(loader* L, const cJSON* c, const char* path, pbd_convex* cv, shape_arrays* a) {
+	jr* r = &L->r;
+	const char* file;
+	const cJSON* arr;
+	size_t n;
+	if (!jr_string(r, c, path, "obj", NULL, 4096, &file) || !jr_array(r, c, path, "points", &arr, &n) ||
+	    !one_source(L, c, path, "obj", "points", NULL))
+		return false;
+	char p[JR_PATH_MAX];
+	if (file) {
+		jr_path_key(p, path, "obj");
+		if (!load_obj(L, p, file, false, &a->mesh)) return false;
+		if (a->mesh.vertex_count < 4)
+			return jr_fail(r, p, "needs at least 4 vertices for a hull (got %u)", a->mesh.vertex_count);
+		cv->points = a->mesh.positions;
+		cv->point_count = a->mesh.vertex_count;
+		return true;
+	}
+	if (!arr) return jr_fail(r, path, "needs \"points\" (at least 4 [x, y, z]) or \"obj\"");
+	jr_path_key(p, path, "points");
+	if (!read_points(L, arr, p, 4, "points", &a->points, &cv->point_count)) return false;
+	cv->points = a->points;
+	return true;
+}
+
+static bool read_trimesh(loader* L, const cJSON* c, const char* path, pbd_trimesh* m, shape_arrays* a) {
+	jr* r = &L->r;
+	const char* file;
+	const cJSON *varr, *tarr;
+	size_t nv, nt;
+	if (!jr_bool(r, c, path, "closed", false, &m->closed) || !jr_string(r, c, path, "obj", NULL, 4096, &file) ||
+	    !jr_array(r, c, path, "vertices", &varr, &nv) || !jr_array(r, c, path, "triangles", &tarr, &nt) ||
+	    !one_source(L, c, path, "obj", "vertices", "triangles"))
+		return false;
+	char p[JR_PATH_MAX];
+	if (file) {
+		jr_path_key(p, path, "obj");
+		if (!load_obj(L, p, file, false, &a->mesh)) return false;
+		m->vertices = a->mesh.positions;
+		m->vertex_count = a->mesh.vertex_count;
+		m->triangles = a->mesh.triangles;
+		m->triangle_count = a->mesh.triangle_count;
+		return true;
+	}
+	if (!varr || !tarr) return jr_fail(r, path, "needs \"obj\", or both \"vertices\" and \"triangles\"");
+	char tp[JR_PATH_MAX];
+	jr_path_key(p, path, "vertices");
+	jr_path_key(tp, path, "triangles");
+	if (!read_points(L, varr, p, 3, "vertices", &a->points, &m->vertex_count) ||
+	    !read_triangles(L, tarr, tp, m->vertex_count, &a->triangles, &m->triangle_count))
+		return false;
+	m->vertices = a->points;
+	m->triangles = a->triangles;
+	return true;
+}
+
+static bool read_heightfield(loader* L, const cJSON* c, const char* path, pbd_heightfield* hf, shape_arrays* a) {
+	jr* r = &L->r;
+	const char* file;
+	const cJSON* arr;
+	size_t n;
+	double scale, offset;
+	hf->cell_x = hf->cell_z = 1;
+	if (!jr_string(r, c, path, "image", NULL, 4096, &file) || !jr_array(r, c, path, "heights", &arr, &n) ||
+	    !one_source(L, c, path, "image", "heights", NULL) || !read_pair(L, c, path, "cell", &hf->cell_x, &hf->cell_z) ||
+	    !jr_real(r, c, path, "height_scale", 1, JR_POSITIVE(SCENE_MAX_LENGTH), &scale) ||
+	    !jr_real(r, c, path, "height_offset", 0, JR_SYMMETRIC(SCENE_MAX_LENGTH), &offset))
+		return false;
+	char p[JR_PATH_MAX];
+	if (file) {
+		jr_path_key(p, path, "image");
+		return read_height_image(L, p, file, scale, offset, hf, &a->heights);
+	}
+	/* Inline heights are metres: a scale or offset would say something they do not do. */
+	static const char* const image_only[] = {"height_scale", "height_offset"};
+	for (size_t k = 0; k < 2; ++k) {
+		if (!jr_get(c, image_only[k])) continue;
+		jr_path_key(p, path, image_only[k]);
+		return jr_fail(r, p, "only with \"image\" (inline heights are in metres)");
+	}
+	if (!arr) return jr_fail(r, path, "needs \"heights\" (rows of numbers) or \"image\"");
+	jr_path_key(p, path, "heights");
+	return read_height_rows(L, arr, p, hf, &a->heights);
+}
+
+/* The shape keys of each type; the rest of a collider is its actor (read_collider). Arrays the
+ * shape points at are in `a` until the collider is made. */
+static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider_def* d, shape_arrays* a) {
 	jr* r = &L->r;
 	char p[JR_PATH_MAX];
 	switch (d->type) {
@@ -1336,9 +1813,19 @@ static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider
 		}
 		return true;
 	}
-	case PBD_SHAPE_CONVEX: /* not in collider_types: scene files cannot name them */
-	case PBD_SHAPE_MESH:
-	case PBD_SHAPE_HEIGHTFIELD:
+	case PBD_SHAPE_CONVEX: {
+		static const char* const keys[] = {COLLIDER_KEYS, "points", "obj", NULL};
+		return jr_object(r, c, path, keys) && read_convex(L, c, path, &d->shape.convex, a);
+	}
+	case PBD_SHAPE_MESH: {
+		static const char* const keys[] = {COLLIDER_KEYS, "obj", "vertices", "triangles", "closed", NULL};
+		return jr_object(r, c, path, keys) && read_trimesh(L, c, path, &d->shape.mesh, a);
+	}
+	case PBD_SHAPE_HEIGHTFIELD: {
+		static const char* const keys[] = {COLLIDER_KEYS,  "heights",       "image", "cell",
+		                                   "height_scale", "height_offset", NULL};
+		return jr_object(r, c, path, keys) && read_heightfield(L, c, path, &d->shape.heightfield, a);
+	}
 	case PBD_SHAPE_COUNT:
 		return jr_fail(r, path, "unsupported collider type");
 	case PBD_SHAPE_PLANE:
@@ -1360,15 +1847,36 @@ static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider
 
 /* Collider `index` of the file: its shape, then how it moves (kind, pose, velocities or
  * keyframes), its contact material and its filter. */
+static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_collider_def* out,
+                              shape_arrays* a);
+
 static bool read_collider(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_collider_id* id) {
+	shape_arrays a;
+	memset(&a, 0, sizeof a);
+	pbd_collider_def d;
+	bool ok = read_collider_def(L, c, path, index, &d, &a);
+	if (ok) {
+		/* The library copies the shape's arrays: they go right after. */
+		*id = pbd_collider_create(L->s->world, &d);
+		if (id->index1 == 0) ok = fail_world(L, path);
+	}
+	shape_arrays_free(&a);
+	return ok;
+}
+
+static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_collider_def* out,
+                              shape_arrays* a) {
 	jr* r = &L->r;
 	if (!cJSON_IsObject(c)) return jr_fail(r, path, "expected an object (got %s)", jr_type_name(c));
-	if (!jr_get(c, "type")) return jr_fail(r, path, "missing \"type\" (\"plane\", \"sphere\", \"capsule\" or \"box\")");
+	if (!jr_get(c, "type"))
+		return jr_fail(r, path,
+		               "missing \"type\" (\"plane\", \"sphere\", \"capsule\", \"box\", \"convex\", \"mesh\" or "
+		               "\"heightfield\")");
 	int type;
 	if (!jr_enum(r, c, path, "type", 0, collider_types, NULL, NULL, &type)) return false;
 	pbd_collider_def d = pbd_collider_def_default();
 	d.type = (pbd_shape_type)type;
-	if (!read_shape(L, c, path, &d)) return false;
+	if (!read_shape(L, c, path, &d, a)) return false;
 
 	char p[JR_PATH_MAX];
 	int kind;
@@ -1421,8 +1929,7 @@ static bool read_collider(loader* L, const cJSON* c, const char* path, uint32_t 
 	    !jr_to_real(r, p, mu_k, mu_range, &d.kinetic_friction))
 		return false;
 	if (!read_keyframes(L, c, path, index, &d.pose)) return false;
-	*id = pbd_collider_create(L->s->world, &d);
-	if (id->index1 == 0) return fail_world(L, path);
+	*out = d;
 	return true;
 }
 
@@ -1731,7 +2238,7 @@ static void stem_of(const char* source, char out[SCENE_NAME_MAX]) {
 
 /* `text` is terminated at text[size] when `owned` is: then it belongs to the load, which frees it
  * once parsed so that the text and the objects built from the tree are never held together. */
-static bool load(const char* text, size_t size, char* owned, const char* source, const char* base_dir,
+static bool load(const char* text, size_t size, char* owned, const char* source, const char* base_dir, bool builtin,
                  const char* default_name, const scene_options* options, scene* out, scene_error* err) {
 	memset(out, 0, sizeof *out);
 	loader L;
@@ -1740,6 +2247,7 @@ static bool load(const char* text, size_t size, char* owned, const char* source,
 	L.r.message = err->message;
 	L.r.message_size = sizeof err->message;
 	L.base_dir = base_dir;
+	L.builtin = builtin;
 	L.s = out;
 	L.max_particles = SCENE_MAX_PARTICLES;
 	L.max_constraints = SCENE_MAX_CONSTRAINTS;
@@ -1764,7 +2272,14 @@ bool scene_load_string(const char* text, size_t size, const char* source, const 
                        const scene_options* options, scene* out, scene_error* err) {
 	char stem[SCENE_NAME_MAX];
 	stem_of(source ? source : "scene", stem);
-	return load(text, size, NULL, source, base_dir, stem, options, out, err);
+	return load(text, size, NULL, source, base_dir, false, stem, options, out, err);
+}
+
+bool scene_load_builtin_text(const char* text, size_t size, const char* source, const scene_options* options,
+                             scene* out, scene_error* err) {
+	char stem[SCENE_NAME_MAX];
+	stem_of(source ? source : "scene", stem);
+	return load(text, size, NULL, source, NULL, true, stem, options, out, err);
 }
 
 /* Reads at most SCENE_MAX_FILE_BYTES + 1 bytes, so that a file past the cap costs no more than
@@ -1849,7 +2364,7 @@ bool scene_load_file(const char* path, const scene_options* options, scene* out,
 	}
 	char stem[SCENE_NAME_MAX];
 	stem_of(path, stem);
-	return load(text, size, text, path, base_dir, stem, options, out, err);
+	return load(text, size, text, path, base_dir, false, stem, options, out, err);
 }
 
 void scene_error_set(scene_error* err, const char* fmt, ...) {

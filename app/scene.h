@@ -59,7 +59,10 @@ extern "C" {
 #define SCENE_MAX_ANGLE_DEG  1e6  ///< degrees: an axis-angle rotation's angle_deg
 #define SCENE_MAX_TIME       1e9  ///< s: keyframe times (the longest run: SCENE_MAX_FRAMES of SCENE_MAX_DT)
 #define SCENE_MAX_KEYFRAMES  100000
-#define SCENE_MAX_MAGNITUDE  1e9 ///< any other number (jacobi.alpha)
+/// Samples of one heightfield collider (4096 x 4096), and the bytes of a height image file.
+#define SCENE_MAX_HEIGHTFIELD_SAMPLES (1u << 24)
+#define SCENE_MAX_IMAGE_BYTES         (64u << 20)
+#define SCENE_MAX_MAGNITUDE           1e9 ///< any other number (jacobi.alpha)
 
 typedef enum scene_object_type {
 	SCENE_OBJECT_PARTICLES = 0,
@@ -174,16 +177,19 @@ typedef struct scene_options {
 	uint32_t max_particles;
 } scene_options;
 
-/// Loads a scene file. Relative `obj` paths inside it are taken from the file's folder.
+/// Loads a scene file. Relative file names inside it (`obj`, `image`, `node`, `ele`) are taken
+/// from the file's folder.
 /// `options` may be NULL.
 bool scene_load_file(const char* path, const scene_options* options, scene* out, scene_error* err);
 
 /// Loads a scene from `size` bytes of JSON (need not be terminated). `source` names it in
-/// messages; `base_dir` is where relative `obj` paths start (NULL = the working directory).
+/// messages; `base_dir` is where relative file names start (NULL = the working directory).
 bool scene_load_string(const char* text, size_t size, const char* source, const char* base_dir,
                        const scene_options* options, scene* out, scene_error* err);
 
-/// Loads a scene built into the program from scenes/<name>.json.
+/// Loads a scene built into the program from scenes/<name>.json. The data files of scenes/data/
+/// are built in too: a relative file name such as "data/terrain.pgm" is found among them first,
+/// then in the working directory.
 bool scene_load_builtin(const char* name, const scene_options* options, scene* out, scene_error* err);
 
 /// The pose a track gives at `time`: the first key's before it, the last key's after it, and in

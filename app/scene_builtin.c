@@ -1,4 +1,5 @@
-/* The built-in scenes: the files of scenes/ compiled in by cmake/embed_scenes.cmake. */
+/* The built-in scenes: the files of scenes/ compiled in by cmake/embed_scenes.cmake, and the
+ * data files of scenes/data/ they refer to, compiled in by app/embed_data.cmake. */
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +42,15 @@ bool scene_load_builtin(const char* name, const scene_options* options, scene* o
 	}
 	char source[SCENE_NAME_MAX + 16];
 	snprintf(source, sizeof source, "builtin:%s.json", b->name);
-	/* A built-in has no folder of its own: relative paths start in the working directory. */
-	return scene_load_string((const char*)b->json, b->size, source, NULL, options, out, err);
+	/* A built-in has no folder of its own: relative paths name the embedded data files, or else
+	 * start in the working directory. */
+	return scene_load_builtin_text((const char*)b->json, b->size, source, options, out, err);
+}
+
+const scene_data_file* scene_data_find(const char* path) {
+	if (!path) return NULL;
+	while (path[0] == '.' && path[1] == '/') path += 2;
+	for (size_t i = 0; i < scene_data_embedded_count; ++i)
+		if (strcmp(scene_data_embedded[i].name, path) == 0) return &scene_data_embedded[i];
+	return NULL;
 }

@@ -5,8 +5,8 @@
  * hang (moved along gravity by its distance to the nearest pinned particle, both from where it
  * is and from below that pin, or down to the plane collider that stops it), and, for a body held at one point (a rope,
  * a pendulum), the mirror image of the particles across that point, where the swing takes them. Bounded colliders
- * (spheres, capsules, boxes) count whole, as the balls that hold them where they start; planes are unbounded and
- * count only as floors. */
+ * (spheres, capsules, boxes, and convex hulls, meshes and heightfields by the balls around their world boxes) count
+ * whole, as the balls that hold them where they start; planes are unbounded and count only as floors. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -75,7 +75,8 @@ pbd_plane render_collider_world_plane(const pbd_collider_def* d) {
 	return p;
 }
 
-bool render_collider_ball(const pbd_collider_def* d, float center[3], float* radius) {
+bool render_collider_ball(const pbd_world* w, pbd_collider_id id, const pbd_collider_def* d, float center[3],
+                          float* radius) {
 	pbd_vec3 c = pbd_v3(0, 0, 0);
 	switch (d->type) {
 	case PBD_SHAPE_SPHERE:
@@ -88,10 +89,23 @@ bool render_collider_ball(const pbd_collider_def* d, float center[3], float* rad
 	case PBD_SHAPE_BOX:
 		*radius = (float)pbd_v3_length(d->shape.box.half_extents);
 		break;
-	case PBD_SHAPE_PLANE:
-	case PBD_SHAPE_CONVEX: /* drawn from their triangles, framed by the cloth */
+	case PBD_SHAPE_CONVEX: /* the ball around the library's world box */
 	case PBD_SHAPE_MESH:
-	case PBD_SHAPE_HEIGHTFIELD:
+	case PBD_SHAPE_HEIGHTFIELD: {
+		pbd_vec3 lo, hi;
+		if (!pbd_collider_get_bounds(w, id, &lo, &hi)) return false;
+		/* In double: the box's corners are finite, their sums and squares need not be in float. */
+		const double l[3] = {(double)lo.x, (double)lo.y, (double)lo.z},
+		             h[3] = {(double)hi.x, (double)hi.y, (double)hi.z};
+		double d2 = 0;
+		for (int k = 0; k < 3; ++k) {
+			center[k] = (float)(0.5 * (l[k] + h[k]));
+			d2 += (h[k] - l[k]) * (h[k] - l[k]);
+		}
+		*radius = (float)(0.5 * sqrt(d2));
+		return isfinite(*radius) && isfinite(center[0]) && isfinite(center[1]) && isfinite(center[2]);
+	}
+	case PBD_SHAPE_PLANE:
 	case PBD_SHAPE_COUNT:
 		return false;
 	}
@@ -109,7 +123,7 @@ static float* collect_spheres(const pbd_render_scene* sc, size_t* n) {
 	for (uint32_t i = 0; i < sc->collider_count; ++i) {
 		pbd_collider_def d;
 		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK ||
-		    !render_collider_ball(&d, out + 4 * *n, out + 4 * *n + 3))
+		    !render_collider_ball(sc->world, sc->colliders[i], &d, out + 4 * *n, out + 4 * *n + 3))
 			continue;
 		++*n;
 	}

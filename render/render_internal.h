@@ -68,9 +68,11 @@ void render_plane_quad_make(const pbd_plane* plane, const pbd_render_bounds* bou
 
 /* A plane collider's plane in world coordinates: its local normal and offset moved by its pose. */
 pbd_plane render_collider_world_plane(const pbd_collider_def* d);
-/* The ball that holds a bounded collider (sphere, capsule, box) where its pose puts it; false
- * for a plane. */
-bool render_collider_ball(const pbd_collider_def* d, float center[3], float* radius);
+/* The ball that holds a bounded collider (sphere, capsule, box; for a convex hull, mesh or
+ * heightfield the ball around its world box, pbd_collider_get_bounds) where its pose puts it;
+ * false for a plane. `d` is the def of collider `id` of `w`. */
+bool render_collider_ball(const pbd_world* w, pbd_collider_id id, const pbd_collider_def* d, float center[3],
+                          float* radius);
 
 /* Whether the box holds anything. */
 bool render_bounds_is_empty(const pbd_render_bounds* b);

@@ -1,10 +1,12 @@
 /* The renderer: reads a world through libpbd's public API and draws it with OpenGL 3.3 core.
  *
  * Per update: positions (converted to float), smooth normals, pinned particles, colliders (their
- * poses move) and the library's contacts. Per topology change (a new world, or new particles, constraints or
- * triangles): the triangle, edge and line index buffers, the rest lengths (a texture buffer the line shader reads to
- * color each constraint by its strain), the automatic sizes and the plane quads. Drawing then touches no world data, so
- * a paused viewer can orbit without updates. */
+ * poses move) and the library's contacts. Convex hulls, meshes and heightfields are drawn from
+ * their triangles (pbd_collider_get_triangles, in the collider's frame), read once per collider
+ * into buffers of their own and placed by the pose read at every update. Per topology change (a new world, or new
+ * particles, constraints or triangles): the triangle, edge and line index buffers, the rest lengths (a texture buffer
+ * the line shader reads to color each constraint by its strain), the automatic sizes and the plane quads. Drawing then
+ * touches no world data, so a paused viewer can orbit without updates. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +22,8 @@
 typedef struct drawn_collider {
 	pbd_shape_type type;
 	bool trigger;
+	uint32_t mesh;         /* convex, mesh, heightfield: its entry in pbd_renderer.meshes */
+	float origin[3];       /* the same: its frame's origin in the world */
 	float center[3];       /* the shape's centre in the world */
 	float rot[9];          /* its pose's rotation, column-major */
 	float ext[3];          /* half sizes along the local axes: the radius thrice, or a box's half extents */
@@ -28,6 +32,15 @@ typedef struct drawn_collider {
 	float plane_origin[3]; /* a point of the plane, where the checker pattern is anchored */
 	render_plane_quad quad;
 } drawn_collider;
+
+/* The triangles of a convex, mesh or heightfield collider in its local frame, in GL buffers of
+ * their own: positions and indices, no normals (the surface shader falls back to the face normal,
+ * which shades them flat). */
+typedef struct collider_mesh {
+	pbd_collider_id id; /* the collider they were read from; index1 0: none yet */
+	GLuint vao, vbo, ebo;
+	GLsizei index_count; /* 0: nothing to draw */
+} collider_mesh;
 
 struct pbd_renderer {
 	GLuint bg_prog, surf_prog, line_prog, point_prog;
@@ -75,6 +88,8 @@ struct pbd_renderer {
 	uint32_t contact_cap;
 	drawn_collider* colliders;
 	uint32_t collider_count, collider_cap;
+	collider_mesh* meshes; /* one per collider of the scene, by its index there */
+	uint32_t mesh_cap;
 
 	float auto_line_radius, auto_ball_radius, auto_marker_radius;
 	pbd_render_bounds bounds; /* everything drawn, for the depth range */
@@ -349,6 +364,13 @@ void pbd_renderer_destroy(pbd_renderer* r) {
 	free(r->marked);
 	free(r->contacts);
 	free(r->colliders);
+	for (uint32_t i = 0; i < r->mesh_cap; ++i) {
+		const collider_mesh* m = &r->meshes[i];
+		if (m->vao) glDeleteVertexArrays(1, &m->vao);
+		const GLuint mesh_buffers[2] = {m->vbo, m->ebo};
+		if (m->vbo) glDeleteBuffers(2, mesh_buffers);
+	}
+	free(r->meshes);
 	free(r);
 }
 
@@ -405,6 +427,19 @@ static bool sync_topology(pbd_renderer* r, const pbd_render_scene* sc) {
 	if (cols) r->colliders = cols;
 	if (!pos || !nrm || !scratch || !in_tri || !marked || !cols) return set_error(r, "out of memory");
 	r->collider_cap = sc->collider_count;
+	/* Collider meshes: one slot per scene collider, the GL objects of slots kept for reuse, and
+	 * every slot read again (the world, or the collider an index names, may be another). */
+	if (sc->collider_count > r->mesh_cap) {
+		collider_mesh* meshes = realloc(r->meshes, sc->collider_count * sizeof *meshes);
+		if (!meshes) return set_error(r, "out of memory");
+		memset(meshes + r->mesh_cap, 0, (sc->collider_count - r->mesh_cap) * sizeof *meshes);
+		r->meshes = meshes;
+		r->mesh_cap = sc->collider_count;
+	}
+	for (uint32_t i = 0; i < r->mesh_cap; ++i) {
+		r->meshes[i].id.index1 = 0;
+		r->meshes[i].index_count = 0;
+	}
 
 	glBindBuffer(GL_ARRAY_BUFFER, r->vbo_pos);
 	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(np * 3 * sizeof(float)), NULL, GL_DYNAMIC_DRAW);
@@ -534,19 +569,86 @@ static void quat_matrix(pbd_quat q, float m[9]) {
 	m[8] = (float)(1 - 2 * (x * x + y * y));
 }
 
+static bool is_mesh_shape(pbd_shape_type t) {
+	return t == PBD_SHAPE_CONVEX || t == PBD_SHAPE_MESH || t == PBD_SHAPE_HEIGHTFIELD;
+}
+
+/* The triangles of collider `id` (local frame) into m's buffers. Its shape never changes, so
+ * this is done once per collider; on a failure (out of memory, no triangles) it is not drawn. */
+static void read_collider_mesh(const pbd_world* w, pbd_collider_id id, collider_mesh* m) {
+	m->id = id;
+	m->index_count = 0;
+	uint32_t nv = 0, nt = 0;
+	if (pbd_collider_get_triangles(w, id, NULL, 0, NULL, 0, &nv, &nt) != PBD_OK || nv == 0 || nt == 0 ||
+	    (size_t)nt > (size_t)INT32_MAX / 3)
+		return;
+	pbd_vec3* v = malloc((size_t)nv * sizeof *v);
+	uint32_t* t = malloc(3 * (size_t)nt * sizeof *t);
+	float* f = malloc(3 * (size_t)nv * sizeof *f);
+	uint32_t nv2 = 0, nt2 = 0;
+	if (v && t && f && pbd_collider_get_triangles(w, id, v, nv, t, nt, &nv2, &nt2) == PBD_OK && nv2 == nv &&
+	    nt2 == nt) {
+		bool ok = true;
+		for (size_t k = 0; k < 3 * (size_t)nt; ++k) ok = ok && t[k] < nv;
+		for (uint32_t k = 0; k < nv; ++k) {
+			f[3 * (size_t)k] = (float)v[k].x;
+			f[3 * (size_t)k + 1] = (float)v[k].y;
+			f[3 * (size_t)k + 2] = (float)v[k].z;
+		}
+		if (ok) {
+			GLint prev = 0;
+			glGetIntegerv(GL_VERTEX_ARRAY_BINDING, &prev);
+			if (!m->vao) {
+				glGenVertexArrays(1, &m->vao);
+				GLuint buffers[2];
+				glGenBuffers(2, buffers);
+				m->vbo = buffers[0];
+				m->ebo = buffers[1];
+			}
+			glBindVertexArray(m->vao);
+			glBindBuffer(GL_ARRAY_BUFFER, m->vbo);
+			glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(3 * (size_t)nv * sizeof(float)), f, GL_STATIC_DRAW);
+			glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
+			glEnableVertexAttribArray(0);
+			glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, m->ebo);
+			glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)(3 * (size_t)nt * sizeof(uint32_t)), t, GL_STATIC_DRAW);
+			glBindVertexArray((GLuint)prev);
+			m->index_count = (GLsizei)(3 * nt);
+		}
+	}
+	free(v);
+	free(t);
+	free(f);
+}
+
 /* Read again at every update: a kinematic collider's pose changes from step to step. */
 static void read_colliders(pbd_renderer* r, const pbd_render_scene* sc) {
 	r->collider_count = 0;
 	for (uint32_t i = 0; i < sc->collider_count && i < r->collider_cap; ++i) {
 		pbd_collider_def d;
-		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK) continue;
-		if (d.type == PBD_SHAPE_CONVEX || d.type == PBD_SHAPE_MESH || d.type == PBD_SHAPE_HEIGHTFIELD)
-			continue; /* not drawn yet */
+		const pbd_collider_id id = sc->colliders[i];
+		if (pbd_collider_get_def(sc->world, id, &d) != PBD_OK) continue;
+		if (is_mesh_shape(d.type)) {
+			if (i >= r->mesh_cap) continue;
+			collider_mesh* m = &r->meshes[i];
+			if (m->id.index1 != id.index1 || m->id.generation != id.generation) read_collider_mesh(sc->world, id, m);
+			if (m->index_count == 0) continue;
+		}
 		drawn_collider* c = &r->colliders[r->collider_count++];
 		memset(c, 0, sizeof *c);
 		c->type = d.type;
 		c->trigger = d.trigger;
+		c->mesh = i;
 		quat_matrix(d.pose.rotation, c->rot);
+		if (is_mesh_shape(d.type)) {
+			/* Drawn at the pose itself; the ball around its world box bounds the depth range. */
+			c->origin[0] = (float)d.pose.position.x;
+			c->origin[1] = (float)d.pose.position.y;
+			c->origin[2] = (float)d.pose.position.z;
+			c->ext[0] = c->ext[1] = c->ext[2] = 1.0f;
+			if (!render_collider_ball(sc->world, id, &d, c->center, &c->ball)) --r->collider_count;
+			continue;
+		}
 		if (d.type == PBD_SHAPE_PLANE) {
 			/* Sized from the framing box, not the current one, so the quad and its checker
 			 * squares stay put while the scene moves. */
@@ -555,7 +657,7 @@ static void read_colliders(pbd_renderer* r, const pbd_render_scene* sc) {
 			for (int k = 0; k < 3; ++k) c->plane_origin[k] = c->quad.n[k] * (float)plane.offset;
 			continue;
 		}
-		render_collider_ball(&d, c->center, &c->ball);
+		render_collider_ball(sc->world, id, &d, c->center, &c->ball);
 		if (d.type == PBD_SHAPE_BOX) {
 			c->ext[0] = (float)d.shape.box.half_extents.x;
 			c->ext[1] = (float)d.shape.box.half_extents.y;
@@ -618,8 +720,8 @@ bool pbd_renderer_update(pbd_renderer* r, const pbd_render_scene* sc) {
 	upload_indices(r->ebo_contacts, r->scratch, r->contact_count);
 	glBindVertexArray(0);
 
-	/* What is drawn, for the depth range: particles, the balls around bounded colliders and plane
-	 * quads. */
+	/* What is drawn, for the depth range: particles, the balls around bounded colliders (the
+	 * world boxes of meshes) and plane quads. */
 	render_bounds_clear(&r->bounds);
 	for (uint32_t i = 0; i < r->np; ++i) render_bounds_add(&r->bounds, r->pos + 3 * (size_t)i);
 	for (uint32_t k = 0; k < r->collider_count; ++k) {
@@ -719,6 +821,30 @@ static void draw_collider(const pbd_renderer* r, const drawn_collider* c, const 
 		glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
 		glDisable(GL_POLYGON_OFFSET_FILL);
 		if (!blended) glDisable(GL_BLEND);
+		return;
+	}
+	if (is_mesh_shape(c->type)) {
+		/* The surface itself, pushed back a little in depth (as a plane is) rather than drawn
+		 * inside: cloth resting on it at its margin stays in front. */
+		float model[16];
+		for (int col = 0; col < 3; ++col) {
+			for (int row = 0; row < 3; ++row) model[4 * col + row] = c->rot[3 * col + row];
+			model[4 * col + 3] = 0.0f;
+			model[12 + col] = c->origin[col];
+		}
+		model[15] = 1.0f;
+		const collider_mesh* m = &r->meshes[c->mesh];
+		glUniformMatrix4fv(r->surf_u.model, 1, GL_FALSE, model);
+		glUniform1i(r->surf_u.mode, 1);
+		uniform_rgb(r->surf_u.front, s->collider);
+		uniform_rgb(r->surf_u.back, s->collider);
+		glVertexAttrib3f(1, 0.0f, 0.0f, 0.0f); /* no normals: the face normal (flat shading) */
+		glVertexAttrib1f(2, 0.0f);
+		glEnable(GL_POLYGON_OFFSET_FILL);
+		glPolygonOffset(1.0f, 2.0f);
+		glBindVertexArray(m->vao);
+		glDrawElements(GL_TRIANGLES, m->index_count, GL_UNSIGNED_INT, NULL);
+		glDisable(GL_POLYGON_OFFSET_FILL);
 		return;
 	}
 	float ext[3] = {c->ext[0], c->ext[1], c->ext[2]};

@@ -357,6 +357,76 @@ static void test_plane_checker(void** state) {
 	close_scene(&d);
 }
 
+/* The pixel kind at a world point, with the scene's camera; false when it projects off the image. */
+static bool kind_at(const drawn* d, const float p[3], pixel_kind kind) {
+	float px, py;
+	if (!pbd_render_camera_project(&d->view.camera, d->view.width, d->view.height, p, &px, &py) ||
+	    !inside(d->view.width, d->view.height, px, py, 3))
+		fail_msg("(%g, %g, %g) projects off the image", (double)p[0], (double)p[1], (double)p[2]);
+	return kind_near(d->rgb, d->view.width, d->view.height, px, py, 1, kind);
+}
+
+/* Convex hulls, meshes and heightfields are drawn from their triangles where their poses put
+ * them, a kinematic one where it has moved to, a trigger translucent. */
+static void test_mesh_colliders(void** state) {
+	(void)state;
+	const char* json =
+	    "{\"frames\": 1, \"world\": {\"dt\": 0.02},"
+	    " \"objects\": [{\"type\": \"particles\", \"particles\": [{\"x\": [0, 3, -3], \"inv_mass\": 0}]}],"
+	    " \"colliders\": ["
+	    "  {\"type\": \"convex\", \"points\": [[-0.5,-0.5,-0.5], [0.5,-0.5,-0.5], [-0.5,0.5,-0.5], [0.5,0.5,-0.5],"
+	    "   [-0.5,-0.5,0.5], [0.5,-0.5,0.5], [-0.5,0.5,0.5], [0.5,0.5,0.5]], \"position\": [-2, 0.5, 0],"
+	    "   \"kind\": \"kinematic\", \"velocity\": [2, 0, 0]},"
+	    "  {\"type\": \"mesh\", \"vertices\": [[0,0,0], [1.2,0,0], [0,1.2,0], [0,0,1.2]],"
+	    "   \"triangles\": [[0,2,1], [0,1,3], [0,3,2], [1,2,3]], \"closed\": true, \"position\": [0.5, 0, -0.5]},"
+	    "  {\"type\": \"heightfield\", \"heights\": [[0, 0.1, 0], [0.1, 0.3, 0.1], [0, 0.1, 0]], \"cell\": [1, 1],"
+	    "   \"position\": [-1, 0, 2]},"
+	    "  {\"type\": \"convex\", \"points\": [[-0.4,-0.4,-0.4], [0.4,-0.4,-0.4], [-0.4,0.4,-0.4], [0.4,0.4,-0.4],"
+	    "   [-0.4,-0.4,0.4], [0.4,-0.4,0.4], [-0.4,0.4,0.4], [0.4,0.4,0.4]], \"position\": [2.6, 0.5, -1.5],"
+	    "   \"trigger\": true}"
+	    " ],"
+	    " \"render\": {\"width\": 320, \"height\": 240, \"camera\": {\"eye\": [0, 5, 8], \"target\": [0, 0, 0],"
+	    " \"fov\": 45}}}";
+	drawn d;
+	memset(&d, 0, sizeof d);
+	scene_error err;
+	if (!scene_load_string(json, strlen(json), "meshes.json", NULL, NULL, &d.s, &err)) fail_msg("%s", err.message);
+	if (!scene_view_make(&d.s, 0, 0, &d.view, &err)) fail_msg("%s", err.message);
+	pbd_error e;
+	if (!pbd_render_offscreen_create(d.view.width, d.view.height, 1, &d.off, &e)) fail_msg("%s", e.message);
+	if (!pbd_renderer_create(&d.r, &e)) fail_msg("%s", e.message);
+	d.rgb = malloc((size_t)d.view.width * (size_t)d.view.height * 3);
+	assert_non_null(d.rgb);
+	draw(&d, NULL);
+	const float hull[3] = {-2, 0.5f, 0}, moved[3] = {-1, 0.5f, 0};
+	const float tetra[3] = {0.8f, 0.3f, -0.2f}; /* inside the tetrahedron, seen through its front face */
+	const float terrain[3] = {0, 0.25f, 3};     /* on the heightfield's middle */
+	const float trigger[3] = {2.6f, 0.5f, -1.5f};
+	assert_true(kind_at(&d, hull, PIXEL_COLLIDER));
+	assert_true(kind_at(&d, tetra, PIXEL_COLLIDER));
+	assert_true(kind_at(&d, terrain, PIXEL_COLLIDER));
+	assert_true(kind_at(&d, moved, PIXEL_BACKGROUND));
+	/* The trigger changes its pixels, but lets the background show through. */
+	float tx, ty;
+	assert_true(pbd_render_camera_project(&d.view.camera, d.view.width, d.view.height, trigger, &tx, &ty));
+	const size_t at = 3 * ((size_t)ty * (size_t)d.view.width + (size_t)tx);
+	const uint8_t with[3] = {d.rgb[at], d.rgb[at + 1], d.rgb[at + 2]};
+	pbd_render_style hidden = d.view.style;
+	hidden.show_colliders = false;
+	draw(&d, &hidden);
+	assert_false(kind_at(&d, hull, PIXEL_COLLIDER));
+	assert_true(abs(with[2] - d.rgb[at + 2]) + abs(with[0] - d.rgb[at]) > 10);
+	assert_true(with[0] > 100); /* not opaque collider blue: the grey behind shows */
+
+	/* 25 steps of 0.02 s at 2 m/s: the kinematic hull moved 1 m along x. */
+	for (int f = 0; f < 25; ++f) assert_int_equal(scene_step(&d.s), PBD_OK);
+	draw(&d, NULL);
+	assert_true(kind_at(&d, moved, PIXEL_COLLIDER));
+	assert_true(kind_at(&d, hull, PIXEL_BACKGROUND));
+	assert_string_equal(pbd_renderer_last_error(d.r), "");
+	close_scene(&d);
+}
+
 /* The world grows between updates: the renderer reads its topology again. */
 static void test_topology_change(void** state) {
 	(void)state;
@@ -384,7 +454,7 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cloth_sphere_png), cmocka_unit_test(test_pendulum_balls_and_links),
 	    cmocka_unit_test(test_overlays),         cmocka_unit_test(test_plane_checker),
-	    cmocka_unit_test(test_topology_change),
+	    cmocka_unit_test(test_topology_change),  cmocka_unit_test(test_mesh_colliders),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

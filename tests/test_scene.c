@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "scene.h"
+#include "scene_embedded.h" /* scene_load_builtin_text */
 #include "test_util.h"
 
 /* Folder (in the test's working directory) for the OBJ files that mesh_cloth scenes read. */
@@ -23,8 +24,120 @@ static void write_text(const char* path, const char* text) {
 	assert_int_equal(fclose(fp), 0);
 }
 
+static void write_bytes(const char* path, const void* bytes, size_t size) {
+	FILE* fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(bytes, 1, size, fp), size);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/* ---- a minimal PNG writer (stored deflate blocks), so the tests need no image library ---- */
+
+static uint32_t crc32_update(uint32_t crc, const unsigned char* p, size_t n) {
+	crc = ~crc;
+	for (size_t i = 0; i < n; ++i) {
+		crc ^= p[i];
+		for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+	}
+	return ~crc;
+}
+
+static void put_be32(unsigned char* p, uint32_t v) {
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static void png_chunk(FILE* fp, const char* type, const unsigned char* data, uint32_t n) {
+	unsigned char head[8];
+	put_be32(head, n);
+	memcpy(head + 4, type, 4);
+	uint32_t crc = crc32_update(crc32_update(0, head + 4, 4), data, n);
+	unsigned char tail[4];
+	put_be32(tail, crc);
+	assert_int_equal(fwrite(head, 1, 8, fp), 8);
+	if (n) assert_int_equal(fwrite(data, 1, n, fp), n);
+	assert_int_equal(fwrite(tail, 1, 4, fp), 4);
+}
+
+/* A w x h PNG of `channels` (1 grey, 3 RGB) samples of `depth` bits (8 or 16, big-endian in
+ * `pixels`), rows top first. Small images only: one stored deflate block. */
+static void write_png(const char* path, uint32_t w, uint32_t h, int depth, int channels, const unsigned char* pixels) {
+	const size_t row = (size_t)w * (size_t)channels * (size_t)(depth / 8);
+	const size_t raw_size = h * (row + 1);
+	assert_true(raw_size < 65535);
+	unsigned char* raw = malloc(raw_size);
+	assert_non_null(raw);
+	for (uint32_t y = 0; y < h; ++y) {
+		raw[y * (row + 1)] = 0; /* filter: none */
+		memcpy(raw + y * (row + 1) + 1, pixels + y * row, row);
+	}
+	unsigned char* z = malloc(raw_size + 11);
+	assert_non_null(z);
+	z[0] = 0x78;
+	z[1] = 0x01;
+	z[2] = 1; /* final stored block */
+	z[3] = (unsigned char)(raw_size & 0xff);
+	z[4] = (unsigned char)(raw_size >> 8);
+	z[5] = (unsigned char)(~raw_size & 0xff);
+	z[6] = (unsigned char)((~raw_size >> 8) & 0xff);
+	memcpy(z + 7, raw, raw_size);
+	uint32_t a = 1, b = 0;
+	for (size_t i = 0; i < raw_size; ++i) {
+		a = (a + raw[i]) % 65521u;
+		b = (b + a) % 65521u;
+	}
+	put_be32(z + 7 + raw_size, (b << 16) | a);
+	unsigned char ihdr[13];
+	put_be32(ihdr, w);
+	put_be32(ihdr + 4, h);
+	ihdr[8] = (unsigned char)depth;
+	ihdr[9] = channels == 1 ? 0 : 2;
+	ihdr[10] = ihdr[11] = ihdr[12] = 0;
+	FILE* fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite("\x89PNG\r\n\x1a\n", 1, 8, fp), 8);
+	png_chunk(fp, "IHDR", ihdr, 13);
+	png_chunk(fp, "IDAT", z, (uint32_t)(raw_size + 11));
+	png_chunk(fp, "IEND", NULL, 0);
+	assert_int_equal(fclose(fp), 0);
+	free(raw);
+	free(z);
+}
+
+/* The height images and meshes of the heightfield, convex and mesh collider tests. */
+static void make_collider_data(void) {
+	/* 4 x 3, 8-bit, maxval 255: sample (ix, iz) = 10 ix + 80 iz. A comment in the header. */
+	static const char pgm8[] = "P5\n# heights\n4 3\n255\n"
+	                           "\x00\x0a\x14\x1e"
+	                           "\x50\x5a\x64\x6e"
+	                           "\xa0\xaa\xb4\xbe";
+	write_bytes(DATA_DIR "/hf8.pgm", pgm8, sizeof pgm8 - 1);
+	/* 2 x 2, 16-bit (maxval 1000 > 255): samples 0, 250, 500, 1000, big-endian. */
+	static const char pgm16[] = "P5 2 2 1000\n\x00\x00\x00\xfa\x01\xf4\x03\xe8";
+	write_bytes(DATA_DIR "/hf16.pgm", pgm16, sizeof pgm16 - 1);
+	/* 3 x 2 PNGs: 16-bit grey (0, 65535, 13107 / 26214, 39321, 52428) and 8-bit RGB. */
+	static const unsigned char png16[] = {0x00, 0x00, 0xff, 0xff, 0x33, 0x33, 0x66, 0x66, 0x99, 0x99, 0xcc, 0xcc};
+	write_png(DATA_DIR "/hf16.png", 3, 2, 16, 1, png16);
+	unsigned char rgb[18];
+	for (int k = 0; k < 18; ++k) rgb[k] = (unsigned char)(14 * k);
+	write_png(DATA_DIR "/rgb.png", 3, 2, 8, 3, rgb);
+	write_text(DATA_DIR "/not_image.pgm", "hello, world\n");
+	write_text(DATA_DIR "/plain.pgm", "P2\n2 2\n255\n0 1\n2 3\n");
+	static const char short_pgm[] = "P5\n4 4\n255\n\x01\x02";
+	write_bytes(DATA_DIR "/short.pgm", short_pgm, sizeof short_pgm - 1);
+	static const char zero_pgm[] = "P5\n2 2\n0\n\x00\x00\x00\x00";
+	write_bytes(DATA_DIR "/zero.pgm", zero_pgm, sizeof zero_pgm - 1);
+	static const char over_pgm[] = "P5\n2 2\n100\n\x00\x65\x00\x00";
+	write_bytes(DATA_DIR "/over.pgm", over_pgm, sizeof over_pgm - 1);
+	/* A closed tetrahedron, wound outward, as an OBJ. */
+	write_text(DATA_DIR "/tetra.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n");
+}
+
 static void make_data_dir(void) {
 	if (mkdir(DATA_DIR, 0777) != 0) assert_int_equal(errno, EEXIST);
+	make_collider_data();
 	write_text(DATA_DIR "/quad.obj", "# two triangles\nv 0 0 0\nv 1 0 0\nv 1 0 1\nv 0 0 1\nf 1 2 3\nf 1 3 4\n");
 	write_text(DATA_DIR "/bad.obj", "v 0 0 0\nv 1 0 zero\nv 0 0 1\nf 1 2 3\n");
 	/* A file's numbers are held to the coordinate cap of the scene's own. */
@@ -307,6 +420,182 @@ static void test_collider_keys(void** state) {
 	assert_near(n.x, -1, 1e-6);
 	assert_near(n.y, 0, 1e-6);
 	scene_free(&s);
+}
+
+/* Convex hulls and meshes, inline and from OBJ files: their arrays land in the def (the world's
+ * copies), with the actor keys every collider takes. */
+static void test_collider_arrays(void** state) {
+	(void)state;
+	make_data_dir();
+	scene s = load_ok(
+	    "{\"colliders\": ["
+	    " {\"type\": \"convex\", \"points\": [[0,0,0], [1,0,0], [0,2,0], [0,0,3], [0.1,0.1,0.1]],"
+	    "  \"position\": [1, 2, 3], \"rotation\": {\"axis\": [0, 1, 0], \"angle_deg\": 90}, \"margin\": 0.02,"
+	    "  \"kind\": \"kinematic\", \"velocity\": [0.5, 0, 0], \"static_friction\": 0.6, \"kinetic_friction\": 0.4,"
+	    "  \"restitution\": 0.25, \"category\": 6},"
+	    " {\"type\": \"convex\", \"obj\": \"tetra.obj\", \"trigger\": true},"
+	    " {\"type\": \"mesh\", \"vertices\": [[0,0,0], [1,0,0], [0,1,0], [0,0,1]],"
+	    "  \"triangles\": [[0,2,1], [0,1,3], [0,3,2], [1,2,3]], \"closed\": true, \"static_friction\": 0.8},"
+	    " {\"type\": \"mesh\", \"obj\": \"quad.obj\"},"
+	    " {\"type\": \"mesh\", \"obj\": \"tetra.obj\", \"closed\": true, \"kind\": \"kinematic\","
+	    "  \"keyframes\": [{\"time\": 0, \"position\": [0, 1, 0]}, {\"time\": 1, \"position\": [1, 1, 0]}]},"
+	    " {\"type\": \"heightfield\", \"heights\": [[0, 0.5, 1], [-1, 2, 3.25]], \"cell\": [0.5, 0.25],"
+	    "  \"position\": [-1, 0, -1], \"margin\": 0.01}"
+	    "]}",
+	    DATA_DIR);
+	assert_int_equal(s.collider_count, 6);
+	assert_int_equal(s.track_count, 1);
+
+	pbd_collider_def d = collider_def(&s, 0);
+	assert_int_equal(d.type, PBD_SHAPE_CONVEX);
+	assert_int_equal(d.shape.convex.point_count, 5);
+	assert_non_null(d.shape.convex.points);
+	assert_true(d.shape.convex.points[2].y == 2 && d.shape.convex.points[3].z == 3);
+	assert_near(d.shape.convex.points[4].x, 0.1, 1e-7);
+	assert_true(d.pose.position.x == 1 && d.pose.position.y == 2 && d.pose.position.z == 3);
+	assert_quat_near(d.pose.rotation, 0, sqrt(0.5), 0, sqrt(0.5), 1e-6);
+	assert_near(d.margin, 0.02, 1e-9);
+	assert_int_equal(d.kind, PBD_ACTOR_KINEMATIC);
+	assert_true(d.velocity.x == (pbd_real)0.5);
+	assert_near(d.static_friction, 0.6, 1e-7);
+	assert_near(d.kinetic_friction, 0.4, 1e-7);
+	assert_near(d.restitution, 0.25, 1e-7);
+	assert_int_equal(d.category, 6);
+	assert_false(d.trigger);
+
+	/* The hull of an OBJ file's vertices. */
+	d = collider_def(&s, 1);
+	assert_int_equal(d.type, PBD_SHAPE_CONVEX);
+	assert_int_equal(d.shape.convex.point_count, 4);
+	assert_true(d.shape.convex.points[3].z == 1);
+	assert_true(d.trigger);
+
+	d = collider_def(&s, 2);
+	assert_int_equal(d.type, PBD_SHAPE_MESH);
+	assert_int_equal(d.shape.mesh.vertex_count, 4);
+	assert_int_equal(d.shape.mesh.triangle_count, 4);
+	assert_true(d.shape.mesh.closed);
+	static const uint32_t tris[12] = {0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3};
+	for (int k = 0; k < 12; ++k) assert_int_equal(d.shape.mesh.triangles[k], tris[k]);
+	assert_true(d.shape.mesh.vertices[1].x == 1 && d.shape.mesh.vertices[3].z == 1);
+	assert_near(d.static_friction, 0.8, 1e-7);
+
+	/* From OBJ files: "closed" defaults to false; the OBJ's 1-based faces become 0-based. */
+	d = collider_def(&s, 3);
+	assert_int_equal(d.type, PBD_SHAPE_MESH);
+	assert_int_equal(d.shape.mesh.vertex_count, 4);
+	assert_int_equal(d.shape.mesh.triangle_count, 2);
+	assert_false(d.shape.mesh.closed);
+	d = collider_def(&s, 4);
+	assert_true(d.shape.mesh.closed);
+	assert_int_equal(d.shape.mesh.triangle_count, 4);
+	for (int k = 0; k < 12; ++k) assert_int_equal(d.shape.mesh.triangles[k], tris[k]);
+	assert_int_equal(d.kind, PBD_ACTOR_KINEMATIC);
+	assert_true(d.pose.position.y == 1);
+	assert_int_equal(s.tracks[0].collider, 4);
+
+	/* Inline heights: row iz is z = iz * cell_z, in metres. */
+	d = collider_def(&s, 5);
+	assert_int_equal(d.type, PBD_SHAPE_HEIGHTFIELD);
+	assert_int_equal(d.shape.heightfield.nx, 3);
+	assert_int_equal(d.shape.heightfield.nz, 2);
+	assert_near(d.shape.heightfield.cell_x, 0.5, 0);
+	assert_near(d.shape.heightfield.cell_z, 0.25, 0);
+	static const double hs[6] = {0, 0.5, 1, -1, 2, 3.25};
+	for (int k = 0; k < 6; ++k) assert_near(d.shape.heightfield.heights[k], hs[k], 0);
+	assert_true(d.pose.position.x == -1 && d.pose.position.z == -1);
+	assert_near(d.margin, 0.01, 1e-9);
+
+	/* They step: a kinematic hull and a keyframed mesh move. */
+	for (int f = 0; f < 3; ++f) assert_int_equal(scene_step(&s), PBD_OK);
+	assert_true(collider_def(&s, 0).pose.position.x > 1);
+	assert_true(collider_def(&s, 4).pose.position.x > 0);
+	scene_free(&s);
+}
+
+/* Heightfields from images: 8- and 16-bit PGM (by its maxval) and 16-bit PNG; image row j is
+ * z index j; height = pixel / max_pixel * height_scale + height_offset. "cell" defaults to 1 m. */
+static void test_heightfield_images(void** state) {
+	(void)state;
+	make_data_dir();
+	scene s = load_ok("{\"colliders\": ["
+	                  " {\"type\": \"heightfield\", \"image\": \"hf8.pgm\", \"cell\": [0.1, 0.2],"
+	                  "  \"height_scale\": 2.55, \"height_offset\": -1, \"static_friction\": 0.5},"
+	                  " {\"type\": \"heightfield\", \"image\": \"hf16.pgm\", \"height_scale\": 4}"
+	                  "]}",
+	                  DATA_DIR);
+	pbd_collider_def d = collider_def(&s, 0);
+	assert_int_equal(d.type, PBD_SHAPE_HEIGHTFIELD);
+	assert_int_equal(d.shape.heightfield.nx, 4);
+	assert_int_equal(d.shape.heightfield.nz, 3);
+	assert_near(d.shape.heightfield.cell_x, 0.1, 1e-7);
+	assert_near(d.shape.heightfield.cell_z, 0.2, 1e-7);
+	assert_near(d.static_friction, 0.5, 1e-7);
+	for (uint32_t iz = 0; iz < 3; ++iz)
+		for (uint32_t ix = 0; ix < 4; ++ix) {
+			const double pixel = 10.0 * ix + 80.0 * iz;
+			assert_near(d.shape.heightfield.heights[iz * 4 + ix], pixel / 255 * 2.55 - 1, 1e-6);
+		}
+
+	d = collider_def(&s, 1);
+	assert_int_equal(d.shape.heightfield.nx, 2);
+	assert_int_equal(d.shape.heightfield.nz, 2);
+	assert_near(d.shape.heightfield.cell_x, 1, 0);
+	assert_near(d.shape.heightfield.cell_z, 1, 0);
+	static const double h16[4] = {0, 1, 2, 4}; /* 0, 250, 500, 1000 of maxval 1000, times 4 */
+	for (int k = 0; k < 4; ++k) assert_near(d.shape.heightfield.heights[k], h16[k], 1e-6);
+	scene_free(&s);
+
+	/* PNG goes through stb_image; a build without it refuses a PNG, naming the field and file. */
+	const char* png = "{\"colliders\": [{\"type\": \"heightfield\", \"image\": \"hf16.png\"}]}";
+	scene_error err;
+	if (!scene_load_string(png, strlen(png), "t.json", DATA_DIR, NULL, &s, &err)) {
+		assert_non_null(strstr(err.message, "colliders[0].image: " DATA_DIR "/hf16.png: PNG height images need"));
+		return;
+	}
+	d = collider_def(&s, 0);
+	assert_int_equal(d.shape.heightfield.nx, 3);
+	assert_int_equal(d.shape.heightfield.nz, 2);
+	static const double hpng[6] = {0, 1, 0.2, 0.4, 0.6, 0.8};
+	for (int k = 0; k < 6; ++k) assert_near(d.shape.heightfield.heights[k], hpng[k], 1e-6);
+	scene_free(&s);
+	const char* rgb = "{\"colliders\": [{\"type\": \"heightfield\", \"image\": \"rgb.png\"}]}";
+	assert_false(scene_load_string(rgb, strlen(rgb), "t.json", DATA_DIR, NULL, &s, &err));
+	assert_non_null(strstr(err.message, "colliders[0].image: " DATA_DIR "/rgb.png: expected a grey image (got 3"));
+	assert_null(s.world);
+}
+
+/* The built-in scenes that name data files find them in the program, from any folder (the test
+ * runs in the build tree, where there is no data/): the heights of cloth_on_terrain are those of
+ * scenes/data/terrain.pgm read from the source tree. */
+static void test_builtin_data(void** state) {
+	(void)state;
+	scene s = load_builtin_ok("cloth_on_terrain", NULL);
+	pbd_collider_def d = collider_def(&s, 0);
+	assert_int_equal(d.type, PBD_SHAPE_HEIGHTFIELD);
+	assert_int_equal(d.shape.heightfield.nx, 64);
+	assert_int_equal(d.shape.heightfield.nz, 64);
+	scene f;
+	scene_error err;
+	if (!scene_load_file(PBD_SOURCE_DIR "/scenes/cloth_on_terrain.json", NULL, &f, &err)) fail_msg("%s", err.message);
+	pbd_collider_def e = collider_def(&f, 0);
+	for (uint32_t k = 0; k < 64 * 64; ++k)
+		assert_true(d.shape.heightfield.heights[k] == e.shape.heightfield.heights[k]);
+	scene_free(&f);
+	scene_free(&s);
+
+	s = load_builtin_ok("cloth_on_mesh", NULL);
+	d = collider_def(&s, 0);
+	assert_int_equal(d.type, PBD_SHAPE_MESH);
+	assert_true(d.shape.mesh.closed);
+	assert_int_equal(d.shape.mesh.triangle_count, 320);
+	scene_free(&s);
+
+	/* A built-in names a file that is not built in: the working directory is searched, and the
+	 * message names the file. */
+	const char* json = "{\"colliders\": [{\"type\": \"mesh\", \"obj\": \"data/no_such.obj\"}]}";
+	assert_false(scene_load_builtin_text(json, strlen(json), "builtin:x.json", NULL, &s, &err));
+	assert_non_null(strstr(err.message, "colliders[0].obj: data/no_such.obj: cannot open"));
 }
 
 /* A rotation is an axis and an angle in degrees, or a quaternion [x, y, z, w]; the axis and the
@@ -950,6 +1239,76 @@ static const bad_case bad_cases[] = {
      "objects[0].material.bend.compliance_stretch: too small", NULL},
     {"{\"world\": {\"damping\": 1e-320}}", "world.damping: too small", NULL},
     {"{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1e-320}]}", "colliders[0].radius: too small", NULL},
+/* convex, mesh and heightfield colliders */
+#define COL(body) "{\"colliders\": [{\"type\": \"sphere\", \"radius\": 1}, " body "]}"
+    {COL("{\"type\": \"convex\", \"points\": [[0,0,0], [1,0,0], [0,1,0]]}"),
+     "colliders[1].points: needs at least 4 points (got 3)", NULL},
+    {COL("{\"type\": \"convex\", \"points\": [[0,0,0], [1,0,0], [0,1,0], [0,0,1], [0,0,1], [1, 2]]}"),
+     "colliders[1].points[5]: expected an array of 3 numbers", NULL},
+    {COL("{\"type\": \"convex\", \"points\": [[0,0,0], [1,0,0], [0,1,0], [1,1,1e7]]}"),
+     "colliders[1].points[3][2]: must be in [-1000000, 1000000]", NULL},
+    {COL("{\"type\": \"convex\"}"), "colliders[1]: needs \"points\"", "or \"obj\""},
+    {COL("{\"type\": \"convex\", \"point\": []}"), "colliders[1].point: unknown key", "\"points\""},
+    {COL("{\"type\": \"convex\", \"obj\": \"tetra.obj\", \"points\": [[0,0,0]]}"),
+     "colliders[1].obj: give either obj or points, not both", NULL},
+    {COL("{\"type\": \"convex\", \"obj\": \"no_such.obj\"}"), "colliders[1].obj: " DATA_DIR "/no_such.obj: cannot open",
+     NULL},
+    {COL("{\"type\": \"convex\", \"obj\": \"bad.obj\"}"), "colliders[1].obj: " DATA_DIR "/bad.obj:2:", NULL},
+    {COL("{\"type\": \"convex\", \"points\": [[0,0,0], [1,0,0], [0,1,0], [1,1,0]]}"),
+     "colliders[1]: pbd_collider_create: convex points lie in one plane", NULL},
+    {COL("{\"type\": \"mesh\", \"vertices\": [[0,0,0], [1,0,0], [0,1,0], [0,0,1]],"
+         " \"triangles\": [[0,1,2], [0,1,9]]}"),
+     "colliders[1].triangles[1][2]: index 9 out of range (the mesh has 4 vertices)", NULL},
+    {COL("{\"type\": \"mesh\", \"vertices\": [[0,0,0], [1,0,0], [0,1,0]], \"triangles\": [[0,1]]}"),
+     "colliders[1].triangles[0]: expected an array of 3 vertex indices", NULL},
+    {COL("{\"type\": \"mesh\", \"vertices\": [[0,0,0], [1,0,0], [0,1,0]], \"triangles\": [[0,1,1]]}"),
+     "colliders[1].triangles[0]: repeats a vertex", NULL},
+    {COL("{\"type\": \"mesh\", \"vertices\": [[0,0,0], [1,0,0]], \"triangles\": [[0,1,0]]}"),
+     "colliders[1].vertices: needs at least 3 vertices (got 2)", NULL},
+    {COL("{\"type\": \"mesh\", \"vertices\": [[0,0,0], [1,0,0], [0,1,0]]}"),
+     "colliders[1]: needs \"obj\", or both \"vertices\" and \"triangles\"", NULL},
+    {COL("{\"type\": \"mesh\", \"obj\": \"quad.obj\", \"closed\": 1}"), "colliders[1].closed: expected true or false",
+     NULL},
+    {COL("{\"type\": \"mesh\", \"obj\": \"quad.obj\", \"closed\": true}"),
+     "colliders[1]: pbd_collider_create: ", NULL}, /* an open quad is not a closed mesh */
+    {COL("{\"type\": \"mesh\", \"obj\": \"no_such.obj\"}"), "colliders[1].obj: " DATA_DIR "/no_such.obj: cannot open",
+     NULL},
+    {COL("{\"type\": \"mesh\", \"obj\": \"far.obj\"}"),
+     "colliders[1].obj: " DATA_DIR "/far.obj: vertex 2:", "beyond the scene cap"},
+    {COL("{\"type\": \"heightfield\", \"heights\": [[0, 1, 2], [0, 1]]}"),
+     "colliders[1].heights[1]: has 2 heights, but row 0 has 3", NULL},
+    {COL("{\"type\": \"heightfield\", \"heights\": [[0, 1], [0, \"x\"]]}"),
+     "colliders[1].heights[1][1]: expected a number", NULL},
+    {COL("{\"type\": \"heightfield\", \"heights\": [[0, 1]]}"), "colliders[1].heights: needs at least 2 rows", NULL},
+    {COL("{\"type\": \"heightfield\", \"heights\": [[0], [1]]}"), "colliders[1].heights[0]: needs at least 2 heights",
+     NULL},
+    {COL("{\"type\": \"heightfield\", \"heights\": [0, 1]}"), "colliders[1].heights[0]: expected a row of heights",
+     NULL},
+    {COL("{\"type\": \"heightfield\", \"heights\": [[0, 1], [0, 1]], \"cell\": [1, 0]}"),
+     "colliders[1].cell[1]: must be in (0, 1000000]", NULL},
+    {COL("{\"type\": \"heightfield\", \"heights\": [[0, 1], [0, 1]], \"cell\": 1}"),
+     "colliders[1].cell: expected an array of 2 numbers", NULL},
+    {COL("{\"type\": \"heightfield\", \"heights\": [[0, 1], [0, 1]], \"height_scale\": 2}"),
+     "colliders[1].height_scale: only with \"image\"", NULL},
+    {COL("{\"type\": \"heightfield\", \"heights\": [[0, 1], [0, 1]], \"image\": \"hf8.pgm\"}"),
+     "colliders[1].image: give either image or heights, not both", NULL},
+    {COL("{\"type\": \"heightfield\"}"), "colliders[1]: needs \"heights\"", NULL},
+    {COL("{\"type\": \"heightfield\", \"image\": \"no_such.pgm\"}"),
+     "colliders[1].image: " DATA_DIR "/no_such.pgm: cannot open", NULL},
+    {COL("{\"type\": \"heightfield\", \"image\": \"not_image.pgm\"}"),
+     "colliders[1].image: " DATA_DIR "/not_image.pgm: not a binary PGM (P5) or PNG image", NULL},
+    {COL("{\"type\": \"heightfield\", \"image\": \"plain.pgm\"}"),
+     "colliders[1].image: " DATA_DIR "/plain.pgm: not a binary PGM (P5) or PNG image", "plain-text PGM"},
+    {COL("{\"type\": \"heightfield\", \"image\": \"short.pgm\"}"),
+     "colliders[1].image: " DATA_DIR "/short.pgm: the PGM is cut short", NULL},
+    {COL("{\"type\": \"heightfield\", \"image\": \"zero.pgm\"}"),
+     "colliders[1].image: " DATA_DIR "/zero.pgm: the PGM maxval must be in [1, 65535] (got 0)", NULL},
+    {COL("{\"type\": \"heightfield\", \"image\": \"over.pgm\"}"),
+     "colliders[1].image: " DATA_DIR "/over.pgm: pixel (1, 0) is 101, more than the maxval 100", NULL},
+    {COL("{\"type\": \"heightfield\", \"image\": \"hf8.pgm\", \"height_scale\": 0}"),
+     "colliders[1].height_scale: must be in (0, 1000000]", NULL},
+    {COL("{\"type\": \"heightfield\", \"image\": \"\"}"), "colliders[1].image: must not be empty", NULL},
+    {COL("{\"type\": \"hightfield\"}"), "colliders[1].type: unknown value \"hightfield\"", NULL},
 #ifndef PBD_DOUBLE
     {OBJ("{" PARTS ", \"constraints\": [{\"a\": 0, \"b\": 1, \"compliance\": 1e-50}]}"),
      "objects[0].constraints[0].compliance: too small for the float scalar type", "(got 1e-50)"},
@@ -1311,29 +1670,19 @@ static void test_particle_cap_option(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_particle_cap_option),
-	    cmocka_unit_test(test_builtins_load),
-	    cmocka_unit_test(test_seeds_run_finite),
-	    cmocka_unit_test(test_cloth_sphere_outside),
-	    cmocka_unit_test(test_double_pendulum),
-	    cmocka_unit_test(test_determinism),
-	    cmocka_unit_test(test_particles_object),
-	    cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_mesh_cloth),
-	    cmocka_unit_test(test_models_and_selections),
-	    cmocka_unit_test(test_collider_keys),
-	    cmocka_unit_test(test_rotation_formats),
-	    cmocka_unit_test(test_keyframes),
-	    cmocka_unit_test(test_collision_filter),
-	    cmocka_unit_test(test_bad_scenes),
-	    cmocka_unit_test(test_render_settings),
-	    cmocka_unit_test(test_bad_files),
-	    cmocka_unit_test(test_empty_scene),
-	    cmocka_unit_test(test_limits_inclusive),
-	    cmocka_unit_test(test_library_messages),
-	    cmocka_unit_test(test_caps_first_step_finite),
-	    cmocka_unit_test(test_parse_memory_bound),
-	    cmocka_unit_test(test_parse_out_of_memory),
+	    cmocka_unit_test(test_particle_cap_option), cmocka_unit_test(test_builtins_load),
+	    cmocka_unit_test(test_seeds_run_finite),    cmocka_unit_test(test_cloth_sphere_outside),
+	    cmocka_unit_test(test_double_pendulum),     cmocka_unit_test(test_determinism),
+	    cmocka_unit_test(test_particles_object),    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_mesh_cloth),          cmocka_unit_test(test_models_and_selections),
+	    cmocka_unit_test(test_collider_keys),       cmocka_unit_test(test_collider_arrays),
+	    cmocka_unit_test(test_heightfield_images),  cmocka_unit_test(test_builtin_data),
+	    cmocka_unit_test(test_rotation_formats),    cmocka_unit_test(test_keyframes),
+	    cmocka_unit_test(test_collision_filter),    cmocka_unit_test(test_bad_scenes),
+	    cmocka_unit_test(test_render_settings),     cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_empty_scene),         cmocka_unit_test(test_limits_inclusive),
+	    cmocka_unit_test(test_library_messages),    cmocka_unit_test(test_caps_first_step_finite),
+	    cmocka_unit_test(test_parse_memory_bound),  cmocka_unit_test(test_parse_out_of_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
