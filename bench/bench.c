@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "bench.h"
+#include "collision.h"
 #include "quality.h"
 #include "resolution.h"
 
@@ -80,7 +81,10 @@ typedef struct bench_options {
 	double quality_target; /* mean structural strain the cloth must hold */
 	const char* quality_method;
 	const char* quality_csv;
-	bool resolution; /* the resolution study instead of the tables */
+	bool resolution;  /* the resolution study instead of the tables */
+	bool sizes_given; /* --sizes was on the command line */
+	bool collision;   /* the collision rows instead of the tables */
+	const char* collision_csv;
 } bench_options;
 
 /* The cloth of one size, built once and shared by every repeat and by the Bullet peer. */
@@ -168,7 +172,7 @@ static void edge_strain(const bench_scene* s, const double* xyz, double* max_out
 }
 
 static double min_height(const double* xyz, uint32_t count, bool* finite) {
-	double min_y = INFINITY;
+	double min_y = (double)INFINITY;
 	*finite = true;
 	for (uint32_t i = 0; i < count; ++i) {
 		const double* p = xyz + 3 * (size_t)i;
@@ -208,6 +212,10 @@ static void print_help(FILE* f) {
 	        "  --resolution          the resolution study alone: the same cloth's sag at each size\n"
 	        "                        under a PBD stiffness and a physical material (PBD and XPBD);\n"
 	        "                        --csv writes its rows\n"
+	        "  --collision           the collision rows alone (default sizes 32,64,128): the cloth\n"
+	        "                        on a static sphere (pbd and Bullet), a cloth folded on itself with\n"
+	        "                        and without self-collision; --steps, --repeat, --no-bullet apply\n"
+	        "  --collision-csv FILE  also write the collision rows as CSV (with --collision)\n"
 	        "  --help                this text\n"
 	        "\n"
 	        "Status of a row, from the final state of every engine alike: diverged (non-finite, or a\n"
@@ -345,14 +353,16 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_QUALITY_METHOD,
 		OPT_QUALITY_CSV,
 		OPT_RESOLUTION,
+		OPT_COLLISION,
+		OPT_COLLISION_CSV,
 		OPT_COUNT
 	};
 	static const char* const names[OPT_COUNT] = {
-	    "--sizes",          "--steps",          "--iterations",  "--repeat",    "--solver",  "--formulation",
-	    "--no-bullet",      "--tolerance",      "--csv",         "--help",      "--quality", "--quality-only",
-	    "--quality-target", "--quality-method", "--quality-csv", "--resolution"};
-	static const bool takes_value[OPT_COUNT] = {true, true,  true,  true,  true, true, false, true,
-	                                            true, false, false, false, true, true, true,  false};
+	    "--sizes",          "--steps",          "--iterations",  "--repeat",     "--solver",    "--formulation",
+	    "--no-bullet",      "--tolerance",      "--csv",         "--help",       "--quality",   "--quality-only",
+	    "--quality-target", "--quality-method", "--quality-csv", "--resolution", "--collision", "--collision-csv"};
+	static const bool takes_value[OPT_COUNT] = {true,  true,  true,  true, true, true, false, true,  true,
+	                                            false, false, false, true, true, true, false, false, true};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -386,6 +396,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		switch (opt) {
 		case OPT_SIZES:
 			rc = parse_sizes(value, o);
+			o->sizes_given = true;
 			break;
 		case OPT_STEPS:
 			if (!parse_int(value, 1, BENCH_MAX_STEPS, &v))
@@ -456,11 +467,21 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 			if (!*value) return usage_error("--quality-csv: empty file name");
 			o->quality_csv = value;
 			break;
+		case OPT_COLLISION:
+			o->collision = true;
+			break;
+		case OPT_COLLISION_CSV:
+			if (!*value) return usage_error("--collision-csv: empty file name");
+			o->collision_csv = value;
+			break;
 		default:
 			break;
 		}
 		if (rc != 0) return rc;
 	}
+	if (o->collision_csv && !o->collision) return usage_error("--collision-csv needs --collision");
+	if (o->collision && (o->resolution || o->quality || o->csv_path || o->quality_csv))
+		return usage_error("--collision runs alone: not with --resolution, --quality*, --csv");
 	return 0;
 }
 
@@ -493,7 +514,8 @@ static long cpu_count(void) {
 	return -1;
 }
 
-static void print_header(const bench_options* o, bool bullet_built) {
+/* The lines every table starts with: what was run, when, on which machine and build. */
+static void print_machine(const bench_options* o, bool bullet_built, const char* what) {
 	char cpu[256];
 	cpu_model(cpu, sizeof cpu);
 	char date[32] = "unknown date";
@@ -501,7 +523,7 @@ static void print_header(const bench_options* o, bool bullet_built) {
 	struct tm tm;
 	if (gmtime_r(&t, &tm)) strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm);
 
-	printf("pbd %s benchmark: hanging cloth (%s)\n", pbd_version(), date);
+	printf("pbd %s benchmark: %s (%s)\n", pbd_version(), what, date);
 	printf("machine: %s, %ld logical CPUs; one thread per run\n", cpu, cpu_count());
 	printf("build:   %s, pbd_real = %s, %s, flags: %s\n", PBD_BENCH_BUILD_TYPE,
 	       sizeof(pbd_real) == sizeof(double) ? "double" : "float", PBD_BENCH_C_COMPILER, PBD_BENCH_C_FLAGS);
@@ -514,6 +536,10 @@ static void print_header(const bench_options* o, bool bullet_built) {
 #endif
 		printf("bullet:  %s\n",
 		       !bullet_built ? "not built (Bullet was not found at configure time)" : "skipped (--no-bullet)");
+}
+
+static void print_header(const bench_options* o, bool bullet_built) {
+	print_machine(o, bullet_built, "hanging cloth");
 	printf("scene:   1 m square, 1 kg (1/N^2 per particle), 2 corners pinned, structural + shear links,\n"
 	       "         gravity %.2f m/s^2, dt 1/60 s, 1 substep, %d iterations, %d steps from rest, no damping\n",
 	       BENCH_GRAVITY, o->iterations, o->steps);
@@ -739,7 +765,7 @@ static void make_row(bench_row* r, const bench_scene* s, const bench_options* o,
 	r->particles = s->mesh.vertex_count;
 	r->constraints = s->mesh.edge_count;
 	r->repeats = count;
-	double ms_min = INFINITY;
+	double ms_min = (double)INFINITY;
 	bool finite = true, stable = true;
 	uint64_t warnings = 0;
 	for (int i = 0; i < count; ++i) {
@@ -901,6 +927,22 @@ int pbd_bench_main(int argc, char** argv) {
 #endif
 	const bool with_bullet = bullet_built && o.bullet;
 
+	if (o.collision) {
+		FILE* ccsv = NULL;
+		if (o.collision_csv && !(ccsv = fopen(o.collision_csv, "w"))) {
+			fprintf(stderr, BENCH_PREFIX "--collision-csv: cannot write '%s': %s\n", o.collision_csv, strerror(errno));
+			return 2;
+		}
+		static const uint32_t collision_sizes[] = {32, 64, 128};
+		print_machine(&o, bullet_built, "collision");
+		const int crc = o.sizes_given ? bench_collision(o.sizes, o.size_count, o.steps, o.repeat, with_bullet, ccsv)
+		                              : bench_collision(collision_sizes, 3, o.steps, o.repeat, with_bullet, ccsv);
+		if (ccsv && fclose(ccsv) != 0) {
+			fprintf(stderr, BENCH_PREFIX "--collision-csv: error writing '%s'\n", o.collision_csv);
+			return 1;
+		}
+		return crc == 0 ? 0 : 1;
+	}
 	if (o.resolution) {
 		FILE* rcsv = NULL;
 		if (o.csv_path && !(rcsv = fopen(o.csv_path, "w"))) {
@@ -949,7 +991,7 @@ int pbd_bench_main(int argc, char** argv) {
 	int rc = 0, bad = 0;
 	double ratios[BENCH_MAX_SIZES];
 	for (int i = 0; i < o.size_count; ++i) {
-		ratios[i] = NAN;
+		ratios[i] = (double)NAN;
 		const int r = bench_size(o.sizes[i], &o, variants, variant_count, with_bullet, csv, &ratios[i]);
 		if (r < 0) {
 			rc = 1;

@@ -9,7 +9,9 @@
 
 #include <BulletCollision/BroadphaseCollision/btDbvtBroadphase.h>
 #include <BulletCollision/CollisionDispatch/btCollisionDispatcher.h>
+#include <BulletCollision/CollisionShapes/btSphereShape.h>
 #include <BulletDynamics/ConstraintSolver/btSequentialImpulseConstraintSolver.h>
+#include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <BulletSoftBody/btSoftBody.h>
 #include <BulletSoftBody/btSoftBodyRigidBodyCollisionConfiguration.h>
 #include <BulletSoftBody/btSoftRigidDynamicsWorld.h>
@@ -23,9 +25,16 @@ struct pbd_bullet_cloth {
 	btSequentialImpulseConstraintSolver solver;
 	btSoftRigidDynamicsWorld world;
 	btSoftBody* body = nullptr;
+	btSphereShape* sphere_shape = nullptr; // the optional static collider
+	btRigidBody* sphere_body = nullptr;
 
 	pbd_bullet_cloth() : dispatcher(&config), world(&dispatcher, &broadphase, &solver, &config) {}
 	~pbd_bullet_cloth() {
+		if (sphere_body) {
+			world.removeRigidBody(sphere_body);
+			delete sphere_body;
+		}
+		delete sphere_shape;
 		if (body) {
 			world.removeSoftBody(body);
 			delete body;
@@ -53,6 +62,10 @@ static bool desc_is_valid(const pbd_bullet_cloth_desc* d, char* err, size_t err_
 		set_error(err, err_size, "bullet peer: iterations must be >= 1");
 		return false;
 	}
+	if (d->sphere && !(d->sphere_radius > 0 && d->margin > 0)) {
+		set_error(err, err_size, "bullet peer: the sphere needs a radius > 0 and a margin > 0");
+		return false;
+	}
 	for (uint32_t i = 0; i < d->link_count; ++i) {
 		const uint32_t a = d->links[2 * i], b = d->links[2 * i + 1];
 		if (a >= d->node_count || b >= d->node_count || a == b) {
@@ -67,6 +80,31 @@ static bool desc_is_valid(const pbd_bullet_cloth_desc* d, char* err, size_t err_
 		}
 	}
 	return true;
+}
+
+// The static sphere and soft-rigid collision (SDF_RS: each node against the rigid shape's sparse
+// signed distance field, resolved as a contact in the position solve with Bullet's default
+// hardness kKHR). Everything else keeps Bullet's defaults.
+static void add_sphere(pbd_bullet_cloth* c, const pbd_bullet_cloth_desc* d) {
+	btSoftBody* b = c->body;
+	const btScalar margin = btScalar(d->margin);
+	b->m_cfg.collisions = btSoftBody::fCollision::SDF_RS;
+	b->m_cfg.kDF = 0; // frictionless, as pbd's collider (friction 0 by default)
+	b->getCollisionShape()->setMargin(margin);
+	// The node tree's leaves were made with the default margin (0.25 m): refit them to ours.
+	for (int i = 0; i < b->m_nodes.size(); ++i) {
+		btSoftBody::Node& n = b->m_nodes[i];
+		btDbvtVolume vol = btDbvtVolume::FromCR(n.m_x, margin);
+		b->m_ndbvt.update(n.m_leaf, vol);
+	}
+	c->sphere_shape = new btSphereShape(btScalar(d->sphere_radius));
+	btRigidBody::btRigidBodyConstructionInfo info(0, nullptr, c->sphere_shape);
+	info.m_startWorldTransform.setIdentity();
+	info.m_startWorldTransform.setOrigin(
+	    btVector3(btScalar(d->sphere_center[0]), btScalar(d->sphere_center[1]), btScalar(d->sphere_center[2])));
+	info.m_friction = 0;
+	c->sphere_body = new btRigidBody(info);
+	c->world.addRigidBody(c->sphere_body);
 }
 
 static pbd_bullet_cloth* create(const pbd_bullet_cloth_desc* d) {
@@ -112,6 +150,8 @@ static pbd_bullet_cloth* create(const pbd_bullet_cloth_desc* d) {
 	// Sleeping would stop stepping a cloth that still swings; pbd never sleeps.
 	b->setActivationState(DISABLE_DEACTIVATION);
 
+	if (d->sphere) add_sphere(c, d);
+
 	c->world.addSoftBody(b);
 	return c;
 }
@@ -142,6 +182,10 @@ extern "C" void pbd_bullet_cloth_get_state(const pbd_bullet_cloth* cloth, double
 			if (velocities) velocities[3 * i + k] = double(nodes[i].m_v[k]);
 		}
 	}
+}
+
+extern "C" uint32_t pbd_bullet_cloth_contact_count(const pbd_bullet_cloth* cloth) {
+	return uint32_t(cloth->body->m_rcontacts.size());
 }
 
 static uint64_t fnv1a(uint64_t h, const void* data, size_t size) {

@@ -23,6 +23,13 @@ typedef struct pbd_bullet_cloth_desc {
 	const uint32_t* links; ///< node index pairs (2 * link_count), distinct nodes
 	int iterations;        ///< btSoftBody::Config::piterations, >= 1
 	double gravity_y;      ///< m/s^2 along y (world and btSoftBodyWorldInfo)
+	/// Nonzero: a static sphere (btSphereShape in a btRigidBody of mass 0) joins the world and the
+	/// cloth collides with it (cfg.collisions = SDF_RS, frictionless: kDF = 0, friction 0).
+	/// Zero (a zeroed desc): no rigid body and no collision handling at all.
+	int sphere;
+	double sphere_center[3]; ///< m
+	double sphere_radius;    ///< m, > 0
+	double margin;           ///< the soft body's collision margin, m (> 0): nodes are kept this far out
 } pbd_bullet_cloth_desc;
 
 /// Builds the world and the cloth. NULL on failure, with the reason in err (may be NULL).
@@ -33,6 +40,9 @@ void pbd_bullet_cloth_step(pbd_bullet_cloth* cloth, double dt);
 
 /// Copies the node positions and velocities (3 * node_count each; either may be NULL).
 void pbd_bullet_cloth_get_state(const pbd_bullet_cloth* cloth, double* positions, double* velocities);
+
+/// Soft-rigid contacts (btSoftBody::m_rcontacts) found in the last step: 0 without a sphere.
+uint32_t pbd_bullet_cloth_contact_count(const pbd_bullet_cloth* cloth);
 
 /// FNV-1a over the bits of every node position and velocity, in Bullet's own scalar type.
 /// Comparable between runs of this peer only, not with pbd_world_hash.

@@ -10,10 +10,11 @@
  *    object without self-collision, or when the particle is within the thickness of the triangle
  *    in the rest shape (mesh neighbours);
  *  - the side is taken where the substep starts: the sign of the particle's height over the
- *    triangle's plane at x. A pair becomes a contact when, at the predicted positions, the
- *    particle is within the thickness (plus its motion) of the triangle, or has crossed its
- *    plane within the triangle: the constraint n . (p - sum_k b_k p_k) >= thickness, with n the
- *    triangle's normal turned to the starting side and b the barycentric weights of the closest
+ *    triangle's plane at x (at least half the thickness). A pair becomes a contact when, at the
+ *    predicted positions, the particle is over the face within the thickness (plus its motion),
+ *    or has crossed the plane through the face (checked where its height changes sign; a
+ *    particle that went around the edge keeps the side it is on now): the constraint n . (p - sum_k b_k p_k) >=
+ * thickness, with n the triangle's normal turned to the starting side and b the barycentric weights of the closest
  *    point, pushes it back to the side it came from (Bridson et al. 2002's repulsion, projected
  *    as a position constraint; a crossing within a substep is caught because the side comes from
  *    the start).
@@ -168,21 +169,41 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 				const pbd_real h0 = -pbd_v3_dot(n0, a[0]); /* particle at the origin of this frame */
 				pbd_vec3 n1 = pbd_v3_cross(pbd_v3_sub(p[1], p[0]), pbd_v3_sub(p[2], p[0]));
 				const pbd_real len1 = pbd_v3_length(n1);
-				/* A collapsed triangle, or a particle so near its plane at the start that the side
-				 * is a matter of rounding (the particle pairs keep those apart). */
+				/* A collapsed triangle, or a particle within half the thickness of its plane at
+				 * the start: in crumpled cloth such a side is a guess (the particle may be beside
+				 * the face, not over it), and pushing a whole thickness toward a wrong guess blew
+				 * up a snapping fold; the particle pairs keep those apart. */
 				const pbd_real len0 = pbd_v3_length(n0);
-				if (!(len1 > 0) || !(len0 > 0) || !(PBD_FABS(h0) >= PBD_R(0.01) * thick * len0)) continue;
+				if (!(len1 > 0) || !(len0 > 0) || !(PBD_FABS(h0) >= PBD_R(0.5) * thick * len0)) continue;
 				n1 = pbd_v3_scale(n1, (h0 > 0 ? 1 : -1) / len1);
 				pbd_real b[3];
 				const pbd_vec3 cp = pbd_closest_on_triangle(qi, p[0], p[1], p[2], b);
 				const pbd_vec3 d = pbd_v3_sub(qi, cp);
 				const pbd_real reach = thick + pbd_v3_length(qi);
 				const bool inside = b[0] > 0 && b[1] > 0 && b[2] > 0;
-				const bool crossed = inside && pbd_v3_dot(n1, d) < 0;
 				const pbd_real dd = pbd_v3_dot(d, d);
 				/* Only over the face: beside it (the closest point on an edge or a vertex) the
 				 * particle pairs of the nearest vertices hold the particle off. */
-				if (!inside || (!crossed && !(dd < reach * reach))) continue;
+				if (!inside) continue;
+				if (pbd_v3_dot(n1, d) < 0) {
+					/* On the other side now. Through the face, or around its edge? Where the
+					 * height over the moving plane changes sign (linearly between the start and
+					 * the prediction), the particle must lie within the triangle of that moment;
+					 * otherwise it went around, and its side is the one it is on now. */
+					const pbd_real h1 = pbd_v3_dot(n1, d) * (h0 > 0 ? 1 : -1) * len0; /* same units as h0 */
+					const pbd_real f = h0 / (h0 - h1);
+					pbd_vec3 m[3];
+					for (int e3 = 0; e3 < 3; ++e3) m[e3] = pbd_v3_add(a[e3], pbd_v3_scale(w->q[v[e3]], f));
+					pbd_real bf[3];
+					(void)pbd_closest_on_triangle(pbd_v3_scale(qi, f), m[0], m[1], m[2], bf);
+					const bool through = bf[0] > 0 && bf[1] > 0 && bf[2] > 0;
+					if (!through) {
+						n1 = pbd_v3_scale(n1, -1);
+						if (!(dd < reach * reach)) continue;
+					}
+				} else if (!(dd < reach * reach)) {
+					continue;
+				}
 				if (!grow(w, (void**)&c->vt, sizeof *c->vt, &c->cap_vt, c->nvt + 1)) return PBD_ERR_OUT_OF_MEMORY;
 				pbd_vt_c* k2 = &c->vt[c->nvt++];
 				k2->p = i;

@@ -1,0 +1,27 @@
+# The collision rows run tiny (ctest bench_collision): pbd-bench --sizes 8 --collision must exit 0,
+# print the sphere, self and self-off rows (and Bullet's when it was built) and write a CSV with
+# one row each. Their quality is not checked here: a tiny cloth is not the measured one.
+# Expects -DPROGRAM=<pbd-bench> -DWORK=<folder> -DBULLET=<ON|OFF>.
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+execute_process(COMMAND "${PROGRAM}" --sizes 8 --collision --steps 60 --repeat 1 --collision-csv "${WORK}/collision.csv"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pbd-bench --collision exited with ${rc}:\n${out}\n${err}")
+endif()
+set(rows "sphere +pbd +8 " "self +pbd +8 " "self-off +pbd +8 ")
+set(expected_lines 4)
+if(BULLET)
+  list(APPEND rows "sphere +bullet +8 ")
+  set(expected_lines 5)
+endif()
+foreach(row IN LISTS rows)
+  if(NOT out MATCHES "\n${row}")
+    message(FATAL_ERROR "no row matching '${row}' in:\n${out}")
+  endif()
+endforeach()
+file(STRINGS "${WORK}/collision.csv" lines)
+list(LENGTH lines count)
+if(NOT count EQUAL expected_lines)
+  message(FATAL_ERROR "collision.csv has ${count} lines, expected ${expected_lines} (header + rows)")
+endif()
