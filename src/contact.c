@@ -99,6 +99,12 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 		pbd_vec3 na;
 		const pbd_real da = ops->distance(&c->def, a, &na);
 		const pbd_vec3 move = pbd_v3_sub(b, a);
+		/* The distance changes by at most the length of the path (it is 1-Lipschitz), so a
+		 * particle farther than that from the margin can neither be swept into it nor end in
+		 * reach of it: no sweep and no second distance for the particles around a collider that
+		 * do not come near its surface. */
+		const pbd_real path = pbd_v3_length(move);
+		if (sweep && da - margin > 2 * path + 2 * PBD_CONTACT_TOLERANCE) continue;
 		/* The sweep's radius: the margin, or for a particle that starts on the surface (within
 		 * rounding) a hair less than where it is, so that the path is still swept: on a
 		 * non-convex surface, sliding along the face it rests on can carry it into the next bump. */
@@ -114,7 +120,7 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 			target = pbd_v3_add(a, pbd_v3_scale(na, margin - da));
 		} else {
 			const pbd_real db = ops->distance(&c->def, b, &n);
-			const pbd_real reach = sweep ? pbd_v3_length(move) + PBD_CONTACT_TOLERANCE : 0;
+			const pbd_real reach = sweep ? path + PBD_CONTACT_TOLERANCE : 0;
 			if (!(db < margin + reach)) continue;
 			target = pbd_v3_add(b, pbd_v3_scale(n, margin - db));
 		}
