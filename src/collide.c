@@ -274,21 +274,27 @@ bool pbd_collider_def_valid(pbd_world* w, const pbd_collider_def* def) {
 	return check_actor(w, "pbd_world_load", &d) == PBD_OK && shape_ops[d.type]->validate(w, &d) == PBD_OK;
 }
 
-bool pbd_collider_get_bounds(const pbd_world* w, pbd_collider_id id, pbd_vec3* lo, pbd_vec3* hi) {
-	const pbd_collider* c = lookup(w, id);
+bool pbd_collider_world_box(const pbd_collider* c, const pbd_pose* poses, int pose_count, pbd_real grow, pbd_vec3* lo,
+                            pbd_vec3* hi) {
 	pbd_vec3 llo, lhi;
-	if (!c || !lo || !hi || !shape_ops[c->def.type]->bounds(&c->def, &llo, &lhi)) return false;
+	if (!shape_ops[c->def.type]->bounds(&c->def, &llo, &lhi)) return false;
 	pbd_vec3 blo = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX),
 	         bhi = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
-	for (int corner = 0; corner < 8; ++corner) {
-		const pbd_vec3 p = pbd_pose_apply(
-		    c->def.pose, pbd_v3(corner & 1 ? lhi.x : llo.x, corner & 2 ? lhi.y : llo.y, corner & 4 ? lhi.z : llo.z));
-		blo = pbd_v3(PBD_FMIN(blo.x, p.x), PBD_FMIN(blo.y, p.y), PBD_FMIN(blo.z, p.z));
-		bhi = pbd_v3(PBD_FMAX(bhi.x, p.x), PBD_FMAX(bhi.y, p.y), PBD_FMAX(bhi.z, p.z));
-	}
-	*lo = blo;
-	*hi = bhi;
+	for (int k = 0; k < pose_count; ++k)
+		for (int corner = 0; corner < 8; ++corner) {
+			const pbd_vec3 p = pbd_pose_apply(
+			    poses[k], pbd_v3(corner & 1 ? lhi.x : llo.x, corner & 2 ? lhi.y : llo.y, corner & 4 ? lhi.z : llo.z));
+			blo = pbd_v3(PBD_FMIN(blo.x, p.x), PBD_FMIN(blo.y, p.y), PBD_FMIN(blo.z, p.z));
+			bhi = pbd_v3(PBD_FMAX(bhi.x, p.x), PBD_FMAX(bhi.y, p.y), PBD_FMAX(bhi.z, p.z));
+		}
+	*lo = pbd_v3(blo.x - grow, blo.y - grow, blo.z - grow);
+	*hi = pbd_v3(bhi.x + grow, bhi.y + grow, bhi.z + grow);
 	return true;
+}
+
+bool pbd_collider_get_bounds(const pbd_world* w, pbd_collider_id id, pbd_vec3* lo, pbd_vec3* hi) {
+	const pbd_collider* c = lookup(w, id);
+	return c && lo && hi && pbd_collider_world_box(c, &c->def.pose, 1, 0, lo, hi);
 }
 
 pbd_status pbd_collider_get_triangles(const pbd_world* w, pbd_collider_id id, pbd_vec3* vertices,

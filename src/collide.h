@@ -53,6 +53,10 @@ extern const pbd_shape_ops pbd_shape_heightfield_ops;
 /* Copies a validated def's arrays into memory the world owns (pbd_shape_ops.build) and points
  * the def at them; PBD_ERR_OUT_OF_MEMORY leaves c->data NULL. */
 pbd_status pbd_collider_attach_data(pbd_world* w, pbd_collider* c);
+/* The world box of a collider's shape over `pose_count` poses, grown by `grow`; false for an
+ * unbounded shape (a plane). */
+bool pbd_collider_world_box(const pbd_collider* c, const pbd_pose* poses, int pose_count, pbd_real grow, pbd_vec3* lo,
+                            pbd_vec3* hi);
 /* Frees every collider's arrays and the collider array (world destruction). */
 void pbd_colliders_free(pbd_world* w);
 

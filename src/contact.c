@@ -30,21 +30,8 @@ static bool grow_to(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t
 /* The world bounds of a collider over a substep (both poses), grown by `grow`; false when
  * unbounded. */
 static bool world_bounds(const pbd_collider* c, pbd_real grow, pbd_vec3* lo, pbd_vec3* hi) {
-	pbd_vec3 llo, lhi;
-	if (!pbd_shape_ops_of(c->def.type)->bounds(&c->def, &llo, &lhi)) return false;
-	pbd_vec3 blo = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX),
-	         bhi = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
 	const pbd_pose poses[2] = {c->pose0, c->def.pose};
-	for (int k = 0; k < 2; ++k)
-		for (int corner = 0; corner < 8; ++corner) {
-			const pbd_vec3 p = pbd_pose_apply(
-			    poses[k], pbd_v3(corner & 1 ? lhi.x : llo.x, corner & 2 ? lhi.y : llo.y, corner & 4 ? lhi.z : llo.z));
-			blo = pbd_v3(PBD_FMIN(blo.x, p.x), PBD_FMIN(blo.y, p.y), PBD_FMIN(blo.z, p.z));
-			bhi = pbd_v3(PBD_FMAX(bhi.x, p.x), PBD_FMAX(bhi.y, p.y), PBD_FMAX(bhi.z, p.z));
-		}
-	*lo = pbd_v3(blo.x - grow, blo.y - grow, blo.z - grow);
-	*hi = pbd_v3(bhi.x + grow, bhi.y + grow, bhi.z + grow);
-	return true;
+	return pbd_collider_world_box(c, poses, 2, grow, lo, hi);
 }
 
 static bool segment_misses(pbd_vec3 a, pbd_vec3 b, pbd_vec3 lo, pbd_vec3 hi) {
@@ -96,8 +83,10 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 		const pbd_vec3 a = pbd_pose_apply_inverse(p0, xi), b = pbd_pose_apply_inverse(p1, pi);
 		pbd_vec3 n, target;
 		pbd_real t;
-		pbd_vec3 na;
-		const pbd_real da = ops->distance(&c->def, a, &na);
+		/* Where it starts counts only when the path is swept (the after-solver mode looks at
+		 * the finished position alone). */
+		pbd_vec3 na = pbd_v3(0, 1, 0);
+		const pbd_real da = sweep ? ops->distance(&c->def, a, &na) : 0;
 		const pbd_vec3 move = pbd_v3_sub(b, a);
 		/* The distance changes by at most the length of the path (it is 1-Lipschitz), so a
 		 * particle farther than that from the margin can neither be swept into it nor end in

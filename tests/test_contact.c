@@ -199,6 +199,18 @@ static void test_move_to(void** state) {
 	cd.velocity = pbd_v3(0, 0, 0);
 	const pbd_collider_id sid = pbd_collider_create(w2, &cd);
 	assert_int_equal(pbd_collider_move_to(w2, sid, target), PBD_ERR_INVALID_ARGUMENT);
+	assert_int_equal(pbd_collider_set_velocity(w2, sid, pbd_v3(1, 0, 0), pbd_v3(0, 0, 0)), PBD_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(msg, "static collider"));
+	/* A teleport moves the sphere at once, and its bounds with it. */
+	const pbd_pose there = {pbd_v3(5, 0, 0), pbd_quat_identity()};
+	assert_int_equal(pbd_collider_set_pose(w2, sid, there), PBD_OK);
+	pbd_vec3 lo, hi;
+	assert_true(pbd_collider_get_bounds(w2, sid, &lo, &hi));
+	assert_near(lo.x, 4.5, 1e-6);
+	assert_near(hi.x, 5.5, 1e-6);
+	const pbd_pose bad = {pbd_v3(0, 0, 0), {0, 0, 0, 0}};
+	assert_int_equal(pbd_collider_set_pose(w2, sid, bad), PBD_ERR_DEGENERATE);
+	assert_non_null(strstr(msg, "zero quaternion"));
 	cd.kinetic_friction = 1;
 	cd.static_friction = (pbd_real)0.5;
 	assert_false(pbd_collider_is_valid(w2, pbd_collider_create(w2, &cd)));
