@@ -59,7 +59,8 @@ static inline pbd_vec3 pbd_closest_on_triangle(pbd_vec3 p, pbd_vec3 a, pbd_vec3 
 		return b;
 	}
 	const pbd_real vc = d1 * d4 - d3 * d2;
-	if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+	/* An edge of zero length (d1 = d3 = 0) has no interior: it goes on to the other regions. */
+	if (vc <= 0 && d1 >= 0 && d3 <= 0 && d1 - d3 > 0) {
 		const pbd_real v = d1 / (d1 - d3);
 		bary[0] = 1 - v, bary[1] = v, bary[2] = 0;
 		return pbd_v3_add(a, pbd_v3_scale(ab, v));
@@ -71,13 +72,13 @@ static inline pbd_vec3 pbd_closest_on_triangle(pbd_vec3 p, pbd_vec3 a, pbd_vec3 
 		return c;
 	}
 	const pbd_real vb = d5 * d2 - d1 * d6;
-	if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+	if (vb <= 0 && d2 >= 0 && d6 <= 0 && d2 - d6 > 0) {
 		const pbd_real w = d2 / (d2 - d6);
 		bary[0] = 1 - w, bary[1] = 0, bary[2] = w;
 		return pbd_v3_add(a, pbd_v3_scale(ac, w));
 	}
 	const pbd_real va = d3 * d6 - d5 * d4;
-	if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+	if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0 && (d4 - d3) + (d5 - d6) > 0) {
 		const pbd_real w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
 		bary[0] = 0, bary[1] = 1 - w, bary[2] = w;
 		return pbd_v3_add(b, pbd_v3_scale(pbd_v3_sub(c, b), w));

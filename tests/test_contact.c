@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "test_physics.h"
+#include "shape_math.h"
 #include "world.h"
 
 static pbd_world* bare_world(pbd_vec3 gravity, int substeps) {
@@ -625,6 +626,25 @@ static void test_thin_plate(void** state) {
 	pbd_world_destroy(w);
 }
 
+/* The closest point of a triangle with a zero-length edge (two corners on one point, which a
+ * cloth can reach when it crumples): no 0/0 (the FP traps catch one), weights that sum to 1,
+ * the right point. Found by fuzz_step. */
+static void test_degenerate_triangle_closest_point(void** state) {
+	(void)state;
+	const pbd_vec3 a = pbd_v3(0, 0, 0), c = pbd_v3(1, 0, 0);
+	const pbd_vec3 probes[3] = {pbd_v3(0, 1, 0), pbd_v3((pbd_real)0.5, 1, 0), pbd_v3(2, 0, 0)};
+	const double want_x[3] = {0, 0.5, 1};
+	for (int k = 0; k < 3; ++k) {
+		pbd_real b[3];
+		const pbd_vec3 q = pbd_closest_on_triangle(probes[k], a, a, c, b);
+		assert_near(b[0] + b[1] + b[2], 1, 1e-6);
+		assert_near(q.x, want_x[k], 1e-6);
+		assert_near(q.y, 0, 1e-6);
+		const pbd_vec3 r = pbd_closest_on_triangle(probes[k], a, a, a, b);
+		assert_near(tp_len(r), 0, 0);
+	}
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -641,6 +661,7 @@ int main(void) {
 	    cmocka_unit_test(test_broad_phase_equals_brute_force),
 	    cmocka_unit_test(test_cloth_stays_on_ball),
 	    cmocka_unit_test(test_thin_plate),
+	    cmocka_unit_test(test_degenerate_triangle_closest_point),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
