@@ -29,6 +29,12 @@ pbd_world_def pbd_world_def_default(void) {
 	d.max_speed = 0;
 	d.diagnostics = true;
 	d.divergence_strain = 10;
+	d.method = PBD_METHOD_POSITION_BASED;
+	d.stiffness_damping = 0;
+	d.linear_tolerance = PBD_R(1e-4);
+	d.wind = pbd_v3(0, 0, 0);
+	d.gust_strength = 0;
+	d.gust_frequency = PBD_R(0.5);
 	d.cookie = PBD_COOKIE;
 	return d;
 }
@@ -105,6 +111,25 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->max_speed) || d->max_speed < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %.9g)",
 		                (double)d->max_speed);
+	if ((int)d->method < 0 || d->method >= PBD_METHOD_COUNT)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.method: unknown method %d", (int)d->method);
+	if (!pbd_is_finite(d->stiffness_damping) || d->stiffness_damping < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.stiffness_damping: must be >= 0 s (got %.9g)",
+		                (double)d->stiffness_damping);
+	if (!pbd_is_finite(d->linear_tolerance) || d->linear_tolerance <= 0 || d->linear_tolerance >= 1)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.linear_tolerance: must be in (0, 1) (got %.9g)",
+		                (double)d->linear_tolerance);
+	if (!pbd_v3_is_finite(d->wind)) return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_def.wind: not finite");
+	/* The same cap as gravity's: air forces scale with the wind speed. */
+	if (PBD_FABS(d->wind.x) > gmax || PBD_FABS(d->wind.y) > gmax || PBD_FABS(d->wind.z) > gmax)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.wind: each component must be within +-%g m/s",
+		                PBD_MAX_GRAVITY);
+	if (!pbd_is_finite(d->gust_strength) || d->gust_strength < 0 || d->gust_strength > 10)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.gust_strength: must be in [0, 10] (got %.9g)",
+		                (double)d->gust_strength);
+	if (!pbd_is_finite(d->gust_frequency) || d->gust_frequency <= 0 || d->gust_frequency > 1000)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.gust_frequency: must be in (0, 1000] Hz (got %.9g)",
+		                (double)d->gust_frequency);
 	return PBD_OK;
 }
 
@@ -220,7 +245,25 @@ PBD_SETTER(formulation, pbd_formulation, formulation)
 PBD_SETTER(gravity, pbd_vec3, gravity)
 PBD_SETTER(damping, pbd_real, damping)
 PBD_SETTER(collision_mode, pbd_collision_mode, collision_mode)
+PBD_SETTER(method, pbd_method, method)
 #undef PBD_SETTER
+
+pbd_status pbd_world_set_force_settings(pbd_world* w, pbd_real stiffness_damping, pbd_real linear_tolerance) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.stiffness_damping = stiffness_damping;
+	d.linear_tolerance = linear_tolerance;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_wind(pbd_world* w, pbd_vec3 wind, pbd_real gust_strength, pbd_real gust_frequency) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.wind = wind;
+	d.gust_strength = gust_strength;
+	d.gust_frequency = gust_frequency;
+	return apply_def(w, &d);
+}
 
 pbd_status pbd_world_set_chebyshev(pbd_world* w, bool on, pbd_real rho, int delay, pbd_real gamma) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;

@@ -66,6 +66,36 @@ PBD_API pbd_status pbd_world_set_hierarchy(pbd_world* world, int levels, int ite
 /// NULL it receives the particle count of levels 0 to the returned one (PBD_HIERARCHY_MAX_LEVELS + 1
 /// entries at most).
 PBD_API uint32_t pbd_world_hierarchy_levels(const pbd_world* world, uint32_t* particles);
+/// Switches the method (pbd_world_def.method); takes effect at the next step. A force-based
+/// method needs a finite spring constant for every constraint it integrates: the step fails with
+/// PBD_ERR_INVALID_ARGUMENT, naming the constraint, when one has compliance 0 (a rigid link), and
+/// with PBD_ERR_INVALID_ARGUMENT when a family of the world has no force model yet.
+PBD_API pbd_status pbd_world_set_method(pbd_world* world, pbd_method method);
+/// Force-based settings: stiffness damping (s, >= 0) and the CG tolerance (in (0, 1)).
+PBD_API pbd_status pbd_world_set_force_settings(pbd_world* world, pbd_real stiffness_damping,
+                                                pbd_real linear_tolerance);
+/// The wind (m/s) and its gusts (see pbd_world_def.wind).
+PBD_API pbd_status pbd_world_set_wind(pbd_world* world, pbd_vec3 wind, pbd_real gust_strength, pbd_real gust_frequency);
+/// The world's wind at `time` seconds, gusts included (what a particle with no wind of its own
+/// feels then).
+PBD_API pbd_vec3 pbd_world_wind_at(const pbd_world* world, double time);
+/// Air on the surface triangles [first, first + count): drag coefficients (kg/(m^2 s), >= 0) and
+/// a wind added to the world's (see pbd_soft_def.drag_normal).
+PBD_API pbd_status pbd_world_set_triangle_drag(pbd_world* world, uint32_t first, uint32_t count, pbd_real normal,
+                                               pbd_real tangent, pbd_vec3 wind);
+/// Air on the particles [first, first + count) that belong to no triangle with drag: f = drag
+/// (wind + own wind - v), drag in kg/s, >= 0.
+PBD_API pbd_status pbd_particles_set_drag(pbd_world* world, uint32_t first, uint32_t count, pbd_real drag,
+                                          pbd_vec3 wind);
+/// Adds an impulse (N s) to a free particle's velocity: v += impulse / m. Pinned particles ignore
+/// it. Non-finite impulse: PBD_ERR_NOT_FINITE.
+PBD_API pbd_status pbd_particle_apply_impulse(pbd_world* world, uint32_t index, pbd_vec3 impulse);
+/// A radial explosion: every free particle at distance d < radius from `centre` receives the
+/// impulse `impulse` (1 - d / radius) (N s) directed away from the centre; a particle exactly at
+/// the centre has no direction and receives none. radius > 0, impulse finite (negative pulls in).
+/// Returns the number of particles pushed in *count when count is not NULL.
+PBD_API pbd_status pbd_world_explode(pbd_world* world, pbd_vec3 centre, pbd_real radius, pbd_real impulse,
+                                     uint32_t* count);
 PBD_API pbd_status pbd_world_set_collision_mode(pbd_world* world, pbd_collision_mode mode);
 /// Current settings, as a def (cookie set, so it can create a copy of this world's setup).
 PBD_API pbd_world_def pbd_world_get_def(const pbd_world* world);

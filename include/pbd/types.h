@@ -95,6 +95,36 @@ typedef enum pbd_damping_mode {
 	PBD_DAMPING_AFTER_FORCES = 1
 } pbd_damping_mode;
 
+/// How a world advances its particles in time. One scene, one material, any method: the
+/// force-based methods read each constraint's spring constant k = 1 / compliance (XPBD's
+/// compliance, which a physical material sets), the position-based one its PBD stiffness or XPBD
+/// compliance. docs/methods.md gives every method's equations and compares them.
+typedef enum pbd_method {
+	/// Position-based: PBD stiffness or XPBD compliance (pbd_world_def.formulation), solved by
+	/// Gauss-Seidel or Jacobi (pbd_world_def.solver) in `iterations` per substep.
+	PBD_METHOD_POSITION_BASED = 0,
+	/// Forward Euler: x += h v_n, v += h a(x_n, v_n). Gains energy; stable only for tiny steps.
+	PBD_METHOD_EXPLICIT_EULER = 1,
+	/// Semi-implicit (symplectic) Euler: v += h a(x_n, v_n), then x += h v_{n+1}.
+	PBD_METHOD_SYMPLECTIC_EULER = 2,
+	/// Backward Euler linearised once per substep (Baraff & Witkin 1998): (M + h D + h^2 K) dv =
+	/// h (f + h K v), solved by conjugate gradients with a block-Jacobi preconditioner.
+	PBD_METHOD_IMPLICIT_EULER = 3,
+	/// Projective dynamics (Liu et al. 2013, Bouaziz et al. 2014): `iterations` local/global
+	/// rounds per substep against a system matrix factored once (sparse Cholesky).
+	PBD_METHOD_PROJECTIVE_DYNAMICS = 4,
+	/// Vertex block descent (Chen et al. 2024): `iterations` Gauss-Seidel sweeps over a vertex
+	/// colouring, each vertex taking a 3x3 Newton step on the backward-Euler energy.
+	PBD_METHOD_VBD = 5,
+	PBD_METHOD_COUNT
+} pbd_method;
+
+/// Name of a method ("pbd", "explicit_euler", "symplectic_euler", "implicit_euler",
+/// "projective_dynamics", "vbd"); "unknown" for a value outside the enum.
+PBD_API const char* pbd_method_name(pbd_method method);
+/// The method of a name as pbd_method_name writes it; false for an unknown name.
+PBD_API bool pbd_method_from_name(const char* name, pbd_method* out);
+
 /// Range of a free particle's inverse mass, 1/kg (0 pins). Bounded so that the products the
 /// projections form, (w_a + w_b) |d| and its quotients, stay normal and finite in float.
 #define PBD_INV_MASS_MIN 1e-9
@@ -157,6 +187,25 @@ typedef struct pbd_world_def {
 	/// many times its rest length (|C| / rest) counts as diverged (PBD_WARN_DIVERGED), as does a
 	/// step that produced a non-finite state. Default 10; 0 turns the strain test off.
 	pbd_real divergence_strain;
+	/// How particles advance (default PBD_METHOD_POSITION_BASED). The force-based methods use
+	/// `iterations` too: CG iterations at most (implicit Euler), local/global rounds (projective
+	/// dynamics), sweeps (VBD); the explicit ones none.
+	pbd_method method;
+	/// Force-based methods: damping along each spring, as a time in seconds: a spring of constant
+	/// k gets the damping coefficient c = stiffness_damping * k (N s/m), the stiffness-proportional
+	/// part of Rayleigh damping, so that it means the same on any mesh. >= 0, default 0.
+	pbd_real stiffness_damping;
+	/// Implicit Euler: the CG solve stops when the residual is at most this fraction of the
+	/// right-hand side, in (0, 1) (default 1e-4); pbd_stats.linear_residual reports what it reached.
+	pbd_real linear_tolerance;
+	/// Air: the wind's velocity everywhere, m/s (default 0). Objects with drag feel it
+	/// (pbd_soft_def.drag_normal and friends); every method applies air forces.
+	pbd_vec3 wind;
+	/// Gusts: the wind's speed varies by up to this fraction of |wind| around its mean and turns
+	/// by up to as many radians, smoothly and deterministically (a sum of incommensurate sines).
+	/// >= 0, default 0 (steady).
+	pbd_real gust_strength;
+	pbd_real gust_frequency;    ///< Hz, > 0: the dominant frequency of the gusts (default 0.5)
 	uint32_t particle_capacity; ///< initial capacities; the arrays grow when adding beyond them
 	uint32_t distance_capacity;
 	pbd_allocator allocator;
@@ -661,6 +710,16 @@ typedef struct pbd_soft_def {
 	/// Particles of this object also keep `thickness` apart from each other, except those closer
 	/// than that in the rest shape (mesh neighbours). Needs thickness > 0.
 	bool self_collision;
+	/// Air (docs/methods.md, "Forces"): each of the object's triangles feels
+	/// A (drag_normal (n.u) n + drag_tangent (u - (n.u) n)), u the velocity of the air relative to
+	/// the triangle's centre (the wind minus the mean of its corners' velocities), n its unit normal,
+	/// A its area, spread evenly over its three corners (seed 003's viscous model, with a tangential
+	/// term). Both in kg/(m^2 s), >= 0, default 0. An object without triangles (a rope) feels
+	/// drag_particle (wind - v) at each particle instead, kg/s, >= 0, default 0.
+	pbd_real drag_normal;
+	pbd_real drag_tangent;
+	pbd_real drag_particle;
+	pbd_vec3 wind; ///< m/s, added to the world's wind for this object (default 0)
 	int cookie;
 } pbd_soft_def;
 
@@ -717,6 +776,10 @@ typedef struct pbd_stats {
 	double edge_max_strain[PBD_EDGE_KIND_COUNT];  ///< max |C| / rest of the distances of each edge kind
 	double edge_mean_strain[PBD_EDGE_KIND_COUNT]; ///< mean |C| / rest of each edge kind (0 when none)
 	pbd_family_stats family[PBD_FAMILY_COUNT];    ///< per constraint family
+	/// Implicit Euler: the largest relative residual |b - A x| / |b| any CG solve of the last step
+	/// ended with, and the most iterations one took (0 for the other methods).
+	double linear_residual;
+	uint32_t linear_iterations;
 	uint32_t contacts; ///< particles within margin (plus their radius) of a collider after the step
 	uint32_t particles, distances, colliders;
 } pbd_stats;
