@@ -30,6 +30,7 @@ typedef struct run_options {
 	out_format format;
 	int solver;      /* -1: the scene's */
 	int formulation; /* -1: the scene's */
+	int method;      /* -1: the scene's */
 	long iterations; /* 0: the scene's */
 	long substeps;   /* 0: the scene's */
 	double dt;       /* 0: the scene's */
@@ -69,6 +70,8 @@ void cli_run_help(FILE* fp) {
 	      "      --format FMT       per-frame mesh files: obj (default), ply (binary) or none\n"
 	      "      --solver S         gauss_seidel (or gs) or jacobi\n"
 	      "      --formulation F    pbd (stiffness) or xpbd (compliance)\n"
+	      "      --method M         pbd, explicit_euler, symplectic_euler, implicit_euler,\n"
+	      "                         projective_dynamics or vbd (one material under every method)\n"
 	      "      --iterations N     constraint iterations per substep, 1 to 10000\n"
 	      "      --substeps N       substeps per frame, 1 to 1000\n"
 	      "      --dt SECONDS       frame length, 1e-9 to 10\n"
@@ -94,8 +97,9 @@ void cli_run_help(FILE* fp) {
 	      "                         the snapshot was taken and ends bit-identical to a run that never\n"
 	      "                         stopped; frames and metrics rows before that frame are kept\n"
 	      "  -h, --help             this text\n"
-	      "\n"
-	      "Options override the scene's \"world\" settings. The progress line appears on stderr for\n"
+	      "\n",
+	      fp);
+	fputs("Options override the scene's \"world\" settings. The progress line appears on stderr for\n"
 	      "runs longer than a second; the summary (frames, times, ms per step for the simulation\n"
 	      "alone, ms per frame for rendering and for encoding, final strain, contacts, warnings) goes\n"
 	      "to stdout. Rendering is described in docs/rendering.md.\n"
@@ -185,6 +189,7 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 	o->frames = -1;
 	o->solver = -1;
 	o->formulation = -1;
+	o->method = -1;
 	o->max_output = DEFAULT_MAX_OUTPUT;
 	*help = false;
 	cli_cursor c = {argc, argv, 1, NULL, "pbd run", false};
@@ -228,6 +233,14 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 					o->formulation = PBD_FORMULATION_XPBD;
 				else
 					return cli_usage_error(&c, "--formulation: expected pbd or xpbd, got '%s'", c.value);
+			} else if (cli_match(&c, NULL, "--method", true)) {
+				pbd_method m;
+				if (!pbd_method_from_name(c.value, &m))
+					return cli_usage_error(&c,
+					                       "--method: expected pbd, explicit_euler, symplectic_euler, implicit_euler, "
+					                       "projective_dynamics or vbd, got '%s'",
+					                       c.value);
+				o->method = (int)m;
 			} else if (cli_match(&c, NULL, "--iterations", true)) {
 				if (!cli_parse_int(c.value, 1, SCENE_MAX_ITERATIONS, &o->iterations))
 					return cli_usage_error(&c, "--iterations: expected an integer in [1, %d], got '%s'",
@@ -330,6 +343,7 @@ static bool apply_overrides(const run_options* o, scene* s, scene_error* err) {
 	pbd_status st = PBD_OK;
 	if (st == PBD_OK && o->solver >= 0) st = pbd_world_set_solver(w, (pbd_solver)o->solver);
 	if (st == PBD_OK && o->formulation >= 0) st = pbd_world_set_formulation(w, (pbd_formulation)o->formulation);
+	if (st == PBD_OK && o->method >= 0) st = pbd_world_set_method(w, (pbd_method)o->method);
 	if (st == PBD_OK && o->iterations > 0) st = pbd_world_set_iterations(w, (int)o->iterations);
 	if (st == PBD_OK && o->substeps > 0) st = pbd_world_set_substeps(w, (int)o->substeps);
 	if (st == PBD_OK && o->dt > 0) st = pbd_world_set_dt(w, (pbd_real)o->dt);

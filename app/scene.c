@@ -113,6 +113,8 @@ static const int solver_alias_values[] = {PBD_SOLVER_GAUSS_SEIDEL};
 static const char* const formulation_names[] = {"pbd", "xpbd", NULL};
 static const char* const collision_names[] = {"in_solver", "after_solver", NULL};
 static const char* const damping_mode_names[] = {"velocity", "after_forces", NULL};
+static const char* const method_names[] = {
+    "pbd", "explicit_euler", "symplectic_euler", "implicit_euler", "projective_dynamics", "vbd", NULL};
 
 static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	jr* r = &L->r;
@@ -121,11 +123,11 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	static const char* const keys[] = {
 	    "gravity",   "dt",           "substeps", "iterations",     "solver",    "formulation",
 	    "damping",   "damping_mode", "jacobi",   "collision_mode", "max_speed", "divergence_strain",
-	    "chebyshev", "hierarchy",    NULL};
+	    "chebyshev", "hierarchy",    "method",   "stiffness_damping", "linear_tolerance", NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations;
-	int solver, formulation, collision, damping_mode;
+	int solver, formulation, collision, damping_mode, method;
 	if (!jr_vec3(r, w, path, "gravity", d->gravity, SCENE_MAX_GRAVITY, &d->gravity) ||
 	    !jr_real_p(r, w, path, "dt", d->dt, (jr_range){SCENE_MIN_DT, SCENE_MAX_DT, false, false}, &d->dt) ||
 	    !jr_int(r, w, path, "substeps", d->substeps, 1, SCENE_MAX_SUBSTEPS, &substeps) ||
@@ -137,8 +139,14 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	    !jr_enum(r, w, path, "collision_mode", (int)d->collision_mode, collision_names, NULL, NULL, &collision) ||
 	    !jr_real_p(r, w, path, "max_speed", d->max_speed, JR_NONNEG(SCENE_MAX_SPEED), &d->max_speed) ||
 	    !jr_real_p(r, w, path, "divergence_strain", d->divergence_strain, JR_NONNEG(SCENE_MAX_MAGNITUDE),
-	               &d->divergence_strain))
+	               &d->divergence_strain) ||
+	    !jr_enum(r, w, path, "method", (int)d->method, method_names, NULL, NULL, &method) ||
+	    !jr_real_p(r, w, path, "stiffness_damping", d->stiffness_damping, JR_NONNEG(SCENE_MAX_MAGNITUDE),
+	               &d->stiffness_damping) ||
+	    !jr_real_p(r, w, path, "linear_tolerance", d->linear_tolerance, (jr_range){0, 1, false, false},
+	               &d->linear_tolerance))
 		return false;
+	d->method = (pbd_method)method;
 	d->damping_mode = (pbd_damping_mode)damping_mode;
 	d->substeps = (int)substeps;
 	d->iterations = (int)iterations;

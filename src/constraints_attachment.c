@@ -3,6 +3,7 @@
  * the substeps of the next step, as a pinned particle's target does (particles.c). */
 #include <string.h>
 
+#include "rows.h"
 #include "world.h"
 
 /* Hot data. The point of the current step goes from `from` (where it was when the step began)
@@ -197,6 +198,20 @@ static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint
 	}
 }
 
+/* A spring of constant 1 / compliance to the point where the current substep ends. */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	const pbd_attachment_c* c = HOT(f);
+	static const pbd_real one = 1;
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_real alpha = COLD(f)[k].compliance;
+		if (alpha == 0) {
+			pbd_rows_rigid(rows, PBD_FAMILY_ATTACHMENT, f->user[k]);
+			continue;
+		}
+		pbd_rows_add_norm(rows, &c[k].i, &one, 1, offset(ctx, &c[k]), c[k].rest, 1 / alpha);
+	}
+}
+
 /* Jacobi: the same move from the iteration's start, scaled by omega / (N + alpha) (mass-weighted,
  * N the particle's constraint count) or left whole for the per-particle average (equal split,
  * where the particle's weight is 1 as in pbd_constraint_jacobi). */
@@ -245,7 +260,7 @@ static double violation(const pbd_world* w, const pbd_attachment_c* c) {
  * compare with, and counts in no strain); energy C^2 / (2 alpha) under XPBD, none for an ideal
  * constraint, undefined for a PBD stiffness in (0, 1). */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	const bool xpbd = pbd_energy_from_compliance(w);
 	for (uint32_t k = 0; k < f->n; ++k) {
 		const pbd_attachment_c* c = &HOT(f)[k];
 		const pbd_attachment_p* p = &COLD(f)[k];
@@ -301,4 +316,6 @@ const pbd_family_ops pbd_family_attachment_ops = {
     .stats = stats,
     .max_strain = max_strain,
     .check = check,
+    .linearize = linearize,
+    .row_entries = 1,
 };

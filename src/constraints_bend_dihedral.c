@@ -302,7 +302,7 @@ static bool violation(const pbd_world* w, const pbd_dihedral_c* c, double* C) {
  * energy C^2 / (2 alpha) for a soft XPBD hinge. A hinge without an angle (a flat or collapsed
  * triangle) counts in none of them. */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	const bool xpbd = pbd_energy_from_compliance(w);
 	const double inv_pi = 1 / 3.14159265358979323846;
 	out->energy_defined = true;
 	for (uint32_t k = 0; k < f->n; ++k) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bend.h"
+#include "rows.h"
 
 /* Hot: the hinge, its weights K (1/m, summing to zero), the rest length r0 of s (dimensionless,
  * 0 = flat), and s = k' (PBD) or the compliance (XPBD). */
@@ -266,6 +267,24 @@ static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint
 	}
 }
 
+/* The norm row C = |s| - r0 with s = sum_i K_i x_i: a flat-rest hinge is the quadratic energy k |s|^2 / 2, kept
+ * where s vanishes too (rows.h). */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	const pbd_isometric_c* c = HOT(f);
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_real alpha = COLD(f)[k].compliance;
+		if (alpha == 0) {
+			pbd_rows_rigid(rows, PBD_FAMILY_BEND_ISOMETRIC, f->user[k]);
+			continue;
+		}
+		const uint32_t o = c[k].p[0];
+		const pbd_vec3 a1 = pbd_rel(ctx, c[k].p[1], o), a2 = pbd_rel(ctx, c[k].p[2], o), a3 = pbd_rel(ctx, c[k].p[3], o);
+		const pbd_vec3 s = pbd_v3_add(pbd_v3_add(pbd_v3_scale(a1, c[k].K[1]), pbd_v3_scale(a2, c[k].K[2])),
+		                              pbd_v3_scale(a3, c[k].K[3]));
+		pbd_rows_add_norm(rows, c[k].p, c[k].K, 4, s, c[k].rest, 1 / alpha);
+	}
+}
+
 /* Jacobi: the same from the iteration's start into dx, mass-weighted with one factor for the
  * hinge (momentum kept) or with unit weights for the equal split, as pbd_constraint_jacobi. */
 static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
@@ -318,7 +337,7 @@ static double violation(const pbd_world* w, const pbd_isometric_c* c) {
  * fraction of a half turn for small errors (|s| = 2 sin(theta / 2) kappa for an inextensible
  * bend); energy C^2 / (2 alpha) for a soft XPBD hinge. */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	const bool xpbd = pbd_energy_from_compliance(w);
 	const double pi = 3.14159265358979323846;
 	out->energy_defined = true;
 	for (uint32_t k = 0; k < f->n; ++k) {
@@ -376,4 +395,6 @@ const pbd_family_ops pbd_family_bend_isometric_ops = {
     .stats = stats,
     .max_strain = max_strain,
     .check = check,
+    .linearize = linearize,
+    .row_entries = 4,
 };

@@ -3,6 +3,7 @@
  * strain and elastic-energy diagnostics. */
 #include <string.h>
 
+#include "rows.h"
 #include "world.h"
 
 /* Hot data, read in every iteration. s[0] applies when the constraint is stretched (C > 0), s[1]
@@ -303,7 +304,7 @@ static double current_length(const pbd_world* w, const pbd_distance_c* c) {
  * XPBD constraint is C^2 / (2 alpha); an ideal one (alpha 0, or PBD stiffness 0 or 1) stores none; a PBD stiffness in
  * (0, 1) is a fraction of a projection, not a material, so it has none. */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	const bool xpbd = pbd_energy_from_compliance(w);
 	out->energy_defined = true;
 	for (uint32_t k = 0; k < f->n; ++k) {
 		const pbd_distance_c* c = &HOT(f)[k];
@@ -343,6 +344,24 @@ static double max_strain(const pbd_world* w, const pbd_family* f) {
 	return m;
 }
 
+/* A spring of constant 1 / compliance on the side (stretched or compressed) it is on now. */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	const pbd_distance_c* c = HOT(f);
+	const pbd_distance_p* q = COLD(f);
+	static const pbd_real weights[2] = {1, -1};
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_vec3 d = separation(ctx->x, ctx->q, c[k].a, c[k].b);
+		const int side = pbd_v3_dot(d, d) < c[k].rest * c[k].rest;
+		const pbd_real alpha = q[k].compliance[side];
+		if (alpha == 0) {
+			pbd_rows_rigid(rows, PBD_FAMILY_DISTANCE, f->user[k]);
+			continue;
+		}
+		const uint32_t p[2] = {c[k].a, c[k].b};
+		pbd_rows_add_norm(rows, p, weights, 2, d, c[k].rest, 1 / alpha);
+	}
+}
+
 static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const char** why) {
 	(void)w;
 	const pbd_distance_c* c = &HOT(f)[k];
@@ -370,4 +389,6 @@ const pbd_family_ops pbd_family_distance_ops = {
     .stats = stats,
     .max_strain = max_strain,
     .check = check,
+    .linearize = linearize,
+    .row_entries = 2,
 };

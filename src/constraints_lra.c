@@ -501,7 +501,7 @@ static double stretch(const pbd_world* w, const pbd_lra_c* c) {
 /* Over the active constraints: violation = the stretch past the rest (m), strain = that over the
  * rest where rest > 0, energy C^2 / (2 alpha) of the stretch (a slack constraint stores none). */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	const bool xpbd = pbd_energy_from_compliance(w);
 	for (uint32_t k = 0; k < f->n; ++k) {
 		const pbd_lra_c* c = &HOT(f)[k];
 		const pbd_lra_p* p = &COLD(f)[k];

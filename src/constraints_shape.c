@@ -529,7 +529,7 @@ static bool measure(const pbd_world* w, const pbd_family* f, uint32_t k, double*
 /* Violation C (m); strain C over the cluster's RMS rest radius (where it has one); energy
  * C^2 / (2 alpha) under XPBD, none for an ideal cluster, undefined for a PBD stiffness in (0, 1). */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	const bool xpbd = pbd_energy_from_compliance(w);
 	for (uint32_t k = 0; k < f->n; ++k) {
 		const pbd_shape_p* p = &COLD(f)[k];
 		if (!xpbd && p->stiffness > 0 && p->stiffness < 1) out->energy_defined = false;

@@ -497,7 +497,7 @@ static void invariants(const pbd_world* w, const pbd_tet_nh_c* c, double* ic, do
  * C_D^2 / (2 alpha_D) + C_H^2 / (2 alpha_H) less its value at rest, so that a body at rest
  * stores none; undefined under a PBD stiffness in (0, 1). */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	const bool xpbd = pbd_energy_from_compliance(w);
 	const double sqrt3 = sqrt(3.0);
 	out->energy_defined = true;
 	for (uint32_t k = 0; k < f->n; ++k) {

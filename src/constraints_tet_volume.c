@@ -234,7 +234,7 @@ static double current_volume(const pbd_world* w, const pbd_tet_volume_c* c) {
 /* Violation |C| in m^3; strain |V - V0| / V0, the volume ratio error; energy C^2 / (2 alpha) for
  * a soft XPBD constraint, none for an ideal one, undefined for a PBD stiffness in (0, 1). */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	const bool xpbd = pbd_energy_from_compliance(w);
 	out->energy_defined = true;
 	for (uint32_t k = 0; k < f->n; ++k) {
 		const pbd_tet_volume_c* c = &HOT(f)[k];

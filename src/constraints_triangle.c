@@ -414,7 +414,7 @@ static void values(const pbd_world* w, const pbd_triangle_c* c, double C[3]) {
 /* Violation and strain: the largest of |stretch u|, |stretch v| and |shear angle| (rad), all dimensionless.
  * Energy: A C^2 / (2 alpha) per part for XPBD; none for ideal parts; undefined for a PBD stiffness in (0, 1). */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	const bool xpbd = pbd_energy_from_compliance(w);
 	out->energy_defined = true;
 	for (uint32_t k = 0; k < f->n; ++k) {
 		const pbd_triangle_p* p = &COLD(f)[k];

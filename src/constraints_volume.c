@@ -469,7 +469,7 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 
 /* Violation |V - pressure V0| in m^3; strain |V / (pressure V0) - 1|; energy C^2 / (2 alpha) for XPBD. */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
-	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	const bool xpbd = pbd_energy_from_compliance(w);
 	out->energy_defined = true;
 	for (uint32_t k = 0; k < f->n; ++k) {
 		const pbd_volume_p* p = &COLD(f)[k];

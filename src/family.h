@@ -82,6 +82,7 @@ typedef struct pbd_family_sums {
 } pbd_family_sums;
 
 typedef struct pbd_world pbd_world;
+typedef struct pbd_rows pbd_rows;
 
 typedef struct pbd_family_ops {
 	const char* name;
@@ -108,6 +109,11 @@ typedef struct pbd_family_ops {
 	/* Families with data: the working memory their constraints need, in bytes (called after a
 	 * snapshot's records passed check). NULL for the others. */
 	size_t (*work_bytes)(const pbd_family* f);
+	/* Force-based methods (rows.h): appends the rows of [first, end) at the context's positions,
+	 * with k = 1 / compliance, and notes the first constraint whose compliance is 0. NULL: the
+	 * family has no force model yet, and the force-based methods refuse a world that holds it. */
+	void (*linearize)(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows);
+	uint32_t row_entries; /* the most entries linearize writes per constraint (one row each) */
 } pbd_family_ops;
 
 /* The table, indexed by pbd_family_type. */

@@ -123,8 +123,7 @@ static void note(pbd_world* w, pbd_status st) {
 	if (st != PBD_OK && w->step_status == PBD_OK) w->step_status = st;
 }
 
-void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
-	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
+void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 	/* Out of memory for contacts leaves the ones found so far: the step goes on and returns the
 	 * first failure (step_status). */
 	if (w->nc > 0) {
@@ -135,6 +134,29 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 		note(w, pbd_particle_collision_find(w));
 		note(w, pbd_vertex_triangle_find(w));
 	}
+}
+
+void pbd_substep_project_contacts(pbd_world* w) {
+	if (w->pcol.npairs > 0) pbd_particle_collision_project(w);
+	if (w->pcol.nvt > 0) pbd_vertex_triangle_project(w);
+	/* Triangles before vertices: a vertex's own contact has the last word. */
+	if (w->ntc > 0) pbd_triangle_contacts_project(w);
+	if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->ncon > 0) pbd_collide_project_contacts(w);
+}
+
+void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
+	if (w->nc > 0) {
+		note(w, pbd_collide_after_iterations(w));
+		pbd_collide_friction(w, h);
+		if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER) pbd_collide_settle(w);
+	}
+	pbd_particles_update_velocities(w, h, substep == substeps);
+	if (w->ncon > 0) pbd_collide_restitution(w, h);
+}
+
+void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
+	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
+	pbd_substep_find_contacts(w, h);
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
 	ctx.substep_fraction = (pbd_real)substep / (pbd_real)substeps;
@@ -146,7 +168,6 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 		}
 	}
 
-	const bool in_solver = w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->ncon > 0;
 	const int iterations = w->def.iterations;
 	const bool jacobi = w->def.solver == PBD_SOLVER_JACOBI;
 	if (jacobi && w->np) memset(w->dx, 0, (size_t)w->np * sizeof *w->dx);
@@ -168,17 +189,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 			sweep_gauss_seidel(w, &ctx);
 		/* Extrapolated before the contacts, so that an iteration never ends inside a collider. */
 		if (cheb.on) chebyshev_update(w, &cheb, it);
-		if (w->pcol.npairs > 0) pbd_particle_collision_project(w);
-		if (w->pcol.nvt > 0) pbd_vertex_triangle_project(w);
-		/* Triangles before vertices: a vertex's own contact has the last word. */
-		if (w->ntc > 0) pbd_triangle_contacts_project(w);
-		if (in_solver) pbd_collide_project_contacts(w);
+		pbd_substep_project_contacts(w);
 	}
-	if (w->nc > 0) {
-		note(w, pbd_collide_after_iterations(w));
-		pbd_collide_friction(w, h);
-		if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER) pbd_collide_settle(w);
-	}
-	pbd_particles_update_velocities(w, h, substep == substeps);
-	if (w->ncon > 0) pbd_collide_restitution(w, h);
+	pbd_substep_finish(w, h, substep, substeps);
 }

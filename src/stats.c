@@ -62,6 +62,8 @@ void pbd_stats_compute(pbd_world* w, pbd_stats* s) {
 	s->potential_energy = pe;
 	s->momentum = pbd_v3((pbd_real)px, (pbd_real)py, (pbd_real)pz);
 	family_stats(w, s);
+	s->linear_residual = w->integ.residual;
+	s->linear_iterations = w->integ.cg_iterations;
 	s->contacts = pbd_collide_count_contacts(w);
 	s->particles = w->np;
 	s->distances = w->fam[PBD_FAMILY_DISTANCE].n;

@@ -194,6 +194,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->q_iter, cp * sizeof *w->q_iter);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) pbd_family_free(w, &w->fam[t], pbd_family_table[t]);
 	pbd_hierarchy_free(w);
+	pbd_integrator_free(w);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_colliders_free(w);
 	pbd_free(&mem, w->con, w->cap_con * sizeof *w->con);
@@ -334,11 +335,21 @@ pbd_status pbd_world_step(pbd_world* w) {
 		pbd_step_ctx_init(w, h, &ctx);
 		pbd_families_refresh(w, &ctx);
 	}
+	const bool forces = d->method != PBD_METHOD_POSITION_BASED;
+	if (forces) {
+		const pbd_status st = pbd_integrate_prepare(w);
+		if (st != PBD_OK) return st;
+	}
 	if (pbd_particle_collision_prepare(w) != PBD_OK)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for particle collision");
 	w->step_status = PBD_OK;
 	pbd_particles_begin_step(w);
-	for (int s = 1; s <= substeps; ++s) pbd_solver_substep(w, h, damping, s, substeps);
+	for (int s = 1; s <= substeps; ++s) {
+		if (forces)
+			pbd_integrate_substep(w, h, damping, s, substeps);
+		else
+			pbd_solver_substep(w, h, damping, s, substeps);
+	}
 	const uint32_t restored = pbd_particles_end_step(w);
 	const pbd_status contacts = pbd_collide_end_step(w);
 

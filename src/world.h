@@ -5,6 +5,7 @@
 #include "core.h"
 #include "family.h"
 #include "hierarchy.h"
+#include "integrate.h"
 #include "self_collision.h"
 
 enum {
@@ -88,6 +89,7 @@ struct pbd_world {
 	pbd_family fam[PBD_FAMILY_COUNT];
 	bool partitioned;   /* every family is in solver order (partition.c) */
 	pbd_hierarchy hier; /* coarse levels of the hierarchical solve (hierarchy.c) */
+	pbd_integrator integ; /* the force-based methods' working arrays (integrate.c) */
 
 	/* surface triangles */
 	uint32_t nt, cap_t;
@@ -125,6 +127,12 @@ struct pbd_world {
 	bool stats_valid;
 };
 
+/* True when the constraints' energy is the compliance's, C^2 / (2 alpha): under XPBD and under
+ * every force-based method, whose springs have k = 1 / alpha. */
+static inline bool pbd_energy_from_compliance(const pbd_world* w) {
+	return w->def.formulation == PBD_FORMULATION_XPBD || w->def.method != PBD_METHOD_POSITION_BASED;
+}
+
 /* particles.c */
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity);
 void pbd_particles_begin_step(pbd_world* w);
@@ -139,6 +147,11 @@ pbd_status pbd_triangles_reserve(pbd_world* w, uint32_t capacity);
 
 /* solver.c */
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps);
+/* The pieces of a substep every method shares: the contacts of the path x -> x + q, found once;
+ * one pass of their projections; then friction, settling, the velocity update and restitution. */
+void pbd_substep_find_contacts(pbd_world* w, pbd_real h);
+void pbd_substep_project_contacts(pbd_world* w);
+void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps);
 void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx);
 
 /* collide.c */

@@ -1,0 +1,162 @@
+/* The force-based methods' substep (integrate.h): forces at the substep's start, the method's
+ * update of velocities and positions, then the contact stage and velocity update every method
+ * shares (solver.c). Explicit and symplectic Euler live here; implicit Euler in implicit.c. */
+#include <string.h>
+
+#include "integrate.h"
+#include "world.h"
+
+pbd_status pbd_integrate_prepare(pbd_world* w) {
+	const char* method = pbd_method_name(w->def.method);
+	uint32_t entries = 0, rows = 0;
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		const pbd_family_ops* ops = pbd_family_table[t];
+		const uint32_t n = w->fam[t].n;
+		if (n == 0) continue;
+		if (!ops->linearize)
+			return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+			                "pbd_world_step: the %s method has no force model for the %u %s constraints of this world",
+			                method, n, ops->name);
+		if ((uint64_t)entries + (uint64_t)n * ops->row_entries > UINT32_MAX / 2 || (uint64_t)rows + n > UINT32_MAX / 2)
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: too many constraints for the %s method", method);
+		entries += n * ops->row_entries;
+		rows += n;
+	}
+	pbd_integrator* in = &w->integ;
+	if (pbd_rows_reserve(w, &in->rows, rows, entries) != PBD_OK)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method's %u rows", method,
+		                rows);
+	if (in->cap < w->np) {
+		const pbd_grow_item items[] = {{(void**)&in->f, sizeof *in->f},   {(void**)&in->dv, sizeof *in->dv},
+		                               {(void**)&in->r, sizeof *in->r},   {(void**)&in->z, sizeof *in->z},
+		                               {(void**)&in->d, sizeof *in->d},   {(void**)&in->ad, sizeof *in->ad},
+		                               {(void**)&in->diag, 9 * sizeof *in->diag}};
+		if (!pbd_grow_all(&w->mem, items, 7, in->cap, w->cap_p))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method", method);
+		in->cap = w->cap_p;
+	}
+	/* The rigid-constraint check, on the positions the first substep will start from: a force-based
+	 * method cannot integrate a constraint whose spring constant is infinite. */
+	pbd_step_ctx ctx;
+	pbd_step_ctx_init(w, w->def.dt / (pbd_real)w->def.substeps, &ctx);
+	ctx.q = w->x_lo;
+	pbd_rows_clear(&in->rows);
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		const pbd_family* f = &w->fam[t];
+		if (f->n) pbd_family_table[t]->linearize(&ctx, f, 0, f->n, &in->rows);
+	}
+	if (in->rows.rigid_family != UINT32_MAX)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "pbd_world_step: %s constraint %u has compliance 0 (rigid): the %s method needs a finite "
+		                "spring constant k = 1 / compliance (give it a compliance or a cloth material)",
+		                pbd_family_table[in->rows.rigid_family]->name, in->rows.rigid_index, method);
+	in->residual = 0;
+	in->cg_iterations = 0;
+	return PBD_OK;
+}
+
+void pbd_integrator_free(pbd_world* w) {
+	pbd_integrator* in = &w->integ;
+	const size_t n = in->cap;
+	pbd_free(&w->mem, in->f, n * sizeof *in->f);
+	pbd_free(&w->mem, in->dv, n * sizeof *in->dv);
+	pbd_free(&w->mem, in->r, n * sizeof *in->r);
+	pbd_free(&w->mem, in->z, n * sizeof *in->z);
+	pbd_free(&w->mem, in->d, n * sizeof *in->d);
+	pbd_free(&w->mem, in->ad, n * sizeof *in->ad);
+	pbd_free(&w->mem, in->diag, 9 * n * sizeof *in->diag);
+	pbd_rows_free(w, &in->rows);
+	memset(in, 0, sizeof *in);
+}
+
+/* Damps the velocities the particles bring into the substep, as the position-based prediction
+ * does (pbd_world_def.damping_mode; the after-forces mode damps after the update instead). */
+static void damp(pbd_world* w, pbd_real damping) {
+	for (uint32_t i = 0; i < w->np; ++i) {
+		w->v[i] = pbd_v3_scale(w->v[i], damping);
+		w->v_lo[i] = pbd_v3_scale(w->v_lo[i], damping);
+	}
+}
+
+/* The total force on every particle at the substep's start: gravity, the external forces and
+ * the constraints' elastic and damping forces. */
+static void total_forces(pbd_world* w, const pbd_step_ctx* ctx) {
+	pbd_integrator* in = &w->integ;
+	const pbd_vec3 g = w->def.gravity;
+	for (uint32_t i = 0; i < w->np; ++i) {
+		const pbd_real m = w->w[i] > 0 ? 1 / w->w[i] : 0;
+		pbd_vec3 f = pbd_v3_scale(g, m);
+		if (w->flags[i] & PBD_PARTICLE_FORCE) f = pbd_v3_add(f, w->force[i]);
+		in->f[i] = f;
+	}
+	pbd_rows_clear(&in->rows);
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		const pbd_family* f = &w->fam[t];
+		if (f->n) pbd_family_table[t]->linearize(ctx, f, 0, f->n, &in->rows);
+	}
+	pbd_rows_forces(&in->rows, w->v, w->def.stiffness_damping, in->f);
+}
+
+/* v <- v + dv, kept with its rounding remainder (as the prediction adds g h). */
+static inline void add_velocity(pbd_world* w, uint32_t i, pbd_vec3 dv) {
+	const pbd_vec3 b = pbd_v3_add(w->v_lo[i], dv);
+	const pbd_vec3 s = pbd_v3_add(w->v[i], b);
+	w->v_lo[i] = pbd_v3_sub(b, pbd_v3_sub(s, w->v[i]));
+	w->v[i] = s;
+}
+
+/* The pinned particles' displacement in the substep: a target is approached along a straight
+ * line and reached exactly at the step's end (as the position-based prediction does). */
+static void pinned_displacements(pbd_world* w, pbd_real fraction) {
+	for (uint32_t i = 0; i < w->np; ++i) {
+		if (w->w[i] > 0) continue;
+		if (w->flags[i] & PBD_PARTICLE_TARGET) {
+			const pbd_vec3 from = w->from[i];
+			const pbd_vec3 at =
+			    fraction >= 1 ? w->target[i] : pbd_v3_add(from, pbd_v3_scale(pbd_v3_sub(w->target[i], from), fraction));
+			w->q[i] = pbd_v3_sub(at, w->x[i]);
+		} else {
+			w->q[i] = pbd_v3(0, 0, 0);
+		}
+	}
+}
+
+void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
+	const pbd_method method = w->def.method;
+	const bool after_forces = w->def.damping_mode == PBD_DAMPING_AFTER_FORCES;
+	pbd_integrator* in = &w->integ;
+	if (damping != 1 && !after_forces) damp(w, damping);
+
+	/* Forces at the substep's start: positions x + x_lo, velocities v. */
+	for (uint32_t i = 0; i < w->np; ++i) w->q[i] = w->w[i] > 0 ? w->x_lo[i] : pbd_v3(0, 0, 0);
+	pbd_step_ctx ctx;
+	pbd_step_ctx_init(w, h, &ctx);
+	ctx.substep_fraction = (pbd_real)(substep - 1) / (pbd_real)substeps;
+	total_forces(w, &ctx);
+
+	/* The new velocities; explicit Euler moves with the old ones and takes the new ones after. */
+	if (method == PBD_METHOD_IMPLICIT_EULER) pbd_implicit_solve(w, &ctx);
+	for (uint32_t i = 0; i < w->np; ++i) {
+		const pbd_real iw = w->w[i];
+		if (!(iw > 0)) continue;
+		const pbd_vec3 dv = method == PBD_METHOD_IMPLICIT_EULER ? in->dv[i] : pbd_v3_scale(in->f[i], h * iw);
+		if (method == PBD_METHOD_EXPLICIT_EULER)
+			in->dv[i] = dv;
+		else
+			add_velocity(w, i, dv);
+		if (damping != 1 && after_forces) {
+			w->v[i] = pbd_v3_scale(w->v[i], damping);
+			w->v_lo[i] = pbd_v3_scale(w->v_lo[i], damping);
+		}
+		w->q[i] = pbd_v3_add(w->x_lo[i], pbd_v3_scale(w->v[i], h));
+	}
+	pinned_displacements(w, (pbd_real)substep / (pbd_real)substeps);
+
+	/* The contact stage of the position-based step, on the path x -> x + q the method produced. */
+	pbd_substep_find_contacts(w, h);
+	pbd_substep_project_contacts(w);
+	pbd_substep_finish(w, h, substep, substeps);
+	if (method == PBD_METHOD_EXPLICIT_EULER)
+		for (uint32_t i = 0; i < w->np; ++i)
+			if (w->w[i] > 0) add_velocity(w, i, in->dv[i]);
+}

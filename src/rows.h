@@ -1,0 +1,99 @@
+/* Constraints linearised for the force-based methods.
+ *
+ * Every constraint C(x) with a finite spring constant k is an elastic energy E = k C^2 / 2 (the
+ * energy whose stiff limit XPBD's compliance alpha = 1 / k solves for). The force-based methods
+ * (integrate_*.c) do not project: they need E's gradient and Hessian. Each family writes its
+ * constraints, at the current positions, as rows: C, k, and the particles with their gradients
+ * dC/dx_i. From rows alone follow the forces f_i = -k C grad_i, the damping force along the
+ * gradient, and the Gauss-Newton stiffness K = k grad grad^T, which is positive semi-definite.
+ *
+ * Most families are norms, C = |u| - r with u = sum_i a_i x_i (+ a constant): a distance
+ * (a = 1, -1), an attachment (a = 1), an isometric bend (a = the cotangent weights). Their exact
+ * Hessian adds the transverse term k C / |u| a_i a_j (I - n n^T), n = u / |u|, which keeps a
+ * stretched spring stiff sideways. It is negative when the norm is below its rest value (a
+ * compressed spring) and is then dropped, so that the system stays positive definite (Baraff and
+ * Witkin 1998; Choi and Ko 2002): rows keep g = k max(C, 0) / |u| and the weights a_i.
+ *
+ * The arrays are sized before the step (pbd_rows_reserve), so linearising allocates nothing. */
+#ifndef PBD_ROWS_H
+#define PBD_ROWS_H
+
+#include "family.h"
+
+typedef struct pbd_rows {
+	uint32_t n, cap;     /* rows */
+	uint32_t* start;     /* entries of row r: [start[r], start[r + 1]), cap + 1 */
+	pbd_real* C;         /* constraint value */
+	pbd_real* k;         /* spring constant, > 0 */
+	pbd_real* g;         /* transverse stiffness k max(C, 0) / |u| of a norm row; 0 for the others */
+	pbd_vec3* dir;       /* n = u / |u| of a norm row */
+	uint32_t ne, cap_e;  /* entries */
+	uint32_t* p;         /* particle */
+	pbd_vec3* grad;      /* dC/dx_p */
+	pbd_real* a;         /* weight a_i of a norm row */
+	/* The first constraint met with no finite spring constant (compliance 0): which family and
+	 * which user index, UINT32_MAX when none. The step refuses to start. */
+	uint32_t rigid_family, rigid_index;
+} pbd_rows;
+
+/* Grows the arrays to hold `rows` rows and `entries` entries; the contents are not kept. */
+pbd_status pbd_rows_reserve(pbd_world* w, pbd_rows* r, uint32_t rows, uint32_t entries);
+void pbd_rows_free(pbd_world* w, pbd_rows* r);
+
+/* Starts an empty set. */
+static inline void pbd_rows_clear(pbd_rows* r) {
+	r->n = 0;
+	r->ne = 0;
+	r->start[0] = 0;
+	r->rigid_family = UINT32_MAX;
+	r->rigid_index = UINT32_MAX;
+}
+
+/* Appends a norm row C = |u| - rest over particles p[0..n) with weights a (see above). A row whose
+ * u is too short to have a direction has no gradient and is left out. The caller reserved room. */
+static inline void pbd_rows_add_norm(pbd_rows* r, const uint32_t* p, const pbd_real* a, uint32_t n, pbd_vec3 u,
+                                     pbd_real rest, pbd_real k) {
+	if (!(k > 0)) return;
+	const pbd_real len = PBD_SQRT(pbd_v3_dot(u, u));
+	const bool directed = len >= PBD_EPSILON_LENGTH;
+	/* At rest 0 the energy k |u|^2 / 2 is quadratic, with Hessian k a_i a_j I whatever u is: the
+	 * row stays, with any direction, so that a spring of zero length keeps its stiffness where it
+	 * is satisfied. Otherwise a row without a direction has no gradient and no use. */
+	if (!directed && rest > 0) return;
+	const pbd_vec3 dir = directed ? pbd_v3_scale(u, 1 / len) : pbd_v3(1, 0, 0);
+	const pbd_real C = len - rest;
+	const uint32_t row = r->n++;
+	r->C[row] = C;
+	r->k[row] = k;
+	r->g[row] = rest == 0 ? k : C > 0 ? k * C / len : 0;
+	r->dir[row] = dir;
+	for (uint32_t i = 0; i < n; ++i) {
+		const uint32_t e = r->ne++;
+		r->p[e] = p[i];
+		r->a[e] = a[i];
+		r->grad[e] = pbd_v3_scale(dir, a[i]);
+	}
+	r->start[r->n] = r->ne;
+}
+
+/* Notes a constraint without a finite spring constant (the first one wins). */
+static inline void pbd_rows_rigid(pbd_rows* r, pbd_family_type type, uint32_t user) {
+	if (r->rigid_family == UINT32_MAX) {
+		r->rigid_family = (uint32_t)type;
+		r->rigid_index = user;
+	}
+}
+
+/* Adds to f[] the elastic forces -k C grad_i and the damping forces -beta k (grad . v) grad_i
+ * (Rayleigh's stiffness-proportional damping along the gradient: for a spring, seed 004's damping
+ * along the spring, with c = beta k). Returns the elastic energy sum k C^2 / 2. */
+double pbd_rows_forces(const pbd_rows* r, const pbd_vec3* v, pbd_real beta, pbd_vec3* f);
+
+/* out += (cg K_GN + ct K_geo) in: the Gauss-Newton part sum_rows k grad (grad . in) scaled by cg,
+ * the transverse part of the norm rows by ct. */
+void pbd_rows_mul(const pbd_rows* r, pbd_real cg, pbd_real ct, const pbd_vec3* in, pbd_vec3* out);
+
+/* Adds the diagonal 3x3 blocks of (cg K_GN + ct K_geo) to diag[] (9 reals per particle, row-major). */
+void pbd_rows_diag(const pbd_rows* r, pbd_real cg, pbd_real ct, pbd_real* diag);
+
+#endif
