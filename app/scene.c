@@ -121,8 +121,8 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	const cJSON* w = jr_get(root, "world");
 	if (!w) return true;
 	static const char* const keys[] = {
-	    "gravity",   "dt",           "substeps", "iterations",     "solver",    "formulation",
-	    "damping",   "damping_mode", "jacobi",   "collision_mode", "max_speed", "divergence_strain",
+	    "gravity",   "dt",           "substeps", "iterations",        "solver",           "formulation",
+	    "damping",   "damping_mode", "jacobi",   "collision_mode",    "max_speed",        "divergence_strain",
 	    "chebyshev", "hierarchy",    "method",   "stiffness_damping", "linear_tolerance", NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;

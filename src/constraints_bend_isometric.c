@@ -278,7 +278,8 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 			continue;
 		}
 		const uint32_t o = c[k].p[0];
-		const pbd_vec3 a1 = pbd_rel(ctx, c[k].p[1], o), a2 = pbd_rel(ctx, c[k].p[2], o), a3 = pbd_rel(ctx, c[k].p[3], o);
+		const pbd_vec3 a1 = pbd_rel(ctx, c[k].p[1], o), a2 = pbd_rel(ctx, c[k].p[2], o),
+		               a3 = pbd_rel(ctx, c[k].p[3], o);
 		const pbd_vec3 s = pbd_v3_add(pbd_v3_add(pbd_v3_scale(a1, c[k].K[1]), pbd_v3_scale(a2, c[k].K[2])),
 		                              pbd_v3_scale(a3, c[k].K[3]));
 		pbd_rows_add_norm(rows, c[k].p, c[k].K, 4, s, c[k].rest, 1 / alpha);

@@ -27,9 +27,9 @@ pbd_status pbd_integrate_prepare(pbd_world* w) {
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method's %u rows", method,
 		                rows);
 	if (in->cap < w->np) {
-		const pbd_grow_item items[] = {{(void**)&in->f, sizeof *in->f},   {(void**)&in->dv, sizeof *in->dv},
-		                               {(void**)&in->r, sizeof *in->r},   {(void**)&in->z, sizeof *in->z},
-		                               {(void**)&in->d, sizeof *in->d},   {(void**)&in->ad, sizeof *in->ad},
+		const pbd_grow_item items[] = {{(void**)&in->f, sizeof *in->f},          {(void**)&in->dv, sizeof *in->dv},
+		                               {(void**)&in->r, sizeof *in->r},          {(void**)&in->z, sizeof *in->z},
+		                               {(void**)&in->d, sizeof *in->d},          {(void**)&in->ad, sizeof *in->ad},
 		                               {(void**)&in->diag, 9 * sizeof *in->diag}};
 		if (!pbd_grow_all(&w->mem, items, 7, in->cap, w->cap_p))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method", method);

@@ -21,16 +21,16 @@
 #include "family.h"
 
 typedef struct pbd_rows {
-	uint32_t n, cap;     /* rows */
-	uint32_t* start;     /* entries of row r: [start[r], start[r + 1]), cap + 1 */
-	pbd_real* C;         /* constraint value */
-	pbd_real* k;         /* spring constant, > 0 */
-	pbd_real* g;         /* transverse stiffness k max(C, 0) / |u| of a norm row; 0 for the others */
-	pbd_vec3* dir;       /* n = u / |u| of a norm row */
-	uint32_t ne, cap_e;  /* entries */
-	uint32_t* p;         /* particle */
-	pbd_vec3* grad;      /* dC/dx_p */
-	pbd_real* a;         /* weight a_i of a norm row */
+	uint32_t n, cap;    /* rows */
+	uint32_t* start;    /* entries of row r: [start[r], start[r + 1]), cap + 1 */
+	pbd_real* C;        /* constraint value */
+	pbd_real* k;        /* spring constant, > 0 */
+	pbd_real* g;        /* transverse stiffness k max(C, 0) / |u| of a norm row; 0 for the others */
+	pbd_vec3* dir;      /* n = u / |u| of a norm row */
+	uint32_t ne, cap_e; /* entries */
+	uint32_t* p;        /* particle */
+	pbd_vec3* grad;     /* dC/dx_p */
+	pbd_real* a;        /* weight a_i of a norm row */
 	/* The first constraint met with no finite spring constant (compliance 0): which family and
 	 * which user index, UINT32_MAX when none. The step refuses to start. */
 	uint32_t rigid_family, rigid_index;

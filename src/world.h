@@ -87,8 +87,8 @@ struct pbd_world {
 
 	/* constraints, one storage block per family (family.h) */
 	pbd_family fam[PBD_FAMILY_COUNT];
-	bool partitioned;   /* every family is in solver order (partition.c) */
-	pbd_hierarchy hier; /* coarse levels of the hierarchical solve (hierarchy.c) */
+	bool partitioned;     /* every family is in solver order (partition.c) */
+	pbd_hierarchy hier;   /* coarse levels of the hierarchical solve (hierarchy.c) */
 	pbd_integrator integ; /* the force-based methods' working arrays (integrate.c) */
 
 	/* surface triangles */
