@@ -203,12 +203,9 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 	const pbd_attachment_c* c = HOT(f);
 	static const pbd_real one = 1;
 	for (uint32_t k = first; k < end; ++k) {
-		const pbd_real alpha = COLD(f)[k].compliance;
-		if (alpha == 0) {
-			pbd_rows_rigid(rows, PBD_FAMILY_ATTACHMENT, f->user[k]);
-			continue;
-		}
-		pbd_rows_add_norm(rows, &c[k].i, &one, 1, offset(ctx, &c[k]), c[k].rest, 1 / alpha);
+		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
+		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_ATTACHMENT, f->user[k]);
+		pbd_rows_add_norm(rows, &c[k].i, &one, 1, offset(ctx, &c[k]), c[k].rest, kk, kk);
 	}
 }
 

@@ -272,17 +272,14 @@ static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint
 static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
 	const pbd_isometric_c* c = HOT(f);
 	for (uint32_t k = first; k < end; ++k) {
-		const pbd_real alpha = COLD(f)[k].compliance;
-		if (alpha == 0) {
-			pbd_rows_rigid(rows, PBD_FAMILY_BEND_ISOMETRIC, f->user[k]);
-			continue;
-		}
+		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
+		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_BEND_ISOMETRIC, f->user[k]);
 		const uint32_t o = c[k].p[0];
 		const pbd_vec3 a1 = pbd_rel(ctx, c[k].p[1], o), a2 = pbd_rel(ctx, c[k].p[2], o),
 		               a3 = pbd_rel(ctx, c[k].p[3], o);
 		const pbd_vec3 s = pbd_v3_add(pbd_v3_add(pbd_v3_scale(a1, c[k].K[1]), pbd_v3_scale(a2, c[k].K[2])),
 		                              pbd_v3_scale(a3, c[k].K[3]));
-		pbd_rows_add_norm(rows, c[k].p, c[k].K, 4, s, c[k].rest, 1 / alpha);
+		pbd_rows_add_norm(rows, c[k].p, c[k].K, 4, s, c[k].rest, kk, kk);
 	}
 }
 

@@ -344,7 +344,8 @@ static double max_strain(const pbd_world* w, const pbd_family* f) {
 	return m;
 }
 
-/* A spring of constant 1 / compliance on the side (stretched or compressed) it is on now. */
+/* A spring of constant 1 / compliance on the side (stretched or compressed) it is on now; kf, the
+ * projective methods' constant, is the stretch side's. */
 static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
 	const pbd_distance_c* c = HOT(f);
 	const pbd_distance_p* q = COLD(f);
@@ -352,13 +353,12 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_vec3 d = separation(ctx->x, ctx->q, c[k].a, c[k].b);
 		const int side = pbd_v3_dot(d, d) < c[k].rest * c[k].rest;
-		const pbd_real alpha = q[k].compliance[side];
-		if (alpha == 0) {
-			pbd_rows_rigid(rows, PBD_FAMILY_DISTANCE, f->user[k]);
-			continue;
-		}
+		const pbd_real ks = pbd_rows_k(q[k].compliance[0]), kc = pbd_rows_k(q[k].compliance[1]);
+		/* Rigid on either side counts whatever side it is on now, so that a method that cannot
+		 * take it refuses it before the step rather than when it first compresses. */
+		if (ks == 0 || kc == 0) pbd_rows_rigid(rows, PBD_FAMILY_DISTANCE, f->user[k]);
 		const uint32_t p[2] = {c[k].a, c[k].b};
-		pbd_rows_add_norm(rows, p, weights, 2, d, c[k].rest, 1 / alpha);
+		pbd_rows_add_norm(rows, p, weights, 2, d, c[k].rest, side ? kc : ks, ks);
 	}
 }
 

@@ -27,11 +27,11 @@ pbd_status pbd_integrate_prepare(pbd_world* w) {
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method's %u rows", method,
 		                rows);
 	if (in->cap < w->np) {
-		const pbd_grow_item items[] = {{(void**)&in->f, sizeof *in->f},          {(void**)&in->dv, sizeof *in->dv},
-		                               {(void**)&in->r, sizeof *in->r},          {(void**)&in->z, sizeof *in->z},
-		                               {(void**)&in->d, sizeof *in->d},          {(void**)&in->ad, sizeof *in->ad},
-		                               {(void**)&in->diag, 9 * sizeof *in->diag}};
-		if (!pbd_grow_all(&w->mem, items, 7, in->cap, w->cap_p))
+		const pbd_grow_item items[] = {{(void**)&in->f, sizeof *in->f},           {(void**)&in->dv, sizeof *in->dv},
+		                               {(void**)&in->r, sizeof *in->r},           {(void**)&in->z, sizeof *in->z},
+		                               {(void**)&in->d, sizeof *in->d},           {(void**)&in->ad, sizeof *in->ad},
+		                               {(void**)&in->diag, 9 * sizeof *in->diag}, {(void**)&in->y, sizeof *in->y}};
+		if (!pbd_grow_all(&w->mem, items, 8, in->cap, w->cap_p))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method", method);
 		in->cap = w->cap_p;
 	}
@@ -45,11 +45,19 @@ pbd_status pbd_integrate_prepare(pbd_world* w) {
 		const pbd_family* f = &w->fam[t];
 		if (f->n) pbd_family_table[t]->linearize(&ctx, f, 0, f->n, &in->rows);
 	}
-	if (in->rows.rigid_family != UINT32_MAX)
+	if (in->rows.rigid_family != UINT32_MAX && w->def.method != PBD_METHOD_VBD)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
 		                "pbd_world_step: %s constraint %u has compliance 0 (rigid): the %s method needs a finite "
 		                "spring constant k = 1 / compliance (give it a compliance or a cloth material)",
 		                pbd_family_table[in->rows.rigid_family]->name, in->rows.rigid_index, method);
+	if (w->def.method == PBD_METHOD_VBD && pbd_vbd_prepare(w) != PBD_OK)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the vbd method");
+	if (w->def.method == PBD_METHOD_PROJECTIVE_DYNAMICS) {
+		const pbd_status st = pbd_pd_prepare(w);
+		if (st != PBD_OK)
+			return pbd_fail(w, st, "pbd_world_step: the projective dynamics matrix could not be factored (%s)",
+			                pbd_status_string(st));
+	}
 	in->residual = 0;
 	in->cg_iterations = 0;
 	return PBD_OK;
@@ -65,6 +73,9 @@ void pbd_integrator_free(pbd_world* w) {
 	pbd_free(&w->mem, in->d, n * sizeof *in->d);
 	pbd_free(&w->mem, in->ad, n * sizeof *in->ad);
 	pbd_free(&w->mem, in->diag, 9 * n * sizeof *in->diag);
+	pbd_free(&w->mem, in->y, n * sizeof *in->y);
+	pbd_vbd_free(w);
+	pbd_pd_free(w);
 	pbd_rows_free(w, &in->rows);
 	memset(in, 0, sizeof *in);
 }
@@ -78,9 +89,8 @@ static void damp(pbd_world* w, pbd_real damping) {
 	}
 }
 
-/* The total force on every particle at the substep's start: gravity, the external forces and
- * the constraints' elastic and damping forces. */
-static void total_forces(pbd_world* w, const pbd_step_ctx* ctx) {
+/* The external forces on every particle at the substep's start: gravity and the applied forces. */
+static void external_forces(pbd_world* w) {
 	pbd_integrator* in = &w->integ;
 	const pbd_vec3 g = w->def.gravity;
 	for (uint32_t i = 0; i < w->np; ++i) {
@@ -89,6 +99,12 @@ static void total_forces(pbd_world* w, const pbd_step_ctx* ctx) {
 		if (w->flags[i] & PBD_PARTICLE_FORCE) f = pbd_v3_add(f, w->force[i]);
 		in->f[i] = f;
 	}
+}
+
+/* The total force: the external ones and the constraints' elastic and damping forces. */
+static void total_forces(pbd_world* w, const pbd_step_ctx* ctx) {
+	pbd_integrator* in = &w->integ;
+	external_forces(w);
 	pbd_rows_clear(&in->rows);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		const pbd_family* f = &w->fam[t];
@@ -121,6 +137,8 @@ static void pinned_displacements(pbd_world* w, pbd_real fraction) {
 	}
 }
 
+static void euler(pbd_world* w, const pbd_step_ctx* ctx, pbd_real h, pbd_real damping, bool after_forces);
+
 void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
 	const pbd_method method = w->def.method;
 	const bool after_forces = w->def.damping_mode == PBD_DAMPING_AFTER_FORCES;
@@ -131,11 +149,38 @@ void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int subst
 	for (uint32_t i = 0; i < w->np; ++i) w->q[i] = w->w[i] > 0 ? w->x_lo[i] : pbd_v3(0, 0, 0);
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
-	ctx.substep_fraction = (pbd_real)(substep - 1) / (pbd_real)substeps;
-	total_forces(w, &ctx);
+	const pbd_real end = (pbd_real)substep / (pbd_real)substeps;
+	if (method == PBD_METHOD_VBD || method == PBD_METHOD_PROJECTIVE_DYNAMICS) {
+		/* Methods that solve for the positions at the substep's end, against targets that are there. */
+		external_forces(w);
+		pinned_displacements(w, end);
+		ctx.substep_fraction = end;
+		if (method == PBD_METHOD_VBD)
+			pbd_vbd_solve(w, &ctx);
+		else
+			pbd_pd_solve(w, &ctx);
+	} else {
+		ctx.substep_fraction = (pbd_real)(substep - 1) / (pbd_real)substeps;
+		euler(w, &ctx, h, damping, after_forces);
+		pinned_displacements(w, end);
+	}
 
-	/* The new velocities; explicit Euler moves with the old ones and takes the new ones after. */
-	if (method == PBD_METHOD_IMPLICIT_EULER) pbd_implicit_solve(w, &ctx);
+	/* The contact stage of the position-based step, on the path x -> x + q the method produced. */
+	pbd_substep_find_contacts(w, h);
+	pbd_substep_project_contacts(w);
+	pbd_substep_finish(w, h, substep, substeps);
+	if (method == PBD_METHOD_EXPLICIT_EULER)
+		for (uint32_t i = 0; i < w->np; ++i)
+			if (w->w[i] > 0) add_velocity(w, i, in->dv[i]);
+}
+
+/* The Euler methods: forces at the substep's start, new velocities, positions moved by them
+ * (explicit Euler moves with the old velocities and takes the new ones after the contact stage). */
+static void euler(pbd_world* w, const pbd_step_ctx* ctx, pbd_real h, pbd_real damping, bool after_forces) {
+	const pbd_method method = w->def.method;
+	pbd_integrator* in = &w->integ;
+	total_forces(w, ctx);
+	if (method == PBD_METHOD_IMPLICIT_EULER) pbd_implicit_solve(w, ctx);
 	for (uint32_t i = 0; i < w->np; ++i) {
 		const pbd_real iw = w->w[i];
 		if (!(iw > 0)) continue;
@@ -150,13 +195,4 @@ void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int subst
 		}
 		w->q[i] = pbd_v3_add(w->x_lo[i], pbd_v3_scale(w->v[i], h));
 	}
-	pinned_displacements(w, (pbd_real)substep / (pbd_real)substeps);
-
-	/* The contact stage of the position-based step, on the path x -> x + q the method produced. */
-	pbd_substep_find_contacts(w, h);
-	pbd_substep_project_contacts(w);
-	pbd_substep_finish(w, h, substep, substeps);
-	if (method == PBD_METHOD_EXPLICIT_EULER)
-		for (uint32_t i = 0; i < w->np; ++i)
-			if (w->w[i] > 0) add_velocity(w, i, in->dv[i]);
 }

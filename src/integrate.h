@@ -8,6 +8,7 @@
 #define PBD_INTEGRATE_H
 
 #include "rows.h"
+#include "sparse_chol.h"
 
 /* Working arrays of the force-based methods, sized before the step. */
 typedef struct pbd_integrator {
@@ -19,7 +20,30 @@ typedef struct pbd_integrator {
 	pbd_vec3* d;    /* CG search direction */
 	pbd_vec3* ad;   /* CG: A d */
 	pbd_real* diag; /* 3x3 diagonal blocks of A, then their inverses, 9 per particle */
+	pbd_vec3* y;    /* VBD and projective dynamics: the inertial target of each particle */
 	pbd_rows rows;
+	/* vbd.c: rows by particle (compressed: the entries of particle i are inc[inc_start[i] ..
+	 * inc_start[i + 1])), the entries' rows, the particles in colour order and where each colour
+	 * starts, and the norm vectors u of the rows; rebuilt
+	 * when the constraint set (topology) or the particle count changes. */
+	uint64_t vbd_topology;
+	uint32_t vbd_np, vbd_cap_np, vbd_cap_e, vbd_cap_r, colours;
+	uint32_t *inc_start, *inc, *entry_row, *order;
+	uint32_t colour_start[PBD_GROUP_COUNT + 1];
+	pbd_vec3* u;
+	/* vbd.c, the augmented Lagrangian of the hard rows (k = 0): each row's multiplier and penalty
+	 * stiffness, carried from substep to substep (warm start) while the constraint set stays, and its
+	 * value at the substep's start. */
+	pbd_real *lam, *pen, *c0;
+	/* pd.c: the factor of the global matrix over the free particles (node[i], UINT32_MAX for a
+	 * pinned one), its pattern and values as triplets, the pin set it was built for, and the
+	 * right-hand sides (3 per node) */
+	pbd_sparse_chol chol;
+	uint32_t *node, *pd_row, *pd_col;
+	uint8_t* pd_free;
+	double *pd_val, *pd_new, *rhs;
+	uint32_t pd_cap_np, pd_cap_nnz, pd_n, pd_nnz, pd_np;
+	uint64_t pd_topology;
 	/* implicit Euler's solves in the current step: worst relative residual and most iterations */
 	double residual;
 	uint32_t cg_iterations;
@@ -32,6 +56,18 @@ pbd_status pbd_integrate_prepare(pbd_world* w);
 /* One substep of the world's force-based method. */
 void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps);
 void pbd_integrator_free(pbd_world* w);
+
+/* vbd.c: sizes and builds the incidence and colouring (before the step), and solves one substep:
+ * the displacements q of the free particles that minimise the backward-Euler energy. */
+pbd_status pbd_vbd_prepare(pbd_world* w);
+void pbd_vbd_solve(pbd_world* w, const pbd_step_ctx* ctx);
+void pbd_vbd_free(pbd_world* w);
+
+/* pd.c: builds or refreshes the factor of the global matrix (before the step, after the rows
+ * were linearised), and solves one substep by `iterations` local/global rounds. */
+pbd_status pbd_pd_prepare(pbd_world* w);
+void pbd_pd_solve(pbd_world* w, const pbd_step_ctx* ctx);
+void pbd_pd_free(pbd_world* w);
 
 /* implicit.c: solves (M + h D + h^2 K) dv = h (f - h K v) by preconditioned conjugate gradients
  * into in->dv, from the rows and forces of the substep's start. */

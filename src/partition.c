@@ -109,6 +109,7 @@ static void count_degrees(pbd_world* w) {
 }
 
 void pbd_partition_build(pbd_world* w) {
+	w->topology++;
 	uint64_t* masks = w->colour_mask;
 	/* Pass 1: the colour sizes of every family. The colouring is replayed in pass 2 with the
 	 * same masks from zero, so that no per-constraint colour array is needed. */

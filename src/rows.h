@@ -21,12 +21,16 @@
 #include "family.h"
 
 typedef struct pbd_rows {
-	uint32_t n, cap;    /* rows */
-	uint32_t* start;    /* entries of row r: [start[r], start[r + 1]), cap + 1 */
-	pbd_real* C;        /* constraint value */
-	pbd_real* k;        /* spring constant, > 0 */
-	pbd_real* g;        /* transverse stiffness k max(C, 0) / |u| of a norm row; 0 for the others */
-	pbd_vec3* dir;      /* n = u / |u| of a norm row */
+	uint32_t n, cap; /* rows */
+	uint32_t* start; /* entries of row r: [start[r], start[r + 1]), cap + 1 */
+	pbd_real* C;     /* constraint value */
+	pbd_real* k;     /* spring constant, > 0 */
+	pbd_real* g;     /* transverse stiffness k max(C, 0) / |u| of a norm row; 0 for the others */
+	pbd_vec3* dir;   /* n = u / |u| of a norm row */
+	pbd_real* rest;  /* r of a norm row */
+	/* The constant a projective method puts in its matrix, which must not change with the state:
+	 * a distance's stretch constant, whatever side it is on now (k is the current side's). */
+	pbd_real* kf;
 	uint32_t ne, cap_e; /* entries */
 	uint32_t* p;        /* particle */
 	pbd_vec3* grad;     /* dC/dx_p */
@@ -49,24 +53,25 @@ static inline void pbd_rows_clear(pbd_rows* r) {
 	r->rigid_index = UINT32_MAX;
 }
 
-/* Appends a norm row C = |u| - rest over particles p[0..n) with weights a (see above). A row whose
- * u is too short to have a direction has no gradient and is left out. The caller reserved room. */
+/* Appends a norm row C = |u| - rest over particles p[0..n) with weights a (see above), spring
+ * constant k now (0: hard) and kf for a constant matrix. The caller reserved room. */
 static inline void pbd_rows_add_norm(pbd_rows* r, const uint32_t* p, const pbd_real* a, uint32_t n, pbd_vec3 u,
-                                     pbd_real rest, pbd_real k) {
-	if (!(k > 0)) return;
+                                     pbd_real rest, pbd_real k, pbd_real kf) {
 	const pbd_real len = PBD_SQRT(pbd_v3_dot(u, u));
-	const bool directed = len >= PBD_EPSILON_LENGTH;
-	/* At rest 0 the energy k |u|^2 / 2 is quadratic, with Hessian k a_i a_j I whatever u is: the
-	 * row stays, with any direction, so that a spring of zero length keeps its stiffness where it
-	 * is satisfied. Otherwise a row without a direction has no gradient and no use. */
-	if (!directed && rest > 0) return;
-	const pbd_vec3 dir = directed ? pbd_v3_scale(u, 1 / len) : pbd_v3(1, 0, 0);
+	/* A norm too short for a direction takes a fixed one: at rest 0 the energy k |u|^2 / 2 is
+	 * quadratic with Hessian k a_i a_j I whatever u is, so a satisfied zero-length spring keeps its
+	 * stiffness; at rest > 0 coincident ends are pushed apart along x, the same way every time.
+	 * Every constraint thus gives its row in every state, which the projective and block methods
+	 * rely on (a constant structure). */
+	const pbd_vec3 dir = len >= PBD_EPSILON_LENGTH ? pbd_v3_scale(u, 1 / len) : pbd_v3(1, 0, 0);
 	const pbd_real C = len - rest;
 	const uint32_t row = r->n++;
 	r->C[row] = C;
 	r->k[row] = k;
 	r->g[row] = rest == 0 ? k : C > 0 ? k * C / len : 0;
 	r->dir[row] = dir;
+	r->rest[row] = rest;
+	r->kf[row] = kf;
 	for (uint32_t i = 0; i < n; ++i) {
 		const uint32_t e = r->ne++;
 		r->p[e] = p[i];
@@ -74,6 +79,14 @@ static inline void pbd_rows_add_norm(pbd_rows* r, const uint32_t* p, const pbd_r
 		r->grad[e] = pbd_v3_scale(dir, a[i]);
 	}
 	r->start[r->n] = r->ne;
+}
+
+/* The spring constant of a compliance, 0 for a rigid constraint (compliance 0, or one so small
+ * that its inverse overflows): a row with k = 0 is hard, which only vertex block descent's
+ * augmented Lagrangian solves (vbd.c); the other methods refuse it before the step. */
+static inline pbd_real pbd_rows_k(pbd_real compliance) {
+	const pbd_real k = compliance > 0 ? 1 / compliance : 0;
+	return pbd_is_finite(k) ? k : 0;
 }
 
 /* Notes a constraint without a finite spring constant (the first one wins). */

@@ -271,6 +271,51 @@ static void test_implicit_matches_xpbd_equilibrium(void** state) {
 	pbd_world_destroy(b);
 }
 
+/* The largest net force (gravity and springs) on a free particle, relative to one particle's
+ * weight: 0 at a static equilibrium, whatever method found it. */
+static double net_force(pbd_world* w) {
+	pbd_vec3 f[64];
+	assert_true(w->np <= 64);
+	/* the rows' storage, which a position-based world has not needed */
+	const pbd_method was = w->def.method;
+	w->def.method = PBD_METHOD_IMPLICIT_EULER;
+	assert_int_equal(pbd_integrate_prepare(w), PBD_OK);
+	w->def.method = was;
+	linearise(w, f);
+	double worst = 0, weight = 0;
+	for (uint32_t i = 0; i < w->np; ++i) {
+		if (!(w->w[i] > 0)) continue;
+		const double m = 1 / (double)w->w[i];
+		weight = fmax(weight, m * 9.81);
+		worst = fmax(worst, tp_len(pbd_v3_add(f[i], pbd_v3_scale(w->def.gravity, (pbd_real)m))));
+	}
+	return worst / weight;
+}
+
+/* Vertex block descent and projective dynamics settle where implicit Euler and XPBD do, and
+ * there the forces balance. */
+static void test_block_and_projective_equilibrium(void** state) {
+	(void)state;
+	const pbd_method methods[4] = {PBD_METHOD_IMPLICIT_EULER, PBD_METHOD_VBD, PBD_METHOD_PROJECTIVE_DYNAMICS,
+	                               PBD_METHOD_POSITION_BASED};
+	pbd_world* w[4];
+	for (int m = 0; m < 4; ++m) {
+		w[m] = hanging_sheet(methods[m]);
+		for (int s = 0; s < 600; ++s) assert_int_equal(pbd_world_step(w[m]), PBD_OK);
+	}
+	for (int m = 0; m < 4; ++m) {
+		double diff = 0;
+		for (uint32_t i = 0; i < pbd_world_particle_count(w[m]); ++i)
+			diff = fmax(diff, tp_dist(pbd_world_positions(w[m])[i], pbd_world_positions(w[0])[i]));
+		const double f = net_force(w[m]);
+		printf("  %-20s distance to implicit Euler's equilibrium %.3g m, net force %.3g weights\n",
+		       pbd_method_name(methods[m]), diff, f);
+		assert_true(diff < 2e-3);
+		assert_true(f < TEST_TOL(1e-3, 2e-2));
+	}
+	for (int m = 0; m < 4; ++m) pbd_world_destroy(w[m]);
+}
+
 /* Implicit Euler takes a 1/60 s step on the same sheet made stiff, where symplectic Euler blows up. */
 static void test_implicit_stiff_cloth_at_frame_step(void** state) {
 	(void)state;
@@ -391,6 +436,7 @@ int main(void) {
 	    cmocka_unit_test(test_euler_integrators_on_a_spring),
 	    cmocka_unit_test(test_implicit_stable_far_beyond_explicit_limit),
 	    cmocka_unit_test(test_implicit_matches_xpbd_equilibrium),
+	    cmocka_unit_test(test_block_and_projective_equilibrium),
 	    cmocka_unit_test(test_implicit_stiff_cloth_at_frame_step),
 	    cmocka_unit_test(test_residual_reported),
 	    cmocka_unit_test(test_refuses_rigid_and_unmodelled),

@@ -1,0 +1,286 @@
+/* Vertex block descent (Chen, Macklin, Kim et al. 2024, "Vertex Block Descent"): the backward
+ * Euler step as the minimisation of
+ *   G(x) = sum_i m_i / (2 h^2) |x_i - y_i|^2 + sum_rows E_r(x),   y = x_n + h v_n + h^2 f_ext / m,
+ * by Gauss-Seidel over vertices: each vertex takes the Newton step of G in its own three
+ * coordinates, the others held, x_i += H_i^-1 f_i with
+ *   f_i = -m_i / h^2 (x_i - y_i) - sum_{rows at i} dE_r/dx_i,
+ *   H_i = m_i / h^2 I + sum_{rows at i} d^2 E_r / dx_i^2,
+ * sweeping the vertices colour by colour (no two vertices of a colour share a row, so a colour's
+ * steps are independent). The rows' per-vertex Hessian blocks are those of implicit.c, with the
+ * compressive transverse part clamped so that every H_i is positive definite. Damping is the
+ * paper's: the stiffness-proportional force -(beta / h) K_ii (x_i - x_n) with its Hessian.
+ *
+ * Every row's stiffness ramps as AVBD's penalty does (below): from the inertia of its lightest
+ * particle up to the material's k, growing with the row's error, so that a stiff row next to a
+ * soft one does not dominate the first sweeps and throw its vertices past the solution.
+ *
+ * Hard rows (compliance 0) are solved by the augmented Lagrangian of AVBD (Giles, Diaz and Yuksel
+ * 2025, "Augmented Vertex Block Descent"): the row's energy is pen C'^2 / 2 + lam C', with after each
+ * sweep lam <- lam + pen C' and pen <- pen + beta |C'|, so that C' goes to 0 without an infinite
+ * stiffness in any vertex's system; between substeps lam and pen are carried over, decayed by
+ * AVBD_GAMMA (pen no lower than its start, the inertia m / h^2 of the row's lightest particle).
+ * C' = C - AVBD_ALPHA C0 is the paper's stabilisation: of the error C0 the row had when the
+ * substep began, only the share 1 - AVBD_ALPHA is removed per substep, so that old error does not
+ * come out as a burst of velocity; the error the substep's own motion makes is removed whole.
+ *
+ * A norm row's vector u = sum_j a_j x_j moves linearly with its particles, so after a vertex step
+ * d the rows at it update u += a_i d exactly, and the next vertex reads current values without
+ * evaluating the family again; the rows are linearised afresh at the start of each iteration. */
+#include <string.h>
+
+#include "integrate.h"
+#include "world.h"
+
+/* AVBD's stabilisation (alpha) and warm start: the share of a hard row's multiplier and penalty
+ * kept from the last substep is alpha gamma and gamma. */
+#define AVBD_ALPHA 0.5
+#define AVBD_GAMMA 0.99
+/* The penalty grows by AVBD_BETA times its start per unit of strain |C| / rest (per metre of |C|
+ * at rest 0), and stays below AVBD_PEN_MAX times its start, where float still solves the vertex
+ * systems. */
+#define AVBD_BETA    100
+#define AVBD_PEN_MAX 1e6
+
+void pbd_vbd_free(pbd_world* w) {
+	pbd_integrator* in = &w->integ;
+	pbd_free(&w->mem, in->inc_start, (in->vbd_cap_np ? (size_t)in->vbd_cap_np + 1 : 0) * sizeof *in->inc_start);
+	pbd_free(&w->mem, in->order, in->vbd_cap_np * sizeof *in->order);
+	pbd_free(&w->mem, in->inc, in->vbd_cap_e * sizeof *in->inc);
+	pbd_free(&w->mem, in->entry_row, in->vbd_cap_e * sizeof *in->entry_row);
+	pbd_free(&w->mem, in->u, in->vbd_cap_r * sizeof *in->u);
+	pbd_free(&w->mem, in->lam, in->vbd_cap_r * sizeof *in->lam);
+	pbd_free(&w->mem, in->pen, in->vbd_cap_r * sizeof *in->pen);
+	pbd_free(&w->mem, in->c0, in->vbd_cap_r * sizeof *in->c0);
+	in->inc_start = in->order = in->inc = in->entry_row = NULL;
+	in->u = NULL;
+	in->lam = in->pen = in->c0 = NULL;
+	in->vbd_cap_np = in->vbd_cap_e = in->vbd_cap_r = 0;
+}
+
+/* Grows the arrays for the rows of the current linearisation (in->rows). */
+static bool reserve(pbd_world* w) {
+	pbd_integrator* in = &w->integ;
+	const pbd_rows* r = &in->rows;
+	if (in->vbd_cap_np < w->np) {
+		const size_t old = in->vbd_cap_np, cap = w->cap_p;
+		if (!pbd_grow(&w->mem, (void**)&in->inc_start, sizeof *in->inc_start, old ? old + 1 : 0, cap + 1)) return false;
+		if (!pbd_grow(&w->mem, (void**)&in->order, sizeof *in->order, old, cap)) return false;
+		in->vbd_cap_np = (uint32_t)cap;
+	}
+	if (in->vbd_cap_e < r->ne) {
+		const pbd_grow_item items[] = {{(void**)&in->inc, sizeof *in->inc},
+		                               {(void**)&in->entry_row, sizeof *in->entry_row}};
+		if (!pbd_grow_all(&w->mem, items, 2, in->vbd_cap_e, r->cap_e)) return false;
+		in->vbd_cap_e = r->cap_e;
+	}
+	if (in->vbd_cap_r < r->n) {
+		const pbd_grow_item items[] = {{(void**)&in->u, sizeof *in->u},
+		                               {(void**)&in->lam, sizeof *in->lam},
+		                               {(void**)&in->pen, sizeof *in->pen},
+		                               {(void**)&in->c0, sizeof *in->c0}};
+		if (!pbd_grow_all(&w->mem, items, 4, in->vbd_cap_r, r->cap)) return false;
+		in->vbd_cap_r = r->cap;
+	}
+	return true;
+}
+
+/* The rows by particle, and a greedy colouring of the particles: two particles that share a row
+ * get different colours. Particles in order, lowest free colour first: deterministic. A particle
+ * whose neighbours hold all PBD_PARTITION_COLOURS colours goes to a last group, swept in order. */
+static void build(pbd_world* w) {
+	pbd_integrator* in = &w->integ;
+	const pbd_rows* r = &in->rows;
+	const uint32_t np = w->np;
+	memset(in->inc_start, 0, ((size_t)np + 1) * sizeof *in->inc_start);
+	for (uint32_t row = 0; row < r->n; ++row)
+		for (uint32_t e = r->start[row]; e < r->start[row + 1]; ++e) {
+			in->entry_row[e] = row;
+			in->inc_start[r->p[e] + 1]++;
+		}
+	for (uint32_t i = 0; i < np; ++i) in->inc_start[i + 1] += in->inc_start[i];
+	/* fill, with order[] as the running cursor */
+	for (uint32_t i = 0; i < np; ++i) in->order[i] = in->inc_start[i];
+	for (uint32_t e = 0; e < r->ne; ++e) in->inc[in->order[r->p[e]]++] = e;
+
+	uint64_t* used = w->colour_mask; /* partition.c's scratch, free outside the partition */
+	memset(used, 0, (size_t)np * sizeof *used);
+	uint32_t count[PBD_GROUP_COUNT] = {0};
+	for (uint32_t i = 0; i < np; ++i) {
+		const uint64_t m = used[i];
+		const uint32_t c = m == UINT64_MAX ? PBD_PARTITION_COLOURS : (uint32_t)__builtin_ctzll(~m);
+		count[c]++;
+		/* the colour is kept in order[] until the sort below */
+		in->order[i] = c;
+		if (c == PBD_PARTITION_COLOURS) continue;
+		for (uint32_t k = in->inc_start[i]; k < in->inc_start[i + 1]; ++k) {
+			const uint32_t row = in->entry_row[in->inc[k]];
+			for (uint32_t e = r->start[row]; e < r->start[row + 1]; ++e) used[r->p[e]] |= 1ull << c;
+		}
+	}
+	in->colour_start[0] = 0;
+	for (uint32_t c = 0; c < PBD_GROUP_COUNT; ++c) in->colour_start[c + 1] = in->colour_start[c] + count[c];
+	in->colours = PBD_GROUP_COUNT;
+	/* a new constraint set starts its hard rows cold */
+	memset(in->lam, 0, (size_t)r->n * sizeof *in->lam);
+	memset(in->pen, 0, (size_t)r->n * sizeof *in->pen);
+	/* counting sort by colour, particles in index order within a colour */
+	uint32_t cursor[PBD_GROUP_COUNT];
+	memcpy(cursor, in->colour_start, sizeof cursor);
+	for (uint32_t i = 0; i < np; ++i) used[i] = in->order[i];
+	for (uint32_t i = 0; i < np; ++i) in->order[cursor[used[i]]++] = i;
+	memset(used, 0, (size_t)np * sizeof *used);
+}
+
+static void linearise(pbd_world* w, const pbd_step_ctx* ctx) {
+	pbd_rows* r = &w->integ.rows;
+	pbd_rows_clear(r);
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		const pbd_family* f = &w->fam[t];
+		if (f->n) pbd_family_table[t]->linearize(ctx, f, 0, f->n, r);
+	}
+}
+
+pbd_status pbd_vbd_prepare(pbd_world* w) {
+	pbd_integrator* in = &w->integ;
+	if (!reserve(w)) return PBD_ERR_OUT_OF_MEMORY;
+	if (in->vbd_topology != w->topology || in->vbd_np != w->np) {
+		build(w);
+		in->vbd_topology = w->topology;
+		in->vbd_np = w->np;
+	}
+	return PBD_OK;
+}
+
+/* Solves H d = f for one symmetric 3x3 block in double; false when H is not positive definite. */
+static bool solve3(const double H[6], const double f[3], pbd_vec3* d) {
+	/* H = [h0 h1 h2; h1 h3 h4; h2 h4 h5] */
+	const double c00 = H[3] * H[5] - H[4] * H[4], c01 = H[2] * H[4] - H[1] * H[5], c02 = H[1] * H[4] - H[2] * H[3];
+	const double det = H[0] * c00 + H[1] * c01 + H[2] * c02;
+	if (!(det > 0) || !(H[0] > 0)) return false;
+	const double c11 = H[0] * H[5] - H[2] * H[2], c12 = H[1] * H[2] - H[0] * H[4], c22 = H[0] * H[3] - H[1] * H[1];
+	const double id = 1 / det;
+	*d = pbd_v3((pbd_real)((c00 * f[0] + c01 * f[1] + c02 * f[2]) * id),
+	            (pbd_real)((c01 * f[0] + c11 * f[1] + c12 * f[2]) * id),
+	            (pbd_real)((c02 * f[0] + c12 * f[1] + c22 * f[2]) * id));
+	return true;
+}
+
+/* One vertex's Newton step; moves q[i] and the rows at it. */
+static void vertex_step(pbd_world* w, uint32_t i, pbd_real inv_h2, pbd_real damp) {
+	pbd_integrator* in = &w->integ;
+	const pbd_rows* r = &in->rows;
+	const double m = 1 / (double)w->w[i], mh = m * (double)inv_h2;
+	const pbd_vec3 qi = w->q[i], dy = pbd_v3_sub(qi, in->y[i]), dn = pbd_v3_sub(qi, w->x_lo[i]);
+	double f[3] = {-mh * (double)dy.x, -mh * (double)dy.y, -mh * (double)dy.z};
+	double H[6] = {mh, 0, 0, mh, 0, mh};
+	for (uint32_t k = in->inc_start[i]; k < in->inc_start[i + 1]; ++k) {
+		const uint32_t e = in->inc[k], row = in->entry_row[e];
+		const pbd_vec3 u = in->u[row];
+		const double ux = (double)u.x, uy = (double)u.y, uz = (double)u.z;
+		const double len = sqrt(ux * ux + uy * uy + uz * uz);
+		double n[3];
+		if (len >= (double)PBD_EPSILON_LENGTH) {
+			n[0] = ux / len, n[1] = uy / len, n[2] = uz / len;
+		} else {
+			const pbd_vec3 d = r->dir[row];
+			n[0] = (double)d.x, n[1] = (double)d.y, n[2] = (double)d.z;
+		}
+		const double a = (double)r->a[e], rest = (double)r->rest[row];
+		const bool hard = r->k[row] == 0;
+		const double k_ = (double)in->pen[row];
+		const double C = len - rest - (hard ? AVBD_ALPHA * (double)in->c0[row] : 0);
+		/* dE/dx_i = (k C + lam) a n (lam 0 for a soft row); the damping force is
+		 * -(beta / h) k a^2 n n^T (x_i - x_n) */
+		const double force = k_ * C + (hard ? (double)in->lam[row] : 0);
+		const double ka2 = k_ * a * a;
+		const double proj = n[0] * (double)dn.x + n[1] * (double)dn.y + n[2] * (double)dn.z;
+		const double fd = hard ? 0 : (double)damp * ka2 * proj;
+		for (int c = 0; c < 3; ++c) f[c] -= (force * a + fd) * n[c];
+		const double gn = ka2 * (1 + (hard ? 0 : (double)damp));
+		const double gt = rest == 0 ? ka2 : force > 0 ? a * a * force / len : 0;
+		H[0] += gn * n[0] * n[0] + gt * (1 - n[0] * n[0]);
+		H[1] += (gn - gt) * n[0] * n[1];
+		H[2] += (gn - gt) * n[0] * n[2];
+		H[3] += gn * n[1] * n[1] + gt * (1 - n[1] * n[1]);
+		H[4] += (gn - gt) * n[1] * n[2];
+		H[5] += gn * n[2] * n[2] + gt * (1 - n[2] * n[2]);
+	}
+	pbd_vec3 d;
+	if (!solve3(H, f, &d)) return;
+	w->q[i] = pbd_v3_add(qi, d);
+	for (uint32_t k = in->inc_start[i]; k < in->inc_start[i + 1]; ++k) {
+		const uint32_t e = in->inc[k];
+		in->u[in->entry_row[e]] = pbd_v3_add(in->u[in->entry_row[e]], pbd_v3_scale(d, r->a[e]));
+	}
+}
+
+/* The penalty a hard row starts from: the inertia m / h^2 of its lightest free particle, so that
+ * the first sweep moves it as much as a constraint about as stiff as its own mass allows. */
+static pbd_real pen_start(const pbd_world* w, uint32_t row, pbd_real inv_h2) {
+	const pbd_rows* r = &w->integ.rows;
+	pbd_real wmax = 0;
+	for (uint32_t e = r->start[row]; e < r->start[row + 1]; ++e) wmax = PBD_FMAX(wmax, w->w[r->p[e]]);
+	return wmax > 0 ? inv_h2 / wmax : 0;
+}
+
+static void warm_start(pbd_world* w, pbd_real inv_h2) {
+	pbd_integrator* in = &w->integ;
+	const pbd_rows* r = &in->rows;
+	for (uint32_t row = 0; row < r->n; ++row) {
+		const pbd_real p0 = pen_start(w, row, inv_h2);
+		in->lam[row] *= (pbd_real)(AVBD_ALPHA * AVBD_GAMMA);
+		in->pen[row] = PBD_FMAX(in->pen[row] * (pbd_real)AVBD_GAMMA, p0);
+		if (r->k[row] > 0) in->pen[row] = PBD_FMIN(in->pen[row], r->k[row]);
+	}
+}
+
+/* After a sweep: each hard row's multiplier takes the force its penalty exerts, and the penalty
+ * grows with what is left of C (AVBD's k <- k + beta |C|, with beta scaled by the start). */
+static void dual_update(pbd_world* w, pbd_real inv_h2) {
+	pbd_integrator* in = &w->integ;
+	const pbd_rows* r = &in->rows;
+	for (uint32_t row = 0; row < r->n; ++row) {
+		const bool hard = r->k[row] == 0;
+		const pbd_vec3 u = in->u[row];
+		const double C =
+		    sqrt((double)pbd_v3_dot(u, u)) - (double)r->rest[row] - (hard ? AVBD_ALPHA * (double)in->c0[row] : 0);
+		const double pen = (double)in->pen[row], p0 = (double)pen_start(w, row, inv_h2);
+		if (hard) in->lam[row] = (pbd_real)((double)in->lam[row] + pen * C);
+		const double scale = r->rest[row] > 0 ? (double)r->rest[row] : 1;
+		const double cap = hard ? AVBD_PEN_MAX * p0 : (double)r->k[row];
+		in->pen[row] = (pbd_real)fmin(pen + AVBD_BETA * p0 * fabs(C) / scale, cap);
+	}
+}
+
+void pbd_vbd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
+	pbd_integrator* in = &w->integ;
+	const pbd_real h = ctx->h;
+	/* The inertial target, and the first guess: where the particles would go without constraints. */
+	for (uint32_t i = 0; i < w->np; ++i) {
+		if (!(w->w[i] > 0)) continue;
+		const pbd_vec3 v = pbd_v3_add(w->v[i], pbd_v3_scale(in->f[i], h * w->w[i]));
+		in->y[i] = pbd_v3_add(w->x_lo[i], pbd_v3_scale(v, h));
+		w->q[i] = in->y[i];
+	}
+	pbd_step_ctx lin = *ctx;
+	if (w->integ.rows.rigid_family != UINT32_MAX) {
+		/* the hard rows' error at the substep's start, for the stabilisation */
+		lin.q = w->x_lo;
+		linearise(w, &lin);
+		for (uint32_t row = 0; row < in->rows.n; ++row) in->c0[row] = in->rows.k[row] == 0 ? in->rows.C[row] : 0;
+	}
+	lin.q = w->q;
+	const pbd_real damp = w->def.stiffness_damping / h;
+	const pbd_rows* r = &in->rows;
+	for (int it = 0; it < w->def.iterations; ++it) {
+		linearise(w, &lin);
+		if (it == 0) warm_start(w, ctx->inv_h2);
+		for (uint32_t row = 0; row < r->n; ++row) in->u[row] = pbd_v3_scale(r->dir[row], r->C[row] + r->rest[row]);
+		for (uint32_t c = 0; c < in->colours; ++c)
+			for (uint32_t k = in->colour_start[c]; k < in->colour_start[c + 1]; ++k) {
+				const uint32_t i = in->order[k];
+				if (w->w[i] > 0) vertex_step(w, i, ctx->inv_h2, damp);
+			}
+		dual_update(w, ctx->inv_h2);
+	}
+}
