@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collide.h"
+#include "forces.h"
 #include "world.h"
 
 void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
@@ -124,6 +125,8 @@ static void note(pbd_world* w, pbd_status st) {
 }
 
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
+	/* The air at the state the substep starts from, as predict takes gravity and forces. */
+	pbd_forces_substep(w, w->time + (double)h * (substep - 1));
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
 	/* Out of memory for contacts leaves the ones found so far: the step goes on and returns the
 	 * first failure (step_status). */
