@@ -120,10 +120,26 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	jr* r = &L->r;
 	const cJSON* w = jr_get(root, "world");
 	if (!w) return true;
-	static const char* const keys[] = {
-	    "gravity",   "dt",           "substeps", "iterations",        "solver",           "formulation",
-	    "damping",   "damping_mode", "jacobi",   "collision_mode",    "max_speed",        "divergence_strain",
-	    "chebyshev", "hierarchy",    "method",   "stiffness_damping", "linear_tolerance", NULL};
+	static const char* const keys[] = {"gravity",
+	                                   "dt",
+	                                   "substeps",
+	                                   "iterations",
+	                                   "solver",
+	                                   "formulation",
+	                                   "damping",
+	                                   "damping_mode",
+	                                   "jacobi",
+	                                   "collision_mode",
+	                                   "max_speed",
+	                                   "divergence_strain",
+	                                   "chebyshev",
+	                                   "hierarchy",
+	                                   "method",
+	                                   "stiffness_damping",
+	                                   "linear_tolerance",
+	                                   "wind",
+	                                   "gusts",
+	                                   NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations;
@@ -144,7 +160,8 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	    !jr_real_p(r, w, path, "stiffness_damping", d->stiffness_damping, JR_NONNEG(SCENE_MAX_MAGNITUDE),
 	               &d->stiffness_damping) ||
 	    !jr_real_p(r, w, path, "linear_tolerance", d->linear_tolerance, (jr_range){0, 1, false, false},
-	               &d->linear_tolerance))
+	               &d->linear_tolerance) ||
+	    !jr_vec3(r, w, path, "wind", d->wind, SCENE_MAX_SPEED, &d->wind))
 		return false;
 	d->method = (pbd_method)method;
 	d->damping_mode = (pbd_damping_mode)damping_mode;
@@ -188,6 +205,17 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 			return false;
 		d->hierarchy_levels = (int)levels;
 		d->hierarchy_iterations = (int)its;
+	}
+	const cJSON* gj = jr_get(w, "gusts");
+	if (gj) {
+		static const char* const gkeys[] = {"strength", "frequency", NULL};
+		const char* gpath = "world.gusts";
+		if (!jr_object(r, gj, gpath, gkeys) ||
+		    !jr_real_p(r, gj, gpath, "strength", d->gust_strength, JR_NONNEG(SCENE_MAX_GUST_STRENGTH),
+		               &d->gust_strength) ||
+		    !jr_real_p(r, gj, gpath, "frequency", d->gust_frequency, JR_POSITIVE(SCENE_MAX_GUST_FREQUENCY),
+		               &d->gust_frequency))
+			return false;
 	}
 	return true;
 }
@@ -577,6 +605,31 @@ static bool read_models(loader* L, const cJSON* obj, const char* path, pbd_soft_
 	return true;
 }
 
+/* The air keys: "drag" across the object's triangles and "drag_tangent" along them (kg/(m^2 s)),
+ * "drag_particle" on each particle of an object without triangles (kg/s), and a "wind" of its own
+ * added to the world's. A coefficient of the kind the object does not have is named at its key. */
+#define AIR_KEYS "drag", "drag_tangent", "drag_particle", "wind"
+
+static bool read_air(loader* L, const cJSON* obj, const char* path, bool triangles, pbd_real* normal, pbd_real* tangent,
+                     pbd_real* particle, pbd_vec3* wind) {
+	jr* r = &L->r;
+	if (!jr_real_p(r, obj, path, "drag", 0, JR_NONNEG(SCENE_MAX_MAGNITUDE), normal) ||
+	    !jr_real_p(r, obj, path, "drag_tangent", 0, JR_NONNEG(SCENE_MAX_MAGNITUDE), tangent) ||
+	    !jr_real_p(r, obj, path, "drag_particle", 0, JR_NONNEG(SCENE_MAX_MAGNITUDE), particle) ||
+	    !jr_vec3(r, obj, path, "wind", pbd_v3(0, 0, 0), SCENE_MAX_SPEED, wind))
+		return false;
+	char p[JR_PATH_MAX];
+	if (triangles && *particle > 0) {
+		jr_path_key(p, path, "drag_particle");
+		return jr_fail(r, p, "is for objects without triangles (give \"drag\" and \"drag_tangent\")");
+	}
+	if (!triangles && (*normal > 0 || *tangent > 0)) {
+		jr_path_key(p, path, *normal > 0 ? "drag" : "drag_tangent");
+		return jr_fail(r, p, "acts on triangles and this object has none (give \"drag_particle\")");
+	}
+	return true;
+}
+
 /* Mass, pinned, material, translation and velocity: the fields every mesh-based object shares.
  * Then the body is created. `mesh` belongs to the caller. */
 static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd_mesh* mesh, scene_object* o) {
@@ -586,7 +639,9 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 	if (mesh->tet_count) bd.tets = PBD_TET_NEOHOOKEAN; /* a tetrahedral object is a solid unless told otherwise */
 	pbd_cloth_material cloth;
 	uint32_t* pinned = NULL;
-	if (!read_models(L, obj, path, &bd, &cloth)) return false;
+	if (!read_models(L, obj, path, &bd, &cloth) || !read_air(L, obj, path, mesh->triangle_count > 0, &bd.drag_normal,
+	                                                         &bd.drag_tangent, &bd.drag_particle, &bd.wind))
+		return false;
 	/* A cloth material brings its density: the mass rule unless "mass" says otherwise. */
 	if (bd.cloth && !jr_get(obj, "mass")) {
 		bd.mass_mode = PBD_MASS_DENSITY;
@@ -629,8 +684,8 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 
 static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type",     "name",        "particles", "constraints", "pinned",
-	                                   "material", "translation", "velocity",  NULL};
+	static const char* const keys[] = {"type",        "name",     "particles",     "constraints", "pinned", "material",
+	                                   "translation", "velocity", "drag_particle", "wind",        NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	const cJSON* parr;
 	size_t np;
@@ -642,8 +697,11 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 
 	pbd_vec3 translation, velocity;
 	pbd_edge_material soft = pbd_soft_def_default().material[PBD_EDGE_STRUCTURAL];
+	pbd_real drag_normal, drag_tangent, drag;
+	pbd_vec3 wind;
 	if (!jr_vec3(r, obj, path, "translation", pbd_v3(0, 0, 0), SCENE_MAX_LENGTH, &translation) ||
-	    !jr_vec3(r, obj, path, "velocity", pbd_v3(0, 0, 0), SCENE_MAX_SPEED, &velocity))
+	    !jr_vec3(r, obj, path, "velocity", pbd_v3(0, 0, 0), SCENE_MAX_SPEED, &velocity) ||
+	    !read_air(L, obj, path, false, &drag_normal, &drag_tangent, &drag, &wind))
 		return false;
 	const cJSON* mat = jr_get(obj, "material");
 	if (mat) {
@@ -762,6 +820,9 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 		if (pbd_world_add_particles(world, (uint32_t)np, x, v, w, &o->range.first_particle) != PBD_OK)
 			ok = fail_world(L, ppath);
 		o->range.particle_count = (uint32_t)np;
+		if (ok && drag > 0 &&
+		    pbd_particles_set_drag(world, o->range.first_particle, (uint32_t)np, drag, wind) != PBD_OK)
+			ok = fail_world(L, path);
 	}
 	if (ok) {
 		o->range.first_distance = pbd_world_distance_count(world);
@@ -818,9 +879,9 @@ static bool axes_ok(loader* L, const char* path, pbd_vec3 u, pbd_vec3 v) {
 
 static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type",     "name",        "nx",        "ny",       "size", "origin",
-	                                   "axis_u",   "axis_v",      "diagonals", "bend",     "mass", "pinned",
-	                                   "material", "translation", "velocity",  MODEL_KEYS, NULL};
+	static const char* const keys[] = {"type",     "name",        "nx",        "ny",       "size",   "origin",
+	                                   "axis_u",   "axis_v",      "diagonals", "bend",     "mass",   "pinned",
+	                                   "material", "translation", "velocity",  MODEL_KEYS, AIR_KEYS, NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_grid_def g = pbd_grid_def_default();
 	int64_t nx, ny, diagonals;
@@ -1022,8 +1083,8 @@ static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool
 
 static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type",   "name",     "obj",         "vertices", "triangles", "bend", "mass",
-	                                   "pinned", "material", "translation", "velocity", MODEL_KEYS,  NULL};
+	static const char* const keys[] = {"type",   "name",     "obj",         "vertices", "triangles", "bend",   "mass",
+	                                   "pinned", "material", "translation", "velocity", MODEL_KEYS,  AIR_KEYS, NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	bool bend;
 	const char* file;
@@ -1047,9 +1108,10 @@ static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene
 
 static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {
-	    "type",     "name",        "start",    "end",        "segments",       "bend",      "mass",           "pinned",
-	    "material", "translation", "velocity", "long_range", "collision_mask", "thickness", "self_collision", NULL};
+	static const char* const keys[] = {"type",     "name",       "start",          "end",       "segments",
+	                                   "bend",     "mass",       "pinned",         "material",  "translation",
+	                                   "velocity", "long_range", "collision_mask", "thickness", "self_collision",
+	                                   AIR_KEYS,   NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_rope_def d = pbd_rope_def_default();
 	int64_t segments;
@@ -1084,7 +1146,7 @@ static bool tet_object(loader* L, const cJSON* obj, const char* path, pbd_mesh* 
 
 #define TET_KEYS                                                                                                       \
 	"mass", "pinned", "material", "translation", "velocity", "tets", "balloon", "long_range", "collision_mask",        \
-	    "thickness", "self_collision"
+	    "thickness", "self_collision", AIR_KEYS
 
 static bool read_tet_box(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;

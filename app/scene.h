@@ -62,7 +62,9 @@ extern "C" {
 /// Samples of one heightfield collider (4096 x 4096), and the bytes of a height image file.
 #define SCENE_MAX_HEIGHTFIELD_SAMPLES (1u << 24)
 #define SCENE_MAX_IMAGE_BYTES         (64u << 20)
-#define SCENE_MAX_MAGNITUDE           1e9 ///< any other number (jacobi.alpha)
+#define SCENE_MAX_MAGNITUDE           1e9 ///< any other number (jacobi.alpha, drag coefficients)
+#define SCENE_MAX_GUST_STRENGTH       10  ///< world.gusts.strength (the library's bound)
+#define SCENE_MAX_GUST_FREQUENCY      1e3 ///< Hz, world.gusts.frequency (the library's bound)
 
 typedef enum scene_object_type {
 	SCENE_OBJECT_PARTICLES = 0,

@@ -4,19 +4,30 @@
  *   (M + h D + h^2 K) dv = h (f - h K v),
  * solved matrix-free by conjugate gradients with the 3x3 diagonal blocks of the matrix as the
  * preconditioner. Pinned particles are left out of the system (their rows and columns are
- * filtered to the identity), so it stays symmetric positive definite. */
+ * filtered to the identity), so it stays symmetric positive definite. The air's drag, linear in
+ * the velocity, is implicit too: its matrix D_air (forces.c) joins the damping. */
 #include <string.h>
 
 #include "integrate.h"
 #include "world.h"
 
-/* out = A x over the free particles. */
-static void apply(const pbd_world* w, pbd_real cg, pbd_real ct, const pbd_vec3* x, pbd_vec3* out) {
+static inline pbd_vec3 sym3_mul(const pbd_sym3* k, pbd_vec3 v) {
+	return pbd_v3(k->xx * v.x + k->xy * v.y + k->xz * v.z, k->xy * v.x + k->yy * v.y + k->yz * v.z,
+	              k->xz * v.x + k->yz * v.y + k->zz * v.z);
+}
+
+/* out = A x over the free particles; the air's drag joins the damping (h D_air). */
+static void apply(const pbd_world* w, pbd_real cg, pbd_real ct, pbd_real h, const pbd_vec3* x, pbd_vec3* out) {
 	for (uint32_t i = 0; i < w->np; ++i) out[i] = pbd_v3(0, 0, 0);
 	pbd_rows_mul(&w->integ.rows, cg, ct, x, out);
 	for (uint32_t i = 0; i < w->np; ++i) {
 		const pbd_real iw = w->w[i];
-		out[i] = iw > 0 ? pbd_v3_add(out[i], pbd_v3_scale(x[i], 1 / iw)) : pbd_v3(0, 0, 0);
+		if (!(iw > 0)) {
+			out[i] = pbd_v3(0, 0, 0);
+			continue;
+		}
+		out[i] = pbd_v3_add(out[i], pbd_v3_scale(x[i], 1 / iw));
+		if (w->air_on) out[i] = pbd_v3_add(out[i], pbd_v3_scale(sym3_mul(&w->air_drag[i], x[i]), h));
 	}
 }
 
@@ -74,9 +85,18 @@ void pbd_implicit_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 	}
 	memset(in->diag, 0, (size_t)n * 9 * sizeof *in->diag);
 	pbd_rows_diag(&in->rows, cg, ct, in->diag);
-	for (uint32_t i = 0; i < n; ++i)
-		if (w->w[i] > 0)
-			for (int k = 0; k < 9; k += 4) in->diag[(size_t)i * 9 + (size_t)k] += 1 / w->w[i];
+	for (uint32_t i = 0; i < n; ++i) {
+		if (!(w->w[i] > 0)) continue;
+		pbd_real* d = in->diag + (size_t)i * 9;
+		for (int k = 0; k < 9; k += 4) d[k] += 1 / w->w[i];
+		if (w->air_on) {
+			const pbd_sym3* a = &w->air_drag[i];
+			d[0] += h * a->xx, d[4] += h * a->yy, d[8] += h * a->zz;
+			d[1] += h * a->xy, d[3] += h * a->xy;
+			d[2] += h * a->xz, d[6] += h * a->xz;
+			d[5] += h * a->yz, d[7] += h * a->yz;
+		}
+	}
 	invert_blocks(w);
 
 	const double bb = dot(w, in->r, in->r);
@@ -90,7 +110,7 @@ void pbd_implicit_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 		double rr = bb;
 		const uint32_t max_it = (uint32_t)w->def.iterations;
 		while (it < max_it && rr > stop) {
-			apply(w, cg, ct, in->d, in->ad);
+			apply(w, cg, ct, h, in->d, in->ad);
 			const double dad = dot(w, in->d, in->ad);
 			if (!(dad > 0)) break; /* the direction vanished: nothing more to gain */
 			const pbd_real alpha = (pbd_real)(rz / dad);

@@ -3,6 +3,7 @@
  * shares (solver.c). Explicit and symplectic Euler live here; implicit Euler in implicit.c. */
 #include <string.h>
 
+#include "forces.h"
 #include "integrate.h"
 #include "world.h"
 
@@ -40,11 +41,7 @@ pbd_status pbd_integrate_prepare(pbd_world* w) {
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, w->def.dt / (pbd_real)w->def.substeps, &ctx);
 	ctx.q = w->x_lo;
-	pbd_rows_clear(&in->rows);
-	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
-		const pbd_family* f = &w->fam[t];
-		if (f->n) pbd_family_table[t]->linearize(&ctx, f, 0, f->n, &in->rows);
-	}
+	pbd_rows_linearize_all(w, &ctx, &in->rows);
 	if (in->rows.rigid_family != UINT32_MAX && w->def.method != PBD_METHOD_VBD)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
 		                "pbd_world_step: %s constraint %u has compliance 0 (rigid): the %s method needs a finite "
@@ -89,27 +86,26 @@ static void damp(pbd_world* w, pbd_real damping) {
 	}
 }
 
-/* The external forces on every particle at the substep's start: gravity and the applied forces. */
-static void external_forces(pbd_world* w) {
+/* The external forces on every particle at the substep's start (time t): gravity, the applied
+ * forces and the air (forces.c, which also leaves the air's drag matrices for implicit Euler). */
+static void external_forces(pbd_world* w, double t) {
 	pbd_integrator* in = &w->integ;
 	const pbd_vec3 g = w->def.gravity;
+	pbd_forces_substep(w, t);
 	for (uint32_t i = 0; i < w->np; ++i) {
 		const pbd_real m = w->w[i] > 0 ? 1 / w->w[i] : 0;
 		pbd_vec3 f = pbd_v3_scale(g, m);
 		if (w->flags[i] & PBD_PARTICLE_FORCE) f = pbd_v3_add(f, w->force[i]);
+		if (w->air_on) f = pbd_v3_add(f, w->air_force[i]);
 		in->f[i] = f;
 	}
 }
 
 /* The total force: the external ones and the constraints' elastic and damping forces. */
-static void total_forces(pbd_world* w, const pbd_step_ctx* ctx) {
+static void total_forces(pbd_world* w, const pbd_step_ctx* ctx, double t) {
 	pbd_integrator* in = &w->integ;
-	external_forces(w);
-	pbd_rows_clear(&in->rows);
-	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
-		const pbd_family* f = &w->fam[t];
-		if (f->n) pbd_family_table[t]->linearize(ctx, f, 0, f->n, &in->rows);
-	}
+	external_forces(w, t);
+	pbd_rows_linearize_all(w, ctx, &in->rows);
 	pbd_rows_forces(&in->rows, w->v, w->def.stiffness_damping, in->f);
 }
 
@@ -137,7 +133,7 @@ static void pinned_displacements(pbd_world* w, pbd_real fraction) {
 	}
 }
 
-static void euler(pbd_world* w, const pbd_step_ctx* ctx, pbd_real h, pbd_real damping, bool after_forces);
+static void euler(pbd_world* w, const pbd_step_ctx* ctx, pbd_real h, pbd_real damping, bool after_forces, double t);
 
 void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
 	const pbd_method method = w->def.method;
@@ -150,9 +146,10 @@ void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int subst
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
 	const pbd_real end = (pbd_real)substep / (pbd_real)substeps;
+	const double t = w->time + (double)h * (substep - 1);
 	if (method == PBD_METHOD_VBD || method == PBD_METHOD_PROJECTIVE_DYNAMICS) {
 		/* Methods that solve for the positions at the substep's end, against targets that are there. */
-		external_forces(w);
+		external_forces(w, t);
 		pinned_displacements(w, end);
 		ctx.substep_fraction = end;
 		if (method == PBD_METHOD_VBD)
@@ -161,7 +158,7 @@ void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int subst
 			pbd_pd_solve(w, &ctx);
 	} else {
 		ctx.substep_fraction = (pbd_real)(substep - 1) / (pbd_real)substeps;
-		euler(w, &ctx, h, damping, after_forces);
+		euler(w, &ctx, h, damping, after_forces, t);
 		pinned_displacements(w, end);
 	}
 
@@ -176,10 +173,10 @@ void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int subst
 
 /* The Euler methods: forces at the substep's start, new velocities, positions moved by them
  * (explicit Euler moves with the old velocities and takes the new ones after the contact stage). */
-static void euler(pbd_world* w, const pbd_step_ctx* ctx, pbd_real h, pbd_real damping, bool after_forces) {
+static void euler(pbd_world* w, const pbd_step_ctx* ctx, pbd_real h, pbd_real damping, bool after_forces, double t) {
 	const pbd_method method = w->def.method;
 	pbd_integrator* in = &w->integ;
-	total_forces(w, ctx);
+	total_forces(w, ctx, t);
 	if (method == PBD_METHOD_IMPLICIT_EULER) pbd_implicit_solve(w, ctx);
 	for (uint32_t i = 0; i < w->np; ++i) {
 		const pbd_real iw = w->w[i];

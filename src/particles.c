@@ -2,7 +2,7 @@
  * velocity update, health check. */
 #include <string.h>
 
-#include "world.h"
+#include "forces.h"
 
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_p) return PBD_OK;
@@ -28,6 +28,10 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	    {(void**)&w->colour_mask, sizeof *w->colour_mask},
 	    {(void**)&w->q_prev, sizeof *w->q_prev},
 	    {(void**)&w->q_iter, sizeof *w->q_iter},
+	    {(void**)&w->drag, sizeof *w->drag},
+	    {(void**)&w->drag_wind, sizeof *w->drag_wind},
+	    {(void**)&w->air_force, sizeof *w->air_force},
+	    {(void**)&w->air_drag, sizeof *w->air_drag},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;
@@ -80,6 +84,10 @@ pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3*
 		w->x_rest[k] = positions[i];
 		if (inv_masses[i] == 0) w->v[k] = pbd_v3(0, 0, 0);
 		w->degree[k] = 0;
+		/* Slots past np never count in n_drag, so a slot taken back from a half-added object is
+		 * simply overwritten. */
+		w->drag[k] = 0;
+		w->drag_wind[k] = pbd_v3(0, 0, 0);
 	}
 	w->np += count;
 	w->stats_valid = false;
@@ -289,6 +297,12 @@ static inline void add_compensated(pbd_vec3* hi, pbd_vec3* lo, pbd_vec3 inc) {
 	*lo = e;
 }
 
+void pbd_particle_add_velocity(pbd_world* w, uint32_t index, pbd_vec3 dv) {
+	if (!(w->w[index] > 0)) return;
+	add_compensated(&w->v[index], &w->v_lo[index], dv);
+	w->stats_valid = false;
+}
+
 /* Forces, damping and prediction for one substep of length h: v gains its forces and q, the
  * displacement the solver will move, starts at x_lo + v h. `alpha_substep` is the fraction of
  * the step reached at the end of this substep, for kinematic targets.
@@ -306,6 +320,8 @@ void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real 
 	pbd_vec3* restrict vlo = w->v_lo;
 	const pbd_real* restrict iw = w->w;
 	const uint8_t* restrict flags = w->flags;
+	const pbd_vec3* restrict air = w->air_on ? w->air_force : NULL;
+	const pbd_sym3* restrict air_drag = w->air_drag;
 	for (uint32_t i = 0, n = w->np; i < n; ++i) {
 		if (iw[i] > 0) {
 			pbd_vec3 vi = v[i], vl = vlo[i];
@@ -315,6 +331,7 @@ void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real 
 			}
 			pbd_vec3 dv = gh;
 			if (flags[i] & PBD_PARTICLE_FORCE) dv = pbd_v3_add(dv, pbd_v3_scale(w->force[i], h * iw[i]));
+			if (air) dv = pbd_forces_kick(&air_drag[i], h * iw[i], pbd_v3_add(dv, pbd_v3_scale(air[i], h * iw[i])));
 			add_compensated(&vi, &vl, dv);
 			if (damping != 1 && after_forces) {
 				vi = pbd_v3_scale(vi, damping);

@@ -157,11 +157,7 @@ void pbd_pd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 	lin.q = w->q;
 	double* b = in->rhs;
 	for (int it = 0; it < w->def.iterations; ++it) {
-		pbd_rows_clear(&in->rows);
-		for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
-			const pbd_family* f = &w->fam[t];
-			if (f->n) pbd_family_table[t]->linearize(&lin, f, 0, f->n, &in->rows);
-		}
+		pbd_rows_linearize_all(w, &lin, &in->rows);
 		for (uint32_t i = 0; i < w->np; ++i) {
 			const uint32_t k = in->node[i];
 			if (k == UINT32_MAX) continue;

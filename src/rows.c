@@ -52,6 +52,14 @@ void pbd_rows_free(pbd_world* w, pbd_rows* r) {
 	memset(r, 0, sizeof *r);
 }
 
+void pbd_rows_linearize_all(const pbd_world* w, const pbd_step_ctx* ctx, pbd_rows* r) {
+	pbd_rows_clear(r);
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		const pbd_family* f = &w->fam[t];
+		if (f->n) pbd_family_table[t]->linearize(ctx, f, 0, f->n, r);
+	}
+}
+
 double pbd_rows_forces(const pbd_rows* r, const pbd_vec3* v, pbd_real beta, pbd_vec3* f) {
 	double energy = 0;
 	for (uint32_t row = 0; row < r->n; ++row) {

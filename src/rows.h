@@ -97,6 +97,9 @@ static inline void pbd_rows_rigid(pbd_rows* r, pbd_family_type type, uint32_t us
 	}
 }
 
+/* Clears r and appends the rows of every family of the world at the context's positions. */
+void pbd_rows_linearize_all(const pbd_world* w, const pbd_step_ctx* ctx, pbd_rows* r);
+
 /* Adds to f[] the elastic forces -k C grad_i and the damping forces -beta k (grad . v) grad_i
  * (Rayleigh's stiffness-proportional damping along the gradient: for a spring, seed 004's damping
  * along the spring, with c = beta k). Returns the elastic energy sum k C^2 / 2. */

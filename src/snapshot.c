@@ -2,13 +2,13 @@
  * bit-identical to the run that never stopped.
  *
  * Everything that a step reads and that outlives a step is written: settings, every particle
- * array (positions and velocities with their remainders, masses, flags, forces, targets), the
- * constraints of every family in their solver order with their order of addition, multipliers and
- * variable-length data, triangles, colliders with their generations, the clock and the warning
- * counters. Scratch that a step rebuilds before reading (displacements, Jacobi sums, step-start
- * copies) is not, the per-particle constraint counts are recounted, and the levels of the
- * hierarchical solve are built again from the constraints, pins and masses, which give the same
- * levels.
+ * array (positions and velocities with their remainders, masses, flags, forces, targets, air
+ * drag), the constraints of every family in their solver order with their order of addition,
+ * multipliers and variable-length data, triangles with their air drag, colliders with their
+ * generations, the clock and the warning counters. Scratch that a step rebuilds before reading
+ * (displacements, Jacobi sums, step-start copies, the substep's air) is not, the per-particle
+ * constraint counts are recounted, and the levels of the hierarchical solve are built again from
+ * the constraints, pins and masses, which give the same levels.
  *
  * Layout: an 8-byte magic, then fixed-size native-endian fields and arrays, then an FNV-1a hash
  * of everything before it. The header records the scalar size and the byte order, and a reader
@@ -19,9 +19,10 @@
 #include <string.h>
 
 #include "collide.h"
+#include "forces.h"
 
 #define SNAP_MAGIC   "PBDSNAP\0"
-#define SNAP_VERSION 3u
+#define SNAP_VERSION 4u
 #define SNAP_ENDIAN  0x01020304u
 /* Flags a snapshot may carry: the persistent ones (CONTACT is scratch of the diagnostics). */
 #define SNAP_FLAGS (PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET | PBD_PARTICLE_FORCE)
@@ -155,6 +156,27 @@ static void write_def(writer* wr, const pbd_world_def* d) {
 	put_real(wr, d->chebyshev_gamma);
 	put_i32(wr, d->hierarchy_levels);
 	put_i32(wr, d->hierarchy_iterations);
+	put_i32(wr, (int32_t)d->method);
+	put_real(wr, d->stiffness_damping);
+	put_real(wr, d->linear_tolerance);
+	put_vec(wr, d->wind);
+	put_real(wr, d->gust_strength);
+	put_real(wr, d->gust_frequency);
+}
+
+/* Air: a flag per kind, then the drag and own wind of every particle or triangle when some
+ * particle or triangle of that kind has drag; a world without air writes two words. */
+static void write_air(writer* wr, const pbd_world* w) {
+	put_u32(wr, w->n_drag > 0 ? 1u : 0u);
+	if (w->n_drag > 0) {
+		put(wr, w->drag, (size_t)w->np * sizeof *w->drag);
+		put(wr, w->drag_wind, (size_t)w->np * sizeof *w->drag_wind);
+	}
+	put_u32(wr, w->nt_drag > 0 ? 1u : 0u);
+	if (w->nt_drag > 0) {
+		put(wr, w->tri_drag, (size_t)w->nt * sizeof *w->tri_drag);
+		put(wr, w->tri_wind, (size_t)w->nt * sizeof *w->tri_wind);
+	}
 }
 
 static void write_world(writer* wr, const pbd_world* w) {
@@ -222,6 +244,7 @@ static void write_world(writer* wr, const pbd_world* w) {
 
 	put_u32(wr, w->nt);
 	put(wr, w->tri, 3 * (size_t)w->nt * sizeof *w->tri);
+	write_air(wr, w);
 
 	put_u32(wr, w->nc);
 	for (uint32_t i = 0; i < w->nc; ++i) {
@@ -612,6 +635,37 @@ static pbd_status get_shape_arrays(reader* rd, pbd_world* w, pbd_collider_def* d
 	return rd->short_read ? PBD_ERR_PARSE : PBD_OK;
 }
 
+/* What write_air wrote; the particles and triangles are already in. */
+static pbd_status load_air(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	const uint32_t particles = get_u32(rd);
+	if (rd->short_read || particles > 1 || !fits(rd, particles ? w->np : 0, sizeof(pbd_real) + sizeof(pbd_vec3)))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: particle drag does not fit the snapshot", name);
+	if (particles) {
+		get(rd, w->drag, (size_t)w->np * sizeof *w->drag);
+		get(rd, w->drag_wind, (size_t)w->np * sizeof *w->drag_wind);
+	}
+	const uint32_t triangles = get_u32(rd);
+	if (rd->short_read || triangles > 1 || !fits(rd, triangles ? w->nt : 0, sizeof(pbd_tri_drag) + sizeof(pbd_vec3)))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: triangle drag does not fit the snapshot", name);
+	if (triangles) {
+		get(rd, w->tri_drag, (size_t)w->nt * sizeof *w->tri_drag);
+		get(rd, w->tri_wind, (size_t)w->nt * sizeof *w->tri_wind);
+	}
+	/* Checked as the setters check them; the counts that gate the air are recounted. */
+	for (uint32_t i = 0; i < w->np; ++i)
+		if (!pbd_is_finite(w->drag[i]) || !(w->drag[i] >= 0) || !pbd_v3_is_finite(w->drag_wind[i]))
+			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: particle %u has an invalid drag or wind", name, i);
+	for (uint32_t f = 0; f < w->nt; ++f)
+		if (!pbd_is_finite(w->tri_drag[f].normal) || !(w->tri_drag[f].normal >= 0) ||
+		    !pbd_is_finite(w->tri_drag[f].tangent) || !(w->tri_drag[f].tangent >= 0) ||
+		    !pbd_v3_is_finite(w->tri_wind[f]))
+			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: triangle %u has an invalid drag or wind", name, f);
+	pbd_forces_recount(w);
+	if ((particles == 1) != (w->n_drag > 0) || (triangles == 1) != (w->nt_drag > 0))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: the air flags do not match the drag stored", name);
+	return PBD_OK;
+}
+
 static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
 	const uint32_t nt = get_u32(rd);
 	if (rd->short_read || nt > UINT32_MAX / 3 || !fits(rd, nt, 3 * sizeof(uint32_t)))
@@ -624,6 +678,8 @@ static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_erro
 		if (w->tri[k] >= w->np)
 			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: triangle %zu has an invalid particle index", name,
 			                    k / 3);
+	const pbd_status air = load_air(rd, w, name, err);
+	if (air != PBD_OK) return air;
 
 	const uint32_t nc = get_u32(rd);
 	const uint64_t record = 2 * sizeof(int32_t) + 21 * sizeof(pbd_real) + 4 * sizeof(uint32_t);
@@ -774,6 +830,12 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 	def.chebyshev_gamma = get_real(&rd);
 	def.hierarchy_levels = get_i32(&rd);
 	def.hierarchy_iterations = get_i32(&rd);
+	def.method = (pbd_method)get_i32(&rd);
+	def.stiffness_damping = get_real(&rd);
+	def.linear_tolerance = get_real(&rd);
+	def.wind = get_vec(&rd);
+	def.gust_strength = get_real(&rd);
+	def.gust_frequency = get_real(&rd);
 	const pbd_real rho_estimate = get_real(&rd);
 	def.jacobi_equal_split = equal_split != 0;
 	def.diagnostics = diagnostics != 0;

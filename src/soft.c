@@ -4,6 +4,7 @@
  * corner) or length. */
 #include <string.h>
 
+#include "forces.h"
 #include "mesh.h"
 #include "soft.h"
 #include "tet.h"
@@ -227,7 +228,23 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 		if (mt->compliance_stretch < 0 || mt->compliance_compress < 0)
 			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: material %d: compliance must be >= 0", fn, k);
 	}
-	pbd_status st = validate_mesh(w, m);
+	pbd_status st = pbd_forces_check_drag(w, fn, "drag_normal", d->drag_normal);
+	if (st == PBD_OK) st = pbd_forces_check_drag(w, fn, "drag_tangent", d->drag_tangent);
+	if (st == PBD_OK) st = pbd_forces_check_drag(w, fn, "drag_particle", d->drag_particle);
+	if (st == PBD_OK) st = pbd_forces_check_wind(w, fn, "wind", d->wind);
+	if (st != PBD_OK) return st;
+	/* Triangles carry the air of a surface, particles that of an object without one. A
+	 * coefficient given to the other kind would do nothing, or count the air twice. */
+	if (m->triangle_count && d->drag_particle > 0)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "%s: drag_particle is for objects without triangles and this mesh has %u (give drag_normal "
+		                "and drag_tangent)",
+		                fn, m->triangle_count);
+	if (!m->triangle_count && (d->drag_normal > 0 || d->drag_tangent > 0))
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "%s: drag_normal and drag_tangent act on triangles and this mesh has none (give drag_particle)",
+		                fn);
+	st = validate_mesh(w, m);
 	if (st == PBD_OK) st = pbd_soft_check_extras(w, d, fn);
 	if (st != PBD_OK) return st;
 	if (d->pinned_count && !d->pinned) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: pinned is NULL", fn);
@@ -364,6 +381,10 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 		roll_back(w, &before);
 		goto done;
 	}
+	if (d->drag_normal > 0 || d->drag_tangent > 0)
+		pbd_forces_store_triangles(w, body.first_triangle, body.triangle_count,
+		                           (pbd_tri_drag){d->drag_normal, d->drag_tangent}, d->wind);
+	if (d->drag_particle > 0) pbd_forces_store_particles(w, body.first_particle, n, d->drag_particle, d->wind);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		body.first[t] = before.n[t];
 		body.count[t] = w->fam[t].n - before.n[t];

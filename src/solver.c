@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collide.h"
+#include "forces.h"
 #include "world.h"
 
 void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
@@ -155,6 +156,8 @@ void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
 }
 
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
+	/* The air at the state the substep starts from, as predict takes gravity and forces. */
+	pbd_forces_substep(w, w->time + (double)h * (substep - 1));
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
 	pbd_substep_find_contacts(w, h);
 	pbd_step_ctx ctx;

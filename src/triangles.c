@@ -1,11 +1,17 @@
-/* Surface triangles: topology for output and for area-based forces. */
+/* Surface triangles: topology for output and for area-based forces (their air, forces.c). */
 #include <string.h>
 
 #include "world.h"
 
 pbd_status pbd_triangles_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_t) return PBD_OK;
-	if (!pbd_grow(&w->mem, (void**)&w->tri, 3 * sizeof *w->tri, w->cap_t, capacity)) return PBD_ERR_OUT_OF_MEMORY;
+	const pbd_grow_item items[] = {
+	    {(void**)&w->tri, 3 * sizeof *w->tri},
+	    {(void**)&w->tri_drag, sizeof *w->tri_drag},
+	    {(void**)&w->tri_wind, sizeof *w->tri_wind},
+	};
+	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_t, capacity))
+		return PBD_ERR_OUT_OF_MEMORY;
 	w->cap_t = capacity;
 	return PBD_OK;
 }
@@ -33,6 +39,9 @@ pbd_status pbd_world_add_triangles(pbd_world* w, uint32_t count, const uint32_t*
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_triangles: out of memory");
 	}
 	memcpy(w->tri + 3 * (size_t)w->nt, idx, 3 * (size_t)count * sizeof *idx);
+	/* New triangles feel no air until told (slots past nt never count in nt_drag). */
+	memset(w->tri_drag + w->nt, 0, count * sizeof *w->tri_drag);
+	memset(w->tri_wind + w->nt, 0, count * sizeof *w->tri_wind);
 	if (first) *first = w->nt;
 	w->nt += count;
 	return PBD_OK;

@@ -131,14 +131,7 @@ static void build(pbd_world* w) {
 	memset(used, 0, (size_t)np * sizeof *used);
 }
 
-static void linearise(pbd_world* w, const pbd_step_ctx* ctx) {
-	pbd_rows* r = &w->integ.rows;
-	pbd_rows_clear(r);
-	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
-		const pbd_family* f = &w->fam[t];
-		if (f->n) pbd_family_table[t]->linearize(ctx, f, 0, f->n, r);
-	}
-}
+static void linearise(pbd_world* w, const pbd_step_ctx* ctx) { pbd_rows_linearize_all(w, ctx, &w->integ.rows); }
 
 pbd_status pbd_vbd_prepare(pbd_world* w) {
 	pbd_integrator* in = &w->integ;

@@ -192,10 +192,16 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->colour_mask, cp * sizeof *w->colour_mask);
 	pbd_free(&mem, w->q_prev, cp * sizeof *w->q_prev);
 	pbd_free(&mem, w->q_iter, cp * sizeof *w->q_iter);
+	pbd_free(&mem, w->drag, cp * sizeof *w->drag);
+	pbd_free(&mem, w->drag_wind, cp * sizeof *w->drag_wind);
+	pbd_free(&mem, w->air_force, cp * sizeof *w->air_force);
+	pbd_free(&mem, w->air_drag, cp * sizeof *w->air_drag);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) pbd_family_free(w, &w->fam[t], pbd_family_table[t]);
 	pbd_hierarchy_free(w);
 	pbd_integrator_free(w);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
+	pbd_free(&mem, w->tri_drag, w->cap_t * sizeof *w->tri_drag);
+	pbd_free(&mem, w->tri_wind, w->cap_t * sizeof *w->tri_wind);
 	pbd_colliders_free(w);
 	pbd_free(&mem, w->con, w->cap_con * sizeof *w->con);
 	pbd_free(&mem, w->tcon, w->cap_tc * sizeof *w->tcon);

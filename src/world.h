@@ -43,6 +43,16 @@ typedef struct pbd_broad {
 	bool brute_force; /* tests only: every collider against every chunk, to check the sweep */
 } pbd_broad;
 
+/* A symmetric 3x3 matrix. */
+typedef struct pbd_sym3 {
+	pbd_real xx, yy, zz, xy, xz, yz;
+} pbd_sym3;
+
+/* Air drag coefficients of a surface triangle, kg/(m^2 s): across it and along it. */
+typedef struct pbd_tri_drag {
+	pbd_real normal, tangent;
+} pbd_tri_drag;
+
 typedef struct pbd_soft_rec {
 	pbd_soft_info info;
 	uint32_t generation;
@@ -84,6 +94,12 @@ struct pbd_world {
 	pbd_vec3* q_prev;      /* Chebyshev: the iterate before the last (solver.c) */
 	pbd_vec3* q_iter;      /* Chebyshev: the iterate the last sweep started from; the hierarchy's q0 */
 	pbd_real rho_estimate; /* Chebyshev: spectral radius measured in the last substep (0: none yet) */
+	pbd_real* drag;        /* air drag on the particle, kg/s, >= 0 (forces.c) */
+	pbd_vec3* drag_wind;   /* wind of the particle's own, added to the world's, m/s */
+	pbd_vec3* air_force;   /* air force of the current substep, N (forces.c's scratch) */
+	pbd_sym3* air_drag;    /* the air's drag on the particle's velocity, kg/s (forces.c's scratch) */
+	uint32_t n_drag;       /* particles with drag > 0 */
+	bool air_on;           /* air_force and air_drag hold this substep's air */
 
 	/* constraints, one storage block per family (family.h) */
 	pbd_family fam[PBD_FAMILY_COUNT];
@@ -95,6 +111,9 @@ struct pbd_world {
 	/* surface triangles */
 	uint32_t nt, cap_t;
 	uint32_t* tri;
+	pbd_tri_drag* tri_drag; /* air drag of each triangle (forces.c) */
+	pbd_vec3* tri_wind;     /* wind of the triangle's own, added to the world's, m/s */
+	uint32_t nt_drag;       /* triangles with a drag coefficient > 0 */
 
 	/* colliders and the contact stage (collide.c, contact.c) */
 	uint32_t nc, cap_c;
@@ -141,6 +160,8 @@ void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real 
 void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep);
 uint32_t pbd_particles_end_step(pbd_world* w);
 pbd_status pbd_check_particle(pbd_world* w, uint32_t index, const char* fn);
+/* v += dv for a free particle, carried in (v, v_lo) as the step carries its own changes. */
+void pbd_particle_add_velocity(pbd_world* w, uint32_t index, pbd_vec3 dv);
 bool pbd_inv_mass_ok(pbd_real inv_mass);
 
 /* triangles.c */

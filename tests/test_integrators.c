@@ -17,9 +17,7 @@ static double linearise(pbd_world* w, pbd_vec3* f) {
 	pbd_step_ctx_init(w, w->def.dt, &ctx);
 	ctx.q = w->x_lo;
 	pbd_rows* r = &w->integ.rows;
-	pbd_rows_clear(r);
-	for (int t = 0; t < PBD_FAMILY_COUNT; ++t)
-		if (w->fam[t].n) pbd_family_table[t]->linearize(&ctx, &w->fam[t], 0, w->fam[t].n, r);
+	pbd_rows_linearize_all(w, &ctx, r);
 	for (uint32_t i = 0; i < w->np; ++i) f[i] = pbd_v3(0, 0, 0);
 	return pbd_rows_forces(r, w->v, 0, f);
 }

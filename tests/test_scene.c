@@ -13,6 +13,7 @@
 #include "scene.h"
 #include "scene_embedded.h" /* scene_load_builtin_text */
 #include "test_util.h"
+#include "world.h" /* the air the keys set */
 
 /* Folder (in the test's working directory) for the OBJ files that mesh_cloth scenes read. */
 #define DATA_DIR "test_scene_data"
@@ -728,6 +729,42 @@ static void test_collision_filter(void** state) {
 	}
 }
 
+/* The air keys reach the world: the wind and its gusts, each object's drag on its triangles or
+ * particles with its own wind; a particle with drag in a wind goes with it. */
+static void test_air_keys(void** state) {
+	(void)state;
+	scene s = load_ok("{\"world\": {\"gravity\": [0, 0, 0], \"wind\": [3, 0, -1],"
+	                  " \"gusts\": {\"strength\": 0.25, \"frequency\": 2}},"
+	                  " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 3, \"ny\": 3, \"drag\": 2,"
+	                  "   \"drag_tangent\": 0.5, \"wind\": [0, 1, 0]},"
+	                  "  {\"type\": \"rope\", \"segments\": 3, \"drag_particle\": 0.2, \"wind\": [0, 0, 2]},"
+	                  "  {\"type\": \"particles\", \"particles\": [{\"x\": [0, 5, 0], \"mass\": 0.1}],"
+	                  "   \"drag_particle\": 1},"
+	                  "  {\"type\": \"tet_box\", \"origin\": [5, 0, 0], \"drag\": 1}]}",
+	                  NULL);
+	const pbd_world_def d = pbd_world_get_def(s.world);
+	assert_true(d.wind.x == 3 && d.wind.y == 0 && d.wind.z == -1);
+	assert_true(d.gust_strength == (pbd_real)0.25 && d.gust_frequency == 2);
+	const pbd_world* w = s.world;
+	const pbd_soft_info* g = &s.objects[0].range;
+	assert_int_equal(w->nt_drag, g->triangle_count + s.objects[3].range.triangle_count);
+	for (uint32_t f = g->first_triangle; f < g->first_triangle + g->triangle_count; ++f) {
+		assert_true(w->tri_drag[f].normal == 2 && w->tri_drag[f].tangent == (pbd_real)0.5);
+		assert_true(w->tri_wind[f].y == 1);
+	}
+	const pbd_soft_info* r = &s.objects[1].range;
+	assert_int_equal(w->n_drag, r->particle_count + 1);
+	for (uint32_t i = r->first_particle; i < r->first_particle + r->particle_count; ++i)
+		assert_true(w->drag[i] == (pbd_real)0.2 && w->drag_wind[i].z == 2);
+	const uint32_t p = s.objects[2].range.first_particle;
+	assert_true(w->drag[p] == 1);
+	for (int f = 0; f < 300; ++f) assert_int_equal(scene_step(&s), PBD_OK);
+	/* c / m = 10 per second: the particle moves with the gusty wind, near its mean speed. */
+	const pbd_vec3 v = pbd_world_velocities(w)[p];
+	assert_true(fabs((double)v.x - 3) < 0.25 * 3.2 && fabs((double)v.y) < 1e-6);
+	scene_free(&s);
+}
+
 /* An empty scene is a valid world with the library's defaults, and it steps. */
 static void test_empty_scene(void** state) {
 	(void)state;
@@ -1008,6 +1045,20 @@ static const bad_case bad_cases[] = {
     {"{\"world\": {\"hierarchy\": {\"levels\": 17}}}", "world.hierarchy.levels: must be <= 16 (got 17)", NULL},
     {"{\"world\": {\"hierarchy\": {\"iterations\": 0}}}", "world.hierarchy.iterations: must be", NULL},
     {"{\"world\": {\"hierarchy\": {\"level\": 2}}}", "world.hierarchy.level: unknown key", NULL},
+    {"{\"world\": {\"wind\": [100001, 0, 0]}}", "world.wind[0]: must be in [-100000, 100000]", NULL},
+    {"{\"world\": {\"gusts\": {\"strength\": 11}}}", "world.gusts.strength: must be in [0, 10] (got 11)", NULL},
+    {"{\"world\": {\"gusts\": {\"frequency\": 0}}}", "world.gusts.frequency: must be in (0, 1000] (got 0)", NULL},
+    {"{\"world\": {\"gusts\": {\"strenght\": 1}}}", "world.gusts.strenght: unknown key", "\"strength\""},
+    {"{\"world\": {\"gusts\": 0.3}}", "world.gusts: expected an object", NULL},
+    {OBJ("{" GRID ", \"drag\": -1}"), "objects[0].drag: must be in [0, 1000000000] (got -1)", NULL},
+    {OBJ("{" GRID ", \"drag_tangent\": \"x\"}"), "objects[0].drag_tangent: expected a number", NULL},
+    {OBJ("{" GRID ", \"wind\": [0, 1]}"), "objects[0].wind: expected an array of 3 numbers", NULL},
+    {OBJ("{" GRID ", \"drag_particle\": 1}"), "objects[0].drag_particle: is for objects without triangles",
+     "\"drag\" and \"drag_tangent\""},
+    {OBJ("{\"type\": \"rope\", \"drag_tangent\": 1}"), "objects[0].drag_tangent: acts on triangles",
+     "\"drag_particle\""},
+    {OBJ("{" PARTS ", \"drag\": 1}"), "objects[0].drag: unknown key", NULL},
+    {OBJ("{" PARTS ", \"drag_particle\": -0.5}"), "objects[0].drag_particle: must be in [0, 1000000000]", NULL},
     {"{\"world\": {\"jacobi\": {\"alpha\": -0.2}}}", "world.jacobi.alpha: must be in [0, 1000000000] (got -0.2)", NULL},
     {"{\"world\": {\"max_speed\": -1}}", "world.max_speed: must be in [0, 100000] (got -1)", NULL},
     {"{\"world\": {\"gravity\": [0, -1e10, 0]}}", "world.gravity[1]: must be in [-100000, 100000] (got -10000000000)",
@@ -1517,14 +1568,18 @@ static void test_caps_first_step_finite(void** state) {
 	    "\"gravity\": [100000, -100000, 100000], \"dt\": 10, \"substeps\": 1, \"iterations\": 4",
 	    "\"gravity\": [100000, -100000, 100000], \"dt\": 1e-9, \"substeps\": 1000, \"iterations\": 1",
 	};
+	/* The air at its caps too: the strongest wind and gusts, the largest drag of every kind. */
+	static const char* const air =
+	    "\"wind\": [100000, 100000, -100000], \"gusts\": {\"strength\": 10, \"frequency\": 1000}";
 	static const char* const formulations[] = {"pbd", "xpbd"};
 	for (int wi = 0; wi < 2; ++wi) {
 		for (int fi = 0; fi < 2; ++fi) {
 			char json[2048];
 			snprintf(
 			    json, sizeof json,
-			    "{\"world\": {%s, \"formulation\": \"%s\"}, \"objects\": ["
+			    "{\"world\": {%s, %s, \"formulation\": \"%s\"}, \"objects\": ["
 			    "{\"type\": \"particles\", \"translation\": [1e6, -1e6, 1e6], \"velocity\": [1e5, 1e5, -1e5],"
+			    " \"drag_particle\": 1e9, \"wind\": [-1e5, 1e5, 1e5],"
 			    " \"particles\": [{\"x\": [1e6, 1e6, 1e6], \"v\": [1e5, -1e5, 1e5], \"mass\": 1e9},"
 			    "  {\"x\": [-1e6, -1e6, -1e6], \"v\": [-1e5, 1e5, -1e5], \"inv_mass\": 1e9},"
 			    "  {\"x\": [1e6, -1e6, 0], \"mass\": 1e-9}],"
@@ -1532,12 +1587,13 @@ static void test_caps_first_step_finite(void** state) {
 			    "  {\"a\": 1, \"b\": 2, \"rest\": 1e6, \"compliance\": 1.2e-38}, {\"a\": 0, \"b\": 2}]},"
 			    "{\"type\": \"grid_cloth\", \"nx\": 3, \"ny\": 3, \"size\": [1e6, 1e6], \"origin\": [1e6, 1e6, 1e6],"
 			    " \"axis_u\": [1e6, 0, 0], \"axis_v\": [0, 0, -1e6], \"velocity\": [1e5, 1e5, 1e5],"
+			    " \"drag\": 1e9, \"drag_tangent\": 1e9, \"wind\": [1e5, -1e5, 1e5],"
 			    " \"mass\": {\"mode\": \"total\", \"value\": 1e9}, \"material\": {\"structural\": {\"compliance\": "
 			    "1e6}}}],"
 			    " \"colliders\": [{\"type\": \"plane\", \"normal\": [1e6, 1e6, -1e6], \"offset\": -1e6, \"margin\": "
 			    "1e6},"
 			    "  {\"type\": \"sphere\", \"center\": [-1e6, 1e6, -1e6], \"radius\": 1e6, \"margin\": 1e6}]}",
-			    worlds[wi], formulations[fi]);
+			    worlds[wi], air, formulations[fi]);
 			scene s = load_ok(json, NULL);
 			for (int f = 1; f <= 2; ++f) {
 				assert_int_equal(pbd_world_step(s.world), PBD_OK);
@@ -1670,19 +1726,33 @@ static void test_particle_cap_option(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_particle_cap_option), cmocka_unit_test(test_builtins_load),
-	    cmocka_unit_test(test_seeds_run_finite),    cmocka_unit_test(test_cloth_sphere_outside),
-	    cmocka_unit_test(test_double_pendulum),     cmocka_unit_test(test_determinism),
-	    cmocka_unit_test(test_particles_object),    cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_mesh_cloth),          cmocka_unit_test(test_models_and_selections),
-	    cmocka_unit_test(test_collider_keys),       cmocka_unit_test(test_collider_arrays),
-	    cmocka_unit_test(test_heightfield_images),  cmocka_unit_test(test_builtin_data),
-	    cmocka_unit_test(test_rotation_formats),    cmocka_unit_test(test_keyframes),
-	    cmocka_unit_test(test_collision_filter),    cmocka_unit_test(test_bad_scenes),
-	    cmocka_unit_test(test_render_settings),     cmocka_unit_test(test_bad_files),
-	    cmocka_unit_test(test_empty_scene),         cmocka_unit_test(test_limits_inclusive),
-	    cmocka_unit_test(test_library_messages),    cmocka_unit_test(test_caps_first_step_finite),
-	    cmocka_unit_test(test_parse_memory_bound),  cmocka_unit_test(test_parse_out_of_memory),
+	    cmocka_unit_test(test_particle_cap_option),
+	    cmocka_unit_test(test_builtins_load),
+	    cmocka_unit_test(test_seeds_run_finite),
+	    cmocka_unit_test(test_cloth_sphere_outside),
+	    cmocka_unit_test(test_double_pendulum),
+	    cmocka_unit_test(test_determinism),
+	    cmocka_unit_test(test_particles_object),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_mesh_cloth),
+	    cmocka_unit_test(test_models_and_selections),
+	    cmocka_unit_test(test_collider_keys),
+	    cmocka_unit_test(test_collider_arrays),
+	    cmocka_unit_test(test_heightfield_images),
+	    cmocka_unit_test(test_builtin_data),
+	    cmocka_unit_test(test_rotation_formats),
+	    cmocka_unit_test(test_keyframes),
+	    cmocka_unit_test(test_collision_filter),
+	    cmocka_unit_test(test_bad_scenes),
+	    cmocka_unit_test(test_render_settings),
+	    cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_empty_scene),
+	    cmocka_unit_test(test_limits_inclusive),
+	    cmocka_unit_test(test_library_messages),
+	    cmocka_unit_test(test_caps_first_step_finite),
+	    cmocka_unit_test(test_parse_memory_bound),
+	    cmocka_unit_test(test_parse_out_of_memory),
+	    cmocka_unit_test(test_air_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,13 +1,13 @@
 /* Snapshots: a world saved after some steps and loaded again ends bit-identical to the world
- * that never stopped, under every solver and formulation, with colliders, pins, targets and
- * forces; every corrupt, truncated or foreign snapshot is refused with one line. */
+ * that never stopped, under every solver and formulation, with colliders, pins, targets,
+ * forces and air; every corrupt, truncated or foreign snapshot is refused with one line. */
 #include <stdio.h>
 #include <unistd.h>
 
 #include "test_physics.h"
 
 /* A cloth with both kinds of colliders, two pins (one of them moved by a target every step),
- * a force on one particle, unequal masses and stretched rest lengths. */
+ * a force on one particle, unequal masses, stretched rest lengths and air drag in gusts. */
 static pbd_world* busy_world(pbd_solver solver, pbd_formulation f) {
 	pbd_world_def def = pbd_world_def_default();
 	def.solver = solver;
@@ -18,6 +18,9 @@ static pbd_world* busy_world(pbd_solver solver, pbd_formulation f) {
 	/* Jacobi runs accelerated with a measured spectral radius, which the snapshot carries. */
 	def.chebyshev = solver == PBD_SOLVER_JACOBI;
 	def.chebyshev_delay = 2;
+	/* Gusts, so that the air depends on the clock the snapshot carries. */
+	def.wind = pbd_v3(0, 0, (pbd_real)1.5);
+	def.gust_strength = (pbd_real)0.3;
 	pbd_world* w = test_world(&def);
 	pbd_mesh m;
 	tp_grid(&m, 9, 7, 1, pbd_v3(100, 5, -3), 2, true);
@@ -29,6 +32,8 @@ static pbd_world* busy_world(pbd_solver solver, pbd_formulation f) {
 	const uint32_t pins[2] = {0, 8};
 	bd.pinned = pins;
 	bd.pinned_count = 2;
+	bd.drag_normal = (pbd_real)0.8;
+	bd.drag_tangent = (pbd_real)0.1;
 	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 	pbd_collider_def cd = pbd_collider_def_default();
@@ -194,8 +199,9 @@ static void test_corrupt_snapshots_refused(void** state) {
 	assert_non_null(strstr(msg, "pbd_world_def.dt"));
 
 	/* The particle count sits after the settings, the clock and the warnings. */
-	/* with the Chebyshev estimate and the two hierarchy settings */
-	const size_t def_bytes = sizeof(pbd_vec3) + 9 * sizeof(pbd_real) + 12 * 4;
+	/* with the Chebyshev estimate, the two hierarchy settings, the method with its two settings
+	 * and the wind with its gusts */
+	const size_t def_bytes = 2 * sizeof(pbd_vec3) + 13 * sizeof(pbd_real) + 13 * 4;
 	const size_t at_np = settings + def_bytes + 8 + 8 + PBD_WARN_COUNT * 12;
 	uint32_t np;
 	memcpy(&np, good + at_np, 4);

@@ -77,14 +77,14 @@ PBD_API pbd_status pbd_world_set_force_settings(pbd_world* world, pbd_real stiff
 /// The wind (m/s) and its gusts (see pbd_world_def.wind).
 PBD_API pbd_status pbd_world_set_wind(pbd_world* world, pbd_vec3 wind, pbd_real gust_strength, pbd_real gust_frequency);
 /// The world's wind at `time` seconds, gusts included (what a particle with no wind of its own
-/// feels then).
+/// feels then); the mean wind for a non-finite time, (0, 0, 0) for a NULL world.
 PBD_API pbd_vec3 pbd_world_wind_at(const pbd_world* world, double time);
 /// Air on the surface triangles [first, first + count): drag coefficients (kg/(m^2 s), >= 0) and
 /// a wind added to the world's (see pbd_soft_def.drag_normal).
 PBD_API pbd_status pbd_world_set_triangle_drag(pbd_world* world, uint32_t first, uint32_t count, pbd_real normal,
                                                pbd_real tangent, pbd_vec3 wind);
 /// Air on the particles [first, first + count) that belong to no triangle with drag: f = drag
-/// (wind + own wind - v), drag in kg/s, >= 0.
+/// (wind + own wind - v), drag in kg/s, >= 0 (a particle given both feels both).
 PBD_API pbd_status pbd_particles_set_drag(pbd_world* world, uint32_t first, uint32_t count, pbd_real drag,
                                           pbd_vec3 wind);
 /// Adds an impulse (N s) to a free particle's velocity: v += impulse / m. Pinned particles ignore

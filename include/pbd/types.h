@@ -202,8 +202,8 @@ typedef struct pbd_world_def {
 	/// (pbd_soft_def.drag_normal and friends); every method applies air forces.
 	pbd_vec3 wind;
 	/// Gusts: the wind's speed varies by up to this fraction of |wind| around its mean and turns
-	/// by up to as many radians, smoothly and deterministically (a sum of incommensurate sines).
-	/// >= 0, default 0 (steady).
+	/// by up to as many radians about the y axis (a wind along y: about x), smoothly and
+	/// deterministically (a sum of incommensurate sines). >= 0, default 0 (steady).
 	pbd_real gust_strength;
 	pbd_real gust_frequency;    ///< Hz, > 0: the dominant frequency of the gusts (default 0.5)
 	uint32_t particle_capacity; ///< initial capacities; the arrays grow when adding beyond them
@@ -715,7 +715,10 @@ typedef struct pbd_soft_def {
 	/// the triangle's centre (the wind minus the mean of its corners' velocities), n its unit normal,
 	/// A its area, spread evenly over its three corners (seed 003's viscous model, with a tangential
 	/// term). Both in kg/(m^2 s), >= 0, default 0. An object without triangles (a rope) feels
-	/// drag_particle (wind - v) at each particle instead, kg/s, >= 0, default 0.
+	/// drag_particle (wind - v) at each particle instead, kg/s, >= 0, default 0. A coefficient
+	/// of the other kind (drag_particle for a mesh with triangles, drag_normal or drag_tangent
+	/// for one without) is refused with PBD_ERR_INVALID_ARGUMENT: it would do nothing, or count
+	/// the air twice.
 	pbd_real drag_normal;
 	pbd_real drag_tangent;
 	pbd_real drag_particle;
