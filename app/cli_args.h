@@ -24,6 +24,9 @@ bool cli_parse_real(const char* s, double lo, bool lo_open, double hi, double* o
  * 1024), e.g. 4096, 500M, 10G. No sign, no fraction, nothing past 2^64 - 1. */
 bool cli_parse_size(const char* s, uint64_t* out);
 
+/* "WxH": two whole-string integers, each in [lo, hi] (hi at most INT_MAX), joined by an 'x' (640x480). */
+bool cli_parse_dimensions(const char* s, long lo, long hi, int* w, int* h);
+
 /* Walks argv[*i] through the options of one command. */
 typedef struct cli_cursor {
 	int argc;
