@@ -96,6 +96,18 @@ int cli_usage_error(cli_cursor* c, const char* fmt, ...) {
 	return CLI_USAGE;
 }
 
+const char* cli_next(cli_cursor* c, bool* is_option) {
+	if (c->i >= c->argc) return NULL;
+	const char* arg = c->argv[c->i];
+	if (!c->options_done && strcmp(arg, "--") == 0) {
+		c->options_done = true;
+		if (++c->i >= c->argc) return NULL;
+		arg = c->argv[c->i];
+	}
+	*is_option = !c->options_done && arg[0] == '-' && arg[1] != '\0';
+	return arg;
+}
+
 bool cli_match(cli_cursor* c, const char* short_name, const char* long_name, bool takes_value) {
 	if (c->failed || c->i >= c->argc) return false;
 	const char* arg = c->argv[c->i];

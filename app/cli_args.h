@@ -35,7 +35,13 @@ typedef struct cli_cursor {
 	const char* value;   /* the value of the option just matched, if it takes one */
 	const char* program; /* "pbd run", for messages */
 	bool failed;         /* a usage message has been printed */
+	bool options_done;   /* "--" was passed: what follows are operands, whatever they look like */
 } cli_cursor;
+
+/* The argument at the cursor, or NULL past the last; *is_option says whether it is an option
+ * ("-x..." or "--x...") rather than an operand (a lone "-" is an operand). A "--" is consumed
+ * here, once: every argument after it is an operand. The caller advances past an operand. */
+const char* cli_next(cli_cursor* c, bool* is_option);
 
 /* True when argv[i] is the option `short_name` (may be NULL) or `long_name`. For an option that
  * takes a value, accepts "-n 5", "-n5", "--frames 5" and "--frames=5"; a missing value prints a

@@ -164,15 +164,11 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 	cli_world_options_init(&o->world);
 	o->max_output = DEFAULT_MAX_OUTPUT;
 	*help = false;
-	cli_cursor c = {argc, argv, 1, NULL, "pbd run", false};
-	bool options_done = false;
-	while (c.i < argc) {
-		const char* arg = argv[c.i];
-		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-			if (strcmp(arg, "--") == 0) {
-				options_done = true;
-				c.i++;
-			} else if (cli_match(&c, "-h", "--help", false)) {
+	cli_cursor c = {argc, argv, 1, NULL, "pbd run", false, false};
+	bool is_option;
+	for (const char* arg; (arg = cli_next(&c, &is_option)) != NULL;) {
+		if (is_option) {
+			if (cli_match(&c, "-h", "--help", false)) {
 				*help = true;
 				return CLI_OK;
 			} else if (cli_match(&c, "-n", "--frames", true)) {

@@ -405,15 +405,12 @@ static void print_written(const plot_result* r, const char* csv_path) {
 int plot_main(int argc, char** argv) {
 	const char* csv = NULL;
 	const char* out_dir = NULL;
-	bool quiet = false, options_done = false;
-	cli_cursor c = {argc, argv, 1, NULL, "pbd plot", false};
-	while (c.i < argc) {
-		const char* arg = argv[c.i];
-		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-			if (strcmp(arg, "--") == 0) {
-				options_done = true;
-				c.i++;
-			} else if (cli_match(&c, "-h", "--help", false)) {
+	bool quiet = false;
+	cli_cursor c = {argc, argv, 1, NULL, "pbd plot", false, false};
+	bool is_option;
+	for (const char* arg; (arg = cli_next(&c, &is_option)) != NULL;) {
+		if (is_option) {
+			if (cli_match(&c, "-h", "--help", false)) {
 				plot_help(stdout);
 				return CLI_OK;
 			} else if (cli_match(&c, "-o", "--out", true)) {
