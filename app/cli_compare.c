@@ -516,7 +516,8 @@ static int compare(const compare_options* o) {
 	compare_csv_header(cs->csv);
 
 	if (!o->quiet) {
-		printf("%s: %d methods, %d frames each\n", s.name, o->method_count, cs->frames);
+		printf("%s: %d method%s, %d frames each\n", s.name, o->method_count, o->method_count == 1 ? "" : "s",
+		       cs->frames);
 		print_table_header();
 	}
 	for (int i = 0; i < o->method_count; ++i) {
@@ -541,7 +542,8 @@ static int compare(const compare_options* o) {
 	if (!o->quiet) {
 		printf("  energy drift: (E_end - E_0) / |E_0| of the total energy; the note names what adds or takes "
 		       "energy\n");
-		printf("  wrote %s/: " COMPARE_CSV " (%ld rows), " COMPARE_SUMMARY "\n", dir, cs->rows);
+		printf("  wrote %s/: " COMPARE_CSV " (%ld row%s), " COMPARE_SUMMARY "\n", dir, cs->rows,
+		       cs->rows == 1 ? "" : "s");
 		fflush(stdout);
 	}
 	if (o->plot) {

@@ -780,6 +780,11 @@ elseif(CASE STREQUAL "compare_usage")
     expect_rows(all/compare.csv ${m} 1)
     expect_summary(all/summary.csv ${m} "failed: frame 1: [^\n]*distance constraint 0 has compliance 0[^\n]*")
   endforeach()
+  # What compare.csv could take is bounded before anything runs, as for pbd run.
+  run_pbd(compare rope --methods pbd,xpbd -n 100000000)
+  expect_rc(1)
+  expect_one_line("^pbd: rope: 100000000 frames of 2 methods could write [0-9.]+ GiB to compare\\.csv, more than --max-output 4\\.0 GiB")
+  expect_count("out" 0)
   # A scene that does not load: exit status 1, nothing written.
   run_pbd(compare no_such_scene --methods pbd)
   expect_rc(1)
