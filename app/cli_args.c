@@ -72,6 +72,19 @@ bool cli_parse_size(const char* s, uint64_t* out) {
 	return true;
 }
 
+bool cli_parse_dimensions(const char* s, long lo, long hi, int* w, int* h) {
+	const char* x = strchr(s, 'x');
+	if (!x || x == s || (size_t)(x - s) > 15) return false;
+	char a[16];
+	memcpy(a, s, (size_t)(x - s));
+	a[x - s] = '\0';
+	long lw, lh;
+	if (!cli_parse_int(a, lo, hi, &lw) || !cli_parse_int(x + 1, lo, hi, &lh)) return false;
+	*w = (int)lw;
+	*h = (int)lh;
+	return true;
+}
+
 int cli_usage_error(cli_cursor* c, const char* fmt, ...) {
 	fputs("pbd: ", stderr);
 	va_list ap;
@@ -81,6 +94,18 @@ int cli_usage_error(cli_cursor* c, const char* fmt, ...) {
 	fprintf(stderr, " (see '%s --help')\n", c->program);
 	c->failed = true;
 	return CLI_USAGE;
+}
+
+const char* cli_next(cli_cursor* c, bool* is_option) {
+	if (c->i >= c->argc) return NULL;
+	const char* arg = c->argv[c->i];
+	if (!c->options_done && strcmp(arg, "--") == 0) {
+		c->options_done = true;
+		if (++c->i >= c->argc) return NULL;
+		arg = c->argv[c->i];
+	}
+	*is_option = !c->options_done && arg[0] == '-' && arg[1] != '\0';
+	return arg;
 }
 
 bool cli_match(cli_cursor* c, const char* short_name, const char* long_name, bool takes_value) {

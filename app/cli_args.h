@@ -24,6 +24,9 @@ bool cli_parse_real(const char* s, double lo, bool lo_open, double hi, double* o
  * 1024), e.g. 4096, 500M, 10G. No sign, no fraction, nothing past 2^64 - 1. */
 bool cli_parse_size(const char* s, uint64_t* out);
 
+/* "WxH": two whole-string integers, each in [lo, hi] (hi at most INT_MAX), joined by an 'x' (640x480). */
+bool cli_parse_dimensions(const char* s, long lo, long hi, int* w, int* h);
+
 /* Walks argv[*i] through the options of one command. */
 typedef struct cli_cursor {
 	int argc;
@@ -32,7 +35,13 @@ typedef struct cli_cursor {
 	const char* value;   /* the value of the option just matched, if it takes one */
 	const char* program; /* "pbd run", for messages */
 	bool failed;         /* a usage message has been printed */
+	bool options_done;   /* "--" was passed: what follows are operands, whatever they look like */
 } cli_cursor;
+
+/* The argument at the cursor, or NULL past the last; *is_option says whether it is an option
+ * ("-x..." or "--x...") rather than an operand (a lone "-" is an operand). A "--" is consumed
+ * here, once: every argument after it is an operand. The caller advances past an operand. */
+const char* cli_next(cli_cursor* c, bool* is_option);
 
 /* True when argv[i] is the option `short_name` (may be NULL) or `long_name`. For an option that
  * takes a value, accepts "-n 5", "-n5", "--frames 5" and "--frames=5"; a missing value prints a

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "cli_clock.h"
 #include "output.h"
 #include "render.h"
 #include "scene_render.h"
@@ -31,11 +31,8 @@ struct cli_render {
 	cli_render_report report;
 };
 
-static double now_seconds(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+/* The option a message names: the caller's, or `pbd run`'s. */
+static const char* option_name(const cli_render_options* o) { return o->option ? o->option : "--render"; }
 
 /* frame_<digits>.png: the only names a rendering run deletes in its folder. */
 static bool is_png_frame(const char* name) {
@@ -90,10 +87,10 @@ void cli_render_abort(cli_render* r) {
 
 bool cli_render_open(const cli_render_options* o, const scene* s, cli_render** out, scene_error* err) {
 	*out = NULL;
-	const double t0 = now_seconds();
+	const double t0 = cli_now_seconds();
 	cli_render* r = calloc(1, sizeof *r);
 	if (!r) {
-		scene_error_set(err, "--render: out of memory");
+		scene_error_set(err, "%s: out of memory", option_name(o));
 		return false;
 	}
 	r->o = *o;
@@ -119,31 +116,31 @@ bool cli_render_open(const cli_render_options* o, const scene* s, cli_render** o
 
 	pbd_error e;
 	bool ok = (r->rgb = malloc((size_t)w * (size_t)h * 3)) != NULL;
-	if (!ok) scene_error_set(err, "--render: out of memory for a %dx%d image", w, h);
+	if (!ok) scene_error_set(err, "%s: out of memory for a %dx%d image", option_name(o), w, h);
 	if (ok && o->kind == CLI_RENDER_FRAMES) {
 		snprintf(r->dir, sizeof r->dir, "%s", o->path);
 		for (size_t n = strlen(r->dir); n > 1 && r->dir[n - 1] == '/'; --n) r->dir[n - 1] = '\0';
 		ok = out_make_dir(r->dir, err) && clear_png_frames(r->dir, err);
 	}
 	if (ok && !pbd_render_offscreen_create(w, h, RENDER_SAMPLES, &r->off, &e)) {
-		scene_error_set(err, "--render: no OpenGL context: %s", e.message);
+		scene_error_set(err, "%s: no OpenGL context: %s", option_name(o), e.message);
 		ok = false;
 	}
 	if (ok) snprintf(r->report.device, sizeof r->report.device, "%s", pbd_render_offscreen_device(r->off));
 	if (ok && !pbd_renderer_create(&r->renderer, &e)) {
-		scene_error_set(err, "--render: %s", e.message);
+		scene_error_set(err, "%s: %s", option_name(o), e.message);
 		ok = false;
 	}
 	/* A first read of the initial state, whatever frame is drawn first: the automatic ball and
 	 * tube sizes and the plane quads follow the state the renderer first sees. */
 	if (ok && !pbd_renderer_update(r->renderer, &r->view.draw)) {
-		scene_error_set(err, "--render: %s", pbd_renderer_last_error(r->renderer));
+		scene_error_set(err, "%s: %s", option_name(o), pbd_renderer_last_error(r->renderer));
 		ok = false;
 	}
 	if (ok && (o->kind == CLI_RENDER_MP4 || o->kind == CLI_RENDER_GIF)) {
 		const pbd_render_video_format f = o->kind == CLI_RENDER_GIF ? PBD_RENDER_VIDEO_GIF : PBD_RENDER_VIDEO_MP4;
 		if (!pbd_render_video_open(o->path, f, w, h, r->report.fps, &r->video, &e)) {
-			scene_error_set(err, "--render: %s", e.message);
+			scene_error_set(err, "%s: %s", option_name(o), e.message);
 			ok = false;
 		} else {
 			snprintf(r->report.codec, sizeof r->report.codec, "%s", pbd_render_video_codec(r->video));
@@ -153,26 +150,28 @@ bool cli_render_open(const cli_render_options* o, const scene* s, cli_render** o
 		cli_render_abort(r);
 		return false;
 	}
-	r->report.setup = now_seconds() - t0;
+	r->report.setup = cli_now_seconds() - t0;
 	*out = r;
 	return true;
 }
 
+bool cli_render_available(void) { return true; }
+
 bool cli_render_frame(cli_render* r, int frame, int frames, scene_error* err) {
 	if (r->o.kind == CLI_RENDER_STILL ? frame != frames : frame % r->stride != 0) return true;
-	const double t0 = now_seconds();
+	const double t0 = cli_now_seconds();
 	pbd_error e;
 	pbd_render_offscreen_bind(r->off);
 	if (!pbd_renderer_update(r->renderer, &r->view.draw) ||
 	    !pbd_renderer_draw(r->renderer, &r->view.camera, &r->view.style, r->view.width, r->view.height)) {
-		scene_error_set(err, "--render: frame %d: %s", frame, pbd_renderer_last_error(r->renderer));
+		scene_error_set(err, "%s: frame %d: %s", option_name(&r->o), frame, pbd_renderer_last_error(r->renderer));
 		return false;
 	}
 	if (!pbd_render_offscreen_read(r->off, r->rgb, &e)) {
-		scene_error_set(err, "--render: frame %d: %s", frame, e.message);
+		scene_error_set(err, "%s: frame %d: %s", option_name(&r->o), frame, e.message);
 		return false;
 	}
-	const double t1 = now_seconds();
+	const double t1 = cli_now_seconds();
 	r->report.render += t1 - t0;
 	bool ok;
 	if (r->video) {
@@ -186,10 +185,10 @@ bool cli_render_frame(cli_render* r, int frame, int frames, scene_error* err) {
 		ok = pbd_render_write_png(path, r->view.width, r->view.height, r->rgb, &e);
 	}
 	if (!ok) {
-		scene_error_set(err, "--render: %s", e.message);
+		scene_error_set(err, "%s: %s", option_name(&r->o), e.message);
 		return false;
 	}
-	r->report.encode += now_seconds() - t1;
+	r->report.encode += cli_now_seconds() - t1;
 	r->report.frames++;
 	return true;
 }
@@ -198,12 +197,12 @@ bool cli_render_close(cli_render* r, cli_render_report* report, scene_error* err
 	if (!r) return true;
 	bool ok = true;
 	if (r->video) {
-		const double t0 = now_seconds();
+		const double t0 = cli_now_seconds();
 		pbd_error e;
 		ok = pbd_render_video_close(r->video, &e);
 		r->video = NULL;
-		r->report.encode += now_seconds() - t0;
-		if (!ok) scene_error_set(err, "--render: %s", e.message);
+		r->report.encode += cli_now_seconds() - t0;
+		if (!ok) scene_error_set(err, "%s: %s", option_name(&r->o), e.message);
 	}
 	if (report) *report = r->report;
 	cli_render_abort(r);

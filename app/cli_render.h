@@ -19,11 +19,15 @@ typedef enum cli_render_kind {
 typedef struct cli_render_options {
 	const char* path; /* NULL: no rendering */
 	cli_render_kind kind;
-	int width, height; /* 0: the scene's, else the default */
-	double fps;        /* 0: the default (see cli_run_help) */
-	bool has_overlays; /* --overlay given */
-	unsigned overlays; /* SCENE_OVERLAY_* bits */
+	int width, height;  /* 0: the scene's, else the default */
+	double fps;         /* 0: the default (see cli_run_help) */
+	bool has_overlays;  /* --overlay given */
+	unsigned overlays;  /* SCENE_OVERLAY_* bits */
+	const char* option; /* the option messages name, NULL: "--render" */
 } cli_render_options;
+
+/* Whether this pbd was built with pbd_render; without it cli_render_open says so. */
+bool cli_render_available(void);
 
 typedef struct cli_render cli_render;
 

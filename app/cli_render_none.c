@@ -2,13 +2,16 @@
 #include "cli_render.h"
 
 bool cli_render_open(const cli_render_options* o, const scene* s, cli_render** out, scene_error* err) {
-	(void)o;
 	(void)s;
 	*out = NULL;
-	scene_error_set(err, "--render: this pbd was built without rendering (pbd_render needs libepoxy, EGL and stb; "
-	                     "see docs/rendering.md)");
+	scene_error_set(err,
+	                "%s: this pbd was built without rendering (pbd_render needs libepoxy, EGL and stb; "
+	                "see docs/rendering.md)",
+	                o->option ? o->option : "--render");
 	return false;
 }
+
+bool cli_render_available(void) { return false; }
 
 bool cli_render_frame(cli_render* r, int frame, int frames, scene_error* err) {
 	(void)r;

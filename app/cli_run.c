@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_clock.h"
 #include "cli_render.h"
+#include "cli_scene.h"
 #include "cli_signal.h"
 #include "output.h"
 #include "plot.h"
@@ -28,12 +29,7 @@ typedef struct run_options {
 	long frames;         /* -1: the scene's */
 	const char* out_dir; /* NULL: out/<scene name> */
 	out_format format;
-	int solver;      /* -1: the scene's */
-	int formulation; /* -1: the scene's */
-	int method;      /* -1: the scene's */
-	long iterations; /* 0: the scene's */
-	long substeps;   /* 0: the scene's */
-	double dt;       /* 0: the scene's */
+	cli_world_options world;
 	bool quiet;
 	bool progress;
 	bool plot;                 /* --plot: plot metrics.csv at the end */
@@ -117,12 +113,6 @@ void cli_run_help(FILE* fp) {
 	      fp);
 }
 
-static double now_seconds(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* What --render PATH asks for, from its form alone; false when it is none of them. */
 static bool render_kind_of(const char* path, cli_render_kind* kind) {
 	const size_t n = strlen(path);
@@ -145,22 +135,6 @@ static bool render_kind_of(const char* path, cli_render_kind* kind) {
 		*kind = CLI_RENDER_STILL;
 	else
 		return false;
-	return true;
-}
-
-/* "WxH" with both in the scene's render size range. */
-static bool parse_size(const char* s, int* w, int* h) {
-	const char* x = strchr(s, 'x');
-	if (!x || x == s || (size_t)(x - s) > 15) return false;
-	char a[16];
-	memcpy(a, s, (size_t)(x - s));
-	a[x - s] = '\0';
-	long lw, lh;
-	if (!cli_parse_int(a, SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, &lw) ||
-	    !cli_parse_int(x + 1, SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, &lh))
-		return false;
-	*w = (int)lw;
-	*h = (int)lh;
 	return true;
 }
 
@@ -187,20 +161,14 @@ static bool parse_overlays(const char* s, unsigned* out, char* bad, size_t bad_s
 static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 	memset(o, 0, sizeof *o);
 	o->frames = -1;
-	o->solver = -1;
-	o->formulation = -1;
-	o->method = -1;
+	cli_world_options_init(&o->world);
 	o->max_output = DEFAULT_MAX_OUTPUT;
 	*help = false;
-	cli_cursor c = {argc, argv, 1, NULL, "pbd run", false};
-	bool options_done = false;
-	while (c.i < argc) {
-		const char* arg = argv[c.i];
-		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-			if (strcmp(arg, "--") == 0) {
-				options_done = true;
-				c.i++;
-			} else if (cli_match(&c, "-h", "--help", false)) {
+	cli_cursor c = {argc, argv, 1, NULL, "pbd run", false, false};
+	bool is_option;
+	for (const char* arg; (arg = cli_next(&c, &is_option)) != NULL;) {
+		if (is_option) {
+			if (cli_match(&c, "-h", "--help", false)) {
 				*help = true;
 				return CLI_OK;
 			} else if (cli_match(&c, "-n", "--frames", true)) {
@@ -219,40 +187,8 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 					o->format = OUT_FORMAT_NONE;
 				else
 					return cli_usage_error(&c, "--format: expected obj, ply or none, got '%s'", c.value);
-			} else if (cli_match(&c, NULL, "--solver", true)) {
-				if (strcmp(c.value, "gauss_seidel") == 0 || strcmp(c.value, "gs") == 0)
-					o->solver = PBD_SOLVER_GAUSS_SEIDEL;
-				else if (strcmp(c.value, "jacobi") == 0)
-					o->solver = PBD_SOLVER_JACOBI;
-				else
-					return cli_usage_error(&c, "--solver: expected gauss_seidel, gs or jacobi, got '%s'", c.value);
-			} else if (cli_match(&c, NULL, "--formulation", true)) {
-				if (strcmp(c.value, "pbd") == 0)
-					o->formulation = PBD_FORMULATION_PBD;
-				else if (strcmp(c.value, "xpbd") == 0)
-					o->formulation = PBD_FORMULATION_XPBD;
-				else
-					return cli_usage_error(&c, "--formulation: expected pbd or xpbd, got '%s'", c.value);
-			} else if (cli_match(&c, NULL, "--method", true)) {
-				pbd_method m;
-				if (!pbd_method_from_name(c.value, &m))
-					return cli_usage_error(&c,
-					                       "--method: expected pbd, explicit_euler, symplectic_euler, implicit_euler, "
-					                       "projective_dynamics or vbd, got '%s'",
-					                       c.value);
-				o->method = (int)m;
-			} else if (cli_match(&c, NULL, "--iterations", true)) {
-				if (!cli_parse_int(c.value, 1, SCENE_MAX_ITERATIONS, &o->iterations))
-					return cli_usage_error(&c, "--iterations: expected an integer in [1, %d], got '%s'",
-					                       SCENE_MAX_ITERATIONS, c.value);
-			} else if (cli_match(&c, NULL, "--substeps", true)) {
-				if (!cli_parse_int(c.value, 1, SCENE_MAX_SUBSTEPS, &o->substeps))
-					return cli_usage_error(&c, "--substeps: expected an integer in [1, %d], got '%s'",
-					                       SCENE_MAX_SUBSTEPS, c.value);
-			} else if (cli_match(&c, NULL, "--dt", true)) {
-				if (!cli_parse_real(c.value, SCENE_MIN_DT, false, SCENE_MAX_DT, &o->dt))
-					return cli_usage_error(&c, "--dt: expected seconds from %g to %g, got '%s'", SCENE_MIN_DT,
-					                       SCENE_MAX_DT, c.value);
+			} else if (cli_match_world_option(&c, &o->world)) {
+				/* a bad value has set c.failed */
 			} else if (cli_match(&c, NULL, "--save-every", true)) {
 				if (!cli_parse_int(c.value, 1, SCENE_MAX_FRAMES, &o->save_every))
 					return cli_usage_error(&c, "--save-every: expected an integer in [1, %d], got '%s'",
@@ -278,7 +214,8 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 					                       c.value);
 				o->render.path = c.value;
 			} else if (cli_match(&c, NULL, "--size", true)) {
-				if (!parse_size(c.value, &o->render.width, &o->render.height))
+				if (!cli_parse_dimensions(c.value, SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, &o->render.width,
+				                          &o->render.height))
 					return cli_usage_error(&c, "--size: expected WxH with each from %d to %d, got '%s'",
 					                       SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, c.value);
 				o->render_only = "--size";
@@ -309,19 +246,6 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 	return CLI_OK;
 }
 
-/* An existing non-folder path is a file; otherwise a built-in of that name; otherwise whatever
- * looks like a path is opened to get the system's message. */
-static bool load_scene(const char* arg, const scene_options* so, scene* s, scene_error* err) {
-	struct stat st;
-	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) return scene_load_file(arg, so, s, err);
-	if (scene_builtin_find(arg)) return scene_load_builtin(arg, so, s, err);
-	size_t n = strlen(arg);
-	if (strchr(arg, '/') || (n >= 5 && strcmp(arg + n - 5, ".json") == 0) || stat(arg, &st) == 0)
-		return scene_load_file(arg, so, s, err);
-	scene_error_set(err, "%s: neither a scene file nor a built-in scene (see 'pbd list')", arg);
-	return false;
-}
-
 static void clear_progress(run_state* rs) {
 	if (rs->progress_shown) {
 		fputs("\r\033[K", stderr);
@@ -336,22 +260,6 @@ static void on_library_log(const char* message, void* user) {
 	if (rs->quiet || !rs->stepping) return;
 	clear_progress(rs);
 	fprintf(stderr, "pbd: library: %s\n", message);
-}
-
-static bool apply_overrides(const run_options* o, scene* s, scene_error* err) {
-	pbd_world* w = s->world;
-	pbd_status st = PBD_OK;
-	if (st == PBD_OK && o->solver >= 0) st = pbd_world_set_solver(w, (pbd_solver)o->solver);
-	if (st == PBD_OK && o->formulation >= 0) st = pbd_world_set_formulation(w, (pbd_formulation)o->formulation);
-	if (st == PBD_OK && o->method >= 0) st = pbd_world_set_method(w, (pbd_method)o->method);
-	if (st == PBD_OK && o->iterations > 0) st = pbd_world_set_iterations(w, (int)o->iterations);
-	if (st == PBD_OK && o->substeps > 0) st = pbd_world_set_substeps(w, (int)o->substeps);
-	if (st == PBD_OK && o->dt > 0) st = pbd_world_set_dt(w, (pbd_real)o->dt);
-	if (st != PBD_OK) {
-		scene_error_set(err, "%s: %s", s->name, pbd_world_last_error(w));
-		return false;
-	}
-	return true;
 }
 
 /* The checks and writes of one frame; the caller times them as output. */
@@ -503,13 +411,13 @@ static int run(const run_options* o) {
 	scene_options so = {false, on_library_log, &rs, 0};
 	scene s;
 	scene_error err;
-	if (!load_scene(o->scene_arg ? o->scene_arg : DEFAULT_SCENE, &so, &s, &err)) return fail(&rs, &err);
+	if (!cli_scene_load(o->scene_arg ? o->scene_arg : DEFAULT_SCENE, &so, &s, &err)) return fail(&rs, &err);
 	int code = CLI_FAILED;
 	FILE* metrics = NULL;
 	cli_render* render = NULL;
 	cli_render_report rr;
 	memset(&rr, 0, sizeof rr);
-	if (!apply_overrides(o, &s, &err)) goto done;
+	if (!cli_world_options_apply(&o->world, &s, &err)) goto done;
 
 	const int frames = o->frames >= 0 ? (int)o->frames : s.frames;
 	if (!output_fits(o, &s, frames, &err)) goto done;
@@ -524,7 +432,7 @@ static int run(const run_options* o) {
 	if (o->resume) {
 		if (!resume_world(o->resume, &s, &rs, &start, &err)) goto done;
 		/* The command line's settings still win over the snapshot's. */
-		if (!apply_overrides(o, &s, &err)) goto done;
+		if (!cli_world_options_apply(&o->world, &s, &err)) goto done;
 		if (start > frames) {
 			scene_error_set(&err, "%s: taken at frame %d, after the run's last frame %d", o->resume, start, frames);
 			goto done;
@@ -545,15 +453,15 @@ static int run(const run_options* o) {
 	const bool tty = isatty(fileno(stderr)) != 0;
 	const bool want_progress = !o->quiet && (tty || o->progress);
 	const double progress_every = tty ? 0.25 : 1.0;
-	const double t_start = now_seconds();
+	const double t_start = cli_now_seconds();
 	double sim = 0, output = 0, next_progress = t_start + 1.0; /* nothing for runs under a second */
 	pbd_stats stats;
-	double t = now_seconds();
+	double t = cli_now_seconds();
 	rs.stepping = true;
 	/* From here on a signal stops the run between frames, with every file whole. */
 	cli_signals_catch();
 	if (!emit_frame(&s, start, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
-	output += now_seconds() - t;
+	output += cli_now_seconds() - t;
 	if (render && !cli_render_frame(render, start, frames, &err)) goto done;
 	uint64_t diverged_before = pbd_world_get_warning(s.world, PBD_WARN_DIVERGED).count;
 	int first_diverged = -1, diverged_frames = 0;
@@ -563,9 +471,9 @@ static int run(const run_options* o) {
 			last = f - 1;
 			break;
 		}
-		t = now_seconds();
+		t = cli_now_seconds();
 		pbd_status st = scene_step(&s);
-		double t2 = now_seconds();
+		double t2 = cli_now_seconds();
 		sim += t2 - t;
 		if (st != PBD_OK) {
 			scene_error_set(&err, "%s: frame %d: %s", s.name, f, pbd_world_last_error(s.world));
@@ -580,7 +488,7 @@ static int run(const run_options* o) {
 		if (!emit_frame(&s, f, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
 		if (o->save_every && (f % o->save_every == 0 || f == frames) && !save_snapshot(&s, snapshot_path, &err))
 			goto done;
-		double t3 = now_seconds();
+		double t3 = cli_now_seconds();
 		output += t3 - t2;
 		/* Timed inside, apart from the step and the output above. */
 		if (render && !cli_render_frame(render, f, frames, &err)) goto done;
@@ -589,7 +497,7 @@ static int run(const run_options* o) {
 			next_progress = t3 + progress_every;
 		}
 	}
-	t = now_seconds();
+	t = cli_now_seconds();
 	/* The last frame has its snapshot, also when a signal cut the run short there. */
 	if (o->save_every && (last == start || last < frames) && !save_snapshot(&s, snapshot_path, &err)) goto done;
 	if (!out_write_state(state_path, &s, last, stats.time, &err)) goto done;
@@ -601,7 +509,7 @@ static int run(const run_options* o) {
 		scene_error_set(&err, "%s: write failed", metrics_path);
 		goto done;
 	}
-	output += now_seconds() - t;
+	output += cli_now_seconds() - t;
 	bool render_failed = false;
 	if (render) {
 		cli_render* r = render;
@@ -627,7 +535,7 @@ static int run(const run_options* o) {
 	}
 
 	if (!o->quiet) {
-		const double wall = now_seconds() - t_start;
+		const double wall = cli_now_seconds() - t_start;
 		const int stepped = frames - start;
 		if (start > 0)
 			printf("%s: frames %d to %d resumed from %s, %.6g s simulated, wall %.3f s\n", s.name, start, frames,

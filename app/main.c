@@ -1,8 +1,9 @@
-/* The `pbd` command: run scenes, list the built-in ones, run the benchmark. */
+/* The `pbd` command: run scenes, compare methods on one, list the built-in ones, run the benchmark. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli_args.h"
+#include "cli_compare.h"
 #include "cli_run.h"
 #include "pbd/pbd.h"
 #include "plot.h"
@@ -24,6 +25,10 @@ static void print_help(FILE* fp) {
 	      "  run [SCENE] [options]  simulate a scene file or built-in scene and write OBJ/PLY frames,\n"
 	      "                         metrics.csv and state.txt (default scene: cloth_sphere);\n"
 	      "                         'pbd run --help' lists the options\n"
+	      "  compare SCENE --methods LIST [options]\n"
+	      "                         the scene once per method (pbd, xpbd, explicit_euler, implicit_euler,\n"
+	      "                         ...): compare.csv, summary.csv and a table of cost, strain, energy\n"
+	      "                         drift and divergence; --plot, --video; 'pbd compare --help'\n"
 	      "  view [SCENE] [options] show a scene in a window as it runs: orbit, grab and drag the cloth,\n"
 	      "                         change the solver live; 'pbd view --help' lists the options\n"
 	      "  list                   the built-in scenes, one per line with a description\n"
@@ -102,6 +107,7 @@ int main(int argc, char** argv) {
 	}
 	/* Each command sees its own name as argv[0], as a program would. */
 	if (strcmp(cmd, "run") == 0) return cli_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "compare") == 0) return cli_compare(argc - 1, argv + 1);
 	if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
 	if (strcmp(cmd, "plot") == 0) return plot_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "view") == 0) return cmd_view(argc - 1, argv + 1);

@@ -3,30 +3,22 @@
 #include "plot.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_clock.h"
+#include "gnuplot.h"
 #include "output.h"
-
-extern char** environ;
 
 /* The strain axis is logarithmic when its positive values span this ratio (two decades) or more. */
 #define PLOT_LOG_RATIO 100.0
 
 /* A data line longer than this is not a metrics row (a row of `pbd run` is under 400 bytes). */
 #define PLOT_LINE_MAX 65536
-
-/* Bytes of gnuplot's output kept for the error message: the end, where the error is. */
-#define PLOT_TAIL_MAX 16384
 
 /* The columns the plots need, by name; their positions are read from the header. */
 enum {
@@ -58,12 +50,6 @@ typedef struct metrics_info {
 	double strain_min;            /* smallest positive max_strain / mean_strain, +inf if none */
 	double contacts_max;          /* largest contacts value */
 } metrics_info;
-
-static double now_seconds(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Reads one line without its end (\n or \r\n) into buf. Returns 1 for a line, 0 at the end of
  * the file, -1 for a line too long or holding a NUL byte (*why says which), -2 on a read error. */
@@ -254,31 +240,6 @@ done:
 	return ok;
 }
 
-/* The first executable `name` on PATH, like the shell's lookup. */
-static bool find_program(const char* name, char* out, size_t size) {
-	const char* path = getenv("PATH");
-	if (!path) path = "/usr/local/bin:/usr/bin:/bin";
-	const char* p = path;
-	for (;;) {
-		const char* colon = strchr(p, ':');
-		size_t n = colon ? (size_t)(colon - p) : strlen(p);
-		int w = n ? snprintf(out, size, "%.*s/%s", (int)n, p, name) : snprintf(out, size, "./%s", name);
-		struct stat st;
-		if (w > 0 && (size_t)w < size && stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-			return true;
-		if (!colon) return false;
-		p = colon + 1;
-	}
-}
-
-/* A path gnuplot takes literally: it treats "<cmd" as a pipe to read, "|cmd" as a pipe to write,
- * "-" as stdin and "+" as a pseudo-file; "./" in front of a relative path rules all of that out. */
-static bool literal_path(char* out, size_t size, const char* dir, const char* file) {
-	const char* prefix = dir[0] == '/' ? "" : "./";
-	int w = file ? snprintf(out, size, "%s%s/%s", prefix, dir, file) : snprintf(out, size, "%s%s", prefix, dir);
-	return w > 0 && (size_t)w < size;
-}
-
 /* The folder part of a path: "a/b/c.csv" -> "a/b", "c.csv" -> ".", "/c.csv" -> "/". */
 static void folder_of(const char* path, char* out, size_t size) {
 	const char* slash = strrchr(path, '/');
@@ -310,22 +271,24 @@ static void title_of(const char* csv_path, char* out, size_t size) {
 	free(real);
 }
 
+/* What the script is made from. */
+typedef struct plot_script {
+	const metrics_info* info;
+	bool strain_log;
+} plot_script;
+
 /* The gnuplot script. Only numbers are written into it; the paths and the title arrive as
  * ARG1..ARG5 (`gnuplot -c script csv energy.png strain.png contacts.png title`). */
-static void write_script(FILE* fp, const metrics_info* info, bool strain_log) {
+static void write_script(FILE* fp, const void* ctx) {
+	const plot_script* ps = ctx;
+	const metrics_info* info = ps->info;
+	const bool strain_log = ps->strain_log;
 	const int t = info->col[COL_TIME];
 	/* A single row draws no line: show its points. */
 	const char* style = info->rows < 2 ? "linespoints pointtype 7 pointsize 1.5" : "lines";
-	fputs("# Written by pbd plot; ARG1 = metrics.csv, ARG2..ARG4 = the PNG files, ARG5 = the title.\n"
-	      "set datafile separator comma\n"
-	      "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-	      "  set terminal pngcairo size 960,600 noenhanced font 'sans,11'\n"
-	      "} else {\n"
-	      "  set terminal png size 960,600 noenhanced\n"
-	      "}\n"
-	      "set grid\n"
-	      "set key outside right top\n"
-	      "set xlabel 'time (s)'\n"
+	fputs("# Written by pbd plot; ARG1 = metrics.csv, ARG2..ARG4 = the PNG files, ARG5 = the title.\n", fp);
+	gnuplot_write_preamble(fp);
+	fputs("set xlabel 'time (s)'\n"
 	      "set xrange [*:*]\n",
 	      fp);
 	fprintf(fp,
@@ -374,154 +337,8 @@ static void write_script(FILE* fp, const metrics_info* info, bool strain_log) {
 	        info->contacts_max > 0 ? "*" : "1", t, info->col[COL_CONTACTS], info->rows < 2 ? style : "steps");
 }
 
-/* The line of gnuplot's output that says what went wrong: the last error line
- * ("script" line N: ...), with the lines after it ("system error: ..."), joined by "; ".
- * Warnings are skipped; with no error line, the last non-empty line. The temporary script's
- * name, gone by the time anyone reads the message, becomes "script". */
-static void gnuplot_message(char* text, const char* script, char* out, size_t size) {
-	enum { KEEP = 64 }; /* the last lines are the ones that matter */
-	out[0] = '\0';
-	char* lines[KEEP];
-	int n = 0;
-	for (char* p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {
-		size_t len = strlen(p);
-		while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' ')) p[--len] = '\0';
-		if (strspn(p, " \t^") == len) continue; /* empty, or the caret under the failing command */
-		if (n == KEEP) {
-			memmove(lines, lines + 1, (KEEP - 1) * sizeof lines[0]);
-			--n;
-		}
-		lines[n++] = p;
-	}
-	if (n == 0) return;
-	int from = n - 1;
-	for (int i = n - 1; i >= 0; --i) {
-		const char* at = strstr(lines[i], " line ");
-		if (at && strchr(at, ':') && !strstr(lines[i], "warning:")) {
-			from = i;
-			break;
-		}
-	}
-	const size_t script_len = strlen(script);
-	size_t used = 0;
-	for (int i = from; i < n && used + 1 < size; ++i) {
-		const char* line = lines[i];
-		const char* name = "";
-		if (line[0] == '"' && strncmp(line + 1, script, script_len) == 0 && line[1 + script_len] == '"') {
-			name = "script";
-			line += script_len + 2;
-		}
-		int w = snprintf(out + used, size - used, "%s%s%s", i > from ? "; " : "", name, line);
-		if (w < 0) break;
-		used += (size_t)w < size - used ? (size_t)w : size - used - 1;
-	}
-}
-
-/* Runs `gnuplot -d -c script args...` with its stdin from /dev/null and its stdout and stderr
- * captured (only the tail is kept). Returns false with a message if it could not start or did
- * not exit with status 0. */
-static bool run_gnuplot(const char* gnuplot, char* const args[], const char* script, scene_error* err) {
-	int fds[2];
-	if (pipe(fds) != 0) {
-		scene_error_set(err, "cannot start gnuplot: pipe: %s", strerror(errno));
-		return false;
-	}
-	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-	posix_spawn_file_actions_t actions;
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-	posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-	pid_t pid;
-	int rc = posix_spawn(&pid, gnuplot, &actions, NULL, args, environ);
-	posix_spawn_file_actions_destroy(&actions);
-	close(fds[1]);
-	if (rc != 0) {
-		close(fds[0]);
-		scene_error_set(err, "cannot start gnuplot (%s): %s", gnuplot, strerror(rc));
-		return false;
-	}
-	char* tail = malloc(PLOT_TAIL_MAX + 1);
-	size_t kept = 0;
-	char chunk[4096];
-	for (;;) {
-		ssize_t got = read(fds[0], chunk, sizeof chunk);
-		if (got < 0 && errno == EINTR) continue;
-		if (got <= 0) break;
-		if (!tail) continue;    /* out of memory: drain the pipe anyway */
-		size_t g = (size_t)got; /* <= sizeof chunk < PLOT_TAIL_MAX */
-		if (kept + g > PLOT_TAIL_MAX) {
-			size_t drop = kept + g - PLOT_TAIL_MAX;
-			memmove(tail, tail + drop, kept - drop);
-			kept -= drop;
-		}
-		memcpy(tail + kept, chunk, g);
-		kept += g;
-	}
-	close(fds[0]);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			scene_error_set(err, "gnuplot: waitpid: %s", strerror(errno));
-			free(tail);
-			return false;
-		}
-	}
-	bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	if (!ok) {
-		char message[400] = "";
-		if (tail) {
-			tail[kept] = '\0';
-			gnuplot_message(tail, script, message, sizeof message);
-		}
-		char how[64];
-		if (WIFEXITED(status))
-			snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(status));
-		else if (WIFSIGNALED(status))
-			snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(status));
-		else
-			snprintf(how, sizeof how, "status %d", status);
-		scene_error_set(err, "gnuplot failed (%s)%s%s", how, message[0] ? ": " : "", message);
-	}
-	free(tail);
-	return ok;
-}
-
-/* Writes the script into a new temporary file; *path gets its name. */
-static bool write_script_file(const metrics_info* info, bool strain_log, char* path, size_t size, scene_error* err) {
-	const char* tmp = getenv("TMPDIR");
-	if (!tmp || !*tmp) tmp = "/tmp";
-	int w = snprintf(path, size, "%s/pbd-plot-XXXXXX", tmp);
-	if (w < 0 || (size_t)w >= size) {
-		scene_error_set(err, "TMPDIR: path too long");
-		return false;
-	}
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		scene_error_set(err, "cannot create a temporary file in %s: %s", tmp, strerror(errno));
-		return false;
-	}
-	FILE* fp = fdopen(fd, "w");
-	if (!fp) {
-		scene_error_set(err, "%s: %s", path, strerror(errno));
-		close(fd);
-		unlink(path);
-		return false;
-	}
-	write_script(fp, info, strain_log);
-	bool failed = ferror(fp) != 0;
-	if (fclose(fp) != 0) failed = true;
-	if (failed) {
-		scene_error_set(err, "%s: write failed", path);
-		unlink(path);
-		return false;
-	}
-	return true;
-}
-
 bool plot_metrics(const char* csv_path, const char* out_dir, plot_result* result, scene_error* err) {
-	const double start = now_seconds();
+	const double start = cli_now_seconds();
 	memset(result, 0, sizeof *result);
 	metrics_info info;
 	if (!check_csv(csv_path, &info, err)) return false;
@@ -535,18 +352,15 @@ bool plot_metrics(const char* csv_path, const char* out_dir, plot_result* result
 	}
 	char csv_arg[4200], pngs[3][4200];
 	static const char* const names[3] = {PLOT_ENERGY_PNG, PLOT_STRAIN_PNG, PLOT_CONTACTS_PNG};
-	bool fits = literal_path(csv_arg, sizeof csv_arg, csv_path, NULL);
-	for (int i = 0; i < 3; ++i) fits = fits && literal_path(pngs[i], sizeof pngs[i], result->out_dir, names[i]);
+	bool fits = gnuplot_literal_path(csv_arg, sizeof csv_arg, csv_path, NULL);
+	for (int i = 0; i < 3; ++i) fits = fits && gnuplot_literal_path(pngs[i], sizeof pngs[i], result->out_dir, names[i]);
 	if (!fits) {
 		scene_error_set(err, "%s: path too long", result->out_dir);
 		return false;
 	}
 
 	char gnuplot[4200];
-	if (!find_program("gnuplot", gnuplot, sizeof gnuplot)) {
-		scene_error_set(err, "gnuplot not found; install gnuplot-nox");
-		return false;
-	}
+	if (!gnuplot_find(gnuplot, sizeof gnuplot, err)) return false;
 	if (out_dir && !out_make_dir(result->out_dir, err)) return false;
 
 	result->rows = info.rows;
@@ -554,22 +368,11 @@ bool plot_metrics(const char* csv_path, const char* out_dir, plot_result* result
 	    info.strain_max > 0 && isfinite(info.strain_min) && info.strain_max >= PLOT_LOG_RATIO * info.strain_min;
 	char title[256];
 	title_of(csv_path, title, sizeof title);
-	char script[4200];
-	if (!write_script_file(&info, result->strain_log, script, sizeof script, err)) return false;
-	/* Plots of an earlier run go first, so a file left behind is never taken for a new one. */
-	for (int i = 0; i < 3; ++i) unlink(pngs[i]);
-	char* args[] = {"gnuplot", "-d", "-c", script, csv_arg, pngs[0], pngs[1], pngs[2], title, NULL};
-	bool ok = run_gnuplot(gnuplot, args, script, err);
-	unlink(script);
-	if (!ok) return false;
-	for (int i = 0; i < 3; ++i) {
-		struct stat st;
-		if (stat(pngs[i], &st) != 0 || st.st_size == 0) {
-			scene_error_set(err, "gnuplot wrote no %s", pngs[i]);
-			return false;
-		}
-	}
-	result->seconds = now_seconds() - start;
+	const plot_script ps = {&info, result->strain_log};
+	const char* const args[] = {csv_arg, pngs[0], pngs[1], pngs[2], title};
+	const char* const outputs[] = {pngs[0], pngs[1], pngs[2]};
+	if (!gnuplot_draw(gnuplot, write_script, &ps, args, 5, outputs, 3, err)) return false;
+	result->seconds = cli_now_seconds() - start;
 	return true;
 }
 
@@ -602,15 +405,12 @@ static void print_written(const plot_result* r, const char* csv_path) {
 int plot_main(int argc, char** argv) {
 	const char* csv = NULL;
 	const char* out_dir = NULL;
-	bool quiet = false, options_done = false;
-	cli_cursor c = {argc, argv, 1, NULL, "pbd plot", false};
-	while (c.i < argc) {
-		const char* arg = argv[c.i];
-		if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-			if (strcmp(arg, "--") == 0) {
-				options_done = true;
-				c.i++;
-			} else if (cli_match(&c, "-h", "--help", false)) {
+	bool quiet = false;
+	cli_cursor c = {argc, argv, 1, NULL, "pbd plot", false, false};
+	bool is_option;
+	for (const char* arg; (arg = cli_next(&c, &is_option)) != NULL;) {
+		if (is_option) {
+			if (cli_match(&c, "-h", "--help", false)) {
 				plot_help(stdout);
 				return CLI_OK;
 			} else if (cli_match(&c, "-o", "--out", true)) {

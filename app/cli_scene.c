@@ -1,0 +1,80 @@
+/* The scene of a command line and its world overrides, for `pbd run` and `pbd compare`. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli_scene.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+void cli_world_options_init(cli_world_options* o) {
+	memset(o, 0, sizeof *o);
+	o->solver = -1;
+	o->formulation = -1;
+	o->method = -1;
+}
+
+bool cli_match_world_option(cli_cursor* c, cli_world_options* o) {
+	if (cli_match(c, NULL, "--solver", true)) {
+		if (strcmp(c->value, "gauss_seidel") == 0 || strcmp(c->value, "gs") == 0)
+			o->solver = PBD_SOLVER_GAUSS_SEIDEL;
+		else if (strcmp(c->value, "jacobi") == 0)
+			o->solver = PBD_SOLVER_JACOBI;
+		else
+			cli_usage_error(c, "--solver: expected gauss_seidel, gs or jacobi, got '%s'", c->value);
+	} else if (cli_match(c, NULL, "--formulation", true)) {
+		if (strcmp(c->value, "pbd") == 0)
+			o->formulation = PBD_FORMULATION_PBD;
+		else if (strcmp(c->value, "xpbd") == 0)
+			o->formulation = PBD_FORMULATION_XPBD;
+		else
+			cli_usage_error(c, "--formulation: expected pbd or xpbd, got '%s'", c->value);
+	} else if (cli_match(c, NULL, "--method", true)) {
+		pbd_method m;
+		if (pbd_method_from_name(c->value, &m))
+			o->method = (int)m;
+		else
+			cli_usage_error(c,
+			                "--method: expected pbd, explicit_euler, symplectic_euler, implicit_euler, "
+			                "projective_dynamics or vbd, got '%s'",
+			                c->value);
+	} else if (cli_match(c, NULL, "--iterations", true)) {
+		if (!cli_parse_int(c->value, 1, SCENE_MAX_ITERATIONS, &o->iterations))
+			cli_usage_error(c, "--iterations: expected an integer in [1, %d], got '%s'", SCENE_MAX_ITERATIONS,
+			                c->value);
+	} else if (cli_match(c, NULL, "--substeps", true)) {
+		if (!cli_parse_int(c->value, 1, SCENE_MAX_SUBSTEPS, &o->substeps))
+			cli_usage_error(c, "--substeps: expected an integer in [1, %d], got '%s'", SCENE_MAX_SUBSTEPS, c->value);
+	} else if (cli_match(c, NULL, "--dt", true)) {
+		if (!cli_parse_real(c->value, SCENE_MIN_DT, false, SCENE_MAX_DT, &o->dt))
+			cli_usage_error(c, "--dt: expected seconds from %g to %g, got '%s'", SCENE_MIN_DT, SCENE_MAX_DT, c->value);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+bool cli_world_options_apply(const cli_world_options* o, scene* s, scene_error* err) {
+	pbd_world* w = s->world;
+	pbd_status st = PBD_OK;
+	if (st == PBD_OK && o->solver >= 0) st = pbd_world_set_solver(w, (pbd_solver)o->solver);
+	if (st == PBD_OK && o->formulation >= 0) st = pbd_world_set_formulation(w, (pbd_formulation)o->formulation);
+	if (st == PBD_OK && o->method >= 0) st = pbd_world_set_method(w, (pbd_method)o->method);
+	if (st == PBD_OK && o->iterations > 0) st = pbd_world_set_iterations(w, (int)o->iterations);
+	if (st == PBD_OK && o->substeps > 0) st = pbd_world_set_substeps(w, (int)o->substeps);
+	if (st == PBD_OK && o->dt > 0) st = pbd_world_set_dt(w, (pbd_real)o->dt);
+	if (st != PBD_OK) {
+		scene_error_set(err, "%s: %s", s->name, pbd_world_last_error(w));
+		return false;
+	}
+	return true;
+}
+
+bool cli_scene_load(const char* arg, const scene_options* so, scene* s, scene_error* err) {
+	struct stat st;
+	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) return scene_load_file(arg, so, s, err);
+	if (scene_builtin_find(arg)) return scene_load_builtin(arg, so, s, err);
+	size_t n = strlen(arg);
+	if (strchr(arg, '/') || (n >= 5 && strcmp(arg + n - 5, ".json") == 0) || stat(arg, &st) == 0)
+		return scene_load_file(arg, so, s, err);
+	scene_error_set(err, "%s: neither a scene file nor a built-in scene (see 'pbd list')", arg);
+	return false;
+}
