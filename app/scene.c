@@ -159,7 +159,7 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	    !jr_enum(r, w, path, "method", (int)d->method, method_names, NULL, NULL, &method) ||
 	    !jr_real_p(r, w, path, "stiffness_damping", d->stiffness_damping, JR_NONNEG(SCENE_MAX_MAGNITUDE),
 	               &d->stiffness_damping) ||
-	    !jr_real_p(r, w, path, "linear_tolerance", d->linear_tolerance, (jr_range){0, 1, false, false},
+	    !jr_real_p(r, w, path, "linear_tolerance", d->linear_tolerance, (jr_range){0, 1, true, true},
 	               &d->linear_tolerance) ||
 	    !jr_vec3(r, w, path, "wind", d->wind, SCENE_MAX_SPEED, &d->wind))
 		return false;
@@ -405,16 +405,16 @@ static bool read_selection(loader* L, const cJSON* c, const char* p, const pbd_m
 /* "pinned": vertex indices (each below the vertex count, none listed twice) and selection objects
  * (read_selection), in an array, or one selection object alone. Vertices a selection picks again
  * are pinned once. *out is malloc'd (NULL if empty). */
-static bool read_pinned(loader* L, const cJSON* obj, const char* path, const pbd_mesh* m, uint32_t** out,
-                        uint32_t* out_count) {
+static bool read_vertex_set(loader* L, const cJSON* obj, const char* path, const char* key, const pbd_mesh* m,
+                            uint32_t** out, uint32_t* out_count) {
 	jr* r = &L->r;
 	const uint32_t count = m->vertex_count;
 	*out = NULL;
 	*out_count = 0;
-	const cJSON* pin = jr_get(obj, "pinned");
+	const cJSON* pin = jr_get(obj, key);
 	if (!pin) return true;
 	char ppath[JR_PATH_MAX];
-	jr_path_key(ppath, path, "pinned");
+	jr_path_key(ppath, path, key);
 	if (!cJSON_IsArray(pin) && !cJSON_IsObject(pin))
 		return jr_fail(r, ppath, "expected an array of vertex indices and selections, or a selection");
 	uint8_t* seen = calloc(count ? count : 1, 1);
@@ -453,6 +453,43 @@ static bool read_pinned(loader* L, const cJSON* obj, const char* path, const pbd
 		*out_count = selected;
 	}
 	free(seen);
+	return ok;
+}
+
+static bool read_pinned(loader* L, const cJSON* obj, const char* path, const pbd_mesh* m, uint32_t** out,
+                        uint32_t* out_count) {
+	return read_vertex_set(L, obj, path, "pinned", m, out, out_count);
+}
+
+/* "attached": {"vertices": as "pinned", "compliance": >= 0 (default 0)}: each vertex held to
+ * where it starts by an attachment of rest length 0, a zero-length spring of constant
+ * 1 / compliance (seed 004's attachment springs), or a rigid hold at compliance 0. */
+static bool read_attached(loader* L, const cJSON* obj, const char* path, const pbd_mesh* m, const scene_object* o) {
+	jr* r = &L->r;
+	const cJSON* a = jr_get(obj, "attached");
+	if (!a) return true;
+	char apath[JR_PATH_MAX];
+	jr_path_key(apath, path, "attached");
+	static const char* const keys[] = {"vertices", "compliance", NULL};
+	pbd_attachment_def d = pbd_attachment_def_default();
+	if (!jr_object(r, a, apath, keys) ||
+	    !jr_real_p(r, a, apath, "compliance", d.compliance, JR_NONNEG(SCENE_MAX_MAGNITUDE), &d.compliance))
+		return false;
+	if (!jr_get(a, "vertices")) return jr_fail(r, apath, "needs \"vertices\"");
+	uint32_t *idx = NULL, n = 0;
+	if (!read_vertex_set(L, a, apath, "vertices", m, &idx, &n)) return false;
+	pbd_attachment_def* defs = n ? malloc(n * sizeof *defs) : NULL;
+	bool ok = n == 0 || defs != NULL;
+	if (!ok) ok = jr_fail(r, apath, "out of memory");
+	const pbd_vec3* x = pbd_world_positions(L->s->world);
+	for (uint32_t k = 0; ok && k < n; ++k) {
+		defs[k] = d;
+		defs[k].particle = o->range.first_particle + idx[k];
+		defs[k].target = x[defs[k].particle];
+	}
+	if (ok && n && pbd_world_add_attachments(L->s->world, n, defs, NULL) != PBD_OK) ok = fail_world(L, apath);
+	free(defs);
+	free(idx);
 	return ok;
 }
 
@@ -609,6 +646,8 @@ static bool read_models(loader* L, const cJSON* obj, const char* path, pbd_soft_
  * "drag_particle" on each particle of an object without triangles (kg/s), and a "wind" of its own
  * added to the world's. A coefficient of the kind the object does not have is named at its key. */
 #define AIR_KEYS "drag", "drag_tangent", "drag_particle", "wind"
+/* Every mesh-based object may hold vertices by attachment springs (read_attached). */
+#define ATTACH_KEY "attached"
 
 static bool read_air(loader* L, const cJSON* obj, const char* path, bool triangles, pbd_real* normal, pbd_real* tangent,
                      pbd_real* particle, pbd_vec3* wind) {
@@ -676,6 +715,7 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 	           pbd_soft_get_info(L->s->world, o->id, &o->range) != PBD_OK))
 		ok = fail_world(L, path);
 	free(pinned);
+	ok = ok && read_attached(L, obj, path, mesh, o);
 	if (ok && o->range.triangle_count == 0) ok = lines_from_mesh(L, path, mesh, o->range.first_particle, o);
 	return ok;
 }
@@ -879,9 +919,9 @@ static bool axes_ok(loader* L, const char* path, pbd_vec3 u, pbd_vec3 v) {
 
 static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type",     "name",        "nx",        "ny",       "size",   "origin",
-	                                   "axis_u",   "axis_v",      "diagonals", "bend",     "mass",   "pinned",
-	                                   "material", "translation", "velocity",  MODEL_KEYS, AIR_KEYS, NULL};
+	static const char* const keys[] = {
+	    "type", "name",   "nx",       "ny",          "size",     "origin",   "axis_u", "axis_v",   "diagonals", "bend",
+	    "mass", "pinned", "material", "translation", "velocity", MODEL_KEYS, AIR_KEYS, ATTACH_KEY, NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_grid_def g = pbd_grid_def_default();
 	int64_t nx, ny, diagonals;
@@ -1083,8 +1123,9 @@ static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool
 
 static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type",   "name",     "obj",         "vertices", "triangles", "bend",   "mass",
-	                                   "pinned", "material", "translation", "velocity", MODEL_KEYS,  AIR_KEYS, NULL};
+	static const char* const keys[] = {"type",     "name",     "obj",    "vertices", "triangles",
+	                                   "bend",     "mass",     "pinned", "material", "translation",
+	                                   "velocity", MODEL_KEYS, AIR_KEYS, ATTACH_KEY, NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	bool bend;
 	const char* file;
@@ -1108,10 +1149,10 @@ static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene
 
 static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"type",     "name",       "start",          "end",       "segments",
-	                                   "bend",     "mass",       "pinned",         "material",  "translation",
-	                                   "velocity", "long_range", "collision_mask", "thickness", "self_collision",
-	                                   AIR_KEYS,   NULL};
+	static const char* const keys[] = {
+	    "type",           "name",      "start",          "end",         "segments", "bend",
+	    "mass",           "pinned",    "material",       "translation", "velocity", "long_range",
+	    "collision_mask", "thickness", "self_collision", AIR_KEYS,      ATTACH_KEY, NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_rope_def d = pbd_rope_def_default();
 	int64_t segments;
@@ -1146,7 +1187,7 @@ static bool tet_object(loader* L, const cJSON* obj, const char* path, pbd_mesh* 
 
 #define TET_KEYS                                                                                                       \
 	"mass", "pinned", "material", "translation", "velocity", "tets", "balloon", "long_range", "collision_mask",        \
-	    "thickness", "self_collision", AIR_KEYS
+	    "thickness", "self_collision", AIR_KEYS, ATTACH_KEY
 
 static bool read_tet_box(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;

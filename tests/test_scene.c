@@ -765,6 +765,40 @@ static void test_air_keys(void** state) {
 	scene_free(&s);
 }
 
+/* "attached" holds vertices by zero-length springs to where they start; the method keys reach the def. */
+static void test_attached_and_method(void** state) {
+	(void)state;
+	scene s =
+	    load_ok("{\"world\": {\"method\": \"implicit_euler\", \"stiffness_damping\": 0.01,"
+	            " \"linear_tolerance\": 1e-5, \"iterations\": 50},"
+	            " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 4, \"ny\": 4, \"origin\": [0, 1, 0],"
+	            "   \"material\": {\"structural\": {\"compliance\": 0.001}, \"shear\": {\"compliance\": 0.01},"
+	            "   \"bend\": {\"compliance\": 0.1}},"
+	            "   \"attached\": {\"vertices\": [0, {\"grid_corners\": [\"top_right\"]}], \"compliance\": 0.002}}]}",
+	            NULL);
+	const pbd_world_def d = pbd_world_get_def(s.world);
+	assert_int_equal(d.method, PBD_METHOD_IMPLICIT_EULER);
+	assert_true(d.stiffness_damping == (pbd_real)0.01 && d.linear_tolerance == (pbd_real)1e-5);
+	assert_int_equal(pbd_world_attachment_count(s.world), 2);
+	const uint32_t first = s.objects[0].range.first_particle;
+	pbd_attachment_def a[2];
+	for (uint32_t k = 0; k < 2; ++k) assert_int_equal(pbd_world_get_attachment(s.world, k, &a[k]), PBD_OK);
+	assert_int_equal(a[0].particle, first);
+	assert_int_equal(a[1].particle, first + 3);
+	for (uint32_t k = 0; k < 2; ++k) {
+		assert_true(a[k].compliance == (pbd_real)0.002 && a[k].rest == 0);
+		const pbd_vec3 x = pbd_world_positions(s.world)[a[k].particle];
+		assert_true(x.x == a[k].target.x && x.y == a[k].target.y && x.z == a[k].target.z);
+	}
+	/* The corners are not pinned: they sag on their springs, each holding half of the weight of the
+	 * 16 particles of 1 kg, W / (2 k) = 16 g / (2 * 500 N/m) = 0.157 m, once the swing has settled. */
+	for (int f = 0; f < 240; ++f) assert_int_equal(scene_step(&s), PBD_OK);
+	const double sag = (double)a[0].target.y - (double)pbd_world_positions(s.world)[a[0].particle].y;
+	printf("  attached corner sags %.4g m\n", sag);
+	assert_true(fabs(sag / (16 * 9.81 / 1000) - 1) < 0.03);
+	scene_free(&s);
+}
+
 /* An empty scene is a valid world with the library's defaults, and it steps. */
 static void test_empty_scene(void** state) {
 	(void)state;
@@ -888,6 +922,14 @@ typedef struct bad_case {
 #define GRID      "\"type\": \"grid_cloth\""
 
 static const bad_case bad_cases[] = {
+    {"{\"objects\": [{\"type\": \"rope\", \"attached\": {\"compliance\": 1}}]}", "objects[0].attached",
+     "needs \"vertices\""},
+    {"{\"objects\": [{\"type\": \"rope\", \"attached\": {\"vertices\": [0], \"compliance\": -1}}]}",
+     "objects[0].attached.compliance", NULL},
+    {"{\"objects\": [{\"type\": \"rope\", \"attached\": {\"vertices\": [99]}}]}", "objects[0].attached.vertices[0]",
+     NULL},
+    {"{\"world\": {\"method\": \"newton\"}}", "world.method", NULL},
+    {"{\"world\": {\"linear_tolerance\": 1}}", "world.linear_tolerance", NULL},
     /* syntax: file:line:col */
     {"", "t.json:1:1: syntax error", "end of input"},
     {"{\n  \"name\": \"x\",\n  \"frames\": 10,,\n}\n", "t.json:3:16: syntax error", NULL},
@@ -1746,6 +1788,7 @@ int main(void) {
 	    cmocka_unit_test(test_bad_scenes),
 	    cmocka_unit_test(test_render_settings),
 	    cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_attached_and_method),
 	    cmocka_unit_test(test_empty_scene),
 	    cmocka_unit_test(test_limits_inclusive),
 	    cmocka_unit_test(test_library_messages),
