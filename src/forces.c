@@ -208,14 +208,21 @@ void pbd_forces_recount(pbd_world* w) {
 		w->nt_drag += w->tri_drag[f].normal > 0 || w->tri_drag[f].tangent > 0 ? 1u : 0u;
 }
 
+/* [first, first + count) within the n particles or triangles (`what`) of the world. */
+static pbd_status check_range(pbd_world* w, const char* fn, uint32_t first, uint32_t count, uint32_t n,
+                              const char* what) {
+	if (first > n || count > n - first)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u + %u) exceeds the %u %s", fn, first, first, count,
+		                n, what);
+	return PBD_OK;
+}
+
 pbd_status pbd_world_set_triangle_drag(pbd_world* w, uint32_t first, uint32_t count, pbd_real normal, pbd_real tangent,
                                        pbd_vec3 wind) {
 	const char* fn = "pbd_world_set_triangle_drag";
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
-	if (first > w->nt || count > w->nt - first)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u + %u) exceeds the %u triangles", fn, first, first,
-		                count, w->nt);
-	pbd_status st = pbd_forces_check_drag(w, fn, "normal", normal);
+	pbd_status st = check_range(w, fn, first, count, w->nt, "triangles");
+	if (st == PBD_OK) st = pbd_forces_check_drag(w, fn, "normal", normal);
 	if (st == PBD_OK) st = pbd_forces_check_drag(w, fn, "tangent", tangent);
 	if (st == PBD_OK) st = pbd_forces_check_wind(w, fn, "wind", wind);
 	if (st != PBD_OK) return st;
@@ -226,10 +233,8 @@ pbd_status pbd_world_set_triangle_drag(pbd_world* w, uint32_t first, uint32_t co
 pbd_status pbd_particles_set_drag(pbd_world* w, uint32_t first, uint32_t count, pbd_real drag, pbd_vec3 wind) {
 	const char* fn = "pbd_particles_set_drag";
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
-	if (first > w->np || count > w->np - first)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u + %u) exceeds the %u particles", fn, first, first,
-		                count, w->np);
-	pbd_status st = pbd_forces_check_drag(w, fn, "drag", drag);
+	pbd_status st = check_range(w, fn, first, count, w->np, "particles");
+	if (st == PBD_OK) st = pbd_forces_check_drag(w, fn, "drag", drag);
 	if (st == PBD_OK) st = pbd_forces_check_wind(w, fn, "wind", wind);
 	if (st != PBD_OK) return st;
 	pbd_forces_store_particles(w, first, count, drag, wind);

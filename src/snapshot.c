@@ -164,19 +164,19 @@ static void write_def(writer* wr, const pbd_world_def* d) {
 	put_real(wr, d->gust_frequency);
 }
 
-/* Air: a flag per kind, then the drag and own wind of every particle or triangle when some
- * particle or triangle of that kind has drag; a world without air writes two words. */
+/* A flag, then, when it is set, two arrays of n records each. */
+static void put_flagged(writer* wr, bool on, uint32_t n, const void* a, size_t a_size, const void* b, size_t b_size) {
+	put_u32(wr, on ? 1u : 0u);
+	if (!on) return;
+	put(wr, a, n * a_size);
+	put(wr, b, n * b_size);
+}
+
+/* Air: the drag and own wind of every particle, then of every triangle, each written only when
+ * some particle or triangle has drag; a world without air writes two words. */
 static void write_air(writer* wr, const pbd_world* w) {
-	put_u32(wr, w->n_drag > 0 ? 1u : 0u);
-	if (w->n_drag > 0) {
-		put(wr, w->drag, (size_t)w->np * sizeof *w->drag);
-		put(wr, w->drag_wind, (size_t)w->np * sizeof *w->drag_wind);
-	}
-	put_u32(wr, w->nt_drag > 0 ? 1u : 0u);
-	if (w->nt_drag > 0) {
-		put(wr, w->tri_drag, (size_t)w->nt * sizeof *w->tri_drag);
-		put(wr, w->tri_wind, (size_t)w->nt * sizeof *w->tri_wind);
-	}
+	put_flagged(wr, w->n_drag > 0, w->np, w->drag, sizeof *w->drag, w->drag_wind, sizeof *w->drag_wind);
+	put_flagged(wr, w->nt_drag > 0, w->nt, w->tri_drag, sizeof *w->tri_drag, w->tri_wind, sizeof *w->tri_wind);
 }
 
 static void write_world(writer* wr, const pbd_world* w) {
@@ -635,22 +635,25 @@ static pbd_status get_shape_arrays(reader* rd, pbd_world* w, pbd_collider_def* d
 	return rd->short_read ? PBD_ERR_PARSE : PBD_OK;
 }
 
+/* What put_flagged wrote: *on is the flag; false when the flag or the arrays do not fit. */
+static bool get_flagged(reader* rd, bool* on, uint32_t n, void* a, size_t a_size, void* b, size_t b_size) {
+	const uint32_t flag = get_u32(rd);
+	if (rd->short_read || flag > 1 || !fits(rd, flag ? n : 0, a_size + b_size)) return false;
+	*on = flag == 1;
+	if (*on) {
+		get(rd, a, n * a_size);
+		get(rd, b, n * b_size);
+	}
+	return true;
+}
+
 /* What write_air wrote; the particles and triangles are already in. */
 static pbd_status load_air(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
-	const uint32_t particles = get_u32(rd);
-	if (rd->short_read || particles > 1 || !fits(rd, particles ? w->np : 0, sizeof(pbd_real) + sizeof(pbd_vec3)))
+	bool particles = false, triangles = false;
+	if (!get_flagged(rd, &particles, w->np, w->drag, sizeof *w->drag, w->drag_wind, sizeof *w->drag_wind))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: particle drag does not fit the snapshot", name);
-	if (particles) {
-		get(rd, w->drag, (size_t)w->np * sizeof *w->drag);
-		get(rd, w->drag_wind, (size_t)w->np * sizeof *w->drag_wind);
-	}
-	const uint32_t triangles = get_u32(rd);
-	if (rd->short_read || triangles > 1 || !fits(rd, triangles ? w->nt : 0, sizeof(pbd_tri_drag) + sizeof(pbd_vec3)))
+	if (!get_flagged(rd, &triangles, w->nt, w->tri_drag, sizeof *w->tri_drag, w->tri_wind, sizeof *w->tri_wind))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: triangle drag does not fit the snapshot", name);
-	if (triangles) {
-		get(rd, w->tri_drag, (size_t)w->nt * sizeof *w->tri_drag);
-		get(rd, w->tri_wind, (size_t)w->nt * sizeof *w->tri_wind);
-	}
 	/* Checked as the setters check them; the counts that gate the air are recounted. */
 	for (uint32_t i = 0; i < w->np; ++i)
 		if (!pbd_is_finite(w->drag[i]) || !(w->drag[i] >= 0) || !pbd_v3_is_finite(w->drag_wind[i]))
@@ -661,7 +664,7 @@ static pbd_status load_air(reader* rd, pbd_world* w, const char* name, pbd_error
 		    !pbd_v3_is_finite(w->tri_wind[f]))
 			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: triangle %u has an invalid drag or wind", name, f);
 	pbd_forces_recount(w);
-	if ((particles == 1) != (w->n_drag > 0) || (triangles == 1) != (w->nt_drag > 0))
+	if (particles != (w->n_drag > 0) || triangles != (w->nt_drag > 0))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: the air flags do not match the drag stored", name);
 	return PBD_OK;
 }

@@ -17,6 +17,14 @@ static pbd_world_def no_gravity(void) {
 	return d;
 }
 
+/* d with the mean wind `wind` and gusts of strength s at f Hz. */
+static pbd_world_def gusty(pbd_world_def d, pbd_vec3 wind, double s, double f) {
+	d.wind = wind;
+	d.gust_strength = (pbd_real)s;
+	d.gust_frequency = (pbd_real)f;
+	return d;
+}
+
 /* Three free particles of 1 kg at a, b, c and the triangle (0, 1, 2). */
 static pbd_world* one_triangle(const pbd_world_def* def, pbd_vec3 a, pbd_vec3 b, pbd_vec3 c) {
 	pbd_world* w = test_world(def);
@@ -126,9 +134,7 @@ static void test_edge_on(void** state) {
  * of them steps in wind and gravity without a NaN (the traps are on). */
 static void test_zero_area(void** state) {
 	(void)state;
-	pbd_world_def def = pbd_world_def_default();
-	def.wind = pbd_v3(8, 0, 3);
-	def.gust_strength = (pbd_real)0.5;
+	const pbd_world_def def = gusty(pbd_world_def_default(), pbd_v3(8, 0, 3), 0.5, 0.5);
 	pbd_world* w = test_world(&def);
 	const pbd_vec3 x[5] = {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {5, 0, 0}, {5, 0, 0}};
 	const pbd_real inv[5] = {1, 1, 1, 1, 1};
@@ -166,6 +172,20 @@ static double mean_vy(const pbd_world* w, uint32_t first, uint32_t n, double* sp
 	return s / n;
 }
 
+/* Adds the object of sd to w, steps 5 s and returns the relative error of the object's mean fall
+ * speed against vt; all its particles fall at one speed. */
+static double fall_error(pbd_world* w, const pbd_soft_def* sd, double vt, const char* label) {
+	pbd_soft_info info;
+	assert_int_equal(test_soft_create(w, sd, &info), PBD_OK);
+	for (int s = 0; s < 300; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	double spread;
+	const double v = -mean_vy(w, info.first_particle, info.particle_count, &spread);
+	const double err = fabs(v - vt) / vt;
+	print_message("%s: terminal velocity %.7f m/s, analytic %.7f, error %.2e\n", label, v, vt, err);
+	assert_true(spread < 1e-4 * vt);
+	return err;
+}
+
 /* A horizontal sheet of area density rho with normal drag Cn falls at v_t = rho g / Cn. Its
  * border particles carry less area and proportionally less mass, so the whole sheet falls as
  * one, flat. Both formulations; the time constant is rho / Cn = 0.3 s and the run 5 s. */
@@ -186,18 +206,10 @@ static void test_terminal_velocity_sheet(void** state) {
 		sd.mass_mode = PBD_MASS_DENSITY;
 		sd.mass = (pbd_real)rho;
 		sd.drag_normal = (pbd_real)cn;
-		pbd_soft_info info;
-		assert_int_equal(test_soft_create(w, &sd, &info), PBD_OK);
+		const double err = fall_error(w, &sd, vt, forms[f] == PBD_FORMULATION_XPBD ? "sheet (xpbd)" : "sheet (pbd)");
 		pbd_mesh_free(&m);
-		for (int s = 0; s < 300; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
-		double spread;
-		const double v = mean_vy(w, info.first_particle, info.particle_count, &spread);
-		const double err = fabs(-v - vt) / vt;
-		print_message("sheet (%s): terminal velocity %.7f m/s, analytic %.7f, error %.2e\n",
-		              forms[f] == PBD_FORMULATION_XPBD ? "xpbd" : "pbd", -v, vt, err);
 		assert_true(err < 0.02);
 		assert_true(err < 1e-4); /* the balance is exact; what is left is e^(-t / tau) and rounding */
-		assert_true(spread < 1e-4 * vt);
 		pbd_world_destroy(w);
 	}
 
@@ -237,15 +249,8 @@ static void test_terminal_velocity_rope(void** state) {
 	sd.mesh = &mesh;
 	sd.mass = (pbd_real)m;
 	sd.drag_particle = (pbd_real)c;
-	pbd_soft_info info;
-	assert_int_equal(test_soft_create(w, &sd, &info), PBD_OK);
+	assert_true(fall_error(w, &sd, vt, "rope") < 0.02);
 	pbd_mesh_free(&mesh);
-	for (int s = 0; s < 300; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
-	double spread;
-	const double v = mean_vy(w, info.first_particle, info.particle_count, &spread);
-	print_message("rope: terminal velocity %.7f m/s, analytic %.7f, error %.2e\n", -v, vt, fabs(-v - vt) / vt);
-	assert_true(fabs(-v - vt) < 0.02 * vt);
-	assert_true(spread < 1e-4 * vt);
 	pbd_world_destroy(w);
 }
 
@@ -317,10 +322,7 @@ static void test_gusts(void** state) {
 	const pbd_vec3 winds[2] = {{6, 0, 2}, {0, 5, 0}}; /* horizontal, and vertical (turns about x) */
 	const double s = 0.4;
 	for (int k = 0; k < 2; ++k) {
-		pbd_world_def def = pbd_world_def_default();
-		def.wind = winds[k];
-		def.gust_strength = (pbd_real)s;
-		def.gust_frequency = (pbd_real)0.7;
+		const pbd_world_def def = gusty(pbd_world_def_default(), winds[k], s, 0.7);
 		pbd_world* w = test_world(&def);
 		pbd_world* twin = test_world(&def);
 		const double W = tp_len(winds[k]);
@@ -366,10 +368,7 @@ static void test_gusts(void** state) {
  * the air within a millisecond moves with wind_at(t), not with the mean. */
 static void test_step_follows_gusts(void** state) {
 	(void)state;
-	pbd_world_def def = no_gravity();
-	def.wind = pbd_v3(6, 0, 2);
-	def.gust_strength = (pbd_real)0.4;
-	def.gust_frequency = (pbd_real)0.7;
+	pbd_world_def def = gusty(no_gravity(), pbd_v3(6, 0, 2), 0.4, 0.7);
 	def.substeps = 10;
 	pbd_world* w = test_world(&def);
 	const pbd_vec3 x = {0, 0, 0};
@@ -631,12 +630,9 @@ static void count_free(void* p, size_t size, void* user) {
 
 /* A flag in gusts beside a rope in the same wind, with drag of every kind. */
 static pbd_world* windy_world(const pbd_world_def* base, bool air) {
-	pbd_world_def def = base ? *base : pbd_world_def_default();
+	pbd_world_def def = gusty(base ? *base : pbd_world_def_default(), pbd_v3(7, 0, 1), 0.4, 0.8);
 	def.formulation = PBD_FORMULATION_XPBD;
 	def.substeps = 5;
-	def.wind = pbd_v3(7, 0, 1);
-	def.gust_strength = (pbd_real)0.4;
-	def.gust_frequency = (pbd_real)0.8;
 	pbd_world* w = NULL;
 	if (base) {
 		assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
