@@ -35,6 +35,7 @@ typedef struct pbd_integrator {
 	 * stiffness, carried from substep to substep (warm start) while the constraint set stays, and its
 	 * value at the substep's start. */
 	pbd_real *lam, *pen, *c0;
+	uint32_t vbd_restored; /* rows whose lam and pen a snapshot gave (kept by the next build) */
 	/* pd.c: the factor of the global matrix over the free particles (node[i], UINT32_MAX for a
 	 * pinned one), its pattern and values as triplets, the pin set it was built for, and the
 	 * right-hand sides (3 per node) */
@@ -62,6 +63,10 @@ void pbd_integrator_free(pbd_world* w);
 pbd_status pbd_vbd_prepare(pbd_world* w);
 void pbd_vbd_solve(pbd_world* w, const pbd_step_ctx* ctx);
 void pbd_vbd_free(pbd_world* w);
+/* Snapshots: how many rows' multipliers and penalties are live (0 when none: another method, or
+ * the constraint set changed since they were made), and their restoration into a loaded world. */
+uint32_t pbd_vbd_saved_rows(const pbd_world* w);
+pbd_status pbd_vbd_restore(pbd_world* w, uint32_t n, const pbd_real* lam, const pbd_real* pen);
 
 /* pd.c: builds or refreshes the factor of the global matrix (before the step, after the rows
  * were linearised), and solves one substep by `iterations` local/global rounds. */

@@ -4,11 +4,11 @@
  * Everything that a step reads and that outlives a step is written: settings, every particle
  * array (positions and velocities with their remainders, masses, flags, forces, targets, air
  * drag), the constraints of every family in their solver order with their order of addition,
- * multipliers and variable-length data, triangles with their air drag, colliders with their
- * generations, the clock and the warning counters. Scratch that a step rebuilds before reading
- * (displacements, Jacobi sums, step-start copies, the substep's air) is not, the per-particle
- * constraint counts are recounted, and the levels of the hierarchical solve are built again from
- * the constraints, pins and masses, which give the same levels.
+ * multipliers and variable-length data, vertex block descent's multipliers and penalties, triangles with their air
+ * drag, colliders with their generations, the clock and the warning counters. Scratch that a step rebuilds before
+ * reading (displacements, Jacobi sums, step-start copies, the substep's air) is not, the per-particle constraint counts
+ * are recounted, and the levels of the hierarchical solve are built again from the constraints, pins and masses, which
+ * give the same levels.
  *
  * Layout: an 8-byte magic, then fixed-size native-endian fields and arrays, then an FNV-1a hash
  * of everything before it. The header records the scalar size and the byte order, and a reader
@@ -22,7 +22,7 @@
 #include "forces.h"
 
 #define SNAP_MAGIC   "PBDSNAP\0"
-#define SNAP_VERSION 4u
+#define SNAP_VERSION 5u
 #define SNAP_ENDIAN  0x01020304u
 /* Flags a snapshot may carry: the persistent ones (CONTACT is scratch of the diagnostics). */
 #define SNAP_FLAGS (PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET | PBD_PARTICLE_FORCE)
@@ -285,6 +285,11 @@ static void write_world(writer* wr, const pbd_world* w) {
 		put(wr, r->info.first, sizeof r->info.first);
 		put(wr, r->info.count, sizeof r->info.count);
 	}
+	/* Vertex block descent's multipliers and penalties, which carry from step to step. */
+	const uint32_t nr = pbd_vbd_saved_rows(w);
+	put_u32(wr, nr);
+	put(wr, w->integ.lam, (size_t)nr * sizeof *w->integ.lam);
+	put(wr, w->integ.pen, (size_t)nr * sizeof *w->integ.pen);
 	const uint64_t h = wr->hash;
 	put_u64(wr, h);
 }
@@ -771,6 +776,27 @@ static void capture_log(const char* message, void* user) {
 	if (c->log) c->log(message, c->user);
 }
 
+/* What write_world wrote last: vertex block descent's state, checked as the method keeps it (a
+ * finite multiplier, a penalty >= 0), given to the integrator for the rows it will build. */
+static pbd_status load_vbd(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	const uint32_t nr = get_u32(rd);
+	if (rd->short_read || !fits(rd, nr, 2 * sizeof(pbd_real)))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: block descent state of %u rows does not fit the snapshot", name,
+		                    nr);
+	if (nr == 0) return PBD_OK;
+	pbd_real* buf = (pbd_real*)pbd_alloc(&w->mem, 2 * (size_t)nr * sizeof *buf);
+	if (!buf) return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+	get(rd, buf, 2 * (size_t)nr * sizeof *buf);
+	pbd_status st = PBD_OK;
+	for (size_t k = 0; k < 2 * (size_t)nr && st == PBD_OK; ++k)
+		if (!pbd_is_finite(buf[k]) || (k >= nr && buf[k] < 0))
+			st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: invalid block descent state", name);
+	if (st == PBD_OK && pbd_vbd_restore(w, nr, buf, buf + nr) != PBD_OK)
+		st = pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+	pbd_free(&w->mem, buf, 2 * (size_t)nr * sizeof *buf);
+	return st;
+}
+
 pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_def* hooks, pbd_world** out,
                                  pbd_error* err) {
 	const char* name = "snapshot";
@@ -869,6 +895,7 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 	st = load_particles(&rd, w, name, err);
 	if (st == PBD_OK) st = load_families(&rd, w, name, err);
 	if (st == PBD_OK) st = load_rest(&rd, w, name, err);
+	if (st == PBD_OK) st = load_vbd(&rd, w, name, err);
 	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
 		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");
 	if (st != PBD_OK) {

@@ -120,9 +120,13 @@ static void build(pbd_world* w) {
 	in->colour_start[0] = 0;
 	for (uint32_t c = 0; c < PBD_GROUP_COUNT; ++c) in->colour_start[c + 1] = in->colour_start[c] + count[c];
 	in->colours = PBD_GROUP_COUNT;
-	/* a new constraint set starts its hard rows cold */
-	memset(in->lam, 0, (size_t)r->n * sizeof *in->lam);
-	memset(in->pen, 0, (size_t)r->n * sizeof *in->pen);
+	/* A new constraint set starts its rows cold; a snapshot's state is kept for the rows it was
+	 * saved with (the same constraints in the same order). */
+	if (in->vbd_restored != r->n) {
+		memset(in->lam, 0, (size_t)r->n * sizeof *in->lam);
+		memset(in->pen, 0, (size_t)r->n * sizeof *in->pen);
+	}
+	in->vbd_restored = UINT32_MAX;
 	/* counting sort by colour, particles in index order within a colour */
 	uint32_t cursor[PBD_GROUP_COUNT];
 	memcpy(cursor, in->colour_start, sizeof cursor);
@@ -141,6 +145,27 @@ pbd_status pbd_vbd_prepare(pbd_world* w) {
 		in->vbd_topology = w->topology;
 		in->vbd_np = w->np;
 	}
+	return PBD_OK;
+}
+
+uint32_t pbd_vbd_saved_rows(const pbd_world* w) {
+	const pbd_integrator* in = &w->integ;
+	return w->def.method == PBD_METHOD_VBD && in->vbd_topology == w->topology && in->lam ? in->rows.n : 0;
+}
+
+pbd_status pbd_vbd_restore(pbd_world* w, uint32_t n, const pbd_real* lam, const pbd_real* pen) {
+	pbd_integrator* in = &w->integ;
+	if (in->vbd_cap_r < n) {
+		const pbd_grow_item items[] = {{(void**)&in->u, sizeof *in->u},
+		                               {(void**)&in->lam, sizeof *in->lam},
+		                               {(void**)&in->pen, sizeof *in->pen},
+		                               {(void**)&in->c0, sizeof *in->c0}};
+		if (!pbd_grow_all(&w->mem, items, 4, in->vbd_cap_r, n)) return PBD_ERR_OUT_OF_MEMORY;
+		in->vbd_cap_r = n;
+	}
+	memcpy(in->lam, lam, (size_t)n * sizeof *lam);
+	memcpy(in->pen, pen, (size_t)n * sizeof *pen);
+	in->vbd_restored = n;
 	return PBD_OK;
 }
 
