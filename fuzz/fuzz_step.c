@@ -273,7 +273,7 @@ static void op_particle(harness* h, reader* r) {
 static void op_settings(harness* h, reader* r) {
 	const uint8_t k = rd_u8(r);
 	pbd_status st;
-	switch (k % 9) {
+	switch (k % 10) {
 	case 0: {
 		const pbd_real dt = rd_real(r);
 		st = pbd_world_set_dt(h->w, dt);
@@ -321,6 +321,13 @@ static void op_settings(harness* h, reader* r) {
 		const bool split = rd_u8(r) & 1;
 		st = pbd_world_set_jacobi(h->w, alpha, omega, split);
 		tr("jacobi alpha %g omega %g split %d -> %s", (double)alpha, (double)omega, split, pbd_status_string(st));
+		break;
+	}
+	case 8: {
+		/* every method and one past the end */
+		const int n = rd_u8(r) % (PBD_METHOD_COUNT + 1);
+		st = pbd_world_set_method(h->w, (pbd_method)n);
+		tr("method %d -> %s", n, pbd_status_string(st));
 		break;
 	}
 	default: {
@@ -437,7 +444,7 @@ static void op_step(harness* h, reader* r) {
 	for (int s = 0; s < n && h->steps < MAX_STEPS; ++s, ++h->steps) {
 		fuzz_pins pins;
 		fuzz_pins_take(&pins, h->w, h->moving);
-		if (pbd_world_step(h->w) != PBD_OK) fuzz_fail("pbd_world_step failed: %s", pbd_world_last_error(h->w));
+		fuzz_step_once(h->w);
 		tr("step %d: %u particles (%u pinned), %u distances, %u colliders; warnings nonfinite %llu diverged %llu",
 		   h->steps + 1, pbd_world_particle_count(h->w), pins.n, pbd_world_distance_count(h->w),
 		   pbd_world_collider_count(h->w), (unsigned long long)pbd_world_get_warning(h->w, PBD_WARN_NONFINITE).count,

@@ -169,6 +169,13 @@ pbd_status pbd_vbd_restore(pbd_world* w, uint32_t n, const pbd_real* lam, const 
 	return PBD_OK;
 }
 
+/* A double to the scalar type, clamped to its range so that no conversion overflows: the step's
+ * divergence test catches a state that needed the clamp. */
+static inline pbd_real to_real(double v) {
+	const double m = (double)PBD_REAL_MAX / 16;
+	return (pbd_real)(v > m ? m : v < -m ? -m : v);
+}
+
 /* Solves H d = f for one symmetric 3x3 block in double; false when H is not positive definite. */
 static bool solve3(const double H[6], const double f[3], pbd_vec3* d) {
 	/* H = [h0 h1 h2; h1 h3 h4; h2 h4 h5] */
@@ -177,9 +184,9 @@ static bool solve3(const double H[6], const double f[3], pbd_vec3* d) {
 	if (!(det > 0) || !(H[0] > 0)) return false;
 	const double c11 = H[0] * H[5] - H[2] * H[2], c12 = H[1] * H[2] - H[0] * H[4], c22 = H[0] * H[3] - H[1] * H[1];
 	const double id = 1 / det;
-	*d = pbd_v3((pbd_real)((c00 * f[0] + c01 * f[1] + c02 * f[2]) * id),
-	            (pbd_real)((c01 * f[0] + c11 * f[1] + c12 * f[2]) * id),
-	            (pbd_real)((c02 * f[0] + c12 * f[1] + c22 * f[2]) * id));
+	*d = pbd_v3(to_real((c00 * f[0] + c01 * f[1] + c02 * f[2]) * id),
+	            to_real((c01 * f[0] + c11 * f[1] + c12 * f[2]) * id),
+	            to_real((c02 * f[0] + c12 * f[1] + c22 * f[2]) * id));
 	return true;
 }
 
@@ -238,7 +245,7 @@ static pbd_real pen_start(const pbd_world* w, uint32_t row, pbd_real inv_h2) {
 	const pbd_rows* r = &w->integ.rows;
 	pbd_real wmax = 0;
 	for (uint32_t e = r->start[row]; e < r->start[row + 1]; ++e) wmax = PBD_FMAX(wmax, w->w[r->p[e]]);
-	return wmax > 0 ? inv_h2 / wmax : 0;
+	return wmax > 0 ? to_real((double)inv_h2 / (double)wmax) : 0;
 }
 
 static void warm_start(pbd_world* w, pbd_real inv_h2) {
@@ -263,10 +270,10 @@ static void dual_update(pbd_world* w, pbd_real inv_h2) {
 		const double C =
 		    sqrt((double)pbd_v3_dot(u, u)) - (double)r->rest[row] - (hard ? AVBD_ALPHA * (double)in->c0[row] : 0);
 		const double pen = (double)in->pen[row], p0 = (double)pen_start(w, row, inv_h2);
-		if (hard) in->lam[row] = (pbd_real)((double)in->lam[row] + pen * C);
+		if (hard) in->lam[row] = to_real((double)in->lam[row] + pen * C);
 		const double scale = r->rest[row] > 0 ? (double)r->rest[row] : 1;
 		const double cap = hard ? AVBD_PEN_MAX * p0 : (double)r->k[row];
-		in->pen[row] = (pbd_real)fmin(pen + AVBD_BETA * p0 * fabs(C) / scale, cap);
+		in->pen[row] = to_real(fmin(pen + AVBD_BETA * p0 * fabs(C) / scale, cap));
 	}
 }
 
