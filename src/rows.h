@@ -27,7 +27,7 @@ typedef struct pbd_rows {
 	pbd_real* k;     /* spring constant, > 0 */
 	pbd_real* g;     /* transverse stiffness k max(C, 0) / |u| of a norm row; 0 for the others */
 	pbd_vec3* dir;   /* n = u / |u| of a norm row */
-	pbd_real* rest;  /* r of a norm row */
+	pbd_real* rest;  /* r of a norm row; -1 for a general row */
 	/* The constant a projective method puts in its matrix, which must not change with the state:
 	 * a distance's stretch constant, whatever side it is on now (k is the current side's). */
 	pbd_real* kf;
@@ -38,6 +38,9 @@ typedef struct pbd_rows {
 	/* The first constraint met with no finite spring constant (compliance 0): which family and
 	 * which user index, UINT32_MAX when none. The step refuses to start. */
 	uint32_t rigid_family, rigid_index;
+	/* Whether every row is a norm row, and the family of the first general one (UINT32_MAX). */
+	bool norm_rows;
+	uint32_t general_family;
 } pbd_rows;
 
 /* Grows the arrays to hold `rows` rows and `entries` entries; the contents are not kept. */
@@ -51,6 +54,8 @@ static inline void pbd_rows_clear(pbd_rows* r) {
 	r->start[0] = 0;
 	r->rigid_family = UINT32_MAX;
 	r->rigid_index = UINT32_MAX;
+	r->norm_rows = true;
+	r->general_family = UINT32_MAX;
 }
 
 /* Appends a norm row C = |u| - rest over particles p[0..n) with weights a (see above), spring
@@ -79,6 +84,32 @@ static inline void pbd_rows_add_norm(pbd_rows* r, const uint32_t* p, const pbd_r
 		r->grad[e] = pbd_v3_scale(dir, a[i]);
 	}
 	r->start[r->n] = r->ne;
+}
+
+/* Appends a general row: C and its gradients grad[0..n) at particles p[0..n), with only the
+ * Gauss-Newton stiffness k grad grad^T (the curvature term k C d2C/dx2 is left out, which keeps
+ * the system positive semi-definite, as for a compressed spring). For families that are not
+ * norms: volumes, strains, dihedral angles. A unilateral constraint that is slack gives C = 0 and
+ * zero gradients, so that its row is still there. general_family names the first such family
+ * (projective dynamics has no projection for them). */
+static inline void pbd_rows_add_general(pbd_rows* r, pbd_family_type type, const uint32_t* p, const pbd_vec3* grad,
+                                        uint32_t n, pbd_real C, pbd_real k) {
+	const uint32_t row = r->n++;
+	r->C[row] = C;
+	r->k[row] = k;
+	r->g[row] = 0;
+	r->dir[row] = pbd_v3(0, 0, 0);
+	r->rest[row] = -1; /* marks a general row: a norm's rest is >= 0 */
+	r->kf[row] = k;
+	for (uint32_t i = 0; i < n; ++i) {
+		const uint32_t e = r->ne++;
+		r->p[e] = p[i];
+		r->a[e] = 0;
+		r->grad[e] = grad[i];
+	}
+	r->start[r->n] = r->ne;
+	r->norm_rows = false;
+	if (r->general_family == UINT32_MAX) r->general_family = (uint32_t)type;
 }
 
 /* The spring constant of a compliance, 0 for a rigid constraint (compliance 0, or one so small

@@ -169,6 +169,9 @@ pbd_status pbd_vbd_restore(pbd_world* w, uint32_t n, const pbd_real* lam, const 
 	return PBD_OK;
 }
 
+/* A general row has rest -1 (rows.h). */
+static inline bool row_is_norm(const pbd_rows* r, uint32_t row) { return r->rest[row] >= 0; }
+
 /* A double to the scalar type, clamped to its range so that no conversion overflows: the step's
  * divergence test catches a state that needed the clamp. */
 static inline pbd_real to_real(double v) {
@@ -190,6 +193,27 @@ static bool solve3(const double H[6], const double f[3], pbd_vec3* d) {
 	return true;
 }
 
+/* A general row at vertex i (rows.h): its value C is carried in u.x and moved to first order by
+ * the gradients, which stay those of the sweep's linearisation; Gauss-Newton stiffness only. */
+static void general_step(const pbd_integrator* in, const pbd_rows* r, uint32_t e, uint32_t row, pbd_vec3 dn,
+                         pbd_real damp, double f[3], double H[6]) {
+	const bool hard = r->k[row] == 0;
+	const double k = (double)in->pen[row];
+	const double C = (double)in->u[row].x - (hard ? AVBD_ALPHA * (double)in->c0[row] : 0);
+	const double g[3] = {(double)r->grad[e].x, (double)r->grad[e].y, (double)r->grad[e].z};
+	const double force = k * C + (hard ? (double)in->lam[row] : 0);
+	const double rate = g[0] * (double)dn.x + g[1] * (double)dn.y + g[2] * (double)dn.z;
+	const double kd = hard ? 0 : (double)damp * k;
+	for (int c = 0; c < 3; ++c) f[c] -= (force + kd * rate) * g[c];
+	const double kk = k + kd;
+	H[0] += kk * g[0] * g[0];
+	H[1] += kk * g[0] * g[1];
+	H[2] += kk * g[0] * g[2];
+	H[3] += kk * g[1] * g[1];
+	H[4] += kk * g[1] * g[2];
+	H[5] += kk * g[2] * g[2];
+}
+
 /* One vertex's Newton step; moves q[i] and the rows at it. */
 static void vertex_step(pbd_world* w, uint32_t i, pbd_real inv_h2, pbd_real damp) {
 	pbd_integrator* in = &w->integ;
@@ -201,6 +225,10 @@ static void vertex_step(pbd_world* w, uint32_t i, pbd_real inv_h2, pbd_real damp
 	for (uint32_t k = in->inc_start[i]; k < in->inc_start[i + 1]; ++k) {
 		const uint32_t e = in->inc[k], row = in->entry_row[e];
 		const pbd_vec3 u = in->u[row];
+		if (!row_is_norm(r, row)) {
+			general_step(in, r, e, row, dn, damp, f, H);
+			continue;
+		}
 		const double ux = (double)u.x, uy = (double)u.y, uz = (double)u.z;
 		const double len = sqrt(ux * ux + uy * uy + uz * uz);
 		double n[3];
@@ -235,7 +263,11 @@ static void vertex_step(pbd_world* w, uint32_t i, pbd_real inv_h2, pbd_real damp
 	w->q[i] = pbd_v3_add(qi, d);
 	for (uint32_t k = in->inc_start[i]; k < in->inc_start[i + 1]; ++k) {
 		const uint32_t e = in->inc[k];
-		in->u[in->entry_row[e]] = pbd_v3_add(in->u[in->entry_row[e]], pbd_v3_scale(d, r->a[e]));
+		pbd_vec3* u = &in->u[in->entry_row[e]];
+		if (row_is_norm(r, in->entry_row[e]))
+			*u = pbd_v3_add(*u, pbd_v3_scale(d, r->a[e]));
+		else
+			u->x += pbd_v3_dot(r->grad[e], d); /* a general row's C, to first order */
 	}
 }
 
@@ -267,8 +299,8 @@ static void dual_update(pbd_world* w, pbd_real inv_h2) {
 	for (uint32_t row = 0; row < r->n; ++row) {
 		const bool hard = r->k[row] == 0;
 		const pbd_vec3 u = in->u[row];
-		const double C =
-		    sqrt((double)pbd_v3_dot(u, u)) - (double)r->rest[row] - (hard ? AVBD_ALPHA * (double)in->c0[row] : 0);
+		const double value = row_is_norm(r, row) ? sqrt((double)pbd_v3_dot(u, u)) - (double)r->rest[row] : (double)u.x;
+		const double C = value - (hard ? AVBD_ALPHA * (double)in->c0[row] : 0);
 		const double pen = (double)in->pen[row], p0 = (double)pen_start(w, row, inv_h2);
 		if (hard) in->lam[row] = to_real((double)in->lam[row] + pen * C);
 		const double scale = r->rest[row] > 0 ? (double)r->rest[row] : 1;
@@ -300,7 +332,9 @@ void pbd_vbd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 	for (int it = 0; it < w->def.iterations; ++it) {
 		linearise(w, &lin);
 		if (it == 0) warm_start(w, ctx->inv_h2);
-		for (uint32_t row = 0; row < r->n; ++row) in->u[row] = pbd_v3_scale(r->dir[row], r->C[row] + r->rest[row]);
+		for (uint32_t row = 0; row < r->n; ++row)
+			in->u[row] =
+			    row_is_norm(r, row) ? pbd_v3_scale(r->dir[row], r->C[row] + r->rest[row]) : pbd_v3(r->C[row], 0, 0);
 		for (uint32_t c = 0; c < in->colours; ++c)
 			for (uint32_t k = in->colour_start[c]; k < in->colour_start[c + 1]; ++k) {
 				const uint32_t i = in->order[k];
