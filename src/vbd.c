@@ -31,10 +31,12 @@
 #include "integrate.h"
 #include "world.h"
 
-/* AVBD's stabilisation (alpha) and warm start: the share of a hard row's multiplier and penalty
- * kept from the last substep is alpha gamma and gamma. */
-#define AVBD_ALPHA 0.5
-#define AVBD_GAMMA 0.99
+/* AVBD's stabilisation alpha (the paper's value: lower ones correct old error faster but let a
+ * heavy chain blow up), and its warm start: the share of a hard row's multiplier and penalty kept
+ * from the last substep, AVBD_LAMBDA_KEEP gamma and gamma. */
+#define AVBD_ALPHA       0.99
+#define AVBD_LAMBDA_KEEP 0.99
+#define AVBD_GAMMA       0.99
 /* The penalty grows by AVBD_BETA times its start per unit of strain |C| / rest (per metre of |C|
  * at rest 0), and stays below AVBD_PEN_MAX times its start, where float still solves the vertex
  * systems. */
@@ -271,13 +273,18 @@ static void vertex_step(pbd_world* w, uint32_t i, pbd_real inv_h2, pbd_real damp
 	}
 }
 
-/* The penalty a hard row starts from: the inertia m / h^2 of its lightest free particle, so that
- * the first sweep moves it as much as a constraint about as stiff as its own mass allows. */
+/* The penalty scale of a row: the inertia m / h^2 of its heaviest free particle. A row that holds
+ * a heavy particle must grow as stiff as that particle's inertia before it holds it; scaled by
+ * the lightest one, the ramp would take thousands of sweeps to get there (a light chain under a
+ * heavy weight). */
 static pbd_real pen_start(const pbd_world* w, uint32_t row, pbd_real inv_h2) {
 	const pbd_rows* r = &w->integ.rows;
-	pbd_real wmax = 0;
-	for (uint32_t e = r->start[row]; e < r->start[row + 1]; ++e) wmax = PBD_FMAX(wmax, w->w[r->p[e]]);
-	return wmax > 0 ? to_real((double)inv_h2 / (double)wmax) : 0;
+	pbd_real wmin = 0;
+	for (uint32_t e = r->start[row]; e < r->start[row + 1]; ++e) {
+		const pbd_real wi = w->w[r->p[e]];
+		if (wi > 0 && (wmin == 0 || wi < wmin)) wmin = wi;
+	}
+	return wmin > 0 ? to_real((double)inv_h2 / (double)wmin) : 0;
 }
 
 static void warm_start(pbd_world* w, pbd_real inv_h2) {
@@ -285,7 +292,7 @@ static void warm_start(pbd_world* w, pbd_real inv_h2) {
 	const pbd_rows* r = &in->rows;
 	for (uint32_t row = 0; row < r->n; ++row) {
 		const pbd_real p0 = pen_start(w, row, inv_h2);
-		in->lam[row] *= (pbd_real)(AVBD_ALPHA * AVBD_GAMMA);
+		in->lam[row] *= (pbd_real)(AVBD_LAMBDA_KEEP * AVBD_GAMMA);
 		in->pen[row] = PBD_FMAX(in->pen[row] * (pbd_real)AVBD_GAMMA, p0);
 		if (r->k[row] > 0) in->pen[row] = PBD_FMIN(in->pen[row], r->k[row]);
 	}
