@@ -403,8 +403,9 @@ static void test_refuses_rigid_and_unmodelled(void** state) {
 /* Same input, same bits; and a cloth dropped on a floor under a force-based method stays above it. */
 static void test_deterministic_and_contacts(void** state) {
 	(void)state;
-	const pbd_method methods[2] = {PBD_METHOD_IMPLICIT_EULER, PBD_METHOD_SYMPLECTIC_EULER};
-	for (int m = 0; m < 2; ++m) {
+	const pbd_method methods[4] = {PBD_METHOD_IMPLICIT_EULER, PBD_METHOD_SYMPLECTIC_EULER, PBD_METHOD_VBD,
+	                               PBD_METHOD_PROJECTIVE_DYNAMICS};
+	for (int m = 0; m < 4; ++m) {
 		uint64_t h[2];
 		for (int r = 0; r < 2; ++r) {
 			pbd_world* w = hanging_sheet(methods[m]);
