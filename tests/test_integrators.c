@@ -431,6 +431,82 @@ static void test_deterministic_and_contacts(void** state) {
 	}
 }
 
+/* Implicit Euler's CG: after one step, the velocity change solves (M + h^2 K) dv = h (f - h K v),
+ * rebuilt here from the rows at the step's start, to the tolerance asked; and a dense solve of the
+ * same system by Gaussian elimination gives the same dv. */
+static void test_cg_solves_the_system(void** state) {
+	(void)state;
+	pbd_world* w = mixed_world(); /* implicit Euler, 5 particles, one pinned by nothing: all free */
+	w->def.gravity = pbd_v3(0, -9.81f, 0);
+	w->def.linear_tolerance = (pbd_real)TEST_TOL(1e-10, 1e-6);
+	w->def.iterations = 200;
+	const pbd_vec3 v0[5] = {pbd_v3(0.1f, 0, 0), pbd_v3(0, 0.2f, 0), pbd_v3(0, 0, -0.1f), pbd_v3(0.3f, 0, 0.1f),
+	                        pbd_v3(0, -0.2f, 0)};
+	assert_int_equal(pbd_world_set_velocities(w, 0, 5, v0), PBD_OK);
+	/* the rows and forces at the start */
+	pbd_vec3 f[5], kv[5] = {0};
+	linearise(w, f);
+	const pbd_real h = w->def.dt;
+	pbd_rows_mul(&w->integ.rows, 1, 1, v0, kv);
+	double A[15][15] = {{0}}, b[15], x[15];
+	for (int j = 0; j < 15; ++j) {
+		pbd_vec3 e[5] = {0}, ke[5] = {0};
+		(&e[j / 3].x)[j % 3] = 1;
+		pbd_rows_mul(&w->integ.rows, h * h, h * h, e, ke);
+		for (int i = 0; i < 15; ++i) A[i][j] = (double)(&ke[i / 3].x)[i % 3];
+		A[j][j] += 1 / (double)w->w[j / 3];
+	}
+	for (int i = 0; i < 15; ++i) {
+		const double g = i % 3 == 1 ? -9.81 / (double)w->w[i / 3] : 0;
+		b[i] = (double)h * ((double)(&f[i / 3].x)[i % 3] + g - (double)h * (double)(&kv[i / 3].x)[i % 3]);
+	}
+	/* Gaussian elimination with partial pivoting */
+	double M[15][16];
+	for (int i = 0; i < 15; ++i) {
+		for (int j = 0; j < 15; ++j) M[i][j] = A[i][j];
+		M[i][15] = b[i];
+	}
+	for (int c = 0; c < 15; ++c) {
+		int p = c;
+		for (int r = c + 1; r < 15; ++r)
+			if (fabs(M[r][c]) > fabs(M[p][c])) p = r;
+		for (int j = 0; j < 16; ++j) {
+			const double t = M[c][j];
+			M[c][j] = M[p][j];
+			M[p][j] = t;
+		}
+		for (int r = c + 1; r < 15; ++r) {
+			const double q = M[r][c] / M[c][c];
+			for (int j = c; j < 16; ++j) M[r][j] -= q * M[c][j];
+		}
+	}
+	for (int i = 14; i >= 0; --i) {
+		double t = M[i][15];
+		for (int j = i + 1; j < 15; ++j) t -= M[i][j] * x[j];
+		x[i] = t / M[i][i];
+	}
+	assert_int_equal(pbd_world_step(w), PBD_OK);
+	double rr = 0, bb = 0, diff = 0, scale = 0;
+	for (int i = 0; i < 15; ++i) {
+		const double dv = (double)(&pbd_world_velocities(w)[i / 3].x)[i % 3] - (double)(&v0[i / 3].x)[i % 3];
+		double r = b[i];
+		for (int j = 0; j < 15; ++j)
+			r -= A[i][j] * ((double)(&pbd_world_velocities(w)[j / 3].x)[j % 3] - (double)(&v0[j / 3].x)[j % 3]);
+		rr += r * r;
+		bb += b[i] * b[i];
+		diff = fmax(diff, fabs(dv - x[i]));
+		scale = fmax(scale, fabs(x[i]));
+	}
+	pbd_stats st;
+	pbd_world_get_stats(w, &st);
+	printf("  CG: reported residual %.3g, recomputed %.3g, |dv - dense| %.3g of %.3g\n", st.linear_residual,
+	       sqrt(rr / bb), diff, scale);
+	assert_true(st.linear_residual <= (double)w->def.linear_tolerance);
+	assert_true(sqrt(rr / bb) <= TEST_TOL(1e-8, 1e-4));
+	assert_true(diff <= TEST_TOL(1e-8, 1e-4) * scale);
+	pbd_world_destroy(w);
+}
+
 /* The chain of scenes/chain_mass_ratio.json: ten 1 g links pinned at one end, a 50 kg weight at the
  * other, rigid links, released from horizontal; one substep of 10 iterations per 1/60 s. Returns
  * the largest relative stretch of the whole chain over 4 s. */
@@ -538,6 +614,7 @@ int main(void) {
 	    cmocka_unit_test(test_deterministic_and_contacts),
 	    cmocka_unit_test(test_snapshot_resume),
 	    cmocka_unit_test(test_mass_ratio_chain),
+	    cmocka_unit_test(test_cg_solves_the_system),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
