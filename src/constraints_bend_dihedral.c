@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bend.h"
+#include "rows.h"
 
 /* Hot: the hinge, its rest angle in (-pi, pi], and s = k' (PBD) or the compliance (XPBD). */
 typedef struct pbd_dihedral_c {
@@ -289,6 +290,26 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 	}
 }
 
+/* A spring C = theta - rest of constant 1 / compliance along the true gradients g / L, Gauss-Newton
+ * stiffness only. A hinge without an angle keeps its row with C = 0 and no gradient. */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	const pbd_dihedral_c* c = HOT(f);
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
+		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_BEND_DIHEDRAL, f->user[k]);
+		pbd_real C, len;
+		pbd_vec3 g[4];
+		if (evaluate(ctx, &c[k], &C, &len, g)) {
+			const pbd_real il = 1 / len;
+			for (int i = 0; i < 4; ++i) g[i] = pbd_v3_scale(g[i], il);
+		} else {
+			C = 0;
+			for (int i = 0; i < 4; ++i) g[i] = pbd_v3(0, 0, 0);
+		}
+		pbd_rows_add_general(rows, PBD_FAMILY_BEND_DIHEDRAL, c[k].p, g, 4, C, kk);
+	}
+}
+
 /* C of the constraint at position k in double from x + x_lo; false for a hinge without an angle. */
 static bool violation(const pbd_world* w, const pbd_dihedral_c* c, double* C) {
 	double e[3], a2[3], a3[3], theta;
@@ -357,4 +378,7 @@ const pbd_family_ops pbd_family_bend_dihedral_ops = {
     .stats = stats,
     .max_strain = max_strain,
     .check = check,
+    .linearize = linearize,
+    .row_count = 1,
+    .row_entries = 4,
 };

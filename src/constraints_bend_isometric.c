@@ -394,5 +394,6 @@ const pbd_family_ops pbd_family_bend_isometric_ops = {
     .max_strain = max_strain,
     .check = check,
     .linearize = linearize,
+    .row_count = 1,
     .row_entries = 4,
 };

@@ -19,6 +19,7 @@
  * (no pin in the set, or none connected to it in geodesic mode), is inactive. */
 #include <string.h>
 
+#include "rows.h"
 #include "world.h"
 
 #define PBD_LRA_NONE UINT32_MAX
@@ -422,8 +423,20 @@ static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint3
 	return 1;
 }
 
-/* Unilateral: nothing happens until |d| > rest, tested on squares before any square root. PBD
- * moves the particle by -k' C n (the pin takes none of it), XPBD by w n dlambda. */
+/* Unilateral: an active constraint acts once |d| > rest, tested on squares before any square
+ * root. Gives d = x - x_pin, its length and C = |d| - rest > 0 when taut; false when slack or
+ * inactive. */
+static inline bool taut(const pbd_step_ctx* ctx, const pbd_lra_c* c, pbd_vec3* d, pbd_real* len, pbd_real* C) {
+	if (c->pin == PBD_LRA_NONE) return false;
+	*d = pbd_rel(ctx, c->i, c->pin);
+	const pbd_real len2 = pbd_v3_dot(*d, *d);
+	if (!(len2 > c->rest * c->rest)) return false;
+	*len = PBD_SQRT(len2);
+	*C = *len - c->rest;
+	return true;
+}
+
+/* PBD moves the particle by -k' C n (the pin takes none of it), XPBD by w n dlambda. */
 static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	const pbd_lra_c* restrict c = HOT(f);
 	pbd_vec3* restrict q = ctx->q;
@@ -432,15 +445,11 @@ static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint
 	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
 	const pbd_real inv_h2 = ctx->inv_h2;
 	for (uint32_t k = first; k < end; ++k) {
-		const uint32_t i = c[k].i, pin = c[k].pin;
-		if (pin == PBD_LRA_NONE) continue;
+		const uint32_t i = c[k].i;
 		const pbd_real w = iw[i];
-		if (w == 0) continue;
-		const pbd_vec3 d = pbd_rel(ctx, i, pin);
-		const pbd_real len2 = pbd_v3_dot(d, d), rest = c[k].rest;
-		if (!(len2 > rest * rest)) continue;
-		const pbd_real len = PBD_SQRT(len2);
-		const pbd_real C = len - rest;
+		pbd_vec3 d;
+		pbd_real len, C;
+		if (w == 0 || !taut(ctx, &c[k], &d, &len, &C)) continue;
 		pbd_real s; /* the move is d * s */
 		if (xpbd) {
 			const pbd_real at = c[k].s * inv_h2;
@@ -466,15 +475,12 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 	const bool equal = ctx->jacobi_equal;
 	const pbd_real alpha = ctx->jacobi_alpha, omega = ctx->jacobi_omega, inv_h2 = ctx->inv_h2;
 	for (uint32_t k = first; k < end; ++k) {
-		const uint32_t i = c[k].i, pin = c[k].pin;
-		if (pin == PBD_LRA_NONE || iw[i] == 0) continue;
-		const pbd_vec3 d = pbd_rel(ctx, i, pin);
-		const pbd_real len2 = pbd_v3_dot(d, d), rest = c[k].rest;
-		if (!(len2 > rest * rest)) continue;
+		const uint32_t i = c[k].i;
+		pbd_vec3 d;
+		pbd_real len, C;
+		if (iw[i] == 0 || !taut(ctx, &c[k], &d, &len, &C)) continue;
 		const pbd_real w = equal ? 1 : iw[i];
 		const pbd_real fk = equal ? 1 : omega / ((pbd_real)deg[i] + alpha);
-		const pbd_real len = PBD_SQRT(len2);
-		const pbd_real C = len - rest;
 		pbd_real s;
 		if (xpbd) {
 			const pbd_real at = c[k].s * inv_h2;
@@ -485,6 +491,21 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 			s = fk * (-c[k].s * C / len);
 		}
 		dx[i] = pbd_v3_add(dx[i], pbd_v3_scale(d, s));
+	}
+}
+
+/* C = max(0, |x - x_pin| - rest) with constant 1 / compliance on the particle alone (the pin is
+ * pinned: a force on it moves nothing), gradient (x - x_pin) / |x - x_pin| when taut; a slack or
+ * inactive constraint keeps its row with C = 0 and no gradient. Gauss-Newton stiffness only. */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	const pbd_lra_c* c = HOT(f);
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
+		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_LRA, f->user[k]);
+		pbd_vec3 d, g = pbd_v3(0, 0, 0);
+		pbd_real len, C = 0;
+		if (taut(ctx, &c[k], &d, &len, &C)) g = pbd_v3_scale(d, 1 / len);
+		pbd_rows_add_general(rows, PBD_FAMILY_LRA, &c[k].i, &g, 1, C, kk);
 	}
 }
 
@@ -603,4 +624,7 @@ const pbd_family_ops pbd_family_lra_ops = {
     .stats = stats,
     .max_strain = max_strain,
     .check = check,
+    .linearize = linearize,
+    .row_count = 1,
+    .row_entries = 1,
 };

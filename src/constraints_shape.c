@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rows.h"
 #include "world.h"
 
 /* The rotation is found in double whatever the build: it is a 3 x 3 problem per cluster, and the
@@ -381,6 +382,51 @@ static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint3
 	return c->count;
 }
 
+/* The best fit of a cluster at the current positions: the first member's committed position and
+ * displacement, taken before anything moves (positions are relative to them), the weighted centre
+ * and the rotation R. */
+typedef struct shape_fit {
+	pbd_vec3 xo, qo, cen;
+	pbd_real R[9];
+} shape_fit;
+
+static inline pbd_vec3 member_rel(const pbd_step_ctx* ctx, const shape_fit* s, uint32_t i) {
+	return pbd_v3_add(pbd_v3_sub(ctx->x[i], s->xo), pbd_v3_sub(ctx->q[i], s->qo));
+}
+
+/* R is iterated from the cluster's quaternion, which keeps the result as the next fit's warm
+ * start. */
+static void fit(const pbd_step_ctx* ctx, pbd_shape_c* c, const pbd_shape_m* m, shape_fit* s) {
+	const uint32_t n = c->count;
+	s->xo = ctx->x[m[0].p];
+	s->qo = ctx->q[m[0].p];
+	pbd_vec3 cen = pbd_v3(0, 0, 0);
+	for (uint32_t j = 0; j < n; ++j) cen = pbd_v3_add(cen, pbd_v3_scale(member_rel(ctx, s, m[j].p), m[j].m));
+	cen = pbd_v3_scale(cen, c->inv_mtot);
+	pbd_real A[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+	for (uint32_t j = 0; j < n; ++j) {
+		const pbd_vec3 pj = pbd_v3_scale(pbd_v3_sub(member_rel(ctx, s, m[j].p), cen), m[j].m),
+		               qj = pbd_v3_sub(m[j].rest, c->c0);
+		A[0] += pj.x * qj.x, A[1] += pj.x * qj.y, A[2] += pj.x * qj.z;
+		A[3] += pj.y * qj.x, A[4] += pj.y * qj.y, A[5] += pj.y * qj.z;
+		A[6] += pj.z * qj.x, A[7] += pj.z * qj.y, A[8] += pj.z * qj.z;
+	}
+	double Ad[9], qd[4], Rd[9];
+	for (int i = 0; i < 9; ++i) Ad[i] = (double)A[i];
+	for (int i = 0; i < 4; ++i) qd[i] = (double)c->quat[i];
+	extract_rotation(qd, Ad, PBD_SHAPE_ROT_ITERS, SHAPE_ROT_TOL);
+	for (int i = 0; i < 4; ++i) c->quat[i] = (pbd_real)qd[i];
+	quat_matrix(qd, Rd);
+	for (int i = 0; i < 9; ++i) s->R[i] = (pbd_real)Rd[i];
+	s->cen = cen;
+}
+
+/* Member j's deviation d_j = x_j - g_j from its goal g_j = R (q_j - c0) + centre. */
+static inline pbd_vec3 deviation(const pbd_step_ctx* ctx, const pbd_shape_c* c, const pbd_shape_m* m, uint32_t j,
+                                 const shape_fit* s) {
+	return pbd_v3_sub(pbd_v3_sub(member_rel(ctx, s, m[j].p), s->cen), mat_mul(s->R, pbd_v3_sub(m[j].rest, c->c0)));
+}
+
 /* The correction of one cluster from the current displacements: each free member moves by
  * -beta d_i, written to `out` (q for Gauss-Seidel, dx for Jacobi) with the factor `scale`
  * (omega / (N + alpha) of mass-weighted Jacobi, else 1), the multiplier taking the same scaled
@@ -388,37 +434,13 @@ static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint3
 static void project_cluster(const pbd_step_ctx* ctx, pbd_shape_c* c, const pbd_shape_m* m, pbd_real* lambda,
                             pbd_vec3* out, bool jacobi) {
 	const uint32_t n = c->count;
-	const pbd_vec3* restrict x = ctx->x;
-	const pbd_vec3* restrict q = ctx->q;
 	const pbd_real* restrict iw = ctx->iw;
-	const uint32_t o = m[0].p;
-	const pbd_vec3 xo = x[o], qo = q[o];
-#define REL(j) pbd_v3_add(pbd_v3_sub(x[m[j].p], xo), pbd_v3_sub(q[m[j].p], qo))
-	pbd_vec3 cen = pbd_v3(0, 0, 0);
-	for (uint32_t j = 0; j < n; ++j) cen = pbd_v3_add(cen, pbd_v3_scale(REL(j), m[j].m));
-	cen = pbd_v3_scale(cen, c->inv_mtot);
-	pbd_real A[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-	for (uint32_t j = 0; j < n; ++j) {
-		const pbd_vec3 pj = pbd_v3_scale(pbd_v3_sub(REL(j), cen), m[j].m), qj = pbd_v3_sub(m[j].rest, c->c0);
-		A[0] += pj.x * qj.x, A[1] += pj.x * qj.y, A[2] += pj.x * qj.z;
-		A[3] += pj.y * qj.x, A[4] += pj.y * qj.y, A[5] += pj.y * qj.z;
-		A[6] += pj.z * qj.x, A[7] += pj.z * qj.y, A[8] += pj.z * qj.z;
-	}
-	pbd_real R[9];
-	{
-		double Ad[9], qd[4], Rd[9];
-		for (int i = 0; i < 9; ++i) Ad[i] = (double)A[i];
-		for (int i = 0; i < 4; ++i) qd[i] = (double)c->quat[i];
-		extract_rotation(qd, Ad, PBD_SHAPE_ROT_ITERS, SHAPE_ROT_TOL);
-		for (int i = 0; i < 4; ++i) c->quat[i] = (pbd_real)qd[i];
-		quat_matrix(qd, Rd);
-		for (int i = 0; i < 9; ++i) R[i] = (pbd_real)Rd[i];
-	}
-#define DEV(j) pbd_v3_sub(pbd_v3_sub(REL(j), cen), mat_mul(R, pbd_v3_sub(m[j].rest, c->c0)))
+	shape_fit fs;
+	fit(ctx, c, m, &fs);
 	pbd_real s_all = 0, s_free = 0;
 	uint32_t deg = 0;
 	for (uint32_t j = 0; j < n; ++j) {
-		const pbd_vec3 d = DEV(j);
+		const pbd_vec3 d = deviation(ctx, c, m, j, &fs);
 		const pbd_real e = m[j].m * pbd_v3_dot(d, d);
 		s_all += e;
 		if (iw[m[j].p] > 0) s_free += e;
@@ -443,11 +465,9 @@ static void project_cluster(const pbd_step_ctx* ctx, pbd_shape_c* c, const pbd_s
 	for (uint32_t j = 0; j < n; ++j) {
 		const uint32_t i = m[j].p;
 		if (iw[i] == 0) continue;
-		const pbd_vec3 d = DEV(j);
+		const pbd_vec3 d = deviation(ctx, c, m, j, &fs);
 		out[i] = pbd_v3_sub(out[i], pbd_v3_scale(d, beta));
 	}
-#undef DEV
-#undef REL
 }
 
 static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
@@ -462,6 +482,47 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 	const pbd_shape_m* m = POOL(f);
 	for (uint32_t k = first; k < end; ++k)
 		if (c[k].inv_mfree > 0) project_cluster(ctx, &c[k], m + c[k].first, &f->lambda[k], ctx->dx, true);
+}
+
+/* Each member as a zero-length spring to its goal g_j, held where the current fit puts it: three
+ * general rows per member, the components of d_j = x_j - g_j along x, y and z (gradient the unit
+ * axis at the member), whose Gauss-Newton stiffness k_j I is the spring's whole Hessian. One norm
+ * row |d_j| would give the same forces and stiffness but has no direction where it is satisfied,
+ * and block descent's multiplier of a rigid cluster, of one sign on |d_j|, then pushes the member
+ * around its goal; components take multipliers of either sign. With M the free members' mass and
+ * m_j the fit's weights, the constants k_j = m_j / (M alpha) make the rows' energy
+ * sum k_j |d_j|^2 / 2 = C^2 / (2 alpha), the family's own, and since the fit minimises
+ * sum m_j |d_j|^2 the forces -k_j d_j are its exact gradient (the terms through R and the centre
+ * vanish). Only the stiffness is approximate: k_j I per member, without the coupling through the
+ * fit. The fit's quaternion is kept as the projection keeps it (the warm start, and what
+ * pbd_world_get_shape_rotation reports). A cluster with no free member moves nothing: its rows
+ * are kept at C = 0, with the constant shared by weight so that it stays finite. */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	static const pbd_vec3 axes[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+	pbd_shape_c* c = HOT(f);
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_shape_m* m = POOL(f) + c[k].first;
+		const pbd_real ka = pbd_rows_k(COLD(f)[k].compliance);
+		if (ka == 0) pbd_rows_rigid(rows, PBD_FAMILY_SHAPE, f->user[k]);
+		const bool has_free = c[k].inv_mfree > 0;
+		const pbd_real share = ka * (has_free ? c[k].inv_mfree : c[k].inv_mtot);
+		shape_fit fs;
+		if (has_free) fit(ctx, &c[k], m, &fs);
+		for (uint32_t j = 0; j < c[k].count; ++j) {
+			const pbd_vec3 d = has_free ? deviation(ctx, &c[k], m, j, &fs) : pbd_v3(0, 0, 0);
+			const pbd_real kj = share * m[j].m;
+			for (int a = 0; a < 3; ++a)
+				pbd_rows_add_general(rows, PBD_FAMILY_SHAPE, &m[j].p, &axes[a], 1, (&d.x)[a], kj);
+		}
+	}
+}
+
+/* Three rows per member. */
+static void row_sizes(const pbd_family* f, uint64_t* rows, uint64_t* entries) {
+	uint64_t n = 0;
+	for (uint32_t k = 0; k < f->n; ++k) n += HOT(f)[k].count;
+	*rows = 3 * n;
+	*entries = 3 * n;
 }
 
 /* C of one cluster in double from x + x_lo, with the fit's weights from the current inverse
@@ -587,4 +648,6 @@ const pbd_family_ops pbd_family_shape_ops = {
     .stats = stats,
     .max_strain = max_strain,
     .check = check,
+    .linearize = linearize,
+    .row_sizes = row_sizes,
 };

@@ -7,6 +7,7 @@
  * rotation. docs/constraints.md derives the gradients and the Lamé mapping. */
 #include <string.h>
 
+#include "rows.h"
 #include "tet.h"
 #include "world.h"
 
@@ -326,12 +327,13 @@ static inline bool deviatoric(const pbd_step_ctx* ctx, const pbd_tet_nh_c* c, co
 }
 
 /* C_H = det F - gamma, dC_H/dF = cof F = (f2 x f3, f3 x f1, f1 x f2). The cofactor vanishes when
- * the tetrahedron collapses to a line or a point: then skipped. It does not vanish for a flat or
- * inverted one, which it pushes back to positive volume. */
-static inline bool hydrostatic(const pbd_step_ctx* ctx, const pbd_tet_nh_c* c, const pbd_vec3 f[3], pbd_real* C,
-                               pbd_vec3 g[4]) {
+ * the tetrahedron collapses to a line or a point: then skipped (C and g are written all the
+ * same). It does not vanish for a flat or inverted one, which it pushes back to positive volume.
+ * gamma is the hot record's for the projections, the material's for the force model. */
+static inline bool hydrostatic(const pbd_step_ctx* ctx, const pbd_tet_nh_c* c, const pbd_vec3 f[3], pbd_real gamma,
+                               pbd_real* C, pbd_vec3 g[4]) {
 	const pbd_vec3 P[3] = {pbd_v3_cross(f[1], f[2]), pbd_v3_cross(f[2], f[0]), pbd_v3_cross(f[0], f[1])};
-	*C = pbd_v3_dot(f[0], P[0]) - c->gamma;
+	*C = pbd_v3_dot(f[0], P[0]) - gamma;
 	return gradients(ctx, c, P, g);
 }
 
@@ -360,7 +362,7 @@ static inline void xpbd_pair(const pbd_step_ctx* ctx, const pbd_tet_nh_c* c, con
 	pbd_vec3 gd[4], gh[4];
 	pbd_real cd = 0, ch = 0;
 	const bool has_d = deviatoric(ctx, c, f, &cd, gd);
-	const bool has_h = hydrostatic(ctx, c, f, &ch, gh);
+	const bool has_h = hydrostatic(ctx, c, f, c->gamma, &ch, gh);
 	if (!has_d && !has_h) return;
 	const uint32_t* p = c->p;
 	const bool equal = jacobi && ctx->jacobi_equal;
@@ -426,7 +428,8 @@ static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint
 		}
 		if (deviatoric(ctx, &c[k], F, &C, g)) pbd_constraint_project(ctx, c[k].p, 4, C, g, c[k].s[0], NULL);
 		deformation(ctx, &c[k], F);
-		if (hydrostatic(ctx, &c[k], F, &C, g)) pbd_constraint_project(ctx, c[k].p, 4, C, g, c[k].s[1], NULL);
+		if (hydrostatic(ctx, &c[k], F, c[k].gamma, &C, g))
+			pbd_constraint_project(ctx, c[k].p, 4, C, g, c[k].s[1], NULL);
 	}
 }
 
@@ -466,7 +469,40 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 			continue;
 		}
 		if (deviatoric(ctx, &c[k], F, &C, g)) jacobi_half(ctx, c[k].p, C, g, c[k].s[0]);
-		if (hydrostatic(ctx, &c[k], F, &C, g)) jacobi_half(ctx, c[k].p, C, g, c[k].s[1]);
+		if (hydrostatic(ctx, &c[k], F, c[k].gamma, &C, g)) jacobi_half(ctx, c[k].p, C, g, c[k].s[1]);
+	}
+}
+
+/* A spring constant the scalar holds, else 0 (rigid). */
+static inline pbd_real spring(double k) { return k <= (double)PBD_REAL_MAX ? (pbd_real)k : 0; }
+
+/* The energy of the XPBD pair, V0 (mu / 2 |F|^2 + lambda' / 2 (det F - gamma)^2), whatever the
+ * formulation (the targets the PBD formulation puts in the hot record are not a material).
+ * Gauss-Newton on C_D = |F| would keep only its stiffness along F / |F|, which at rest is
+ * parallel to cof F, the hydrostatic gradient: shear would have none. So the deviatoric term is
+ * written exactly as it is, |F|^2 = sum_k |f_k|^2, three norm rows at rest 0 on the columns
+ * f_k = sum_j a_j x_j of F (weights from Dm^-1), each with the spring constant mu V0 = 1 / alpha_D
+ * and its whole Hessian; the hydrostatic term is a general row C_H, constant lambda' V0 =
+ * 1 / alpha_H, Gauss-Newton only. Four rows per element; their energy exceeds stats()'s by the
+ * constant the latter subtracts at rest. */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	const pbd_tet_nh_c* c = HOT(f);
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_tet_nh_p* q = &COLD(f)[k];
+		double mu, lh;
+		lame((double)q->youngs_modulus, (double)q->poisson_ratio, &mu, &lh);
+		const pbd_real kd = spring(mu * (double)q->volume), kh = spring(lh * (double)q->volume);
+		if (kd == 0 || kh == 0) pbd_rows_rigid(rows, PBD_FAMILY_TET_NEOHOOKEAN, f->user[k]);
+		pbd_vec3 F[3], g[4];
+		deformation(ctx, &c[k], F);
+		const pbd_real* m = c[k].dm_inv;
+		for (int j = 0; j < 3; ++j) {
+			const pbd_real a[4] = {-(m[j] + m[3 + j] + m[6 + j]), m[j], m[3 + j], m[6 + j]};
+			pbd_rows_add_norm(rows, c[k].p, a, 4, F[j], 0, kd, kd);
+		}
+		pbd_real C;
+		(void)hydrostatic(ctx, &c[k], F, (pbd_real)(1.0 + mu / lh), &C, g);
+		pbd_rows_add_general(rows, PBD_FAMILY_TET_NEOHOOKEAN, c[k].p, g, 4, C, kh);
 	}
 }
 
@@ -572,4 +608,7 @@ const pbd_family_ops pbd_family_tet_neohookean_ops = {
     .stats = stats,
     .max_strain = max_strain,
     .check = check,
+    .linearize = linearize,
+    .row_count = 4,
+    .row_entries = 16,
 };

@@ -3,6 +3,7 @@
  * and the volume strain and elastic-energy diagnostics (docs/constraints.md). */
 #include <string.h>
 
+#include "rows.h"
 #include "tet.h"
 #include "world.h"
 
@@ -181,7 +182,8 @@ static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint3
 /* C and its gradients at the current positions, relative to x0 (exact for a small tetrahedron
  * far from the origin). With e_i = x_i - x0: V = e1 . (e2 x e3) / 6 and dV/dx1 = e2 x e3 / 6,
  * dV/dx2 = e3 x e1 / 6, dV/dx3 = e1 x e2 / 6, dV/dx0 = -(their sum). False when the free
- * particles' gradients vanish (a tetrahedron collapsed to a line or a point): nothing to do. */
+ * particles' gradients vanish (a tetrahedron collapsed to a line or a point): nothing to project
+ * along, though C and g are written all the same (the force model keeps the row). */
 static inline bool evaluate(const pbd_step_ctx* ctx, const pbd_tet_volume_c* c, pbd_real* C, pbd_vec3 g[4]) {
 	const uint32_t* p = c->p;
 	const pbd_vec3 e1 = pbd_rel(ctx, p[1], p[0]), e2 = pbd_rel(ctx, p[2], p[0]), e3 = pbd_rel(ctx, p[3], p[0]);
@@ -190,12 +192,11 @@ static inline bool evaluate(const pbd_step_ctx* ctx, const pbd_tet_volume_c* c, 
 	g[2] = pbd_v3_scale(pbd_v3_cross(e3, e1), sixth);
 	g[3] = pbd_v3_scale(pbd_v3_cross(e1, e2), sixth);
 	g[0] = pbd_v3_scale(pbd_v3_add(pbd_v3_add(g[1], g[2]), g[3]), -1);
+	*C = pbd_v3_dot(e1, g[1]) - c->rest;
 	pbd_real free2 = 0;
 	for (int i = 0; i < 4; ++i)
 		if (ctx->iw[p[i]] > 0) free2 += pbd_v3_dot(g[i], g[i]);
-	if (!(free2 > c->grad2_min)) return false;
-	*C = pbd_v3_dot(e1, g[1]) - c->rest;
-	return true;
+	return free2 > c->grad2_min;
 }
 
 static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
@@ -213,6 +214,20 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 		pbd_vec3 g[4];
 		pbd_real C;
 		if (evaluate(ctx, &c[k], &C, g)) pbd_constraint_jacobi(ctx, c[k].p, 4, C, g, c[k].s, &f->lambda[k]);
+	}
+}
+
+/* A spring C = V - V0 of constant 1 / compliance along the projection's gradients, Gauss-Newton
+ * stiffness only. A collapsed tetrahedron keeps its row, with the gradients it has. */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	const pbd_tet_volume_c* c = HOT(f);
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
+		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_TET_VOLUME, f->user[k]);
+		pbd_vec3 g[4];
+		pbd_real C;
+		(void)evaluate(ctx, &c[k], &C, g);
+		pbd_rows_add_general(rows, PBD_FAMILY_TET_VOLUME, c[k].p, g, 4, C, kk);
 	}
 }
 
@@ -291,4 +306,7 @@ const pbd_family_ops pbd_family_tet_volume_ops = {
     .stats = stats,
     .max_strain = max_strain,
     .check = check,
+    .linearize = linearize,
+    .row_count = 1,
+    .row_entries = 4,
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mesh.h"
+#include "rows.h"
 #include "strain.h"
 
 /* Hot data. dm is Dm^-1 row-major, [p00 p01; p10 p11]: f_u = p00 e1 + p10 e2 and f_v = p01 e1 + p11 e2 with
@@ -306,7 +307,7 @@ static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint
 		if (xpbd || ss != 0) {
 			for (int j = 0; j < 2; ++j) {
 				const pbd_real cb = dm[j], ccf = dm[2 + j], ca = -(cb + ccf);
-				const pbd_vec3 fv = pbd_v3_add(pbd_v3_scale(e1, cb), pbd_v3_scale(e2, ccf));
+				const pbd_vec3 fv = pbd_strain_column(dm, e1, e2, j);
 				const pbd_real l2 = pbd_v3_dot(fv, fv);
 				if (!(l2 > PBD_STRAIN_STRETCH_MIN2)) continue;
 				const pbd_real len = PBD_SQRT(l2), C = len - 1;
@@ -379,6 +380,33 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 			if (pbd_strain_part(c[k].dm, e1, e2, j, &C, g))
 				pbd_constraint_jacobi(ctx, p, 3, C, g, s, &lambda[3 * (size_t)k + (size_t)j]);
 		}
+	}
+}
+
+/* The three parts as springs of constant A / alpha (their energy A C^2 / (2 alpha)). A stretch |f| - 1 is a norm of a
+ * column of F, a combination of the corners (pbd_strain_column): a norm row at rest 1, with the transverse stiffness
+ * of a stretched spring. The shear is a general row on pbd_strain_part's gradients, Gauss-Newton only; one without a
+ * direction (a collapsed triangle) keeps its row with C = 0 and no gradient. */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	const pbd_triangle_c* c = HOT(f);
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_triangle_p* p = &COLD(f)[k];
+		const pbd_real ks = pbd_rows_k(p->compliance[0] / p->area), kh = pbd_rows_k(p->compliance[1] / p->area);
+		if (ks == 0 || kh == 0) pbd_rows_rigid(rows, PBD_FAMILY_TRIANGLE, f->user[k]);
+		const uint32_t pp[3] = {c[k].a, c[k].b, c[k].c};
+		const pbd_real* dm = c[k].dm;
+		const pbd_vec3 e1 = pbd_rel(ctx, pp[1], pp[0]), e2 = pbd_rel(ctx, pp[2], pp[0]);
+		for (int j = 0; j < 2; ++j) {
+			const pbd_real a[3] = {-(dm[j] + dm[2 + j]), dm[j], dm[2 + j]};
+			pbd_rows_add_norm(rows, pp, a, 3, pbd_strain_column(dm, e1, e2, j), 1, ks, ks);
+		}
+		pbd_real C;
+		pbd_vec3 g[3];
+		if (!pbd_strain_part(dm, e1, e2, 2, &C, g)) {
+			C = 0;
+			g[0] = g[1] = g[2] = pbd_v3(0, 0, 0);
+		}
+		pbd_rows_add_general(rows, PBD_FAMILY_TRIANGLE, pp, g, 3, C, kh);
 	}
 }
 
@@ -481,4 +509,7 @@ const pbd_family_ops pbd_family_triangle_ops = {
     .stats = stats,
     .max_strain = max_strain,
     .check = check,
+    .linearize = linearize,
+    .row_count = 3,
+    .row_entries = 9,
 };

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rows.h"
 #include "world.h"
 
 /* Hot data. The kernels work with 6 V (no factor per triangle): C' = 6 V - 6 target with gradient 6 dV/dx, which is
@@ -467,6 +468,28 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 	}
 }
 
+/* A spring C = V - pressure V0 of constant 1 / compliance over every particle of the mesh: the kernels' 6 V form
+ * scaled back by 1/6, Gauss-Newton stiffness only. */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	const pbd_volume_c* c = HOT(f);
+	const pbd_real sixth = PBD_R(1.0) / 6;
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
+		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_VOLUME, f->user[k]);
+		const pbd_real v6 = evaluate(ctx, f, &c[k]);
+		pbd_vec3* g = (pbd_vec3*)f->work + c[k].np;
+		for (uint32_t i = 0; i < c[k].np; ++i) g[i] = pbd_v3_scale(g[i], sixth);
+		pbd_rows_add_general(rows, PBD_FAMILY_VOLUME, WORDS(f) + c[k].adr, g, c[k].np, (v6 - c[k].target6) * sixth, kk);
+	}
+}
+
+/* One row per constraint over its particles. */
+static void row_sizes(const pbd_family* f, uint64_t* rows, uint64_t* entries) {
+	*rows = f->n;
+	*entries = 0;
+	for (uint32_t k = 0; k < f->n; ++k) *entries += HOT(f)[k].np;
+}
+
 /* Violation |V - pressure V0| in m^3; strain |V / (pressure V0) - 1|; energy C^2 / (2 alpha) for XPBD. */
 static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
@@ -539,4 +562,6 @@ const pbd_family_ops pbd_family_volume_ops = {
     .max_strain = max_strain,
     .check = check,
     .work_bytes = work_bytes,
+    .linearize = linearize,
+    .row_sizes = row_sizes,
 };

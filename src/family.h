@@ -113,7 +113,11 @@ typedef struct pbd_family_ops {
 	 * with k = 1 / compliance, and notes the first constraint whose compliance is 0. NULL: the
 	 * family has no force model yet, and the force-based methods refuse a world that holds it. */
 	void (*linearize)(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows);
-	uint32_t row_entries; /* the most entries linearize writes per constraint (one row each) */
+	/* The rows linearize writes per constraint, in every state, and the most entries they hold
+	 * together. Families whose constraints differ in size (a volume's mesh, a shape cluster) leave
+	 * both 0 and give row_sizes, the rows and entries of all of f's constraints, instead. */
+	uint32_t row_count, row_entries;
+	void (*row_sizes)(const pbd_family* f, uint64_t* rows, uint64_t* entries);
 } pbd_family_ops;
 
 /* The table, indexed by pbd_family_type. */

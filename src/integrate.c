@@ -9,7 +9,7 @@
 
 pbd_status pbd_integrate_prepare(pbd_world* w) {
 	const char* method = pbd_method_name(w->def.method);
-	uint32_t entries = 0, rows = 0;
+	uint64_t entries = 0, rows = 0;
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		const pbd_family_ops* ops = pbd_family_table[t];
 		const uint32_t n = w->fam[t].n;
@@ -18,15 +18,17 @@ pbd_status pbd_integrate_prepare(pbd_world* w) {
 			return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
 			                "pbd_world_step: the %s method has no force model for the %u %s constraints of this world",
 			                method, n, ops->name);
-		if ((uint64_t)entries + (uint64_t)n * ops->row_entries > UINT32_MAX / 2 || (uint64_t)rows + n > UINT32_MAX / 2)
+		uint64_t fr = (uint64_t)n * ops->row_count, fe = (uint64_t)n * ops->row_entries;
+		if (ops->row_sizes) ops->row_sizes(&w->fam[t], &fr, &fe);
+		rows += fr;
+		entries += fe;
+		if (entries > UINT32_MAX / 2 || rows > UINT32_MAX / 2)
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: too many constraints for the %s method", method);
-		entries += n * ops->row_entries;
-		rows += n;
 	}
 	pbd_integrator* in = &w->integ;
-	if (pbd_rows_reserve(w, &in->rows, rows, entries) != PBD_OK)
-		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method's %u rows", method,
-		                rows);
+	if (pbd_rows_reserve(w, &in->rows, (uint32_t)rows, (uint32_t)entries) != PBD_OK)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method's %llu rows", method,
+		                (unsigned long long)rows);
 	if (in->cap < w->np) {
 		const pbd_grow_item items[] = {{(void**)&in->f, sizeof *in->f},           {(void**)&in->dv, sizeof *in->dv},
 		                               {(void**)&in->r, sizeof *in->r},           {(void**)&in->z, sizeof *in->z},

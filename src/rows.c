@@ -57,6 +57,7 @@ void pbd_rows_linearize_all(const pbd_world* w, const pbd_step_ctx* ctx, pbd_row
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		const pbd_family* f = &w->fam[t];
 		if (f->n) pbd_family_table[t]->linearize(ctx, f, 0, f->n, r);
+		PBD_ASSERT(r->n <= r->cap && r->ne <= r->cap_e); /* as pbd_integrate_prepare sized them */
 	}
 }
 

@@ -21,6 +21,12 @@
  * float range: such a triangle's stretch is all that matters. */
 #define PBD_STRAIN_SHEAR_MAX2 PBD_R(1e15)
 
+/* Column m of F (0: f_u, 1: f_v) at the edge vectors e1 = x_b - x_a, e2 = x_c - x_a: e1 dm[m] + e2 dm[2 + m], a
+ * combination of the corners with the weights -(dm[m] + dm[2 + m]), dm[m], dm[2 + m]. */
+static inline pbd_vec3 pbd_strain_column(const pbd_real* dm, pbd_vec3 e1, pbd_vec3 e2, int m) {
+	return pbd_v3_add(pbd_v3_scale(e1, dm[m]), pbd_v3_scale(e2, dm[2 + m]));
+}
+
 /* Constraint value and gradients (a, b, c) of part j at the edge vectors e1 = x_b - x_a, e2 = x_c - x_a; false
  * when the part has no direction there.
  *
@@ -35,7 +41,7 @@
 static inline bool pbd_strain_part(const pbd_real* dm, pbd_vec3 e1, pbd_vec3 e2, int j, pbd_real* C, pbd_vec3 g[3]) {
 	if (j < 2) {
 		const pbd_real cb = dm[j], cc = dm[2 + j];
-		const pbd_vec3 fv = pbd_v3_add(pbd_v3_scale(e1, cb), pbd_v3_scale(e2, cc));
+		const pbd_vec3 fv = pbd_strain_column(dm, e1, e2, j);
 		const pbd_real l2 = pbd_v3_dot(fv, fv);
 		if (!(l2 > PBD_STRAIN_STRETCH_MIN2)) return false;
 		const pbd_real len = PBD_SQRT(l2);
@@ -46,8 +52,7 @@ static inline bool pbd_strain_part(const pbd_real* dm, pbd_vec3 e1, pbd_vec3 e2,
 		g[0] = pbd_v3_scale(n, -(cb + cc));
 		return true;
 	}
-	const pbd_vec3 fu = pbd_v3_add(pbd_v3_scale(e1, dm[0]), pbd_v3_scale(e2, dm[2]));
-	const pbd_vec3 fv = pbd_v3_add(pbd_v3_scale(e1, dm[1]), pbd_v3_scale(e2, dm[3]));
+	const pbd_vec3 fu = pbd_strain_column(dm, e1, e2, 0), fv = pbd_strain_column(dm, e1, e2, 1);
 	const pbd_real lu2 = pbd_v3_dot(fu, fu), lv2 = pbd_v3_dot(fv, fv);
 	if (!(lu2 > PBD_STRAIN_SHEAR_MIN2) || !(lv2 > PBD_STRAIN_SHEAR_MIN2) || !(lu2 < PBD_STRAIN_SHEAR_MAX2) ||
 	    !(lv2 < PBD_STRAIN_SHEAR_MAX2))
