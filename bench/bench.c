@@ -4,7 +4,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "bench.h"
+#include "cloth.h"
 #include "collision.h"
+#include "methods.h"
 #include "quality.h"
 #include "resolution.h"
 
@@ -85,6 +87,9 @@ typedef struct bench_options {
 	bool sizes_given; /* --sizes was on the command line */
 	bool collision;   /* the collision rows instead of the tables */
 	const char* collision_csv;
+	bool methods;         /* every method on one scene instead of the tables */
+	double methods_limit; /* wall seconds one of its simulations may take */
+	double methods_h_min; /* the smallest step its stable-step search tries */
 } bench_options;
 
 /* The cloth of one size, built once and shared by every repeat and by the Bullet peer. */
@@ -125,12 +130,6 @@ typedef struct bench_row {
 } bench_row;
 
 /* ---- small helpers ---------------------------------------------------------------------- */
-
-static double now_ms(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 static int compare_double(const void* a, const void* b) {
 	const double x = *(const double*)a, y = *(const double*)b;
@@ -216,6 +215,12 @@ static void print_help(FILE* f) {
 	        "                        on a static sphere (pbd and Bullet), a cloth folded on itself with\n"
 	        "                        and without self-collision; --steps, --repeat, --no-bullet apply\n"
 	        "  --collision-csv FILE  also write the collision rows as CSV (with --collision)\n"
+	        "  --methods             every method (pbd, xpbd, explicit, symplectic and implicit Euler,\n"
+	        "                        projective dynamics, vbd) on one cloth with a physical material,\n"
+	        "                        alone (default sizes 32,64): the largest stable step and its cost,\n"
+	        "                        the cost of 1 %% mean strain, the energy drift; --csv writes its rows\n"
+	        "  --methods-limit S     wall seconds one simulation of --methods may take (default 60)\n"
+	        "  --methods-h-min H     the smallest step --methods tries, s (default 1e-5)\n"
 	        "  --help                this text\n"
 	        "\n"
 	        "Status of a row, from the final state of every engine alike: diverged (non-finite, or a\n"
@@ -251,6 +256,17 @@ usage_error(const char* fmt, ...) {
 	fputs(" (see --help)\n", stderr);
 	va_end(args);
 	return 2;
+}
+
+/* Strict real number in [lo, hi]: the whole string, finite. */
+static bool parse_real(const char* s, double lo, double hi, double* out) {
+	if (!s || !*s) return false;
+	char* end = NULL;
+	errno = 0;
+	const double v = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !(v >= lo && v <= hi)) return false;
+	*out = v;
+	return true;
 }
 
 /* Splits a comma list into items of at most 15 characters each. */
@@ -335,6 +351,8 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	o->bullet = true;
 	o->tolerance = 0.05;
 	o->quality_target = 0.01;
+	o->methods_limit = 60;
+	o->methods_h_min = 1e-5;
 
 	enum {
 		OPT_SIZES,
@@ -355,14 +373,18 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_RESOLUTION,
 		OPT_COLLISION,
 		OPT_COLLISION_CSV,
+		OPT_METHODS,
+		OPT_METHODS_LIMIT,
+		OPT_METHODS_H_MIN,
 		OPT_COUNT
 	};
 	static const char* const names[OPT_COUNT] = {
-	    "--sizes",          "--steps",          "--iterations",  "--repeat",     "--solver",    "--formulation",
-	    "--no-bullet",      "--tolerance",      "--csv",         "--help",       "--quality",   "--quality-only",
-	    "--quality-target", "--quality-method", "--quality-csv", "--resolution", "--collision", "--collision-csv"};
-	static const bool takes_value[OPT_COUNT] = {true,  true,  true,  true, true, true, false, true,  true,
-	                                            false, false, false, true, true, true, false, false, true};
+	    "--sizes",          "--steps",          "--iterations",   "--repeat",     "--solver",    "--formulation",
+	    "--no-bullet",      "--tolerance",      "--csv",          "--help",       "--quality",   "--quality-only",
+	    "--quality-target", "--quality-method", "--quality-csv",  "--resolution", "--collision", "--collision-csv",
+	    "--methods",        "--methods-limit",  "--methods-h-min"};
+	static const bool takes_value[OPT_COUNT] = {true,  true, true, true, true,  true,  false, true,  true, false, false,
+	                                            false, true, true, true, false, false, true,  false, true, true};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -474,6 +496,17 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 			if (!*value) return usage_error("--collision-csv: empty file name");
 			o->collision_csv = value;
 			break;
+		case OPT_METHODS:
+			o->methods = true;
+			break;
+		case OPT_METHODS_LIMIT:
+			if (!parse_real(value, 1, 86400, &o->methods_limit))
+				return usage_error("--methods-limit: '%s' is not a number of seconds in [1, 86400]", value);
+			break;
+		case OPT_METHODS_H_MIN:
+			if (!parse_real(value, 1e-9, 1.0 / 30.0, &o->methods_h_min))
+				return usage_error("--methods-h-min: '%s' is not a step in [1e-9, 1/30] s", value);
+			break;
 		default:
 			break;
 		}
@@ -482,6 +515,10 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	if (o->collision_csv && !o->collision) return usage_error("--collision-csv needs --collision");
 	if (o->collision && (o->resolution || o->quality || o->csv_path || o->quality_csv))
 		return usage_error("--collision runs alone: not with --resolution, --quality*, --csv");
+	if (o->methods && (o->collision || o->resolution || o->quality || o->quality_csv))
+		return usage_error("--methods runs alone: not with --collision, --resolution, --quality*");
+	if ((seen[OPT_METHODS_LIMIT] || seen[OPT_METHODS_H_MIN]) && !o->methods)
+		return usage_error("--methods-limit and --methods-h-min need --methods");
 	return 0;
 }
 
@@ -567,17 +604,8 @@ static void scene_free(bench_scene* s) {
 static int scene_build(bench_scene* s, uint32_t n, int steps) {
 	memset(s, 0, sizeof *s);
 	s->n = n;
-	pbd_grid_def g = pbd_grid_def_default();
-	g.nx = n;
-	g.ny = n;
-	g.size_u = 1;
-	g.size_v = 1;
 	/* Horizontal, hanging from the edge v = 0 (z = 0) between its two corners. */
-	g.origin = (pbd_vec3){(pbd_real)-0.5, 0, 0};
-	g.axis_u = (pbd_vec3){1, 0, 0};
-	g.axis_v = (pbd_vec3){0, 0, 1};
-	g.diagonals = 2;
-	g.bend = false;
+	const pbd_grid_def g = bench_cloth_grid_def(n);
 	pbd_error err;
 	memset(&err, 0, sizeof err);
 	if (pbd_mesh_grid(&g, &s->mesh, &err) != PBD_OK) {
@@ -685,9 +713,9 @@ static int run_pbd(bench_scene* s, const bench_options* o, bench_variant v, benc
 	}
 
 	for (int i = 0; i < o->steps; ++i) {
-		const double t0 = now_ms();
+		const double t0 = bench_now_ms();
 		st = pbd_world_step(w);
-		const double t1 = now_ms();
+		const double t1 = bench_now_ms();
 		if (st != PBD_OK) return pbd_fail_msg(w, "pbd_world_step", st);
 		s->step_ms[i] = t1 - t0;
 	}
@@ -738,9 +766,9 @@ static int run_bullet(bench_scene* s, const bench_options* o, bench_run* out) {
 		return -1;
 	}
 	for (int i = 0; i < o->steps; ++i) {
-		const double t0 = now_ms();
+		const double t0 = bench_now_ms();
 		pbd_bullet_cloth_step(c, BENCH_DT);
-		const double t1 = now_ms();
+		const double t1 = bench_now_ms();
 		s->step_ms[i] = t1 - t0;
 	}
 	out->median_ms = median(s->step_ms, (size_t)o->steps);
@@ -942,6 +970,22 @@ int pbd_bench_main(int argc, char** argv) {
 			return 1;
 		}
 		return crc == 0 ? 0 : 1;
+	}
+	if (o.methods) {
+		FILE* mcsv = NULL;
+		if (o.csv_path && !(mcsv = fopen(o.csv_path, "w"))) {
+			fprintf(stderr, BENCH_PREFIX "--csv: cannot write '%s': %s\n", o.csv_path, strerror(errno));
+			return 2;
+		}
+		static const uint32_t methods_sizes[] = {32, 64};
+		print_machine(&o, bullet_built, "methods on one scene");
+		const int mrc = o.sizes_given ? bench_methods(o.sizes, o.size_count, o.methods_h_min, o.methods_limit, mcsv)
+		                              : bench_methods(methods_sizes, 2, o.methods_h_min, o.methods_limit, mcsv);
+		if (mcsv && fclose(mcsv) != 0) {
+			fprintf(stderr, BENCH_PREFIX "--csv: error writing '%s'\n", o.csv_path);
+			return 1;
+		}
+		return mrc == 0 ? 0 : 1;
 	}
 	if (o.resolution) {
 		FILE* rcsv = NULL;

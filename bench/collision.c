@@ -14,11 +14,12 @@
 
 #include "collision.h"
 
+#include "cloth.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pbd/pbd.h"
@@ -130,12 +131,6 @@ typedef struct col_row {
 } col_row;
 
 /* ---- helpers ---------------------------------------------------------------------------- */
-
-static double now_ms(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 static int compare_double(const void* a, const void* b) {
 	const double x = *(const double*)a, y = *(const double*)b;
@@ -473,9 +468,9 @@ static int run_pbd_sphere(col_scene* s, int steps, double cap_ms, col_run* out) 
 	out->finite = true;
 	double spent = 0;
 	for (int i = 0; i < steps; ++i) {
-		const double t0 = now_ms();
+		const double t0 = bench_now_ms();
 		const pbd_status st = pbd_world_step(w);
-		const double t1 = now_ms();
+		const double t1 = bench_now_ms();
 		if (st != PBD_OK) return fail(w, s->n, "pbd_world_step");
 		s->step_ms[i] = t1 - t0;
 		copy_positions(w, np, s->xyz);
@@ -509,9 +504,9 @@ static int run_pbd_fold(col_scene* s, bool self, int steps, double cap_ms, col_r
 	out->finite = true;
 	double spent = 0;
 	for (int i = 0; i < steps; ++i) {
-		const double t0 = now_ms();
+		const double t0 = bench_now_ms();
 		const pbd_status st = pbd_world_step(w);
-		const double t1 = now_ms();
+		const double t1 = bench_now_ms();
 		if (st != PBD_OK) return fail(w, s->n, "pbd_world_step");
 		s->step_ms[i] = t1 - t0;
 		copy_positions(w, np, s->xyz);
@@ -580,9 +575,9 @@ static int run_bullet_sphere(col_scene* s, int steps, double cap_ms, col_run* ou
 	out->finite = true;
 	double spent = 0;
 	for (int i = 0; i < steps; ++i) {
-		const double t0 = now_ms();
+		const double t0 = bench_now_ms();
 		pbd_bullet_cloth_step(c, COL_DT);
-		const double t1 = now_ms();
+		const double t1 = bench_now_ms();
 		s->step_ms[i] = t1 - t0;
 		pbd_bullet_cloth_get_state(c, s->xyz, NULL);
 		const double pen = sphere_penetration(s->xyz, nv);

@@ -26,8 +26,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "cloth.h"
 
 #include "pbd/math.h"
 #include "pbd/pbd.h"
@@ -99,12 +100,6 @@ typedef struct residual {
 } residual;
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-static double now_ms(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 static int usage_error(const char* what, const char* value) {
 	fprintf(stderr, PREFIX "%s '%s' (see --help)\n", what, value ? value : "");
@@ -337,16 +332,7 @@ static void colour_order(problem* P) {
 static int problem_build(problem* P, uint32_t n, const options* o) {
 	memset(P, 0, sizeof *P);
 	P->n = n;
-	pbd_grid_def g = pbd_grid_def_default();
-	g.nx = n;
-	g.ny = n;
-	g.size_u = 1;
-	g.size_v = 1;
-	g.origin = (pbd_vec3){(pbd_real)-0.5, 0, 0};
-	g.axis_u = (pbd_vec3){1, 0, 0};
-	g.axis_v = (pbd_vec3){0, 0, 1};
-	g.diagonals = 2;
-	g.bend = false;
+	const pbd_grid_def g = bench_cloth_grid_def(n);
 	pbd_error err;
 	if (pbd_mesh_grid(&g, &P->mesh, &err) != PBD_OK) {
 		fprintf(stderr, PREFIX "pbd_mesh_grid(N=%u): %s\n", n, err.message);
@@ -507,9 +493,9 @@ static int run_solver(problem* P, solver_kind s, const options* o, const int* co
 		for (int c = 0; c < ncounts; ++c) {
 			double best = INFINITY;
 			for (int r = 0; r < o->repeat; ++r) {
-				const double t0 = now_ms();
+				const double t0 = bench_now_ms();
 				emulate(P, NULL, counts[c]);
-				const double t1 = now_ms();
+				const double t1 = bench_now_ms();
 				if (t1 - t0 < best) best = t1 - t0;
 			}
 			out[c] = (point){counts[c], counts[c], best, measure(P, P->p)};
@@ -533,9 +519,9 @@ static int run_solver(problem* P, solver_kind s, const options* o, const int* co
 		uint64_t hash = 0;
 		for (int r = 0; r < o->repeat; ++r) {
 			reset(w, P);
-			const double t0 = now_ms();
+			const double t0 = bench_now_ms();
 			pbd_world_step(w);
-			const double t1 = now_ms();
+			const double t1 = bench_now_ms();
 			if (t1 - t0 < best) best = t1 - t0;
 			/* Every repeat must end where the first did (checked on the first and the last). */
 			if (r == 0 || r == o->repeat - 1) {
@@ -576,9 +562,9 @@ static int check_emulation(problem* P, const options* o) {
 	double best[2] = {INFINITY, INFINITY};
 	for (int r = 0; r < o->repeat; ++r)
 		for (int order = 0; order < 2; ++order) {
-			const double t0 = now_ms();
+			const double t0 = bench_now_ms();
 			emulate(P, order ? P->coloured : NULL, 10);
-			const double t1 = now_ms();
+			const double t1 = bench_now_ms();
 			if (t1 - t0 < best[order]) best[order] = t1 - t0;
 		}
 	printf("N=%u: emulated step of 10 iterations: %.3f ms in the order of addition, %.3f ms in colour order (%.2fx)\n",

@@ -10,11 +10,12 @@
 
 #include "quality.h"
 
+#include "cloth.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "pbd/pbd.h"
 
@@ -99,17 +100,6 @@ typedef struct trial {
 	double ms;     /* per 1/60 s step, mean over the run */
 } trial;
 
-static double now_ms(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static void quiet(const char* message, void* user) {
-	(void)message;
-	(void)user;
-}
-
 static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s) {
 	trial t;
 	memset(&t, 0, sizeof t);
@@ -120,7 +110,7 @@ static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s) {
 	d.diagnostics = false;
 	d.particle_capacity = mesh->vertex_count;
 	d.distance_capacity = mesh->edge_count;
-	d.log = quiet;
+	d.log = bench_quiet;
 	m->def(&d);
 	pbd_world* w = NULL;
 	if (pbd_world_create(&d, &w) != PBD_OK) return t;
@@ -141,9 +131,9 @@ static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s) {
 	double stepping = 0;
 	pbd_stats st;
 	for (int i = 1; i <= QUALITY_STEPS; ++i) {
-		const double t0 = now_ms();
+		const double t0 = bench_now_ms();
 		pbd_world_step(w);
-		stepping += now_ms() - t0;
+		stepping += bench_now_ms() - t0;
 		if (2 * i <= QUALITY_STEPS) continue;
 		pbd_world_get_stats(w, &st);
 		if (!(st.edge_mean_strain[PBD_EDGE_STRUCTURAL] <= t.strain))
@@ -185,15 +175,7 @@ int bench_quality(const uint32_t* sizes, int size_count, double target, const ch
 	if (csv) fputs("n,method,substeps,iterations,max_mean_structural_strain,ms_per_step,ms_per_sim_s,status\n", csv);
 	for (int si = 0; si < size_count; ++si) {
 		const uint32_t n = sizes[si];
-		pbd_grid_def g = pbd_grid_def_default();
-		g.nx = n;
-		g.ny = n;
-		g.size_u = 1;
-		g.size_v = 1;
-		g.origin = (pbd_vec3){(pbd_real)-0.5, 0, 0};
-		g.axis_u = (pbd_vec3){1, 0, 0};
-		g.axis_v = (pbd_vec3){0, 0, 1};
-		g.diagonals = 2;
+		const pbd_grid_def g = bench_cloth_grid_def(n);
 		pbd_mesh mesh;
 		pbd_error err;
 		if (pbd_mesh_grid(&g, &mesh, &err) != PBD_OK) {

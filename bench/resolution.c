@@ -8,10 +8,11 @@
 
 #include "resolution.h"
 
+#include "cloth.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
-#include <time.h>
 
 #include "pbd/pbd.h"
 
@@ -37,17 +38,6 @@ static const res_method methods[] = {
      PBD_FORMULATION_XPBD, 100, 2, true},
 };
 
-static void quiet(const char* message, void* user) {
-	(void)message;
-	(void)user;
-}
-
-static double now_ms(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
 typedef struct res_result {
 	bool ok;
 	double sag, strain, ms;
@@ -63,18 +53,11 @@ static res_result run(uint32_t n, const res_method* m, const pbd_cloth_material*
 	d.iterations = m->iterations;
 	d.damping = (pbd_real)0.95;
 	d.diagnostics = false;
-	d.log = quiet;
+	d.log = bench_quiet;
 	pbd_world* w = NULL;
 	if (pbd_world_create(&d, &w) != PBD_OK) return r;
-	pbd_grid_def g = pbd_grid_def_default();
-	g.nx = n;
-	g.ny = n;
-	g.size_u = 1;
-	g.size_v = 1;
-	g.origin = (pbd_vec3){(pbd_real)-0.5, 0, 0};
-	g.axis_u = (pbd_vec3){1, 0, 0};
+	pbd_grid_def g = bench_cloth_grid_def(n);
 	g.axis_v = (pbd_vec3){0, -1, 0};
-	g.diagonals = 2;
 	pbd_mesh mesh;
 	pbd_error err;
 	if (pbd_mesh_grid(&g, &mesh, &err) != PBD_OK) {
@@ -103,9 +86,9 @@ static res_result run(uint32_t n, const res_method* m, const pbd_cloth_material*
 		pbd_world_destroy(w);
 		return r;
 	}
-	const double t0 = now_ms();
+	const double t0 = bench_now_ms();
 	for (int i = 0; i < RES_STEPS; ++i) pbd_world_step(w);
-	r.ms = (now_ms() - t0) / RES_STEPS;
+	r.ms = (bench_now_ms() - t0) / RES_STEPS;
 	pbd_stats s;
 	pbd_world_get_stats(w, &s);
 	const pbd_vec3* x = pbd_world_positions(w);
