@@ -146,6 +146,7 @@ void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int subst
 	const pbd_method method = w->def.method;
 	const bool after_forces = w->def.damping_mode == PBD_DAMPING_AFTER_FORCES;
 	pbd_integrator* in = &w->integ;
+	if (w->np == 0) return; /* no particle: nothing moves, and the working arrays may not exist */
 	if (damping != 1 && !after_forces) damp(w, damping);
 
 	/* Forces at the substep's start: positions x + x_lo, velocities v. */

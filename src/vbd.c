@@ -124,7 +124,7 @@ static void build(pbd_world* w) {
 	in->colours = PBD_GROUP_COUNT;
 	/* A new constraint set starts its rows cold; a snapshot's state is kept for the rows it was
 	 * saved with (the same constraints in the same order). */
-	if (in->vbd_restored != r->n) {
+	if (r->n && in->vbd_restored != r->n) {
 		memset(in->lam, 0, (size_t)r->n * sizeof *in->lam);
 		memset(in->pen, 0, (size_t)r->n * sizeof *in->pen);
 	}
@@ -142,6 +142,7 @@ static void linearise(pbd_world* w, const pbd_step_ctx* ctx) { pbd_rows_lineariz
 pbd_status pbd_vbd_prepare(pbd_world* w) {
 	pbd_integrator* in = &w->integ;
 	if (!reserve(w)) return PBD_ERR_OUT_OF_MEMORY;
+	if (w->np == 0) return PBD_OK; /* nothing to colour, and no arrays to do it in */
 	if (in->vbd_topology != w->topology || in->vbd_np != w->np) {
 		build(w);
 		in->vbd_topology = w->topology;
