@@ -81,6 +81,7 @@ typedef struct bench_options {
 	bool help;
 	int quality;           /* 0 off, 1 after the throughput table, 2 instead of it */
 	double quality_target; /* mean structural strain the cloth must hold */
+	double quality_cap;    /* ms per step above which a missing rung ends the ladder */
 	const char* quality_method;
 	const char* quality_csv;
 	bool resolution;  /* the resolution study instead of the tables */
@@ -205,6 +206,8 @@ static void print_help(FILE* f) {
 	        "                        setting that keeps the cloth taut from t = 1 to 2 s, and its cost\n"
 	        "  --quality-only        the cost-to-quality table alone\n"
 	        "  --quality-target S    mean structural strain to hold (default 0.01)\n"
+	        "  --quality-cap MS      stop a method's ladder after a rung that misses and costs\n"
+	        "                        more than MS ms per step (default 250)\n"
 	        "  --quality-method M    only this method (xpbd-gs, pbd-gs-sub, pbd-gs-it, chebyshev,\n"
 	        "                        xpbd-lra, pbd-lra-it, xpbd-hier, pbd-hier-it)\n"
 	        "  --quality-csv FILE    also write the cost-to-quality table as CSV\n"
@@ -351,6 +354,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	o->bullet = true;
 	o->tolerance = 0.05;
 	o->quality_target = 0.01;
+	o->quality_cap = 250;
 	o->methods_limit = 60;
 	o->methods_h_min = 1e-5;
 
@@ -368,6 +372,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_QUALITY,
 		OPT_QUALITY_ONLY,
 		OPT_QUALITY_TARGET,
+		OPT_QUALITY_CAP,
 		OPT_QUALITY_METHOD,
 		OPT_QUALITY_CSV,
 		OPT_RESOLUTION,
@@ -379,12 +384,13 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_COUNT
 	};
 	static const char* const names[OPT_COUNT] = {
-	    "--sizes",          "--steps",          "--iterations",   "--repeat",     "--solver",    "--formulation",
-	    "--no-bullet",      "--tolerance",      "--csv",          "--help",       "--quality",   "--quality-only",
-	    "--quality-target", "--quality-method", "--quality-csv",  "--resolution", "--collision", "--collision-csv",
-	    "--methods",        "--methods-limit",  "--methods-h-min"};
-	static const bool takes_value[OPT_COUNT] = {true,  true, true, true, true,  true,  false, true,  true, false, false,
-	                                            false, true, true, true, false, false, true,  false, true, true};
+	    "--sizes",         "--steps",        "--iterations",     "--repeat",        "--solver",
+	    "--formulation",   "--no-bullet",    "--tolerance",      "--csv",           "--help",
+	    "--quality",       "--quality-only", "--quality-target", "--quality-cap",   "--quality-method",
+	    "--quality-csv",   "--resolution",   "--collision",      "--collision-csv", "--methods",
+	    "--methods-limit", "--methods-h-min"};
+	static const bool takes_value[OPT_COUNT] = {true,  true, true, true, true, true,  false, true, true,  false, false,
+	                                            false, true, true, true, true, false, false, true, false, true,  true};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -473,6 +479,15 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 			if (!*value || *end || errno || !(t > 0 && t <= 1))
 				return usage_error("--quality-target: '%s' is not a number in (0, 1]", value);
 			o->quality_target = t;
+			break;
+		}
+		case OPT_QUALITY_CAP: {
+			char* end = NULL;
+			errno = 0;
+			const double c = strtod(value, &end);
+			if (!*value || *end || errno || !(c > 0 && c <= 1e7))
+				return usage_error("--quality-cap: '%s' is not a number of ms in (0, 1e7]", value);
+			o->quality_cap = c;
 			break;
 		}
 		case OPT_QUALITY_METHOD:
@@ -1025,7 +1040,7 @@ int pbd_bench_main(int argc, char** argv) {
 	}
 	print_header(&o, bullet_built);
 	if (o.quality == 2) {
-		const int qrc = bench_quality(o.sizes, o.size_count, o.quality_target, o.quality_method, qcsv);
+		const int qrc = bench_quality(o.sizes, o.size_count, o.quality_target, o.quality_cap, o.quality_method, qcsv);
 		if (csv) fclose(csv);
 		if (qcsv && fclose(qcsv) != 0) return 1;
 		return qrc == 0 ? 0 : 1;
@@ -1052,7 +1067,8 @@ int pbd_bench_main(int argc, char** argv) {
 		for (int i = 0; i < o.size_count; ++i) printf("  N=%u %.2f", o.sizes[i], ratios[i]);
 		printf("\n");
 	}
-	if (rc == 0 && o.quality && bench_quality(o.sizes, o.size_count, o.quality_target, o.quality_method, qcsv) != 0)
+	if (rc == 0 && o.quality &&
+	    bench_quality(o.sizes, o.size_count, o.quality_target, o.quality_cap, o.quality_method, qcsv) != 0)
 		rc = 1;
 	if (qcsv && fclose(qcsv) != 0) {
 		fprintf(stderr, BENCH_PREFIX "--quality-csv: error writing '%s'\n", o.quality_csv);

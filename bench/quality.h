@@ -9,6 +9,7 @@
 /// of increasing cost) whose N x N hanging cloth has mean structural strain <= target at t = 2 s
 /// without diverging, with its measured ms per 1/60 s step. Prints a table on stdout and, when
 /// csv is given, one row per size and method. Returns 0, or -1 when a world could not be made.
-int bench_quality(const uint32_t* sizes, int size_count, double target, const char* only_method, FILE* csv);
+int bench_quality(const uint32_t* sizes, int size_count, double target, double cap_ms, const char* only_method,
+                  FILE* csv);
 
 #endif
