@@ -91,6 +91,7 @@ typedef struct bench_options {
 	bool methods;         /* every method on one scene instead of the tables */
 	double methods_limit; /* wall seconds one of its simulations may take */
 	double methods_h_min; /* the smallest step its stable-step search tries */
+	const char* methods_only;
 } bench_options;
 
 /* The cloth of one size, built once and shared by every repeat and by the Bullet peer. */
@@ -224,6 +225,8 @@ static void print_help(FILE* f) {
 	        "                        the cost of 1 %% mean strain, the energy drift; --csv writes its rows\n"
 	        "  --methods-limit S     wall seconds one simulation of --methods may take (default 60)\n"
 	        "  --methods-h-min H     the smallest step --methods tries, s (default 1e-5)\n"
+	        "  --methods-only M      only this method's row (pbd, xpbd, explicit_euler, symplectic_euler,\n"
+	        "                        implicit_euler, projective_dynamics, vbd)\n"
 	        "  --help                this text\n"
 	        "\n"
 	        "Status of a row, from the final state of every engine alike: diverged (non-finite, or a\n"
@@ -381,16 +384,18 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_METHODS,
 		OPT_METHODS_LIMIT,
 		OPT_METHODS_H_MIN,
+		OPT_METHODS_ONLY,
 		OPT_COUNT
 	};
 	static const char* const names[OPT_COUNT] = {
-	    "--sizes",         "--steps",        "--iterations",     "--repeat",        "--solver",
-	    "--formulation",   "--no-bullet",    "--tolerance",      "--csv",           "--help",
-	    "--quality",       "--quality-only", "--quality-target", "--quality-cap",   "--quality-method",
-	    "--quality-csv",   "--resolution",   "--collision",      "--collision-csv", "--methods",
-	    "--methods-limit", "--methods-h-min"};
-	static const bool takes_value[OPT_COUNT] = {true,  true, true, true, true, true,  false, true, true,  false, false,
-	                                            false, true, true, true, true, false, false, true, false, true,  true};
+	    "--sizes",         "--steps",         "--iterations",     "--repeat",        "--solver",
+	    "--formulation",   "--no-bullet",     "--tolerance",      "--csv",           "--help",
+	    "--quality",       "--quality-only",  "--quality-target", "--quality-cap",   "--quality-method",
+	    "--quality-csv",   "--resolution",    "--collision",      "--collision-csv", "--methods",
+	    "--methods-limit", "--methods-h-min", "--methods-only"};
+	static const bool takes_value[OPT_COUNT] = {true,  true,  true,  true,  true, true, false, true,
+	                                            true,  false, false, false, true, true, true,  true,
+	                                            false, false, true,  false, true, true, true};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -522,6 +527,10 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 			if (!parse_real(value, 1e-9, 1.0 / 30.0, &o->methods_h_min))
 				return usage_error("--methods-h-min: '%s' is not a step in [1e-9, 1/30] s", value);
 			break;
+		case OPT_METHODS_ONLY:
+			if (!bench_methods_known(value)) return usage_error("--methods-only: unknown method '%s'", value);
+			o->methods_only = value;
+			break;
 		default:
 			break;
 		}
@@ -532,8 +541,8 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		return usage_error("--collision runs alone: not with --resolution, --quality*, --csv");
 	if (o->methods && (o->collision || o->resolution || o->quality || o->quality_csv))
 		return usage_error("--methods runs alone: not with --collision, --resolution, --quality*");
-	if ((seen[OPT_METHODS_LIMIT] || seen[OPT_METHODS_H_MIN]) && !o->methods)
-		return usage_error("--methods-limit and --methods-h-min need --methods");
+	if ((seen[OPT_METHODS_LIMIT] || seen[OPT_METHODS_H_MIN] || seen[OPT_METHODS_ONLY]) && !o->methods)
+		return usage_error("--methods-limit, --methods-h-min and --methods-only need --methods");
 	return 0;
 }
 
@@ -994,8 +1003,9 @@ int pbd_bench_main(int argc, char** argv) {
 		}
 		static const uint32_t methods_sizes[] = {32, 64};
 		print_machine(&o, bullet_built, "methods on one scene");
-		const int mrc = o.sizes_given ? bench_methods(o.sizes, o.size_count, o.methods_h_min, o.methods_limit, mcsv)
-		                              : bench_methods(methods_sizes, 2, o.methods_h_min, o.methods_limit, mcsv);
+		const int mrc =
+		    o.sizes_given ? bench_methods(o.sizes, o.size_count, o.methods_h_min, o.methods_limit, o.methods_only, mcsv)
+		                  : bench_methods(methods_sizes, 2, o.methods_h_min, o.methods_limit, o.methods_only, mcsv);
 		if (mcsv && fclose(mcsv) != 0) {
 			fprintf(stderr, BENCH_PREFIX "--csv: error writing '%s'\n", o.csv_path);
 			return 1;

@@ -360,7 +360,13 @@ static void row(const mb_scene* sc, const mb_method* m, double h_min, double lim
 	}
 }
 
-int bench_methods(const uint32_t* sizes, int size_count, double h_min, double limit_s, FILE* csv) {
+bool bench_methods_known(const char* name) {
+	for (int i = 0; i < METHOD_COUNT; ++i)
+		if (strcmp(name, methods[i].name) == 0) return true;
+	return false;
+}
+
+int bench_methods(const uint32_t* sizes, int size_count, double h_min, double limit_s, const char* only, FILE* csv) {
 	mb_scene sc;
 	memset(&sc, 0, sizeof sc);
 	pbd_error err;
@@ -407,7 +413,8 @@ int bench_methods(const uint32_t* sizes, int size_count, double h_min, double li
 		printf("%-20s %10s %10s %16s %9s %10s %6s  %s\n", "method", "stable h", "ms/sim-s", "1 % setting", "ms/step",
 		       "drift", "s", "status");
 		const double t0 = bench_now_ms();
-		for (int mi = 0; mi < METHOD_COUNT; ++mi) row(&sc, &methods[mi], h_min, limit_s * 1e3, csv);
+		for (int mi = 0; mi < METHOD_COUNT; ++mi)
+			if (!only || strcmp(only, methods[mi].name) == 0) row(&sc, &methods[mi], h_min, limit_s * 1e3, csv);
 		printf("\nN = %u took %.0f s\n", sc.n, (bench_now_ms() - t0) / 1e3);
 		pbd_mesh_free(&sc.mesh);
 	}
