@@ -120,26 +120,11 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	jr* r = &L->r;
 	const cJSON* w = jr_get(root, "world");
 	if (!w) return true;
-	static const char* const keys[] = {"gravity",
-	                                   "dt",
-	                                   "substeps",
-	                                   "iterations",
-	                                   "solver",
-	                                   "formulation",
-	                                   "damping",
-	                                   "damping_mode",
-	                                   "jacobi",
-	                                   "collision_mode",
-	                                   "max_speed",
-	                                   "divergence_strain",
-	                                   "chebyshev",
-	                                   "hierarchy",
-	                                   "method",
-	                                   "stiffness_damping",
-	                                   "linear_tolerance",
-	                                   "wind",
-	                                   "gusts",
-	                                   NULL};
+	static const char* const keys[] = {
+	    "gravity",   "dt",           "substeps", "iterations",        "solver",           "formulation",
+	    "damping",   "damping_mode", "jacobi",   "collision_mode",    "max_speed",        "divergence_strain",
+	    "chebyshev", "hierarchy",    "method",   "stiffness_damping", "linear_tolerance", "rigid_stiffness",
+	    "wind",      "gusts",        NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations;
@@ -161,6 +146,8 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	               &d->stiffness_damping) ||
 	    !jr_real_p(r, w, path, "linear_tolerance", d->linear_tolerance, (jr_range){0, 1, true, true},
 	               &d->linear_tolerance) ||
+	    !jr_real_p(r, w, path, "rigid_stiffness", d->rigid_stiffness,
+	               (jr_range){0, PBD_MAX_RIGID_STIFFNESS, true, false}, &d->rigid_stiffness) ||
 	    !jr_vec3(r, w, path, "wind", d->wind, SCENE_MAX_SPEED, &d->wind))
 		return false;
 	d->method = (pbd_method)method;

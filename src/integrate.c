@@ -30,25 +30,22 @@ pbd_status pbd_integrate_prepare(pbd_world* w) {
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method's %llu rows", method,
 		                (unsigned long long)rows);
 	if (in->cap < w->np) {
-		const pbd_grow_item items[] = {{(void**)&in->f, sizeof *in->f},           {(void**)&in->dv, sizeof *in->dv},
-		                               {(void**)&in->r, sizeof *in->r},           {(void**)&in->z, sizeof *in->z},
-		                               {(void**)&in->d, sizeof *in->d},           {(void**)&in->ad, sizeof *in->ad},
-		                               {(void**)&in->diag, 9 * sizeof *in->diag}, {(void**)&in->y, sizeof *in->y}};
-		if (!pbd_grow_all(&w->mem, items, 8, in->cap, w->cap_p))
+		const pbd_grow_item items[] = {
+		    {(void**)&in->f, sizeof *in->f},           {(void**)&in->dv, sizeof *in->dv},
+		    {(void**)&in->r, sizeof *in->r},           {(void**)&in->z, sizeof *in->z},
+		    {(void**)&in->d, sizeof *in->d},           {(void**)&in->ad, sizeof *in->ad},
+		    {(void**)&in->diag, 9 * sizeof *in->diag}, {(void**)&in->y, sizeof *in->y},
+		    {(void**)&in->load, sizeof *in->load},     {(void**)&in->unit, sizeof *in->unit}};
+		if (!pbd_grow_all(&w->mem, items, 10, in->cap, w->cap_p))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method", method);
 		in->cap = w->cap_p;
 	}
-	/* The rigid-constraint check, on the positions the first substep will start from: a force-based
-	 * method cannot integrate a constraint whose spring constant is infinite. */
+	/* The rows on the positions the first substep will start from: projective dynamics factors its
+	 * matrix from them, with the springs of the rigid rows. */
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, w->def.dt / (pbd_real)w->def.substeps, &ctx);
 	ctx.q = w->x_lo;
-	pbd_rows_linearize_all(w, &ctx, &in->rows);
-	if (in->rows.rigid_family != UINT32_MAX && w->def.method != PBD_METHOD_VBD)
-		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
-		                "pbd_world_step: %s constraint %u has compliance 0 (rigid): the %s method needs a finite "
-		                "spring constant k = 1 / compliance (give it a compliance or a cloth material)",
-		                pbd_family_table[in->rows.rigid_family]->name, in->rows.rigid_index, method);
+	pbd_integrate_linearize(w, &ctx);
 	if (w->def.method == PBD_METHOD_PROJECTIVE_DYNAMICS && !in->rows.norm_rows)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
 		                "pbd_world_step: the projective_dynamics method has no projection for the %s constraints of "
@@ -78,6 +75,8 @@ void pbd_integrator_free(pbd_world* w) {
 	pbd_free(&w->mem, in->ad, n * sizeof *in->ad);
 	pbd_free(&w->mem, in->diag, 9 * n * sizeof *in->diag);
 	pbd_free(&w->mem, in->y, n * sizeof *in->y);
+	pbd_free(&w->mem, in->load, n * sizeof *in->load);
+	pbd_free(&w->mem, in->unit, n * sizeof *in->unit);
 	pbd_vbd_free(w);
 	pbd_pd_free(w);
 	pbd_rows_free(w, &in->rows);
@@ -112,8 +111,9 @@ static void external_forces(pbd_world* w, double t) {
 static void total_forces(pbd_world* w, const pbd_step_ctx* ctx, double t) {
 	pbd_integrator* in = &w->integ;
 	external_forces(w, t);
-	pbd_rows_linearize_all(w, ctx, &in->rows);
+	pbd_integrate_linearize(w, ctx);
 	pbd_rows_forces(&in->rows, w->v, w->def.stiffness_damping, in->f);
+	if (w->def.method == PBD_METHOD_EXPLICIT_EULER) pbd_rows_hard_damping(w, ctx->h, in->f);
 }
 
 /* v <- v + dv, kept with its rounding remainder (as the prediction adds g h). */

@@ -21,6 +21,9 @@ typedef struct pbd_integrator {
 	pbd_vec3* ad;   /* CG: A d */
 	pbd_real* diag; /* 3x3 diagonal blocks of A, then their inverses, 9 per particle */
 	pbd_vec3* y;    /* VBD and projective dynamics: the inertial target of each particle */
+	/* Explicit and symplectic Euler (rows_rigid.c): each particle's bound on the stiffness of its
+	 * springs, and of its rigid rows per unit spring constant */
+	pbd_real *load, *unit;
 	pbd_rows rows;
 	/* vbd.c: rows by particle (compressed: the entries of particle i are inc[inc_start[i] ..
 	 * inc_start[i + 1])), the entries' rows, the particles in colour order and where each colour
@@ -51,7 +54,7 @@ typedef struct pbd_integrator {
 } pbd_integrator;
 
 /* Before the step moves anything: sizes the arrays and checks that every family of the world has
- * a force model and every constraint a finite spring constant. A failure leaves the world as it
+ * a force model (and, for projective dynamics, a projection). A failure leaves the world as it
  * was, with the reason in its last error. */
 pbd_status pbd_integrate_prepare(pbd_world* w);
 /* One substep of the world's force-based method. */
@@ -73,6 +76,16 @@ pbd_status pbd_vbd_restore(pbd_world* w, uint32_t n, const pbd_real* lam, const 
 pbd_status pbd_pd_prepare(pbd_world* w);
 void pbd_pd_solve(pbd_world* w, const pbd_step_ctx* ctx);
 void pbd_pd_free(pbd_world* w);
+
+/* rows_rigid.c: the rows of every family at the context's positions into w->integ.rows; under
+ * every method but VBD, which solves them as they are, the rigid rows (compliance 0) then get a
+ * stiff spring for the substep h (pbd_rows_soften_hard). */
+void pbd_integrate_linearize(pbd_world* w, const pbd_step_ctx* ctx);
+/* Gives every hard row of w->integ.rows its spring constant for the world's method at substep h. */
+void pbd_rows_soften_hard(pbd_world* w, pbd_real h);
+/* Explicit Euler: the extra damping along the rigid rows that keeps their springs stable (added
+ * to f, at the velocities v). */
+void pbd_rows_hard_damping(const pbd_world* w, pbd_real h, pbd_vec3* f);
 
 /* implicit.c: solves (M + h D + h^2 K) dv = h (f - h K v) by preconditioned conjugate gradients
  * into in->dv, from the rows and forces of the substep's start. */

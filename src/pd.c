@@ -157,7 +157,7 @@ void pbd_pd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 	lin.q = w->q;
 	double* b = in->rhs;
 	for (int it = 0; it < w->def.iterations; ++it) {
-		pbd_rows_linearize_all(w, &lin, &in->rows);
+		pbd_integrate_linearize(w, &lin);
 		for (uint32_t i = 0; i < w->np; ++i) {
 			const uint32_t k = in->node[i];
 			if (k == UINT32_MAX) continue;
@@ -170,7 +170,8 @@ void pbd_pd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 			/* the target of sum_free a_j q_j: its current value less C' along the row's direction */
 			const uint32_t e0 = r->start[row], e1 = r->start[row + 1];
 			const double kf = (double)r->kf[row];
-			const double c = (double)r->C[row] * (double)r->k[row] / kf;
+			/* kf 0: a rigid row with no free particle (rows_rigid.c), which moves nothing */
+			const double c = kf > 0 ? (double)r->C[row] * (double)r->k[row] / kf : 0;
 			double t[3] = {-c * (double)r->dir[row].x, -c * (double)r->dir[row].y, -c * (double)r->dir[row].z};
 			for (uint32_t e = e0; e < e1; ++e) {
 				if (in->node[r->p[e]] == UINT32_MAX) continue;

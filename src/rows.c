@@ -13,8 +13,9 @@ pbd_status pbd_rows_reserve(pbd_world* w, pbd_rows* r, uint32_t rows, uint32_t e
 		if (cap >= UINT32_MAX) return PBD_ERR_OUT_OF_MEMORY;
 		const pbd_grow_item items[] = {{(void**)&r->C, sizeof *r->C},       {(void**)&r->k, sizeof *r->k},
 		                               {(void**)&r->g, sizeof *r->g},       {(void**)&r->dir, sizeof *r->dir},
-		                               {(void**)&r->rest, sizeof *r->rest}, {(void**)&r->kf, sizeof *r->kf}};
-		if (!pbd_grow_all(&w->mem, items, 6, r->cap, cap)) return PBD_ERR_OUT_OF_MEMORY;
+		                               {(void**)&r->rest, sizeof *r->rest}, {(void**)&r->kf, sizeof *r->kf},
+		                               {(void**)&r->hard, sizeof *r->hard}};
+		if (!pbd_grow_all(&w->mem, items, 7, r->cap, cap)) return PBD_ERR_OUT_OF_MEMORY;
 		const size_t old_starts = r->cap ? (size_t)r->cap + 1 : (r->start ? 1u : 0u);
 		if (!pbd_grow(&w->mem, (void**)&r->start, sizeof *r->start, old_starts, cap + 1))
 			return PBD_ERR_OUT_OF_MEMORY; /* the other arrays are larger now; cap stays, they are regrown */
@@ -46,6 +47,7 @@ void pbd_rows_free(pbd_world* w, pbd_rows* r) {
 	pbd_free(&w->mem, r->dir, nr * sizeof *r->dir);
 	pbd_free(&w->mem, r->rest, nr * sizeof *r->rest);
 	pbd_free(&w->mem, r->kf, nr * sizeof *r->kf);
+	pbd_free(&w->mem, r->hard, nr * sizeof *r->hard);
 	pbd_free(&w->mem, r->p, ne * sizeof *r->p);
 	pbd_free(&w->mem, r->grad, ne * sizeof *r->grad);
 	pbd_free(&w->mem, r->a, ne * sizeof *r->a);

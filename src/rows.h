@@ -31,17 +31,25 @@ typedef struct pbd_rows {
 	/* The constant a projective method puts in its matrix, which must not change with the state:
 	 * a distance's stretch constant, whatever side it is on now (k is the current side's). */
 	pbd_real* kf;
+	/* Which constants the row was built without (compliance 0): PBD_ROW_HARD_K when k is 0 (the
+	 * side it is on now is rigid), PBD_ROW_HARD_KF when kf is 0; 0 for a spring. Only vertex block
+	 * descent solves such rows as they are; the other methods give them a spring first
+	 * (pbd_rows_soften_hard, rows_rigid.c). */
+	uint8_t* hard;
+	uint32_t n_hard;    /* rows with a hard flag */
 	uint32_t ne, cap_e; /* entries */
 	uint32_t* p;        /* particle */
 	pbd_vec3* grad;     /* dC/dx_p */
 	pbd_real* a;        /* weight a_i of a norm row */
 	/* The first constraint met with no finite spring constant (compliance 0): which family and
-	 * which user index, UINT32_MAX when none. The step refuses to start. */
+	 * which user index, UINT32_MAX when none. */
 	uint32_t rigid_family, rigid_index;
 	/* Whether every row is a norm row, and the family of the first general one (UINT32_MAX). */
 	bool norm_rows;
 	uint32_t general_family;
 } pbd_rows;
+
+enum { PBD_ROW_HARD_K = 1, PBD_ROW_HARD_KF = 2 };
 
 /* Grows the arrays to hold `rows` rows and `entries` entries; the contents are not kept. */
 pbd_status pbd_rows_reserve(pbd_world* w, pbd_rows* r, uint32_t rows, uint32_t entries);
@@ -52,10 +60,24 @@ static inline void pbd_rows_clear(pbd_rows* r) {
 	r->n = 0;
 	r->ne = 0;
 	r->start[0] = 0;
+	r->n_hard = 0;
 	r->rigid_family = UINT32_MAX;
 	r->rigid_index = UINT32_MAX;
 	r->norm_rows = true;
 	r->general_family = UINT32_MAX;
+}
+
+/* The transverse stiffness of a norm row of constant k (see above): k at rest 0, where the energy
+ * is quadratic, k C / |u| when stretched, 0 (clamped) when compressed. */
+static inline pbd_real pbd_rows_transverse(pbd_real k, pbd_real C, pbd_real rest, pbd_real len) {
+	return rest == 0 ? k : C > 0 ? k * C / len : 0;
+}
+
+/* Notes which constants of the row just appended are missing (k or kf 0). */
+static inline void pbd_rows_mark_hard(pbd_rows* r, uint32_t row, pbd_real k, pbd_real kf) {
+	const uint8_t hard = (uint8_t)((k == 0 ? PBD_ROW_HARD_K : 0) | (kf == 0 ? PBD_ROW_HARD_KF : 0));
+	r->hard[row] = hard;
+	r->n_hard += hard != 0;
 }
 
 /* Appends a norm row C = |u| - rest over particles p[0..n) with weights a (see above), spring
@@ -73,10 +95,11 @@ static inline void pbd_rows_add_norm(pbd_rows* r, const uint32_t* p, const pbd_r
 	const uint32_t row = r->n++;
 	r->C[row] = C;
 	r->k[row] = k;
-	r->g[row] = rest == 0 ? k : C > 0 ? k * C / len : 0;
+	r->g[row] = pbd_rows_transverse(k, C, rest, len);
 	r->dir[row] = dir;
 	r->rest[row] = rest;
 	r->kf[row] = kf;
+	pbd_rows_mark_hard(r, row, k, kf);
 	for (uint32_t i = 0; i < n; ++i) {
 		const uint32_t e = r->ne++;
 		r->p[e] = p[i];
@@ -101,6 +124,7 @@ static inline void pbd_rows_add_general(pbd_rows* r, pbd_family_type type, const
 	r->dir[row] = pbd_v3(0, 0, 0);
 	r->rest[row] = -1; /* marks a general row: a norm's rest is >= 0 */
 	r->kf[row] = k;
+	pbd_rows_mark_hard(r, row, k, k);
 	for (uint32_t i = 0; i < n; ++i) {
 		const uint32_t e = r->ne++;
 		r->p[e] = p[i];
@@ -113,8 +137,9 @@ static inline void pbd_rows_add_general(pbd_rows* r, pbd_family_type type, const
 }
 
 /* The spring constant of a compliance, 0 for a rigid constraint (compliance 0, or one so small
- * that its inverse overflows): a row with k = 0 is hard, which only vertex block descent's
- * augmented Lagrangian solves (vbd.c); the other methods refuse it before the step. */
+ * that its inverse overflows): a row with k = 0 is hard, which vertex block descent's augmented
+ * Lagrangian solves as it is (vbd.c); the other methods map it to a stiff spring
+ * (pbd_rows_soften_hard). */
 static inline pbd_real pbd_rows_k(pbd_real compliance) {
 	const pbd_real k = compliance > 0 ? 1 / compliance : 0;
 	return pbd_is_finite(k) ? k : 0;

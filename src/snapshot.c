@@ -22,7 +22,7 @@
 #include "forces.h"
 
 #define SNAP_MAGIC   "PBDSNAP\0"
-#define SNAP_VERSION 5u
+#define SNAP_VERSION 6u
 #define SNAP_ENDIAN  0x01020304u
 /* Flags a snapshot may carry: the persistent ones (CONTACT is scratch of the diagnostics). */
 #define SNAP_FLAGS (PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET | PBD_PARTICLE_FORCE)
@@ -159,6 +159,7 @@ static void write_def(writer* wr, const pbd_world_def* d) {
 	put_i32(wr, (int32_t)d->method);
 	put_real(wr, d->stiffness_damping);
 	put_real(wr, d->linear_tolerance);
+	put_real(wr, d->rigid_stiffness);
 	put_vec(wr, d->wind);
 	put_real(wr, d->gust_strength);
 	put_real(wr, d->gust_frequency);
@@ -862,6 +863,7 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 	def.method = (pbd_method)get_i32(&rd);
 	def.stiffness_damping = get_real(&rd);
 	def.linear_tolerance = get_real(&rd);
+	def.rigid_stiffness = get_real(&rd);
 	def.wind = get_vec(&rd);
 	def.gust_strength = get_real(&rd);
 	def.gust_frequency = get_real(&rd);

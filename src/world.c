@@ -32,6 +32,7 @@ pbd_world_def pbd_world_def_default(void) {
 	d.method = PBD_METHOD_POSITION_BASED;
 	d.stiffness_damping = 0;
 	d.linear_tolerance = PBD_R(1e-4);
+	d.rigid_stiffness = 1000;
 	d.wind = pbd_v3(0, 0, 0);
 	d.gust_strength = 0;
 	d.gust_frequency = PBD_R(0.5);
@@ -119,6 +120,10 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->linear_tolerance) || d->linear_tolerance <= 0 || d->linear_tolerance >= 1)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.linear_tolerance: must be in (0, 1) (got %.9g)",
 		                (double)d->linear_tolerance);
+	if (!pbd_is_finite(d->rigid_stiffness) || d->rigid_stiffness <= 0 ||
+	    d->rigid_stiffness > (pbd_real)PBD_MAX_RIGID_STIFFNESS)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.rigid_stiffness: must be in (0, %g] (got %.9g)",
+		                PBD_MAX_RIGID_STIFFNESS, (double)d->rigid_stiffness);
 	if (!pbd_v3_is_finite(d->wind)) return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_def.wind: not finite");
 	/* The same cap as gravity's: air forces scale with the wind speed. */
 	if (PBD_FABS(d->wind.x) > gmax || PBD_FABS(d->wind.y) > gmax || PBD_FABS(d->wind.z) > gmax)
@@ -253,6 +258,7 @@ PBD_SETTER(gravity, pbd_vec3, gravity)
 PBD_SETTER(damping, pbd_real, damping)
 PBD_SETTER(collision_mode, pbd_collision_mode, collision_mode)
 PBD_SETTER(method, pbd_method, method)
+PBD_SETTER(rigid_stiffness, pbd_real, rigid_stiffness)
 #undef PBD_SETTER
 
 pbd_status pbd_world_set_force_settings(pbd_world* w, pbd_real stiffness_damping, pbd_real linear_tolerance) {

@@ -287,9 +287,10 @@ static void refused(pbd_world* w, const char* want) {
 	w->def.log = test_log_fail;
 }
 
-/* A rigid constraint (compliance 0) of each family: implicit Euler refuses the world naming the
- * family and leaves it as it was; block descent solves it as a hard row. Projective dynamics
- * refuses them all: their rows are general, with no projection. */
+/* A rigid constraint (compliance 0) of each family: implicit Euler integrates it as a stiff spring
+ * (rows_rigid.c) and block descent as a hard row, both finite. Projective dynamics refuses them
+ * all, naming the family and leaving the world as it was: their rows are general, with no
+ * projection. */
 static void test_refusals(void** state) {
 	(void)state;
 	for (size_t k = 0; k < NCASES; ++k) {
@@ -297,16 +298,19 @@ static void test_refusals(void** state) {
 		const char* name = pbd_family_name(fc->type);
 		char want[96];
 		if (fc->rigid) {
-			pbd_world* w = case_world(fc, PBD_METHOD_IMPLICIT_EULER, 0);
-			snprintf(want, sizeof want, "%s constraint 0 has compliance 0", name);
-			refused(w, want);
-			assert_int_equal(pbd_world_set_method(w, PBD_METHOD_VBD), PBD_OK);
-			for (int s = 0; s < 60; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
-			assert_true(tp_all_finite(w));
-			pbd_stats st;
-			pbd_world_get_stats(w, &st);
-			printf("  %-15s rigid under vbd, 60 steps: max strain %.3g\n", name, st.family[fc->type].max_strain);
-			pbd_world_destroy(w);
+			const pbd_method methods[2] = {PBD_METHOD_IMPLICIT_EULER, PBD_METHOD_VBD};
+			for (int m = 0; m < 2; ++m) {
+				pbd_world* w = case_world(fc, methods[m], 0);
+				for (int s = 0; s < 60; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+				assert_true(tp_all_finite(w));
+				pbd_stats st;
+				pbd_world_get_stats(w, &st);
+				printf("  %-15s rigid under %s, 60 steps: max strain %.3g\n", name, pbd_method_name(methods[m]),
+				       st.family[fc->type].max_strain);
+				/* the spring of the mapping holds it within 1 % (measured 0.74 % at most, the LRA) */
+				if (methods[m] == PBD_METHOD_IMPLICIT_EULER) assert_true(st.family[fc->type].max_strain < 0.01);
+				pbd_world_destroy(w);
+			}
 		}
 		pbd_world* w = case_world(fc, PBD_METHOD_PROJECTIVE_DYNAMICS, fc->compliance);
 		snprintf(want, sizeof want, "has no projection for the %s constraints", name);

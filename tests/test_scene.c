@@ -221,6 +221,39 @@ static void test_seeds_run_finite(void** state) {
 	}
 }
 
+/* Every built-in scene runs its first frames under implicit Euler and projective dynamics, rigid
+ * links included (a stiff spring each, rows_rigid.c); projective dynamics may only refuse a family
+ * it has no projection for, leaving the world as it was. */
+static void test_builtins_run_implicit_methods(void** state) {
+	(void)state;
+	const pbd_method methods[2] = {PBD_METHOD_IMPLICIT_EULER, PBD_METHOD_PROJECTIVE_DYNAMICS};
+	for (size_t i = 0; i < scene_builtin_count(); ++i) {
+		const char* name = scene_builtin_at(i)->name;
+		for (int m = 0; m < 2; ++m) {
+			const scene_options opt = {false, NULL, NULL, 0};
+			scene s = load_builtin_ok(name, &opt);
+			assert_int_equal(pbd_world_set_method(s.world, methods[m]), PBD_OK);
+			int frames = 0;
+			for (int f = 1; f <= 2; ++f) {
+				const uint64_t before = pbd_world_hash(s.world);
+				const pbd_status st = scene_step(&s);
+				if (st != PBD_OK) {
+					const char* e = pbd_world_last_error(s.world);
+					if (methods[m] != PBD_METHOD_PROJECTIVE_DYNAMICS || !strstr(e, "has no projection"))
+						fail_msg("%s under %s: %s", name, pbd_method_name(methods[m]), e);
+					assert_true(pbd_world_hash(s.world) == before);
+					break;
+				}
+				assert_all_finite(&s, f);
+				++frames;
+			}
+			printf("  %-24s %-19s %s\n", name, pbd_method_name(methods[m]),
+			       frames ? "runs" : "refused (no projection)");
+			scene_free(&s);
+		}
+	}
+}
+
 /* Seed 001's collision moves every free vertex out to the sphere after each step. */
 static void test_cloth_sphere_outside(void** state) {
 	(void)state;
@@ -770,7 +803,7 @@ static void test_attached_and_method(void** state) {
 	(void)state;
 	scene s =
 	    load_ok("{\"world\": {\"method\": \"implicit_euler\", \"stiffness_damping\": 0.01,"
-	            " \"linear_tolerance\": 1e-5, \"iterations\": 50},"
+	            " \"linear_tolerance\": 1e-5, \"rigid_stiffness\": 250, \"iterations\": 50},"
 	            " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 4, \"ny\": 4, \"origin\": [0, 1, 0],"
 	            "   \"material\": {\"structural\": {\"compliance\": 0.001}, \"shear\": {\"compliance\": 0.01},"
 	            "   \"bend\": {\"compliance\": 0.1}},"
@@ -779,6 +812,7 @@ static void test_attached_and_method(void** state) {
 	const pbd_world_def d = pbd_world_get_def(s.world);
 	assert_int_equal(d.method, PBD_METHOD_IMPLICIT_EULER);
 	assert_true(d.stiffness_damping == (pbd_real)0.01 && d.linear_tolerance == (pbd_real)1e-5);
+	assert_true(d.rigid_stiffness == 250);
 	assert_int_equal(pbd_world_attachment_count(s.world), 2);
 	const uint32_t first = s.objects[0].range.first_particle;
 	pbd_attachment_def a[2];
@@ -930,6 +964,8 @@ static const bad_case bad_cases[] = {
      NULL},
     {"{\"world\": {\"method\": \"newton\"}}", "world.method", NULL},
     {"{\"world\": {\"linear_tolerance\": 1}}", "world.linear_tolerance", NULL},
+    {"{\"world\": {\"rigid_stiffness\": 0}}", "world.rigid_stiffness", NULL},
+    {"{\"world\": {\"rigid_stiffness\": 1e9}}", "world.rigid_stiffness", NULL},
     /* syntax: file:line:col */
     {"", "t.json:1:1: syntax error", "end of input"},
     {"{\n  \"name\": \"x\",\n  \"frames\": 10,,\n}\n", "t.json:3:16: syntax error", NULL},
@@ -1770,6 +1806,7 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_particle_cap_option),
 	    cmocka_unit_test(test_builtins_load),
+	    cmocka_unit_test(test_builtins_run_implicit_methods),
 	    cmocka_unit_test(test_seeds_run_finite),
 	    cmocka_unit_test(test_cloth_sphere_outside),
 	    cmocka_unit_test(test_double_pendulum),

@@ -199,9 +199,9 @@ static void test_corrupt_snapshots_refused(void** state) {
 	assert_non_null(strstr(msg, "pbd_world_def.dt"));
 
 	/* The particle count sits after the settings, the clock and the warnings. */
-	/* with the Chebyshev estimate, the two hierarchy settings, the method with its two settings
+	/* with the Chebyshev estimate, the two hierarchy settings, the method with its three settings
 	 * and the wind with its gusts */
-	const size_t def_bytes = 2 * sizeof(pbd_vec3) + 13 * sizeof(pbd_real) + 13 * 4;
+	const size_t def_bytes = 2 * sizeof(pbd_vec3) + 14 * sizeof(pbd_real) + 13 * 4;
 	const size_t at_np = settings + def_bytes + 8 + 8 + PBD_WARN_COUNT * 12;
 	uint32_t np;
 	memcpy(&np, good + at_np, 4);

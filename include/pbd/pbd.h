@@ -66,11 +66,13 @@ PBD_API pbd_status pbd_world_set_hierarchy(pbd_world* world, int levels, int ite
 /// NULL it receives the particle count of levels 0 to the returned one (PBD_HIERARCHY_MAX_LEVELS + 1
 /// entries at most).
 PBD_API uint32_t pbd_world_hierarchy_levels(const pbd_world* world, uint32_t* particles);
-/// Switches the method (pbd_world_def.method); takes effect at the next step. A force-based
-/// method needs a finite spring constant for every constraint it integrates: the step fails with
-/// PBD_ERR_INVALID_ARGUMENT, naming the constraint, when one has compliance 0 (a rigid link), and
-/// with PBD_ERR_INVALID_ARGUMENT when a family of the world has no force model yet.
+/// Switches the method (pbd_world_def.method); takes effect at the next step. The force-based
+/// methods but VBD integrate a constraint of compliance 0 (a rigid link) as a stiff spring (see
+/// pbd_world_def.rigid_stiffness). The step fails with PBD_ERR_INVALID_ARGUMENT when a family of
+/// the world has no force model yet, or, under projective dynamics, no projection.
 PBD_API pbd_status pbd_world_set_method(pbd_world* world, pbd_method method);
+/// How stiff the force-based methods make rigid constraints (pbd_world_def.rigid_stiffness).
+PBD_API pbd_status pbd_world_set_rigid_stiffness(pbd_world* world, pbd_real rigid_stiffness);
 /// Force-based settings: stiffness damping (s, >= 0) and the CG tolerance (in (0, 1)).
 PBD_API pbd_status pbd_world_set_force_settings(pbd_world* world, pbd_real stiffness_damping,
                                                 pbd_real linear_tolerance);

@@ -137,6 +137,8 @@ PBD_API bool pbd_method_from_name(const char* name, pbd_method* out);
 /// products stay finite in float.
 #define PBD_MAX_GRAVITY 1e6
 #define PBD_MAX_DT      1e3
+/// Largest pbd_world_def.rigid_stiffness.
+#define PBD_MAX_RIGID_STIFFNESS 1e8
 
 /// Allocation hooks. All NULL means the C library's malloc/free.
 typedef struct pbd_allocator {
@@ -198,6 +200,12 @@ typedef struct pbd_world_def {
 	/// Implicit Euler: the CG solve stops when the residual is at most this fraction of the
 	/// right-hand side, in (0, 1) (default 1e-4); pbd_stats.linear_residual reports what it reached.
 	pbd_real linear_tolerance;
+	/// Force-based methods but VBD: how stiff a rigid constraint (compliance 0) is made. Such a row
+	/// becomes a spring k = rigid_stiffness * m_eff / h^2 (h the substep, m_eff the row's effective
+	/// mass, 1 / (w_a + w_b) for a distance), so that a steady load sags it by (F / m_eff) h^2 /
+	/// rigid_stiffness; explicit and symplectic Euler cap it at their stability bound. In
+	/// (0, 1e8], default 1000 (docs/methods.md, "Rigid constraints under force-based methods").
+	pbd_real rigid_stiffness;
 	/// Air: the wind's velocity everywhere, m/s (default 0). Objects with drag feel it
 	/// (pbd_soft_def.drag_normal and friends); every method applies air forces.
 	pbd_vec3 wind;
