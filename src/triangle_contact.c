@@ -165,18 +165,20 @@ static bool corner_contact(pbd_world* w, const tri_view* tv, pbd_vec3 corner, pb
 		const pbd_real fl = pbd_v3_length(fn);
 		if (!(fl > 0)) return true;
 		n = pbd_v3_scale(fn, 1 / fl);
+		/* The corner's height over the face where the substep started. */
+		pbd_real h0 = -pbd_v3_dot(n, corner);
+		for (int m = 0; m < 3; ++m) h0 += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
 		const pbd_real s = pbd_v3_dot(n, out);
 		if (PBD_FABS(s) < PBD_R(0.2)) {
 			/* A face seen edge on from the corner (or a shape without an inside): the side the
 			 * corner was on when the substep started, when that is clear. */
-			pbd_real h0 = -pbd_v3_dot(n, corner);
-			for (int m = 0; m < 3; ++m) h0 += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
 			if (!(PBD_FABS(h0) > PBD_R(0.5) * thick)) return true;
-			if (h0 < 0) n = pbd_v3_scale(n, -1);
-		} else if (s < 0) {
-			n = pbd_v3_scale(n, -1);
 		}
-		if (!(pbd_v3_dot(n, pbd_v3_sub(q, corner)) < thick)) return true;
+		if (PBD_FABS(s) < PBD_R(0.2) ? h0 < 0 : s < 0) n = pbd_v3_scale(n, -1), h0 = -h0;
+		/* A corner that was already deeper than the thickness behind the face when the substep
+		 * started did not come through it now: the face lies behind the corner, over the solid
+		 * (a corner on the far side of a box from the cloth), and other features hold it. */
+		if (!(h0 > -thick) || !(pbd_v3_dot(n, pbd_v3_sub(q, corner)) < thick)) return true;
 	} else {
 		/* Beside the face: the distance to its edge, as for a ball of radius zero. */
 		const pbd_vec3 d = pbd_v3_sub(q, corner);
