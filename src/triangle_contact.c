@@ -69,7 +69,7 @@ static bool push(pbd_world* w, const pbd_tri_contact* k) {
 	return true;
 }
 
-#define PBD_TRI_CHUNK 64u
+#define PBD_TRI_CHUNK 16u
 
 /* Weights of a point off the vertices: above this, the vertex's own contact does the work. */
 #define VERTEX_WEIGHT PBD_R(0.999)
@@ -84,10 +84,22 @@ typedef struct tri_view {
 	pbd_real radius; /* the largest radius of its vertices */
 } tri_view;
 
+/* Comparisons, not fmin/fmax: these run for every triangle near a collider, and the library
+ * calls cannot be inlined (their NaN rules); the coordinates here are finite. */
+static inline pbd_real lesser(pbd_real a, pbd_real b) { return b < a ? b : a; }
+static inline pbd_real greater(pbd_real a, pbd_real b) { return b > a ? b : a; }
+static inline pbd_vec3 v3_min(pbd_vec3 a, pbd_vec3 b) {
+	return pbd_v3(lesser(a.x, b.x), lesser(a.y, b.y), lesser(a.z, b.z));
+}
+static inline pbd_vec3 v3_max(pbd_vec3 a, pbd_vec3 b) {
+	return pbd_v3(greater(a.x, b.x), greater(a.y, b.y), greater(a.z, b.z));
+}
+
+/* Whether the box of the segment [r0, r1] grown by thick misses the triangle's box. */
 static bool box_far(pbd_vec3 r0, pbd_vec3 r1, pbd_real thick, const tri_view* tv) {
-	return PBD_FMIN(r0.x, r1.x) - thick > tv->hi.x || PBD_FMAX(r0.x, r1.x) + thick < tv->lo.x ||
-	       PBD_FMIN(r0.y, r1.y) - thick > tv->hi.y || PBD_FMAX(r0.y, r1.y) + thick < tv->lo.y ||
-	       PBD_FMIN(r0.z, r1.z) - thick > tv->hi.z || PBD_FMAX(r0.z, r1.z) + thick < tv->lo.z;
+	const pbd_vec3 lo = v3_min(r0, r1), hi = v3_max(r0, r1);
+	return lo.x - thick > tv->hi.x || hi.x + thick < tv->lo.x || lo.y - thick > tv->hi.y || hi.y + thick < tv->lo.y ||
+	       lo.z - thick > tv->hi.z || hi.z + thick < tv->lo.z;
 }
 
 /* Whether one of the triangle's vertices lies within `thick` of the core [r0, r1] (with a band
@@ -208,15 +220,12 @@ static void collect_corner(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 out) 
 	w->corner[w->ncorner++] = (pbd_corner_rec){index, p, out};
 }
 
-/* The corners of a shape near the triangle (its box grown by `grow`, taken into the collider's
- * frame), each once, in the order of their indices. */
-static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, const tri_view* tv,
-                           pbd_real grow) {
+/* The corners of a shape in the world box [lo, hi] (taken into the collider's frame), each once,
+ * in the order of their indices, in world coordinates. */
+static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 lo, pbd_vec3 hi) {
 	const pbd_pose pose = c->def.pose;
-	const pbd_vec3 half = pbd_v3(PBD_R(0.5) * (tv->hi.x - tv->lo.x) + grow, PBD_R(0.5) * (tv->hi.y - tv->lo.y) + grow,
-	                             PBD_R(0.5) * (tv->hi.z - tv->lo.z) + grow);
-	const pbd_vec3 mid = pbd_v3_add(tv->o, pbd_v3_scale(pbd_v3_add(tv->lo, tv->hi), PBD_R(0.5)));
-	const pbd_vec3 centre = pbd_pose_apply_inverse(pose, mid);
+	const pbd_vec3 half = pbd_v3_scale(pbd_v3_sub(hi, lo), PBD_R(0.5));
+	const pbd_vec3 centre = pbd_pose_apply_inverse(pose, pbd_v3_scale(pbd_v3_add(lo, hi), PBD_R(0.5)));
 	/* The local box of a rotated box: each local axis spans |axis . world axis| of each half. */
 	const pbd_quat inv = pbd_quat_conj(pose.rotation);
 	const pbd_vec3 ax = pbd_quat_rotate(inv, pbd_v3(1, 0, 0)), ay = pbd_quat_rotate(inv, pbd_v3(0, 1, 0)),
@@ -238,18 +247,24 @@ static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_
 	}
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < w->ncorner; ++i)
-		if (n == 0 || r[n - 1].index != r[i].index) r[n++] = r[i];
+		if (n == 0 || r[n - 1].index != r[i].index) {
+			r[n] = r[i];
+			r[n].p = pbd_pose_apply(pose, r[i].p);
+			r[n].out = pbd_quat_rotate(pose.rotation, r[i].out);
+			++n;
+		}
 	w->ncorner = n;
 	return true;
 }
 
-static bool corners_contacts(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, const tri_view* tv) {
+/* The corners gathered for the triangle's chunk against the triangle, those near its box. */
+static bool corners_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv) {
 	const pbd_real thick = tv->radius + c->def.margin;
-	if (!gather_corners(w, c, ops, tv, thick + PBD_CONTACT_TOLERANCE)) return false;
 	for (uint32_t i = 0; i < w->ncorner; ++i) {
 		const pbd_corner_rec* r = &w->corner[i];
-		const pbd_vec3 corner = pbd_v3_sub(pbd_pose_apply(c->def.pose, r->p), tv->o);
-		if (!corner_contact(w, tv, corner, pbd_quat_rotate(c->def.pose.rotation, r->out), thick)) return false;
+		const pbd_vec3 corner = pbd_v3_sub(r->p, tv->o);
+		if (box_far(corner, corner, thick, tv)) continue;
+		if (!corner_contact(w, tv, corner, r->out, thick)) return false;
 	}
 	return true;
 }
@@ -270,8 +285,8 @@ static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
 			if (w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
 			for (int m = 0; m < 3; ++m) {
 				const pbd_vec3 p = pbd_v3_add(w->x[v[m]], w->q[v[m]]);
-				b.lo = pbd_v3(PBD_FMIN(b.lo.x, p.x - g), PBD_FMIN(b.lo.y, p.y - g), PBD_FMIN(b.lo.z, p.z - g));
-				b.hi = pbd_v3(PBD_FMAX(b.hi.x, p.x + g), PBD_FMAX(b.hi.y, p.y + g), PBD_FMAX(b.hi.z, p.z + g));
+				b.lo = v3_min(b.lo, pbd_v3(p.x - g, p.y - g, p.z - g));
+				b.hi = v3_max(b.hi, pbd_v3(p.x + g, p.y + g, p.z + g));
 			}
 		}
 		w->tri_chunk[k] = b;
@@ -304,6 +319,16 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 		boxed = true;
 		for (uint32_t k = 0; k < nchunk; ++k) {
 			if (!boxes_meet(&w->tri_chunk[k], lo, hi)) continue;
+			if (!rounded) {
+				/* The shape's corners near the chunk, once for its triangles. */
+				const pbd_real g = c->def.margin + PBD_CONTACT_TOLERANCE;
+				const pbd_box3* b = &w->tri_chunk[k];
+				if (!gather_corners(w, c, ops, pbd_v3(b->lo.x - g, b->lo.y - g, b->lo.z - g),
+				                    pbd_v3(b->hi.x + g, b->hi.y + g, b->hi.z + g)))
+					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u corners",
+					                w->ncorner + 1);
+				if (w->ncorner == 0) continue;
+			}
 			const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;
 			for (uint32_t t = k * PBD_TRI_CHUNK; t < end; ++t) {
 				tri_view tv;
@@ -316,12 +341,11 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 				for (int m = 0; m < 3; ++m) tv.p[m] = pbd_v3_add(pbd_v3_sub(w->x[v[m]], tv.o), w->q[v[m]]);
 				tv.lo = tv.p[0], tv.hi = tv.p[0];
 				for (int m = 1; m < 3; ++m) {
-					const pbd_vec3 p = tv.p[m];
-					tv.lo = pbd_v3(PBD_FMIN(tv.lo.x, p.x), PBD_FMIN(tv.lo.y, p.y), PBD_FMIN(tv.lo.z, p.z));
-					tv.hi = pbd_v3(PBD_FMAX(tv.hi.x, p.x), PBD_FMAX(tv.hi.y, p.y), PBD_FMAX(tv.hi.z, p.z));
+					tv.lo = v3_min(tv.lo, tv.p[m]);
+					tv.hi = v3_max(tv.hi, tv.p[m]);
 				}
-				tv.radius = PBD_FMAX(PBD_FMAX(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
-				const bool ok = rounded ? rounded_contact(w, c, &tv, c0, c1, radius) : corners_contacts(w, c, ops, &tv);
+				tv.radius = greater(greater(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
+				const bool ok = rounded ? rounded_contact(w, c, &tv, c0, c1, radius) : corners_contacts(w, c, &tv);
 				if (!ok)
 					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle contacts",
 					                w->ntc + 1);
