@@ -392,3 +392,34 @@ uint32_t pbd_bvh_first_hit(const pbd_bvh_node* nodes, const uint32_t* order, pbd
 	*best_s = bs;
 	return best;
 }
+
+static bool node_overlaps(const pbd_bvh_node* nd, pbd_vec3 lo, pbd_vec3 hi) {
+	return nd->lo.x <= hi.x && lo.x <= nd->hi.x && nd->lo.y <= hi.y && lo.y <= nd->hi.y && nd->lo.z <= hi.z &&
+	       lo.z <= nd->hi.z;
+}
+
+void pbd_bvh_overlap(const pbd_bvh_node* nodes, const uint32_t* order, pbd_vec3 lo, pbd_vec3 hi, pbd_bvh_visit_fn visit,
+                     void* ctx) {
+	uint32_t stack[PBD_BVH_MAX_DEPTH + 1];
+	int sp = 0;
+	if (!node_overlaps(&nodes[0], lo, hi)) return;
+	uint32_t node = 0;
+	for (;;) {
+		const pbd_bvh_node* nd = &nodes[node];
+		if (nd->count) {
+			for (uint32_t k = 0; k < nd->count; ++k) visit(ctx, order[nd->first + k]);
+		} else {
+			const bool a = node_overlaps(&nodes[nd->first], lo, hi), b = node_overlaps(&nodes[nd->first + 1], lo, hi);
+			if (b && a) {
+				PBD_ASSERT(sp <= PBD_BVH_MAX_DEPTH);
+				stack[sp++] = nd->first + 1;
+			}
+			if (a || b) {
+				node = a ? nd->first : nd->first + 1;
+				continue;
+			}
+		}
+		if (sp == 0) break;
+		node = stack[--sp];
+	}
+}

@@ -60,6 +60,12 @@ typedef pbd_real (*pbd_bvh_hit_fn)(void* ctx, uint32_t prim, pbd_real best);
 uint32_t pbd_bvh_first_hit(const pbd_bvh_node* nodes, const uint32_t* order, pbd_vec3 p0, pbd_vec3 p1, pbd_real grow,
                            pbd_bvh_hit_fn hit, void* ctx, pbd_real* best_s);
 
+/* Calls visit(ctx, prim) for every primitive whose box overlaps [lo, hi], left subtree first:
+ * a fixed order for a given tree. */
+typedef void (*pbd_bvh_visit_fn)(void* ctx, uint32_t prim);
+void pbd_bvh_overlap(const pbd_bvh_node* nodes, const uint32_t* order, pbd_vec3 lo, pbd_vec3 hi, pbd_bvh_visit_fn visit,
+                     void* ctx);
+
 /* Squared distance from p to the box [lo, hi] * scale; 0 inside. */
 static inline pbd_real pbd_bvh_box_dist2(const pbd_bvh_node* node, pbd_vec3 p, pbd_real scale) {
 	const pbd_real dx = PBD_FMAX(PBD_FMAX(node->lo.x * scale - p.x, p.x - node->hi.x * scale), 0);

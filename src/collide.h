@@ -11,6 +11,11 @@
 
 #include "world.h"
 
+/* A corner of a shape's surface (pbd_shape_ops.corners): a name for the vertex, unique within the
+ * shape, its local point and a unit direction out of the solid there, or zero where the shape
+ * has no inside (an open mesh). */
+typedef void (*pbd_corner_fn)(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 outward);
+
 typedef struct pbd_shape_ops {
 	const char* name;
 	/* Checks the shape part of a def and normalises it in place (e.g. unit normal). The caller
@@ -40,6 +45,12 @@ typedef struct pbd_shape_ops {
 	 * be NULL) and returns the counts the whole surface needs in *vertices and *triangles. */
 	void (*triangles)(const pbd_collider_def* def, pbd_vec3* vertex_out, uint32_t vertex_cap, uint32_t* triangle_out,
 	                  uint32_t triangle_cap, uint32_t* vertices, uint32_t* triangles);
+	/* Shapes with sharp corners (NULL for the others): emit(ctx, ...) for every vertex of the
+	 * surface whose local point lies in [lo, hi], in a fixed order; the same vertex may come
+	 * more than once. The outward direction lies in the cone of the normals of the faces that
+	 * meet there (for the face contacts of triangle_contact.c, which need to know on which side
+	 * of a cloth triangle the solid is). */
+	void (*corners)(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx);
 } pbd_shape_ops;
 
 extern const pbd_shape_ops pbd_shape_plane_ops;
@@ -94,6 +105,13 @@ typedef struct pbd_tri_contact {
 } pbd_tri_contact;
 
 _Static_assert(sizeof(pbd_tri_contact) == 2 * sizeof(uint32_t) + 7 * sizeof(pbd_real), "padding in pbd_tri_contact");
+
+/* A corner of a collider near a surface triangle (triangle_contact.c's scratch): the shape's
+ * name for it, its local point and outward direction (pbd_corner_fn). */
+typedef struct pbd_corner_rec {
+	uint32_t index;
+	pbd_vec3 p, out;
+} pbd_corner_rec;
 
 /* After the substep's particle contacts: the triangle contacts (PBD_COLLISION_IN_SOLVER). */
 pbd_status pbd_triangle_contacts_find(pbd_world* w);

@@ -172,4 +172,21 @@ static bool box_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi) 
 	return true;
 }
 
-const pbd_shape_ops pbd_shape_box_ops = {"box", box_validate, box_distance, box_sweep, box_bounds, NULL, NULL, NULL};
+static bool in_box(pbd_vec3 p, pbd_vec3 lo, pbd_vec3 hi) {
+	return lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y && lo.z <= p.z && p.z <= hi.z;
+}
+
+/* The eight corners; three faces meet at right angles in each, so the angle-weighted normal
+ * there is the diagonal (+-1, +-1, +-1) / sqrt 3 whatever the extents. */
+static void box_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx) {
+	const pbd_vec3 h = def->shape.box.half_extents;
+	const pbd_real d = 1 / PBD_SQRT(3);
+	for (uint32_t k = 0; k < 8; ++k) {
+		const pbd_real sx = k & 1 ? 1 : -1, sy = k & 2 ? 1 : -1, sz = k & 4 ? 1 : -1;
+		const pbd_vec3 p = pbd_v3(sx * h.x, sy * h.y, sz * h.z);
+		if (in_box(p, lo, hi)) emit(ctx, k, p, pbd_v3(sx * d, sy * d, sz * d));
+	}
+}
+
+const pbd_shape_ops pbd_shape_box_ops = {"box", box_validate, box_distance, box_sweep,  box_bounds,
+                                         NULL,  NULL,         NULL,         box_corners};

@@ -10,6 +10,7 @@
  * in front of (the nearest point always lies on one of them), as the nearest point of the
  * triangle. The cost is linear in the number of faces. */
 #include <float.h>
+#include <math.h>
 
 #include "collide.h"
 #include "convex_hull.h"
@@ -365,5 +366,27 @@ static void convex_triangles(const pbd_collider_def* def, pbd_vec3* vertex_out, 
 			for (size_t k = 0; k < 3; ++k) triangle_out[3 * i + k] = tri[3 * i + k];
 }
 
-const pbd_shape_ops pbd_shape_convex_ops = {"convex",      convex_validate,  convex_distance, convex_sweep,
-                                            convex_bounds, convex_data_size, convex_build,    convex_triangles};
+/* The hull's vertices in [lo, hi], each with the mean of the normals of the faces around it (the
+ * faces are found by a pass over all of them: the few vertices near a cloth triangle are asked). */
+static void convex_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx) {
+	const pbd_hull* h = hull_of(def);
+	const pbd_vec3* vs = pbd_hull_vertices(h);
+	const uint32_t* tri = pbd_hull_triangles(h);
+	const pbd_hull_plane* pl = pbd_hull_planes(h);
+	for (uint32_t i = 0; i < h->vertex_count; ++i) {
+		const pbd_vec3 p = vs[i];
+		if (!(lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y && lo.z <= p.z && p.z <= hi.z)) continue;
+		double n[3] = {0, 0, 0};
+		for (uint32_t f = 0; f < h->face_count; ++f)
+			if (tri[3 * f] == i || tri[3 * f + 1] == i || tri[3 * f + 2] == i)
+				for (int k = 0; k < 3; ++k) n[k] += pl[f].n[k];
+		const double len = sqrt(dot3(n, n));
+		const pbd_vec3 out =
+		    len > 0 ? pbd_v3((pbd_real)(n[0] / len), (pbd_real)(n[1] / len), (pbd_real)(n[2] / len)) : pbd_v3(0, 0, 0);
+		emit(ctx, i, p, out);
+	}
+}
+
+const pbd_shape_ops pbd_shape_convex_ops = {"convex",     convex_validate,  convex_distance,
+                                            convex_sweep, convex_bounds,    convex_data_size,
+                                            convex_build, convex_triangles, convex_corners};

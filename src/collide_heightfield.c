@@ -827,5 +827,60 @@ static bool hf_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_re
 	return true;
 }
 
-const pbd_shape_ops pbd_shape_heightfield_ops = {"heightfield", hf_validate,  hf_distance, hf_sweep,
-                                                 hf_bounds,     hf_data_size, hf_build,    hf_triangles};
+/* ---- corners ------------------------------------------------------------------------------- */
+
+/* The outward direction at sample (i, j): up, tilted by the central differences of the heights
+ * (one-sided at the border), so always in the upper half where the solid lies below. */
+static pbd_vec3 hf_sample_up(const hf_view* v, uint32_t i, uint32_t j) {
+	const uint32_t il = i > 0 ? i - 1 : i, ir = i + 1 < v->nx ? i + 1 : i;
+	const uint32_t jl = j > 0 ? j - 1 : j, jr = j + 1 < v->nz ? j + 1 : j;
+	const pbd_real gx = (hf_height(v, ir, j) - hf_height(v, il, j)) / (hf_x(v, ir) - hf_x(v, il));
+	const pbd_real gz = (hf_height(v, i, jr) - hf_height(v, i, jl)) / (hf_z(v, jr) - hf_z(v, jl));
+	pbd_vec3 n = pbd_v3(0, 1, 0);
+	hf_unit(pbd_v3(-gx, 1, -gz), &n);
+	return n;
+}
+
+/* The samples in [lo, hi]: the pyramid is walked from the top, and only blocks whose sample range
+ * meets the box's x and z and whose heights meet its y are opened. */
+static void hf_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx) {
+	hf_view v;
+	hf_view_init(&v, &def->shape.heightfield);
+	if (!(hi.x >= 0 && lo.x <= v.lx && hi.z >= 0 && lo.z <= v.lz)) return;
+	struct {
+		int l;
+		uint32_t bx, bz;
+	} stack[HF_STACK];
+	int sp = 0;
+	stack[sp].l = v.top, stack[sp].bx = 0, stack[sp].bz = 0, ++sp;
+	while (sp > 0) {
+		--sp;
+		const int l = stack[sp].l;
+		const uint32_t bx = stack[sp].bx, bz = stack[sp].bz;
+		uint32_t i0, i1, j0, j1;
+		pbd_real ylo, yhi;
+		hf_block(&v, l, bx, bz, &i0, &i1, &j0, &j1, &ylo, &yhi);
+		if (hf_x(&v, i1) < lo.x || hf_x(&v, i0) > hi.x || hf_z(&v, j1) < lo.z || hf_z(&v, j0) > hi.z || yhi < lo.y ||
+		    ylo > hi.y)
+			continue;
+		if (l > 0) {
+			/* Children in reverse, so that they come off the stack in row order. */
+			for (uint32_t k = 4; k-- > 0;) {
+				const uint32_t cx = 2 * bx + (k & 1), cz = 2 * bz + (k >> 1);
+				if (cx >= v.bx[l - 1] || cz >= v.bz[l - 1]) continue;
+				PBD_ASSERT(sp < HF_STACK);
+				stack[sp].l = l - 1, stack[sp].bx = cx, stack[sp].bz = cz, ++sp;
+			}
+			continue;
+		}
+		for (uint32_t j = j0; j <= j1; ++j)
+			for (uint32_t i = i0; i <= i1; ++i) {
+				const pbd_vec3 p = pbd_v3(hf_x(&v, i), hf_height(&v, i, j), hf_z(&v, j));
+				if (lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y && lo.z <= p.z && p.z <= hi.z)
+					emit(ctx, j * v.nx + i, p, hf_sample_up(&v, i, j));
+			}
+	}
+}
+
+const pbd_shape_ops pbd_shape_heightfield_ops = {"heightfield", hf_validate, hf_distance,  hf_sweep,  hf_bounds,
+                                                 hf_data_size,  hf_build,    hf_triangles, hf_corners};

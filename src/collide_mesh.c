@@ -752,5 +752,32 @@ static void mesh_triangles(const pbd_collider_def* def, pbd_vec3* vertex_out, ui
 	*triangles = m->triangle_count;
 }
 
-const pbd_shape_ops pbd_shape_mesh_ops = {"mesh",      mesh_validate,  mesh_distance, mesh_sweep,
-                                          mesh_bounds, mesh_data_size, mesh_build,    mesh_triangles};
+/* ---- corners -------------------------------------------------------------------------------- */
+
+typedef struct corner_ctx {
+	const mesh_view* m;
+	pbd_vec3 lo, hi;
+	pbd_corner_fn emit;
+	void* ctx;
+} corner_ctx;
+
+static void corner_visit(void* vctx, uint32_t t) {
+	const corner_ctx* c = (const corner_ctx*)vctx;
+	for (int k = 0; k < 3; ++k) {
+		const uint32_t i = c->m->tri[3 * (size_t)t + (size_t)k];
+		const pbd_vec3 p = c->m->v[i];
+		if (c->lo.x <= p.x && p.x <= c->hi.x && c->lo.y <= p.y && p.y <= c->hi.y && c->lo.z <= p.z && p.z <= c->hi.z)
+			c->emit(c->ctx, i, p, c->m->closed ? c->m->vpn[i] : pbd_v3(0, 0, 0));
+	}
+}
+
+/* The vertices of the triangles whose boxes meet [lo, hi] (through the hierarchy), each once per
+ * such triangle; a closed mesh gives its vertex pseudonormals, an open one, two-sided, none. */
+static void mesh_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx) {
+	const mesh_view m = view_of(def);
+	corner_ctx c = {&m, lo, hi, emit, ctx};
+	pbd_bvh_overlap(m.nodes, m.order, lo, hi, corner_visit, &c);
+}
+
+const pbd_shape_ops pbd_shape_mesh_ops = {"mesh",         mesh_validate, mesh_distance,  mesh_sweep,  mesh_bounds,
+                                          mesh_data_size, mesh_build,    mesh_triangles, mesh_corners};

@@ -9,7 +9,18 @@
  * with n the direction from the core to the point. Each iteration projects it with the
  * vertices' inverse masses weighted by b (the projection of a point interpolated from three
  * particles, as in Bridson et al. 2002's cloth collisions), which keeps the momentum of the
- * three. */
+ * three.
+ *
+ * Shapes with corners (boxes, hulls, meshes, height fields) meet the triangles the same way at
+ * their corners, each a core of radius zero: a corner that pokes up under a coarse cloth between
+ * its vertices holds the face up. Where the corner lies over the inside of the face, the contact's
+ * normal is the face's, turned to the side the solid is not on (the corner's outward direction
+ * says which), so that a corner that got through the face in a substep is brought back, not
+ * pushed on; beside the face, the direction from the corner to the nearest point of an edge.
+ *
+ * Triangles go in chunks of PBD_TRI_CHUNK consecutive indices (a mesh numbers its neighbours
+ * close together), each with the box of its vertices; a collider looks only at the triangles of
+ * the chunks its box meets. */
 #include <string.h>
 
 #include "collide.h"
@@ -58,84 +69,287 @@ static bool push(pbd_world* w, const pbd_tri_contact* k) {
 	return true;
 }
 
+#define PBD_TRI_CHUNK 16u
+
+/* Weights of a point off the vertices: above this, the vertex's own contact does the work. */
+#define VERTEX_WEIGHT PBD_R(0.999)
+
+/* One triangle in the frame of its first vertex's x (so that far from the origin the small
+ * numbers keep their precision): the predicted points, their box and the contact thickness of
+ * its vertices. */
+typedef struct tri_view {
+	uint32_t t;
+	const uint32_t* v;
+	pbd_vec3 o, p[3], lo, hi;
+	pbd_real radius; /* the largest radius of its vertices */
+} tri_view;
+
+/* Comparisons, not fmin/fmax: these run for every triangle near a collider, and the library
+ * calls cannot be inlined (their NaN rules); the coordinates here are finite. */
+static inline pbd_real lesser(pbd_real a, pbd_real b) { return b < a ? b : a; }
+static inline pbd_real greater(pbd_real a, pbd_real b) { return b > a ? b : a; }
+static inline pbd_vec3 v3_min(pbd_vec3 a, pbd_vec3 b) {
+	return pbd_v3(lesser(a.x, b.x), lesser(a.y, b.y), lesser(a.z, b.z));
+}
+static inline pbd_vec3 v3_max(pbd_vec3 a, pbd_vec3 b) {
+	return pbd_v3(greater(a.x, b.x), greater(a.y, b.y), greater(a.z, b.z));
+}
+
+/* Whether the box of the segment [r0, r1] grown by thick misses the triangle's box. */
+static bool box_far(pbd_vec3 r0, pbd_vec3 r1, pbd_real thick, const tri_view* tv) {
+	const pbd_vec3 lo = v3_min(r0, r1), hi = v3_max(r0, r1);
+	return lo.x - thick > tv->hi.x || hi.x + thick < tv->lo.x || lo.y - thick > tv->hi.y || hi.y + thick < tv->lo.y ||
+	       lo.z - thick > tv->hi.z || hi.z + thick < tv->lo.z;
+}
+
+/* Whether one of the triangle's vertices lies within `thick` of the core [r0, r1] (with a band
+ * of a tenth of the longest edge: vertices resting on the shape sit at `thick` give or take
+ * rounding, and a face between them is no gap). Where a vertex rests on the shape, its own
+ * contact holds the surface, and a face contact on top would only fight it over the sagitta of
+ * the face. */
+static bool vertex_touches(const tri_view* tv, pbd_vec3 r0, pbd_vec3 r1, pbd_real thick) {
+	pbd_real edge2 = 0;
+	for (int m = 0; m < 3; ++m) {
+		const pbd_vec3 e = pbd_v3_sub(tv->p[(m + 1) % 3], tv->p[m]);
+		edge2 = PBD_FMAX(edge2, pbd_v3_dot(e, e));
+	}
+	const pbd_real band = thick + PBD_CONTACT_TOLERANCE + PBD_R(0.1) * PBD_SQRT(edge2);
+	for (int m = 0; m < 3; ++m) {
+		const pbd_vec3 on = pbd_v3_add(r0, pbd_v3_scale(pbd_v3_sub(r1, r0), pbd_closest_on_segment(tv->p[m], r0, r1)));
+		const pbd_vec3 dv = pbd_v3_sub(tv->p[m], on);
+		if (pbd_v3_dot(dv, dv) < band * band) return true;
+	}
+	return false;
+}
+
+/* The contact of point b of the triangle with normal n: sum_k b_k (x_k + q_k) . n >=
+ * (core + thick n) . n, relative to x of each vertex. */
+static bool add_contact(pbd_world* w, const tri_view* tv, const pbd_real b[3], pbd_vec3 n, pbd_vec3 core,
+                        pbd_real thick) {
+	pbd_tri_contact k;
+	k.t = tv->t;
+	k.pad_ = 0;
+	k.b[0] = b[0], k.b[1] = b[1], k.b[2] = b[2];
+	k.n = n;
+	pbd_real base = 0;
+	for (int m = 0; m < 3; ++m) base += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
+	k.offset = pbd_v3_dot(n, core) + thick - base;
+	return push(w, &k);
+}
+
+/* A rounded collider's core [c0, c1] of the given radius against the triangle. */
+static bool rounded_contact(pbd_world* w, const pbd_collider* c, const tri_view* tv, pbd_vec3 c0, pbd_vec3 c1,
+                            pbd_real radius) {
+	const pbd_vec3 r0 = pbd_v3_sub(c0, tv->o), r1 = pbd_v3_sub(c1, tv->o);
+	const pbd_real thick = tv->radius + c->def.margin + radius;
+	if (box_far(r0, r1, thick, tv) || vertex_touches(tv, r0, r1, thick)) return true;
+	pbd_real b[3];
+	pbd_vec3 core;
+	const pbd_vec3 q = closest_pair(r0, r1, tv->p[0], tv->p[1], tv->p[2], &core, b);
+	if (b[0] > VERTEX_WEIGHT || b[1] > VERTEX_WEIGHT || b[2] > VERTEX_WEIGHT) return true;
+	const pbd_vec3 d = pbd_v3_sub(q, core);
+	const pbd_real len = pbd_v3_length(d);
+	if (!(len < thick)) return true;
+	/* A triangle through the core has no direction out; its own normal, toward where the
+	 * triangle's vertices were at the start of the substep, is the best guess. */
+	pbd_vec3 n;
+	if (len > PBD_EPSILON_LENGTH) {
+		n = pbd_v3_scale(d, 1 / len);
+	} else {
+		pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(tv->p[1], tv->p[0]), pbd_v3_sub(tv->p[2], tv->p[0]));
+		const pbd_real fl = pbd_v3_length(fn);
+		n = fl > 0 ? pbd_v3_scale(fn, 1 / fl) : pbd_v3(0, 1, 0);
+	}
+	return add_contact(w, tv, b, n, core, thick);
+}
+
+/* A corner of a shape, at `corner` (in the triangle's frame) with the outward direction `out`
+ * (unit, or zero when the shape does not know one), against the triangle. */
+static bool corner_contact(pbd_world* w, const tri_view* tv, pbd_vec3 corner, pbd_vec3 out, pbd_real thick) {
+	if (vertex_touches(tv, corner, corner, thick)) return true;
+	pbd_real b[3];
+	const pbd_vec3 q = pbd_closest_on_triangle(corner, tv->p[0], tv->p[1], tv->p[2], b);
+	if (b[0] > VERTEX_WEIGHT || b[1] > VERTEX_WEIGHT || b[2] > VERTEX_WEIGHT) return true;
+	pbd_vec3 n;
+	if (b[0] > 0 && b[1] > 0 && b[2] > 0) {
+		/* Over the inside of the face: the face's normal, on the side away from the solid. */
+		const pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(tv->p[1], tv->p[0]), pbd_v3_sub(tv->p[2], tv->p[0]));
+		const pbd_real fl = pbd_v3_length(fn);
+		if (!(fl > 0)) return true;
+		n = pbd_v3_scale(fn, 1 / fl);
+		/* The corner's height over the face where the substep started. */
+		pbd_real h0 = -pbd_v3_dot(n, corner);
+		for (int m = 0; m < 3; ++m) h0 += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
+		const pbd_real s = pbd_v3_dot(n, out);
+		if (PBD_FABS(s) < PBD_R(0.2)) {
+			/* A face seen edge on from the corner (or a shape without an inside): the side the
+			 * corner was on when the substep started, when that is clear. */
+			if (!(PBD_FABS(h0) > PBD_R(0.5) * thick)) return true;
+		}
+		if (PBD_FABS(s) < PBD_R(0.2) ? h0 < 0 : s < 0) n = pbd_v3_scale(n, -1), h0 = -h0;
+		/* A corner that was already deeper than the thickness behind the face when the substep
+		 * started did not come through it now: the face lies behind the corner, over the solid
+		 * (a corner on the far side of a box from the cloth), and other features hold it. */
+		if (!(h0 > -thick) || !(pbd_v3_dot(n, pbd_v3_sub(q, corner)) < thick)) return true;
+	} else {
+		/* Beside the face: the distance to its edge, as for a ball of radius zero. */
+		const pbd_vec3 d = pbd_v3_sub(q, corner);
+		const pbd_real len = pbd_v3_length(d);
+		if (!(len < thick) || !(len > PBD_EPSILON_LENGTH)) return true;
+		n = pbd_v3_scale(d, 1 / len);
+	}
+	return add_contact(w, tv, b, n, corner, thick);
+}
+
+typedef struct corner_sink {
+	pbd_world* w;
+	bool failed;
+} corner_sink;
+
+static void collect_corner(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 out) {
+	corner_sink* s = (corner_sink*)ctx;
+	pbd_world* w = s->w;
+	if (w->ncorner == w->cap_corner) {
+		const uint32_t cap = w->cap_corner ? 2 * w->cap_corner : 64;
+		if (cap < w->cap_corner || !pbd_grow(&w->mem, (void**)&w->corner, sizeof *w->corner, w->cap_corner, cap)) {
+			s->failed = true;
+			return;
+		}
+		w->cap_corner = cap;
+	}
+	w->corner[w->ncorner++] = (pbd_corner_rec){index, p, out};
+}
+
+/* The corners of a shape in the world box [lo, hi] (taken into the collider's frame), each once,
+ * in the order of their indices, in world coordinates. */
+static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 lo, pbd_vec3 hi) {
+	const pbd_pose pose = c->def.pose;
+	const pbd_vec3 half = pbd_v3_scale(pbd_v3_sub(hi, lo), PBD_R(0.5));
+	const pbd_vec3 centre = pbd_pose_apply_inverse(pose, pbd_v3_scale(pbd_v3_add(lo, hi), PBD_R(0.5)));
+	/* The local box of a rotated box: each local axis spans |axis . world axis| of each half. */
+	const pbd_quat inv = pbd_quat_conj(pose.rotation);
+	const pbd_vec3 ax = pbd_quat_rotate(inv, pbd_v3(1, 0, 0)), ay = pbd_quat_rotate(inv, pbd_v3(0, 1, 0)),
+	               az = pbd_quat_rotate(inv, pbd_v3(0, 0, 1));
+	const pbd_vec3 e = pbd_v3(PBD_FABS(ax.x) * half.x + PBD_FABS(ay.x) * half.y + PBD_FABS(az.x) * half.z,
+	                          PBD_FABS(ax.y) * half.x + PBD_FABS(ay.y) * half.y + PBD_FABS(az.y) * half.z,
+	                          PBD_FABS(ax.z) * half.x + PBD_FABS(ay.z) * half.y + PBD_FABS(az.z) * half.z);
+	w->ncorner = 0;
+	corner_sink sink = {w, false};
+	ops->corners(&c->def, pbd_v3_sub(centre, e), pbd_v3_add(centre, e), collect_corner, &sink);
+	if (sink.failed) return false;
+	/* Insertion sort by index (a handful), then duplicates out. */
+	pbd_corner_rec* r = w->corner;
+	for (uint32_t i = 1; i < w->ncorner; ++i) {
+		const pbd_corner_rec x = r[i];
+		uint32_t j = i;
+		for (; j > 0 && r[j - 1].index > x.index; --j) r[j] = r[j - 1];
+		r[j] = x;
+	}
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < w->ncorner; ++i)
+		if (n == 0 || r[n - 1].index != r[i].index) {
+			r[n] = r[i];
+			r[n].p = pbd_pose_apply(pose, r[i].p);
+			r[n].out = pbd_quat_rotate(pose.rotation, r[i].out);
+			++n;
+		}
+	w->ncorner = n;
+	return true;
+}
+
+/* The corners gathered for the triangle's chunk against the triangle, those near its box. */
+static bool corners_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv) {
+	const pbd_real thick = tv->radius + c->def.margin;
+	for (uint32_t i = 0; i < w->ncorner; ++i) {
+		const pbd_corner_rec* r = &w->corner[i];
+		const pbd_vec3 corner = pbd_v3_sub(r->p, tv->o);
+		if (box_far(corner, corner, thick, tv)) continue;
+		if (!corner_contact(w, tv, corner, r->out, thick)) return false;
+	}
+	return true;
+}
+
+/* The box of each chunk of triangles over their vertices' predicted positions, grown by the
+ * largest particle radius; chunks with no free vertex get an empty box. */
+static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
+	if (nchunk > w->cap_tri_chunk) {
+		if (!pbd_grow(&w->mem, (void**)&w->tri_chunk, sizeof *w->tri_chunk, w->cap_tri_chunk, nchunk)) return false;
+		w->cap_tri_chunk = nchunk;
+	}
+	const pbd_real g = w->pcol.max_radius;
+	for (uint32_t k = 0; k < nchunk; ++k) {
+		pbd_box3 b = {{PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX}, {-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX}};
+		const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;
+		for (uint32_t t = k * PBD_TRI_CHUNK; t < end; ++t) {
+			const uint32_t* v = &w->tri[3 * t];
+			if (w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
+			for (int m = 0; m < 3; ++m) {
+				const pbd_vec3 p = pbd_v3_add(w->x[v[m]], w->q[v[m]]);
+				b.lo = v3_min(b.lo, pbd_v3(p.x - g, p.y - g, p.z - g));
+				b.hi = v3_max(b.hi, pbd_v3(p.x + g, p.y + g, p.z + g));
+			}
+		}
+		w->tri_chunk[k] = b;
+	}
+	return true;
+}
+
+static bool boxes_meet(const pbd_box3* a, pbd_vec3 lo, pbd_vec3 hi) {
+	return a->lo.x <= hi.x && lo.x <= a->hi.x && a->lo.y <= hi.y && lo.y <= a->hi.y && a->lo.z <= hi.z &&
+	       lo.z <= a->hi.z;
+}
+
 pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 	w->ntc = 0;
 	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->nt == 0) return PBD_OK;
-	/* Weights of a point off the vertices: above this, the vertex's own contact does the work. */
-	const pbd_real vertex = PBD_R(0.999);
+	const uint32_t nchunk = (w->nt + PBD_TRI_CHUNK - 1) / PBD_TRI_CHUNK;
+	bool boxed = false;
 	for (uint32_t s = 0; s < w->nc; ++s) {
 		const pbd_collider* c = &w->colliders[s];
-		pbd_vec3 c0, c1;
-		pbd_real radius;
-		if (!c->alive || c->def.trigger || !core_of(c, &c0, &c1, &radius)) continue;
-		for (uint32_t t = 0; t < w->nt; ++t) {
-			const uint32_t* v = &w->tri[3 * t];
-			if (!(w->cmask[v[0]] & c->def.category)) continue;
-			if (w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
-			/* Relative to the first vertex's x, so that far from the origin the small numbers
-			 * keep their precision. */
-			const pbd_vec3 o = w->x[v[0]];
-			pbd_vec3 p[3];
-			for (int k = 0; k < 3; ++k) p[k] = pbd_v3_add(pbd_v3_sub(w->x[v[k]], o), w->q[v[k]]);
-			const pbd_vec3 r0 = pbd_v3_sub(c0, o), r1 = pbd_v3_sub(c1, o);
-			const pbd_real thick =
-			    PBD_FMAX(PBD_FMAX(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]) + c->def.margin + radius;
-			/* A quick rejection on boxes before the closest point. */
-			pbd_vec3 tlo = p[0], thi = p[0];
-			for (int k = 1; k < 3; ++k) {
-				tlo = pbd_v3(PBD_FMIN(tlo.x, p[k].x), PBD_FMIN(tlo.y, p[k].y), PBD_FMIN(tlo.z, p[k].z));
-				thi = pbd_v3(PBD_FMAX(thi.x, p[k].x), PBD_FMAX(thi.y, p[k].y), PBD_FMAX(thi.z, p[k].z));
+		if (!c->alive || c->def.trigger) continue;
+		const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
+		pbd_vec3 c0 = pbd_v3(0, 0, 0), c1 = c0;
+		pbd_real radius = 0;
+		const bool rounded = core_of(c, &c0, &c1, &radius);
+		if (!rounded && (!ops->corners || w->corners_off)) continue;
+		pbd_vec3 lo, hi;
+		if (!pbd_collider_world_box(c, &c->def.pose, 1, c->def.margin + PBD_CONTACT_TOLERANCE, &lo, &hi)) continue;
+		if (!boxed && !chunk_boxes(w, nchunk))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle chunks", nchunk);
+		boxed = true;
+		for (uint32_t k = 0; k < nchunk; ++k) {
+			if (!boxes_meet(&w->tri_chunk[k], lo, hi)) continue;
+			if (!rounded) {
+				/* The shape's corners near the chunk, once for its triangles. */
+				const pbd_real g = c->def.margin + PBD_CONTACT_TOLERANCE;
+				const pbd_box3* b = &w->tri_chunk[k];
+				if (!gather_corners(w, c, ops, pbd_v3(b->lo.x - g, b->lo.y - g, b->lo.z - g),
+				                    pbd_v3(b->hi.x + g, b->hi.y + g, b->hi.z + g)))
+					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u corners",
+					                w->ncorner + 1);
+				if (w->ncorner == 0) continue;
 			}
-			const bool far = PBD_FMIN(r0.x, r1.x) - thick > thi.x || PBD_FMAX(r0.x, r1.x) + thick < tlo.x ||
-			                 PBD_FMIN(r0.y, r1.y) - thick > thi.y || PBD_FMAX(r0.y, r1.y) + thick < tlo.y ||
-			                 PBD_FMIN(r0.z, r1.z) - thick > thi.z || PBD_FMAX(r0.z, r1.z) + thick < tlo.z;
-			if (far) continue;
-			/* Only where the shape reaches the face between vertices that do not touch it: where a
-			 * vertex rests on the shape, its own contact holds the surface, and a face contact on
-			 * top would only fight it over the sagitta of the face. */
-			pbd_real edge2 = 0;
-			for (int m = 0; m < 3; ++m) {
-				const pbd_vec3 e = pbd_v3_sub(p[(m + 1) % 3], p[m]);
-				edge2 = PBD_FMAX(edge2, pbd_v3_dot(e, e));
+			const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;
+			for (uint32_t t = k * PBD_TRI_CHUNK; t < end; ++t) {
+				tri_view tv;
+				tv.t = t;
+				tv.v = &w->tri[3 * t];
+				const uint32_t* v = tv.v;
+				if (!(w->cmask[v[0]] & c->def.category)) continue;
+				if (w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
+				tv.o = w->x[v[0]];
+				for (int m = 0; m < 3; ++m) tv.p[m] = pbd_v3_add(pbd_v3_sub(w->x[v[m]], tv.o), w->q[v[m]]);
+				tv.lo = tv.p[0], tv.hi = tv.p[0];
+				for (int m = 1; m < 3; ++m) {
+					tv.lo = v3_min(tv.lo, tv.p[m]);
+					tv.hi = v3_max(tv.hi, tv.p[m]);
+				}
+				tv.radius = greater(greater(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
+				const bool ok = rounded ? rounded_contact(w, c, &tv, c0, c1, radius) : corners_contacts(w, c, &tv);
+				if (!ok)
+					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle contacts",
+					                w->ntc + 1);
 			}
-			/* Touching, with a band of a tenth of the longest edge: vertices resting on the
-			 * shape sit at `thick` give or take rounding, and a face between them is no gap. */
-			const pbd_real band = thick + PBD_CONTACT_TOLERANCE + PBD_R(0.1) * PBD_SQRT(edge2);
-			bool vertex_touches = false;
-			for (int m = 0; m < 3 && !vertex_touches; ++m) {
-				const pbd_vec3 on =
-				    pbd_v3_add(r0, pbd_v3_scale(pbd_v3_sub(r1, r0), pbd_closest_on_segment(p[m], r0, r1)));
-				const pbd_vec3 dv = pbd_v3_sub(p[m], on);
-				vertex_touches = pbd_v3_dot(dv, dv) < band * band;
-			}
-			if (vertex_touches) continue;
-			pbd_real b[3];
-			pbd_vec3 core;
-			const pbd_vec3 q = closest_pair(r0, r1, p[0], p[1], p[2], &core, b);
-			if (b[0] > vertex || b[1] > vertex || b[2] > vertex) continue;
-			const pbd_vec3 d = pbd_v3_sub(q, core);
-			const pbd_real len = pbd_v3_length(d);
-			if (!(len < thick)) continue;
-			pbd_tri_contact k;
-			k.t = t;
-			k.pad_ = 0;
-			k.b[0] = b[0], k.b[1] = b[1], k.b[2] = b[2];
-			/* A triangle through the core has no direction out; its own normal, toward where
-			 * the triangle's vertices were at the start of the substep, is the best guess. */
-			if (len > PBD_EPSILON_LENGTH) {
-				k.n = pbd_v3_scale(d, 1 / len);
-			} else {
-				pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(p[1], p[0]), pbd_v3_sub(p[2], p[0]));
-				const pbd_real fl = pbd_v3_length(fn);
-				k.n = fl > 0 ? pbd_v3_scale(fn, 1 / fl) : pbd_v3(0, 1, 0);
-			}
-			/* sum_k b_k (x_k + q_k) . n >= (core + thick n) . n, relative to x of each vertex. */
-			pbd_real base = 0;
-			for (int m = 0; m < 3; ++m) base += b[m] * pbd_v3_dot(k.n, pbd_v3_sub(w->x[v[m]], o));
-			k.offset = pbd_v3_dot(k.n, core) + thick - base;
-			if (!push(w, &k))
-				return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle contacts",
-				                w->ntc + 1);
 		}
 	}
 	return PBD_OK;

@@ -130,8 +130,13 @@ struct pbd_world {
 	pbd_trigger_object_event* obj_events;
 	uint64_t *obj_prev, *obj_next;
 	pbd_particle_collision pcol; /* particle pairs (self_collision.c) */
-	uint32_t ntc, cap_tc;        /* rounded colliders against surface triangles (triangle_contact.c) */
+	uint32_t ntc, cap_tc;        /* colliders against surface triangles (triangle_contact.c) */
 	struct pbd_tri_contact* tcon;
+	pbd_box3* tri_chunk; /* per chunk of surface triangles: the box of their predicted vertices */
+	uint32_t cap_tri_chunk;
+	uint32_t ncorner, cap_corner; /* the corners of a shape near one triangle (triangle_contact.c's scratch) */
+	struct pbd_corner_rec* corner;
+	bool corners_off;       /* tests only: no face contacts for shapes with corners, the path before them */
 	pbd_broad broad;        /* colliders against chunks of particles (contact.c) */
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 
