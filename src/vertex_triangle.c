@@ -107,6 +107,11 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 				 * up a snapping fold; the particle pairs keep those apart. */
 				const pbd_real len0 = pbd_v3_length(n0);
 				if (!(len1 > 0) || !(len0 > 0) || !(PBD_FABS(h0) >= PBD_R(0.5) * thick * len0)) continue;
+				/* A triangle that turned over within the substep (a stretched fold snapping
+				 * shut collapses its faces): the starting side, read against the predicted
+				 * normal, points through the face, and pushing a thickness that way blew the
+				 * fold up at 64 x 64. The pairs hold such a particle. */
+				if (!(pbd_v3_dot(n0, n1) > 0)) continue;
 				n1 = pbd_v3_scale(n1, (h0 > 0 ? 1 : -1) / len1);
 				pbd_real b[3];
 				const pbd_vec3 cp = pbd_closest_on_triangle(qi, p[0], p[1], p[2], b);
