@@ -133,13 +133,19 @@ static pbd_real segment_distance(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, pbd_vec3 d)
 	return pbd_v3_length(pbd_v3_sub(lerp(a, b, s), lerp(c, d, t)));
 }
 
-static bool may_touch(const pbd_world* w, uint32_t a, uint32_t b, uint32_t c, uint32_t d, pbd_real thick) {
+/* The cheap half of the pair filter: no shared vertex, something free to move, and two objects
+ * or one with self-collision (then mesh_neighbours decides, once a contact is found). */
+static bool may_touch(const pbd_world* w, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
 	if (a == c || a == d || b == c || b == d) return false;
 	if (w->w[a] <= 0 && w->w[b] <= 0 && w->w[c] <= 0 && w->w[d] <= 0) return false;
 	const uint32_t g1 = w->cgroup[a], g2 = w->cgroup[c];
-	if (g1 != g2) return true;
-	if (!(g1 & PBD_GROUP_SELF)) return false;
-	return segment_distance(w->x_rest[a], w->x_rest[b], w->x_rest[c], w->x_rest[d]) >= thick;
+	return g1 != g2 || (g1 & PBD_GROUP_SELF);
+}
+
+/* Edges of one object within the thickness of each other in the rest shape: the mesh holds them. */
+static bool mesh_neighbours(const pbd_world* w, uint32_t a, uint32_t b, uint32_t c, uint32_t d, pbd_real thick) {
+	return w->cgroup[a] == w->cgroup[c] &&
+	       segment_distance(w->x_rest[a], w->x_rest[b], w->x_rest[c], w->x_rest[d]) < thick;
 }
 
 /* Whether edges p0[0]p0[1] and p0[2]p0[3], moving by dq over the substep, went through each
@@ -184,32 +190,37 @@ bool pbd_edge_edge_contact(const pbd_world* w, uint32_t a, uint32_t b, uint32_t 
 	const pbd_vec3 dq[4] = {q[a], q[b], q[c], q[d]};
 	pbd_vec3 p1[4];
 	for (int k = 0; k < 4; ++k) p1[k] = pbd_v3_add(p0[k], dq[k]);
-	pbd_real s0, t0, s, t;
-	pbd_closest_segments(p0[0], p0[1], p0[2], p0[3], &s0, &t0);
+	pbd_real s, t;
 	pbd_closest_segments(p1[0], p1[1], p1[2], p1[3], &s, &t);
-	const pbd_vec3 gap0 = pbd_v3_sub(lerp(p0[0], p0[1], s0), lerp(p0[2], p0[3], t0));
 	const pbd_vec3 gap = pbd_v3_sub(lerp(p1[0], p1[1], s), lerp(p1[2], p1[3], t));
-	const pbd_real dist0 = pbd_v3_length(gap0), dist = pbd_v3_length(gap);
+	const pbd_real dist = pbd_v3_length(gap);
 	const pbd_vec3 n0 = pbd_v3_cross(pbd_v3_sub(p0[1], p0[0]), pbd_v3_sub(p0[3], p0[2]));
 	const pbd_vec3 n1 = pbd_v3_cross(pbd_v3_sub(p1[1], p1[0]), pbd_v3_sub(p1[3], p1[2]));
 	const pbd_real v0 = pbd_v3_dot(n0, pbd_v3_sub(p0[0], p0[2])), v1 = pbd_v3_dot(n1, pbd_v3_sub(p1[0], p1[2]));
+	/* Within reach of a contact at the prediction: the thickness, and as far again as any of the
+	 * four moved (a speculative reach, for what the iterations may still move them). */
+	pbd_real motion = 0;
+	for (int k = 0; k < 4; ++k) motion = PBD_FMAX(motion, pbd_v3_dot(dq[k], dq[k]));
+	const bool near = dist < thick + PBD_SQRT(motion);
+	const bool sign_change = v0 != 0 && (v0 > 0 ? v1 <= 0 : v1 >= 0);
+	if (!near && !sign_change) return false; /* most candidates */
 	pbd_vec3 n;
 	pbd_real start; /* the gap the pair had at the start, along n */
-	if (went_through(p0, dq, n0, n1, v0, v1, thick)) {
+	if (sign_change && went_through(p0, dq, n0, n1, v0, v1, thick)) {
 		/* Back along N, turned to the starting side. */
 		const pbd_real len1 = pbd_v3_length(n1);
 		if (!(len1 > PBD_EPSILON_LENGTH)) return false;
 		n = pbd_v3_scale(n1, (v0 > 0 ? 1 : -1) / len1);
 		start = PBD_FABS(v0) / pbd_v3_length(n0);
 	} else {
-		/* Within reach of a contact at the prediction: the thickness, and as far again as any of
-		 * the four moved (a speculative reach, for what the iterations may still move them). */
-		pbd_real motion = 0;
-		for (int k = 0; k < 4; ++k) motion = PBD_FMAX(motion, pbd_v3_dot(dq[k], dq[k]));
-		if (!(dist < thick + PBD_SQRT(motion))) return false;
+		if (!near) return false;
 		/* The direction between the closest points at the start, where the pair was apart: at
 		 * the prediction two edges can meet (a snapping fold), and a direction taken there is
 		 * noise, which pushed columns of a folded cloth sideways by a thickness and blew it up. */
+		pbd_real s0, t0;
+		pbd_closest_segments(p0[0], p0[1], p0[2], p0[3], &s0, &t0);
+		const pbd_vec3 gap0 = pbd_v3_sub(lerp(p0[0], p0[1], s0), lerp(p0[2], p0[3], t0));
+		const pbd_real dist0 = pbd_v3_length(gap0);
 		if (dist0 > PBD_EPSILON_LENGTH)
 			n = pbd_v3_scale(gap0, 1 / dist0);
 		else if (dist > PBD_EPSILON_LENGTH)
@@ -261,9 +272,10 @@ pbd_status pbd_edge_edge_find(pbd_world* w) {
 					continue;
 				const uint32_t cc = c->edge[2 * f], dd = c->edge[2 * f + 1];
 				const pbd_real thick = PBD_FMAX(w->radius[a], w->radius[b]) + PBD_FMAX(w->radius[cc], w->radius[dd]);
-				if (!may_touch(w, a, b, cc, dd, thick)) continue;
+				if (!may_touch(w, a, b, cc, dd)) continue;
 				pbd_ee_c k2;
-				if (!pbd_edge_edge_contact(w, a, b, cc, dd, thick, &k2)) continue;
+				if (!pbd_edge_edge_contact(w, a, b, cc, dd, thick, &k2) || mesh_neighbours(w, a, b, cc, dd, thick))
+					continue;
 				if (!pbd_grow_to(&w->mem, (void**)&c->ee, sizeof *c->ee, &c->cap_ee, c->nee + 1))
 					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u edge contacts",
 					                c->nee + 1);

@@ -87,7 +87,8 @@ pbd_status pbd_edge_edge_find(pbd_world* w);
 /* One pass over those contacts (every iteration). */
 void pbd_edge_edge_project(pbd_world* w);
 /* The contact of edges (a, b) and (c, d) of combined thickness `thick`, from the substep's start
- * x and prediction x + q, when there is one (edge_edge.c; exposed for the tests). */
+ * x and prediction x + q, when there is one; the pair filters (shared vertices, groups, rest-shape
+ * neighbours) are the caller's (edge_edge.c; exposed for the tests). */
 bool pbd_edge_edge_contact(const pbd_world* w, uint32_t a, uint32_t b, uint32_t c, uint32_t d, pbd_real thick,
                            pbd_ee_c* out);
 
