@@ -363,7 +363,8 @@ static int scene_build(col_scene* s, uint32_t n, int steps) {
 	 * their flat lengths (the fold is a mirror image), and the edges across the fold are as long
 	 * as the gap. (tests/test_self_collision.c starts from the flat lengths instead, with those
 	 * edges stretched; at N = 64 and more, 9.5 and 19 times stretched, that start snaps so hard
-	 * that the face contacts blow the cloth up: see docs/BENCHMARKS.md.) */
+	 * that the layers tangle at the fold: it stays finite, but keeps moving instead of settling,
+	 * see docs/BENCHMARKS.md.) */
 	for (uint32_t i = 0; i < nv; ++i) {
 		pbd_vec3* p = &s->fold.positions[i];
 		if (p->z > (pbd_real)0.5) *p = (pbd_vec3){p->x, (pbd_real)(lower_y + FOLD_HEIGHT), 1 - p->z};
@@ -763,9 +764,9 @@ static void print_scenes(int steps, int repeat, bool bullet) {
 	       "           (max) = the most after any step.\n",
 	       PBD_PENETRATION_BOUND, BULLET_PENETRATION_BOUND);
 	printf("  self     the same cloth (no pins) folded in two: the half z > 0.5 laid back %.2f m above the\n"
-	       "           other, which lies on the floor y = 0 (at y = t/2), the flat cloth's edge lengths kept as\n"
-	       "           rest lengths (so the %.2f m edges across the fold start stretched); thickness t = %.1f grid\n"
-	       "           spacings, self_collision on; XPBD %d substeps x %d iterations.\n",
+	       "           other, which lies on the floor y = 0 (at y = t/2), the folded shape's edge lengths as\n"
+	       "           rest lengths (the cloth starts at rest, the %.2f m edges across the fold unstretched);\n"
+	       "           thickness t = %.1f grid spacings, self_collision on; XPBD %d substeps x %d iterations.\n",
 	       FOLD_HEIGHT, FOLD_HEIGHT, FOLD_THICKNESS_SPACINGS, FOLD_SUBSTEPS, FOLD_ITERATIONS);
 	printf("  self-vf  the same with self_collision but edge_contacts off (particle pairs and vertex-face\n"
 	       "           contacts only): the cost of the edge-edge contacts.\n");

@@ -10,25 +10,27 @@
  *    when both are one object without self-collision, or when they are within the thickness of
  *    each other in the rest shape (mesh neighbours). Each edge's contacts are sorted by the other
  *    edge, so that the projection order is that of the edge list, whatever the hash's layout;
- *  - the side comes from the substep's start: the sign of V = N . (a - c), N = (b - a) x (d - c),
- *    the edges' common normal (Provot 1997, Bridson et al. 2002: two edges can only pass through
- *    each other where the four points are coplanar, V = 0). When V changes sign between the start
- *    and the prediction, the moment it crossed zero is taken linearly, and if the segments'
- *    closest points there lie inside both within the thickness, the edges went through each
- *    other: the contact pushes them back along N turned to the starting side. Otherwise (no
- *    sign change, or they went around each other's ends) the direction between the closest
- *    points at the prediction is the side, and a contact acts while they are nearer than the
- *    thickness plus their motion.
+ *  - a pair went through each other within the substep when V = N . (a - c), N = (b - a) x (d - c)
+ *    the edges' common normal, changes sign between the start and the prediction (Provot 1997,
+ *    Bridson et al. 2002: two edges can only pass through each other where their four points
+ *    are coplanar, V = 0), and where it crosses zero (bisection: V is a cubic in time) the
+ *    segments meet inside both. Such a contact pushes them back along N turned to the sign V had
+ *    at the start;
+ *  - otherwise a pair is a contact while the prediction brings the segments nearer than the
+ *    thickness plus their motion, with the direction between the closest points at the start as
+ *    its normal.
  *
- * V's sign is used rather than the direction between the closest points at the start because
- * the direction turns with sliding edges (its flip does not mean a crossing), while V's sign
- * flips only at coplanarity. V is a cubic in time; its linear interpolation can miss two sign
- * changes in one substep (an edge that goes through and back), which at the step sizes of cloth
- * is motion beyond the thickness within a substep either way.
+ * The coplanarity test decides a crossing, not a flip of the direction between the closest
+ * points: that direction turns as edges slide across each other and flips when one passes the
+ * other's end, with no crossing. The start's direction, not the prediction's, is the normal of
+ * the other contacts: in a fold that snaps shut two predicted edges can meet, and a direction
+ * between points 0 apart is noise (it pushed whole columns of a folded cloth sideways by a
+ * thickness and blew it up).
  *
  * The contact is n . (p(s) - p(t)) >= thickness with p(s) = (1 - s) p_a + s p_b and
  * p(t) = (1 - t) p_c + t p_d at the prediction's closest parameters, projected with the four
- * inverse masses weighted by the interpolation weights: its corrections sum to zero momentum. */
+ * inverse masses weighted by the interpolation weights: its corrections sum to zero momentum.
+ * docs/collision.md, "Edges against edges", has the equations. */
 #include <math.h>
 #include <string.h>
 
@@ -40,8 +42,8 @@
 #define PBD_EE_SIDE_MIN PBD_R(0.25)
 
 /* A pair that starts nearer than the thickness is pushed apart by at most this many thicknesses
- * in a substep: the push becomes velocity, and a whole thickness in one substep of a fold that
- * snaps shut (pairs crushed together at its start) threw the cloth apart. */
+ * in a substep: the push becomes velocity, and a pair crushed together at a substep's start (a
+ * fold snapping shut) would leave at a thickness per substep. */
 #define PBD_EE_GROW PBD_R(0.25)
 /* Bisection steps for the moment of coplanarity (the substep over 2^12), and how near the
  * segments must come there, over the thickness, to have gone through each other. */
@@ -68,6 +70,17 @@ pbd_status pbd_edge_edge_prepare(pbd_world* w) {
 	pbd_particle_collision* c = &w->pcol;
 	c->nedge = 0;
 	if (w->nt == 0 || c->solid < 4) return PBD_OK;
+	/* Nothing to list when no edge can meet another: one object with edge contacts, without
+	 * self-collision (the pass would hash its edges only to turn every pair away). */
+	bool several = false, self = false;
+	uint32_t group = 0;
+	for (uint32_t i = 0; i < w->np && !several && !self; ++i) {
+		if (!(w->radius[i] > 0) || (w->cgroup[i] & PBD_GROUP_NO_EDGES)) continue;
+		if (group == 0) group = w->cgroup[i];
+		several = w->cgroup[i] != group;
+		self = (w->cgroup[i] & PBD_GROUP_SELF) != 0;
+	}
+	if (!several && !self) return PBD_OK;
 	/* Each triangle's edges as (lo, hi), bucketed by lo with a counting sort: linear in the
 	 * triangles, and each bucket is short (the edges around one vertex). */
 	const uint32_t np = w->np, half = 3 * w->nt;

@@ -1,5 +1,6 @@
 /* Particle collision: particles with a thickness keep apart, within one object (self-collision)
- * and between objects, through pairs found once per substep with a spatial hash
+ * and between objects, through pairs found once per substep with a spatial hash; particles keep
+ * off surface triangles (vertex_triangle.c) and edges off edges (edge_edge.c)
  * (docs/collision.md, "Cloth against cloth"). */
 #ifndef PBD_SELF_COLLISION_H
 #define PBD_SELF_COLLISION_H

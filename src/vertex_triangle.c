@@ -19,8 +19,7 @@
  *    as a position constraint; a crossing within a substep is caught because the side comes from
  *    the start).
  *
- * Edge-edge crossings (two edges passing through each other with no vertex through a face) are
- * not tested. */
+ * Two edges passing through each other with no vertex through a face are edge_edge.c's. */
 #include <math.h>
 #include <string.h>
 

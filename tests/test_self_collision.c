@@ -139,11 +139,26 @@ static uint32_t below_lower_layer(const pbd_world* w) {
 /* Edges of the folded cloth's upper half (both ends in rows 10 to 19) that pass through a
  * triangle of the lower half (all three corners in rows 0 to 9), in double (Moller and Trumbore
  * 1997): an edge of one layer through the other, which the particle check above can miss. */
+static int cmp_u64(const void* a, const void* b) {
+	const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+	return x < y ? -1 : x > y;
+}
+
 static uint32_t edges_through_lower_layer(const pbd_world* w) {
+	/* The upper half's triangle edges, each once. */
+	uint64_t* key = (uint64_t*)malloc(3 * (size_t)w->nt * sizeof *key);
+	assert_non_null(key);
+	size_t nk = 0;
+	for (uint32_t t = 0; t < w->nt; ++t)
+		for (uint32_t k = 0; k < 3; ++k) {
+			const uint32_t a = w->tri[3 * t + k], b = w->tri[3 * t + (k + 1) % 3];
+			if (a >= 200 && b >= 200) key[nk++] = (uint64_t)(a < b ? a : b) << 32 | (a < b ? b : a);
+		}
+	qsort(key, nk, sizeof *key, cmp_u64);
 	uint32_t n = 0;
-	for (uint32_t e = 0; e < w->pcol.nedge; ++e) {
-		const uint32_t i = w->pcol.edge[2 * e], j = w->pcol.edge[2 * e + 1];
-		if (i < 200 || j < 200) continue;
+	for (size_t e = 0; e < nk; ++e) {
+		if (e > 0 && key[e] == key[e - 1]) continue;
+		const uint32_t i = (uint32_t)(key[e] >> 32), j = (uint32_t)key[e];
 		const tp_dvec3 p = tp_d(w->x[i]), dir = tp_dsub(tp_d(w->x[j]), p);
 		for (uint32_t t = 0; t < w->nt; ++t) {
 			const uint32_t* v = &w->tri[3 * t];
@@ -163,6 +178,7 @@ static uint32_t edges_through_lower_layer(const pbd_world* w) {
 			}
 		}
 	}
+	free(key);
 	return n;
 }
 
