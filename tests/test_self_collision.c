@@ -182,6 +182,35 @@ static uint32_t edges_through_lower_layer(const pbd_world* w) {
 	return n;
 }
 
+/* A self-colliding n x n cloth of side `size` folded in two with its flat cloth's rest lengths:
+ * the half z < size / 2 at height y_low, the other half laid back over it at y_up, so that the
+ * edges across the fold start stretched (y_up - y_low over the grid spacing). */
+static void add_folded_cloth(pbd_world* w, uint32_t n, pbd_real size, pbd_real y_low, pbd_real y_up, pbd_real thick,
+                             bool edges) {
+	pbd_mesh m;
+	tp_grid(&m, n, n, size, pbd_v3(-size / 2, y_low, 0), 2, true);
+	pbd_real* rest = (pbd_real*)malloc(m.edge_count * sizeof *rest);
+	assert_non_null(rest);
+	for (uint32_t e = 0; e < m.edge_count; ++e)
+		rest[e] = pbd_v3_length(pbd_v3_sub(m.positions[m.edges[2 * e]], m.positions[m.edges[2 * e + 1]]));
+	m.edge_rest = rest;
+	for (uint32_t i = 0; i < m.vertex_count; ++i) {
+		pbd_vec3* p = &m.positions[i];
+		if (p->z > size / 2) *p = pbd_v3(p->x, y_up, size - p->z);
+	}
+	pbd_soft_def bd = pbd_soft_def_default();
+	bd.mesh = &m;
+	bd.mass_mode = PBD_MASS_TOTAL;
+	bd.mass = (pbd_real)0.1;
+	bd.thickness = thick;
+	bd.self_collision = true;
+	bd.edge_contacts = edges;
+	bd.material[PBD_EDGE_BEND].stiffness_stretch = (pbd_real)0.02;
+	bd.material[PBD_EDGE_BEND].stiffness_compress = (pbd_real)0.02;
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
+	pbd_mesh_free(&m);
+}
+
 /* A cloth lying folded in two, its upper half 15 cm above the lower, falls onto a floor: with
  * self-collision the two layers end stacked a thickness apart; without it (the control) they
  * fall into each other. The check counts every pair that must keep apart: particles that were
@@ -191,28 +220,7 @@ static double fold(bool self, bool edges, uint32_t* active, uint32_t* crossed, u
 	pbd_world* w = world_with(pbd_v3(0, (pbd_real)-9.81, 0), 4, 10);
 	const pbd_collider_def floor = pbd_collider_def_default();
 	assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &floor)));
-	pbd_mesh m;
-	tp_grid(&m, 20, 20, 1, pbd_v3((pbd_real)-0.5, (pbd_real)0.02, 0), 2, true);
-	pbd_real* rest = (pbd_real*)malloc(m.edge_count * sizeof *rest);
-	assert_non_null(rest);
-	for (uint32_t e = 0; e < m.edge_count; ++e)
-		rest[e] = pbd_v3_length(pbd_v3_sub(m.positions[m.edges[2 * e]], m.positions[m.edges[2 * e + 1]]));
-	m.edge_rest = rest;
-	for (uint32_t i = 0; i < m.vertex_count; ++i) {
-		pbd_vec3* p = &m.positions[i];
-		if (p->z > (pbd_real)0.5) *p = pbd_v3(p->x, (pbd_real)0.17, 1 - p->z); /* folded back on top */
-	}
-	pbd_soft_def bd = pbd_soft_def_default();
-	bd.mesh = &m;
-	bd.mass_mode = PBD_MASS_TOTAL;
-	bd.mass = (pbd_real)0.1;
-	bd.thickness = (pbd_real)0.04;
-	bd.self_collision = true;
-	bd.edge_contacts = edges;
-	bd.material[PBD_EDGE_BEND].stiffness_stretch = (pbd_real)0.02;
-	bd.material[PBD_EDGE_BEND].stiffness_compress = (pbd_real)0.02;
-	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
-	pbd_mesh_free(&m);
+	add_folded_cloth(w, 20, 1, (pbd_real)0.02, (pbd_real)0.17, (pbd_real)0.04, edges);
 	double worst = INFINITY;
 	*active = 0;
 	*edge_contacts = 0;
@@ -284,30 +292,8 @@ static double stretched_fold(bool edges) {
 	pbd_world* w = world_with(pbd_v3(0, (pbd_real)-9.81, 0), 4, 10);
 	const pbd_collider_def floor = pbd_collider_def_default();
 	assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &floor)));
-	const uint32_t n = 32;
-	const pbd_real size = (pbd_real)0.5, thick = (pbd_real)(0.8 * 0.5 / 31.0);
-	pbd_mesh m;
-	tp_grid(&m, n, n, size, pbd_v3(-size / 2, thick / 2, 0), 2, true);
-	pbd_real* rest = (pbd_real*)malloc(m.edge_count * sizeof *rest);
-	assert_non_null(rest);
-	for (uint32_t e = 0; e < m.edge_count; ++e)
-		rest[e] = pbd_v3_length(pbd_v3_sub(m.positions[m.edges[2 * e]], m.positions[m.edges[2 * e + 1]]));
-	m.edge_rest = rest;
-	for (uint32_t i = 0; i < m.vertex_count; ++i) {
-		pbd_vec3* p = &m.positions[i];
-		if (p->z > size / 2) *p = pbd_v3(p->x, (pbd_real)0.15 + thick / 2, size - p->z);
-	}
-	pbd_soft_def bd = pbd_soft_def_default();
-	bd.mesh = &m;
-	bd.mass_mode = PBD_MASS_TOTAL;
-	bd.mass = (pbd_real)0.1;
-	bd.thickness = thick;
-	bd.self_collision = true;
-	bd.edge_contacts = edges;
-	bd.material[PBD_EDGE_BEND].stiffness_stretch = (pbd_real)0.02;
-	bd.material[PBD_EDGE_BEND].stiffness_compress = (pbd_real)0.02;
-	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
-	pbd_mesh_free(&m);
+	const pbd_real thick = (pbd_real)(0.8 * 0.5 / 31.0);
+	add_folded_cloth(w, 32, (pbd_real)0.5, thick / 2, (pbd_real)0.15 + thick / 2, thick, edges);
 	double fastest = 0;
 	for (int s = 0; s < 60; ++s) {
 		assert_int_equal(pbd_world_step(w), PBD_OK);
