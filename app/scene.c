@@ -509,7 +509,8 @@ static bool lines_from_mesh(loader* L, const char* path, const pbd_mesh* m, uint
 
 /* The keys every surface object takes: its models (read_models) and its collision filter (create_body). */
 #define MODEL_KEYS                                                                                                     \
-	"cloth_material", "bending", "membrane", "long_range", "balloon", "collision_mask", "thickness", "self_collision"
+	"cloth_material", "bending", "membrane", "long_range", "balloon", "collision_mask", "thickness", "self_collision", \
+	    "edge_contacts"
 
 static const char* const bend_model_names[] = {"edges", "dihedral", "isometric", "none", NULL};
 static const char* const membrane_model_names[] = {"edges", "triangles", NULL};
@@ -685,7 +686,8 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 	}
 	bd.collision_mask = (uint32_t)mask;
 	if (!jr_real_p(r, obj, path, "thickness", bd.thickness, JR_NONNEG(SCENE_MAX_LENGTH), &bd.thickness) ||
-	    !jr_bool(r, obj, path, "self_collision", bd.self_collision, &bd.self_collision)) {
+	    !jr_bool(r, obj, path, "self_collision", bd.self_collision, &bd.self_collision) ||
+	    !jr_bool(r, obj, path, "edge_contacts", bd.edge_contacts, &bd.edge_contacts)) {
 		free(pinned);
 		return false;
 	}
@@ -1174,7 +1176,7 @@ static bool tet_object(loader* L, const cJSON* obj, const char* path, pbd_mesh* 
 
 #define TET_KEYS                                                                                                       \
 	"mass", "pinned", "material", "translation", "velocity", "tets", "balloon", "long_range", "collision_mask",        \
-	    "thickness", "self_collision", AIR_KEYS, ATTACH_KEY
+	    "thickness", "self_collision", "edge_contacts", AIR_KEYS, ATTACH_KEY
 
 static bool read_tet_box(loader* L, const cJSON* obj, const char* path, scene_object* o) {
 	jr* r = &L->r;

@@ -7,6 +7,8 @@
  *             a thickness of 0.8 grid spacings and self-collision; XPBD, 4 substeps x 10
  *             iterations. Quality: the closest distance at the end between particles that must
  *             keep apart (rest distance >= thickness), against 0.85 x thickness.
+ *   self-vf   the same with self-collision but without edge-edge contacts (particle pairs and
+ *             vertex-face contacts only): what the edge contacts cost.
  *   self-off  the same without self-collision: what self-collision costs (and the control that
  *             shows the check catches a cloth falling through itself).
  * docs/BENCHMARKS.md, "Collision", has the measured table. */
@@ -64,9 +66,9 @@ enum {
 	REPEAT_SPLIT_N = 128
 };
 
-typedef enum col_kind { ROW_SPHERE, ROW_SPHERE_BULLET, ROW_SELF, ROW_SELF_OFF, ROW_COUNT } col_kind;
+typedef enum col_kind { ROW_SPHERE, ROW_SPHERE_BULLET, ROW_SELF, ROW_SELF_VF, ROW_SELF_OFF, ROW_COUNT } col_kind;
 
-static const char* const row_names[ROW_COUNT] = {"sphere", "sphere", "self", "self-off"};
+static const char* const row_names[ROW_COUNT] = {"sphere", "sphere", "self", "self-vf", "self-off"};
 
 /* The meshes and scratch of one size, shared by every run. */
 typedef struct col_scene {
@@ -361,7 +363,8 @@ static int scene_build(col_scene* s, uint32_t n, int steps) {
 	 * their flat lengths (the fold is a mirror image), and the edges across the fold are as long
 	 * as the gap. (tests/test_self_collision.c starts from the flat lengths instead, with those
 	 * edges stretched; at N = 64 and more, 9.5 and 19 times stretched, that start snaps so hard
-	 * that the face contacts blow the cloth up: see docs/BENCHMARKS.md.) */
+	 * that the layers tangle at the fold: it stays finite, but keeps moving instead of settling,
+	 * see docs/BENCHMARKS.md.) */
 	for (uint32_t i = 0; i < nv; ++i) {
 		pbd_vec3* p = &s->fold.positions[i];
 		if (p->z > (pbd_real)0.5) *p = (pbd_vec3){p->x, (pbd_real)(lower_y + FOLD_HEIGHT), 1 - p->z};
@@ -487,7 +490,7 @@ static int run_pbd_sphere(col_scene* s, int steps, double cap_ms, col_run* out) 
 	return 0;
 }
 
-static int run_pbd_fold(col_scene* s, bool self, int steps, double cap_ms, col_run* out) {
+static int run_pbd_fold(col_scene* s, bool self, bool edges, int steps, double cap_ms, col_run* out) {
 	const pbd_world_def wd = world_def(s, FOLD_SUBSTEPS, FOLD_ITERATIONS);
 	pbd_world* w = NULL;
 	if (pbd_world_create(&wd, &w) != PBD_OK) return fail(w, s->n, "pbd_world_create");
@@ -496,6 +499,7 @@ static int run_pbd_fold(col_scene* s, bool self, int steps, double cap_ms, col_r
 	pbd_soft_def bd = cloth_def(s, &s->fold);
 	bd.thickness = (pbd_real)s->thickness;
 	bd.self_collision = self;
+	bd.edge_contacts = edges;
 	if (pbd_soft_create(w, &bd, NULL) != PBD_OK) return fail(w, s->n, "pbd_soft_create");
 
 	const uint32_t np = pbd_world_particle_count(w);
@@ -760,10 +764,12 @@ static void print_scenes(int steps, int repeat, bool bullet) {
 	       "           (max) = the most after any step.\n",
 	       PBD_PENETRATION_BOUND, BULLET_PENETRATION_BOUND);
 	printf("  self     the same cloth (no pins) folded in two: the half z > 0.5 laid back %.2f m above the\n"
-	       "           other, which lies on the floor y = 0 (at y = t/2), the flat cloth's edge lengths kept as\n"
-	       "           rest lengths (so the %.2f m edges across the fold start stretched); thickness t = %.1f grid\n"
-	       "           spacings, self_collision on; XPBD %d substeps x %d iterations.\n",
+	       "           other, which lies on the floor y = 0 (at y = t/2), the folded shape's edge lengths as\n"
+	       "           rest lengths (the cloth starts at rest, the %.2f m edges across the fold unstretched);\n"
+	       "           thickness t = %.1f grid spacings, self_collision on; XPBD %d substeps x %d iterations.\n",
 	       FOLD_HEIGHT, FOLD_HEIGHT, FOLD_THICKNESS_SPACINGS, FOLD_SUBSTEPS, FOLD_ITERATIONS);
+	printf("  self-vf  the same with self_collision but edge_contacts off (particle pairs and vertex-face\n"
+	       "           contacts only): the cost of the edge-edge contacts.\n");
 	printf("  self-off the same without self_collision (same thickness against the floor): the cost of\n"
 	       "           self-collision, and the control that the check sees a cloth fall through itself.\n");
 	printf("           gap/t = the closest distance between particles that must keep apart (their distance\n"
@@ -774,7 +780,8 @@ static void print_scenes(int steps, int repeat, bool bullet) {
 	       "           the pairs within 2t of the predicted positions each substep); checked against brute\n"
 	       "           force for N <= %d.\n",
 	       FOLD_GAP_BOUND, BRUTE_MAX_N);
-	printf("  ratio    sphere pbd row: pbd ms / bullet ms; self row: self ms / self-off ms.\n");
+	printf("  ratio    sphere pbd row: pbd ms / bullet ms; self row: self ms / self-off ms; self-vf row:\n"
+	       "           self-vf ms / self-off ms.\n");
 	printf("  status   diverged@k: the run stopped after step k, a position non-finite or an edge past %g times\n"
 	       "           its rest length (checked after every step, the run goes on); non-finite@k: stopped there.\n"
 	       "  steps    the steps run: fewer than asked when the first run of the row had taken %.0f s by then\n"
@@ -804,12 +811,13 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 		fprintf(stderr, COL_PREFIX "collision: at most %d sizes\n", MAX_SIZES);
 		return -1;
 	}
-	double ratio_bt[MAX_SIZES], ratio_self[MAX_SIZES];
+	double ratio_bt[MAX_SIZES], ratio_self[MAX_SIZES], ratio_edges[MAX_SIZES];
 	int bad = 0, rc = 0;
 	for (int si = 0; si < size_count && rc == 0; ++si) {
 		const uint32_t n = sizes[si];
 		ratio_bt[si] = (double)NAN;
 		ratio_self[si] = (double)NAN;
+		ratio_edges[si] = (double)NAN;
 		col_scene s;
 		if (scene_build(&s, n, steps) != 0) return -1;
 		const int repeats = repeat ? repeat : (n <= REPEAT_SPLIT_N ? 3 : 1);
@@ -839,10 +847,13 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 #endif
 					break;
 				case ROW_SELF:
-					rc = run_pbd_fold(&s, true, row_steps, cap_ms, run);
+					rc = run_pbd_fold(&s, true, true, row_steps, cap_ms, run);
+					break;
+				case ROW_SELF_VF:
+					rc = run_pbd_fold(&s, true, false, row_steps, cap_ms, run);
 					break;
 				default:
-					rc = run_pbd_fold(&s, false, row_steps, cap_ms, run);
+					rc = run_pbd_fold(&s, false, true, row_steps, cap_ms, run);
 					break;
 				}
 			}
@@ -859,6 +870,9 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 			rows[ROW_SELF].ratio = rows[ROW_SELF].ms / rows[ROW_SELF_OFF].ms;
 			rows[ROW_SELF].ratio_kind = "self/off";
 			ratio_self[si] = rows[ROW_SELF].ratio;
+			rows[ROW_SELF_VF].ratio = rows[ROW_SELF_VF].ms / rows[ROW_SELF_OFF].ms;
+			rows[ROW_SELF_VF].ratio_kind = "vf/off";
+			ratio_edges[si] = rows[ROW_SELF].ms / rows[ROW_SELF_VF].ms;
 			for (int k = 0; k < ROW_COUNT; ++k) {
 				if (k == ROW_SPHERE_BULLET && !bullet) continue;
 				const col_row* row = &rows[k];
@@ -878,6 +892,8 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 	}
 	printf("\nself ms / self-off ms:       ");
 	for (int i = 0; i < size_count; ++i) printf("  N=%u %.2f", sizes[i], ratio_self[i]);
+	printf("\nself ms / self-vf ms:        ");
+	for (int i = 0; i < size_count; ++i) printf("  N=%u %.2f", sizes[i], ratio_edges[i]);
 	printf("\n");
 	if (bad) printf("\n%d row(s) differed between repeats ('!' after the hash): the runs are not deterministic\n", bad);
 	return bad;

@@ -1,5 +1,5 @@
 # The collision rows run tiny (ctest bench_collision): pbd-bench --sizes 8 --collision must exit 0,
-# print the sphere, self and self-off rows (and Bullet's when it was built) and write a CSV with
+# print the sphere, self, self-vf and self-off rows (and Bullet's when it was built) and write a CSV with
 # one row each. Their quality is not checked here: a tiny cloth is not the measured one.
 # Expects -DPROGRAM=<pbd-bench> -DWORK=<folder> -DBULLET=<ON|OFF>.
 file(REMOVE_RECURSE "${WORK}")
@@ -9,11 +9,11 @@ execute_process(COMMAND "${PROGRAM}" --sizes 8 --collision --steps 60 --repeat 1
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pbd-bench --collision exited with ${rc}:\n${out}\n${err}")
 endif()
-set(rows "sphere +pbd +8 " "self +pbd +8 " "self-off +pbd +8 ")
-set(expected_lines 4)
+set(rows "sphere +pbd +8 " "self +pbd +8 " "self-vf +pbd +8 " "self-off +pbd +8 ")
+set(expected_lines 5)
 if(BULLET)
   list(APPEND rows "sphere +bullet +8 ")
-  set(expected_lines 5)
+  set(expected_lines 6)
 endif()
 foreach(row IN LISTS rows)
   if(NOT out MATCHES "\n${row}")

@@ -86,6 +86,15 @@ bool pbd_grow(pbd_alloc_ctx* ctx, void** ptr, size_t elem_size, size_t old_count
 	return true;
 }
 
+bool pbd_grow_to(pbd_alloc_ctx* ctx, void** ptr, size_t elem_size, uint32_t* cap, uint32_t need) {
+	if (need <= *cap) return true;
+	uint32_t c = *cap ? *cap : 256;
+	while (c < need) c = c > UINT32_MAX / 2 ? need : 2 * c;
+	if (!pbd_grow(ctx, ptr, elem_size, *cap, c)) return false;
+	*cap = c;
+	return true;
+}
+
 bool pbd_grow_all(pbd_alloc_ctx* ctx, const pbd_grow_item* items, int n, size_t old_count, size_t new_count) {
 	enum { max_items = 32 };
 	void* fresh[max_items];

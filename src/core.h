@@ -68,6 +68,9 @@ void* pbd_alloc(pbd_alloc_ctx* ctx, size_t size);
 void pbd_free(pbd_alloc_ctx* ctx, void* ptr, size_t size);
 /* Grows *ptr from old_count to new_count elements of elem_size, zeroing the new part. */
 bool pbd_grow(pbd_alloc_ctx* ctx, void** ptr, size_t elem_size, size_t old_count, size_t new_count);
+/* Grows *ptr to hold at least `need` elements, doubling *cap (from 256), so that arrays filled
+ * once per substep settle at their size after a few steps; false when out of memory. */
+bool pbd_grow_to(pbd_alloc_ctx* ctx, void** ptr, size_t elem_size, uint32_t* cap, uint32_t need);
 
 /* One array of a structure of arrays, for pbd_grow_all. */
 typedef struct pbd_grow_item {

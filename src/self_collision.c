@@ -24,13 +24,15 @@ pbd_status pbd_particle_collision_prepare(pbd_world* w) {
 		}
 	c->npairs = 0;
 	c->nvt = 0;
+	c->nee = 0;
+	c->nedge = 0;
 	if (c->solid < 2) return PBD_OK;
 	if (!pbd_hash_grid_reserve(&c->grid, &w->mem, w->np)) return PBD_ERR_OUT_OF_MEMORY;
 	if (w->np > c->cap_p) {
 		if (!pbd_grow(&w->mem, (void**)&c->p, sizeof *c->p, c->cap_p, w->np)) return PBD_ERR_OUT_OF_MEMORY;
 		c->cap_p = w->np;
 	}
-	return PBD_OK;
+	return pbd_edge_edge_prepare(w);
 }
 
 void pbd_particle_collision_free(pbd_world* w) {
@@ -40,7 +42,14 @@ void pbd_particle_collision_free(pbd_world* w) {
 	pbd_free(&w->mem, c->pairs, (size_t)c->cap_pairs * sizeof *c->pairs);
 	pbd_hash_grid_free(&c->tgrid, &w->mem);
 	pbd_free(&w->mem, c->stamp, (size_t)c->cap_stamp * sizeof *c->stamp);
+	pbd_free(&w->mem, c->tbox, (size_t)c->cap_tbox * sizeof *c->tbox);
 	pbd_free(&w->mem, c->vt, (size_t)c->cap_vt * sizeof *c->vt);
+	pbd_free(&w->mem, c->edge, (size_t)c->cap_edge * sizeof *c->edge);
+	pbd_free(&w->mem, c->edge_scratch, (size_t)c->cap_edge_scratch * sizeof *c->edge_scratch);
+	pbd_hash_grid_free(&c->egrid, &w->mem);
+	pbd_free(&w->mem, c->ebox, (size_t)c->cap_ebox * sizeof *c->ebox);
+	pbd_free(&w->mem, c->estamp, (size_t)c->cap_estamp * sizeof *c->estamp);
+	pbd_free(&w->mem, c->ee, (size_t)c->cap_ee * sizeof *c->ee);
 	memset(c, 0, sizeof *c);
 }
 

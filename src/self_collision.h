@@ -1,5 +1,6 @@
 /* Particle collision: particles with a thickness keep apart, within one object (self-collision)
- * and between objects, through pairs found once per substep with a spatial hash
+ * and between objects, through pairs found once per substep with a spatial hash; particles keep
+ * off surface triangles (vertex_triangle.c) and edges off edges (edge_edge.c)
  * (docs/collision.md, "Cloth against cloth"). */
 #ifndef PBD_SELF_COLLISION_H
 #define PBD_SELF_COLLISION_H
@@ -8,6 +9,8 @@
 
 /* Bit of a particle's collision group that lets it collide with particles of its own group. */
 #define PBD_GROUP_SELF 0x80000000u
+/* Bit of a particle's collision group: its object's edges take no part in edge-edge contacts. */
+#define PBD_GROUP_NO_EDGES 0x40000000u
 
 /* A pair of particles that must stay `dist` apart (the sum of their radii). */
 typedef struct pbd_pair_c {
@@ -25,6 +28,17 @@ typedef struct pbd_vt_c {
 	pbd_real offset;
 } pbd_vt_c;
 
+/* Two edges (edge_edge.c), (a, b) and (c, d): with s and t the parameters of their closest points
+ * and n the direction from cd to ab on the side they started from,
+ * n . ((1 - s) q_a + s q_b - (1 - t) q_c - t q_d) >= offset (the thickness, relative to the
+ * particles' x). */
+typedef struct pbd_ee_c {
+	uint32_t a, b, c, d;
+	pbd_real s, t;
+	pbd_vec3 n;
+	pbd_real offset;
+} pbd_ee_c;
+
 typedef struct pbd_particle_collision {
 	pbd_hash_grid grid;
 	pbd_vec3* p; /* predicted positions of the substep, hashed */
@@ -34,8 +48,21 @@ typedef struct pbd_particle_collision {
 	pbd_hash_grid tgrid; /* surface triangles by the boxes of their paths */
 	uint32_t* stamp;     /* per triangle: the last particle that looked at it */
 	uint32_t cap_stamp;
+	pbd_box3* tbox; /* per triangle: the box of its path, empty when it has no thickness */
+	uint32_t cap_tbox;
 	pbd_vt_c* vt;
 	uint32_t nvt, cap_vt;
+	uint32_t* edge; /* the triangles' edges with a thickness, (a, b) with a < b, in increasing order */
+	uint32_t nedge, cap_edge;
+	uint32_t* edge_scratch; /* the edge list's build: a bucket per particle, then the buckets' entries */
+	uint32_t cap_edge_scratch;
+	pbd_hash_grid egrid; /* the edges by the boxes of their paths */
+	pbd_box3* ebox;
+	uint32_t cap_ebox;
+	uint32_t* estamp; /* per edge: the last edge that looked at it */
+	uint32_t cap_estamp;
+	pbd_ee_c* ee;
+	uint32_t nee, cap_ee;
 	pbd_real max_radius; /* over the particles, at the last prepare */
 	uint32_t solid;      /* particles with a radius */
 } pbd_particle_collision;
@@ -54,5 +81,16 @@ void pbd_particle_collision_free(pbd_world* w);
 pbd_status pbd_vertex_triangle_find(pbd_world* w);
 /* One pass over those contacts (every iteration). */
 void pbd_vertex_triangle_project(pbd_world* w);
+/* At the start of a step (from prepare): the list of edges (allocates when it grew). */
+pbd_status pbd_edge_edge_prepare(pbd_world* w);
+/* After the prediction of a substep: the edge pairs within reach, or crossed in the substep. */
+pbd_status pbd_edge_edge_find(pbd_world* w);
+/* One pass over those contacts (every iteration). */
+void pbd_edge_edge_project(pbd_world* w);
+/* The contact of edges (a, b) and (c, d) of combined thickness `thick`, from the substep's start
+ * x and prediction x + q, when there is one; the pair filters (shared vertices, groups, rest-shape
+ * neighbours) are the caller's (edge_edge.c; exposed for the tests). */
+bool pbd_edge_edge_contact(const pbd_world* w, uint32_t a, uint32_t b, uint32_t c, uint32_t d, pbd_real thick,
+                           pbd_ee_c* out);
 
 #endif

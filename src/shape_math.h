@@ -10,6 +10,8 @@
 #include "pbd/math.h"
 
 static inline pbd_real pbd_shape_min(pbd_real a, pbd_real b) { return b < a ? b : a; }
+/* x clamped to [0, 1]; NaN gives 0. */
+static inline pbd_real pbd_clamp01(pbd_real x) { return x > 0 ? (x < 1 ? x : 1) : 0; }
 static inline pbd_real pbd_shape_ldexp(pbd_real x, int e) {
 #ifdef PBD_DOUBLE
 	return ldexp(x, e);
@@ -100,6 +102,53 @@ static inline pbd_real pbd_closest_on_segment(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b
 	if (!(len2 > 0)) return 0;
 	const pbd_real t = pbd_v3_dot(pbd_v3_sub(p, a), ab) / len2;
 	return t < 0 ? 0 : t > 1 ? 1 : t;
+}
+
+/* The closest points of segments [a, b] and [c, d], as parameters s (on ab) and t (on cd) in
+ * [0, 1]. Minimises |a + s (b - a) - c - t (d - c)|^2 over the square, clamping s, then t, then s
+ * again. Zero-length segments take their start. Parallel segments (sin^2 of the angle below
+ * 1e-6 in float, 1e-12 in double, where the free minimum is ill-conditioned) have a line of
+ * closest pairs; s is the middle of the part of ab that faces cd (or ab's end nearer to cd), so
+ * that a contact between overlapping parallel edges acts at the middle of the overlap, not at
+ * an end. */
+static inline void pbd_closest_segments(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, pbd_vec3 d, pbd_real* s_out,
+                                        pbd_real* t_out) {
+	const pbd_vec3 u = pbd_v3_sub(b, a), v = pbd_v3_sub(d, c), r = pbd_v3_sub(a, c);
+	const pbd_real uu = pbd_v3_dot(u, u), vv = pbd_v3_dot(v, v), vr = pbd_v3_dot(v, r);
+	pbd_real s = 0, t = 0;
+	if (!(uu > 0)) {
+		if (vv > 0) t = pbd_clamp01(vr / vv);
+	} else {
+		const pbd_real ur = pbd_v3_dot(u, r);
+		if (!(vv > 0)) {
+			s = pbd_clamp01(-ur / uu);
+		} else {
+			const pbd_real uv = pbd_v3_dot(u, v), denom = uu * vv - uv * uv;
+#ifdef PBD_DOUBLE
+			const pbd_real parallel = 1e-12;
+#else
+			const pbd_real parallel = 1e-6f;
+#endif
+			if (denom > parallel * uu * vv) {
+				s = pbd_clamp01((uv * vr - ur * vv) / denom);
+			} else {
+				/* c and d as parameters along ab; the middle of their span clipped to [0, 1]. */
+				const pbd_real sc = -ur / uu, sd = (uv - ur) / uu;
+				const pbd_real lo = PBD_FMAX(0, PBD_FMIN(sc, sd)), hi = PBD_FMIN(1, PBD_FMAX(sc, sd));
+				s = pbd_clamp01(PBD_R(0.5) * (lo + hi));
+			}
+			t = (uv * s + vr) / vv;
+			if (t < 0) {
+				t = 0;
+				s = pbd_clamp01(-ur / uu);
+			} else if (t > 1) {
+				t = 1;
+				s = pbd_clamp01((uv - ur) / uu);
+			}
+		}
+	}
+	*s_out = s;
+	*t_out = t;
 }
 
 #endif

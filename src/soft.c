@@ -40,6 +40,7 @@ pbd_soft_def pbd_soft_def_default(void) {
 	d.balloon = false;
 	d.pressure = 1;
 	d.collision_mask = UINT32_MAX;
+	d.edge_contacts = true;
 	d.volume_stiffness = 1;
 	d.volume_compliance = 0;
 	d.cookie = PBD_COOKIE;
@@ -292,7 +293,9 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 	 * soft object is added whole or not at all. */
 	if (w->ns == w->cap_s) {
 		const uint32_t cap = w->cap_s ? 2 * w->cap_s : 8;
-		if (w->cap_s > UINT32_MAX / 4 || !pbd_grow(&w->mem, (void**)&w->softs, sizeof *w->softs, w->cap_s, cap)) {
+		/* The object's index + 1 shares its particles' collision group with the flag bits. */
+		if (w->cap_s >= PBD_GROUP_NO_EDGES / 2 ||
+		    !pbd_grow(&w->mem, (void**)&w->softs, sizeof *w->softs, w->cap_s, cap)) {
 			st = pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
 			goto done;
 		}
@@ -331,7 +334,9 @@ pbd_status pbd_soft_create(pbd_world* w, const pbd_soft_def* d, pbd_soft_id* id)
 		const uint32_t i = body.first_particle + k;
 		w->cmask[i] = d->collision_mask;
 		w->radius[i] = d->thickness / 2;
-		w->cgroup[i] = d->thickness > 0 ? (w->ns + 1) | (d->self_collision ? PBD_GROUP_SELF : 0u) : 0u;
+		w->cgroup[i] = d->thickness > 0 ? (w->ns + 1) | (d->self_collision ? PBD_GROUP_SELF : 0u) |
+		                                      (d->edge_contacts ? 0u : PBD_GROUP_NO_EDGES)
+		                                : 0u;
 	}
 	/* Pin after adding, so an unpinned vertex gets back the mass its area gave it. */
 	for (uint32_t k = 0; k < d->pinned_count; ++k) pbd_particle_pin(w, body.first_particle + d->pinned[k]);

@@ -134,12 +134,14 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 	if (w->pcol.solid > 1) {
 		note(w, pbd_particle_collision_find(w));
 		note(w, pbd_vertex_triangle_find(w));
+		note(w, pbd_edge_edge_find(w));
 	}
 }
 
 void pbd_substep_project_contacts(pbd_world* w) {
 	if (w->pcol.npairs > 0) pbd_particle_collision_project(w);
 	if (w->pcol.nvt > 0) pbd_vertex_triangle_project(w);
+	if (w->pcol.nee > 0) pbd_edge_edge_project(w);
 	/* Triangles before vertices: a vertex's own contact has the last word. */
 	if (w->ntc > 0) pbd_triangle_contacts_project(w);
 	if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->ncon > 0) pbd_collide_project_contacts(w);

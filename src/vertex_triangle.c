@@ -19,22 +19,12 @@
  *    as a position constraint; a crossing within a substep is caught because the side comes from
  *    the start).
  *
- * Edge-edge crossings (two edges passing through each other with no vertex through a face) are
- * not tested. */
+ * Two edges passing through each other with no vertex through a face are edge_edge.c's. */
 #include <math.h>
 #include <string.h>
 
 #include "shape_math.h"
 #include "world.h"
-
-static bool grow(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t need) {
-	if (need <= *cap) return true;
-	uint32_t c = *cap ? *cap : 256;
-	while (c < need) c = c > UINT32_MAX / 2 ? need : 2 * c;
-	if (!pbd_grow(&w->mem, p, size, *cap, c)) return false;
-	*cap = c;
-	return true;
-}
 
 static bool triangle_solid(const pbd_world* w, uint32_t t) {
 	const uint32_t* v = &w->tri[3 * t];
@@ -43,43 +33,7 @@ static bool triangle_solid(const pbd_world* w, uint32_t t) {
 
 /* The box of the paths x -> x + q of a triangle's vertices, grown by g. */
 static pbd_box3 triangle_box(const pbd_world* w, uint32_t t, pbd_real g) {
-	const uint32_t* v = &w->tri[3 * t];
-	pbd_box3 b = {{PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX}, {-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX}};
-	for (int k = 0; k < 3; ++k) {
-		const pbd_vec3 a = w->x[v[k]], p = pbd_v3_add(a, w->q[v[k]]);
-		b.lo = pbd_v3(PBD_FMIN(b.lo.x, PBD_FMIN(a.x, p.x)), PBD_FMIN(b.lo.y, PBD_FMIN(a.y, p.y)),
-		              PBD_FMIN(b.lo.z, PBD_FMIN(a.z, p.z)));
-		b.hi = pbd_v3(PBD_FMAX(b.hi.x, PBD_FMAX(a.x, p.x)), PBD_FMAX(b.hi.y, PBD_FMAX(a.y, p.y)),
-		              PBD_FMAX(b.hi.z, PBD_FMAX(a.z, p.z)));
-	}
-	b.lo = pbd_v3(b.lo.x - g, b.lo.y - g, b.lo.z - g);
-	b.hi = pbd_v3(b.hi.x + g, b.hi.y + g, b.hi.z + g);
-	return b;
-}
-
-/* Calls each cell slot of box b (at most PBD_VT_MAX_CELLS cells; a larger box is clamped to its
- * centre's neighbourhood, which only a degenerate, enormous triangle reaches). */
-#define PBD_VT_MAX_CELLS 64
-
-static uint32_t box_slots(const pbd_hash_grid* g, pbd_box3 b, uint32_t* out) {
-	int64_t lo[3] = {pbd_hash_grid_coord(g, b.lo.x), pbd_hash_grid_coord(g, b.lo.y), pbd_hash_grid_coord(g, b.lo.z)};
-	int64_t hi[3] = {pbd_hash_grid_coord(g, b.hi.x), pbd_hash_grid_coord(g, b.hi.y), pbd_hash_grid_coord(g, b.hi.z)};
-	for (int a = 0; a < 3; ++a)
-		if (hi[a] - lo[a] > 3) { /* keep 4 cells around the middle */
-			const int64_t mid = lo[a] + (hi[a] - lo[a]) / 2;
-			lo[a] = mid - 1;
-			hi[a] = mid + 2;
-		}
-	uint32_t n = 0;
-	for (int64_t z = lo[2]; z <= hi[2]; ++z)
-		for (int64_t y = lo[1]; y <= hi[1]; ++y)
-			for (int64_t x = lo[0]; x <= hi[0] && n < PBD_VT_MAX_CELLS; ++x) {
-				const uint32_t s = pbd_hash_grid_slot(g, x, y, z);
-				bool dup = false;
-				for (uint32_t k = 0; k < n && !dup; ++k) dup = out[k] == s;
-				if (!dup) out[n++] = s;
-			}
-	return n;
+	return pbd_box3_of_paths(w->x, w->q, &w->tri[3 * t], 3, g);
 }
 
 static bool may_touch(const pbd_world* w, uint32_t i, uint32_t t, pbd_real thick) {
@@ -110,36 +64,13 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 	}
 	if (solid == 0) return PBD_OK;
 	const pbd_real cell = PBD_FMAX((pbd_real)(extent / solid), 4 * rmax);
+	if (!pbd_grow_to(&w->mem, (void**)&c->tbox, sizeof *c->tbox, &c->cap_tbox, w->nt)) return PBD_ERR_OUT_OF_MEMORY;
+	const pbd_box3 none = {{1, 1, 1}, {0, 0, 0}};
+	for (uint32_t t = 0; t < w->nt; ++t) c->tbox[t] = triangle_solid(w, t) ? triangle_box(w, t, 2 * rmax) : none;
 	pbd_hash_grid* g = &c->tgrid;
-	g->cell = cell;
-	g->inv_cell = 1 / cell;
-	g->slots = 2 * solid;
-	if (!grow(w, (void**)&g->start, sizeof *g->start, &g->cap_slots, g->slots + 1)) return PBD_ERR_OUT_OF_MEMORY;
-	memset(g->start, 0, ((size_t)g->slots + 1) * sizeof *g->start);
-	uint32_t slots[PBD_VT_MAX_CELLS];
-	/* Two passes: count the entries per slot, then place them. */
-	for (int pass = 0; pass < 2; ++pass) {
-		if (pass == 1) {
-			uint32_t sum = 0;
-			for (uint32_t s = 0; s < g->slots; ++s) {
-				sum += g->start[s];
-				g->start[s] = sum;
-			}
-			g->start[g->slots] = sum;
-			if (!grow(w, (void**)&g->entry, sizeof *g->entry, &g->cap_points, sum)) return PBD_ERR_OUT_OF_MEMORY;
-		}
-		for (uint32_t t = w->nt; t-- > 0;) {
-			if (!triangle_solid(w, t)) continue;
-			const uint32_t n = box_slots(g, triangle_box(w, t, 2 * rmax), slots);
-			for (uint32_t k = 0; k < n; ++k) {
-				if (pass == 0)
-					g->start[slots[k]]++;
-				else
-					g->entry[--g->start[slots[k]]] = t;
-			}
-		}
-	}
-	if (!grow(w, (void**)&c->stamp, sizeof *c->stamp, &c->cap_stamp, w->nt)) return PBD_ERR_OUT_OF_MEMORY;
+	if (!pbd_hash_grid_build_boxes(g, &w->mem, c->tbox, w->nt, cell)) return PBD_ERR_OUT_OF_MEMORY;
+	uint32_t slots[PBD_HASH_GRID_MAX_CELLS];
+	if (!pbd_grow_to(&w->mem, (void**)&c->stamp, sizeof *c->stamp, &c->cap_stamp, w->nt)) return PBD_ERR_OUT_OF_MEMORY;
 	for (uint32_t t = 0; t < w->nt; ++t) c->stamp[t] = UINT32_MAX;
 	for (uint32_t i = 0; i < w->np; ++i) {
 		const pbd_real ri = w->radius[i];
@@ -148,7 +79,7 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 		const pbd_vec3 pi = pbd_v3_add(xi, qi);
 		const pbd_box3 box = {pbd_v3(PBD_FMIN(xi.x, pi.x), PBD_FMIN(xi.y, pi.y), PBD_FMIN(xi.z, pi.z)),
 		                      pbd_v3(PBD_FMAX(xi.x, pi.x), PBD_FMAX(xi.y, pi.y), PBD_FMAX(xi.z, pi.z))};
-		const uint32_t n = box_slots(g, box, slots);
+		const uint32_t n = pbd_hash_grid_box_slots(g, box, slots);
 		for (uint32_t k = 0; k < n; ++k)
 			for (uint32_t e = g->start[slots[k]]; e < g->start[slots[k] + 1]; ++e) {
 				const uint32_t t = g->entry[e];
@@ -175,6 +106,11 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 				 * up a snapping fold; the particle pairs keep those apart. */
 				const pbd_real len0 = pbd_v3_length(n0);
 				if (!(len1 > 0) || !(len0 > 0) || !(PBD_FABS(h0) >= PBD_R(0.5) * thick * len0)) continue;
+				/* A triangle that turned over within the substep (a stretched fold snapping
+				 * shut collapses its faces): the starting side, read against the predicted
+				 * normal, points through the face, and pushing a thickness that way blew the
+				 * fold up at 64 x 64. The pairs hold such a particle. */
+				if (!(pbd_v3_dot(n0, n1) > 0)) continue;
 				n1 = pbd_v3_scale(n1, (h0 > 0 ? 1 : -1) / len1);
 				pbd_real b[3];
 				const pbd_vec3 cp = pbd_closest_on_triangle(qi, p[0], p[1], p[2], b);
@@ -204,7 +140,8 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 				} else if (!(dd < reach * reach)) {
 					continue;
 				}
-				if (!grow(w, (void**)&c->vt, sizeof *c->vt, &c->cap_vt, c->nvt + 1)) return PBD_ERR_OUT_OF_MEMORY;
+				if (!pbd_grow_to(&w->mem, (void**)&c->vt, sizeof *c->vt, &c->cap_vt, c->nvt + 1))
+					return PBD_ERR_OUT_OF_MEMORY;
 				pbd_vt_c* k2 = &c->vt[c->nvt++];
 				k2->p = i;
 				k2->t = t;

@@ -26,11 +26,6 @@ typedef struct pbd_collider {
 
 typedef struct pbd_contact_c pbd_contact_c;
 
-/* An axis-aligned box. */
-typedef struct pbd_box3 {
-	pbd_vec3 lo, hi;
-} pbd_box3;
-
 /* The broad phase's working arrays (contact.c), grown when the world grows. */
 typedef struct pbd_broad {
 	pbd_box3* chunk; /* per chunk of particles: the box of their paths in the substep */

@@ -1270,6 +1270,8 @@ static const bad_case bad_cases[] = {
     {OBJ("{\"type\": \"rope\", \"collision_mask\": 4294967296}"), "objects[0].collision_mask: must be <= 4294967295",
      NULL},
     {OBJ("{" PARTS ", \"collision_mask\": 1}"), "objects[0].collision_mask: unknown key", NULL},
+    {OBJ("{" GRID ", \"edge_contacts\": 1}"), "objects[0].edge_contacts: expected true or false", NULL},
+    {OBJ("{\"type\": \"rope\", \"edge_contacts\": false}"), "objects[0].edge_contacts: unknown key", NULL},
     /* render settings */
     {"{\"render\": 3}", "render: expected an object (got a number)", NULL},
     {"{\"render\": {\"widht\": 100}}", "render.widht: unknown key", "\"width\""},

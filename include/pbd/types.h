@@ -718,6 +718,11 @@ typedef struct pbd_soft_def {
 	/// Particles of this object also keep `thickness` apart from each other, except those closer
 	/// than that in the rest shape (mesh neighbours). Needs thickness > 0.
 	bool self_collision;
+	/// The edges of the object's triangles also keep `thickness` apart from the edges of other
+	/// objects with a thickness and, with self_collision, from its own (edge-edge contacts: two
+	/// strips crossing edge-on, edges of a fold sliding across each other; docs/collision.md).
+	/// Default true; only acts with thickness > 0, on an object whose mesh has triangles.
+	bool edge_contacts;
 	/// Air (docs/methods.md, "Forces"): each of the object's triangles feels
 	/// A (drag_normal (n.u) n + drag_tangent (u - (n.u) n)), u the velocity of the air relative to
 	/// the triangle's centre (the wind minus the mean of its corners' velocities), n its unit normal,
