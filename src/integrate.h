@@ -41,12 +41,13 @@ typedef struct pbd_integrator {
 	uint32_t vbd_restored; /* rows whose lam and pen a snapshot gave (kept by the next build) */
 	/* pd.c: the factor of the global matrix over the free particles (node[i], UINT32_MAX for a
 	 * pinned one), its pattern and values as triplets, the pin set it was built for, and the
-	 * right-hand sides (3 per node) */
+	 * right-hand sides (3 per node); per row, the weight a general row has in the matrix and the
+	 * constant it was taken for (pd_rows rows when the factor was built) */
 	pbd_sparse_chol chol;
 	uint32_t *node, *pd_row, *pd_col;
 	uint8_t* pd_free;
-	double *pd_val, *pd_new, *rhs;
-	uint32_t pd_cap_np, pd_cap_nnz, pd_n, pd_nnz, pd_np;
+	double *pd_val, *pd_new, *rhs, *pd_wt, *pd_key;
+	uint32_t pd_cap_np, pd_cap_nnz, pd_n, pd_nnz, pd_np, pd_cap_rows, pd_rows;
 	uint64_t pd_topology;
 	/* implicit Euler's solves in the current step: worst relative residual and most iterations */
 	double residual;
@@ -54,7 +55,7 @@ typedef struct pbd_integrator {
 } pbd_integrator;
 
 /* Before the step moves anything: sizes the arrays and checks that every family of the world has
- * a force model (and, for projective dynamics, a projection). A failure leaves the world as it
+ * a force model (and, for projective dynamics, a factored matrix). A failure leaves the world as it
  * was, with the reason in its last error. */
 pbd_status pbd_integrate_prepare(pbd_world* w);
 /* One substep of the world's force-based method. */
@@ -73,6 +74,10 @@ pbd_status pbd_vbd_restore(pbd_world* w, uint32_t n, const pbd_real* lam, const 
 
 /* pd.c: builds or refreshes the factor of the global matrix (before the step, after the rows
  * were linearised), and solves one substep by `iterations` local/global rounds. */
+/* The most free particles a general row may have and still be part of projective dynamics'
+ * matrix (pd.c): its square adds at most 65 536 entries, and keeps the factor's fill bounded. A
+ * larger row (the enclosed volume of a large closed mesh) enters the right-hand side alone. */
+#define PBD_PD_DENSE_MAX 256u
 pbd_status pbd_pd_prepare(pbd_world* w);
 void pbd_pd_solve(pbd_world* w, const pbd_step_ctx* ctx);
 void pbd_pd_free(pbd_world* w);
