@@ -25,7 +25,8 @@
  * at the current positions is then w A (x - p) = k C A g = k C g, the row's own force, so the
  * fixed point of the iteration is the implicit Euler step whatever w is; w only sets how fast it
  * gets there. The weight w = k |g|^2 is taken when the factor is built and kept with it, so that a
- * moving body does not refactor every step.
+ * moving body does not refactor every step; only a row that outgrows it (weights_hold) brings a
+ * new factor.
  *
  * A row with more than PBD_PD_DENSE_MAX free particles (the enclosed volume of a closed mesh)
  * stays out of the matrix B: its n^2 entries would fill the factor, and w A would stiffen every
@@ -113,18 +114,26 @@ static double row_key(const pbd_world* w, const pbd_rows* r, uint32_t row) {
  * over h^2 whatever the gradient's size. A row with no gradient now (a slack unilateral row, a
  * degenerate element) still needs a weight if it has one particle, since it grips as soon as it is
  * taut: kf there, or kappa m_i / h^2 for a rigid one; a larger row gets 0 until its gradient
- * returns (weights_hold). */
-static double row_weight(const pbd_world* w, uint32_t row, double kappa_ih2) {
+ * returns (weights_hold). The weight stops at PBD_PD_WEIGHT_MAX times its lightest free particle's
+ * m / h^2: w A is singular (a translation), so the pivots are that mass over h^2 and would drown
+ * in w's rounding past it; a row asking more (an element nearly degenerate, whose gradient grows
+ * as one over its size) is a spring of (omega h)^2 > 10^8, rigid in every practical sense. */
+#define PBD_PD_WEIGHT_MAX 1e8
+static double row_weight(const pbd_world* w, uint32_t row, double kappa_ih2, double ih2) {
 	const pbd_rows* r = &w->integ.rows;
 	const uint32_t e0 = r->start[row], e1 = r->start[row + 1];
-	double G = 0;
-	for (uint32_t e = e0; e < e1; ++e) G += (double)pbd_v3_dot(r->grad[e], r->grad[e]);
-	const double kf = (double)r->kf[row], cap = sqrt((double)PBD_REAL_MAX);
+	double G = 0, iw_max = 0;
+	for (uint32_t e = e0; e < e1; ++e) {
+		G += (double)pbd_v3_dot(r->grad[e], r->grad[e]);
+		if ((double)w->w[r->p[e]] > iw_max) iw_max = (double)w->w[r->p[e]];
+	}
+	const double kf = (double)r->kf[row];
 	double wt = 0;
 	if (kf > 0 && G > 0)
 		wt = kf * G;
 	else if (e1 - e0 == 1)
 		wt = r->hard[row] & PBD_ROW_HARD_KF ? kappa_ih2 / (double)w->w[r->p[e0]] : kf;
+	const double cap = iw_max > 0 ? PBD_PD_WEIGHT_MAX * ih2 / iw_max : 0;
 	return isfinite(wt) ? (wt < cap ? wt : cap) : 0;
 }
 
@@ -149,7 +158,7 @@ static void weights(pbd_world* w, pbd_real h, bool grow) {
 			in->pd_wt[row] = -1;
 			continue;
 		}
-		const double wt = row_weight(w, row, kappa_ih2);
+		const double wt = row_weight(w, row, kappa_ih2, 1 / ((double)h * (double)h));
 		in->pd_wt[row] = wt > old ? wt : old;
 	}
 }
@@ -183,10 +192,10 @@ static bool keys_kept(const pbd_world* w) {
 static bool weights_hold(const pbd_world* w, pbd_real h) {
 	const pbd_integrator* in = &w->integ;
 	const pbd_rows* r = &in->rows;
-	const double kappa_ih2 = (double)w->def.rigid_stiffness / ((double)h * (double)h);
+	const double ih2 = 1 / ((double)h * (double)h), kappa_ih2 = (double)w->def.rigid_stiffness * ih2;
 	for (uint32_t row = 0; row < r->n; ++row) {
 		if (r->rest[row] >= 0 || in->pd_wt[row] < 0 || free_count(w, r, row) == 0) continue;
-		if (row_weight(w, row, kappa_ih2) > 2 * in->pd_wt[row]) return false;
+		if (row_weight(w, row, kappa_ih2, ih2) > 2 * in->pd_wt[row]) return false;
 	}
 	return true;
 }
