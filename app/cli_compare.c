@@ -103,7 +103,7 @@ void cli_compare_help(FILE* fp) {
 	      fp);
 	fputs("Each run is timed around scene_step alone (keyframed colliders moved, then pbd_world_step),\n"
 	      "with the world's per-step diagnostics off; the statistics are read after each step, untimed.\n"
-	      "A method whose step fails (projective dynamics meeting a family it has no projection for)\n"
+	      "A method whose step fails (projective dynamics meeting more large volumes than it takes)\n"
 	      "stops there: its row says \"failed: \" and the library's message, and the others go on. A step\n"
 	      "the library counts as diverged makes the row \"diverged at frame F\": the run goes on to the\n"
 	      "end, and its plotted lines stop at frame F. The energy drift is (E_end - E_0) / |E_0| of the\n"

@@ -11,6 +11,13 @@
 #include "sparse_chol.h"
 
 /* Working arrays of the force-based methods, sized before the step. */
+/* Projective dynamics (pd.c): the most free particles a general row may have and still be part
+ * of the matrix (its square adds up to 4 096 entries), and how many larger rows (the enclosed
+ * volume of a closed mesh) a low-rank update solves exactly, at one more solve each per iteration
+ * (a world with more is refused). */
+#define PBD_PD_DENSE_MAX    64u
+#define PBD_PD_LOW_RANK_MAX 8
+
 typedef struct pbd_integrator {
 	uint32_t cap;   /* particles the arrays hold */
 	pbd_vec3* f;    /* force on each particle, N */
@@ -41,12 +48,18 @@ typedef struct pbd_integrator {
 	uint32_t vbd_restored; /* rows whose lam and pen a snapshot gave (kept by the next build) */
 	/* pd.c: the factor of the global matrix over the free particles (node[i], UINT32_MAX for a
 	 * pinned one), its pattern and values as triplets, the pin set it was built for, and the
-	 * right-hand sides (3 per node) */
+	 * right-hand sides (3 per node); per row, the weight a general row has in the matrix and the
+	 * constant it was taken for (pd_rows rows when the factor was built) */
 	pbd_sparse_chol chol;
 	uint32_t *node, *pd_row, *pd_col;
 	uint8_t* pd_free;
-	double *pd_val, *pd_new, *rhs;
-	uint32_t pd_cap_np, pd_cap_nnz, pd_n, pd_nnz, pd_np;
+	double *pd_val, *pd_new, *rhs, *pd_wt, *pd_key;
+	uint32_t pd_cap_np, pd_cap_nnz, pd_n, pd_nnz, pd_np, pd_cap_rows, pd_rows;
+	/* the general rows too large for the matrix that a low-rank update solves, and their columns
+	 * B^-1 g (3 pd_n doubles each) */
+	uint32_t pd_lr[PBD_PD_LOW_RANK_MAX], pd_nlr;
+	double* pd_u;
+	size_t pd_cap_u;
 	uint64_t pd_topology;
 	/* implicit Euler's solves in the current step: worst relative residual and most iterations */
 	double residual;
@@ -54,7 +67,7 @@ typedef struct pbd_integrator {
 } pbd_integrator;
 
 /* Before the step moves anything: sizes the arrays and checks that every family of the world has
- * a force model (and, for projective dynamics, a projection). A failure leaves the world as it
+ * a force model (and, for projective dynamics, a factored matrix). A failure leaves the world as it
  * was, with the reason in its last error. */
 pbd_status pbd_integrate_prepare(pbd_world* w);
 /* One substep of the world's force-based method. */
@@ -73,6 +86,8 @@ pbd_status pbd_vbd_restore(pbd_world* w, uint32_t n, const pbd_real* lam, const 
 
 /* pd.c: builds or refreshes the factor of the global matrix (before the step, after the rows
  * were linearised), and solves one substep by `iterations` local/global rounds. */
+/* The general rows with more than PBD_PD_DENSE_MAX free particles in the current rows. */
+uint32_t pbd_pd_large_rows(const pbd_world* w);
 pbd_status pbd_pd_prepare(pbd_world* w);
 void pbd_pd_solve(pbd_world* w, const pbd_step_ctx* ctx);
 void pbd_pd_free(pbd_world* w);

@@ -44,9 +44,6 @@ typedef struct pbd_rows {
 	/* The first constraint met with no finite spring constant (compliance 0): which family and
 	 * which user index, UINT32_MAX when none. */
 	uint32_t rigid_family, rigid_index;
-	/* Whether every row is a norm row, and the family of the first general one (UINT32_MAX). */
-	bool norm_rows;
-	uint32_t general_family;
 } pbd_rows;
 
 enum { PBD_ROW_HARD_K = 1, PBD_ROW_HARD_KF = 2 };
@@ -63,8 +60,6 @@ static inline void pbd_rows_clear(pbd_rows* r) {
 	r->n_hard = 0;
 	r->rigid_family = UINT32_MAX;
 	r->rigid_index = UINT32_MAX;
-	r->norm_rows = true;
-	r->general_family = UINT32_MAX;
 }
 
 /* The transverse stiffness of a norm row of constant k (see above): k at rest 0, where the energy
@@ -113,10 +108,10 @@ static inline void pbd_rows_add_norm(pbd_rows* r, const uint32_t* p, const pbd_r
  * Gauss-Newton stiffness k grad grad^T (the curvature term k C d2C/dx2 is left out, which keeps
  * the system positive semi-definite, as for a compressed spring). For families that are not
  * norms: volumes, strains, dihedral angles. A unilateral constraint that is slack gives C = 0 and
- * zero gradients, so that its row is still there. general_family names the first such family
- * (projective dynamics has no projection for them). */
+ * zero gradients, so that its row is still there (projective dynamics keeps a constant matrix). */
 static inline void pbd_rows_add_general(pbd_rows* r, pbd_family_type type, const uint32_t* p, const pbd_vec3* grad,
                                         uint32_t n, pbd_real C, pbd_real k) {
+	(void)type; /* the family, for the callers' readability; no row keeps it */
 	const uint32_t row = r->n++;
 	r->C[row] = C;
 	r->k[row] = k;
@@ -132,8 +127,6 @@ static inline void pbd_rows_add_general(pbd_rows* r, pbd_family_type type, const
 		r->grad[e] = grad[i];
 	}
 	r->start[r->n] = r->ne;
-	r->norm_rows = false;
-	if (r->general_family == UINT32_MAX) r->general_family = (uint32_t)type;
 }
 
 /* The spring constant of a compliance, 0 for a rigid constraint (compliance 0, or one so small

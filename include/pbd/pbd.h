@@ -69,7 +69,8 @@ PBD_API uint32_t pbd_world_hierarchy_levels(const pbd_world* world, uint32_t* pa
 /// Switches the method (pbd_world_def.method); takes effect at the next step. The force-based
 /// methods but VBD integrate a constraint of compliance 0 (a rigid link) as a stiff spring (see
 /// pbd_world_def.rigid_stiffness). The step fails with PBD_ERR_INVALID_ARGUMENT when a family of
-/// the world has no force model yet, or, under projective dynamics, no projection.
+/// the world has no force model yet, or, under projective dynamics, when more than 8 constraints
+/// span over 64 free particles each (enclosed volumes of large meshes).
 PBD_API pbd_status pbd_world_set_method(pbd_world* world, pbd_method method);
 /// How stiff the force-based methods make rigid constraints (pbd_world_def.rigid_stiffness).
 PBD_API pbd_status pbd_world_set_rigid_stiffness(pbd_world* world, pbd_real rigid_stiffness);
