@@ -882,5 +882,5 @@ static void hf_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pb
 	}
 }
 
-const pbd_shape_ops pbd_shape_heightfield_ops = {"heightfield", hf_validate, hf_distance,  hf_sweep,  hf_bounds,
-                                                 hf_data_size,  hf_build,    hf_triangles, hf_corners};
+const pbd_shape_ops pbd_shape_heightfield_ops = {"heightfield", hf_validate, hf_distance,  hf_sweep,   hf_bounds,
+                                                 hf_data_size,  hf_build,    hf_triangles, hf_corners, NULL};
