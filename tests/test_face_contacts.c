@@ -24,6 +24,7 @@ typedef enum feature {
 	BAR,
 	HULL_PRISM,
 	MESH_PRISM,
+	HEIGHTFIELD_RIDGE,
 	FEATURE_COUNT
 } feature;
 
@@ -32,7 +33,7 @@ typedef enum feature {
 
 static const char* const feature_name[FEATURE_COUNT] = {"box of 0.1 m",       "box on a corner", "hull spike",
                                                         "height field spike", "pyramid mesh",    "bar (box)",
-                                                        "hull prism",         "prism mesh"};
+                                                        "hull prism",         "prism mesh",      "height field ridge"};
 
 /* Where the tips go: off both diagonals of the cell [0, 0.5]^2, 0.25 m from its nearest vertex. */
 #define TIP_X  ((pbd_real)0.3)
@@ -171,6 +172,23 @@ static void add_feature(scene* s, feature f) {
 			cd.shape.mesh.closed = true;
 		}
 		cd.pose.position = pbd_v3(0, 0, RIDGE_Z);
+		add_collider(w, &cd);
+		s->ntips = 0;
+		ridge_tips(s, RIDGE_Z);
+		return;
+	}
+	case HEIGHTFIELD_RIDGE: {
+		/* 2 x 17 samples, 2.2 m apart in x and 0.05 m in z, flat at 0 but for row 8, 0.15 m up,
+		 * which runs at RIDGE_Z; its samples lie 0.6 m outside the cloth. */
+		pbd_real h[34];
+		for (int k = 0; k < 34; ++k) h[k] = k / 2 == 8 ? RIDGE_HIGH : 0;
+		cd.type = PBD_SHAPE_HEIGHTFIELD;
+		cd.shape.heightfield.heights = h;
+		cd.shape.heightfield.nx = 2;
+		cd.shape.heightfield.nz = 17;
+		cd.shape.heightfield.cell_x = (pbd_real)2.2;
+		cd.shape.heightfield.cell_z = (pbd_real)0.05;
+		cd.pose.position = pbd_v3((pbd_real)-1.1, 0, RIDGE_Z - (pbd_real)0.4);
 		add_collider(w, &cd);
 		s->ntips = 0;
 		ridge_tips(s, RIDGE_Z);
