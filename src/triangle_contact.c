@@ -346,12 +346,10 @@ static void local_box(pbd_pose pose, pbd_vec3 lo, pbd_vec3 hi, pbd_vec3* llo, pb
 	*lhi = pbd_v3_add(centre, e);
 }
 
-/* The corners of a shape in the world box [lo, hi] (taken into the collider's frame), each once,
- * in the order of their indices, in world coordinates. */
-static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 lo, pbd_vec3 hi) {
+/* The corners of a shape in the local box [llo, lhi], each once, in the order of their indices,
+ * in world coordinates. */
+static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi) {
 	const pbd_pose pose = c->def.pose;
-	pbd_vec3 llo, lhi;
-	local_box(pose, lo, hi, &llo, &lhi);
 	w->ncorner = 0;
 	feature_sink sink = {w, false};
 	ops->corners(&c->def, llo, lhi, collect_corner, &sink);
@@ -390,11 +388,36 @@ static void collect_edge(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_
 	w->edge[w->nedge++] = (pbd_edge_rec){index, a, b, out};
 }
 
-/* The same for the shape's sharp edges. */
-static bool gather_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 lo, pbd_vec3 hi) {
+/* Whether the segment [a, b] misses the box [lo, hi]: the part of it within each slab, clipped in
+ * turn. An axis along which the segment hardly moves is tested by its ends' range (no division
+ * by a tiny step). */
+static bool segment_misses(pbd_vec3 a, pbd_vec3 b, pbd_vec3 lo, pbd_vec3 hi) {
+	const pbd_real pa[3] = {a.x, a.y, a.z}, pb[3] = {b.x, b.y, b.z}, l[3] = {lo.x, lo.y, lo.z},
+	               h[3] = {hi.x, hi.y, hi.z};
+	pbd_real t0 = 0, t1 = 1;
+	for (int k = 0; k < 3; ++k) {
+		const pbd_real d = pb[k] - pa[k];
+		if (PBD_FABS(d) <= PBD_R(1e-6)) {
+			if (lesser(pa[k], pb[k]) > h[k] || greater(pa[k], pb[k]) < l[k]) return true;
+			continue;
+		}
+		pbd_real ta = (l[k] - pa[k]) / d, tb = (h[k] - pa[k]) / d;
+		if (ta > tb) {
+			const pbd_real x = ta;
+			ta = tb, tb = x;
+		}
+		t0 = greater(t0, ta), t1 = lesser(t1, tb);
+		if (t0 > t1) return true;
+	}
+	return false;
+}
+
+/* The shape's sharp edges in the local box [llo, lhi] that pass through the world box [lo, hi],
+ * each once, in the order of their indices, in world coordinates: a long edge's own box meets
+ * many chunks that the edge does not. */
+static bool gather_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi,
+                         pbd_vec3 lo, pbd_vec3 hi) {
 	const pbd_pose pose = c->def.pose;
-	pbd_vec3 llo, lhi;
-	local_box(pose, lo, hi, &llo, &lhi);
 	w->nedge = 0;
 	feature_sink sink = {w, false};
 	ops->edges(&c->def, llo, lhi, collect_edge, &sink);
@@ -413,7 +436,7 @@ static bool gather_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_op
 			r[n].a = pbd_pose_apply(pose, r[i].a);
 			r[n].b = pbd_pose_apply(pose, r[i].b);
 			r[n].out = pbd_quat_rotate(pose.rotation, r[i].out);
-			++n;
+			if (!segment_misses(r[n].a, r[n].b, lo, hi)) ++n;
 		}
 	w->nedge = n;
 	return true;
@@ -434,10 +457,17 @@ static bool corners_contacts(pbd_world* w, const pbd_collider* c, const tri_view
 /* The edges gathered for the triangle's chunk against the triangle, those near its box. */
 static bool edges_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv) {
 	const pbd_real thick = tv->radius + c->def.margin;
+	/* The ball around the triangle: a long edge's box meets many triangles' boxes, and the
+	 * distance from the ball's centre to the edge turns most of them away for one projection. */
+	const pbd_vec3 centre = pbd_v3_scale(pbd_v3_add(tv->lo, tv->hi), PBD_R(0.5));
+	const pbd_real reach = pbd_v3_length(pbd_v3_sub(tv->hi, centre)) + thick;
 	for (uint32_t i = 0; i < w->nedge; ++i) {
 		const pbd_edge_rec* r = &w->edge[i];
 		const pbd_vec3 a = pbd_v3_sub(r->a, tv->o), b = pbd_v3_sub(r->b, tv->o);
 		if (box_far(a, b, thick, tv)) continue;
+		const pbd_vec3 d =
+		    pbd_v3_sub(pbd_v3_add(a, pbd_v3_scale(pbd_v3_sub(b, a), pbd_closest_on_segment(centre, a, b))), centre);
+		if (pbd_v3_dot(d, d) > reach * reach) continue;
 		if (!edge_contact(w, tv, a, b, r->out, thick)) return false;
 	}
 	return true;
@@ -501,11 +531,13 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 				const pbd_box3* b = &w->tri_chunk[k];
 				const pbd_vec3 blo = pbd_v3(b->lo.x - g, b->lo.y - g, b->lo.z - g),
 				               bhi = pbd_v3(b->hi.x + g, b->hi.y + g, b->hi.z + g);
+				pbd_vec3 llo, lhi;
+				local_box(c->def.pose, blo, bhi, &llo, &lhi);
 				w->ncorner = w->nedge = 0;
-				if (corners && !gather_corners(w, c, ops, blo, bhi))
+				if (corners && !gather_corners(w, c, ops, llo, lhi))
 					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u corners",
 					                w->ncorner + 1);
-				if (edges && !gather_edges(w, c, ops, blo, bhi))
+				if (edges && !gather_edges(w, c, ops, llo, lhi, blo, bhi))
 					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u edges",
 					                w->nedge + 1);
 				if (w->ncorner == 0 && w->nedge == 0) continue;

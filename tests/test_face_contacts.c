@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collide.h"
 #include "test_physics.h"
 #include "world.h"
 
@@ -313,6 +314,56 @@ static double energy(const pbd_world* w) {
 	return e;
 }
 
+typedef struct edge_list {
+	uint32_t index[64];
+	int n;
+} edge_list;
+
+/* Records an edge once; its outward direction must be unit and across the edge. */
+static void note_edge(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_vec3 out) {
+	edge_list* l = (edge_list*)ctx;
+	assert_true(fabs(tp_len(out) - 1) < 1e-5);
+	assert_true(fabs((double)pbd_v3_dot(out, pbd_v3_sub(b, a))) < 1e-5 * tp_len(pbd_v3_sub(b, a)));
+	for (int k = 0; k < l->n; ++k)
+		if (l->index[k] == index) return;
+	assert_true(l->n < 64);
+	l->index[l->n++] = index;
+}
+
+static bool has_edge(const edge_list* l, uint32_t index) {
+	for (int k = 0; k < l->n; ++k)
+		if (l->index[k] == index) return true;
+	return false;
+}
+
+/* The edges each shape names: a box's 12; a prism's 9 as a hull and as a closed mesh, without
+ * the diagonals of its triangulated rectangles; a height field's ridge row and its border edges,
+ * without the valleys beside the ridge or the cells' flat diagonals. */
+static void test_shapes_name_their_edges(void** state) {
+	(void)state;
+	const feature f[4] = {BAR, HULL_PRISM, MESH_PRISM, HEIGHTFIELD_RIDGE};
+	const int count[4] = {12, 9, 9, 1 + 2 + 2 * 16};
+	for (int k = 0; k < 4; ++k) {
+		scene s = make_scene(f[k], FACES_ALL);
+		const pbd_collider* c = &s.w->colliders[1];
+		edge_list l = {{0}, 0};
+		const pbd_real big = 10;
+		pbd_shape_ops_of(c->def.type)->edges(&c->def, pbd_v3(-big, -big, -big), pbd_v3(big, big, big), note_edge, &l);
+		printf("  %-18s names %d edges\n", feature_name[f[k]], l.n);
+		assert_int_equal(l.n, count[k]);
+		if (f[k] == HEIGHTFIELD_RIDGE) {
+			/* Along x at rows 8 (the ridge), 0 and 16 (the walls); not rows 7 and 9. */
+			assert_true(has_edge(&l, 3 * 8 * 2) && has_edge(&l, 0) && has_edge(&l, 3 * 16 * 2));
+			assert_false(has_edge(&l, 3 * 7 * 2) || has_edge(&l, 3 * 9 * 2));
+		}
+		/* A box around nothing of the shape names none. */
+		l.n = 0;
+		pbd_shape_ops_of(c->def.type)->edges(&c->def, pbd_v3(5, 5, 5), pbd_v3(6, 6, 6), note_edge, &l);
+		assert_int_equal(l.n, 0);
+		pbd_world_destroy(s.w);
+	}
+}
+
 /* Resting on a box's corner or on a bar's edges, the cloth neither jitters nor climbs: after 2 s
  * of settling, the kinetic energy stays tiny and kinetic plus potential energy does not grow over
  * 3 s more. */
@@ -361,9 +412,8 @@ static void test_deterministic(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_features_hold_the_faces),
-	    cmocka_unit_test(test_ridges_hold_the_faces),
-	    cmocka_unit_test(test_resting_gains_no_energy),
+	    cmocka_unit_test(test_features_hold_the_faces), cmocka_unit_test(test_ridges_hold_the_faces),
+	    cmocka_unit_test(test_shapes_name_their_edges), cmocka_unit_test(test_resting_gains_no_energy),
 	    cmocka_unit_test(test_deterministic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
