@@ -18,6 +18,13 @@
  * says which), so that a corner that got through the face in a substep is brought back, not
  * pushed on; beside the face, the direction from the corner to the nearest point of an edge.
  *
+ * Their sharp convex edges do the same along a segment, a core of radius zero like a capsule's:
+ * a table's edge under a cloth whose vertices hang on both sides of it, far from a corner. The
+ * closest pair of the segment and the triangle is found exactly (where the segment passes
+ * through, else ends against the triangle and the segment against its sides); apart, the
+ * direction between the two points, when it leaves the solid; through the face or touching it,
+ * the face's normal, on the side the edge's outward direction gives.
+ *
  * Triangles go in chunks of PBD_TRI_CHUNK consecutive indices (a mesh numbers its neighbours
  * close together), each with the box of its vertices; a collider looks only at the triangles of
  * the chunks its box meets. */
