@@ -170,6 +170,33 @@ static bool rounded_contact(pbd_world* w, const pbd_collider* c, const tri_view*
 	return add_contact(w, tv, b, n, core, thick);
 }
 
+/* The contact of a feature of a shape at `core` (a corner, or a point of an edge) that lies over
+ * the inside of the triangle's face at q, or on it: the face's normal, on the side away from
+ * the solid (`out`, unit or zero), so that a feature that got through the face within a substep
+ * is brought back, not pushed on. */
+static bool face_contact(pbd_world* w, const tri_view* tv, const pbd_real b[3], pbd_vec3 q, pbd_vec3 core, pbd_vec3 out,
+                         pbd_real thick) {
+	const pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(tv->p[1], tv->p[0]), pbd_v3_sub(tv->p[2], tv->p[0]));
+	const pbd_real fl = pbd_v3_length(fn);
+	if (!(fl > 0)) return true;
+	pbd_vec3 n = pbd_v3_scale(fn, 1 / fl);
+	/* The feature's height over the face where the substep started. */
+	pbd_real h0 = -pbd_v3_dot(n, core);
+	for (int m = 0; m < 3; ++m) h0 += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
+	const pbd_real s = pbd_v3_dot(n, out);
+	if (PBD_FABS(s) < PBD_R(0.2)) {
+		/* A face seen edge on from the feature (or a shape without an inside): the side the
+		 * feature was on when the substep started, when that is clear. */
+		if (!(PBD_FABS(h0) > PBD_R(0.5) * thick)) return true;
+	}
+	if (PBD_FABS(s) < PBD_R(0.2) ? h0 < 0 : s < 0) n = pbd_v3_scale(n, -1), h0 = -h0;
+	/* A feature that was already deeper than the thickness behind the face when the substep
+	 * started did not come through it now: the face lies behind it, over the solid (a corner on
+	 * the far side of a box from the cloth), and other features hold it. */
+	if (!(h0 > -thick) || !(pbd_v3_dot(n, pbd_v3_sub(q, core)) < thick)) return true;
+	return add_contact(w, tv, b, n, core, thick);
+}
+
 /* A corner of a shape, at `corner` (in the triangle's frame) with the outward direction `out`
  * (unit, or zero when the shape does not know one), against the triangle. */
 static bool corner_contact(pbd_world* w, const tri_view* tv, pbd_vec3 corner, pbd_vec3 out, pbd_real thick) {
@@ -177,35 +204,12 @@ static bool corner_contact(pbd_world* w, const tri_view* tv, pbd_vec3 corner, pb
 	pbd_real b[3];
 	const pbd_vec3 q = pbd_closest_on_triangle(corner, tv->p[0], tv->p[1], tv->p[2], b);
 	if (b[0] > VERTEX_WEIGHT || b[1] > VERTEX_WEIGHT || b[2] > VERTEX_WEIGHT) return true;
-	pbd_vec3 n;
-	if (b[0] > 0 && b[1] > 0 && b[2] > 0) {
-		/* Over the inside of the face: the face's normal, on the side away from the solid. */
-		const pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(tv->p[1], tv->p[0]), pbd_v3_sub(tv->p[2], tv->p[0]));
-		const pbd_real fl = pbd_v3_length(fn);
-		if (!(fl > 0)) return true;
-		n = pbd_v3_scale(fn, 1 / fl);
-		/* The corner's height over the face where the substep started. */
-		pbd_real h0 = -pbd_v3_dot(n, corner);
-		for (int m = 0; m < 3; ++m) h0 += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
-		const pbd_real s = pbd_v3_dot(n, out);
-		if (PBD_FABS(s) < PBD_R(0.2)) {
-			/* A face seen edge on from the corner (or a shape without an inside): the side the
-			 * corner was on when the substep started, when that is clear. */
-			if (!(PBD_FABS(h0) > PBD_R(0.5) * thick)) return true;
-		}
-		if (PBD_FABS(s) < PBD_R(0.2) ? h0 < 0 : s < 0) n = pbd_v3_scale(n, -1), h0 = -h0;
-		/* A corner that was already deeper than the thickness behind the face when the substep
-		 * started did not come through it now: the face lies behind the corner, over the solid
-		 * (a corner on the far side of a box from the cloth), and other features hold it. */
-		if (!(h0 > -thick) || !(pbd_v3_dot(n, pbd_v3_sub(q, corner)) < thick)) return true;
-	} else {
-		/* Beside the face: the distance to its edge, as for a ball of radius zero. */
-		const pbd_vec3 d = pbd_v3_sub(q, corner);
-		const pbd_real len = pbd_v3_length(d);
-		if (!(len < thick) || !(len > PBD_EPSILON_LENGTH)) return true;
-		n = pbd_v3_scale(d, 1 / len);
-	}
-	return add_contact(w, tv, b, n, corner, thick);
+	if (b[0] > 0 && b[1] > 0 && b[2] > 0) return face_contact(w, tv, b, q, corner, out, thick);
+	/* Beside the face: the distance to its edge, as for a ball of radius zero. */
+	const pbd_vec3 d = pbd_v3_sub(q, corner);
+	const pbd_real len = pbd_v3_length(d);
+	if (!(len < thick) || !(len > PBD_EPSILON_LENGTH)) return true;
+	return add_contact(w, tv, b, pbd_v3_scale(d, 1 / len), corner, thick);
 }
 
 /* The closest points of segments [p0, p1] and [q0, q1], as parameters s on the first and t on the
@@ -227,7 +231,7 @@ static void segments_closest(pbd_vec3 p0, pbd_vec3 p1, pbd_vec3 q0, pbd_vec3 q1,
 	const pbd_real b = pbd_v3_dot(d1, d2), c = pbd_v3_dot(d1, r), denom = a * e - b * b;
 	pbd_real u;
 	if (denom > PBD_R(1e-6) * a * e) {
-		u = PBD_FMIN(PBD_FMAX((b * f - c * e) / denom, 0), 1);
+		u = lesser(greater((b * f - c * e) / denom, 0), 1);
 	} else {
 		/* The overlap of the second segment's projection onto the first, and its middle. */
 		const pbd_real u0 = pbd_closest_on_segment(q0, p0, p1), u1 = pbd_closest_on_segment(q1, p0, p1);
@@ -236,10 +240,10 @@ static void segments_closest(pbd_vec3 p0, pbd_vec3 p1, pbd_vec3 q0, pbd_vec3 q1,
 	pbd_real v = (b * u + f) / e;
 	if (v < 0) {
 		v = 0;
-		u = PBD_FMIN(PBD_FMAX(-c / a, 0), 1);
+		u = lesser(greater(-c / a, 0), 1);
 	} else if (v > 1) {
 		v = 1;
-		u = PBD_FMIN(PBD_FMAX((b - c) / a, 0), 1);
+		u = lesser(greater((b - c) / a, 0), 1);
 	}
 	*s = u, *t = v;
 }
@@ -296,27 +300,15 @@ static bool edge_contact(pbd_world* w, const tri_view* tv, pbd_vec3 e0, pbd_vec3
 	const pbd_vec3 d = pbd_v3_sub(q, core);
 	const pbd_real len = pbd_v3_length(d);
 	if (!(len < thick)) return true;
-	pbd_vec3 n;
 	if (len > PBD_EPSILON_LENGTH && !(b[0] > 0 && b[1] > 0 && b[2] > 0)) {
 		/* Apart, beside the face: the direction from the edge, when it leaves the solid; toward
 		 * the solid, the face is over another of the shape's features. */
-		n = pbd_v3_scale(d, 1 / len);
+		const pbd_vec3 n = pbd_v3_scale(d, 1 / len);
 		if (!(pbd_v3_dot(n, out) > 0)) return true;
 		return add_contact(w, tv, b, n, core, thick);
 	}
-	/* Through the face or touching it: the face's normal on the side away from the solid, so
-	 * that an edge that got through within the substep is brought back. */
-	const pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(tv->p[1], tv->p[0]), pbd_v3_sub(tv->p[2], tv->p[0]));
-	const pbd_real fl = pbd_v3_length(fn);
-	if (!(fl > 0)) return true;
-	n = pbd_v3_scale(fn, 1 / fl);
-	pbd_real h0 = -pbd_v3_dot(n, core);
-	for (int m = 0; m < 3; ++m) h0 += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
-	const pbd_real s = pbd_v3_dot(n, out);
-	if (PBD_FABS(s) < PBD_R(0.2) && !(PBD_FABS(h0) > PBD_R(0.5) * thick)) return true;
-	if (PBD_FABS(s) < PBD_R(0.2) ? h0 < 0 : s < 0) n = pbd_v3_scale(n, -1), h0 = -h0;
-	if (!(h0 > -thick) || !(pbd_v3_dot(n, pbd_v3_sub(q, core)) < thick)) return true;
-	return add_contact(w, tv, b, n, core, thick);
+	/* Through the face or touching it. */
+	return face_contact(w, tv, b, q, core, out, thick);
 }
 
 typedef struct feature_sink {
