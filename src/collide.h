@@ -62,9 +62,10 @@ typedef struct pbd_shape_ops {
 	 * of a cloth triangle the solid is). */
 	void (*corners)(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx);
 	/* Shapes with sharp edges (NULL for the others): emit(ctx, ...) for every convex edge whose
-	 * faces' normals differ by more than a few degrees and whose box meets [lo, hi], in a fixed
-	 * order; the same edge may come more than once. Flat edges (a triangulation's diagonals)
-	 * and concave ones are left out: the face beside them holds a cloth there. */
+	 * faces' normals meet at a cosine below PBD_SHARP_EDGE_COS and whose box meets [lo, hi], in
+	 * a fixed order; the same edge may come more than once. Flat edges (a triangulation's
+	 * diagonals) and concave ones are left out: the faces beside them hold a cloth there. An
+	 * open mesh, which has no outside, lists none. */
 	void (*edges)(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_edge_fn emit, void* ctx);
 } pbd_shape_ops;
 
