@@ -16,6 +16,16 @@
  * has no inside (an open mesh). */
 typedef void (*pbd_corner_fn)(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 outward);
 
+/* A convex edge of a shape's surface (pbd_shape_ops.edges): a name for it, unique within the
+ * shape, its local end points and a unit direction out of the solid there (the normalised sum
+ * of the unit normals of the two faces that meet at it). */
+typedef void (*pbd_edge_fn)(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_vec3 outward);
+
+/* The cosine of the angle between two faces' normals below which their edge is sharp (10
+ * degrees): over a flatter crease a cloth face rests on the faces beside it, held by its
+ * vertices' contacts within the sagitta of the crease. */
+#define PBD_SHARP_EDGE_COS PBD_R(0.985)
+
 typedef struct pbd_shape_ops {
 	const char* name;
 	/* Checks the shape part of a def and normalises it in place (e.g. unit normal). The caller
@@ -51,6 +61,12 @@ typedef struct pbd_shape_ops {
 	 * meet there (for the face contacts of triangle_contact.c, which need to know on which side
 	 * of a cloth triangle the solid is). */
 	void (*corners)(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx);
+	/* Shapes with sharp edges (NULL for the others): emit(ctx, ...) for every convex edge whose
+	 * faces' normals meet at a cosine below PBD_SHARP_EDGE_COS and whose box meets [lo, hi], in
+	 * a fixed order; the same edge may come more than once. Flat edges (a triangulation's
+	 * diagonals) and concave ones are left out: the faces beside them hold a cloth there. An
+	 * open mesh, which has no outside, lists none. */
+	void (*edges)(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_edge_fn emit, void* ctx);
 } pbd_shape_ops;
 
 extern const pbd_shape_ops pbd_shape_plane_ops;
@@ -112,6 +128,13 @@ typedef struct pbd_corner_rec {
 	uint32_t index;
 	pbd_vec3 p, out;
 } pbd_corner_rec;
+
+/* An edge of a collider near a surface triangle (triangle_contact.c's scratch): the shape's name
+ * for it, its local end points and outward direction (pbd_edge_fn). */
+typedef struct pbd_edge_rec {
+	uint32_t index;
+	pbd_vec3 a, b, out;
+} pbd_edge_rec;
 
 /* After the substep's particle contacts: the triangle contacts (PBD_COLLISION_IN_SOLVER). */
 pbd_status pbd_triangle_contacts_find(pbd_world* w);

@@ -188,5 +188,26 @@ static void box_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, p
 	}
 }
 
-const pbd_shape_ops pbd_shape_box_ops = {"box", box_validate, box_distance, box_sweep,  box_bounds,
-                                         NULL,  NULL,         NULL,         box_corners};
+/* The twelve edges, four along each axis; two faces meet at a right angle in each, so the
+ * outward direction is the sum of their axes over sqrt 2. */
+static void box_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_edge_fn emit, void* ctx) {
+	const pbd_real h[3] = {def->shape.box.half_extents.x, def->shape.box.half_extents.y, def->shape.box.half_extents.z};
+	const pbd_real l[3] = {lo.x, lo.y, lo.z}, u[3] = {hi.x, hi.y, hi.z};
+	const pbd_real d = 1 / PBD_SQRT(2);
+	for (uint32_t axis = 0; axis < 3; ++axis) {
+		const uint32_t i = (axis + 1) % 3, j = (axis + 2) % 3;
+		if (l[axis] > h[axis] || u[axis] < -h[axis]) continue;
+		for (uint32_t k = 0; k < 4; ++k) {
+			const pbd_real si = k & 1 ? 1 : -1, sj = k & 2 ? 1 : -1;
+			if (si * h[i] < l[i] || si * h[i] > u[i] || sj * h[j] < l[j] || sj * h[j] > u[j]) continue;
+			pbd_real a[3], b[3], o[3];
+			a[axis] = -h[axis], b[axis] = h[axis], o[axis] = 0;
+			a[i] = b[i] = si * h[i], o[i] = si * d;
+			a[j] = b[j] = sj * h[j], o[j] = sj * d;
+			emit(ctx, 4 * axis + k, pbd_v3(a[0], a[1], a[2]), pbd_v3(b[0], b[1], b[2]), pbd_v3(o[0], o[1], o[2]));
+		}
+	}
+}
+
+const pbd_shape_ops pbd_shape_box_ops = {"box", box_validate, box_distance, box_sweep,   box_bounds,
+                                         NULL,  NULL,         NULL,         box_corners, box_edges};

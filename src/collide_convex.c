@@ -387,6 +387,38 @@ static void convex_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi
 	}
 }
 
-const pbd_shape_ops pbd_shape_convex_ops = {"convex",     convex_validate,  convex_distance,
-                                            convex_sweep, convex_bounds,    convex_data_size,
-                                            convex_build, convex_triangles, convex_corners};
+/* The hull's edges whose box meets [lo, hi]: each undirected edge once, from the face where it
+ * runs from the lower vertex index to the higher, with the face across it found by a pass over
+ * all faces (the few edges near a cloth triangle are asked). Between two triangles of one flat
+ * face (their normals agree) there is no edge. */
+static void convex_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_edge_fn emit, void* ctx) {
+	const pbd_hull* h = hull_of(def);
+	const pbd_vec3* vs = pbd_hull_vertices(h);
+	const uint32_t* tri = pbd_hull_triangles(h);
+	const pbd_hull_plane* pl = pbd_hull_planes(h);
+	for (uint32_t f = 0; f < h->face_count; ++f)
+		for (uint32_t k = 0; k < 3; ++k) {
+			const uint32_t i = tri[3 * f + k], j = tri[3 * f + (k + 1) % 3];
+			if (i >= j) continue;
+			const pbd_vec3 a = vs[i], b = vs[j];
+			if (PBD_FMIN(a.x, b.x) > hi.x || PBD_FMAX(a.x, b.x) < lo.x || PBD_FMIN(a.y, b.y) > hi.y ||
+			    PBD_FMAX(a.y, b.y) < lo.y || PBD_FMIN(a.z, b.z) > hi.z || PBD_FMAX(a.z, b.z) < lo.z)
+				continue;
+			for (uint32_t g = 0; g < h->face_count; ++g) {
+				const uint32_t* t = &tri[3 * g];
+				if (!((t[0] == j && t[1] == i) || (t[1] == j && t[2] == i) || (t[2] == j && t[0] == i))) continue;
+				if (dot3(pl[f].n, pl[g].n) < (double)PBD_SHARP_EDGE_COS) {
+					const double n[3] = {pl[f].n[0] + pl[g].n[0], pl[f].n[1] + pl[g].n[1], pl[f].n[2] + pl[g].n[2]};
+					const double len = sqrt(dot3(n, n));
+					if (len > 0)
+						emit(ctx, 3 * f + k, a, b,
+						     pbd_v3((pbd_real)(n[0] / len), (pbd_real)(n[1] / len), (pbd_real)(n[2] / len)));
+				}
+				break;
+			}
+		}
+}
+
+const pbd_shape_ops pbd_shape_convex_ops = {"convex",       convex_validate,  convex_distance, convex_sweep,
+                                            convex_bounds,  convex_data_size, convex_build,    convex_triangles,
+                                            convex_corners, convex_edges};

@@ -841,46 +841,145 @@ static pbd_vec3 hf_sample_up(const hf_view* v, uint32_t i, uint32_t j) {
 	return n;
 }
 
-/* The samples in [lo, hi]: the pyramid is walked from the top, and only blocks whose sample range
- * meets the box's x and z and whose heights meet its y are opened. */
-static void hf_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx) {
-	hf_view v;
-	hf_view_init(&v, &def->shape.heightfield);
-	if (!(hi.x >= 0 && lo.x <= v.lx && hi.z >= 0 && lo.z <= v.lz)) return;
+/* The cells whose box meets [lo, hi], each as fn(v, i, j, ctx): the pyramid is walked from the
+ * top, and only blocks whose sample range meets the box's x and z and whose heights meet its y
+ * are opened. */
+static void hf_walk(const hf_view* v, pbd_vec3 lo, pbd_vec3 hi, void (*fn)(const hf_view*, uint32_t, uint32_t, void*),
+                    void* ctx) {
+	if (!(hi.x >= 0 && lo.x <= v->lx && hi.z >= 0 && lo.z <= v->lz)) return;
 	struct {
 		int l;
 		uint32_t bx, bz;
 	} stack[HF_STACK];
 	int sp = 0;
-	stack[sp].l = v.top, stack[sp].bx = 0, stack[sp].bz = 0, ++sp;
+	stack[sp].l = v->top, stack[sp].bx = 0, stack[sp].bz = 0, ++sp;
 	while (sp > 0) {
 		--sp;
 		const int l = stack[sp].l;
 		const uint32_t bx = stack[sp].bx, bz = stack[sp].bz;
 		uint32_t i0, i1, j0, j1;
 		pbd_real ylo, yhi;
-		hf_block(&v, l, bx, bz, &i0, &i1, &j0, &j1, &ylo, &yhi);
-		if (hf_x(&v, i1) < lo.x || hf_x(&v, i0) > hi.x || hf_z(&v, j1) < lo.z || hf_z(&v, j0) > hi.z || yhi < lo.y ||
+		hf_block(v, l, bx, bz, &i0, &i1, &j0, &j1, &ylo, &yhi);
+		if (hf_x(v, i1) < lo.x || hf_x(v, i0) > hi.x || hf_z(v, j1) < lo.z || hf_z(v, j0) > hi.z || yhi < lo.y ||
 		    ylo > hi.y)
 			continue;
 		if (l > 0) {
 			/* Children in reverse, so that they come off the stack in row order. */
 			for (uint32_t k = 4; k-- > 0;) {
 				const uint32_t cx = 2 * bx + (k & 1), cz = 2 * bz + (k >> 1);
-				if (cx >= v.bx[l - 1] || cz >= v.bz[l - 1]) continue;
+				if (cx >= v->bx[l - 1] || cz >= v->bz[l - 1]) continue;
 				PBD_ASSERT(sp < HF_STACK);
 				stack[sp].l = l - 1, stack[sp].bx = cx, stack[sp].bz = cz, ++sp;
 			}
 			continue;
 		}
-		for (uint32_t j = j0; j <= j1; ++j)
-			for (uint32_t i = i0; i <= i1; ++i) {
-				const pbd_vec3 p = pbd_v3(hf_x(&v, i), hf_height(&v, i, j), hf_z(&v, j));
-				if (lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y && lo.z <= p.z && p.z <= hi.z)
-					emit(ctx, j * v.nx + i, p, hf_sample_up(&v, i, j));
-			}
+		fn(v, bx, bz, ctx);
 	}
 }
 
-const pbd_shape_ops pbd_shape_heightfield_ops = {"heightfield", hf_validate, hf_distance,  hf_sweep,  hf_bounds,
-                                                 hf_data_size,  hf_build,    hf_triangles, hf_corners};
+typedef struct hf_feature_ctx {
+	pbd_vec3 lo, hi;
+	pbd_corner_fn corner;
+	pbd_edge_fn edge;
+	void* ctx;
+} hf_feature_ctx;
+
+static pbd_vec3 hf_point(const hf_view* v, uint32_t i, uint32_t j) {
+	return pbd_v3(hf_x(v, i), hf_height(v, i, j), hf_z(v, j));
+}
+
+static void hf_cell_corners(const hf_view* v, uint32_t ci, uint32_t cj, void* vctx) {
+	const hf_feature_ctx* c = (const hf_feature_ctx*)vctx;
+	for (uint32_t j = cj; j <= cj + 1; ++j)
+		for (uint32_t i = ci; i <= ci + 1; ++i) {
+			const pbd_vec3 p = hf_point(v, i, j);
+			if (c->lo.x <= p.x && p.x <= c->hi.x && c->lo.y <= p.y && p.y <= c->hi.y && c->lo.z <= p.z &&
+			    p.z <= c->hi.z)
+				c->corner(c->ctx, j * v->nx + i, p, hf_sample_up(v, i, j));
+		}
+}
+
+/* The samples in [lo, hi], through the cells that hold them. */
+static void hf_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx) {
+	hf_view v;
+	hf_view_init(&v, &def->shape.heightfield);
+	hf_feature_ctx c = {lo, hi, emit, NULL, ctx};
+	hf_walk(&v, lo, hi, hf_cell_corners, &c);
+}
+
+/* ---- edges --------------------------------------------------------------------------------- */
+
+/* The upward unit normal of the triangle (a, b, o), or zero for a degenerate one. */
+static pbd_vec3 hf_face_up(pbd_vec3 a, pbd_vec3 b, pbd_vec3 o) {
+	pbd_vec3 n = pbd_v3_cross(pbd_v3_sub(b, a), pbd_v3_sub(o, a)), u = pbd_v3(0, 0, 0);
+	if (n.y < 0) n = pbd_v3_scale(n, -1);
+	hf_unit(n, &u);
+	return u;
+}
+
+/* The grid edge from sample a to sample b between the triangles (a, b, o1) and (a, b, o2), where
+ * a missing one (has = false) is the wall that hangs from the border; emitted when it is a ridge:
+ * sharp, and the far vertex of each triangle below the other's plane (a wall always is). */
+static void hf_edge(const hf_view* v, const hf_feature_ctx* c, uint32_t index, uint32_t ia, uint32_t ja, uint32_t ib,
+                    uint32_t jb, const bool has[2], const uint32_t oi[2], const uint32_t oj[2]) {
+	const pbd_vec3 a = hf_point(v, ia, ja), b = hf_point(v, ib, jb);
+	if (hf_min(a.x, b.x) > c->hi.x || hf_max(a.x, b.x) < c->lo.x || hf_min(a.y, b.y) > c->hi.y ||
+	    hf_max(a.y, b.y) < c->lo.y || hf_min(a.z, b.z) > c->hi.z || hf_max(a.z, b.z) < c->lo.z)
+		return;
+	const int k = has[0] ? 0 : 1;
+	if (!has[k]) return;
+	const pbd_vec3 o = hf_point(v, oi[k], oj[k]);
+	const pbd_vec3 n1 = hf_face_up(a, b, o);
+	pbd_vec3 n2;
+	if (has[1 - k]) {
+		const pbd_vec3 o2 = hf_point(v, oi[1 - k], oj[1 - k]);
+		n2 = hf_face_up(a, b, o2);
+		if (!(pbd_v3_dot(n1, pbd_v3_sub(o2, a)) < 0)) return;
+	} else {
+		/* The wall: horizontal, across the edge, away from the triangle. */
+		n2 = pbd_v3(b.z - a.z, 0, a.x - b.x);
+		if (pbd_v3_dot(n2, pbd_v3_sub(o, a)) > 0) n2 = pbd_v3_scale(n2, -1);
+		const pbd_vec3 w = n2;
+		n2 = pbd_v3(0, 0, 0);
+		hf_unit(w, &n2);
+	}
+	if (!(pbd_v3_dot(n1, n2) < PBD_SHARP_EDGE_COS)) return;
+	pbd_vec3 out = pbd_v3(0, 0, 0);
+	if (hf_unit(pbd_v3_add(n1, n2), &out) > 0) c->edge(c->ctx, index, a, b, out);
+}
+
+/* A cell's five edges: its two sides along x, its two along z and its diagonal. An edge along x
+ * from (i, j) is index 3 (j nx + i), along z 3 (j nx + i) + 1, the diagonal of cell (i, j)
+ * 3 (j nx + i) + 2; a side shared with the next cell comes twice. */
+static void hf_cell_edges(const hf_view* v, uint32_t i, uint32_t j, void* vctx) {
+	const hf_feature_ctx* c = (const hf_feature_ctx*)vctx;
+	const uint32_t nx = v->nx, nz = v->nz;
+	for (uint32_t s = 0; s < 2; ++s) {
+		/* Along x at row jj: the cell above's T0 (far vertex (i+1, jj+1)), the cell below's T1
+		 * (far vertex (i, jj-1)). */
+		const uint32_t jj = j + s;
+		const bool hx[2] = {jj + 1 < nz, jj > 0};
+		const uint32_t xi[2] = {i + 1, i}, xj[2] = {jj + 1, jj > 0 ? jj - 1 : 0};
+		hf_edge(v, c, 3 * (jj * nx + i), i, jj, i + 1, jj, hx, xi, xj);
+		/* Along z at column ii: the cell right's T1 (far vertex (ii+1, j+1)), the cell left's T0
+		 * (far vertex (ii-1, j)). */
+		const uint32_t ii = i + s;
+		const bool hz[2] = {ii + 1 < nx, ii > 0};
+		const uint32_t zi[2] = {ii + 1, ii > 0 ? ii - 1 : 0}, zj[2] = {j + 1, j};
+		hf_edge(v, c, 3 * (j * nx + ii) + 1, ii, j, ii, j + 1, hz, zi, zj);
+	}
+	const bool hd[2] = {true, true};
+	const uint32_t di[2] = {i + 1, i}, dj[2] = {j, j + 1};
+	hf_edge(v, c, 3 * (j * nx + i) + 2, i, j, i + 1, j + 1, hd, di, dj);
+}
+
+/* The ridges among the grid edges of the cells in [lo, hi]. */
+static void hf_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_edge_fn emit, void* ctx) {
+	hf_view v;
+	hf_view_init(&v, &def->shape.heightfield);
+	hf_feature_ctx c = {lo, hi, NULL, emit, ctx};
+	hf_walk(&v, lo, hi, hf_cell_edges, &c);
+}
+
+const pbd_shape_ops pbd_shape_heightfield_ops = {"heightfield", hf_validate, hf_distance,  hf_sweep,   hf_bounds,
+                                                 hf_data_size,  hf_build,    hf_triangles, hf_corners, hf_edges};

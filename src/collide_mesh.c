@@ -779,5 +779,46 @@ static void mesh_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, 
 	pbd_bvh_overlap(m.nodes, m.order, lo, hi, corner_visit, &c);
 }
 
-const pbd_shape_ops pbd_shape_mesh_ops = {"mesh",         mesh_validate, mesh_distance,  mesh_sweep,  mesh_bounds,
-                                          mesh_data_size, mesh_build,    mesh_triangles, mesh_corners};
+/* ---- edges ---------------------------------------------------------------------------------- */
+
+typedef struct edge_ctx {
+	const mesh_view* m;
+	pbd_vec3 lo, hi;
+	pbd_edge_fn emit;
+	void* ctx;
+} edge_ctx;
+
+/* The other face's normal comes back from the edge pseudonormal e = (n1 + n2) / |n1 + n2| as
+ * its mirror image of n1, n2 = 2 (n1 . e) e - n1; the edge is convex where the other face turns
+ * away from this one's outside, (n1 x n2) . (b - a) > 0 along the edge a -> b of this face's
+ * outward winding. */
+static void edge_visit(void* vctx, uint32_t t) {
+	const edge_ctx* c = (const edge_ctx*)vctx;
+	const pbd_vec3 n1 = face_unit_or_zero(c->m, t);
+	for (int k = 0; k < 3; ++k) {
+		const uint32_t i = c->m->tri[3 * (size_t)t + (size_t)k], j = c->m->tri[3 * (size_t)t + (size_t)(k + 1) % 3];
+		if (i >= j) continue; /* each edge once: from the face where it runs upward in index */
+		const pbd_vec3 a = c->m->v[i], b = c->m->v[j];
+		if (PBD_FMIN(a.x, b.x) > c->hi.x || PBD_FMAX(a.x, b.x) < c->lo.x || PBD_FMIN(a.y, b.y) > c->hi.y ||
+		    PBD_FMAX(a.y, b.y) < c->lo.y || PBD_FMIN(a.z, b.z) > c->hi.z || PBD_FMAX(a.z, b.z) < c->lo.z)
+			continue;
+		const pbd_vec3 e = c->m->epn[3 * (size_t)t + (size_t)k];
+		const pbd_vec3 n2 = pbd_v3_sub(pbd_v3_scale(e, 2 * pbd_v3_dot(n1, e)), n1);
+		if (!(pbd_v3_dot(n1, e) > 0) || !(pbd_v3_dot(n1, n2) < PBD_SHARP_EDGE_COS)) continue;
+		if (!(pbd_v3_dot(pbd_v3_cross(n1, n2), pbd_v3_sub(b, a)) > 0)) continue;
+		c->emit(c->ctx, 3 * t + (uint32_t)k, a, b, e);
+	}
+}
+
+/* The sharp convex edges of the triangles whose boxes meet [lo, hi] (through the hierarchy) of a
+ * closed mesh. An open mesh, two-sided, has no outside to tell a convex edge by: its edges are
+ * left to its corners and the cloth's vertices. */
+static void mesh_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_edge_fn emit, void* ctx) {
+	const mesh_view m = view_of(def);
+	if (!m.closed) return;
+	edge_ctx c = {&m, lo, hi, emit, ctx};
+	pbd_bvh_overlap(m.nodes, m.order, lo, hi, edge_visit, &c);
+}
+
+const pbd_shape_ops pbd_shape_mesh_ops = {"mesh",         mesh_validate, mesh_distance,  mesh_sweep,   mesh_bounds,
+                                          mesh_data_size, mesh_build,    mesh_triangles, mesh_corners, mesh_edges};

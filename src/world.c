@@ -212,6 +212,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->tcon, w->cap_tc * sizeof *w->tcon);
 	pbd_free(&mem, w->tri_chunk, w->cap_tri_chunk * sizeof *w->tri_chunk);
 	pbd_free(&mem, w->corner, w->cap_corner * sizeof *w->corner);
+	pbd_free(&mem, w->edge, w->cap_edge * sizeof *w->edge);
 	pbd_broad* bp = &w->broad;
 	pbd_free(&mem, bp->chunk, bp->cap_chunk * sizeof *bp->chunk);
 	pbd_free(&mem, bp->chunk_order, bp->cap_chunk_order * sizeof *bp->chunk_order);

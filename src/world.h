@@ -131,7 +131,10 @@ struct pbd_world {
 	uint32_t cap_tri_chunk;
 	uint32_t ncorner, cap_corner; /* the corners of a shape near one triangle (triangle_contact.c's scratch) */
 	struct pbd_corner_rec* corner;
+	uint32_t nedge, cap_edge; /* the edges of a shape near one triangle (triangle_contact.c's scratch) */
+	struct pbd_edge_rec* edge;
 	bool corners_off;       /* tests only: no face contacts for shapes with corners, the path before them */
+	bool edges_off;         /* tests only: no face contacts for the edges of shapes, the path before them */
 	pbd_broad broad;        /* colliders against chunks of particles (contact.c) */
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 

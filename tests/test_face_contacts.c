@@ -1,31 +1,63 @@
-/* Face contacts of shapes with corners (src/triangle_contact.c): a coarse cloth (2 x 2 cells of
- * 0.5 m) dropped flat on a floor over a sharp feature smaller than a cell, lying under the middle
- * of one triangle: a box whose top is a fifth of a cell wide, a box standing on a corner, a thin
- * hull spike, a height field with one raised sample and a closed pyramid mesh. With face contacts
- * the feature's tip stays under the cloth; on the path before them (w->corners_off) the cloth's
- * vertices land on the floor around it and the tip pokes through the face. Also: a cloth resting
- * on a corner gains no energy, and two runs are bit-identical. */
+/* Face contacts of shapes with corners and edges (src/triangle_contact.c): a coarse cloth (2 x 2
+ * cells of 0.5 m) dropped flat on a floor over a sharp feature smaller than a cell, lying under
+ * the middle of one triangle: a box whose top is a fifth of a cell wide, a box standing on a
+ * corner, a thin hull spike, a height field with one raised sample and a closed pyramid mesh.
+ * With face contacts the feature's tip stays under the cloth; on the path before them
+ * (w->corners_off, w->edges_off) the cloth's vertices land on the floor around it and the tip
+ * pokes through the face. Then ridges whose corners lie far outside the cloth, so that only their
+ * edges can hold it: a long thin box (a bar), a hull prism and a closed prism mesh, run between
+ * the rows of the cloth's vertices under the middle of its triangles; with the corners alone
+ * (w->edges_off) the ridge cuts through the cloth. Also: a cloth resting on a corner or on a bar
+ * gains no energy, and two runs are bit-identical. */
 #include <stdio.h>
 #include <string.h>
 
+#include "collide.h"
 #include "test_physics.h"
 #include "world.h"
 
-typedef enum feature { SMALL_BOX, BOX_CORNER, HULL_SPIKE, HEIGHTFIELD_SPIKE, MESH_PYRAMID, FEATURE_COUNT } feature;
+typedef enum feature {
+	SMALL_BOX,
+	BOX_CORNER,
+	HULL_SPIKE,
+	HEIGHTFIELD_SPIKE,
+	MESH_PYRAMID,
+	BAR,
+	HULL_PRISM,
+	MESH_PRISM,
+	HEIGHTFIELD_RIDGE,
+	FEATURE_COUNT
+} feature;
 
-static const char* const feature_name[FEATURE_COUNT] = {"box of 0.1 m", "box on a corner", "hull spike",
-                                                        "height field spike", "pyramid mesh"};
+/* The first of the ridges, which only edges hold. */
+#define FIRST_RIDGE BAR
+
+static const char* const feature_name[FEATURE_COUNT] = {"box of 0.1 m",       "box on a corner", "hull spike",
+                                                        "height field spike", "pyramid mesh",    "bar (box)",
+                                                        "hull prism",         "prism mesh",      "height field ridge"};
 
 /* Where the tips go: off both diagonals of the cell [0, 0.5]^2, 0.25 m from its nearest vertex. */
 #define TIP_X  ((pbd_real)0.3)
 #define TIP_Z  ((pbd_real)0.15)
 #define MARGIN ((pbd_real)0.005)
 
+/* The ridges: along x, 2 m long (their corners 0.5 m outside the cloth), at z = 0.25 between
+ * the vertex rows z = 0 and z = 0.5, 0.15 m high. */
+#define RIDGE_Z      ((pbd_real)0.25)
+#define RIDGE_HIGH   ((pbd_real)0.15)
+#define RIDGE_HALF_L ((pbd_real)1.0)
+#define RIDGE_TIPS   19 /* points along a top edge, x = -0.45 .. 0.45 */
+
 typedef struct scene {
 	pbd_world* w;
-	pbd_vec3 tips[4]; /* world points that must stay under the cloth */
+	pbd_vec3 tips[2 * RIDGE_TIPS]; /* world points that must stay under the cloth */
 	int ntips;
 } scene;
+
+/* Points along the top edge of a ridge at z, over the cloth. */
+static void ridge_tips(scene* s, pbd_real z) {
+	for (int k = 0; k < RIDGE_TIPS; ++k) s->tips[s->ntips++] = pbd_v3((pbd_real)(0.05 * (k - 9)), RIDGE_HIGH, z);
+}
 
 static void add_collider(pbd_world* w, pbd_collider_def* cd) {
 	cd->margin = MARGIN;
@@ -108,20 +140,79 @@ static void add_feature(scene* s, feature f) {
 		s->ntips = 1;
 		return;
 	}
+	case BAR: {
+		/* 4 cm wide: both top edges run under the middle of the cloth's triangles. */
+		cd.type = PBD_SHAPE_BOX;
+		cd.shape.box.half_extents = pbd_v3(RIDGE_HALF_L, RIDGE_HIGH / 2, (pbd_real)0.02);
+		cd.pose.position = pbd_v3(0, RIDGE_HIGH / 2, RIDGE_Z);
+		add_collider(w, &cd);
+		s->ntips = 0;
+		ridge_tips(s, RIDGE_Z - (pbd_real)0.02);
+		ridge_tips(s, RIDGE_Z + (pbd_real)0.02);
+		return;
+	}
+	case HULL_PRISM:
+	case MESH_PRISM: {
+		/* A triangular prism 0.1 m wide at the floor with its ridge on top; the hull
+		 * triangulates its rectangles, whose diagonals are no edges. */
+		const pbd_real L = RIDGE_HALF_L, b = (pbd_real)0.05, h = RIDGE_HIGH;
+		const pbd_vec3 v[6] = {pbd_v3(-L, 0, -b), pbd_v3(L, 0, -b), pbd_v3(L, 0, b),
+		                       pbd_v3(-L, 0, b),  pbd_v3(-L, h, 0), pbd_v3(L, h, 0)};
+		/* Outward winding: the bottom, the two slopes, the two ends. */
+		const uint32_t tri[24] = {0, 1, 2, 0, 2, 3, 0, 4, 5, 0, 5, 1, 3, 2, 5, 3, 5, 4, 0, 3, 4, 1, 5, 2};
+		if (f == HULL_PRISM) {
+			cd.type = PBD_SHAPE_CONVEX;
+			cd.shape.convex.points = v;
+			cd.shape.convex.point_count = 6;
+		} else {
+			cd.type = PBD_SHAPE_MESH;
+			cd.shape.mesh.vertices = v;
+			cd.shape.mesh.triangles = tri;
+			cd.shape.mesh.vertex_count = 6;
+			cd.shape.mesh.triangle_count = 8;
+			cd.shape.mesh.closed = true;
+		}
+		cd.pose.position = pbd_v3(0, 0, RIDGE_Z);
+		add_collider(w, &cd);
+		s->ntips = 0;
+		ridge_tips(s, RIDGE_Z);
+		return;
+	}
+	case HEIGHTFIELD_RIDGE: {
+		/* 2 x 17 samples, 2.2 m apart in x and 0.05 m in z, flat at 0 but for row 8, 0.15 m up,
+		 * which runs at RIDGE_Z; its samples lie 0.6 m outside the cloth. */
+		pbd_real h[34];
+		for (int k = 0; k < 34; ++k) h[k] = k / 2 == 8 ? RIDGE_HIGH : 0;
+		cd.type = PBD_SHAPE_HEIGHTFIELD;
+		cd.shape.heightfield.heights = h;
+		cd.shape.heightfield.nx = 2;
+		cd.shape.heightfield.nz = 17;
+		cd.shape.heightfield.cell_x = (pbd_real)2.2;
+		cd.shape.heightfield.cell_z = (pbd_real)0.05;
+		cd.pose.position = pbd_v3((pbd_real)-1.1, 0, RIDGE_Z - (pbd_real)0.4);
+		add_collider(w, &cd);
+		s->ntips = 0;
+		ridge_tips(s, RIDGE_Z);
+		return;
+	}
 	case FEATURE_COUNT:
 		break;
 	}
 	fail();
 }
 
+/* Which face contacts of shapes run: all, the corners only, none (the vertices' contacts). */
+typedef enum face_mode { FACES_ALL, FACES_CORNERS, FACES_NONE } face_mode;
+
 /* A floor with friction, the feature, and a 1 m cloth of 3 x 3 vertices 0.4 m up. */
-static scene make_scene(feature f, bool faces) {
+static scene make_scene(feature f, face_mode faces) {
 	pbd_world_def def = pbd_world_def_default();
 	def.substeps = 8;
 	def.iterations = 8;
 	scene s;
 	s.w = test_world(&def);
-	s.w->corners_off = !faces;
+	s.w->corners_off = faces == FACES_NONE;
+	s.w->edges_off = faces != FACES_ALL;
 	pbd_collider_def floor = pbd_collider_def_default();
 	floor.static_friction = (pbd_real)0.6;
 	floor.kinetic_friction = (pbd_real)0.5;
@@ -168,7 +259,7 @@ static double kinetic(const pbd_world* w) {
 }
 
 /* The least clearance of any tip over the last second of 2 s. */
-static double drop(feature f, bool faces) {
+static double drop(feature f, face_mode faces) {
 	scene s = make_scene(f, faces);
 	double worst = 1e9;
 	bool covered = false;
@@ -185,12 +276,26 @@ static double drop(feature f, bool faces) {
 
 static void test_features_hold_the_faces(void** state) {
 	(void)state;
-	for (int f = 0; f < FEATURE_COUNT; ++f) {
-		const double with = drop((feature)f, true), without = drop((feature)f, false);
+	for (int f = 0; f < FIRST_RIDGE; ++f) {
+		const double with = drop((feature)f, FACES_ALL), without = drop((feature)f, FACES_NONE);
 		printf("  %-18s under a 0.5 m cell: the cloth is %+.4f m above the tip with face contacts, %+.4f m "
 		       "without\n",
 		       feature_name[f], with, without);
 		/* The margin is 5 mm; the face may come 1 mm inside it, never through. */
+		assert_true(with > (double)MARGIN - 0.001);
+		assert_true(without < -0.05);
+	}
+}
+
+/* The ridges' corners lie 0.5 m outside the cloth: what holds the cloth over the ridge are its
+ * edges' contacts, and without them the ridge cuts through between the vertices. */
+static void test_ridges_hold_the_faces(void** state) {
+	(void)state;
+	for (int f = FIRST_RIDGE; f < FEATURE_COUNT; ++f) {
+		const double with = drop((feature)f, FACES_ALL), without = drop((feature)f, FACES_CORNERS);
+		printf("  %-18s between vertex rows: the cloth is %+.4f m above the ridge with edge contacts, %+.4f m "
+		       "with corners only\n",
+		       feature_name[f], with, without);
 		assert_true(with > (double)MARGIN - 0.001);
 		assert_true(without < -0.05);
 	}
@@ -209,11 +314,89 @@ static double energy(const pbd_world* w) {
 	return e;
 }
 
-/* Resting on a box's corner, the cloth neither jitters nor climbs: after 2 s of settling, the
- * kinetic energy stays tiny and kinetic plus potential energy does not grow over 3 s more. */
-static void test_resting_on_a_corner_gains_no_energy(void** state) {
+typedef struct edge_list {
+	uint32_t index[64];
+	int n;
+} edge_list;
+
+/* Records an edge once; its outward direction must be unit and across the edge. */
+static void note_edge(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_vec3 out) {
+	edge_list* l = (edge_list*)ctx;
+	assert_true(fabs(tp_len(out) - 1) < 1e-5);
+	assert_true(fabs((double)pbd_v3_dot(out, pbd_v3_sub(b, a))) < 1e-5 * tp_len(pbd_v3_sub(b, a)));
+	for (int k = 0; k < l->n; ++k)
+		if (l->index[k] == index) return;
+	assert_true(l->n < 64);
+	l->index[l->n++] = index;
+}
+
+static bool has_edge(const edge_list* l, uint32_t index) {
+	for (int k = 0; k < l->n; ++k)
+		if (l->index[k] == index) return true;
+	return false;
+}
+
+/* The edges each shape names: a box's 12; a prism's 9 as a hull and as a closed mesh, without
+ * the diagonals of its triangulated rectangles; a height field's ridge row and its border edges,
+ * without the valleys beside the ridge or the cells' flat diagonals. */
+static void test_shapes_name_their_edges(void** state) {
 	(void)state;
-	scene s = make_scene(BOX_CORNER, true);
+	const feature f[4] = {BAR, HULL_PRISM, MESH_PRISM, HEIGHTFIELD_RIDGE};
+	const int count[4] = {12, 9, 9, 1 + 2 + 2 * 16};
+	for (int k = 0; k < 4; ++k) {
+		scene s = make_scene(f[k], FACES_ALL);
+		const pbd_collider* c = &s.w->colliders[1];
+		edge_list l = {{0}, 0};
+		const pbd_real big = 10;
+		pbd_shape_ops_of(c->def.type)->edges(&c->def, pbd_v3(-big, -big, -big), pbd_v3(big, big, big), note_edge, &l);
+		printf("  %-18s names %d edges\n", feature_name[f[k]], l.n);
+		assert_int_equal(l.n, count[k]);
+		if (f[k] == HEIGHTFIELD_RIDGE) {
+			/* Along x at rows 8 (the ridge), 0 and 16 (the walls); not rows 7 and 9. */
+			assert_true(has_edge(&l, 3 * 8 * 2) && has_edge(&l, 0) && has_edge(&l, 3 * 16 * 2));
+			assert_false(has_edge(&l, 3 * 7 * 2) || has_edge(&l, 3 * 9 * 2));
+		}
+		/* A box around nothing of the shape names none. */
+		l.n = 0;
+		pbd_shape_ops_of(c->def.type)->edges(&c->def, pbd_v3(5, 5, 5), pbd_v3(6, 6, 6), note_edge, &l);
+		assert_int_equal(l.n, 0);
+		pbd_world_destroy(s.w);
+	}
+}
+
+/* A blade: a box 2 um thick, 0.8 m long, standing on its long side at 0.15 m and turned 30
+ * degrees about y, under the middle of the cloth; its short edges have almost no length, and its
+ * long ones lie parallel to the faces that land on them. Every step succeeds, everything stays
+ * finite and the cloth stays on top of the blade. */
+static void test_degenerate_edges(void** state) {
+	(void)state;
+	scene s = make_scene(BAR, FACES_ALL);
+	pbd_collider_def cd = pbd_collider_def_default();
+	cd.type = PBD_SHAPE_BOX;
+	cd.shape.box.half_extents = pbd_v3((pbd_real)0.4, (pbd_real)0.01, (pbd_real)1e-6);
+	const double a = 30 * acos(-1.0) / 180;
+	cd.pose.rotation = (pbd_quat){0, (pbd_real)sin(a / 2), 0, (pbd_real)cos(a / 2)};
+	cd.pose.position = pbd_v3((pbd_real)0.1, (pbd_real)0.3, (pbd_real)-0.1);
+	add_collider(s.w, &cd);
+	bool covered = false;
+	double worst = 1e9;
+	for (int step = 0; step < 120; ++step) {
+		assert_int_equal(pbd_world_step(s.w), PBD_OK);
+		assert_true(tp_all_finite(s.w));
+		if (step >= 60)
+			worst = fmin(worst, clearance(s.w, pbd_v3((pbd_real)0.1, (pbd_real)0.31, (pbd_real)-0.1), &covered));
+	}
+	printf("  blade 2 um thick: the cloth is %+.4f m above its top edge\n", worst);
+	assert_true(covered);
+	assert_true(worst > (double)MARGIN - 0.001);
+	pbd_world_destroy(s.w);
+}
+
+/* Resting on a box's corner or on a bar's edges, the cloth neither jitters nor climbs: after 2 s
+ * of settling, the kinetic energy stays tiny and kinetic plus potential energy does not grow over
+ * 3 s more. */
+static void rest(feature f) {
+	scene s = make_scene(f, FACES_ALL);
 	for (int step = 0; step < 120; ++step) assert_int_equal(pbd_world_step(s.w), PBD_OK);
 	const double e0 = energy(s.w);
 	double kmax = 0, emax = e0;
@@ -222,19 +405,26 @@ static void test_resting_on_a_corner_gains_no_energy(void** state) {
 		kmax = fmax(kmax, kinetic(s.w));
 		emax = fmax(emax, energy(s.w));
 	}
-	printf("  cloth resting on a box corner, 3 s: largest kinetic energy %.3g J, energy above the start %.3g J\n", kmax,
-	       emax - e0);
+	printf("  cloth resting on the %s, 3 s: largest kinetic energy %.3g J, energy above the start %.3g J\n",
+	       feature_name[f], kmax, emax - e0);
 	/* Float rounding of m g y alone is about 1e-7 J. */
 	assert_true(kmax < 1e-6);
 	assert_true(emax - e0 < 1e-6);
 	pbd_world_destroy(s.w);
 }
 
+static void test_resting_gains_no_energy(void** state) {
+	(void)state;
+	rest(BOX_CORNER);
+	rest(BAR);
+	rest(MESH_PRISM);
+}
+
 /* The same scene twice gives the same bits. */
 static void test_deterministic(void** state) {
 	(void)state;
 	for (int f = 0; f < FEATURE_COUNT; ++f) {
-		scene a = make_scene((feature)f, true), b = make_scene((feature)f, true);
+		scene a = make_scene((feature)f, FACES_ALL), b = make_scene((feature)f, FACES_ALL);
 		for (int step = 0; step < 60; ++step) {
 			assert_int_equal(pbd_world_step(a.w), PBD_OK);
 			assert_int_equal(pbd_world_step(b.w), PBD_OK);
@@ -250,9 +440,9 @@ static void test_deterministic(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_features_hold_the_faces),
-	    cmocka_unit_test(test_resting_on_a_corner_gains_no_energy),
-	    cmocka_unit_test(test_deterministic),
+	    cmocka_unit_test(test_features_hold_the_faces), cmocka_unit_test(test_ridges_hold_the_faces),
+	    cmocka_unit_test(test_shapes_name_their_edges), cmocka_unit_test(test_degenerate_edges),
+	    cmocka_unit_test(test_resting_gains_no_energy), cmocka_unit_test(test_deterministic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
