@@ -59,6 +59,18 @@ static inline pbd_real pbd_fmin_(pbd_real a, pbd_real b) { return a < b || isnan
 #define PBD_ASSERT(cond) assert(cond)
 #endif
 
+/* FNV-1a over bytes, continuing from h (0xcbf29ce484222325 to start): the world hash, the snapshot
+ * checksum and the projective dynamics matrix's fingerprint. */
+#define PBD_FNV1A_START 0xcbf29ce484222325ull
+static inline uint64_t pbd_fnv1a(uint64_t h, const void* data, size_t n) {
+	const unsigned char* b = (const unsigned char*)data;
+	for (size_t i = 0; i < n; ++i) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
 typedef struct pbd_alloc_ctx {
 	pbd_allocator a;
 } pbd_alloc_ctx;

@@ -18,6 +18,13 @@
 #define PBD_PD_DENSE_MAX    64u
 #define PBD_PD_LOW_RANK_MAX 8
 
+/* What a snapshot records of the projective dynamics factor besides its rows' weights and keys:
+ * the rows, free particles and entries it was built over, and the FNV-1a hash of its values. */
+typedef struct pbd_pd_saved {
+	uint32_t rows, free, entries;
+	uint64_t hash;
+} pbd_pd_saved;
+
 typedef struct pbd_integrator {
 	uint32_t cap;   /* particles the arrays hold */
 	pbd_vec3* f;    /* force on each particle, N */
@@ -61,6 +68,10 @@ typedef struct pbd_integrator {
 	double* pd_u;
 	size_t pd_cap_u;
 	uint64_t pd_topology;
+	/* a snapshot's weights and keys (in pd_wt and pd_key) for the next factor built over the same
+	 * rows, free particles and entries (pbd_pd_restore); pd_restored is false once one was built */
+	bool pd_restored;
+	pbd_pd_saved pd_saved;
 	/* implicit Euler's solves in the current step: worst relative residual and most iterations */
 	double residual;
 	uint32_t cg_iterations;
@@ -91,6 +102,13 @@ uint32_t pbd_pd_large_rows(const pbd_world* w);
 pbd_status pbd_pd_prepare(pbd_world* w);
 void pbd_pd_solve(pbd_world* w, const pbd_step_ctx* ctx);
 void pbd_pd_free(pbd_world* w);
+/* Snapshots: what decides the iterates of projective dynamics beyond the positions, the weights
+ * of the general rows, kept from the factor's build. pbd_pd_saved_state gives the rows whose weights
+ * and keys (pd_wt, pd_key) are live, 0 rows when none (another method, no factor, or the constraints or
+ * pins changed since it was built); pbd_pd_restore gives them to a loaded world, whose first
+ * factor then takes them as the saved world's next step would have kept them. */
+pbd_pd_saved pbd_pd_saved_state(const pbd_world* w);
+pbd_status pbd_pd_restore(pbd_world* w, const pbd_pd_saved* s, const double* wt, const double* key);
 
 /* rows_rigid.c: the rows of every family at the context's positions into w->integ.rows; under
  * every method but VBD, which solves them as they are, the rigid rows (compliance 0) then get a

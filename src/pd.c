@@ -68,6 +68,39 @@ void pbd_pd_free(pbd_world* w) {
 	in->pd_cap_np = in->pd_cap_nnz = in->pd_cap_rows = 0;
 	in->pd_n = in->pd_nnz = in->pd_rows = 0;
 	in->pd_topology = 0;
+	in->pd_restored = false;
+}
+
+pbd_pd_saved pbd_pd_saved_state(const pbd_world* w) {
+	const pbd_integrator* in = &w->integ;
+	pbd_pd_saved s = {0, 0, 0, 0};
+	if (w->def.method != PBD_METHOD_PROJECTIVE_DYNAMICS) return s;
+	if (in->pd_restored) return in->pd_saved; /* loaded and not stepped: what it was given */
+	if (!in->chol.factored || in->pd_n == 0 || in->pd_topology != w->topology || in->pd_np != w->np ||
+	    in->pd_rows != in->rows.n)
+		return s;
+	for (uint32_t i = 0; i < w->np; ++i)
+		if (in->pd_free[i] != (w->w[i] > 0)) return s;
+	s.rows = in->pd_rows;
+	s.free = in->pd_n;
+	s.entries = in->pd_nnz;
+	s.hash = pbd_fnv1a(PBD_FNV1A_START, in->pd_val, (size_t)in->pd_nnz * sizeof *in->pd_val);
+	return s;
+}
+
+pbd_status pbd_pd_restore(pbd_world* w, const pbd_pd_saved* s, const double* wt, const double* key) {
+	pbd_integrator* in = &w->integ;
+	if (in->pd_cap_rows < s->rows) {
+		const pbd_grow_item items[] = {{(void**)&in->pd_wt, sizeof *in->pd_wt},
+		                               {(void**)&in->pd_key, sizeof *in->pd_key}};
+		if (!pbd_grow_all(&w->mem, items, 2, in->pd_cap_rows, s->rows)) return PBD_ERR_OUT_OF_MEMORY;
+		in->pd_cap_rows = s->rows;
+	}
+	memcpy(in->pd_wt, wt, (size_t)s->rows * sizeof *wt);
+	memcpy(in->pd_key, key, (size_t)s->rows * sizeof *key);
+	in->pd_saved = *s;
+	in->pd_restored = true;
+	return PBD_OK;
 }
 
 /* The free particles of a row. */
@@ -137,13 +170,34 @@ static double row_weight(const pbd_world* w, uint32_t row, double kappa_ih2, dou
 	return isfinite(wt) ? (wt < cap ? wt : cap) : 0;
 }
 
-/* Every general row's weight (-1 for a low-rank row, listed in pd_lr) and key. With `grow` a row
- * keeps its weight where that is larger, so that weights only grow while the rows stay. */
-static void weights(pbd_world* w, pbd_real h, bool grow) {
+/* The general rows too large for the matrix into pd_lr, each with weight -1, and room for their
+ * columns. */
+static pbd_status reserve_low_rank(pbd_world* w) {
+	pbd_integrator* in = &w->integ;
+	const pbd_rows* r = &in->rows;
+	in->pd_nlr = 0;
+	for (uint32_t row = 0; row < r->n; ++row) {
+		if (r->rest[row] >= 0) continue;
+		const uint32_t free = free_count(w, r, row);
+		if (free == 0 || in_matrix(r, row, free)) continue;
+		PBD_ASSERT(in->pd_nlr < PBD_PD_LOW_RANK_MAX); /* pbd_integrate_prepare refused more */
+		in->pd_lr[in->pd_nlr++] = row;
+		in->pd_wt[row] = -1;
+	}
+	const size_t need = 3 * (size_t)in->pd_n * in->pd_nlr;
+	if (need > in->pd_cap_u) {
+		if (!pbd_grow(&w->mem, (void**)&in->pd_u, sizeof *in->pd_u, in->pd_cap_u, need)) return PBD_ERR_OUT_OF_MEMORY;
+		in->pd_cap_u = need;
+	}
+	return PBD_OK;
+}
+
+/* Every general row's weight and key, and the low-rank rows. With `grow` a row keeps its weight
+ * where that is larger, so that weights only grow while the rows stay. */
+static pbd_status refresh_weights(pbd_world* w, pbd_real h, bool grow) {
 	pbd_integrator* in = &w->integ;
 	const pbd_rows* r = &in->rows;
 	const double kappa_ih2 = (double)w->def.rigid_stiffness / ((double)h * (double)h);
-	in->pd_nlr = 0;
 	for (uint32_t row = 0; row < r->n; ++row) {
 		const double old = grow ? in->pd_wt[row] : 0;
 		in->pd_wt[row] = 0;
@@ -151,28 +205,11 @@ static void weights(pbd_world* w, pbd_real h, bool grow) {
 		if (r->rest[row] >= 0) continue;
 		in->pd_key[row] = row_key(w, r, row);
 		const uint32_t free = free_count(w, r, row);
-		if (free == 0) continue;
-		if (!in_matrix(r, row, free)) {
-			PBD_ASSERT(in->pd_nlr < PBD_PD_LOW_RANK_MAX); /* pbd_integrate_prepare refused more */
-			in->pd_lr[in->pd_nlr++] = row;
-			in->pd_wt[row] = -1;
-			continue;
-		}
+		if (free == 0 || !in_matrix(r, row, free)) continue;
 		const double wt = row_weight(w, row, kappa_ih2, 1 / ((double)h * (double)h));
 		in->pd_wt[row] = wt > old ? wt : old;
 	}
-}
-
-/* The weights, and room for the low-rank rows' columns. */
-static pbd_status refresh_weights(pbd_world* w, pbd_real h, bool grow) {
-	pbd_integrator* in = &w->integ;
-	weights(w, h, grow);
-	const size_t need = 3 * (size_t)in->pd_n * in->pd_nlr;
-	if (need > in->pd_cap_u) {
-		if (!pbd_grow(&w->mem, (void**)&in->pd_u, sizeof *in->pd_u, in->pd_cap_u, need)) return PBD_ERR_OUT_OF_MEMORY;
-		in->pd_cap_u = need;
-	}
-	return PBD_OK;
+	return reserve_low_rank(w);
 }
 
 /* Whether every general row still has the constant its weight was taken for. */
@@ -285,9 +322,25 @@ pbd_status pbd_pd_prepare(pbd_world* w) {
 			in->pd_topology = w->topology;
 			return PBD_OK;
 		}
-		const pbd_status sw = refresh_weights(w, h, false);
+		/* A snapshot's weights are taken as the saved world's next step would have taken them
+		 * (the branch below): kept while they hold, their constants stay and the matrix is the
+		 * one it factored; weights from these positions would give another matrix and, short of
+		 * convergence, other iterates. */
+		const pbd_pd_saved* sv = &in->pd_saved;
+		const bool restored = in->pd_restored && sv->rows == in->rows.n && sv->free == n && sv->entries == nnz;
+		in->pd_restored = false;
+		pbd_status sw = restored ? reserve_low_rank(w) : refresh_weights(w, h, false);
 		if (sw != PBD_OK) return sw;
 		assemble(w, h, in->pd_row, in->pd_col, in->pd_val);
+		if (restored) {
+			const bool hold = weights_hold(w, h);
+			if (!hold || !keys_kept(w) ||
+			    pbd_fnv1a(PBD_FNV1A_START, in->pd_val, nnz * sizeof *in->pd_val) != sv->hash) {
+				sw = refresh_weights(w, h, !hold);
+				if (sw != PBD_OK) return sw;
+				assemble(w, h, NULL, NULL, in->pd_val);
+			}
+		}
 		const pbd_sparse_pattern pat = {n, nnz, NULL, in->pd_col, in->pd_row};
 		const pbd_status st = pbd_sparse_chol_analyze(&in->chol, &w->mem, &pat, NULL);
 		if (st != PBD_OK) return st;

@@ -4,7 +4,8 @@
  * Everything that a step reads and that outlives a step is written: settings, every particle
  * array (positions and velocities with their remainders, masses, flags, forces, targets, air
  * drag), the constraints of every family in their solver order with their order of addition,
- * multipliers and variable-length data, vertex block descent's multipliers and penalties, triangles with their air
+ * multipliers and variable-length data, vertex block descent's multipliers and penalties, projective dynamics'
+ * weights of the general rows (which its factor keeps from step to step), triangles with their air
  * drag, colliders with their generations, the clock and the warning counters. Scratch that a step rebuilds before
  * reading (displacements, Jacobi sums, step-start copies, the substep's air) is not, the per-particle constraint counts
  * are recounted, and the levels of the hierarchical solve are built again from the constraints, pins and masses, which
@@ -22,8 +23,11 @@
 #include "forces.h"
 
 #define SNAP_MAGIC   "PBDSNAP\0"
-#define SNAP_VERSION 6u
-#define SNAP_ENDIAN  0x01020304u
+#define SNAP_VERSION 7u
+/* The oldest version read: 6 lacks the projective dynamics block, and a world loaded from it takes
+ * its weights from the positions, as every world did then. */
+#define SNAP_VERSION_OLDEST 6u
+#define SNAP_ENDIAN         0x01020304u
 /* Flags a snapshot may carry: the persistent ones (CONTACT is scratch of the diagnostics). */
 #define SNAP_FLAGS (PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET | PBD_PARTICLE_FORCE)
 
@@ -35,19 +39,10 @@ typedef struct writer {
 	uint64_t hash;
 } writer;
 
-static uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
-	const uint8_t* b = (const uint8_t*)data;
-	for (size_t i = 0; i < n; ++i) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 static void put(writer* wr, const void* data, size_t n) {
 	if (n == 0) return;
 	if (wr->buf && wr->pos + n <= wr->cap) memcpy(wr->buf + wr->pos, data, n);
-	wr->hash = fnv1a(wr->hash, data, n);
+	wr->hash = pbd_fnv1a(wr->hash, data, n);
 	wr->pos += n;
 }
 
@@ -291,13 +286,24 @@ static void write_world(writer* wr, const pbd_world* w) {
 	put_u32(wr, nr);
 	put(wr, w->integ.lam, (size_t)nr * sizeof *w->integ.lam);
 	put(wr, w->integ.pen, (size_t)nr * sizeof *w->integ.pen);
+	/* Projective dynamics' weights of the general rows and their keys, which the factor keeps from
+	 * step to step; a low-rank row (weight -1, which the rows themselves give) as 0. */
+	const pbd_pd_saved pd = pbd_pd_saved_state(w);
+	put_u32(wr, pd.rows);
+	if (pd.rows > 0) {
+		put_u32(wr, pd.free);
+		put_u32(wr, pd.entries);
+		put_u64(wr, pd.hash);
+		for (uint32_t r = 0; r < pd.rows; ++r) put_f64(wr, w->integ.pd_wt[r] > 0 ? w->integ.pd_wt[r] : 0);
+		put(wr, w->integ.pd_key, (size_t)pd.rows * sizeof *w->integ.pd_key);
+	}
 	const uint64_t h = wr->hash;
 	put_u64(wr, h);
 }
 
 pbd_status pbd_world_save_memory(const pbd_world* w, void* buffer, size_t capacity, size_t* size) {
 	if (!w || !size) return PBD_ERR_INVALID_ARGUMENT;
-	writer count = {NULL, 0, 0, 0xcbf29ce484222325ull};
+	writer count = {NULL, 0, 0, PBD_FNV1A_START};
 	write_world(&count, w);
 	*size = count.pos;
 	if (!buffer) return PBD_OK;
@@ -305,7 +311,7 @@ pbd_status pbd_world_save_memory(const pbd_world* w, void* buffer, size_t capaci
 		return pbd_fail((pbd_world*)w, PBD_ERR_OUT_OF_RANGE,
 		                "pbd_world_save_memory: the snapshot needs %zu bytes, the buffer holds %zu", count.pos,
 		                capacity);
-	writer wr = {(uint8_t*)buffer, capacity, 0, 0xcbf29ce484222325ull};
+	writer wr = {(uint8_t*)buffer, capacity, 0, PBD_FNV1A_START};
 	write_world(&wr, w);
 	return PBD_OK;
 }
@@ -798,6 +804,42 @@ static pbd_status load_vbd(reader* rd, pbd_world* w, const char* name, pbd_error
 	return st;
 }
 
+/* Version 7 on: projective dynamics' weights and keys, checked as the method makes them (a weight
+ * finite and >= 0, a key finite, no more free particles than particles) and given to the
+ * integrator for the factor it will build. */
+static pbd_status load_pd(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	pbd_pd_saved s = {get_u32(rd), 0, 0, 0};
+	if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated", name);
+	if (s.rows == 0) return PBD_OK;
+	s.free = get_u32(rd);
+	s.entries = get_u32(rd);
+	s.hash = get_u64(rd);
+	if (rd->short_read || !fits(rd, s.rows, 2 * sizeof(double)))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: projective dynamics state of %u rows does not fit the snapshot",
+		                    name, s.rows);
+	if (s.free == 0 || s.free > w->np || s.entries < s.free)
+		return pbd_fail_err(
+		    err, PBD_ERR_PARSE,
+		    "%s: projective dynamics state for %u free particles and %u entries is invalid (%u particles)", name,
+		    s.free, s.entries, w->np);
+	double* buf = (double*)pbd_alloc(&w->mem, 2 * (size_t)s.rows * sizeof *buf);
+	if (!buf) return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+	get(rd, buf, 2 * (size_t)s.rows * sizeof *buf);
+	pbd_status st = PBD_OK;
+	for (uint32_t r = 0; r < s.rows && st == PBD_OK; ++r) {
+		if (!isfinite(buf[r]) || buf[r] < 0)
+			st = pbd_fail_err(err, PBD_ERR_PARSE,
+			                  "%s: projective dynamics weight of row %u is %g (must be finite and >= 0)", name, r,
+			                  buf[r]);
+		else if (!isfinite(buf[s.rows + r]))
+			st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: projective dynamics key of row %u is not finite", name, r);
+	}
+	if (st == PBD_OK && pbd_pd_restore(w, &s, buf, buf + s.rows) != PBD_OK)
+		st = pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+	pbd_free(&w->mem, buf, 2 * (size_t)s.rows * sizeof *buf);
+	return st;
+}
+
 pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_def* hooks, pbd_world** out,
                                  pbd_error* err) {
 	const char* name = "snapshot";
@@ -813,9 +855,9 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: not a pbd snapshot", name);
 	const uint32_t version = get_u32(&rd), real_size = get_u32(&rd), endian = get_u32(&rd);
 	if (rd.short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated header", name);
-	if (version != SNAP_VERSION)
-		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: version %u, this library reads version %u", name, version,
-		                    SNAP_VERSION);
+	if (version < SNAP_VERSION_OLDEST || version > SNAP_VERSION)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: version %u, this library reads versions %u to %u", name, version,
+		                    SNAP_VERSION_OLDEST, SNAP_VERSION);
 	if (endian != SNAP_ENDIAN)
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: written on a machine of the other byte order", name);
 	if (real_size != sizeof(pbd_real))
@@ -827,7 +869,7 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 	uint64_t stored;
 	if (size < rd.pos + 8) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated", name);
 	memcpy(&stored, (const uint8_t*)data + size - 8, 8);
-	if (fnv1a(0xcbf29ce484222325ull, data, size - 8) != stored)
+	if (pbd_fnv1a(PBD_FNV1A_START, data, size - 8) != stored)
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated or corrupt (checksum mismatch)", name);
 	rd.size = size - 8; /* the hash is not payload */
 
@@ -898,6 +940,7 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 	if (st == PBD_OK) st = load_families(&rd, w, name, err);
 	if (st == PBD_OK) st = load_rest(&rd, w, name, err);
 	if (st == PBD_OK) st = load_vbd(&rd, w, name, err);
+	if (st == PBD_OK && version >= 7) st = load_pd(&rd, w, name, err);
 	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
 		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");
 	if (st != PBD_OK) {

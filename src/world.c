@@ -398,21 +398,12 @@ pbd_warning_stat pbd_world_get_warning(const pbd_world* w, pbd_warning which) {
 	return w->warnings[which];
 }
 
-static uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
-	const unsigned char* b = (const unsigned char*)data;
-	for (size_t i = 0; i < n; ++i) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 uint64_t pbd_world_hash(const pbd_world* w) {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = PBD_FNV1A_START;
 	if (!w) return h;
-	h = fnv1a(h, w->x, (size_t)w->np * sizeof *w->x);
-	h = fnv1a(h, w->v, (size_t)w->np * sizeof *w->v);
-	h = fnv1a(h, w->x_lo, (size_t)w->np * sizeof *w->x_lo);
-	h = fnv1a(h, w->v_lo, (size_t)w->np * sizeof *w->v_lo);
+	h = pbd_fnv1a(h, w->x, (size_t)w->np * sizeof *w->x);
+	h = pbd_fnv1a(h, w->v, (size_t)w->np * sizeof *w->v);
+	h = pbd_fnv1a(h, w->x_lo, (size_t)w->np * sizeof *w->x_lo);
+	h = pbd_fnv1a(h, w->v_lo, (size_t)w->np * sizeof *w->v_lo);
 	return h;
 }
