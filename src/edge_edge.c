@@ -304,23 +304,10 @@ pbd_status pbd_edge_edge_find(pbd_world* w) {
 
 void pbd_edge_edge_project(pbd_world* w) {
 	const pbd_particle_collision* c = &w->pcol;
-	pbd_vec3* restrict q = w->q;
-	const pbd_real* restrict iw = w->w;
 	for (uint32_t k = 0; k < c->nee; ++k) {
 		const pbd_ee_c* e = &c->ee[k];
-		const pbd_real s = e->s, t = e->t;
-		const pbd_real ga = 1 - s, gb = s, gc = -(1 - t), gd = -t;
-		const pbd_real C =
-		    pbd_v3_dot(e->n, pbd_v3_add(pbd_v3_add(pbd_v3_scale(q[e->a], ga), pbd_v3_scale(q[e->b], gb)),
-		                                pbd_v3_add(pbd_v3_scale(q[e->c], gc), pbd_v3_scale(q[e->d], gd)))) -
-		    e->offset;
-		if (!(C < 0)) continue;
-		const pbd_real wsum = iw[e->a] * ga * ga + iw[e->b] * gb * gb + iw[e->c] * gc * gc + iw[e->d] * gd * gd;
-		if (!(wsum > 0)) continue;
-		const pbd_real l = -C / wsum;
-		q[e->a] = pbd_v3_add(q[e->a], pbd_v3_scale(e->n, l * iw[e->a] * ga));
-		q[e->b] = pbd_v3_add(q[e->b], pbd_v3_scale(e->n, l * iw[e->b] * gb));
-		q[e->c] = pbd_v3_add(q[e->c], pbd_v3_scale(e->n, l * iw[e->c] * gc));
-		q[e->d] = pbd_v3_add(q[e->d], pbd_v3_scale(e->n, l * iw[e->d] * gd));
+		const uint32_t idx[4] = {e->a, e->b, e->c, e->d};
+		const pbd_real g[4] = {1 - e->s, e->s, -(1 - e->t), -e->t};
+		pbd_project_weighted_contact(w->q, w->w, idx, g, 4, e->n, e->offset);
 	}
 }

@@ -151,4 +151,21 @@ static inline void pbd_closest_segments(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, pbd_
 	*t_out = t;
 }
 
+/* One contact between points interpolated from particles: the point sum_k g_k (x + q)_k must keep
+ * n . point >= offset (the x parts folded into offset). Projected as one inequality constraint
+ * with the particles' inverse masses weighted by g (Bridson et al. 2002), which keeps their
+ * momentum: the correction of particle k is n s w_k g_k with s = -C / sum w_k g_k^2. The
+ * vertex-face, edge-edge and face contacts of shapes all take this form with 3 or 4 particles. */
+static inline void pbd_project_weighted_contact(pbd_vec3* restrict q, const pbd_real* restrict iw, const uint32_t* idx,
+                                                const pbd_real* g, int count, pbd_vec3 n, pbd_real offset) {
+	pbd_real C = -offset, wsum = 0;
+	for (int k = 0; k < count; ++k) {
+		C += g[k] * pbd_v3_dot(n, q[idx[k]]);
+		wsum += iw[idx[k]] * g[k] * g[k];
+	}
+	if (!(C < 0) || !(wsum > 0)) return;
+	const pbd_real s = -C / wsum;
+	for (int k = 0; k < count; ++k) q[idx[k]] = pbd_v3_add(q[idx[k]], pbd_v3_scale(n, s * iw[idx[k]] * g[k]));
+}
+
 #endif

@@ -67,11 +67,7 @@ static pbd_vec3 closest_pair(pbd_vec3 s0, pbd_vec3 s1, pbd_vec3 a, pbd_vec3 b, p
 }
 
 static bool push(pbd_world* w, const pbd_tri_contact* k) {
-	if (w->ntc == w->cap_tc) {
-		const uint32_t cap = w->cap_tc ? 2 * w->cap_tc : 256;
-		if (cap < w->cap_tc || !pbd_grow(&w->mem, (void**)&w->tcon, sizeof *w->tcon, w->cap_tc, cap)) return false;
-		w->cap_tc = cap;
-	}
+	if (!pbd_grow_to(&w->mem, (void**)&w->tcon, sizeof *w->tcon, &w->cap_tc, w->ntc + 1)) return false;
 	w->tcon[w->ntc++] = *k;
 	return true;
 }
@@ -319,13 +315,9 @@ typedef struct feature_sink {
 static void collect_corner(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 out) {
 	feature_sink* s = (feature_sink*)ctx;
 	pbd_world* w = s->w;
-	if (w->ncorner == w->cap_corner) {
-		const uint32_t cap = w->cap_corner ? 2 * w->cap_corner : 64;
-		if (cap < w->cap_corner || !pbd_grow(&w->mem, (void**)&w->corner, sizeof *w->corner, w->cap_corner, cap)) {
-			s->failed = true;
-			return;
-		}
-		w->cap_corner = cap;
+	if (!pbd_grow_to(&w->mem, (void**)&w->corner, sizeof *w->corner, &w->cap_corner, w->ncorner + 1)) {
+		s->failed = true;
+		return;
 	}
 	w->corner[w->ncorner++] = (pbd_corner_rec){index, p, out};
 }
@@ -376,13 +368,9 @@ static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_
 static void collect_edge(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_vec3 out) {
 	feature_sink* s = (feature_sink*)ctx;
 	pbd_world* w = s->w;
-	if (w->nedge == w->cap_edge) {
-		const uint32_t cap = w->cap_edge ? 2 * w->cap_edge : 64;
-		if (cap < w->cap_edge || !pbd_grow(&w->mem, (void**)&w->edge, sizeof *w->edge, w->cap_edge, cap)) {
-			s->failed = true;
-			return;
-		}
-		w->cap_edge = cap;
+	if (!pbd_grow_to(&w->mem, (void**)&w->edge, sizeof *w->edge, &w->cap_edge, w->nedge + 1)) {
+		s->failed = true;
+		return;
 	}
 	w->edge[w->nedge++] = (pbd_edge_rec){index, a, b, out};
 }
@@ -569,18 +557,8 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 }
 
 void pbd_triangle_contacts_project(pbd_world* w) {
-	pbd_vec3* restrict q = w->q;
-	const pbd_real* restrict iw = w->w;
 	for (uint32_t i = 0; i < w->ntc; ++i) {
 		const pbd_tri_contact* k = &w->tcon[i];
-		const uint32_t* v = &w->tri[3 * k->t];
-		pbd_real c = -k->offset, wsum = 0;
-		for (int m = 0; m < 3; ++m) {
-			c += k->b[m] * pbd_v3_dot(k->n, q[v[m]]);
-			wsum += iw[v[m]] * k->b[m] * k->b[m];
-		}
-		if (!(c < 0) || !(wsum > 0)) continue;
-		const pbd_real s = -c / wsum;
-		for (int m = 0; m < 3; ++m) q[v[m]] = pbd_v3_add(q[v[m]], pbd_v3_scale(k->n, s * iw[v[m]] * k->b[m]));
+		pbd_project_weighted_contact(w->q, w->w, &w->tri[3 * k->t], k->b, 3, k->n, k->offset);
 	}
 }

@@ -158,19 +158,11 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 
 void pbd_vertex_triangle_project(pbd_world* w) {
 	const pbd_particle_collision* c = &w->pcol;
-	pbd_vec3* restrict q = w->q;
-	const pbd_real* restrict iw = w->w;
 	for (uint32_t k = 0; k < c->nvt; ++k) {
 		const pbd_vt_c* e = &c->vt[k];
 		const uint32_t* v = &w->tri[3 * e->t];
-		pbd_real C = pbd_v3_dot(e->n, q[e->p]) - e->offset, wsum = iw[e->p];
-		for (int m = 0; m < 3; ++m) {
-			C -= e->b[m] * pbd_v3_dot(e->n, q[v[m]]);
-			wsum += iw[v[m]] * e->b[m] * e->b[m];
-		}
-		if (!(C < 0) || !(wsum > 0)) continue;
-		const pbd_real s = -C / wsum;
-		q[e->p] = pbd_v3_add(q[e->p], pbd_v3_scale(e->n, s * iw[e->p]));
-		for (int m = 0; m < 3; ++m) q[v[m]] = pbd_v3_sub(q[v[m]], pbd_v3_scale(e->n, s * iw[v[m]] * e->b[m]));
+		const uint32_t idx[4] = {e->p, v[0], v[1], v[2]};
+		const pbd_real g[4] = {1, -e->b[0], -e->b[1], -e->b[2]};
+		pbd_project_weighted_contact(w->q, w->w, idx, g, 4, e->n, e->offset);
 	}
 }
