@@ -90,6 +90,7 @@ void cli_compare_help(FILE* fp) {
 	      "      --iterations N     iterations per substep, 1 to 10000 (constraint iterations; CG\n"
 	      "                         iterations at most for implicit Euler)\n"
 	      "      --substeps N       substeps per frame, 1 to 1000\n"
+	      "      --threads N        threads a step runs on, 1 to 64 (same result for any N)\n"
 	      "      --dt SECONDS       frame length, 1e-9 to 10\n"
 	      "      --max-output BYTES refuse, before it starts, a comparison whose compare.csv could pass\n"
 	      "                         BYTES (K, M, G, T suffixes; 0 = no limit; default: 4G)\n"

@@ -70,6 +70,7 @@ void cli_run_help(FILE* fp) {
 	      "                         projective_dynamics or vbd (one material under every method)\n"
 	      "      --iterations N     constraint iterations per substep, 1 to 10000\n"
 	      "      --substeps N       substeps per frame, 1 to 1000\n"
+	      "      --threads N        threads a step runs on, 1 to 64 (same result for any N)\n"
 	      "      --dt SECONDS       frame length, 1e-9 to 10\n"
 	      "      --max-output BYTES refuse, before it starts, a run that could write more than BYTES\n"
 	      "                         (frame files, metrics.csv, state.txt; not --render's images),\n"

@@ -43,6 +43,9 @@ bool cli_match_world_option(cli_cursor* c, cli_world_options* o) {
 	} else if (cli_match(c, NULL, "--substeps", true)) {
 		if (!cli_parse_int(c->value, 1, SCENE_MAX_SUBSTEPS, &o->substeps))
 			cli_usage_error(c, "--substeps: expected an integer in [1, %d], got '%s'", SCENE_MAX_SUBSTEPS, c->value);
+	} else if (cli_match(c, NULL, "--threads", true)) {
+		if (!cli_parse_int(c->value, 1, PBD_MAX_THREADS, &o->threads))
+			cli_usage_error(c, "--threads: expected an integer in [1, %d], got '%s'", PBD_MAX_THREADS, c->value);
 	} else if (cli_match(c, NULL, "--dt", true)) {
 		if (!cli_parse_real(c->value, SCENE_MIN_DT, false, SCENE_MAX_DT, &o->dt))
 			cli_usage_error(c, "--dt: expected seconds from %g to %g, got '%s'", SCENE_MIN_DT, SCENE_MAX_DT, c->value);
@@ -61,6 +64,7 @@ bool cli_world_options_apply(const cli_world_options* o, scene* s, scene_error* 
 	if (st == PBD_OK && o->iterations > 0) st = pbd_world_set_iterations(w, (int)o->iterations);
 	if (st == PBD_OK && o->substeps > 0) st = pbd_world_set_substeps(w, (int)o->substeps);
 	if (st == PBD_OK && o->dt > 0) st = pbd_world_set_dt(w, (pbd_real)o->dt);
+	if (st == PBD_OK && o->threads > 0) st = pbd_world_set_threads(w, (int)o->threads);
 	if (st != PBD_OK) {
 		scene_error_set(err, "%s: %s", s->name, pbd_world_last_error(w));
 		return false;

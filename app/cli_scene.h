@@ -1,6 +1,6 @@
 /* What `pbd run` and `pbd compare` share about the scene they simulate: finding the scene a
  * command line names (a file or a built-in), and the options that override its world settings
- * (--solver, --formulation, --method, --iterations, --substeps, --dt). */
+ * (--solver, --formulation, --method, --iterations, --substeps, --dt, --threads). */
 #ifndef PBD_APP_CLI_SCENE_H
 #define PBD_APP_CLI_SCENE_H
 
@@ -17,6 +17,7 @@ typedef struct cli_world_options {
 	long iterations; ///< 0: the scene's
 	long substeps;   ///< 0: the scene's
 	double dt;       ///< 0: the scene's
+	long threads;    ///< 0: the scene's
 } cli_world_options;
 
 /// Every setting left to the scene.

@@ -124,10 +124,10 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	    "gravity",   "dt",           "substeps", "iterations",        "solver",           "formulation",
 	    "damping",   "damping_mode", "jacobi",   "collision_mode",    "max_speed",        "divergence_strain",
 	    "chebyshev", "hierarchy",    "method",   "stiffness_damping", "linear_tolerance", "rigid_stiffness",
-	    "wind",      "gusts",        NULL};
+	    "wind",      "gusts",        "threads",  NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
-	int64_t substeps, iterations;
+	int64_t substeps, iterations, threads;
 	int solver, formulation, collision, damping_mode, method;
 	if (!jr_vec3(r, w, path, "gravity", d->gravity, SCENE_MAX_GRAVITY, &d->gravity) ||
 	    !jr_real_p(r, w, path, "dt", d->dt, (jr_range){SCENE_MIN_DT, SCENE_MAX_DT, false, false}, &d->dt) ||
@@ -148,8 +148,10 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	               &d->linear_tolerance) ||
 	    !jr_real_p(r, w, path, "rigid_stiffness", d->rigid_stiffness,
 	               (jr_range){0, PBD_MAX_RIGID_STIFFNESS, true, false}, &d->rigid_stiffness) ||
-	    !jr_vec3(r, w, path, "wind", d->wind, SCENE_MAX_SPEED, &d->wind))
+	    !jr_vec3(r, w, path, "wind", d->wind, SCENE_MAX_SPEED, &d->wind) ||
+	    !jr_int(r, w, path, "threads", d->threads, 1, PBD_MAX_THREADS, &threads))
 		return false;
+	d->threads = (int)threads;
 	d->method = (pbd_method)method;
 	d->damping_mode = (pbd_damping_mode)damping_mode;
 	d->substeps = (int)substeps;

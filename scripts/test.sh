@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds pbd and runs every test in the configurations CI requires: gcc Release, gcc Debug
-# with AddressSanitizer + UndefinedBehaviorSanitizer, clang Release, and clang in double
-# precision. Warnings are errors in all of them. Then each fuzz target runs for 30 s.
+# with AddressSanitizer + UndefinedBehaviorSanitizer, clang Release, the threaded tests under
+# ThreadSanitizer, and clang in double precision. Warnings are errors in all of them. Then each fuzz target runs for 30 s.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -27,6 +27,12 @@ run_config() {
 run_config build-ci-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DPBD_SANITIZE=ON -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 run_config build-ci-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+# ThreadSanitizer over the threaded tests: the pool, the stages and every built-in scene on 1 to 8 threads.
+echo "=== build-ci-tsan"
+cmake -S . -B build-ci-tsan -DPBD_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_SANITIZE_THREAD=ON \
+	-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+cmake --build build-ci-tsan -j "$jobs" --target test_threads test_determinism
+(cd build-ci-tsan && ctest --output-on-failure -R '^(threads|determinism)$')
 run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 
 # The install must give a usable package: headers, libraries, pkg-config and CMake config.

@@ -203,8 +203,8 @@ static void project_pbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, 
 		const pbd_real C = len - c[k].rest;
 		const pbd_real stiff = c[k].s[C <= 0];
 		const pbd_real s = stiff * C / (ws * len);
-		q[a] = pbd_v3_sub(q[a], pbd_v3_scale(d, wa * s));
-		q[b] = pbd_v3_add(q[b], pbd_v3_scale(d, wb * s));
+		if (wa > 0) q[a] = pbd_v3_sub(q[a], pbd_v3_scale(d, wa * s));
+		if (wb > 0) q[b] = pbd_v3_add(q[b], pbd_v3_scale(d, wb * s));
 	}
 }
 
@@ -229,8 +229,8 @@ static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first,
 		const pbd_real dl = (-C - at * lambda[k]) / denom;
 		lambda[k] += dl;
 		const pbd_real s = dl / len;
-		q[a] = pbd_v3_add(q[a], pbd_v3_scale(d, wa * s));
-		q[b] = pbd_v3_sub(q[b], pbd_v3_scale(d, wb * s));
+		if (wa > 0) q[a] = pbd_v3_add(q[a], pbd_v3_scale(d, wa * s));
+		if (wb > 0) q[b] = pbd_v3_sub(q[b], pbd_v3_scale(d, wb * s));
 	}
 }
 

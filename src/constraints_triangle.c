@@ -358,9 +358,9 @@ static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint
 				}
 			}
 		}
-		q[a] = qa;
-		q[b] = qb;
-		q[cc] = qc;
+		if (wa > 0) q[a] = qa;
+		if (wb > 0) q[b] = qb;
+		if (wc > 0) q[cc] = qc;
 	}
 }
 

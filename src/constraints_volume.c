@@ -554,6 +554,7 @@ const pbd_family_ops pbd_family_volume_ops = {
     .cold_size = sizeof(pbd_volume_p),
     .lambdas = 1,
     .data = true,
+    .shared_work = true,
     .particles = particles,
     .refresh = refresh,
     .project = project,

@@ -90,6 +90,9 @@ typedef struct pbd_family_ops {
 	uint32_t lambdas; /* multipliers per constraint */
 	size_t pool_size; /* bytes per pool element; 0 when the family has no pool */
 	bool data;        /* has a data block (see pbd_family.data), written by snapshots */
+	/* The kernels use f->work for one constraint at a time, so the constraints of a range are
+	 * projected by one thread (task.h), never split among several. */
+	bool shared_work;
 	/* Writes the particles [first, first + cap) of the constraint at position k into out (those
 	 * that exist) and returns how many particles the constraint has in all. */
 	uint32_t (*particles)(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap);
@@ -152,6 +155,11 @@ void pbd_partition_build(pbd_world* w);
  * used around the particle), marked on all of them; PBD_PARTITION_COLOURS when all are taken. */
 uint32_t pbd_colour_first_fit(uint64_t* masks, const uint32_t* p, uint32_t n);
 
+/* Kernels never store into a pinned particle (inverse mass 0), not even its unchanged value:
+ * long-range attachments read their pin without listing it among their particles (hundreds share
+ * one pin, which would serialise them), so a pin is read by constraints of a colour that another
+ * constraint of the same colour, on another thread, also touches. */
+
 /* The position of particle i relative to particle o, from the committed positions and the
  * displacements: exact for near particles however far from the origin (see world.h). Families
  * with more than two particles express their geometry relative to one of them. */
@@ -182,7 +190,8 @@ static inline void pbd_constraint_project(const pbd_step_ctx* ctx, const uint32_
 		if (!(wsum > 0)) return;
 		dl = -s * C / wsum;
 	}
-	for (uint32_t i = 0; i < n; ++i) ctx->q[p[i]] = pbd_v3_add(ctx->q[p[i]], pbd_v3_scale(grad[i], ctx->iw[p[i]] * dl));
+	for (uint32_t i = 0; i < n; ++i)
+		if (ctx->iw[p[i]] > 0) ctx->q[p[i]] = pbd_v3_add(ctx->q[p[i]], pbd_v3_scale(grad[i], ctx->iw[p[i]] * dl));
 }
 
 /* Jacobi: the same step from the iteration's start, added to dx. Mass-weighted (default): one

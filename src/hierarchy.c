@@ -651,8 +651,41 @@ static void project_coarse(const pbd_step_ctx* ctx, const pbd_coarse_c* restrict
 		if (!(len >= PBD_EPSILON_LENGTH)) continue;
 		const pbd_real wa = c[k].wa, wb = c[k].wb;
 		const pbd_real s = (len - rest) / ((wa + wb) * len);
-		q[a] = pbd_v3_sub(q[a], pbd_v3_scale(d, wa * s));
-		q[b] = pbd_v3_add(q[b], pbd_v3_scale(d, wb * s));
+		if (wa > 0) q[a] = pbd_v3_sub(q[a], pbd_v3_scale(d, wa * s));
+		if (wb > 0) q[b] = pbd_v3_add(q[b], pbd_v3_scale(d, wb * s));
+	}
+}
+
+/* A stage of the hierarchical pass: one colour of a level's coarse constraints, or the fine
+ * particles of a level, interpolated from the coarse ones (which no fine particle of the same
+ * level is), both in blocks. */
+typedef struct coarse_stage {
+	pbd_world* w;
+	const pbd_step_ctx* ctx;
+	uint32_t first, end;
+} coarse_stage;
+
+static void coarse_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const coarse_stage* s = (const coarse_stage*)p;
+	const uint32_t size = s->w->exec.block_constraints, first = s->first + block * size;
+	project_coarse(s->ctx, s->w->hier.con, first, pbd_block_end(first, s->end, size));
+}
+
+static void interpolate_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const coarse_stage* s = (const coarse_stage*)p;
+	const pbd_hierarchy* h = &s->w->hier;
+	const pbd_vec3* restrict q0 = s->w->q_iter;
+	pbd_vec3* restrict q = s->w->q;
+	const uint32_t size = s->w->exec.block_particles, first = s->first + block * size;
+	for (uint32_t k = first, end = pbd_block_end(first, s->end, size); k < end; ++k) {
+		pbd_vec3 dq = pbd_v3(0, 0, 0);
+		for (uint32_t j = k ? h->par_end[k - 1] : 0; j < h->par_end[k]; ++j) {
+			const uint32_t c = h->par[j];
+			dq = pbd_v3_add(dq, pbd_v3_scale(pbd_v3_sub(q[c], q0[c]), h->weight[j]));
+		}
+		q[h->fine[k]] = pbd_v3_add(q[h->fine[k]], dq);
 	}
 }
 
@@ -660,20 +693,21 @@ void pbd_hierarchy_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 	const pbd_hierarchy* h = &w->hier;
 	if (!h->levels) return;
 	/* q_iter is Chebyshev's scratch during the iterations, which begin after this pass. */
-	pbd_vec3* restrict q0 = w->q_iter;
-	pbd_vec3* restrict q = w->q;
-	memcpy(q0, q, (size_t)w->np * sizeof *q0);
+	memcpy(w->q_iter, w->q, (size_t)w->np * sizeof *w->q_iter);
 	const int iterations = w->def.hierarchy_iterations;
+	coarse_stage s = {w, ctx, 0, 0};
 	for (uint32_t l = h->levels; l >= 1; --l) {
 		const int sweeps = pbd_hierarchy_sweeps(l, iterations);
-		for (int it = 0; it < sweeps; ++it) project_coarse(ctx, h->con, h->con_end[l - 1], h->con_end[l]);
-		for (uint32_t k = h->fine_end[l - 1]; k < h->fine_end[l]; ++k) {
-			pbd_vec3 dq = pbd_v3(0, 0, 0);
-			for (uint32_t j = k ? h->par_end[k - 1] : 0; j < h->par_end[k]; ++j) {
-				const uint32_t p = h->par[j];
-				dq = pbd_v3_add(dq, pbd_v3_scale(pbd_v3_sub(q[p], q0[p]), h->weight[j]));
+		for (int it = 0; it < sweeps; ++it) {
+			for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) {
+				s.first = g ? h->group_end[l][g - 1] : h->con_end[l - 1];
+				s.end = h->group_end[l][g];
+				pbd_exec_stage(&w->exec, coarse_block, &s, pbd_blocks(s.end - s.first, w->exec.block_constraints));
 			}
-			q[h->fine[k]] = pbd_v3_add(q[h->fine[k]], dq);
+			project_coarse(ctx, h->con, h->group_end[l][PBD_PARTITION_COLOURS - 1], h->con_end[l]);
 		}
+		s.first = h->fine_end[l - 1];
+		s.end = h->fine_end[l];
+		pbd_exec_stage(&w->exec, interpolate_block, &s, pbd_blocks(s.end - s.first, w->exec.block_particles));
 	}
 }

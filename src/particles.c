@@ -33,6 +33,15 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	    {(void**)&w->air_force, sizeof *w->air_force},
 	    {(void**)&w->air_drag, sizeof *w->air_drag},
 	};
+	const pbd_grow_item per_block[] = {
+	    {(void**)&w->block_count, sizeof *w->block_count},
+	    {(void**)&w->block_index, sizeof *w->block_index},
+	};
+	const uint32_t blocks = pbd_blocks(capacity, PBD_BLOCK_PARTICLES_MIN);
+	if (blocks > w->cap_block) {
+		if (!pbd_grow_all(&w->mem, per_block, 2, w->cap_block, blocks)) return PBD_ERR_OUT_OF_MEMORY;
+		w->cap_block = blocks;
+	}
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;
 	w->cap_p = capacity;
@@ -310,7 +319,16 @@ void pbd_particle_add_velocity(pbd_world* w, uint32_t index, pbd_vec3 dv) {
  * Damping multiplies the velocity the particle brought into the substep, before forces act
  * (v <- d v + h F/m), so a body at rest feels its full weight and equilibria do not depend on
  * the damping. PBD_DAMPING_AFTER_FORCES damps the sum instead, as Games103 lab 2 does. */
-void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep) {
+typedef struct predict_stage {
+	pbd_world* w;
+	pbd_real h, damping, alpha_substep;
+} predict_stage;
+
+static void predict_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const predict_stage* s = (const predict_stage*)p;
+	pbd_world* w = s->w;
+	const pbd_real h = s->h, damping = s->damping, alpha_substep = s->alpha_substep;
 	const pbd_vec3 gh = pbd_v3_scale(w->def.gravity, h);
 	const bool after_forces = w->def.damping_mode == PBD_DAMPING_AFTER_FORCES;
 	const pbd_vec3* restrict x = w->x;
@@ -322,7 +340,8 @@ void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real 
 	const uint8_t* restrict flags = w->flags;
 	const pbd_vec3* restrict air = w->air_on ? w->air_force : NULL;
 	const pbd_sym3* restrict air_drag = w->air_drag;
-	for (uint32_t i = 0, n = w->np; i < n; ++i) {
+	const uint32_t first = block * w->exec.block_particles;
+	for (uint32_t i = first, n = pbd_block_end(first, w->np, w->exec.block_particles); i < n; ++i) {
 		if (iw[i] > 0) {
 			pbd_vec3 vi = v[i], vl = vlo[i];
 			if (damping != 1 && !after_forces) {
@@ -353,12 +372,31 @@ void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real 
 	}
 }
 
+void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep) {
+	predict_stage s = {w, h, damping, alpha_substep};
+	pbd_exec_stage(&w->exec, predict_block, &s, pbd_blocks(w->np, w->exec.block_particles));
+}
+
 /* Velocities from the solved displacement, then commit it to the positions. The velocity is
  * the predicted one plus the constraints' correction over h, which equals (p - x) / h but is
  * formed from small numbers only: x_lo + v h is recomputed exactly as predict formed it, so a
  * free particle keeps its predicted velocity to the bit. Pinned particles are never written;
- * targeted ones land on their target. */
-void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep) {
+ * targeted ones land on their target. A clamped speed is counted
+ * per block, and the blocks' counts are added in block order after the stage. */
+typedef struct velocity_stage {
+	pbd_world* w;
+	pbd_real h;
+	bool last_substep;
+	uint32_t* clamped; /* per block */
+	uint32_t* last;
+} velocity_stage;
+
+static void velocity_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const velocity_stage* s = (const velocity_stage*)p;
+	pbd_world* w = s->w;
+	const pbd_real h = s->h;
+	const bool last_substep = s->last_substep;
 	const pbd_real inv_h = 1 / h;
 	const pbd_real max_speed = w->def.max_speed;
 	pbd_vec3* restrict x = w->x;
@@ -368,7 +406,9 @@ void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep
 	pbd_vec3* restrict vlo = w->v_lo;
 	const pbd_real* restrict iw = w->w;
 	const uint8_t* restrict flags = w->flags;
-	for (uint32_t i = 0, n = w->np; i < n; ++i) {
+	uint32_t clamped = 0, last = 0;
+	const uint32_t first = block * w->exec.block_particles;
+	for (uint32_t i = first, n = pbd_block_end(first, w->np, w->exec.block_particles); i < n; ++i) {
 		if (iw[i] > 0) {
 			const pbd_vec3 q0 = pbd_v3_add(lo[i], pbd_v3_scale(v[i], h));
 			const pbd_vec3 dq = pbd_v3_sub(q[i], q0);
@@ -381,8 +421,8 @@ void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep
 				if (s2 > (double)max_speed * (double)max_speed) {
 					vi = pbd_v3_scale(vi, (pbd_real)((double)max_speed / sqrt(s2)));
 					vl = pbd_v3(0, 0, 0);
-					w->warnings[PBD_WARN_SPEED_CLAMPED].count++;
-					w->warnings[PBD_WARN_SPEED_CLAMPED].last_index = i;
+					clamped++;
+					last = i;
 				}
 			}
 			v[i] = vi;
@@ -399,6 +439,20 @@ void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep
 			v[i] = pbd_v3(0, 0, 0);
 			vlo[i] = pbd_v3(0, 0, 0);
 		}
+	}
+	s->clamped[block] = clamped;
+	s->last[block] = last;
+}
+
+void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep) {
+	velocity_stage s = {w, h, last_substep, w->block_count, w->block_index};
+	const uint32_t blocks = pbd_blocks(w->np, w->exec.block_particles);
+	pbd_exec_stage(&w->exec, velocity_block, &s, blocks);
+	pbd_warning_stat* ws = &w->warnings[PBD_WARN_SPEED_CLAMPED];
+	for (uint32_t b = 0; b < blocks; ++b) {
+		if (!s.clamped[b]) continue;
+		ws->count += s.clamped[b];
+		ws->last_index = s.last[b];
 	}
 }
 

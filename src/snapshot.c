@@ -879,6 +879,10 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 		def.allocator = hooks->allocator;
 		def.log = hooks->log;
 		def.log_user = hooks->log_user;
+		def.threads = hooks->threads > 0 ? hooks->threads : 1;
+		def.enqueue_task = hooks->enqueue_task;
+		def.finish_task = hooks->finish_task;
+		def.task_user = hooks->task_user;
 	}
 	def.gravity = get_vec(&rd);
 	def.dt = get_real(&rd);

@@ -24,18 +24,22 @@ void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
 	ctx->jacobi_omega = w->def.jacobi_omega;
 }
 
-/* Applies the summed Jacobi corrections. Mass-weighted corrections arrive already scaled per
- * constraint (see the families' jacobi kernels). Equal-split ones are averaged per particle:
- * omega * dx / (degree + alpha), where alpha > 0 lets the particle's current position take part
- * in the average with weight alpha (Games103 lab 2 uses 0.2). */
-static void jacobi_apply(pbd_world* w) {
+/* Applies the summed Jacobi corrections to particles [first, end). Mass-weighted corrections
+ * arrive already scaled per constraint (see the families' jacobi kernels). Equal-split ones are
+ * averaged per particle: omega * dx / (degree + alpha), where alpha > 0 lets the particle's
+ * current position take part in the average with weight alpha (Games103 lab 2 uses 0.2). */
+static void jacobi_apply_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	pbd_world* w = (pbd_world*)p;
 	const pbd_real alpha = w->def.jacobi_alpha, omega = w->def.jacobi_omega;
 	const bool equal = w->def.jacobi_equal_split;
 	pbd_vec3* restrict q = w->q;
 	pbd_vec3* restrict dx = w->dx;
 	const uint32_t* restrict deg = w->degree;
 	const pbd_real* restrict iw = w->w;
-	for (uint32_t i = 0, n = w->np; i < n; ++i) {
+	const uint32_t first = block * w->exec.block_particles;
+	const uint32_t end = pbd_block_end(first, w->np, w->exec.block_particles);
+	for (uint32_t i = first; i < end; ++i) {
 		if (iw[i] > 0 && deg[i] > 0) {
 			const pbd_real den = (pbd_real)deg[i] + alpha;
 			q[i] = pbd_v3_add(q[i], equal ? pbd_v3_scale(dx[i], omega / den) : dx[i]);
@@ -44,25 +48,82 @@ static void jacobi_apply(pbd_world* w) {
 	}
 }
 
-/* One Gauss-Seidel sweep: group by group, and within a group every family's range of it. The
- * constraints of a group share no particle, so how a group's ranges would be split among
- * threads does not change the result. */
+/* One stage of the sweeps: constraints that share no particle, the ranges [first[t], end[t]) of
+ * each family t, cut into blocks; start[t] is family t's first block. */
+typedef struct range_stage {
+	pbd_world* w;
+	const pbd_step_ctx* ctx;
+	bool jacobi;
+	uint32_t first[PBD_FAMILY_COUNT], end[PBD_FAMILY_COUNT];
+	uint32_t start[PBD_FAMILY_COUNT + 1];
+} range_stage;
+
+static void range_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const range_stage* s = (const range_stage*)p;
+	int t = 0;
+	while (block >= s->start[t + 1]) ++t;
+	const pbd_family_ops* ops = pbd_family_table[t];
+	uint32_t first = s->first[t], end = s->end[t];
+	if (!ops->shared_work) {
+		const uint32_t size = s->w->exec.block_constraints;
+		first += (block - s->start[t]) * size;
+		end = pbd_block_end(first, end, size);
+	}
+	pbd_family* f = &s->w->fam[t];
+	if (s->jacobi)
+		ops->jacobi(s->ctx, f, first, end);
+	else
+		ops->project(s->ctx, f, first, end);
+}
+
+/* Runs group g of the families in `mask` (bit t: family t) as one stage. */
+static void run_group(pbd_world* w, const pbd_step_ctx* ctx, bool jacobi, int g, uint32_t mask) {
+	range_stage s;
+	s.w = w;
+	s.ctx = ctx;
+	s.jacobi = jacobi;
+	uint32_t blocks = 0;
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		const pbd_family* f = &w->fam[t];
+		s.start[t] = blocks;
+		s.first[t] = g ? f->group_end[g - 1] : 0;
+		s.end[t] = f->group_end[g];
+		if (!(mask >> t & 1u)) s.end[t] = s.first[t];
+		const uint32_t n = s.end[t] - s.first[t];
+		if (n) blocks += pbd_family_table[t]->shared_work ? 1u : pbd_blocks(n, w->exec.block_constraints);
+	}
+	s.start[PBD_FAMILY_COUNT] = blocks;
+	pbd_exec_stage(&w->exec, range_block, &s, blocks);
+}
+
+#define ALL_FAMILIES ((1u << PBD_FAMILY_COUNT) - 1u)
+
+/* One Gauss-Seidel sweep: group by group, every family's range of a group in one stage. Colours
+ * are shared by all families, so a group's constraints share no particle whatever their family:
+ * each particle moves at most once per group, in the same order on any number of threads. The
+ * last group, the constraints the colouring could not place, goes in order on one thread. */
 static void sweep_gauss_seidel(pbd_world* w, const pbd_step_ctx* ctx) {
-	for (int g = 0; g < PBD_GROUP_COUNT; ++g) {
-		for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
-			pbd_family* f = &w->fam[t];
-			const uint32_t first = g ? f->group_end[g - 1] : 0, end = f->group_end[g];
-			if (first < end) pbd_family_table[t]->project(ctx, f, first, end);
-		}
+	for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) run_group(w, ctx, false, g, ALL_FAMILIES);
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		pbd_family* f = &w->fam[t];
+		const uint32_t first = f->group_end[PBD_PARTITION_COLOURS - 1], end = f->group_end[PBD_PARTITION_COLOURS];
+		if (first < end) pbd_family_table[t]->project(ctx, f, first, end);
 	}
 }
 
+/* A Jacobi sweep adds every constraint's correction into dx. The sums go family by family, in
+ * storage order, as one thread would add them: a stage holds one group of one family (no two of
+ * its constraints add to the same particle), and the last group is one block. */
 static void sweep_jacobi(pbd_world* w, const pbd_step_ctx* ctx) {
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		pbd_family* f = &w->fam[t];
-		if (f->n) pbd_family_table[t]->jacobi(ctx, f, 0, f->n);
+		if (!f->n) continue;
+		for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) run_group(w, ctx, true, g, 1u << t);
+		const uint32_t first = f->group_end[PBD_PARTITION_COLOURS - 1], end = f->group_end[PBD_PARTITION_COLOURS];
+		if (first < end) pbd_family_table[t]->jacobi(ctx, f, first, end);
 	}
-	jacobi_apply(w);
+	pbd_exec_stage(&w->exec, jacobi_apply_block, w, pbd_blocks(w->np, w->exec.block_particles));
 }
 
 /* Chebyshev semi-iterative acceleration of Jacobi (Wang 2015, "A Chebyshev semi-iterative
@@ -79,6 +140,7 @@ typedef struct chebyshev {
 	int delay;
 	pbd_real rho, gamma, omega;
 	double last_norm;
+	const pbd_world* w;
 } chebyshev;
 
 static double correction_norm2(const pbd_world* w) {
@@ -88,6 +150,26 @@ static double correction_norm2(const pbd_world* w) {
 		s += (double)d.x * (double)d.x + (double)d.y * (double)d.y + (double)d.z * (double)d.z;
 	}
 	return s;
+}
+
+static void chebyshev_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const chebyshev* c = (const chebyshev*)p;
+	const pbd_world* w = c->w;
+	const pbd_real om = c->omega, ga = c->gamma;
+	pbd_vec3* restrict q = w->q;
+	pbd_vec3* restrict qk = w->q_iter;
+	pbd_vec3* restrict qp = w->q_prev;
+	const pbd_real* restrict iw = w->w;
+	const uint32_t first = block * w->exec.block_particles;
+	const uint32_t end = pbd_block_end(first, w->np, w->exec.block_particles);
+	for (uint32_t i = first; i < end; ++i) {
+		const pbd_vec3 prev = qp[i];
+		qp[i] = qk[i];
+		if (iw[i] == 0) continue;
+		const pbd_vec3 step = pbd_v3_add(pbd_v3_scale(pbd_v3_sub(q[i], qk[i]), ga), pbd_v3_sub(qk[i], prev));
+		q[i] = pbd_v3_add(pbd_v3_scale(step, om), prev);
+	}
 }
 
 static void chebyshev_update(pbd_world* w, chebyshev* c, int it) {
@@ -106,18 +188,8 @@ static void chebyshev_update(pbd_world* w, chebyshev* c, int it) {
 	}
 	const pbd_real rho = estimating ? w->rho_estimate : c->rho;
 	c->omega = it == c->delay ? 2 / (2 - rho * rho) : 4 / (4 - rho * rho * c->omega);
-	const pbd_real om = c->omega, ga = c->gamma;
-	pbd_vec3* restrict q = w->q;
-	pbd_vec3* restrict qk = w->q_iter;
-	pbd_vec3* restrict qp = w->q_prev;
-	const pbd_real* restrict iw = w->w;
-	for (uint32_t i = 0, n = w->np; i < n; ++i) {
-		const pbd_vec3 prev = qp[i];
-		qp[i] = qk[i];
-		if (iw[i] == 0) continue;
-		const pbd_vec3 step = pbd_v3_add(pbd_v3_scale(pbd_v3_sub(q[i], qk[i]), ga), pbd_v3_sub(qk[i], prev));
-		q[i] = pbd_v3_add(pbd_v3_scale(step, om), prev);
-	}
+	c->w = w;
+	pbd_exec_stage(&w->exec, chebyshev_block, c, pbd_blocks(w->np, w->exec.block_particles));
 }
 
 static void note(pbd_world* w, pbd_status st) {
@@ -181,7 +253,8 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 	                  w->def.chebyshev_rho,
 	                  w->def.chebyshev_gamma,
 	                  1,
-	                  0};
+	                  0,
+	                  w};
 	if (cheb.on && cheb.rho == 0 && cheb.delay < 2) cheb.delay = 2;
 	/* The coarse levels first: they start the iterations from a state whose long-range stretch
 	 * is already gone. They move positions only; the multipliers stay at zero. */

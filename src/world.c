@@ -36,6 +36,7 @@ pbd_world_def pbd_world_def_default(void) {
 	d.wind = pbd_v3(0, 0, 0);
 	d.gust_strength = 0;
 	d.gust_frequency = PBD_R(0.5);
+	d.threads = 1;
 	d.cookie = PBD_COOKIE;
 	return d;
 }
@@ -135,6 +136,12 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->gust_frequency) || d->gust_frequency <= 0 || d->gust_frequency > 1000)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.gust_frequency: must be in (0, 1000] Hz (got %.9g)",
 		                (double)d->gust_frequency);
+	if (d->threads < 1 || d->threads > PBD_MAX_THREADS)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.threads: must be in [1, %d] (got %d)", PBD_MAX_THREADS,
+		                d->threads);
+	if (!d->enqueue_task != !d->finish_task)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "pbd_world_def: enqueue_task and finish_task must be given together (one is NULL)");
 	return PBD_OK;
 }
 
@@ -157,6 +164,11 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	memset(w, 0, sizeof *w);
 	w->def = *def;
 	w->mem = mem;
+	if (pbd_exec_init(&w->exec, &w->mem, (uint32_t)def->threads, def->enqueue_task, def->finish_task, def->task_user) !=
+	    PBD_OK) {
+		pbd_world_destroy(w);
+		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: cannot start %d threads", def->threads);
+	}
 	if (def->particle_capacity && pbd_particles_reserve(w, def->particle_capacity) != PBD_OK) {
 		pbd_world_destroy(w);
 		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
@@ -174,6 +186,7 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 void pbd_world_destroy(pbd_world* w) {
 	if (!w) return;
 	pbd_alloc_ctx mem = w->mem;
+	pbd_exec_free(&w->exec, &mem);
 	size_t cp = w->cap_p;
 	pbd_free(&mem, w->x, cp * sizeof *w->x);
 	pbd_free(&mem, w->q, cp * sizeof *w->q);
@@ -191,6 +204,8 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->radius, cp * sizeof *w->radius);
 	pbd_free(&mem, w->cgroup, cp * sizeof *w->cgroup);
 	pbd_free(&mem, w->x_rest, cp * sizeof *w->x_rest);
+	pbd_free(&mem, w->block_count, w->cap_block * sizeof *w->block_count);
+	pbd_free(&mem, w->block_index, w->cap_block * sizeof *w->block_index);
 	pbd_particle_collision_free(w);
 	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
 	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
@@ -238,6 +253,17 @@ pbd_world_def pbd_world_get_def(const pbd_world* w) { return w ? w->def : pbd_wo
 /* Applies one changed setting through the same validation as create. */
 static pbd_status apply_def(pbd_world* w, const pbd_world_def* d) {
 	pbd_status st = validate_def(w, d);
+	if (st == PBD_OK && (d->threads != w->def.threads || d->enqueue_task != w->def.enqueue_task ||
+	                     d->finish_task != w->def.finish_task || d->task_user != w->def.task_user)) {
+		pbd_exec_free(&w->exec, &w->mem);
+		if (pbd_exec_init(&w->exec, &w->mem, (uint32_t)d->threads, d->enqueue_task, d->finish_task, d->task_user) !=
+		    PBD_OK) {
+			/* Back to what worked before; a serial world always does. */
+			pbd_exec_init(&w->exec, &w->mem, (uint32_t)w->def.threads, w->def.enqueue_task, w->def.finish_task,
+			              w->def.task_user);
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_set_threads: cannot start %d threads", d->threads);
+		}
+	}
 	if (st == PBD_OK) {
 		w->def = *d;
 		w->stats_valid = false; /* gravity feeds the potential energy */
@@ -262,6 +288,7 @@ PBD_SETTER(damping, pbd_real, damping)
 PBD_SETTER(collision_mode, pbd_collision_mode, collision_mode)
 PBD_SETTER(method, pbd_method, method)
 PBD_SETTER(rigid_stiffness, pbd_real, rigid_stiffness)
+PBD_SETTER(threads, int, threads)
 #undef PBD_SETTER
 
 pbd_status pbd_world_set_force_settings(pbd_world* w, pbd_real stiffness_damping, pbd_real linear_tolerance) {
@@ -365,6 +392,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 		else
 			pbd_solver_substep(w, h, damping, s, substeps);
 	}
+	pbd_exec_end(&w->exec);
 	const uint32_t restored = pbd_particles_end_step(w);
 	const pbd_status contacts = pbd_collide_end_step(w);
 

@@ -7,6 +7,7 @@
 #include "hierarchy.h"
 #include "integrate.h"
 #include "self_collision.h"
+#include "task.h"
 
 enum {
 	PBD_PARTICLE_PINNED = 1u << 0,
@@ -137,6 +138,9 @@ struct pbd_world {
 	bool edges_off;         /* tests only: no face contacts for the edges of shapes, the path before them */
 	pbd_broad broad;        /* colliders against chunks of particles (contact.c) */
 	pbd_status step_status; /* the first failure inside the current step's substeps */
+	pbd_exec exec;          /* the threads a step's stages run on (task.c) */
+	uint32_t cap_block;     /* per block of particles (PBD_BLOCK_PARTICLES_MIN at least): what a stage counted */
+	uint32_t *block_count, *block_index;
 
 	/* soft objects: the ranges each one got (soft.c) */
 	uint32_t ns, cap_s;

@@ -151,6 +151,18 @@ typedef struct pbd_allocator {
 /// Log callback: receives one line without a trailing newline. NULL means silence.
 typedef void (*pbd_log_fn)(const char* message, void* user);
 
+/// A piece of work the library hands to a task system: call task(task_ctx) exactly once.
+typedef void pbd_task_fn(void* task_ctx);
+/// Starts task(task_ctx) on another thread and returns a handle that finish_task receives, or
+/// runs it on the calling thread and returns NULL. It must not wait for the task: the library's
+/// tasks wait for work the calling thread hands out after enqueueing them (Box2D v3's model).
+typedef void* pbd_enqueue_task_fn(pbd_task_fn* task, void* task_ctx, void* user_ctx);
+/// Blocks until the task behind `user_task` (what enqueue_task returned) has returned.
+typedef void pbd_finish_task_fn(void* user_task, void* user_ctx);
+
+/// Most threads a world runs on (pbd_world_def.threads).
+#define PBD_MAX_THREADS 64
+
 /// Everything a world is created with. Make it with pbd_world_def_default() and change fields.
 typedef struct pbd_world_def {
 	pbd_vec3 gravity;              ///< m/s^2, default (0, -9.81, 0)
@@ -219,7 +231,16 @@ typedef struct pbd_world_def {
 	pbd_allocator allocator;
 	pbd_log_fn log; ///< where error and warning lines go
 	void* log_user;
-	int cookie; ///< set by pbd_world_def_default(); do not touch
+	/// Threads a step runs on, the caller's included, in [1, PBD_MAX_THREADS] (default 1). The
+	/// state after every step is the same, bit for bit, for any count (docs/solvers.md, "Threads").
+	int threads;
+	/// The game's own task system; both NULL (default) uses a built-in pool of threads - 1
+	/// POSIX threads when threads > 1. Give both or neither. A step enqueues threads - 1 tasks
+	/// at most and finishes them all before it returns.
+	pbd_enqueue_task_fn* enqueue_task;
+	pbd_finish_task_fn* finish_task;
+	void* task_user; ///< user_ctx of enqueue_task and finish_task
+	int cookie;      ///< set by pbd_world_def_default(); do not touch
 } pbd_world_def;
 
 /// Edge kinds a mesh can hold; a body def sets the material of each kind.

@@ -1,0 +1,94 @@
+/* Running a step's work on several threads without changing its result.
+ *
+ * Work comes in stages: a stage is `count` blocks, fn(ctx, block, worker) for each, and every
+ * block of a stage is independent of the others (constraints of one colour, a range of
+ * particles). Blocks are claimed one at a time by whichever thread is free, so how many threads
+ * there are, and which one runs a block, decides nothing: a block's output depends on its index
+ * only, and whatever is summed across blocks is summed in block order afterwards. `worker` (0 for
+ * the thread that called the step) selects per-thread scratch memory, never a result.
+ *
+ * The threads come from the game's task system (pbd_world_def.enqueue_task/finish_task) or from
+ * a built-in pool of POSIX threads. They are started at a step's first stage with more than one
+ * block, wait between stages by spinning (a cloth has a hundred stages per substep, too many to
+ * pay a sleep and a wake-up for each), and are finished when the step ends. The calling thread
+ * claims blocks too and can finish every stage alone, so a task system that runs tasks late, or
+ * inline, still gets the same result. */
+#ifndef PBD_TASK_H
+#define PBD_TASK_H
+
+#include <fenv.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core.h"
+
+typedef void pbd_stage_fn(void* ctx, uint32_t block, uint32_t worker);
+
+typedef struct pbd_pool pbd_pool;
+typedef struct pbd_exec pbd_exec;
+
+typedef struct pbd_exec_worker {
+	pbd_exec* exec;
+	uint32_t index; /* 1 .. threads - 1 */
+} pbd_exec_worker;
+
+struct pbd_exec {
+	uint32_t threads;
+	pbd_enqueue_task_fn* enqueue;
+	pbd_finish_task_fn* finish;
+	void* user;
+	pbd_pool* pool; /* the built-in one, when the game gave no task system */
+	bool running;   /* the workers of the current step are enqueued */
+	void* handles[PBD_MAX_THREADS];
+	pbd_exec_worker workers[PBD_MAX_THREADS];
+	/* The current stage. fn and ctx are written before the claim word announces the stage, and
+	 * read by a worker only after it claimed a block of it, so they never change under a reader. */
+	pbd_stage_fn* fn;
+	void* ctx;
+	uint32_t gen;           /* stages announced so far (the calling thread's count) */
+	_Atomic uint64_t claim; /* gen << 32 | count << 16 | next block */
+	_Atomic uint32_t done;  /* blocks of the current stage finished */
+	_Atomic uint32_t sync;  /* gen of the current stage: what workers wait on */
+	_Atomic uint32_t quit;  /* the step ended: workers return */
+	pthread_t caller;       /* the thread that steps, to tell a task run inline */
+	/* The calling thread's floating-point environment, set on every worker for the step (trap
+	 * masks, rounding, flush-to-zero), so that blocks compute alike wherever they run. */
+	fenv_t fenv;
+	uint32_t mxcsr;
+	/* PBD_BLOCK_CONSTRAINTS and PBD_BLOCK_PARTICLES; tests make them small, so that small
+	 * scenes run on several threads too (a multiple of 8, and at least PBD_BLOCK_PARTICLES_MIN). */
+	uint32_t block_constraints, block_particles;
+};
+
+/* Block sizes, fixed so that the blocks, and whatever is reduced over them, are the same for any
+ * thread count: a multiple of 8 constraints (SIMD lanes), enough work per block (microseconds)
+ * that claiming one costs little, and enough blocks per colour of a 64^2 cloth to share. */
+#define PBD_BLOCK_CONSTRAINTS 256u
+#define PBD_BLOCK_PARTICLES   1024u
+
+/* The smallest particle block the tests may ask for (pbd_exec.block_particles): arrays with an
+ * entry per block are sized for it. */
+#define PBD_BLOCK_PARTICLES_MIN 64u
+
+static inline uint32_t pbd_blocks(uint32_t n, uint32_t size) { return (n + size - 1) / size; }
+/* The end of the block that starts at `first`, of size `size`, in [0, n). */
+static inline uint32_t pbd_block_end(uint32_t first, uint32_t n, uint32_t size) {
+	return n - first < size ? n : first + size;
+}
+
+/* Most blocks in one stage; larger stages run on the calling thread alone. */
+#define PBD_EXEC_MAX_BLOCKS 0xffffu
+
+/* Sets up `e` for `threads` threads with the def's task system, or starts the built-in pool.
+ * Fails only when the pool's threads cannot be created. */
+pbd_status pbd_exec_init(pbd_exec* e, pbd_alloc_ctx* mem, uint32_t threads, pbd_enqueue_task_fn* enqueue,
+                         pbd_finish_task_fn* finish, void* user);
+void pbd_exec_free(pbd_exec* e, pbd_alloc_ctx* mem);
+/* Runs fn over blocks 0 .. count-1 and returns when all are done. */
+void pbd_exec_stage(pbd_exec* e, pbd_stage_fn* fn, void* ctx, uint32_t count);
+/* Ends the step's parallel part: the workers return and are finished. Idempotent. */
+void pbd_exec_end(pbd_exec* e);
+
+#endif

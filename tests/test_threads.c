@@ -1,0 +1,261 @@
+/* Threads change nothing but the time: every built-in scene ends bit-identical after 200 steps on
+ * 1, 2, 3 and 8 threads, with the built-in pool, a game's task system that starts a thread per
+ * task, and one that runs every task inline. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+#include "scene.h"
+#include "test_physics.h"
+#include "test_util.h"
+#include "world.h"
+
+/* Blocks this small put even a 32^2 cloth's colours and particles on several threads. */
+static void small_blocks(pbd_world* w) {
+	w->exec.block_constraints = 64;
+	w->exec.block_particles = PBD_BLOCK_PARTICLES_MIN;
+}
+
+#if defined(PBD_TSAN)
+#define SCENE_STEPS 5 /* enough to run every stage of every scene under ThreadSanitizer */
+#elif defined(NDEBUG)
+#define SCENE_STEPS 200
+#else
+#define SCENE_STEPS 40 /* Debug and sanitizer builds are 10-50x slower */
+#endif
+
+static uint64_t run_scene(const char* name, int threads, int steps, bool small) {
+	scene s;
+	scene_error err;
+	if (!scene_load_builtin(name, NULL, &s, &err)) fail_msg("%s: %s", name, err.message);
+	pbd_world* w = s.world;
+	assert_int_equal(pbd_world_set_threads(w, threads), PBD_OK);
+	if (small) small_blocks(w);
+	for (int i = 0; i < steps; ++i) scene_step(&s);
+	const uint64_t h = pbd_world_hash(w);
+	scene_free(&s);
+	return h;
+}
+
+/* Each scene under its own solver (cloth_sphere is the Jacobi one; the big cloth below runs
+ * every solver path). */
+static void test_builtin_scenes_any_thread_count(void** state) {
+	(void)state;
+	const int counts[] = {2, 3, 8};
+	for (size_t i = 0; i < scene_builtin_count(); ++i) {
+		const char* name = scene_builtin_at(i)->name;
+		const uint64_t one = run_scene(name, 1, SCENE_STEPS, false);
+		for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+			const uint64_t h = run_scene(name, counts[c], SCENE_STEPS, true);
+			if (h != one)
+				fail_msg("%s: %d threads end at %016llx, one thread at %016llx", name, counts[c], (unsigned long long)h,
+				         (unsigned long long)one);
+		}
+	}
+}
+
+/* A hanging cloth large enough for the default blocks, under every solver path that has stages:
+ * Gauss-Seidel, Jacobi with Chebyshev, and the hierarchy's coarse levels. */
+static void add_cloth(pbd_world* w) {
+	pbd_mesh m;
+	const uint32_t n = 72, pins[2] = {0, n - 1};
+	tp_grid(&m, n, n, 1, pbd_v3((pbd_real)-0.5, 0, 0), 2, true);
+	pbd_soft_def bd = pbd_soft_def_default();
+	bd.mesh = &m;
+	bd.mass_mode = PBD_MASS_TOTAL;
+	bd.mass = 1;
+	bd.pinned = pins;
+	bd.pinned_count = 2;
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
+	pbd_mesh_free(&m);
+}
+
+static pbd_world* big_cloth(int threads, pbd_solver solver, bool chebyshev, int levels) {
+	pbd_world_def d = pbd_world_def_default();
+	d.threads = threads;
+	d.solver = solver;
+	d.chebyshev = chebyshev;
+	d.hierarchy_levels = levels;
+	d.substeps = 2;
+	d.max_speed = 3; /* clamps while the cloth falls: the warning counts must agree too */
+	pbd_world* w = test_world(&d);
+	add_cloth(w);
+	return w;
+}
+
+static void test_big_cloth_every_solver(void** state) {
+	(void)state;
+	struct {
+		pbd_solver solver;
+		bool chebyshev;
+		int levels;
+	} cases[] = {
+	    {PBD_SOLVER_GAUSS_SEIDEL, false, 0}, {PBD_SOLVER_JACOBI, true, 0}, {PBD_SOLVER_GAUSS_SEIDEL, false, 3}};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+		uint64_t one = 0, clamped = 0;
+		for (int threads = 1; threads <= 4; ++threads) {
+			pbd_world* w = big_cloth(threads, cases[k].solver, cases[k].chebyshev, cases[k].levels);
+			for (int i = 0; i < 30; ++i) assert_int_equal(pbd_world_step(w), PBD_OK);
+			const uint64_t h = pbd_world_hash(w);
+			const pbd_warning_stat ws = pbd_world_get_warning(w, PBD_WARN_SPEED_CLAMPED);
+			if (threads == 1) {
+				one = h;
+				clamped = ws.count;
+				assert_true(clamped > 0);
+			} else {
+				assert_true(h == one);
+				assert_true(ws.count == clamped);
+			}
+			pbd_world_destroy(w);
+		}
+	}
+}
+
+/* A game's task system that starts a thread per task, and one that runs each task inline. */
+typedef struct spawned {
+	pthread_t thread;
+	pbd_task_fn* task;
+	void* ctx;
+} spawned;
+
+static void* spawned_main(void* p) {
+	spawned* s = (spawned*)p;
+	s->task(s->ctx);
+	return NULL;
+}
+
+typedef struct spawner {
+	int enqueued, finished;
+} spawner;
+
+static void* spawn_enqueue(pbd_task_fn* task, void* ctx, void* user) {
+	spawner* sp = (spawner*)user;
+	spawned* s = (spawned*)malloc(sizeof *s);
+	assert_non_null(s);
+	s->task = task;
+	s->ctx = ctx;
+	assert_int_equal(pthread_create(&s->thread, NULL, spawned_main, s), 0);
+	sp->enqueued++;
+	return s;
+}
+
+static void spawn_finish(void* handle, void* user) {
+	spawned* s = (spawned*)handle;
+	pthread_join(s->thread, NULL);
+	free(s);
+	((spawner*)user)->finished++;
+}
+
+static void* inline_enqueue(pbd_task_fn* task, void* ctx, void* user) {
+	(*(int*)user)++;
+	task(ctx);
+	return NULL;
+}
+
+static void inline_finish(void* handle, void* user) {
+	(void)handle;
+	(void)user;
+	fail_msg("finish_task called for a task that ran inline");
+}
+
+static void test_game_task_systems(void** state) {
+	(void)state;
+	pbd_world* w = big_cloth(1, PBD_SOLVER_GAUSS_SEIDEL, false, 0);
+	for (int i = 0; i < 10; ++i) pbd_world_step(w);
+	const uint64_t one = pbd_world_hash(w);
+	pbd_world_destroy(w);
+
+	spawner sp = {0, 0};
+	w = big_cloth(3, PBD_SOLVER_GAUSS_SEIDEL, false, 0);
+	pbd_world_def d = pbd_world_get_def(w);
+	pbd_world_destroy(w);
+	d.enqueue_task = spawn_enqueue;
+	d.finish_task = spawn_finish;
+	d.task_user = &sp;
+	w = test_world(&d);
+	add_cloth(w);
+	for (int i = 0; i < 10; ++i) pbd_world_step(w);
+	assert_true(pbd_world_hash(w) == one);
+	/* Two tasks per step, all finished. */
+	assert_int_equal(sp.enqueued, 20);
+	assert_int_equal(sp.finished, 20);
+	pbd_world_destroy(w);
+
+	int ran = 0;
+	d.enqueue_task = inline_enqueue;
+	d.finish_task = inline_finish;
+	d.task_user = &ran;
+	w = test_world(&d);
+	add_cloth(w);
+	for (int i = 0; i < 10; ++i) pbd_world_step(w);
+	assert_true(pbd_world_hash(w) == one);
+	assert_int_equal(ran, 20);
+	pbd_world_destroy(w);
+}
+
+/* Flush-to-zero set by the game on its own thread reaches the workers: the results agree with one
+ * thread under the same mode. */
+static void test_fp_mode_reaches_workers(void** state) {
+	(void)state;
+#if defined(__x86_64__) || defined(__i386__)
+	const unsigned csr = _mm_getcsr();
+	_mm_setcsr(csr | 0x8040u); /* FTZ and DAZ */
+	uint64_t h[2];
+	for (int k = 0; k < 2; ++k) {
+		pbd_world* w = big_cloth(k ? 4 : 1, PBD_SOLVER_GAUSS_SEIDEL, false, 0);
+		for (int i = 0; i < 10; ++i) pbd_world_step(w);
+		h[k] = pbd_world_hash(w);
+		pbd_world_destroy(w);
+	}
+	_mm_setcsr(csr);
+	assert_true(h[0] == h[1]);
+#else
+	skip();
+#endif
+}
+
+static void test_settings(void** state) {
+	(void)state;
+	pbd_world_def d = pbd_world_def_default();
+	assert_int_equal(d.threads, 1);
+	pbd_world* w = NULL;
+	d.threads = 0;
+	assert_int_equal(pbd_world_create(&d, &w), PBD_ERR_OUT_OF_RANGE);
+	d.threads = PBD_MAX_THREADS + 1;
+	assert_int_equal(pbd_world_create(&d, &w), PBD_ERR_OUT_OF_RANGE);
+	d.threads = 2;
+	d.enqueue_task = inline_enqueue;
+	assert_int_equal(pbd_world_create(&d, &w), PBD_ERR_INVALID_ARGUMENT);
+	d.enqueue_task = NULL;
+	assert_int_equal(pbd_world_create(&d, &w), PBD_OK);
+	assert_int_equal(pbd_world_set_threads(w, 65), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(pbd_world_last_error(w), "threads"));
+	assert_int_equal(pbd_world_get_def(w).threads, 2);
+	/* Worlds with pools come and go (the sanitizers see every thread joined and freed). */
+	for (int i = 0; i < 50; ++i) {
+		assert_int_equal(pbd_world_set_threads(w, 1 + i % 5), PBD_OK);
+		pbd_world* v = NULL;
+		pbd_world_def e = pbd_world_def_default();
+		e.threads = 1 + i % 8;
+		assert_int_equal(pbd_world_create(&e, &v), PBD_OK);
+		pbd_world_destroy(v);
+	}
+	pbd_world_destroy(w);
+}
+
+int main(void) {
+	test_enable_fp_traps();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_settings),
+	    cmocka_unit_test(test_big_cloth_every_solver),
+	    cmocka_unit_test(test_game_task_systems),
+	    cmocka_unit_test(test_fp_mode_reaches_workers),
+	    cmocka_unit_test(test_builtin_scenes_any_thread_count),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
