@@ -74,6 +74,8 @@ PBD_API uint32_t pbd_world_hierarchy_levels(const pbd_world* world, uint32_t* pa
 PBD_API pbd_status pbd_world_set_method(pbd_world* world, pbd_method method);
 /// How stiff the force-based methods make rigid constraints (pbd_world_def.rigid_stiffness).
 PBD_API pbd_status pbd_world_set_rigid_stiffness(pbd_world* world, pbd_real rigid_stiffness);
+/// Turns the per-phase profile of the step (pbd_stats.profile) on or off; it never changes the result.
+PBD_API pbd_status pbd_world_set_profile(pbd_world* world, bool on);
 /// Force-based settings: stiffness damping (s, >= 0) and the CG tolerance (in (0, 1)).
 PBD_API pbd_status pbd_world_set_force_settings(pbd_world* world, pbd_real stiffness_damping,
                                                 pbd_real linear_tolerance);
