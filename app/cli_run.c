@@ -17,6 +17,7 @@
 #include "cli_signal.h"
 #include "output.h"
 #include "plot.h"
+#include "profile_table.h"
 #include "scene.h"
 
 #define DEFAULT_SCENE "cloth_sphere"
@@ -38,6 +39,7 @@ typedef struct run_options {
 	const char* render_only;   /* an option given that needs --render, for the message */
 	long save_every;           /* --save-every: frames between snapshots, 0 = none */
 	const char* resume;        /* --resume: snapshot to continue from */
+	bool profile;              /* --profile: time the step's phases, print their table at the end */
 } run_options;
 
 /* State shared with the library's log callback, so a warning does not land inside the progress line. */
@@ -79,6 +81,8 @@ void cli_run_help(FILE* fp) {
 	      "  -q, --quiet            no progress line, no summary, no library warnings\n"
 	      "      --progress         show the progress line even when stderr is not a terminal\n"
 	      "      --plot             plot metrics.csv into the output folder at the end (see 'pbd plot --help')\n"
+	      "      --profile          time each phase of the step (pbd_stats.profile) and print, at the end\n"
+	      "                         (also with -q), the mean ms per step of each phase and its share\n"
 	      "      --render PATH      draw the frames offscreen (OpenGL) into PATH: a .mp4 or .gif video\n"
 	      "                         (through ffmpeg), a .png still of the last frame, or a folder\n"
 	      "                         (ending in '/', or existing) of frame_00000.png ...\n"
@@ -207,6 +211,8 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 				o->progress = true;
 			} else if (cli_match(&c, NULL, "--plot", false)) {
 				o->plot = true;
+			} else if (cli_match(&c, NULL, "--profile", false)) {
+				o->profile = true;
 			} else if (cli_match(&c, NULL, "--render", true)) {
 				if (!render_kind_of(c.value, &o->render.kind))
 					return cli_usage_error(&c,
@@ -439,6 +445,13 @@ static int run(const run_options* o) {
 			goto done;
 		}
 	}
+	/* After the resume: a snapshot does not carry the flag. */
+	if (o->profile && pbd_world_set_profile(s.world, true) != PBD_OK) {
+		scene_error_set(&err, "--profile: %s", pbd_world_last_error(s.world));
+		goto done;
+	}
+	profile_sum prof;
+	memset(&prof, 0, sizeof prof);
 	unsigned removed;
 	if (!out_make_dir(dir, &err) || !out_clear_frames(dir, start - 1, &removed, &err)) goto done;
 	char metrics_path[4200], state_path[4200], snapshot_path[4200];
@@ -487,6 +500,7 @@ static int run(const run_options* o) {
 			diverged_frames++;
 		}
 		if (!emit_frame(&s, f, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
+		if (o->profile) profile_sum_add(&prof, &stats.profile);
 		if (o->save_every && (f % o->save_every == 0 || f == frames) && !save_snapshot(&s, snapshot_path, &err))
 			goto done;
 		double t3 = cli_now_seconds();
@@ -574,10 +588,11 @@ static int run(const run_options* o) {
 			else
 				printf("  wrote %s\n", o->render.path);
 		}
-		if (fflush(stdout) != 0) {
-			scene_error_set(&err, "standard output: write failed");
-			goto done;
-		}
+	}
+	if (o->profile) profile_print(stdout, &prof);
+	if (fflush(stdout) != 0) {
+		scene_error_set(&err, "standard output: write failed");
+		goto done;
 	}
 	/* After the summary, which it ends with its own line: its time is apart from the run's. */
 	if (o->plot && !plot_after_run(metrics_path, dir, o->quiet, &err)) goto done;

@@ -92,6 +92,7 @@ typedef struct bench_options {
 	double methods_limit; /* wall seconds one of its simulations may take */
 	double methods_h_min; /* the smallest step its stable-step search tries */
 	const char* methods_only;
+	bool profile; /* time the step's phases (pbd_world_def.profile) and print them under each pbd row */
 } bench_options;
 
 /* The cloth of one size, built once and shared by every repeat and by the Bullet peer. */
@@ -105,6 +106,12 @@ typedef struct bench_scene {
 	double* step_ms; /* scratch: one time per step */
 } bench_scene;
 
+/* The step's phases that this scene runs (pbd_stats.profile), ms per step. The cloth has one
+ * family and no collider: "solve" is the distance kernels, "other" the rest of the step. */
+typedef struct bench_phases {
+	double step, prepare, predict, solve, collide, contacts, finish, other;
+} bench_phases;
+
 /* What one run from rest leaves behind. */
 typedef struct bench_run {
 	double median_ms;
@@ -114,6 +121,7 @@ typedef struct bench_run {
 	uint64_t hash;
 	bool finite;
 	uint64_t nonfinite_warnings;
+	bench_phases phases; /* --profile: ms per step of each phase, the mean over the run's steps */
 } bench_run;
 
 typedef struct bench_row {
@@ -128,7 +136,9 @@ typedef struct bench_row {
 	uint64_t hash;    /* of the first repeat */
 	bool hash_stable; /* every repeat ended in the same state */
 	char status[32];
-	double ratio; /* Bullet ms / this row's ms; NAN when there is no Bullet row */
+	double ratio;        /* Bullet ms / this row's ms; NAN when there is no Bullet row */
+	bool has_phases;     /* a pbd row under --profile */
+	bench_phases phases; /* the mean of its runs' */
 } bench_row;
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -203,6 +213,8 @@ static void print_help(FILE* f) {
 	        "  --no-bullet           skip the Bullet soft-body peer\n"
 	        "  --tolerance S         max strain |C|/rest of a converged cloth (default 0.05)\n"
 	        "  --csv FILE            also write the table as CSV\n"
+	        "  --profile             time each phase of pbd's step (pbd_stats.profile) and print, under each\n"
+	        "                        pbd row, its ms per step; the CSV's profile_* columns get them\n"
 	        "  --quality             then the cost-to-quality table: per method, the cheapest\n"
 	        "                        setting that keeps the cloth taut from t = 1 to 2 s, and its cost\n"
 	        "  --quality-only        the cost-to-quality table alone\n"
@@ -385,6 +397,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_METHODS_LIMIT,
 		OPT_METHODS_H_MIN,
 		OPT_METHODS_ONLY,
+		OPT_PROFILE,
 		OPT_COUNT
 	};
 	static const char* const names[OPT_COUNT] = {
@@ -392,10 +405,10 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	    "--formulation",   "--no-bullet",     "--tolerance",      "--csv",           "--help",
 	    "--quality",       "--quality-only",  "--quality-target", "--quality-cap",   "--quality-method",
 	    "--quality-csv",   "--resolution",    "--collision",      "--collision-csv", "--methods",
-	    "--methods-limit", "--methods-h-min", "--methods-only"};
+	    "--methods-limit", "--methods-h-min", "--methods-only",   "--profile"};
 	static const bool takes_value[OPT_COUNT] = {true,  true,  true,  true,  true, true, false, true,
 	                                            true,  false, false, false, true, true, true,  true,
-	                                            false, false, true,  false, true, true, true};
+	                                            false, false, true,  false, true, true, true,  false};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -467,6 +480,9 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		case OPT_CSV:
 			if (!*value) return usage_error("--csv: empty file name");
 			o->csv_path = value;
+			break;
+		case OPT_PROFILE:
+			o->profile = true;
 			break;
 		case OPT_HELP:
 			o->help = true;
@@ -541,6 +557,9 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		return usage_error("--collision runs alone: not with --resolution, --quality*, --csv");
 	if (o->methods && (o->collision || o->resolution || o->quality || o->quality_csv))
 		return usage_error("--methods runs alone: not with --collision, --resolution, --quality*");
+	if (o->profile && (o->collision || o->methods || o->resolution || o->quality == 2))
+		return usage_error("--profile splits the throughput table's rows: not with --collision, --methods, "
+		                   "--resolution, --quality-only");
 	if ((seen[OPT_METHODS_LIMIT] || seen[OPT_METHODS_H_MIN] || seen[OPT_METHODS_ONLY]) && !o->methods)
 		return usage_error("--methods-limit, --methods-h-min and --methods-only need --methods");
 	return 0;
@@ -688,6 +707,25 @@ static int pbd_fail_msg(pbd_world* w, const char* what, pbd_status st) {
 	return -1;
 }
 
+/* Adds the last step's phases, times `weight`, to p. Read outside the timed call: with the
+ * world's diagnostics off, pbd_world_get_stats computes the statistics now. */
+static void add_phases(pbd_world* w, bench_phases* p, double weight) {
+	pbd_stats st;
+	pbd_world_get_stats(w, &st);
+	const pbd_profile* f = &st.profile;
+	double solve = 0;
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) solve += f->family[t];
+	const double covered = f->prepare + f->predict + solve + f->collide + f->contacts + f->finish;
+	p->step += weight * f->step;
+	p->prepare += weight * f->prepare;
+	p->predict += weight * f->predict;
+	p->solve += weight * solve;
+	p->collide += weight * f->collide;
+	p->contacts += weight * f->contacts;
+	p->finish += weight * f->finish;
+	p->other += weight * (f->step > covered ? f->step - covered : 0);
+}
+
 static int run_pbd(bench_scene* s, const bench_options* o, bench_variant v, bench_run* out) {
 	pbd_world_def wd = pbd_world_def_default();
 	wd.gravity = (pbd_vec3){0, (pbd_real)BENCH_GRAVITY, 0};
@@ -703,6 +741,7 @@ static int run_pbd(bench_scene* s, const bench_options* o, bench_variant v, benc
 	wd.particle_capacity = s->mesh.vertex_count;
 	wd.distance_capacity = s->mesh.edge_count;
 	wd.log = log_stderr;
+	wd.profile = o->profile;
 
 	pbd_world* w = NULL;
 	pbd_status st = pbd_world_create(&wd, &w);
@@ -742,6 +781,7 @@ static int run_pbd(bench_scene* s, const bench_options* o, bench_variant v, benc
 		const double t1 = bench_now_ms();
 		if (st != PBD_OK) return pbd_fail_msg(w, "pbd_world_step", st);
 		s->step_ms[i] = t1 - t0;
+		if (o->profile) add_phases(w, &out->phases, 1.0 / o->steps);
 	}
 	out->median_ms = median(s->step_ms, (size_t)o->steps);
 
@@ -826,6 +866,16 @@ static void make_row(bench_row* r, const bench_scene* s, const bench_options* o,
 		finite = finite && runs[i].finite;
 		stable = stable && runs[i].hash == runs[0].hash;
 		warnings += runs[i].nonfinite_warnings;
+		const bench_phases* p = &runs[i].phases;
+		const double k = 1.0 / count;
+		r->phases.step += k * p->step;
+		r->phases.prepare += k * p->prepare;
+		r->phases.predict += k * p->predict;
+		r->phases.solve += k * p->solve;
+		r->phases.collide += k * p->collide;
+		r->phases.contacts += k * p->contacts;
+		r->phases.finish += k * p->finish;
+		r->phases.other += k * p->other;
 	}
 	r->ms = median(ms, (size_t)count);
 	r->ms_min = ms_min;
@@ -860,13 +910,23 @@ static void print_row(const bench_row* r) {
 	printf("%-7s %-7s %-7s %5u %9u %11u %10.3f %10.3f %9.1f %10.5f %10.5f %9.4f  %016" PRIx64 "%c %-12s %7s\n",
 	       r->engine, r->solver, r->formulation, r->n, r->particles, r->constraints, r->ms, r->ms_min, r->mproj,
 	       r->max_strain, r->mean_strain, r->min_y, r->hash, r->hash_stable ? ' ' : '!', r->status, ratio);
+	if (r->has_phases) {
+		const bench_phases* p = &r->phases;
+		const double pct = p->step > 0 ? 100 / p->step : 0;
+		printf("        phases, ms/step (%% of %.3f): prepare %.4f (%.1f), predict %.4f (%.1f), distance %.4f (%.1f), "
+		       "collide %.4f (%.1f), contacts %.4f (%.1f), finish %.4f (%.1f), other %.4f (%.1f)\n",
+		       p->step, p->prepare, pct * p->prepare, p->predict, pct * p->predict, p->solve, pct * p->solve,
+		       p->collide, pct * p->collide, p->contacts, pct * p->contacts, p->finish, pct * p->finish, p->other,
+		       pct * p->other);
+	}
 	fflush(stdout);
 }
 
 static void csv_header(FILE* f) {
 	fprintf(f, "engine,solver,formulation,n,particles,constraints,iterations,substeps,steps,repeats,"
 	           "ms_per_step,ms_per_step_min,mproj_per_s,max_strain,mean_strain,min_y,hash,hash_stable,status,"
-	           "bullet_over_this\n");
+	           "bullet_over_this,profile_step_ms,profile_prepare_ms,profile_predict_ms,profile_solve_ms,"
+	           "profile_collide_ms,profile_contacts_ms,profile_finish_ms,profile_other_ms\n");
 }
 
 static void csv_row(FILE* f, const bench_row* r, const bench_options* o) {
@@ -874,7 +934,14 @@ static void csv_row(FILE* f, const bench_row* r, const bench_options* o) {
 	        r->formulation, r->n, r->particles, r->constraints, o->iterations, o->steps, r->repeats, r->ms, r->ms_min,
 	        r->mproj, r->max_strain, r->mean_strain, r->min_y, r->hash, r->hash_stable ? "true" : "false", r->status);
 	if (isfinite(r->ratio)) fprintf(f, "%.4f", r->ratio);
-	fprintf(f, "\n");
+	/* Appended after the older columns, empty without --profile and on the Bullet row. */
+	if (r->has_phases) {
+		const bench_phases* p = &r->phases;
+		fprintf(f, ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", p->step, p->prepare, p->predict, p->solve, p->collide,
+		        p->contacts, p->finish, p->other);
+	} else {
+		fprintf(f, ",,,,,,,,\n");
+	}
 }
 
 /* ---- main ------------------------------------------------------------------------------- */
@@ -937,6 +1004,7 @@ static int bench_size(uint32_t n, const bench_options* o, const bench_variant* v
 			row.engine = "pbd";
 			row.solver = solver_name(variants[e].solver);
 			row.formulation = formulation_name(variants[e].formulation);
+			row.has_phases = o->profile;
 			if (with_bullet) row.ratio = bullet_row.ms / row.ms;
 			if (e == 0) *first_ratio = row.ratio;
 			/* pbd's own stats and the bench's strain must agree: the Bullet row uses the latter. */

@@ -149,10 +149,13 @@ void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int subst
 	const bool after_forces = w->def.damping_mode == PBD_DAMPING_AFTER_FORCES;
 	pbd_integrator* in = &w->integ;
 	if (w->np == 0) return; /* no particle: nothing moves, and the working arrays may not exist */
+	const uint64_t t0 = pbd_prof_begin(w);
 	if (damping != 1 && !after_forces) damp(w, damping);
 
 	/* Forces at the substep's start: positions x + x_lo, velocities v. */
 	for (uint32_t i = 0; i < w->np; ++i) w->q[i] = w->w[i] > 0 ? w->x_lo[i] : pbd_v3(0, 0, 0);
+	pbd_prof_end(w, PBD_PHASE_PREDICT, t0);
+	const uint64_t t1 = pbd_prof_begin(w);
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
 	const pbd_real end = (pbd_real)substep / (pbd_real)substeps;
@@ -171,14 +174,18 @@ void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int subst
 		euler(w, &ctx, h, damping, after_forces, t);
 		pinned_displacements(w, end);
 	}
+	pbd_prof_end(w, PBD_PHASE_METHOD, t1);
 
 	/* The contact stage of the position-based step, on the path x -> x + q the method produced. */
 	pbd_substep_find_contacts(w, h);
 	pbd_substep_project_contacts(w);
 	pbd_substep_finish(w, h, substep, substeps);
-	if (method == PBD_METHOD_EXPLICIT_EULER)
+	if (method == PBD_METHOD_EXPLICIT_EULER) {
+		const uint64_t t2 = pbd_prof_begin(w);
 		for (uint32_t i = 0; i < w->np; ++i)
 			if (w->w[i] > 0) add_velocity(w, i, in->dv[i]);
+		pbd_prof_end(w, PBD_PHASE_FINISH, t2);
+	}
 }
 
 /* The Euler methods: forces at the substep's start, new velocities, positions moved by them

@@ -59,8 +59,8 @@ typedef struct range_stage {
 } range_stage;
 
 static void range_block(void* p, uint32_t block, uint32_t worker) {
-	(void)worker;
 	const range_stage* s = (const range_stage*)p;
+	const uint64_t t0 = pbd_prof_begin(s->w);
 	int t = 0;
 	while (block >= s->start[t + 1]) ++t;
 	const pbd_family_ops* ops = pbd_family_table[t];
@@ -75,6 +75,7 @@ static void range_block(void* p, uint32_t block, uint32_t worker) {
 		ops->jacobi(s->ctx, f, first, end);
 	else
 		ops->project(s->ctx, f, first, end);
+	pbd_prof_end_family(s->w, worker, t, t0);
 }
 
 /* Runs group g of the families in `mask` (bit t: family t) as one stage. */
@@ -108,7 +109,11 @@ static void sweep_gauss_seidel(pbd_world* w, const pbd_step_ctx* ctx) {
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		pbd_family* f = &w->fam[t];
 		const uint32_t first = f->group_end[PBD_PARTITION_COLOURS - 1], end = f->group_end[PBD_PARTITION_COLOURS];
-		if (first < end) pbd_family_table[t]->project(ctx, f, first, end);
+		if (first < end) {
+			const uint64_t t0 = pbd_prof_begin(w);
+			pbd_family_table[t]->project(ctx, f, first, end);
+			pbd_prof_end_family(w, 0, t, t0);
+		}
 	}
 }
 
@@ -121,7 +126,11 @@ static void sweep_jacobi(pbd_world* w, const pbd_step_ctx* ctx) {
 		if (!f->n) continue;
 		for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) run_group(w, ctx, true, g, 1u << t);
 		const uint32_t first = f->group_end[PBD_PARTITION_COLOURS - 1], end = f->group_end[PBD_PARTITION_COLOURS];
-		if (first < end) pbd_family_table[t]->jacobi(ctx, f, first, end);
+		if (first < end) {
+			const uint64_t t0 = pbd_prof_begin(w);
+			pbd_family_table[t]->jacobi(ctx, f, first, end);
+			pbd_prof_end_family(w, 0, t, t0);
+		}
 	}
 	pbd_exec_stage(&w->exec, jacobi_apply_block, w, pbd_blocks(w->np, w->exec.block_particles));
 }
@@ -199,6 +208,7 @@ static void note(pbd_world* w, pbd_status st) {
 void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 	/* Out of memory for contacts leaves the ones found so far: the step goes on and returns the
 	 * first failure (step_status). */
+	const uint64_t t0 = pbd_prof_begin(w);
 	if (w->nc > 0) {
 		note(w, pbd_collide_begin_substep(w, h));
 		note(w, pbd_triangle_contacts_find(w));
@@ -208,18 +218,22 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 		note(w, pbd_vertex_triangle_find(w));
 		note(w, pbd_edge_edge_find(w));
 	}
+	pbd_prof_end(w, PBD_PHASE_COLLIDE, t0);
 }
 
 void pbd_substep_project_contacts(pbd_world* w) {
+	const uint64_t t0 = pbd_prof_begin(w);
 	if (w->pcol.npairs > 0) pbd_particle_collision_project(w);
 	if (w->pcol.nvt > 0) pbd_vertex_triangle_project(w);
 	if (w->pcol.nee > 0) pbd_edge_edge_project(w);
 	/* Triangles before vertices: a vertex's own contact has the last word. */
 	if (w->ntc > 0) pbd_triangle_contacts_project(w);
 	if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->ncon > 0) pbd_collide_project_contacts(w);
+	pbd_prof_end(w, PBD_PHASE_CONTACTS, t0);
 }
 
 void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
+	const uint64_t t0 = pbd_prof_begin(w);
 	if (w->nc > 0) {
 		note(w, pbd_collide_after_iterations(w));
 		pbd_collide_friction(w, h);
@@ -227,12 +241,15 @@ void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
 	}
 	pbd_particles_update_velocities(w, h, substep == substeps);
 	if (w->ncon > 0) pbd_collide_restitution(w, h);
+	pbd_prof_end(w, PBD_PHASE_FINISH, t0);
 }
 
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
 	/* The air at the state the substep starts from, as predict takes gravity and forces. */
+	const uint64_t t0 = pbd_prof_begin(w);
 	pbd_forces_substep(w, w->time + (double)h * (substep - 1));
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
+	pbd_prof_end(w, PBD_PHASE_PREDICT, t0);
 	pbd_substep_find_contacts(w, h);
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, h, &ctx);
@@ -258,7 +275,11 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 	if (cheb.on && cheb.rho == 0 && cheb.delay < 2) cheb.delay = 2;
 	/* The coarse levels first: they start the iterations from a state whose long-range stretch
 	 * is already gone. They move positions only; the multipliers stay at zero. */
-	if (w->def.hierarchy_levels > 0) pbd_hierarchy_solve(w, &ctx);
+	if (w->def.hierarchy_levels > 0) {
+		const uint64_t th = pbd_prof_begin(w);
+		pbd_hierarchy_solve(w, &ctx);
+		pbd_prof_end(w, PBD_PHASE_HIERARCHY, th);
+	}
 	for (int it = 0; it < iterations; ++it) {
 		if (cheb.on) memcpy(w->q_iter, w->q, (size_t)w->np * sizeof *w->q_iter);
 		if (jacobi)

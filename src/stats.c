@@ -70,6 +70,7 @@ void pbd_stats_compute(pbd_world* w, pbd_stats* s) {
 	uint32_t live = 0;
 	for (uint32_t c = 0; c < w->nc; ++c) live += w->colliders[c].alive ? 1u : 0u;
 	s->colliders = live;
+	s->profile = w->profile;
 }
 
 double pbd_stats_max_strain(const pbd_world* w) {

@@ -291,6 +291,17 @@ PBD_SETTER(rigid_stiffness, pbd_real, rigid_stiffness)
 PBD_SETTER(threads, int, threads)
 #undef PBD_SETTER
 
+pbd_status pbd_world_set_profile(pbd_world* w, bool on) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	w->def.profile = on;
+	/* Off means all zero from now on, also in the stats already computed. */
+	if (!on) {
+		memset(&w->profile, 0, sizeof w->profile);
+		memset(&w->stats.profile, 0, sizeof w->stats.profile);
+	}
+	return PBD_OK;
+}
+
 pbd_status pbd_world_set_force_settings(pbd_world* w, pbd_real stiffness_damping, pbd_real linear_tolerance) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_world_def d = w->def;
@@ -355,6 +366,18 @@ static void check_divergence(pbd_world* w, uint32_t restored, double strain) {
 	ws->last_index = (uint32_t)(w->steps > UINT32_MAX ? UINT32_MAX : w->steps);
 }
 
+/* Ends the step's profile: the stats pass is timed up to here, so the stats computed in the
+ * step receive the profile afterwards. */
+static void publish_profile(pbd_world* w, uint64_t t_stats, uint64_t t_step) {
+	if (!w->def.profile) return;
+	pbd_prof_end(w, PBD_PHASE_STATS, t_stats);
+	pbd_profile_publish(&w->prof, pbd_clock_ns() - t_step, &w->profile);
+	w->profile.substeps = w->def.substeps;
+	w->profile.iterations = w->def.iterations;
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) w->profile.constraints[t] = w->fam[t].n;
+	w->stats.profile = w->profile;
+}
+
 pbd_status pbd_world_step(pbd_world* w) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	const pbd_world_def* d = &w->def;
@@ -362,6 +385,8 @@ pbd_status pbd_world_step(pbd_world* w) {
 	pbd_real h = d->dt / (pbd_real)substeps;
 	/* Damping is given per step; spread it over the substeps so the step total is the same. */
 	pbd_real damping = d->damping == 1 ? 1 : PBD_POW(d->damping, PBD_R(1.0) / (pbd_real)substeps);
+	const uint64_t t_step = pbd_prof_begin(w);
+	if (d->profile) memset(&w->prof, 0, sizeof w->prof);
 
 	if (!w->partitioned) {
 		pbd_partition_build(w);
@@ -386,6 +411,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for particle collision");
 	w->step_status = PBD_OK;
 	pbd_particles_begin_step(w);
+	pbd_prof_end(w, PBD_PHASE_PREPARE, t_step);
 	for (int s = 1; s <= substeps; ++s) {
 		if (forces)
 			pbd_integrate_substep(w, h, damping, s, substeps);
@@ -393,13 +419,16 @@ pbd_status pbd_world_step(pbd_world* w) {
 			pbd_solver_substep(w, h, damping, s, substeps);
 	}
 	pbd_exec_end(&w->exec);
+	const uint64_t t_end = pbd_prof_begin(w);
 	const uint32_t restored = pbd_particles_end_step(w);
 	const pbd_status contacts = pbd_collide_end_step(w);
+	pbd_prof_end(w, PBD_PHASE_PREPARE, t_end);
 
 	w->time += (double)d->dt;
 	w->steps += 1;
 	w->stats_valid = false;
 	double strain = 0;
+	const uint64_t t_stats = pbd_prof_begin(w);
 	if (d->diagnostics) {
 		pbd_stats_compute(w, &w->stats);
 		w->stats_valid = true;
@@ -408,6 +437,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 		strain = pbd_stats_max_strain(w);
 	}
 	check_divergence(w, restored, strain);
+	publish_profile(w, t_stats, t_step);
 	return w->step_status != PBD_OK ? w->step_status : contacts;
 }
 

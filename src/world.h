@@ -6,6 +6,7 @@
 #include "family.h"
 #include "hierarchy.h"
 #include "integrate.h"
+#include "profile.h"
 #include "self_collision.h"
 #include "task.h"
 
@@ -152,7 +153,19 @@ struct pbd_world {
 	pbd_warning_stat warnings[PBD_WARN_COUNT];
 	pbd_stats stats;
 	bool stats_valid;
+	pbd_profile_acc prof; /* the current step's time per phase (profile.h) */
+	pbd_profile profile;  /* the last step's, published; zero when def.profile is off */
 };
+
+/* A phase's start and end: the clock is read only when the world profiles. */
+static inline uint64_t pbd_prof_begin(const pbd_world* w) { return w->def.profile ? pbd_clock_ns() : 0; }
+static inline void pbd_prof_end(pbd_world* w, pbd_phase phase, uint64_t t0) {
+	if (w->def.profile) w->prof.phase[phase] += pbd_clock_ns() - t0;
+}
+/* Per thread (`worker`, task.h): the family kernels run on every thread of a stage. */
+static inline void pbd_prof_end_family(pbd_world* w, uint32_t worker, int family, uint64_t t0) {
+	if (w->def.profile) w->prof.family[worker][family] += pbd_clock_ns() - t0;
+}
 
 /* True when the constraints' energy is the compliance's, C^2 / (2 alpha): under XPBD and under
  * every force-based method, whose springs have k = 1 / alpha. */

@@ -450,6 +450,13 @@ elseif(CASE STREQUAL "run_pendulum")
   expect_rc(0)
   expect_count("none/frame_*" 0)
   expect_lines(none/metrics.csv 4)
+  # --profile: the table of the step's phases, printed also with -q; the run writes the same bytes.
+  run_pbd(run rope --format none -n 2 -q --profile -o profiled)
+  expect_rc(0)
+  expect_out("^  profile, mean of 2 steps \\([0-9]+ substeps x [0-9]+ iterations\\): [0-9.]+ ms per step\n")
+  expect_out("\n    predict +[0-9.]+ ms +[0-9.]+ %\n")
+  expect_out("\n    distance \\(30\\) +[0-9.]+ ms +[0-9.]+ %\n")
+  expect_same_files(none profiled)
 
 elseif(CASE STREQUAL "resume")
   # A run saved at frame 20 and resumed ends with the same bytes as the run that never stopped:

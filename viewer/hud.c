@@ -164,6 +164,20 @@ static void put(char* buf, size_t n, size_t* len, const char* fmt, ...) {
 
 static const char* plural(unsigned long n) { return n == 1 ? "" : "s"; }
 
+/* The phases of the step, ms per step over the last window of steps, three to a line. */
+static void profile_text(const viewer* v, char* buf, size_t n, size_t* len) {
+	const profile_sum* s = &v->profile_shown;
+	if (s->steps <= 0) {
+		put(buf, n, len, "profile: measuring...\n");
+		return;
+	}
+	profile_row rows[PROFILE_MAX_ROWS];
+	const int count = profile_rows(&s->total, (double)s->steps, rows);
+	put(buf, n, len, "profile, ms per step (%.3f):", s->total.step / (double)s->steps);
+	for (int i = 0; i < count; ++i) put(buf, n, len, "%s%s %.3f", i % 3 == 0 ? "\n  " : ", ", rows[i].name, rows[i].ms);
+	put(buf, n, len, "\n");
+}
+
 static void status_text(const viewer* v, char* buf, size_t n) {
 	size_t len = 0;
 	pbd_world* w = v->sc.world;
@@ -186,6 +200,7 @@ static void status_text(const viewer* v, char* buf, size_t n) {
 	    v->behind ? "\nbehind real time: steps dropped" : "");
 	if (v->grab.active)
 		put(buf, n, &len, "holding particle %u%s\n", v->grab.index, v->grab.was_pinned ? " (pinned)" : "");
+	if (v->show_profile) profile_text(v, buf, n, &len);
 	put(buf, n, &len, "H or ?: keys   Tab: hide");
 }
 
@@ -210,6 +225,7 @@ static const char* const help_keys[][2] = {
     {"0", "the scene's stiffness"},
     {"H  ?", "this list"},
     {"Tab", "hide / show the panel"},
+    {"T", "profile: time of each phase of the step"},
     {"Esc  Q", "quit"},
 };
 

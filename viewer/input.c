@@ -2,6 +2,7 @@
  * callbacks only find the viewer (the window's user pointer) and call the handlers below, which
  * scripted runs call directly with their own events. */
 #include <math.h>
+#include <string.h>
 
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
@@ -105,6 +106,12 @@ void view_input_key(viewer* v, int key, int action, int mods) {
 		break;
 	case GLFW_KEY_TAB:
 		v->hide_panel = !v->hide_panel;
+		break;
+	case GLFW_KEY_T:
+		toggle(v, &v->show_profile, "profile");
+		pbd_world_set_profile(v->sc.world, v->show_profile);
+		memset(&v->profile_window, 0, sizeof v->profile_window);
+		memset(&v->profile_shown, 0, sizeof v->profile_shown);
 		break;
 	default:
 		break;

@@ -108,6 +108,9 @@ bool view_load_scene(viewer* v, scene_error* err) {
 	}
 	v->accumulator = 0;
 	v->needs_update = true;
+	/* A new world starts with the flag off; the panel keeps what it shows. */
+	if (v->show_profile) pbd_world_set_profile(v->sc.world, true);
+	memset(&v->profile_window, 0, sizeof v->profile_window);
 	if (!view_controls_init(v)) {
 		scene_error_set(err, "%s: out of memory", arg);
 		return false;
@@ -127,6 +130,16 @@ void view_step(viewer* v) {
 	/* Smoothed over about 30 steps: steady enough to read, quick to follow a change. */
 	v->step_ms = v->steps_total == 1 ? 1e3 * t : v->step_ms + (1e3 * t - v->step_ms) / 30.0;
 	v->needs_update = true;
+	if (v->show_profile) {
+		pbd_stats stats;
+		pbd_world_get_stats(v->sc.world, &stats);
+		profile_sum_add(&v->profile_window, &stats.profile);
+		/* Windows of 30 steps, as the step time is smoothed over. */
+		if (v->profile_window.steps >= 30) {
+			v->profile_shown = v->profile_window;
+			memset(&v->profile_window, 0, sizeof v->profile_window);
+		}
+	}
 }
 
 static void reload(viewer* v) {

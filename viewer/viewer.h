@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "pbd/pbd.h"
+#include "profile_table.h"
 #include "render.h"
 #include "scene.h"
 #include "scene_render.h"
@@ -153,6 +154,11 @@ typedef struct viewer {
 	int steps_in_frame;
 	uint64_t steps_total, frames_total;
 	double step_seconds_total, draw_seconds_total;
+	/* T: the step's phases (pbd_stats.profile), summed over a window of steps; the panel shows
+	 * the mean of the last full window. */
+	bool show_profile;
+	profile_sum profile_window;
+	profile_sum profile_shown;
 
 	bool quit;
 	bool failed; /* a scripted check failed: exit status 1 */

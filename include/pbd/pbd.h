@@ -77,6 +77,8 @@ PBD_API pbd_status pbd_world_set_rigid_stiffness(pbd_world* world, pbd_real rigi
 /// Threads the next steps run on, in [1, PBD_MAX_THREADS]; starts or stops the built-in pool
 /// (when the world has no task system of the game's). Results do not depend on it.
 PBD_API pbd_status pbd_world_set_threads(pbd_world* world, int threads);
+/// Turns the per-phase profile of the step (pbd_stats.profile) on or off; it never changes the result.
+PBD_API pbd_status pbd_world_set_profile(pbd_world* world, bool on);
 /// Force-based settings: stiffness damping (s, >= 0) and the CG tolerance (in (0, 1)).
 PBD_API pbd_status pbd_world_set_force_settings(pbd_world* world, pbd_real stiffness_damping,
                                                 pbd_real linear_tolerance);

@@ -197,6 +197,10 @@ typedef struct pbd_world_def {
 	pbd_collision_mode collision_mode;
 	pbd_real max_speed; ///< clamp on particle speed in m/s, 0 = no clamp
 	bool diagnostics;   ///< compute pbd_stats after every step (one extra pass)
+	/// Time every phase of each step into pbd_stats.profile (default false). Off, no clock is read
+	/// and the profile is all zero; on or off, the simulation is bit-identical. Not saved in
+	/// snapshots (a loaded world starts with it off).
+	bool profile;
 	/// A step after which some distance constraint is stretched or compressed by more than this
 	/// many times its rest length (|C| / rest) counts as diverged (PBD_WARN_DIVERGED), as does a
 	/// step that produced a non-finite state. Default 10; 0 turns the strain test off.
@@ -795,6 +799,27 @@ typedef struct pbd_family_stats {
 	bool energy_defined;   ///< false when some constraint of the family has no energy (PBD stiffness)
 } pbd_family_stats;
 
+/// Where the last pbd_world_step spent its wall-clock time, in milliseconds (pbd_world_def.profile;
+/// all zero when off). The phases do not overlap; the rest of `step` (the Jacobi average, the
+/// Chebyshev update, the multipliers' reset) belongs to none of them, so their sum is <= step.
+typedef struct pbd_profile {
+	double step;      ///< the whole pbd_world_step
+	double prepare;   ///< its start: partition, hierarchy and method set-up, families refreshed; its end checks
+	double predict;   ///< external forces, air and the prediction (force-based methods: damping, start state)
+	double collide;   ///< contact finding: colliders, triangle contacts, particle/self, vertex-triangle, edge-edge
+	double hierarchy; ///< the coarse levels of the hierarchical solve
+	/// each family's projection kernels (Gauss-Seidel or Jacobi), over all iterations and substeps,
+	/// added up over the threads that ran them: on several threads (pbd_world_def.threads) this is
+	/// processor time, and the phases may add up to more than `step`
+	double family[PBD_FAMILY_COUNT];
+	double contacts;          ///< the contact projections inside the iterations
+	double finish;            ///< after the iterations: collisions, friction, settling, velocities, restitution
+	double method;            ///< the force-based methods' solve (implicit Euler, projective dynamics, VBD, explicit)
+	double stats;             ///< the diagnostics pass (pbd_world_def.diagnostics) or the divergence check
+	int substeps, iterations; ///< what the step ran
+	uint32_t constraints[PBD_FAMILY_COUNT]; ///< constraints of each family
+} pbd_profile;
+
 /// Diagnostics of the world's current state.
 typedef struct pbd_stats {
 	double time;             ///< simulated seconds since creation
@@ -819,6 +844,7 @@ typedef struct pbd_stats {
 	uint32_t linear_iterations;
 	uint32_t contacts; ///< particles within margin (plus their radius) of a collider after the step
 	uint32_t particles, distances, colliders;
+	pbd_profile profile; ///< the last step's time per phase (pbd_world_def.profile)
 } pbd_stats;
 
 /// Run-time events the library counts. The first of each kind is also logged.
