@@ -22,6 +22,7 @@ void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
 	ctx->jacobi_equal = w->def.jacobi_equal_split;
 	ctx->jacobi_alpha = w->def.jacobi_alpha;
 	ctx->jacobi_omega = w->def.jacobi_omega;
+	ctx->simd = w->simd_lanes;
 }
 
 /* Applies the summed Jacobi corrections. Mass-weighted corrections arrive already scaled per
@@ -47,20 +48,41 @@ static void jacobi_apply(pbd_world* w) {
 /* One Gauss-Seidel sweep: group by group, and within a group every family's range of it. The
  * constraints of a group share no particle, so how a group's ranges would be split among
  * threads does not change the result. */
+/* Projects [first, end) of family t's group g, Gauss-Seidel or Jacobi: in vector lanes of 8 where
+ * the family has them and the world may use them, the scalar kernel on the rest. Lanes run over
+ * colour groups only, whose constraints share no particle; the last group is projected in order. */
+static void project_range(const pbd_step_ctx* ctx, int t, pbd_family* f, int g, uint32_t first, uint32_t end,
+                          bool jacobi) {
+	const pbd_family_ops* ops = pbd_family_table[t];
+	void (*lanes)(const pbd_step_ctx*, pbd_family*, uint32_t, uint32_t) =
+	    jacobi ? ops->jacobi_lanes : ops->project_lanes;
+	if (ctx->simd && lanes && g < PBD_PARTITION_COLOURS && end - first >= 8) {
+		const uint32_t split = first + (end - first) / 8 * 8;
+		lanes(ctx, f, first, split);
+		first = split;
+	}
+	if (first < end) (jacobi ? ops->jacobi : ops->project)(ctx, f, first, end);
+}
+
 static void sweep_gauss_seidel(pbd_world* w, const pbd_step_ctx* ctx) {
 	for (int g = 0; g < PBD_GROUP_COUNT; ++g) {
 		for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 			pbd_family* f = &w->fam[t];
 			const uint32_t first = g ? f->group_end[g - 1] : 0, end = f->group_end[g];
-			if (first < end) pbd_family_table[t]->project(ctx, f, first, end);
+			if (first < end) project_range(ctx, t, f, g, first, end, false);
 		}
 	}
 }
 
+/* Group by group within a family: the same constraints in the same order as one call over
+ * [0, n), so a particle's corrections are summed in the same order. */
 static void sweep_jacobi(pbd_world* w, const pbd_step_ctx* ctx) {
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		pbd_family* f = &w->fam[t];
-		if (f->n) pbd_family_table[t]->jacobi(ctx, f, 0, f->n);
+		for (int g = 0; g < PBD_GROUP_COUNT; ++g) {
+			const uint32_t first = g ? f->group_end[g - 1] : 0, end = f->group_end[g];
+			if (first < end) project_range(ctx, t, f, g, first, end, true);
+		}
 	}
 	jacobi_apply(w);
 }

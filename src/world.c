@@ -2,6 +2,7 @@
 #include <float.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "collide.h"
 #include "world.h"
 
@@ -112,6 +113,11 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->max_speed) || d->max_speed < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %.9g)",
 		                (double)d->max_speed);
+	if (d->simd != PBD_SIMD_AUTO && d->simd != PBD_SIMD_SCALAR && d->simd != PBD_SIMD_AVX2)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.simd: unknown mode %d", (int)d->simd);
+	if (d->simd == PBD_SIMD_AVX2 && !pbd_cpu_avx2())
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.simd: AVX2 requested, but %s",
+		                pbd_simd_built() ? "this CPU lacks AVX2 or FMA" : "this build has no AVX2 kernels");
 	if ((int)d->method < 0 || d->method >= PBD_METHOD_COUNT)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.method: unknown method %d", (int)d->method);
 	if (!pbd_is_finite(d->stiffness_damping) || d->stiffness_damping < 0)
@@ -157,6 +163,7 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	memset(w, 0, sizeof *w);
 	w->def = *def;
 	w->mem = mem;
+	w->simd_lanes = def->simd != PBD_SIMD_SCALAR && pbd_cpu_avx2();
 	if (def->particle_capacity && pbd_particles_reserve(w, def->particle_capacity) != PBD_OK) {
 		pbd_world_destroy(w);
 		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");

@@ -99,6 +99,7 @@ struct pbd_world {
 	/* constraints, one storage block per family (family.h) */
 	pbd_family fam[PBD_FAMILY_COUNT];
 	bool partitioned;     /* every family is in solver order (partition.c) */
+	bool simd_lanes;      /* def.simd resolved against the build and the CPU at creation (cpu.h) */
 	uint64_t topology;    /* partitions built so far: what depends on the constraint set compares it */
 	pbd_hierarchy hier;   /* coarse levels of the hierarchical solve (hierarchy.c) */
 	pbd_integrator integ; /* the force-based methods' working arrays (integrate.c) */
