@@ -181,7 +181,7 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 void pbd_world_destroy(pbd_world* w) {
 	if (!w) return;
 	pbd_alloc_ctx mem = w->mem;
-	size_t cp = w->cap_p;
+	size_t cp = pbd_particles_allocated(w->cap_p);
 	pbd_free(&mem, w->x, cp * sizeof *w->x);
 	pbd_free(&mem, w->q, cp * sizeof *w->q);
 	pbd_free(&mem, w->x_lo, cp * sizeof *w->x_lo);

@@ -159,6 +159,8 @@ static inline bool pbd_energy_from_compliance(const pbd_world* w) {
 
 /* particles.c */
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity);
+/* Elements allocated in each particle array for a capacity: one spare past it (particles.c). */
+static inline size_t pbd_particles_allocated(uint32_t capacity) { return capacity ? (size_t)capacity + 1 : 0; }
 void pbd_particles_begin_step(pbd_world* w);
 void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep);
 void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep);

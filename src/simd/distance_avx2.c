@@ -27,16 +27,27 @@
 /* Floats per record: the gathers address a record's fields as floats. */
 #define REC ((int)(sizeof(pbd_distance_c) / sizeof(float)))
 
-static inline __m128i mask3(void) { return _mm_setr_epi32(-1, -1, -1, 0); }
-static inline __m128 load3(const pbd_vec3* p) { return _mm_maskload_ps(&p->x, mask3()); }
-static inline void store3(pbd_vec3* p, __m128 v) { _mm_maskstore_ps(&p->x, mask3(), v); }
+/* A committed position, x, y, z and a zero: the 4th float read is the next particle's x, or the
+ * arrays' spare element after the last particle (particles.c), and is replaced by 0 in the same
+ * instruction, so that no arithmetic sees it. x is not written during the sweeps. */
+static inline __m128 load_x(const pbd_vec3* p) { return _mm_blend_ps(_mm_setzero_ps(), _mm_loadu_ps(&p->x), 7); }
+/* What the sweeps write (q, dx): exactly the 12 bytes, as 8 + 4, in loads as in stores. A load
+ * wider than the particle would overlap stores to the next particle still in flight, which cannot
+ * be forwarded (nor can masked stores be), and a wider store would write the next particle, which
+ * may be another lane's or another thread's. */
+static inline __m128 load3(const pbd_vec3* p) {
+	const __m128 xy = _mm_castsi128_ps(_mm_loadl_epi64((const __m128i*)(const void*)&p->x));
+	return _mm_insert_ps(xy, _mm_load_ss(&p->z), 0x20);
+}
+static inline void store3(pbd_vec3* p, __m128 v) {
+	_mm_storel_pi((__m64*)(void*)&p->x, v);
+	_mm_store_ss(&p->z, _mm_movehl_ps(v, v));
+}
 
-/* 8 constraints' ends and separations: d[j] = (x_a - x_b) + (q_a - q_b) per lane in xmm (w = 0),
- * and the same transposed into dx, dy, dz. pa and pb hold what the kernel updates at the ends (q
- * for Gauss-Seidel, dx for Jacobi). */
+/* 8 constraints: their records' fields and their separations d = (x_a - x_b) + (q_a - q_b),
+ * per lane as xmm (w = 0) and transposed into dx, dy, dz. */
 typedef struct lanes {
-	uint32_t a[LANES], b[LANES];
-	__m128 d[LANES], pa[LANES], pb[LANES];
+	__m128 d[LANES], qa[LANES], qb[LANES];
 	__m256 dx, dy, dz;
 	__m256i ia, ib;      /* the ends */
 	__m256 rest, s0, s1; /* the records' other fields */
@@ -55,7 +66,7 @@ static inline void transpose(const __m128 r[LANES], __m256 out[4], int columns) 
 	if (columns > 3) out[3] = _mm256_shuffle_ps(t2, t3, 0xEE);
 }
 
-static inline void load_lanes(const pbd_step_ctx* ctx, const pbd_distance_c* c, const pbd_vec3* upd, lanes* l) {
+static inline void load_lanes(const pbd_step_ctx* ctx, const pbd_distance_c* c, lanes* l) {
 	const pbd_vec3* x = ctx->x;
 	const pbd_vec3* q = ctx->q;
 	/* the first 16 bytes of each 20-byte record, {a, b, rest, s[0]}, moved as bits; s[1] gathered */
@@ -69,18 +80,11 @@ static inline void load_lanes(const pbd_step_ctx* ctx, const pbd_distance_c* c, 
 	l->s0 = col[3];
 	l->s1 = _mm256_i32gather_ps(&c->s[1],
 	                            _mm256_setr_epi32(0, REC, 2 * REC, 3 * REC, 4 * REC, 5 * REC, 6 * REC, 7 * REC), 4);
-	__m128 qa[LANES], qb[LANES];
 	for (int j = 0; j < LANES; ++j) {
 		const uint32_t a = c[j].a, b = c[j].b;
-		l->a[j] = a;
-		l->b[j] = b;
-		qa[j] = load3(&q[a]);
-		qb[j] = load3(&q[b]);
-		l->d[j] = _mm_add_ps(_mm_sub_ps(load3(&x[a]), load3(&x[b])), _mm_sub_ps(qa[j], qb[j]));
-	}
-	for (int j = 0; j < LANES; ++j) {
-		l->pa[j] = upd == q ? qa[j] : load3(&upd[l->a[j]]);
-		l->pb[j] = upd == q ? qb[j] : load3(&upd[l->b[j]]);
+		l->qa[j] = load3(&q[a]);
+		l->qb[j] = load3(&q[b]);
+		l->d[j] = _mm_add_ps(_mm_sub_ps(load_x(&x[a]), load_x(&x[b])), _mm_sub_ps(l->qa[j], l->qb[j]));
 	}
 	transpose(l->d, col, 3);
 	l->dx = col[0];
@@ -99,20 +103,23 @@ static inline __m256 side_param(const lanes* l, __m256 C) {
 	return _mm256_blendv_ps(l->s0, l->s1, _mm256_cmp_ps(C, _mm256_setzero_ps(), _CMP_LE_OS));
 }
 
-/* Writes the active lanes: end a gets pa + sa d (sub: pa - sa d), end b the opposite sign. An
- * inactive lane's mask is all zero, so that it stores nothing. */
-static inline void store_lanes(const lanes* l, pbd_vec3* upd, __m256 sa, __m256 sb, __m256 active, bool a_sub) {
+/* Moves the active lanes' ends: a by -sa d (add_a: +sa d), b by the opposite. The scalar kernel
+ * skips the other constraints, so their particles are not written at all. */
+static inline void store_lanes(const pbd_distance_c* c, const lanes* l, const pbd_vec3* q, pbd_vec3* upd, __m256 sa,
+                               __m256 sb, __m256 active, bool add_a) {
 	_Alignas(32) float fa[LANES], fb[LANES];
-	_Alignas(32) int32_t m[LANES];
 	_mm256_store_ps(fa, sa);
 	_mm256_store_ps(fb, sb);
-	_mm256_store_si256((__m256i*)m, _mm256_castps_si256(active));
+	const unsigned m = (unsigned)_mm256_movemask_ps(active);
 	for (int j = 0; j < LANES; ++j) {
-		const __m128i mask = _mm_and_si128(mask3(), _mm_set1_epi32(m[j]));
-		const __m128 ma = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fa[j])),
-		             mb = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fb[j]));
-		_mm_maskstore_ps(&upd[l->a[j]].x, mask, a_sub ? _mm_sub_ps(l->pa[j], ma) : _mm_add_ps(l->pa[j], ma));
-		_mm_maskstore_ps(&upd[l->b[j]].x, mask, a_sub ? _mm_add_ps(l->pb[j], mb) : _mm_sub_ps(l->pb[j], mb));
+		if (!(m >> j & 1)) continue;
+		const uint32_t a = c[j].a, b = c[j].b;
+		const __m128 ma = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fa[j]));
+		const __m128 mb = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fb[j]));
+		/* Gauss-Seidel moves q, read before any store of this block: the lanes share no particle */
+		const __m128 pa = upd == q ? l->qa[j] : load3(&upd[a]), pb = upd == q ? l->qb[j] : load3(&upd[b]);
+		store3(&upd[a], add_a ? _mm_add_ps(pa, ma) : _mm_sub_ps(pa, ma));
+		store3(&upd[b], add_a ? _mm_sub_ps(pb, mb) : _mm_add_ps(pb, mb));
 	}
 }
 
@@ -121,7 +128,7 @@ static void project_pbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, 
 	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
 	for (uint32_t k = first; k < end; k += LANES) {
 		lanes l;
-		load_lanes(ctx, c + k, ctx->q, &l);
+		load_lanes(ctx, c + k, &l);
 		const __m256 wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4), wb = _mm256_i32gather_ps(ctx->iw, l.ib, 4);
 		const __m256 ws = _mm256_add_ps(wa, wb);
 		/* scalar: if (ws == 0) continue, before d is formed */
@@ -135,7 +142,7 @@ static void project_pbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, 
 		const __m256 stiff = side_param(&l, C);
 		const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(ws, len), act);
 		const __m256 s = _mm256_div_ps(_mm256_mul_ps(stiff, C), den);
-		store_lanes(&l, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, true);
+		store_lanes(c + k, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false);
 	}
 }
 
@@ -145,7 +152,7 @@ static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first,
 	const __m256 inv_h2 = _mm256_set1_ps(ctx->inv_h2), sign = _mm256_set1_ps(-0.0f);
 	for (uint32_t k = first; k < end; k += LANES) {
 		lanes l;
-		load_lanes(ctx, c + k, ctx->q, &l);
+		load_lanes(ctx, c + k, &l);
 		const __m256 wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4), wb = _mm256_i32gather_ps(ctx->iw, l.ib, 4);
 		const __m256 len = length(&l);
 		__m256 act = _mm256_cmp_ps(len, eps, _CMP_GE_OS);
@@ -161,7 +168,7 @@ static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first,
 		const __m256 dl = _mm256_div_ps(num, _mm256_blendv_ps(one, denom, act));
 		_mm256_storeu_ps(lambda, _mm256_blendv_ps(lam, _mm256_add_ps(lam, dl), act));
 		const __m256 s = _mm256_div_ps(dl, _mm256_blendv_ps(one, len, act));
-		store_lanes(&l, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false);
+		store_lanes(c + k, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, true);
 	}
 }
 
@@ -183,7 +190,7 @@ void pbd_distance_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t f
 	const __m256 alpha = _mm256_set1_ps(ctx->jacobi_alpha), omega = _mm256_set1_ps(ctx->jacobi_omega);
 	for (uint32_t k = first; k < end; k += LANES) {
 		lanes l;
-		load_lanes(ctx, c + k, ctx->dx, &l);
+		load_lanes(ctx, c + k, &l);
 		__m256 wa = one, wb = one, fk = one;
 		if (!equal) {
 			wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4);
@@ -214,6 +221,6 @@ void pbd_distance_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t f
 			const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(ws, len), act);
 			s = _mm256_mul_ps(fk, _mm256_div_ps(_mm256_mul_ps(sp, C), den));
 		}
-		store_lanes(&l, ctx->dx, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, true);
+		store_lanes(c + k, &l, ctx->q, ctx->dx, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false);
 	}
 }
