@@ -71,6 +71,7 @@ void cli_run_help(FILE* fp) {
 	      "      --iterations N     constraint iterations per substep, 1 to 10000\n"
 	      "      --substeps N       substeps per frame, 1 to 1000\n"
 	      "      --dt SECONDS       frame length, 1e-9 to 10\n"
+	      "      --simd MODE        auto, scalar or avx2: the distance kernels (same results)\n"
 	      "      --max-output BYTES refuse, before it starts, a run that could write more than BYTES\n"
 	      "                         (frame files, metrics.csv, state.txt; not --render's images),\n"
 	      "                         each number counted at its widest; K, M, G, T suffixes (powers\n"

@@ -144,6 +144,9 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	return PBD_OK;
 }
 
+/* def.simd against this build and CPU (validate_def refused AVX2 where they lack it). */
+static bool simd_lanes(const pbd_world_def* d) { return d->simd != PBD_SIMD_SCALAR && pbd_cpu_avx2(); }
+
 pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	if (!out) return PBD_ERR_INVALID_ARGUMENT;
 	*out = NULL;
@@ -163,7 +166,7 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	memset(w, 0, sizeof *w);
 	w->def = *def;
 	w->mem = mem;
-	w->simd_lanes = def->simd != PBD_SIMD_SCALAR && pbd_cpu_avx2();
+	w->simd_lanes = simd_lanes(def);
 	if (def->particle_capacity && pbd_particles_reserve(w, def->particle_capacity) != PBD_OK) {
 		pbd_world_destroy(w);
 		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
@@ -247,6 +250,7 @@ static pbd_status apply_def(pbd_world* w, const pbd_world_def* d) {
 	pbd_status st = validate_def(w, d);
 	if (st == PBD_OK) {
 		w->def = *d;
+		w->simd_lanes = simd_lanes(d);
 		w->stats_valid = false; /* gravity feeds the potential energy */
 	}
 	return st;
@@ -269,6 +273,7 @@ PBD_SETTER(damping, pbd_real, damping)
 PBD_SETTER(collision_mode, pbd_collision_mode, collision_mode)
 PBD_SETTER(method, pbd_method, method)
 PBD_SETTER(rigid_stiffness, pbd_real, rigid_stiffness)
+PBD_SETTER(simd, pbd_simd, simd)
 #undef PBD_SETTER
 
 pbd_status pbd_world_set_force_settings(pbd_world* w, pbd_real stiffness_damping, pbd_real linear_tolerance) {
