@@ -13,8 +13,8 @@
  * - Where the scalar code skips a constraint before an operation, the lane's inputs are first made
  *   harmless (d = 0, a divisor of 1), so that a skipped lane raises no FP exception the scalar code
  *   would not, and its particles are not written at all.
- * - A pbd_vec3 is 12 bytes: it is loaded and stored as 3 floats with a mask, never as 4, which
- *   would read past the last particle and write the neighbour's x. */
+ * - A pbd_vec3 is 12 bytes: what the kernels write is read and written as exactly 12 (load3,
+ *   store3); only the committed positions, which no sweep writes, are read as 16 (load_x). */
 #ifdef PBD_DOUBLE
 #error "the AVX2 lanes are built for float only (src/CMakeLists.txt)"
 #endif
