@@ -656,6 +656,23 @@ static void project_coarse(const pbd_step_ctx* ctx, const pbd_coarse_c* restrict
 	}
 }
 
+/* Level l's sweep, group by group: the colour groups in AVX2 lanes where the world uses them,
+ * then the scalar kernel on each group's tail and on the last group, projected in order. */
+static void sweep_coarse(const pbd_step_ctx* ctx, const pbd_hierarchy* h, uint32_t l) {
+	for (int g = 0; g < PBD_GROUP_COUNT; ++g) {
+		uint32_t first = g ? h->group_end[l][g - 1] : h->con_end[l - 1];
+		const uint32_t end = h->group_end[l][g];
+#ifdef PBD_HAVE_AVX2
+		if (ctx->simd && g < PBD_PARTITION_COLOURS && end - first >= 8) {
+			const uint32_t split = first + (end - first) / 8 * 8;
+			pbd_coarse_project_avx2(ctx, h->con, first, split);
+			first = split;
+		}
+#endif
+		if (first < end) project_coarse(ctx, h->con, first, end);
+	}
+}
+
 void pbd_hierarchy_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 	const pbd_hierarchy* h = &w->hier;
 	if (!h->levels) return;
@@ -666,7 +683,7 @@ void pbd_hierarchy_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 	const int iterations = w->def.hierarchy_iterations;
 	for (uint32_t l = h->levels; l >= 1; --l) {
 		const int sweeps = pbd_hierarchy_sweeps(l, iterations);
-		for (int it = 0; it < sweeps; ++it) project_coarse(ctx, h->con, h->con_end[l - 1], h->con_end[l]);
+		for (int it = 0; it < sweeps; ++it) sweep_coarse(ctx, h, l);
 		for (uint32_t k = h->fine_end[l - 1]; k < h->fine_end[l]; ++k) {
 			pbd_vec3 dq = pbd_v3(0, 0, 0);
 			for (uint32_t j = k ? h->par_end[k - 1] : 0; j < h->par_end[k]; ++j) {

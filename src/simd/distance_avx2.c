@@ -21,11 +21,19 @@
 
 #include <immintrin.h>
 
+#include <stddef.h>
+
 #include "constraints_distance.h"
+#include "hierarchy.h"
 
 #define LANES 8
-/* Floats per record: the gathers address a record's fields as floats. */
+/* Words per record. The kernels read a distance record {a, b, rest, s[0], s[1]} and a coarse one
+ * {a, b, rest, wa, wb} alike, as 5 words from the first one's a. */
 #define REC ((int)(sizeof(pbd_distance_c) / sizeof(float)))
+_Static_assert(sizeof(pbd_coarse_c) == sizeof(pbd_distance_c) && offsetof(pbd_coarse_c, rest) == 8 &&
+                   offsetof(pbd_distance_c, rest) == 8 && offsetof(pbd_coarse_c, wb) == 16 &&
+                   offsetof(pbd_distance_c, s[1]) == 16,
+               "records of another shape");
 
 /* A committed position, x, y, z and a zero: the 4th float read is the next particle's x, or the
  * arrays' spare element after the last particle (particles.c), and is replaced by 0 in the same
@@ -66,22 +74,22 @@ static inline void transpose(const __m128 r[LANES], __m256 out[4], int columns) 
 	if (columns > 3) out[3] = _mm256_shuffle_ps(t2, t3, 0xEE);
 }
 
-static inline void load_lanes(const pbd_step_ctx* ctx, const pbd_distance_c* c, lanes* l) {
+static inline void load_lanes(const pbd_step_ctx* ctx, const uint32_t* rec, lanes* l) {
 	const pbd_vec3* x = ctx->x;
 	const pbd_vec3* q = ctx->q;
 	/* the first 16 bytes of each 20-byte record, {a, b, rest, s[0]}, moved as bits; s[1] gathered */
 	__m128 r[LANES];
 	__m256 col[4];
-	for (int j = 0; j < LANES; ++j) r[j] = _mm_loadu_ps((const float*)&c[j]);
+	for (int j = 0; j < LANES; ++j) r[j] = _mm_loadu_ps((const float*)(const void*)(rec + j * REC));
 	transpose(r, col, 4);
 	l->ia = _mm256_castps_si256(col[0]);
 	l->ib = _mm256_castps_si256(col[1]);
 	l->rest = col[2];
 	l->s0 = col[3];
-	l->s1 = _mm256_i32gather_ps(&c->s[1],
+	l->s1 = _mm256_i32gather_ps((const float*)(const void*)(rec + 4),
 	                            _mm256_setr_epi32(0, REC, 2 * REC, 3 * REC, 4 * REC, 5 * REC, 6 * REC, 7 * REC), 4);
 	for (int j = 0; j < LANES; ++j) {
-		const uint32_t a = c[j].a, b = c[j].b;
+		const uint32_t a = rec[j * REC], b = rec[j * REC + 1];
 		l->qa[j] = load3(&q[a]);
 		l->qb[j] = load3(&q[b]);
 		l->d[j] = _mm_add_ps(_mm_sub_ps(load_x(&x[a]), load_x(&x[b])), _mm_sub_ps(l->qa[j], l->qb[j]));
@@ -105,7 +113,7 @@ static inline __m256 side_param(const lanes* l, __m256 C) {
 
 /* Moves the active lanes' ends: a by -sa d (add_a: +sa d), b by the opposite. The scalar kernel
  * skips the other constraints, so their particles are not written at all. */
-static inline void store_lanes(const pbd_distance_c* c, const lanes* l, const pbd_vec3* q, pbd_vec3* upd, __m256 sa,
+static inline void store_lanes(const uint32_t* rec, const lanes* l, const pbd_vec3* q, pbd_vec3* upd, __m256 sa,
                                __m256 sb, __m256 active, bool add_a) {
 	_Alignas(32) float fa[LANES], fb[LANES];
 	_mm256_store_ps(fa, sa);
@@ -113,7 +121,7 @@ static inline void store_lanes(const pbd_distance_c* c, const lanes* l, const pb
 	const unsigned m = (unsigned)_mm256_movemask_ps(active);
 	for (int j = 0; j < LANES; ++j) {
 		if (!(m >> j & 1)) continue;
-		const uint32_t a = c[j].a, b = c[j].b;
+		const uint32_t a = rec[j * REC], b = rec[j * REC + 1];
 		const __m128 ma = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fa[j]));
 		const __m128 mb = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fb[j]));
 		/* Gauss-Seidel moves q, read before any store of this block: the lanes share no particle */
@@ -128,7 +136,7 @@ static void project_pbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, 
 	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
 	for (uint32_t k = first; k < end; k += LANES) {
 		lanes l;
-		load_lanes(ctx, c + k, &l);
+		load_lanes(ctx, &c[k].a, &l);
 		const __m256 wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4), wb = _mm256_i32gather_ps(ctx->iw, l.ib, 4);
 		const __m256 ws = _mm256_add_ps(wa, wb);
 		/* scalar: if (ws == 0) continue, before d is formed */
@@ -142,7 +150,7 @@ static void project_pbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, 
 		const __m256 stiff = side_param(&l, C);
 		const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(ws, len), act);
 		const __m256 s = _mm256_div_ps(_mm256_mul_ps(stiff, C), den);
-		store_lanes(c + k, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false);
+		store_lanes(&c[k].a, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false);
 	}
 }
 
@@ -152,7 +160,7 @@ static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first,
 	const __m256 inv_h2 = _mm256_set1_ps(ctx->inv_h2), sign = _mm256_set1_ps(-0.0f);
 	for (uint32_t k = first; k < end; k += LANES) {
 		lanes l;
-		load_lanes(ctx, c + k, &l);
+		load_lanes(ctx, &c[k].a, &l);
 		const __m256 wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4), wb = _mm256_i32gather_ps(ctx->iw, l.ib, 4);
 		const __m256 len = length(&l);
 		__m256 act = _mm256_cmp_ps(len, eps, _CMP_GE_OS);
@@ -168,7 +176,7 @@ static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first,
 		const __m256 dl = _mm256_div_ps(num, _mm256_blendv_ps(one, denom, act));
 		_mm256_storeu_ps(lambda, _mm256_blendv_ps(lam, _mm256_add_ps(lam, dl), act));
 		const __m256 s = _mm256_div_ps(dl, _mm256_blendv_ps(one, len, act));
-		store_lanes(c + k, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, true);
+		store_lanes(&c[k].a, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, true);
 	}
 }
 
@@ -190,7 +198,7 @@ void pbd_distance_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t f
 	const __m256 alpha = _mm256_set1_ps(ctx->jacobi_alpha), omega = _mm256_set1_ps(ctx->jacobi_omega);
 	for (uint32_t k = first; k < end; k += LANES) {
 		lanes l;
-		load_lanes(ctx, c + k, &l);
+		load_lanes(ctx, &c[k].a, &l);
 		__m256 wa = one, wb = one, fk = one;
 		if (!equal) {
 			wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4);
@@ -221,6 +229,25 @@ void pbd_distance_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t f
 			const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(ws, len), act);
 			s = _mm256_mul_ps(fk, _mm256_div_ps(_mm256_mul_ps(sp, C), den));
 		}
-		store_lanes(c + k, &l, ctx->q, ctx->dx, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false);
+		store_lanes(&c[k].a, &l, ctx->q, ctx->dx, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false);
+	}
+}
+
+/* hierarchy.c's project_coarse: a coarse constraint acts only when stretched, len^2 > rest^2,
+ * which the scalar code tests before the square root (the root of a finite len^2 raises nothing). */
+void pbd_coarse_project_avx2(const pbd_step_ctx* ctx, const pbd_coarse_c* c, uint32_t first, uint32_t end) {
+	const __m256 one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
+	for (uint32_t k = first; k < end; k += LANES) {
+		lanes l;
+		load_lanes(ctx, &c[k].a, &l);
+		const __m256 wa = l.s0, wb = l.s1;
+		const __m256 len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(l.dx, l.dx), _mm256_mul_ps(l.dy, l.dy)),
+		                                  _mm256_mul_ps(l.dz, l.dz));
+		__m256 act = _mm256_cmp_ps(len2, _mm256_mul_ps(l.rest, l.rest), _CMP_GT_OS);
+		const __m256 len = _mm256_sqrt_ps(len2);
+		act = _mm256_and_ps(act, _mm256_cmp_ps(len, eps, _CMP_GE_OS));
+		const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(_mm256_add_ps(wa, wb), len), act);
+		const __m256 s = _mm256_div_ps(_mm256_sub_ps(len, l.rest), den);
+		store_lanes(&c[k].a, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false);
 	}
 }
