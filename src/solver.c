@@ -45,9 +45,6 @@ static void jacobi_apply(pbd_world* w) {
 	}
 }
 
-/* One Gauss-Seidel sweep: group by group, and within a group every family's range of it. The
- * constraints of a group share no particle, so how a group's ranges would be split among
- * threads does not change the result. */
 /* Projects [first, end) of family t's group g, Gauss-Seidel or Jacobi: in vector lanes of 8 where
  * the family has them and the world may use them, the scalar kernel on the rest. Lanes run over
  * colour groups only, whose constraints share no particle; the last group is projected in order. */
@@ -64,6 +61,9 @@ static void project_range(const pbd_step_ctx* ctx, int t, pbd_family* f, int g, 
 	if (first < end) (jacobi ? ops->jacobi : ops->project)(ctx, f, first, end);
 }
 
+/* One Gauss-Seidel sweep: group by group, and within a group every family's range of it. The
+ * constraints of a group share no particle, so how a group's ranges would be split among
+ * threads does not change the result. */
 static void sweep_gauss_seidel(pbd_world* w, const pbd_step_ctx* ctx) {
 	for (int g = 0; g < PBD_GROUP_COUNT; ++g) {
 		for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
