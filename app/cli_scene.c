@@ -10,6 +10,7 @@ void cli_world_options_init(cli_world_options* o) {
 	o->solver = -1;
 	o->formulation = -1;
 	o->method = -1;
+	o->simd = -1;
 }
 
 bool cli_match_world_option(cli_cursor* c, cli_world_options* o) {
@@ -36,6 +37,15 @@ bool cli_match_world_option(cli_cursor* c, cli_world_options* o) {
 			                "--method: expected pbd, explicit_euler, symplectic_euler, implicit_euler, "
 			                "projective_dynamics or vbd, got '%s'",
 			                c->value);
+	} else if (cli_match(c, NULL, "--simd", true)) {
+		if (strcmp(c->value, "auto") == 0)
+			o->simd = PBD_SIMD_AUTO;
+		else if (strcmp(c->value, "scalar") == 0)
+			o->simd = PBD_SIMD_SCALAR;
+		else if (strcmp(c->value, "avx2") == 0)
+			o->simd = PBD_SIMD_AVX2;
+		else
+			cli_usage_error(c, "--simd: expected auto, scalar or avx2, got '%s'", c->value);
 	} else if (cli_match(c, NULL, "--iterations", true)) {
 		if (!cli_parse_int(c->value, 1, SCENE_MAX_ITERATIONS, &o->iterations))
 			cli_usage_error(c, "--iterations: expected an integer in [1, %d], got '%s'", SCENE_MAX_ITERATIONS,
@@ -61,6 +71,7 @@ bool cli_world_options_apply(const cli_world_options* o, scene* s, scene_error* 
 	if (st == PBD_OK && o->solver >= 0) st = pbd_world_set_solver(w, (pbd_solver)o->solver);
 	if (st == PBD_OK && o->formulation >= 0) st = pbd_world_set_formulation(w, (pbd_formulation)o->formulation);
 	if (st == PBD_OK && o->method >= 0) st = pbd_world_set_method(w, (pbd_method)o->method);
+	if (st == PBD_OK && o->simd >= 0) st = pbd_world_set_simd(w, (pbd_simd)o->simd);
 	if (st == PBD_OK && o->iterations > 0) st = pbd_world_set_iterations(w, (int)o->iterations);
 	if (st == PBD_OK && o->substeps > 0) st = pbd_world_set_substeps(w, (int)o->substeps);
 	if (st == PBD_OK && o->dt > 0) st = pbd_world_set_dt(w, (pbd_real)o->dt);

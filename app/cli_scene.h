@@ -1,6 +1,6 @@
 /* What `pbd run` and `pbd compare` share about the scene they simulate: finding the scene a
  * command line names (a file or a built-in), and the options that override its world settings
- * (--solver, --formulation, --method, --iterations, --substeps, --dt, --threads). */
+ * (--solver, --formulation, --method, --iterations, --substeps, --dt, --threads, --simd). */
 #ifndef PBD_APP_CLI_SCENE_H
 #define PBD_APP_CLI_SCENE_H
 
@@ -14,6 +14,7 @@ typedef struct cli_world_options {
 	int solver;      ///< pbd_solver, -1: the scene's
 	int formulation; ///< pbd_formulation, -1: the scene's
 	int method;      ///< pbd_method, -1: the scene's
+	int simd;        ///< pbd_simd, -1: the scene's
 	long iterations; ///< 0: the scene's
 	long substeps;   ///< 0: the scene's
 	double dt;       ///< 0: the scene's

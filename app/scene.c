@@ -113,6 +113,7 @@ static const int solver_alias_values[] = {PBD_SOLVER_GAUSS_SEIDEL};
 static const char* const formulation_names[] = {"pbd", "xpbd", NULL};
 static const char* const collision_names[] = {"in_solver", "after_solver", NULL};
 static const char* const damping_mode_names[] = {"velocity", "after_forces", NULL};
+static const char* const simd_names[] = {"auto", "scalar", "avx2", NULL};
 static const char* const method_names[] = {
     "pbd", "explicit_euler", "symplectic_euler", "implicit_euler", "projective_dynamics", "vbd", NULL};
 
@@ -120,15 +121,33 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	jr* r = &L->r;
 	const cJSON* w = jr_get(root, "world");
 	if (!w) return true;
-	static const char* const keys[] = {
-	    "gravity",   "dt",           "substeps", "iterations",        "solver",           "formulation",
-	    "damping",   "damping_mode", "jacobi",   "collision_mode",    "max_speed",        "divergence_strain",
-	    "chebyshev", "hierarchy",    "method",   "stiffness_damping", "linear_tolerance", "rigid_stiffness",
-	    "wind",      "gusts",        "threads",  NULL};
+	static const char* const keys[] = {"gravity",
+	                                   "dt",
+	                                   "substeps",
+	                                   "iterations",
+	                                   "solver",
+	                                   "formulation",
+	                                   "damping",
+	                                   "damping_mode",
+	                                   "jacobi",
+	                                   "collision_mode",
+	                                   "max_speed",
+	                                   "divergence_strain",
+	                                   "chebyshev",
+	                                   "hierarchy",
+	                                   "method",
+	                                   "stiffness_damping",
+	                                   "linear_tolerance",
+	                                   "rigid_stiffness",
+	                                   "wind",
+	                                   "gusts",
+	                                   "threads",
+	                                   "simd",
+	                                   NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations, threads;
-	int solver, formulation, collision, damping_mode, method;
+	int solver, formulation, collision, damping_mode, method, simd;
 	if (!jr_vec3(r, w, path, "gravity", d->gravity, SCENE_MAX_GRAVITY, &d->gravity) ||
 	    !jr_real_p(r, w, path, "dt", d->dt, (jr_range){SCENE_MIN_DT, SCENE_MAX_DT, false, false}, &d->dt) ||
 	    !jr_int(r, w, path, "substeps", d->substeps, 1, SCENE_MAX_SUBSTEPS, &substeps) ||
@@ -142,6 +161,7 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	    !jr_real_p(r, w, path, "divergence_strain", d->divergence_strain, JR_NONNEG(SCENE_MAX_MAGNITUDE),
 	               &d->divergence_strain) ||
 	    !jr_enum(r, w, path, "method", (int)d->method, method_names, NULL, NULL, &method) ||
+	    !jr_enum(r, w, path, "simd", (int)d->simd, simd_names, NULL, NULL, &simd) ||
 	    !jr_real_p(r, w, path, "stiffness_damping", d->stiffness_damping, JR_NONNEG(SCENE_MAX_MAGNITUDE),
 	               &d->stiffness_damping) ||
 	    !jr_real_p(r, w, path, "linear_tolerance", d->linear_tolerance, (jr_range){0, 1, true, true},
@@ -153,6 +173,7 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 		return false;
 	d->threads = (int)threads;
 	d->method = (pbd_method)method;
+	d->simd = (pbd_simd)simd;
 	d->damping_mode = (pbd_damping_mode)damping_mode;
 	d->substeps = (int)substeps;
 	d->iterations = (int)iterations;

@@ -42,7 +42,7 @@
 
 enum {
 	BENCH_MAX_SIZES = 16,
-	BENCH_MAX_VARIANTS = 4,
+	BENCH_MAX_VARIANTS = 8,
 	/* N = 2 would link the two pinned corners to each other: nothing to simulate there. */
 	BENCH_MIN_N = 3,
 	BENCH_MAX_N = 2048,
@@ -60,6 +60,8 @@ static const double BENCH_GRAVITY = -9.81;
 typedef struct bench_variant {
 	pbd_solver solver;
 	pbd_formulation formulation;
+	pbd_simd simd;
+	bool simd_named; /* --simd given: the solver column says which kernels ran */
 } bench_variant;
 
 /* A strain no cloth material reaches: the library's default divergence_strain. */
@@ -75,6 +77,9 @@ typedef struct bench_options {
 	int solver_count;
 	pbd_formulation formulations[2];
 	int formulation_count;
+	pbd_simd simds[2];
+	int simd_count;
+	bool simd_given;
 	bool bullet;
 	double tolerance; /* max strain of a converged row */
 	const char* csv_path;
@@ -157,6 +162,13 @@ static double median(double* v, size_t n) {
 
 static const char* solver_name(pbd_solver s) { return s == PBD_SOLVER_JACOBI ? "jacobi" : "gs"; }
 
+/* The solver column of a row: with --simd, which kernels ran too. */
+static const char* variant_solver(bench_variant v) {
+	static const char* const named[2][3] = {{"gs/auto", "gs/scalar", "gs/avx2"},
+	                                        {"jacobi/auto", "jacobi/scalar", "jacobi/avx2"}};
+	return v.simd_named ? named[v.solver == PBD_SOLVER_JACOBI][v.simd] : solver_name(v.solver);
+}
+
 static const char* formulation_name(pbd_formulation f) { return f == PBD_FORMULATION_XPBD ? "xpbd" : "pbd"; }
 
 static int default_repeat(uint32_t n) { return n <= BENCH_REPEAT_SPLIT_N ? 3 : 1; }
@@ -210,6 +222,8 @@ static void print_help(FILE* f) {
 	        "  --solver LIST         pbd solvers: gs, jacobi or gs,jacobi (default gs)\n"
 	        "  --formulation LIST    pbd formulations: pbd (stiffness 1), xpbd (compliance 0)\n"
 	        "                        or pbd,xpbd (default pbd); one pbd row per solver x formulation\n"
+	        "  --simd LIST           pbd kernels: auto, scalar, avx2 or two of them, e.g. scalar,avx2\n"
+	        "                        (default auto); one row each, named in the solver column\n"
 	        "  --no-bullet           skip the Bullet soft-body peer\n"
 	        "  --tolerance S         max strain |C|/rest of a converged cloth (default 0.05)\n"
 	        "  --csv FILE            also write the table as CSV\n"
@@ -355,6 +369,26 @@ static int parse_formulations(const char* value, bench_options* o) {
 	return 0;
 }
 
+static int parse_simd(const char* value, bench_options* o) {
+	char items[2][16];
+	const int count = split_list(value, items, 2);
+	if (count < 0) return usage_error("--simd: expected one or two of auto, scalar, avx2, got '%s'", value);
+	for (int i = 0; i < count; ++i) {
+		if (strcmp(items[i], "auto") == 0)
+			o->simds[i] = PBD_SIMD_AUTO;
+		else if (strcmp(items[i], "scalar") == 0)
+			o->simds[i] = PBD_SIMD_SCALAR;
+		else if (strcmp(items[i], "avx2") == 0)
+			o->simds[i] = PBD_SIMD_AVX2;
+		else
+			return usage_error("--simd: unknown mode '%s' (auto, scalar or avx2)", items[i]);
+	}
+	if (count == 2 && o->simds[0] == o->simds[1]) return usage_error("--simd: '%s' is listed twice", items[0]);
+	o->simd_count = count;
+	o->simd_given = true;
+	return 0;
+}
+
 static int parse_options(int argc, char** argv, bench_options* o) {
 	memset(o, 0, sizeof *o);
 	static const uint32_t default_sizes[] = {32, 64, 128, 256};
@@ -366,6 +400,8 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	o->solver_count = 1;
 	o->formulations[0] = PBD_FORMULATION_PBD;
 	o->formulation_count = 1;
+	o->simds[0] = PBD_SIMD_AUTO;
+	o->simd_count = 1;
 	o->bullet = true;
 	o->tolerance = 0.05;
 	o->quality_target = 0.01;
@@ -398,6 +434,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_METHODS_H_MIN,
 		OPT_METHODS_ONLY,
 		OPT_PROFILE,
+		OPT_SIMD,
 		OPT_COUNT
 	};
 	static const char* const names[OPT_COUNT] = {
@@ -405,10 +442,10 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	    "--formulation",   "--no-bullet",     "--tolerance",      "--csv",           "--help",
 	    "--quality",       "--quality-only",  "--quality-target", "--quality-cap",   "--quality-method",
 	    "--quality-csv",   "--resolution",    "--collision",      "--collision-csv", "--methods",
-	    "--methods-limit", "--methods-h-min", "--methods-only",   "--profile"};
-	static const bool takes_value[OPT_COUNT] = {true,  true,  true,  true,  true, true, false, true,
-	                                            true,  false, false, false, true, true, true,  true,
-	                                            false, false, true,  false, true, true, true,  false};
+	    "--methods-limit", "--methods-h-min", "--methods-only",   "--profile",       "--simd"};
+	static const bool takes_value[OPT_COUNT] = {true,  true,  true,  true, true, true,  false, true,  true,
+	                                            false, false, false, true, true, true,  true,  false, false,
+	                                            true,  false, true,  true, true, false, true};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -464,6 +501,9 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 			break;
 		case OPT_FORMULATION:
 			rc = parse_formulations(value, o);
+			break;
+		case OPT_SIMD:
+			rc = parse_simd(value, o);
 			break;
 		case OPT_NO_BULLET:
 			o->bullet = false;
@@ -734,6 +774,7 @@ static int run_pbd(bench_scene* s, const bench_options* o, bench_variant v, benc
 	wd.iterations = o->iterations;
 	wd.solver = v.solver;
 	wd.formulation = v.formulation;
+	wd.simd = v.simd;
 	wd.damping = 1;
 	wd.max_speed = 0;
 	wd.diagnostics = false;   /* the timed steps do no stats pass; get_stats recomputes at the end */
@@ -973,7 +1014,7 @@ static int bench_size(uint32_t n, const bench_options* o, const bench_variant* v
 			bench_run* run = &runs[(size_t)e * (size_t)repeats + (size_t)r];
 			if (e < variant_count) {
 				if (progress)
-					fprintf(stderr, "  N=%u pbd %s/%s run %d/%d\r", n, solver_name(variants[e].solver),
+					fprintf(stderr, "  N=%u pbd %s/%s run %d/%d\r", n, variant_solver(variants[e]),
 					        formulation_name(variants[e].formulation), r + 1, repeats);
 				rc = run_pbd(&s, o, variants[e], run);
 			} else {
@@ -1002,7 +1043,7 @@ static int bench_size(uint32_t n, const bench_options* o, const bench_variant* v
 			memset(&row, 0, sizeof row);
 			make_row(&row, &s, o, vr, repeats, ms);
 			row.engine = "pbd";
-			row.solver = solver_name(variants[e].solver);
+			row.solver = variant_solver(variants[e]);
 			row.formulation = formulation_name(variants[e].formulation);
 			row.has_phases = o->profile;
 			if (with_bullet) row.ratio = bullet_row.ms / row.ms;
@@ -1105,7 +1146,8 @@ int pbd_bench_main(int argc, char** argv) {
 	int variant_count = 0;
 	for (int i = 0; i < o.solver_count; ++i)
 		for (int j = 0; j < o.formulation_count; ++j)
-			variants[variant_count++] = (bench_variant){o.solvers[i], o.formulations[j]};
+			for (int m = 0; m < o.simd_count; ++m)
+				variants[variant_count++] = (bench_variant){o.solvers[i], o.formulations[j], o.simds[m], o.simd_given};
 
 	FILE* qcsv = NULL;
 	if (o.quality_csv) {

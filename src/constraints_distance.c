@@ -3,17 +3,9 @@
  * strain and elastic-energy diagnostics. */
 #include <string.h>
 
+#include "constraints_distance.h"
 #include "rows.h"
 #include "world.h"
-
-/* Hot data, read in every iteration. s[0] applies when the constraint is stretched (C > 0), s[1]
- * when compressed: the iteration-corrected stiffness k' for PBD, the compliance for XPBD (see
- * refresh). */
-typedef struct pbd_distance_c {
-	uint32_t a, b;
-	pbd_real rest;
-	pbd_real s[2];
-} pbd_distance_c;
 
 /* Cold data: the parameters as given, kept to rebuild s[] when settings change. */
 typedef struct pbd_distance_p {
@@ -23,7 +15,6 @@ typedef struct pbd_distance_p {
 	uint32_t flags; /* DIST_FROM_COMPLIANCE; also keeps the record free of padding in both precisions */
 } pbd_distance_p;
 
-_Static_assert(sizeof(pbd_distance_c) == 2 * sizeof(uint32_t) + 3 * sizeof(pbd_real), "padding in pbd_distance_c");
 _Static_assert(sizeof(pbd_distance_p) == 2 * sizeof(uint32_t) + 4 * sizeof(pbd_real), "padding in pbd_distance_p");
 
 #define FAM(w) (&(w)->fam[PBD_FAMILY_DISTANCE])
@@ -386,6 +377,10 @@ const pbd_family_ops pbd_family_distance_ops = {
     .refresh = refresh,
     .project = project,
     .jacobi = jacobi,
+#ifdef PBD_HAVE_AVX2
+    .project_lanes = pbd_distance_project_avx2,
+    .jacobi_lanes = pbd_distance_jacobi_avx2,
+#endif
     .stats = stats,
     .max_strain = max_strain,
     .check = check,

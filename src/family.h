@@ -39,6 +39,7 @@ typedef struct pbd_step_ctx {
 	int iterations;
 	bool jacobi_equal;
 	pbd_real jacobi_alpha, jacobi_omega;
+	bool simd; /* the families' lane kernels may run (cpu.h) */
 } pbd_step_ctx;
 
 /* The storage block of one family. */
@@ -102,6 +103,11 @@ typedef struct pbd_family_ops {
 	void (*project)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
 	/* Jacobi: adds the corrections of [first, end), computed from the iteration's start, to dx. */
 	void (*jacobi)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
+	/* Optional vector forms of project and jacobi over 8 consecutive positions at a time
+	 * ((end - first) % 8 == 0), for ranges of one colour group only, where no two constraints
+	 * share a particle; bit-identical to the scalar kernels. NULL: the family has none. */
+	void (*project_lanes)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
+	void (*jacobi_lanes)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
 	/* Diagnostics of the current positions (full precision, x + x_lo). */
 	void (*stats)(const pbd_world* w, const pbd_family* f, pbd_family_sums* out);
 	/* The divergence test alone: the largest strain. */

@@ -668,8 +668,18 @@ typedef struct coarse_stage {
 static void coarse_block(void* p, uint32_t block, uint32_t worker) {
 	(void)worker;
 	const coarse_stage* s = (const coarse_stage*)p;
-	const uint32_t size = s->w->exec.block_constraints, first = s->first + block * size;
-	project_coarse(s->ctx, s->w->hier.con, first, pbd_block_end(first, s->end, size));
+	const uint32_t size = s->w->exec.block_constraints;
+	uint32_t first = s->first + block * size;
+	const uint32_t end = pbd_block_end(first, s->end, size);
+#ifdef PBD_HAVE_AVX2
+	/* AVX2 lanes over the block's multiple of 8, the scalar kernel on its tail: the same bits. */
+	if (s->ctx->simd && end - first >= 8) {
+		const uint32_t split = first + (end - first) / 8 * 8;
+		pbd_coarse_project_avx2(s->ctx, s->w->hier.con, first, split);
+		first = split;
+	}
+#endif
+	if (first < end) project_coarse(s->ctx, s->w->hier.con, first, end);
 }
 
 static void interpolate_block(void* p, uint32_t block, uint32_t worker) {

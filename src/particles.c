@@ -42,7 +42,10 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 		if (!pbd_grow_all(&w->mem, per_block, 2, w->cap_block, blocks)) return PBD_ERR_OUT_OF_MEMORY;
 		w->cap_block = blocks;
 	}
-	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), w->cap_p, capacity))
+	/* One spare element past the capacity, zeroed, in every array: vector kernels load a pbd_vec3
+	 * as 4 floats (simd/distance_avx2.c), and the last particle's 4th float must be in bounds. */
+	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), pbd_particles_allocated(w->cap_p),
+	                  pbd_particles_allocated(capacity)))
 		return PBD_ERR_OUT_OF_MEMORY;
 	w->cap_p = capacity;
 	return PBD_OK;

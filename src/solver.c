@@ -22,6 +22,7 @@ void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
 	ctx->jacobi_equal = w->def.jacobi_equal_split;
 	ctx->jacobi_alpha = w->def.jacobi_alpha;
 	ctx->jacobi_omega = w->def.jacobi_omega;
+	ctx->simd = w->simd_lanes;
 }
 
 /* Applies the summed Jacobi corrections to particles [first, end). Mass-weighted corrections
@@ -71,10 +72,16 @@ static void range_block(void* p, uint32_t block, uint32_t worker) {
 		end = pbd_block_end(first, end, size);
 	}
 	pbd_family* f = &s->w->fam[t];
-	if (s->jacobi)
-		ops->jacobi(s->ctx, f, first, end);
-	else
-		ops->project(s->ctx, f, first, end);
+	/* AVX2 lanes over the block's multiple of 8 (a block lies in one colour), the scalar kernel
+	 * on the rest: the same bits either way (simd/distance_avx2.c). */
+	void (*lanes)(const pbd_step_ctx*, pbd_family*, uint32_t, uint32_t) =
+	    s->jacobi ? ops->jacobi_lanes : ops->project_lanes;
+	if (s->ctx->simd && lanes && end - first >= 8) {
+		const uint32_t split = first + (end - first) / 8 * 8;
+		lanes(s->ctx, f, first, split);
+		first = split;
+	}
+	if (first < end) (s->jacobi ? ops->jacobi : ops->project)(s->ctx, f, first, end);
 	pbd_prof_end_family(s->w, worker, t, t0);
 }
 

@@ -2,6 +2,7 @@
 #include <float.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "collide.h"
 #include "world.h"
 
@@ -113,6 +114,11 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->max_speed) || d->max_speed < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %.9g)",
 		                (double)d->max_speed);
+	if (d->simd != PBD_SIMD_AUTO && d->simd != PBD_SIMD_SCALAR && d->simd != PBD_SIMD_AVX2)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.simd: unknown mode %d", (int)d->simd);
+	if (d->simd == PBD_SIMD_AVX2 && !pbd_cpu_avx2())
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.simd: AVX2 requested, but %s",
+		                pbd_simd_built() ? "this CPU lacks AVX2 or FMA" : "this build has no AVX2 kernels");
 	if ((int)d->method < 0 || d->method >= PBD_METHOD_COUNT)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.method: unknown method %d", (int)d->method);
 	if (!pbd_is_finite(d->stiffness_damping) || d->stiffness_damping < 0)
@@ -145,6 +151,9 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	return PBD_OK;
 }
 
+/* def.simd against this build and CPU (validate_def refused AVX2 where they lack it). */
+static bool simd_lanes(const pbd_world_def* d) { return d->simd != PBD_SIMD_SCALAR && pbd_cpu_avx2(); }
+
 pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	if (!out) return PBD_ERR_INVALID_ARGUMENT;
 	*out = NULL;
@@ -169,6 +178,7 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 		pbd_world_destroy(w);
 		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: cannot start %d threads", def->threads);
 	}
+	w->simd_lanes = simd_lanes(def);
 	if (def->particle_capacity && pbd_particles_reserve(w, def->particle_capacity) != PBD_OK) {
 		pbd_world_destroy(w);
 		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
@@ -187,7 +197,7 @@ void pbd_world_destroy(pbd_world* w) {
 	if (!w) return;
 	pbd_alloc_ctx mem = w->mem;
 	pbd_exec_free(&w->exec, &mem);
-	size_t cp = w->cap_p;
+	size_t cp = pbd_particles_allocated(w->cap_p);
 	pbd_free(&mem, w->x, cp * sizeof *w->x);
 	pbd_free(&mem, w->q, cp * sizeof *w->q);
 	pbd_free(&mem, w->x_lo, cp * sizeof *w->x_lo);
@@ -266,6 +276,7 @@ static pbd_status apply_def(pbd_world* w, const pbd_world_def* d) {
 	}
 	if (st == PBD_OK) {
 		w->def = *d;
+		w->simd_lanes = simd_lanes(d);
 		w->stats_valid = false; /* gravity feeds the potential energy */
 	}
 	return st;
@@ -289,6 +300,7 @@ PBD_SETTER(collision_mode, pbd_collision_mode, collision_mode)
 PBD_SETTER(method, pbd_method, method)
 PBD_SETTER(rigid_stiffness, pbd_real, rigid_stiffness)
 PBD_SETTER(threads, int, threads)
+PBD_SETTER(simd, pbd_simd, simd)
 #undef PBD_SETTER
 
 pbd_status pbd_world_set_profile(pbd_world* w, bool on) {

@@ -101,6 +101,7 @@ struct pbd_world {
 	/* constraints, one storage block per family (family.h) */
 	pbd_family fam[PBD_FAMILY_COUNT];
 	bool partitioned;     /* every family is in solver order (partition.c) */
+	bool simd_lanes;      /* def.simd resolved against the build and the CPU at creation (cpu.h) */
 	uint64_t topology;    /* partitions built so far: what depends on the constraint set compares it */
 	pbd_hierarchy hier;   /* coarse levels of the hierarchical solve (hierarchy.c) */
 	pbd_integrator integ; /* the force-based methods' working arrays (integrate.c) */
@@ -175,6 +176,8 @@ static inline bool pbd_energy_from_compliance(const pbd_world* w) {
 
 /* particles.c */
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity);
+/* Elements allocated in each particle array for a capacity: one spare past it (particles.c). */
+static inline size_t pbd_particles_allocated(uint32_t capacity) { return capacity ? (size_t)capacity + 1 : 0; }
 void pbd_particles_begin_step(pbd_world* w);
 void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep);
 void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep);

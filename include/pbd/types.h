@@ -75,6 +75,17 @@ typedef enum pbd_formulation {
 	PBD_FORMULATION_XPBD = 1
 } pbd_formulation;
 
+/// Which projection kernels run the distance constraints of a colour group.
+typedef enum pbd_simd {
+	/// AVX2 lanes where the build and the CPU have them, the scalar kernels otherwise.
+	PBD_SIMD_AUTO = 0,
+	/// The scalar kernels only.
+	PBD_SIMD_SCALAR = 1,
+	/// AVX2 lanes; pbd_world_create fails on a build or CPU without them. Results are bit-identical
+	/// to PBD_SIMD_SCALAR (docs/solvers.md, "SIMD lanes").
+	PBD_SIMD_AVX2 = 2
+} pbd_simd;
+
 /// When collisions with colliders are resolved.
 typedef enum pbd_collision_mode {
 	/// As inequality constraints, projected in every iteration after the other constraints.
@@ -230,6 +241,7 @@ typedef struct pbd_world_def {
 	/// deterministically (a sum of incommensurate sines). >= 0, default 0 (steady).
 	pbd_real gust_strength;
 	pbd_real gust_frequency;    ///< Hz, > 0: the dominant frequency of the gusts (default 0.5)
+	pbd_simd simd;              ///< vector kernels (default PBD_SIMD_AUTO); never changes results
 	uint32_t particle_capacity; ///< initial capacities; the arrays grow when adding beyond them
 	uint32_t distance_capacity;
 	pbd_allocator allocator;

@@ -1,0 +1,258 @@
+/* The distance family's Gauss-Seidel and Jacobi kernels in AVX2 lanes: 8 consecutive positions
+ * of one colour group at a time (docs/solvers.md, "SIMD lanes").
+ *
+ * Bit-identical to the scalar kernels of constraints_distance.c, which stay the reference:
+ * - The constraints of a colour group share no particle, so reading the 8 constraints' particles
+ *   before writing any is what the scalar loop would read, and a particle's Jacobi sum receives
+ *   its terms in the same order.
+ * - Each lane performs the scalar code's IEEE operations in its order (vsqrtps and vdivps are
+ *   correctly rounded like their scalar forms, no reciprocal estimates), and this file is built
+ *   with -ffp-contract=off like the rest, so that no multiply and add fuse.
+ * - Compares use the predicates the scalar code compiles to: signalling for <, <=, >= (comiss),
+ *   quiet for == (ucomiss), so a NaN raises the same FE_INVALID.
+ * - Where the scalar code skips a constraint before an operation, the lane's inputs are first made
+ *   harmless (d = 0, a divisor of 1), so that a skipped lane raises no FP exception the scalar code
+ *   would not, and its particles are not written at all.
+ * - A pbd_vec3 is 12 bytes: what the kernels write is read and written as exactly 12 (load3,
+ *   store3); only the committed positions, which no sweep writes, are read as 16 (load_x). */
+#ifdef PBD_DOUBLE
+#error "the AVX2 lanes are built for float only (src/CMakeLists.txt)"
+#endif
+
+#include <immintrin.h>
+
+#include <stddef.h>
+
+#include "constraints_distance.h"
+#include "hierarchy.h"
+
+#define LANES 8
+/* Words per record. The kernels read a distance record {a, b, rest, s[0], s[1]} and a coarse one
+ * {a, b, rest, wa, wb} alike, as 5 words from the first one's a. */
+#define REC ((int)(sizeof(pbd_distance_c) / sizeof(float)))
+_Static_assert(sizeof(pbd_coarse_c) == sizeof(pbd_distance_c) && offsetof(pbd_coarse_c, rest) == 8 &&
+                   offsetof(pbd_distance_c, rest) == 8 && offsetof(pbd_coarse_c, wb) == 16 &&
+                   offsetof(pbd_distance_c, s[1]) == 16,
+               "records of another shape");
+
+/* A committed position, x, y, z and a zero: the 4th float read is the next particle's x, or the
+ * arrays' spare element after the last particle (particles.c), and is replaced by 0 in the same
+ * instruction, so that no arithmetic sees it. x is not written during the sweeps. */
+static inline __m128 load_x(const pbd_vec3* p) { return _mm_blend_ps(_mm_setzero_ps(), _mm_loadu_ps(&p->x), 7); }
+/* What the sweeps write (q, dx): exactly the 12 bytes, as 8 + 4, in loads as in stores. A load
+ * wider than the particle would overlap stores to the next particle still in flight, which cannot
+ * be forwarded (nor can masked stores be), and a wider store would write the next particle, which
+ * may be another lane's or another thread's. */
+static inline __m128 load3(const pbd_vec3* p) {
+	const __m128 xy = _mm_castsi128_ps(_mm_loadl_epi64((const __m128i*)(const void*)&p->x));
+	return _mm_insert_ps(xy, _mm_load_ss(&p->z), 0x20);
+}
+static inline void store3(pbd_vec3* p, __m128 v) {
+	_mm_storel_pi((__m64*)(void*)&p->x, v);
+	_mm_store_ss(&p->z, _mm_movehl_ps(v, v));
+}
+
+/* 8 constraints: their records' fields and their separations d = (x_a - x_b) + (q_a - q_b),
+ * per lane as xmm (w = 0) and transposed into dx, dy, dz. */
+typedef struct lanes {
+	__m128 d[LANES], qa[LANES], qb[LANES];
+	__m256 dx, dy, dz;
+	__m256i ia, ib;      /* the ends */
+	__m256 rest, s0, s1; /* the records' other fields */
+} lanes;
+
+/* Rows j and j + 4 of 8 xmm rows share a ymm, then a 4x4 transpose in each half: column i of
+ * the rows in out[i], lane j = row j. */
+static inline void transpose(const __m128 r[LANES], __m256 out[4], int columns) {
+	const __m256 r0 = _mm256_set_m128(r[4], r[0]), r1 = _mm256_set_m128(r[5], r[1]);
+	const __m256 r2 = _mm256_set_m128(r[6], r[2]), r3 = _mm256_set_m128(r[7], r[3]);
+	const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpacklo_ps(r2, r3);
+	const __m256 t2 = _mm256_unpackhi_ps(r0, r1), t3 = _mm256_unpackhi_ps(r2, r3);
+	out[0] = _mm256_shuffle_ps(t0, t1, 0x44);
+	out[1] = _mm256_shuffle_ps(t0, t1, 0xEE);
+	out[2] = _mm256_shuffle_ps(t2, t3, 0x44);
+	if (columns > 3) out[3] = _mm256_shuffle_ps(t2, t3, 0xEE);
+}
+
+static inline void load_lanes(const pbd_step_ctx* ctx, const uint32_t* rec, lanes* l) {
+	const pbd_vec3* x = ctx->x;
+	const pbd_vec3* q = ctx->q;
+	/* the first 16 bytes of each 20-byte record, {a, b, rest, s[0]}, moved as bits; s[1] gathered */
+	__m128 r[LANES];
+	__m256 col[4];
+	for (int j = 0; j < LANES; ++j) r[j] = _mm_loadu_ps((const float*)(const void*)(rec + j * REC));
+	transpose(r, col, 4);
+	l->ia = _mm256_castps_si256(col[0]);
+	l->ib = _mm256_castps_si256(col[1]);
+	l->rest = col[2];
+	l->s0 = col[3];
+	l->s1 = _mm256_i32gather_ps((const float*)(const void*)(rec + 4),
+	                            _mm256_setr_epi32(0, REC, 2 * REC, 3 * REC, 4 * REC, 5 * REC, 6 * REC, 7 * REC), 4);
+	for (int j = 0; j < LANES; ++j) {
+		const uint32_t a = rec[j * REC], b = rec[j * REC + 1];
+		l->qa[j] = load3(&q[a]);
+		l->qb[j] = load3(&q[b]);
+		l->d[j] = _mm_add_ps(_mm_sub_ps(load_x(&x[a]), load_x(&x[b])), _mm_sub_ps(l->qa[j], l->qb[j]));
+	}
+	transpose(l->d, col, 3);
+	l->dx = col[0];
+	l->dy = col[1];
+	l->dz = col[2];
+}
+
+/* pbd_v3_dot(d, d), left to right as the scalar sum. */
+static inline __m256 length(const lanes* l) {
+	const __m256 xx = _mm256_mul_ps(l->dx, l->dx), yy = _mm256_mul_ps(l->dy, l->dy), zz = _mm256_mul_ps(l->dz, l->dz);
+	return _mm256_sqrt_ps(_mm256_add_ps(_mm256_add_ps(xx, yy), zz));
+}
+
+/* s[C <= 0] */
+static inline __m256 side_param(const lanes* l, __m256 C) {
+	return _mm256_blendv_ps(l->s0, l->s1, _mm256_cmp_ps(C, _mm256_setzero_ps(), _CMP_LE_OS));
+}
+
+/* Moves the active lanes' ends: a by -sa d (add_a: +sa d), b by the opposite. The scalar kernel
+ * skips the other constraints, so their particles are not written at all. */
+static inline void store_lanes(const uint32_t* rec, const lanes* l, const pbd_vec3* q, pbd_vec3* upd, __m256 sa,
+                               __m256 sb, __m256 active, bool add_a, __m256 wa, __m256 wb) {
+	_Alignas(32) float fa[LANES], fb[LANES];
+	_mm256_store_ps(fa, sa);
+	_mm256_store_ps(fb, sb);
+	const unsigned m = (unsigned)_mm256_movemask_ps(active);
+	/* Pinned ends are never stored into, as in the scalar kernels (family.h): other threads may
+	 * read them. Jacobi's dx of a pin is this constraint's own and is written as the scalar one. */
+	const __m256 zero = _mm256_setzero_ps();
+	const unsigned free_a = upd == q ? (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(wa, zero, _CMP_GT_OQ)) : 0xffu;
+	const unsigned free_b = upd == q ? (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(wb, zero, _CMP_GT_OQ)) : 0xffu;
+	for (int j = 0; j < LANES; ++j) {
+		if (!(m >> j & 1)) continue;
+		const uint32_t a = rec[j * REC], b = rec[j * REC + 1];
+		const __m128 ma = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fa[j]));
+		const __m128 mb = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fb[j]));
+		/* Gauss-Seidel moves q, read before any store of this block: the lanes share no particle */
+		const __m128 pa = upd == q ? l->qa[j] : load3(&upd[a]), pb = upd == q ? l->qb[j] : load3(&upd[b]);
+		if (free_a >> j & 1) store3(&upd[a], add_a ? _mm_add_ps(pa, ma) : _mm_sub_ps(pa, ma));
+		if (free_b >> j & 1) store3(&upd[b], add_a ? _mm_sub_ps(pb, mb) : _mm_add_ps(pb, mb));
+	}
+}
+
+static void project_pbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
+	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
+	for (uint32_t k = first; k < end; k += LANES) {
+		lanes l;
+		load_lanes(ctx, &c[k].a, &l);
+		const __m256 wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4), wb = _mm256_i32gather_ps(ctx->iw, l.ib, 4);
+		const __m256 ws = _mm256_add_ps(wa, wb);
+		/* scalar: if (ws == 0) continue, before d is formed */
+		__m256 act = _mm256_cmp_ps(ws, zero, _CMP_NEQ_UQ);
+		l.dx = _mm256_and_ps(l.dx, act);
+		l.dy = _mm256_and_ps(l.dy, act);
+		l.dz = _mm256_and_ps(l.dz, act);
+		const __m256 len = length(&l);
+		act = _mm256_and_ps(act, _mm256_cmp_ps(len, eps, _CMP_GE_OS));
+		const __m256 C = _mm256_sub_ps(len, l.rest);
+		const __m256 stiff = side_param(&l, C);
+		const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(ws, len), act);
+		const __m256 s = _mm256_div_ps(_mm256_mul_ps(stiff, C), den);
+		store_lanes(&c[k].a, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false, wa, wb);
+	}
+}
+
+static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
+	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
+	const __m256 inv_h2 = _mm256_set1_ps(ctx->inv_h2), sign = _mm256_set1_ps(-0.0f);
+	for (uint32_t k = first; k < end; k += LANES) {
+		lanes l;
+		load_lanes(ctx, &c[k].a, &l);
+		const __m256 wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4), wb = _mm256_i32gather_ps(ctx->iw, l.ib, 4);
+		const __m256 len = length(&l);
+		__m256 act = _mm256_cmp_ps(len, eps, _CMP_GE_OS);
+		const __m256 C = _mm256_sub_ps(len, l.rest);
+		/* a skipped lane's compliance is 0, so that alpha~ cannot overflow where the scalar code
+		 * never forms it */
+		const __m256 at = _mm256_mul_ps(_mm256_and_ps(side_param(&l, C), act), inv_h2);
+		const __m256 denom = _mm256_add_ps(_mm256_add_ps(wa, wb), at);
+		act = _mm256_and_ps(act, _mm256_cmp_ps(denom, zero, _CMP_NEQ_UQ));
+		float* lambda = f->lambda + k;
+		const __m256 lam = _mm256_loadu_ps(lambda);
+		const __m256 num = _mm256_sub_ps(_mm256_xor_ps(C, sign), _mm256_mul_ps(at, lam));
+		const __m256 dl = _mm256_div_ps(num, _mm256_blendv_ps(one, denom, act));
+		_mm256_storeu_ps(lambda, _mm256_blendv_ps(lam, _mm256_add_ps(lam, dl), act));
+		const __m256 s = _mm256_div_ps(dl, _mm256_blendv_ps(one, len, act));
+		store_lanes(&c[k].a, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, true, wa, wb);
+	}
+}
+
+void pbd_distance_project_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	if (ctx->formulation == PBD_FORMULATION_XPBD)
+		project_xpbd(ctx, f, first, end);
+	else
+		project_pbd(ctx, f, first, end);
+}
+
+/* constraints_distance.c's jacobi: weights and the shared factor fk are formed for every
+ * constraint there too, before the length test. */
+void pbd_distance_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
+	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
+	const bool equal = ctx->jacobi_equal;
+	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
+	const __m256 inv_h2 = _mm256_set1_ps(ctx->inv_h2), sign = _mm256_set1_ps(-0.0f);
+	const __m256 alpha = _mm256_set1_ps(ctx->jacobi_alpha), omega = _mm256_set1_ps(ctx->jacobi_omega);
+	for (uint32_t k = first; k < end; k += LANES) {
+		lanes l;
+		load_lanes(ctx, &c[k].a, &l);
+		__m256 wa = one, wb = one, fk = one;
+		if (!equal) {
+			wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4);
+			wb = _mm256_i32gather_ps(ctx->iw, l.ib, 4);
+			const __m256i da = _mm256_i32gather_epi32((const int*)ctx->degree, l.ia, 4);
+			const __m256i db = _mm256_i32gather_epi32((const int*)ctx->degree, l.ib, 4);
+			/* a degree counts constraints, far below 2^31: the signed conversion is the unsigned one */
+			fk = _mm256_div_ps(omega, _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_max_epu32(da, db)), alpha));
+		}
+		const __m256 len = length(&l);
+		__m256 act = _mm256_cmp_ps(len, eps, _CMP_GE_OS);
+		const __m256 C = _mm256_sub_ps(len, l.rest);
+		const __m256 sp = _mm256_and_ps(side_param(&l, C), act);
+		__m256 s;
+		if (xpbd) {
+			const __m256 at = _mm256_mul_ps(sp, inv_h2);
+			const __m256 denom = _mm256_add_ps(_mm256_add_ps(wa, wb), at);
+			act = _mm256_and_ps(act, _mm256_cmp_ps(denom, zero, _CMP_NEQ_UQ));
+			float* lambda = f->lambda + k;
+			const __m256 lam = _mm256_loadu_ps(lambda);
+			const __m256 num = _mm256_sub_ps(_mm256_xor_ps(C, sign), _mm256_mul_ps(at, lam));
+			const __m256 dl = _mm256_mul_ps(fk, _mm256_div_ps(num, _mm256_blendv_ps(one, denom, act)));
+			_mm256_storeu_ps(lambda, _mm256_blendv_ps(lam, _mm256_add_ps(lam, dl), act));
+			s = _mm256_div_ps(_mm256_xor_ps(dl, sign), _mm256_blendv_ps(one, len, act));
+		} else {
+			const __m256 ws = _mm256_add_ps(wa, wb);
+			act = _mm256_and_ps(act, _mm256_cmp_ps(ws, zero, _CMP_NEQ_UQ));
+			const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(ws, len), act);
+			s = _mm256_mul_ps(fk, _mm256_div_ps(_mm256_mul_ps(sp, C), den));
+		}
+		store_lanes(&c[k].a, &l, ctx->q, ctx->dx, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false, wa, wb);
+	}
+}
+
+/* hierarchy.c's project_coarse: a coarse constraint acts only when stretched, len^2 > rest^2,
+ * which the scalar code tests before the square root (the root of a finite len^2 raises nothing). */
+void pbd_coarse_project_avx2(const pbd_step_ctx* ctx, const pbd_coarse_c* c, uint32_t first, uint32_t end) {
+	const __m256 one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
+	for (uint32_t k = first; k < end; k += LANES) {
+		lanes l;
+		load_lanes(ctx, &c[k].a, &l);
+		const __m256 wa = l.s0, wb = l.s1;
+		const __m256 len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(l.dx, l.dx), _mm256_mul_ps(l.dy, l.dy)),
+		                                  _mm256_mul_ps(l.dz, l.dz));
+		__m256 act = _mm256_cmp_ps(len2, _mm256_mul_ps(l.rest, l.rest), _CMP_GT_OS);
+		const __m256 len = _mm256_sqrt_ps(len2);
+		act = _mm256_and_ps(act, _mm256_cmp_ps(len, eps, _CMP_GE_OS));
+		const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(_mm256_add_ps(wa, wb), len), act);
+		const __m256 s = _mm256_div_ps(_mm256_sub_ps(len, l.rest), den);
+		store_lanes(&c[k].a, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false, wa, wb);
+	}
+}

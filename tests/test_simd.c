@@ -1,0 +1,295 @@
+/* SIMD lanes: the distance family's vector kernels give the scalar kernels' bits. Both run on
+ * copies of one state and every byte of q, dx and lambda is compared, over the cases where the
+ * lanes must mask or sanitise (pinned ends, coincident ends, stiffness 0 and 1, stretch against
+ * compress, compliance 0, coordinates at 1e6); then whole worlds stepped with PBD_SIMD_SCALAR
+ * and PBD_SIMD_AVX2 must end with the same hash. Skipped, with the reason printed, where the
+ * build or the CPU has no AVX2. */
+#include <stdio.h>
+
+#include "constraints_distance.h"
+#include "cpu.h"
+#include "test_physics.h"
+
+#define NC 61 /* 7 lanes of 8 and a scalar tail of 5 */
+#define NP (2 * NC + 6)
+
+typedef struct state {
+	pbd_vec3 x[NP], q[NP], dx[NP];
+	pbd_real iw[NP];
+	uint32_t degree[NP];
+	pbd_distance_c c[NC];
+	pbd_real lambda[NC];
+} kstate;
+
+typedef struct kernel_case {
+	const char* name;
+	pbd_formulation formulation;
+	bool jacobi, equal;
+	double offset;     /* added to every coordinate */
+	double pinned;     /* fraction of particles with inverse mass 0 */
+	double coincident; /* fraction of constraints whose ends coincide */
+	const pbd_real* s; /* the values s[0] and s[1] are drawn from */
+	int s_count;
+} kernel_case;
+
+static uint64_t rng_state;
+static double rnd(void) { /* in [0, 1) */
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (double)(rng_state >> 11) * (1.0 / 9007199254740992.0);
+}
+static pbd_real rnd_in(double lo, double hi) { return (pbd_real)(lo + (hi - lo) * rnd()); }
+
+/* One colour's worth of constraints: every particle is used at most once. */
+static void make_state(const kernel_case* kc, kstate* s) {
+	memset(s, 0, sizeof *s);
+	uint32_t perm[NP];
+	for (uint32_t i = 0; i < NP; ++i) perm[i] = i;
+	for (uint32_t i = NP - 1; i > 0; --i) {
+		const uint32_t j = (uint32_t)(rnd() * (double)(i + 1));
+		const uint32_t t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (uint32_t i = 0; i < NP; ++i) {
+		s->x[i] = pbd_v3((pbd_real)(kc->offset + (double)rnd_in(-1, 1)), (pbd_real)(kc->offset + (double)rnd_in(-1, 1)),
+		                 (pbd_real)(kc->offset + (double)rnd_in(-1, 1)));
+		s->q[i] = pbd_v3(rnd_in(-1e-3, 1e-3), rnd_in(-1e-3, 1e-3), rnd_in(-1e-3, 1e-3));
+		s->dx[i] = pbd_v3(rnd_in(-1e-4, 1e-4), 0, rnd_in(-1e-4, 1e-4));
+		s->iw[i] = rnd() < kc->pinned ? 0 : rnd_in(0.5, 2);
+		s->degree[i] = 1 + (uint32_t)(rnd() * 8);
+	}
+	for (uint32_t k = 0; k < NC; ++k) {
+		pbd_distance_c* c = &s->c[k];
+		c->a = perm[2 * k];
+		c->b = perm[2 * k + 1];
+		if (rnd() < kc->coincident) {
+			s->x[c->b] = s->x[c->a];
+			s->q[c->b] = s->q[c->a];
+		}
+		const pbd_vec3 d = pbd_v3_sub(s->x[c->a], s->x[c->b]);
+		/* stretched, compressed and zero rest lengths */
+		c->rest = rnd() < 0.1 ? 0 : pbd_v3_length(d) * rnd_in(0.7, 1.3);
+		c->s[0] = kc->s[(int)(rnd() * kc->s_count)];
+		c->s[1] = kc->s[(int)(rnd() * kc->s_count)];
+		s->lambda[k] = kc->formulation == PBD_FORMULATION_XPBD ? rnd_in(-1e-2, 1e-2) : 0;
+	}
+}
+
+static void make_ctx(const kernel_case* kc, kstate* s, pbd_step_ctx* ctx, pbd_family* f) {
+	memset(ctx, 0, sizeof *ctx);
+	ctx->x = s->x;
+	ctx->q = s->q;
+	ctx->iw = s->iw;
+	ctx->dx = s->dx;
+	ctx->degree = s->degree;
+	ctx->h = (pbd_real)(1.0 / 240.0);
+	ctx->inv_h2 = 1 / (ctx->h * ctx->h);
+	ctx->substep_fraction = 1;
+	ctx->formulation = kc->formulation;
+	ctx->iterations = 4;
+	ctx->jacobi_equal = kc->equal;
+	ctx->jacobi_alpha = (pbd_real)0.2;
+	ctx->jacobi_omega = (pbd_real)1.3;
+	ctx->simd = true;
+	memset(f, 0, sizeof *f);
+	f->n = f->cap = NC;
+	f->hot = s->c;
+	f->lambda = s->lambda;
+	for (int g = 0; g < PBD_GROUP_COUNT; ++g) f->group_end[g] = NC;
+}
+
+static bool have_avx2(void) {
+	if (pbd_cpu_avx2()) return true;
+	printf("skipped: %s\n", pbd_simd_built() ? "this CPU has no AVX2 and FMA" : "this build has no AVX2 kernels");
+	return false;
+}
+
+static void run_kernel_case(const kernel_case* kc) {
+	const pbd_family_ops* ops = pbd_family_table[PBD_FAMILY_DISTANCE];
+	assert_non_null(ops->project_lanes);
+	assert_non_null(ops->jacobi_lanes);
+	static kstate ref, vec, start;
+	rng_state = 12345;
+	for (int trial = 0; trial < 20; ++trial) {
+		make_state(kc, &start);
+		ref = start;
+		vec = start;
+		pbd_step_ctx cr, cv;
+		pbd_family fr, fv;
+		make_ctx(kc, &ref, &cr, &fr);
+		make_ctx(kc, &vec, &cv, &fv);
+		const uint32_t split = NC / 8 * 8;
+		/* several sweeps, so that later ones start from moved particles and grown multipliers */
+		for (int sweep = 0; sweep < 4; ++sweep) {
+			if (kc->jacobi) {
+				ops->jacobi(&cr, &fr, 0, NC);
+				ops->jacobi_lanes(&cv, &fv, 0, split);
+				ops->jacobi(&cv, &fv, split, NC);
+			} else {
+				ops->project(&cr, &fr, 0, NC);
+				ops->project_lanes(&cv, &fv, 0, split);
+				ops->project(&cv, &fv, split, NC);
+			}
+		}
+		if (memcmp(ref.q, vec.q, sizeof ref.q) || memcmp(ref.dx, vec.dx, sizeof ref.dx) ||
+		    memcmp(ref.lambda, vec.lambda, sizeof ref.lambda)) {
+			for (uint32_t k = 0; k < NC; ++k) {
+				const uint32_t a = ref.c[k].a;
+				if (memcmp(&ref.q[a], &vec.q[a], sizeof ref.q[a]) || memcmp(&ref.dx[a], &vec.dx[a], sizeof ref.dx[a]) ||
+				    memcmp(&ref.lambda[k], &vec.lambda[k], sizeof ref.lambda[k]))
+					printf(
+					    "%s trial %d: constraint %u differs: q.x %.9g / %.9g, dx.x %.9g / %.9g, lambda %.9g / %.9g\n",
+					    kc->name, trial, k, (double)ref.q[a].x, (double)vec.q[a].x, (double)ref.dx[a].x,
+					    (double)vec.dx[a].x, (double)ref.lambda[k], (double)vec.lambda[k]);
+			}
+			fail_msg("%s: lanes and scalar kernel differ", kc->name);
+		}
+		/* the case moved something, so that equal bits are not the trivial untouched state */
+		const bool moved =
+		    kc->jacobi ? memcmp(ref.dx, start.dx, sizeof ref.dx) != 0 : memcmp(ref.q, start.q, sizeof ref.q) != 0;
+		assert_true(moved);
+	}
+}
+
+static const pbd_real stiffness[] = {0, 1, (pbd_real)0.25, (pbd_real)0.9};
+static const pbd_real compliance[] = {0, 0, (pbd_real)1e-6, (pbd_real)1e-3};
+
+static const kernel_case kernel_cases[] = {
+    {"gs pbd", PBD_FORMULATION_PBD, false, false, 0, 0.1, 0.1, stiffness, 4},
+    {"gs xpbd", PBD_FORMULATION_XPBD, false, false, 0, 0.1, 0.1, compliance, 4},
+    {"gs pbd all pinned or coincident", PBD_FORMULATION_PBD, false, false, 0, 0.6, 0.4, stiffness, 4},
+    {"gs xpbd all pinned or coincident", PBD_FORMULATION_XPBD, false, false, 0, 0.6, 0.4, compliance, 4},
+    {"gs pbd far from the origin", PBD_FORMULATION_PBD, false, false, 1e6, 0.05, 0.05, stiffness, 4},
+    {"gs xpbd far from the origin", PBD_FORMULATION_XPBD, false, false, 1e6, 0.05, 0.05, compliance, 4},
+    {"jacobi pbd mass-weighted", PBD_FORMULATION_PBD, true, false, 0, 0.1, 0.1, stiffness, 4},
+    {"jacobi xpbd mass-weighted", PBD_FORMULATION_XPBD, true, false, 0, 0.1, 0.1, compliance, 4},
+    {"jacobi pbd equal split", PBD_FORMULATION_PBD, true, true, 0, 0.3, 0.1, stiffness, 4},
+    {"jacobi xpbd equal split", PBD_FORMULATION_XPBD, true, true, 0, 0.3, 0.1, compliance, 4},
+    {"jacobi pbd far from the origin", PBD_FORMULATION_PBD, true, false, 1e6, 0.05, 0.05, stiffness, 4},
+};
+
+static void test_kernels_match_scalar(void** state) {
+	(void)state;
+	if (!have_avx2()) skip();
+	for (size_t i = 0; i < sizeof kernel_cases / sizeof kernel_cases[0]; ++i) run_kernel_case(&kernel_cases[i]);
+}
+
+/* A pinned cloth with bend edges (ranges of every length, so lanes and tails) plus a rope. */
+static pbd_world* build_world(pbd_solver solver, pbd_formulation formulation, bool equal, int levels, uint32_t n,
+                              pbd_simd simd) {
+	pbd_world_def def = pbd_world_def_default();
+	def.solver = solver;
+	def.formulation = formulation;
+	def.jacobi_equal_split = equal;
+	def.jacobi_alpha = solver == PBD_SOLVER_JACOBI ? (pbd_real)0.2 : 0;
+	def.substeps = 2;
+	def.iterations = 5;
+	def.simd = simd;
+	def.hierarchy_levels = levels;
+	pbd_world* w = test_world(&def);
+	pbd_mesh m;
+	tp_grid(&m, n, n - 2, 1, pbd_v3((pbd_real)-0.5, 1, 0), 2, true);
+	pbd_soft_def bd = pbd_soft_def_default();
+	bd.mesh = &m;
+	bd.mass_mode = PBD_MASS_TOTAL;
+	bd.mass = (pbd_real)0.3;
+	bd.material[PBD_EDGE_STRUCTURAL].stiffness_compress = (pbd_real)0.5;
+	bd.material[PBD_EDGE_STRUCTURAL].compliance_stretch = (pbd_real)1e-6;
+	bd.material[PBD_EDGE_SHEAR].stiffness_stretch = (pbd_real)0.8;
+	bd.material[PBD_EDGE_SHEAR].compliance_stretch = (pbd_real)1e-4;
+	bd.material[PBD_EDGE_BEND].stiffness_stretch = (pbd_real)0.2;
+	bd.material[PBD_EDGE_BEND].stiffness_compress = (pbd_real)0.2;
+	bd.material[PBD_EDGE_BEND].compliance_stretch = (pbd_real)1e-2;
+	bd.material[PBD_EDGE_BEND].compliance_compress = (pbd_real)1e-2;
+	const uint32_t pins[2] = {0, n - 1};
+	bd.pinned = pins;
+	bd.pinned_count = 2;
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
+	pbd_mesh_free(&m);
+	pbd_rope_def rd = pbd_rope_def_default();
+	rd.segments = 21;
+	rd.start = pbd_v3((pbd_real)0.8, (pbd_real)1.5, 0);
+	rd.end = pbd_v3((pbd_real)1.8, (pbd_real)1.2, (pbd_real)0.3);
+	pbd_error err;
+	assert_int_equal(pbd_mesh_rope(&rd, &m, &err), PBD_OK);
+	bd = pbd_soft_def_default();
+	bd.mesh = &m;
+	const uint32_t pin = 0;
+	bd.pinned = &pin;
+	bd.pinned_count = 1;
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
+	pbd_mesh_free(&m);
+	return w;
+}
+
+static void test_worlds_same_hash(void** state) {
+	(void)state;
+	if (!have_avx2()) skip();
+	static const struct {
+		pbd_solver solver;
+		pbd_formulation formulation;
+		bool equal;
+		int levels; /* the hierarchy's coarse levels project in lanes too */
+		uint32_t n;
+	} setups[] = {
+	    {PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_PBD, false, 0, 13},
+	    {PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, false, 0, 13},
+	    {PBD_SOLVER_JACOBI, PBD_FORMULATION_PBD, false, 0, 13},
+	    {PBD_SOLVER_JACOBI, PBD_FORMULATION_XPBD, false, 0, 13},
+	    {PBD_SOLVER_JACOBI, PBD_FORMULATION_PBD, true, 0, 13},
+	    {PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_XPBD, false, 3, 40},
+	};
+	for (size_t i = 0; i < sizeof setups / sizeof setups[0]; ++i) {
+		pbd_world* ws = build_world(setups[i].solver, setups[i].formulation, setups[i].equal, setups[i].levels,
+		                            setups[i].n, PBD_SIMD_SCALAR);
+		pbd_world* wv = build_world(setups[i].solver, setups[i].formulation, setups[i].equal, setups[i].levels,
+		                            setups[i].n, PBD_SIMD_AVX2);
+		const uint64_t h0 = pbd_world_hash(ws);
+		for (int step = 0; step < 200; ++step) {
+			assert_int_equal(pbd_world_step(ws), PBD_OK);
+			assert_int_equal(pbd_world_step(wv), PBD_OK);
+			if (pbd_world_hash(ws) != pbd_world_hash(wv)) fail_msg("setup %zu: hashes differ after step %d", i, step);
+		}
+		assert_true(pbd_world_hash(ws) != h0);
+		pbd_world_destroy(ws);
+		pbd_world_destroy(wv);
+	}
+}
+
+static void test_simd_mode_checked(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world_def def = pbd_world_def_default();
+	def.log = test_log_keep;
+	def.log_user = msg;
+	pbd_world* w = NULL;
+	def.simd = (pbd_simd)7;
+	assert_int_equal(pbd_world_create(&def, &w), PBD_ERR_INVALID_ARGUMENT);
+	assert_null(w);
+	assert_non_null(strstr(msg, "pbd_world_def.simd"));
+	def.simd = PBD_SIMD_AVX2;
+	msg[0] = 0;
+	const pbd_status st = pbd_world_create(&def, &w);
+	if (pbd_cpu_avx2()) {
+		assert_int_equal(st, PBD_OK);
+		pbd_world_destroy(w);
+	} else {
+		/* a scalar-only build, or a CPU without AVX2: refused, with the reason */
+		assert_int_equal(st, PBD_ERR_INVALID_ARGUMENT);
+		assert_null(w);
+		assert_non_null(strstr(msg, "AVX2"));
+	}
+	def.simd = PBD_SIMD_SCALAR;
+	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	pbd_world_destroy(w);
+}
+
+int main(void) {
+	test_enable_fp_traps();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_kernels_match_scalar),
+	    cmocka_unit_test(test_worlds_same_hash),
+	    cmocka_unit_test(test_simd_mode_checked),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
