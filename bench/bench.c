@@ -42,7 +42,8 @@
 
 enum {
 	BENCH_MAX_SIZES = 16,
-	BENCH_MAX_VARIANTS = 8,
+	BENCH_MAX_VARIANTS = 32,
+	BENCH_MAX_THREAD_COUNTS = 4,
 	/* N = 2 would link the two pinned corners to each other: nothing to simulate there. */
 	BENCH_MIN_N = 3,
 	BENCH_MAX_N = 2048,
@@ -62,6 +63,7 @@ typedef struct bench_variant {
 	pbd_formulation formulation;
 	pbd_simd simd;
 	bool simd_named; /* --simd given: the solver column says which kernels ran */
+	int threads;
 } bench_variant;
 
 /* A strain no cloth material reaches: the library's default divergence_strain. */
@@ -79,6 +81,8 @@ typedef struct bench_options {
 	int formulation_count;
 	pbd_simd simds[2];
 	int simd_count;
+	int threads[BENCH_MAX_THREAD_COUNTS];
+	int thread_count;
 	bool simd_given;
 	bool bullet;
 	double tolerance; /* max strain of a converged row */
@@ -133,6 +137,7 @@ typedef struct bench_row {
 	const char* engine;
 	const char* solver;
 	const char* formulation;
+	int threads; /* 0: the peer's row */
 	uint32_t n, particles, constraints;
 	int repeats;
 	double ms, ms_min; /* median and minimum over repeats of the per-step median */
@@ -211,7 +216,7 @@ static void print_help(FILE* f) {
 	fprintf(f,
 	        "usage: pbd bench [options]    (without the app: pbd-bench [options])\n"
 	        "Hanging cloth: 1 m square of N x N particles, 1 kg, two corners of one edge pinned,\n"
-	        "structural + shear distance constraints, dt 1/60 s, 1 substep, from rest; one thread.\n"
+	        "structural + shear distance constraints, dt 1/60 s, 1 substep, from rest; one thread unless --threads.\n"
 	        "Times every step, reports the median per run and the median over repeats.\n"
 	        "\n"
 	        "  --sizes LIST          grid sizes N, comma separated (default 32,64,128,256; %d..%d)\n"
@@ -224,6 +229,8 @@ static void print_help(FILE* f) {
 	        "                        or pbd,xpbd (default pbd); one pbd row per solver x formulation\n"
 	        "  --simd LIST           pbd kernels: auto, scalar, avx2 or two of them, e.g. scalar,avx2\n"
 	        "                        (default auto); one row each, named in the solver column\n"
+	        "  --threads LIST        threads a pbd step runs on, up to 4 counts, e.g. 1,2 (default 1);\n"
+	        "                        one row each (the thr column); the cost-to-quality table too\n"
 	        "  --no-bullet           skip the Bullet soft-body peer\n"
 	        "  --tolerance S         max strain |C|/rest of a converged cloth (default 0.05)\n"
 	        "  --csv FILE            also write the table as CSV\n"
@@ -389,6 +396,24 @@ static int parse_simd(const char* value, bench_options* o) {
 	return 0;
 }
 
+static int parse_threads(const char* value, bench_options* o) {
+	char items[BENCH_MAX_THREAD_COUNTS][16];
+	const int count = split_list(value, items, BENCH_MAX_THREAD_COUNTS);
+	if (count < 0)
+		return usage_error("--threads: expected up to %d thread counts, e.g. 1,2, got '%s'", BENCH_MAX_THREAD_COUNTS,
+		                   value);
+	for (int i = 0; i < count; ++i) {
+		long v = 0;
+		if (!parse_int(items[i], 1, PBD_MAX_THREADS, &v))
+			return usage_error("--threads: '%s' is not an integer in [1, %d]", items[i], PBD_MAX_THREADS);
+		for (int j = 0; j < i; ++j)
+			if (o->threads[j] == (int)v) return usage_error("--threads: %ld is listed twice", v);
+		o->threads[i] = (int)v;
+	}
+	o->thread_count = count;
+	return 0;
+}
+
 static int parse_options(int argc, char** argv, bench_options* o) {
 	memset(o, 0, sizeof *o);
 	static const uint32_t default_sizes[] = {32, 64, 128, 256};
@@ -402,6 +427,8 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	o->formulation_count = 1;
 	o->simds[0] = PBD_SIMD_AUTO;
 	o->simd_count = 1;
+	o->threads[0] = 1;
+	o->thread_count = 1;
 	o->bullet = true;
 	o->tolerance = 0.05;
 	o->quality_target = 0.01;
@@ -435,6 +462,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_METHODS_ONLY,
 		OPT_PROFILE,
 		OPT_SIMD,
+		OPT_THREADS,
 		OPT_COUNT
 	};
 	static const char* const names[OPT_COUNT] = {
@@ -442,10 +470,11 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	    "--formulation",   "--no-bullet",     "--tolerance",      "--csv",           "--help",
 	    "--quality",       "--quality-only",  "--quality-target", "--quality-cap",   "--quality-method",
 	    "--quality-csv",   "--resolution",    "--collision",      "--collision-csv", "--methods",
-	    "--methods-limit", "--methods-h-min", "--methods-only",   "--profile",       "--simd"};
+	    "--methods-limit", "--methods-h-min", "--methods-only",   "--profile",       "--simd",
+	    "--threads"};
 	static const bool takes_value[OPT_COUNT] = {true,  true,  true,  true, true, true,  false, true,  true,
 	                                            false, false, false, true, true, true,  true,  false, false,
-	                                            true,  false, true,  true, true, false, true};
+	                                            true,  false, true,  true, true, false, true,  true};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -504,6 +533,9 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 			break;
 		case OPT_SIMD:
 			rc = parse_simd(value, o);
+			break;
+		case OPT_THREADS:
+			rc = parse_threads(value, o);
 			break;
 		case OPT_NO_BULLET:
 			o->bullet = false;
@@ -775,6 +807,7 @@ static int run_pbd(bench_scene* s, const bench_options* o, bench_variant v, benc
 	wd.solver = v.solver;
 	wd.formulation = v.formulation;
 	wd.simd = v.simd;
+	wd.threads = v.threads;
 	wd.damping = 1;
 	wd.max_speed = 0;
 	wd.diagnostics = false;   /* the timed steps do no stats pass; get_stats recomputes at the end */
@@ -940,16 +973,18 @@ static void make_row(bench_row* r, const bench_scene* s, const bench_options* o,
 }
 
 static void print_table_header(void) {
-	printf("%-7s %-7s %-7s %5s %9s %11s %10s %10s %9s %10s %10s %9s  %-16s %-12s %7s\n", "engine", "solver", "formul.",
-	       "N", "particles", "constraints", "ms/step", "(min)", "Mproj/s", "max strain", "mean strain", "min y[m]",
-	       "final hash", "status", "bt/this");
+	printf("%-7s %-7s %-7s %3s %5s %9s %11s %10s %10s %9s %10s %10s %9s  %-16s %-12s %7s\n", "engine", "solver",
+	       "formul.", "thr", "N", "particles", "constraints", "ms/step", "(min)", "Mproj/s", "max strain",
+	       "mean strain", "min y[m]", "final hash", "status", "bt/this");
 }
 
 static void print_row(const bench_row* r) {
 	char ratio[16] = "-";
 	if (isfinite(r->ratio)) snprintf(ratio, sizeof ratio, "%.2f", r->ratio);
-	printf("%-7s %-7s %-7s %5u %9u %11u %10.3f %10.3f %9.1f %10.5f %10.5f %9.4f  %016" PRIx64 "%c %-12s %7s\n",
-	       r->engine, r->solver, r->formulation, r->n, r->particles, r->constraints, r->ms, r->ms_min, r->mproj,
+	char thr[8] = "-";
+	if (r->threads > 0) snprintf(thr, sizeof thr, "%d", r->threads);
+	printf("%-7s %-7s %-7s %3s %5u %9u %11u %10.3f %10.3f %9.1f %10.5f %10.5f %9.4f  %016" PRIx64 "%c %-12s %7s\n",
+	       r->engine, r->solver, r->formulation, thr, r->n, r->particles, r->constraints, r->ms, r->ms_min, r->mproj,
 	       r->max_strain, r->mean_strain, r->min_y, r->hash, r->hash_stable ? ' ' : '!', r->status, ratio);
 	if (r->has_phases) {
 		const bench_phases* p = &r->phases;
@@ -967,7 +1002,7 @@ static void csv_header(FILE* f) {
 	fprintf(f, "engine,solver,formulation,n,particles,constraints,iterations,substeps,steps,repeats,"
 	           "ms_per_step,ms_per_step_min,mproj_per_s,max_strain,mean_strain,min_y,hash,hash_stable,status,"
 	           "bullet_over_this,profile_step_ms,profile_prepare_ms,profile_predict_ms,profile_solve_ms,"
-	           "profile_collide_ms,profile_contacts_ms,profile_finish_ms,profile_other_ms\n");
+	           "profile_collide_ms,profile_contacts_ms,profile_finish_ms,profile_other_ms,threads\n");
 }
 
 static void csv_row(FILE* f, const bench_row* r, const bench_options* o) {
@@ -978,11 +1013,13 @@ static void csv_row(FILE* f, const bench_row* r, const bench_options* o) {
 	/* Appended after the older columns, empty without --profile and on the Bullet row. */
 	if (r->has_phases) {
 		const bench_phases* p = &r->phases;
-		fprintf(f, ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", p->step, p->prepare, p->predict, p->solve, p->collide,
+		fprintf(f, ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,", p->step, p->prepare, p->predict, p->solve, p->collide,
 		        p->contacts, p->finish, p->other);
 	} else {
-		fprintf(f, ",,,,,,,,\n");
+		fprintf(f, ",,,,,,,,,");
 	}
+	if (r->threads > 0) fprintf(f, "%d", r->threads);
+	fprintf(f, "\n");
 }
 
 /* ---- main ------------------------------------------------------------------------------- */
@@ -1045,6 +1082,7 @@ static int bench_size(uint32_t n, const bench_options* o, const bench_variant* v
 			row.engine = "pbd";
 			row.solver = variant_solver(variants[e]);
 			row.formulation = formulation_name(variants[e].formulation);
+			row.threads = variants[e].threads;
 			row.has_phases = o->profile;
 			if (with_bullet) row.ratio = bullet_row.ms / row.ms;
 			if (e == 0) *first_ratio = row.ratio;
@@ -1147,7 +1185,9 @@ int pbd_bench_main(int argc, char** argv) {
 	for (int i = 0; i < o.solver_count; ++i)
 		for (int j = 0; j < o.formulation_count; ++j)
 			for (int m = 0; m < o.simd_count; ++m)
-				variants[variant_count++] = (bench_variant){o.solvers[i], o.formulations[j], o.simds[m], o.simd_given};
+				for (int k = 0; k < o.thread_count; ++k)
+					variants[variant_count++] =
+					    (bench_variant){o.solvers[i], o.formulations[j], o.simds[m], o.simd_given, o.threads[k]};
 
 	FILE* qcsv = NULL;
 	if (o.quality_csv) {
@@ -1160,7 +1200,8 @@ int pbd_bench_main(int argc, char** argv) {
 	}
 	print_header(&o, bullet_built);
 	if (o.quality == 2) {
-		const int qrc = bench_quality(o.sizes, o.size_count, o.quality_target, o.quality_cap, o.quality_method, qcsv);
+		const int qrc = bench_quality(o.sizes, o.size_count, o.threads, o.thread_count, o.quality_target, o.quality_cap,
+		                              o.quality_method, qcsv);
 		if (csv) fclose(csv);
 		if (qcsv && fclose(qcsv) != 0) return 1;
 		return qrc == 0 ? 0 : 1;
@@ -1188,7 +1229,8 @@ int pbd_bench_main(int argc, char** argv) {
 		printf("\n");
 	}
 	if (rc == 0 && o.quality &&
-	    bench_quality(o.sizes, o.size_count, o.quality_target, o.quality_cap, o.quality_method, qcsv) != 0)
+	    bench_quality(o.sizes, o.size_count, o.threads, o.thread_count, o.quality_target, o.quality_cap,
+	                  o.quality_method, qcsv) != 0)
 		rc = 1;
 	if (qcsv && fclose(qcsv) != 0) {
 		fprintf(stderr, BENCH_PREFIX "--quality-csv: error writing '%s'\n", o.quality_csv);

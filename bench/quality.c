@@ -105,7 +105,7 @@ typedef struct trial {
  * second (the window), which a setting cannot pass on a low of the swing. */
 enum { AT_END, WINDOW, MEASURES };
 
-static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s) {
+static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s, int threads) {
 	trial t;
 	memset(&t, 0, sizeof t);
 	pbd_world_def d = pbd_world_def_default();
@@ -113,6 +113,7 @@ static trial run(const pbd_mesh* mesh, uint32_t n, const method* m, setting s) {
 	d.substeps = s.substeps;
 	d.iterations = s.iterations;
 	d.diagnostics = false;
+	d.threads = threads;
 	d.particle_capacity = mesh->vertex_count;
 	d.distance_capacity = mesh->edge_count;
 	d.log = bench_quiet;
@@ -162,11 +163,11 @@ static bool passes(const trial* t, int measure, double target) {
  * 256 x 256 cloth with the hierarchy passes at 10 substeps, fails at 12 and passes again at 16).
  * A rung that passes the window passes at t = 2 s too, so one climb finds both. found[m] is the
  * rung index or -1, with got[m] the trial of that rung or of the last rung tried (tried[m]). */
-static void search(const pbd_mesh* mesh, uint32_t n, const method* m, double target, double cap_ms, int found[MEASURES],
-                   trial got[MEASURES], int tried[MEASURES]) {
+static void search(const pbd_mesh* mesh, uint32_t n, const method* m, int threads, double target, double cap_ms,
+                   int found[MEASURES], trial got[MEASURES], int tried[MEASURES]) {
 	found[AT_END] = found[WINDOW] = -1;
 	for (int k = 0; k < m->ladder_count; ++k) {
-		const trial t = run(mesh, n, m, m->ladder[k]);
+		const trial t = run(mesh, n, m, m->ladder[k], threads);
 		for (int q = 0; q < MEASURES; ++q) {
 			if (found[q] >= 0) continue;
 			got[q] = t;
@@ -181,7 +182,7 @@ static void search(const pbd_mesh* mesh, uint32_t n, const method* m, double tar
 }
 
 /* One measure's answer for one method: the table cell and the CSV row. */
-static void report(const method* m, uint32_t n, int measure, int k, const trial* t, int tried, FILE* csv) {
+static void report(const method* m, uint32_t n, int threads, int measure, int k, const trial* t, int tried, FILE* csv) {
 	const int shown = k >= 0 ? k : tried;
 	const bool capped = k < 0 && tried < m->ladder_count - 1;
 	const char* status = k >= 0                      ? "ok"
@@ -195,24 +196,25 @@ static void report(const method* m, uint32_t n, int measure, int k, const trial*
 	const double strain = measure == AT_END ? t->strain_end : t->strain;
 	printf(" %18s %8.3f %9.2f  %-9s", set, 100 * strain, t->ms, k >= 0 ? "ok" : capped ? "capped" : status);
 	if (csv)
-		fprintf(csv, "%u,%s,%s,%d,%d,%.6g,%.4f,%.2f,%s\n", n, m->name, measure == AT_END ? "t=2s" : "t=1..2s",
-		        s.substeps, s.iterations, strain, t->ms, 60 * t->ms, status);
+		fprintf(csv, "%u,%s,%s,%d,%d,%.6g,%.4f,%.2f,%s,%d\n", n, m->name, measure == AT_END ? "t=2s" : "t=1..2s",
+		        s.substeps, s.iterations, strain, t->ms, 60 * t->ms, status, threads);
 }
 
-int bench_quality(const uint32_t* sizes, int size_count, double target, double cap_ms, const char* only_method,
-                  FILE* csv) {
+int bench_quality(const uint32_t* sizes, int size_count, const int* threads, int thread_count, double target,
+                  double cap_ms, const char* only_method, FILE* csv) {
 	printf("\ncost to quality: the cheapest setting per method with mean structural strain <= %.3g %%, at t = 2 s and "
 	       "at every step of t = 1..2 s\n"
-	       "(hanging cloth 1 m, N x N, two corners pinned, structural + shear, 1 kg, 60 Hz; ms per 1/60 s step, one "
-	       "core)\n\n",
+	       "(hanging cloth 1 m, N x N, two corners pinned, structural + shear, 1 kg, 60 Hz; ms per 1/60 s step on "
+	       "`thr` threads)\n\n",
 	       100 * target);
 	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; ++i)
 		printf("  %-11s %s\n", methods[i].name, methods[i].what);
 	printf("\n%5s  %-11s | %-40s | %-40s\n", "", "", "strain <= target at t = 2 s", "strain <= target over t = 1..2 s");
-	printf("%5s  %-11s | %18s %8s %9s  %-9s| %18s %8s %9s  %-9s\n", "N", "method", "setting", "strain %", "ms/step",
-	       "status", "setting", "strain %", "ms/step", "status");
+	printf("%5s  %-11s %3s | %18s %8s %9s  %-9s| %18s %8s %9s  %-9s\n", "N", "method", "thr", "setting", "strain %",
+	       "ms/step", "status", "setting", "strain %", "ms/step", "status");
 	if (csv)
-		fputs("n,method,measure,substeps,iterations,mean_structural_strain,ms_per_step,ms_per_sim_s,status\n", csv);
+		fputs("n,method,measure,substeps,iterations,mean_structural_strain,ms_per_step,ms_per_sim_s,status,threads\n",
+		      csv);
 	for (int si = 0; si < size_count; ++si) {
 		const uint32_t n = sizes[si];
 		const pbd_grid_def g = bench_cloth_grid_def(n);
@@ -225,16 +227,18 @@ int bench_quality(const uint32_t* sizes, int size_count, double target, double c
 		for (size_t mi = 0; mi < sizeof methods / sizeof methods[0]; ++mi) {
 			const method* m = &methods[mi];
 			if (only_method && strcmp(only_method, m->name) != 0) continue;
-			int found[MEASURES], tried[MEASURES] = {0, 0};
-			trial got[MEASURES];
-			memset(got, 0, sizeof got);
-			search(&mesh, n, m, target, cap_ms, found, got, tried);
-			printf("%5u  %-11s |", n, m->name);
-			report(m, n, AT_END, found[AT_END], &got[AT_END], tried[AT_END], csv);
-			printf("|");
-			report(m, n, WINDOW, found[WINDOW], &got[WINDOW], tried[WINDOW], csv);
-			printf("\n");
-			fflush(stdout);
+			for (int ti = 0; ti < thread_count; ++ti) {
+				int found[MEASURES], tried[MEASURES] = {0, 0};
+				trial got[MEASURES];
+				memset(got, 0, sizeof got);
+				search(&mesh, n, m, threads[ti], target, cap_ms, found, got, tried);
+				printf("%5u  %-11s %3d |", n, m->name, threads[ti]);
+				report(m, n, threads[ti], AT_END, found[AT_END], &got[AT_END], tried[AT_END], csv);
+				printf("|");
+				report(m, n, threads[ti], WINDOW, found[WINDOW], &got[WINDOW], tried[WINDOW], csv);
+				printf("\n");
+				fflush(stdout);
+			}
 		}
 		pbd_mesh_free(&mesh);
 	}

@@ -129,7 +129,7 @@ pbd_status pbd_exec_init(pbd_exec* e, pbd_alloc_ctx* mem, uint32_t threads, pbd_
 	e->threads = threads < 1 ? 1 : threads;
 	e->block_constraints = PBD_BLOCK_CONSTRAINTS;
 	e->block_particles = PBD_BLOCK_PARTICLES;
-	atomic_init(&e->claim, 0);
+	for (int i = 0; i < PBD_MAX_THREADS; ++i) atomic_init(&e->share[i].claim, 0);
 	atomic_init(&e->done, 0);
 	atomic_init(&e->sync, 0);
 	atomic_init(&e->quit, 0);
@@ -158,19 +158,24 @@ void pbd_exec_free(pbd_exec* e, pbd_alloc_ctx* mem) {
 	e->threads = 1;
 }
 
-/* Claims and runs blocks of stage `gen` until none is left; returns at once when the stage
- * announced is another one. */
-static void run_blocks(pbd_exec* e, uint32_t gen, uint32_t worker) {
-	uint64_t c = atomic_load_explicit(&e->claim, memory_order_acquire);
+/* Claims and runs the blocks of one share of stage `gen` until none is left; returns at once when
+ * the stage announced is another one. */
+static void run_share(pbd_exec* e, _Atomic uint64_t* claim, uint32_t gen, uint32_t worker) {
+	uint64_t c = atomic_load_explicit(claim, memory_order_acquire);
 	for (;;) {
-		const uint32_t count = (uint32_t)(c >> 16) & 0xffffu, next = (uint32_t)c & 0xffffu;
-		if ((uint32_t)(c >> 32) != gen || next >= count) return;
-		if (!atomic_compare_exchange_weak_explicit(&e->claim, &c, c + 1, memory_order_acq_rel, memory_order_acquire))
+		const uint32_t end = (uint32_t)(c >> 16) & 0xffffu, next = (uint32_t)c & 0xffffu;
+		if ((uint32_t)(c >> 32) != gen || next >= end) return;
+		if (!atomic_compare_exchange_weak_explicit(claim, &c, c + 1, memory_order_acq_rel, memory_order_acquire))
 			continue;
 		e->fn(e->ctx, next, worker);
 		atomic_fetch_add_explicit(&e->done, 1, memory_order_release);
-		c = atomic_load_explicit(&e->claim, memory_order_acquire);
+		c = atomic_load_explicit(claim, memory_order_acquire);
 	}
+}
+
+/* The thread's own share, then the others' in turn. */
+static void run_blocks(pbd_exec* e, uint32_t gen, uint32_t worker) {
+	for (uint32_t k = 0; k < e->threads; ++k) run_share(e, &e->share[(worker + k) % e->threads].claim, gen, worker);
 }
 
 static void set_fp_env(const fenv_t* env, uint32_t mxcsr) {
@@ -246,7 +251,10 @@ void pbd_exec_stage(pbd_exec* e, pbd_stage_fn* fn, void* ctx, uint32_t count) {
 	e->ctx = ctx;
 	atomic_store_explicit(&e->done, 0, memory_order_relaxed);
 	if (++e->gen == 0) e->gen = 1; /* 0 is what a worker has seen before its first stage */
-	atomic_store_explicit(&e->claim, (uint64_t)e->gen << 32 | (uint64_t)count << 16, memory_order_release);
+	for (uint32_t i = 0; i < e->threads; ++i) {
+		const uint64_t begin = (uint64_t)count * i / e->threads, end = (uint64_t)count * (i + 1) / e->threads;
+		atomic_store_explicit(&e->share[i].claim, (uint64_t)e->gen << 32 | end << 16 | begin, memory_order_release);
+	}
 	atomic_store_explicit(&e->sync, e->gen, memory_order_release);
 	run_blocks(e, e->gen, 0);
 	for (int spin = 0; atomic_load_explicit(&e->done, memory_order_acquire) != count; ++spin) {

@@ -2,7 +2,8 @@
  *
  * Work comes in stages: a stage is `count` blocks, fn(ctx, block, worker) for each, and every
  * block of a stage is independent of the others (constraints of one colour, a range of
- * particles). Blocks are claimed one at a time by whichever thread is free, so how many threads
+ * particles). Blocks are claimed one at a time (each thread from its own share first, then from
+ * the others'), so how many threads
  * there are, and which one runs a block, decides nothing: a block's output depends on its index
  * only, and whatever is summed across blocks is summed in block order afterwards. `worker` (0 for
  * the thread that called the step) selects per-thread scratch memory, never a result.
@@ -29,6 +30,14 @@ typedef void pbd_stage_fn(void* ctx, uint32_t block, uint32_t worker);
 typedef struct pbd_pool pbd_pool;
 typedef struct pbd_exec pbd_exec;
 
+/* A thread's share of the current stage: gen << 32 | end << 16 | next block, alone on its cache
+ * line. Each thread takes the blocks of its own share first, so that from one stage to the next
+ * a thread works on the same part of the cloth and its particles stay in its cache; then it takes
+ * blocks from the others' shares, so a thread that starts late or runs slowly holds nothing up. */
+typedef struct pbd_exec_share {
+	_Alignas(64) _Atomic uint64_t claim;
+} pbd_exec_share;
+
 typedef struct pbd_exec_worker {
 	pbd_exec* exec;
 	uint32_t index; /* 1 .. threads - 1 */
@@ -47,12 +56,12 @@ struct pbd_exec {
 	 * read by a worker only after it claimed a block of it, so they never change under a reader. */
 	pbd_stage_fn* fn;
 	void* ctx;
-	uint32_t gen;           /* stages announced so far (the calling thread's count) */
-	_Atomic uint64_t claim; /* gen << 32 | count << 16 | next block */
-	_Atomic uint32_t done;  /* blocks of the current stage finished */
-	_Atomic uint32_t sync;  /* gen of the current stage: what workers wait on */
-	_Atomic uint32_t quit;  /* the step ended: workers return */
-	pthread_t caller;       /* the thread that steps, to tell a task run inline */
+	uint32_t gen; /* stages announced so far (the calling thread's count) */
+	pbd_exec_share share[PBD_MAX_THREADS];
+	_Atomic uint32_t done; /* blocks of the current stage finished */
+	_Atomic uint32_t sync; /* gen of the current stage: what workers wait on */
+	_Atomic uint32_t quit; /* the step ended: workers return */
+	pthread_t caller;      /* the thread that steps, to tell a task run inline */
 	/* The calling thread's floating-point environment, set on every worker for the step (trap
 	 * masks, rounding, flush-to-zero), so that blocks compute alike wherever they run. */
 	fenv_t fenv;
