@@ -44,10 +44,14 @@ static uint64_t run_scene(const char* name, int threads, int steps, bool small) 
 
 /* Each scene under its own solver (cloth_sphere is the Jacobi one; the big cloth below runs
  * every solver path). */
+/* The scenes are split into SCENE_PARTS ctest entries (test_threads --scenes K runs every
+ * SCENE_PARTS-th scene from K), so that they run side by side and each stays short. */
+#define SCENE_PARTS 4
+
 static void test_builtin_scenes_any_thread_count(void** state) {
-	(void)state;
+	const size_t part = *(const size_t*)*state;
 	const int counts[] = {2, 3, 8};
-	for (size_t i = 0; i < scene_builtin_count(); ++i) {
+	for (size_t i = part; i < scene_builtin_count(); i += SCENE_PARTS) {
 		const char* name = scene_builtin_at(i)->name;
 		const uint64_t one = run_scene(name, 1, SCENE_STEPS, false);
 		for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
@@ -248,14 +252,25 @@ static void test_settings(void** state) {
 	pbd_world_destroy(w);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
 	test_enable_fp_traps();
+	if (argc == 3 && strcmp(argv[1], "--scenes") == 0) {
+		static size_t part;
+		part = (size_t)strtoul(argv[2], NULL, 10);
+		if (part >= SCENE_PARTS) {
+			fprintf(stderr, "test_threads: --scenes expects 0 to %d\n", SCENE_PARTS - 1);
+			return 2;
+		}
+		const struct CMUnitTest scenes[] = {
+		    cmocka_unit_test_prestate(test_builtin_scenes_any_thread_count, &part),
+		};
+		return cmocka_run_group_tests(scenes, NULL, NULL);
+	}
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_settings),
 	    cmocka_unit_test(test_big_cloth_every_solver),
 	    cmocka_unit_test(test_game_task_systems),
 	    cmocka_unit_test(test_fp_mode_reaches_workers),
-	    cmocka_unit_test(test_builtin_scenes_any_thread_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
