@@ -981,7 +981,7 @@ static void print_table_header(void) {
 static void print_row(const bench_row* r) {
 	char ratio[16] = "-";
 	if (isfinite(r->ratio)) snprintf(ratio, sizeof ratio, "%.2f", r->ratio);
-	char thr[8] = "-";
+	char thr[16] = "-";
 	if (r->threads > 0) snprintf(thr, sizeof thr, "%d", r->threads);
 	printf("%-7s %-7s %-7s %3s %5u %9u %11u %10.3f %10.3f %9.1f %10.5f %10.5f %9.4f  %016" PRIx64 "%c %-12s %7s\n",
 	       r->engine, r->solver, r->formulation, thr, r->n, r->particles, r->constraints, r->ms, r->ms_min, r->mproj,

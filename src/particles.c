@@ -36,10 +36,11 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	const pbd_grow_item per_block[] = {
 	    {(void**)&w->block_count, sizeof *w->block_count},
 	    {(void**)&w->block_index, sizeof *w->block_index},
+	    {(void**)&w->block_first, sizeof *w->block_first},
 	};
 	const uint32_t blocks = pbd_blocks(capacity, PBD_BLOCK_PARTICLES_MIN);
 	if (blocks > w->cap_block) {
-		if (!pbd_grow_all(&w->mem, per_block, 2, w->cap_block, blocks)) return PBD_ERR_OUT_OF_MEMORY;
+		if (!pbd_grow_all(&w->mem, per_block, 3, w->cap_block, blocks)) return PBD_ERR_OUT_OF_MEMORY;
 		w->cap_block = blocks;
 	}
 	/* One spare element past the capacity, zeroed, in every array: vector kernels load a pbd_vec3
@@ -284,11 +285,18 @@ pbd_status pbd_particle_set_force(pbd_world* w, uint32_t index, pbd_vec3 force) 
 	return PBD_OK;
 }
 
+static void begin_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	pbd_world* w = (pbd_world*)p;
+	const uint32_t first = block * w->exec.block_particles, end = pbd_block_end(first, w->np, w->exec.block_particles);
+	memcpy(w->x_step + first, w->x + first, (size_t)(end - first) * sizeof *w->x);
+	for (uint32_t i = first; i < end; ++i)
+		if (w->flags[i] & PBD_PARTICLE_TARGET) w->from[i] = w->x[i];
+}
+
 void pbd_particles_begin_step(pbd_world* w) {
 	if (w->np == 0) return; /* the arrays may not exist yet */
-	memcpy(w->x_step, w->x, (size_t)w->np * sizeof *w->x);
-	for (uint32_t i = 0; i < w->np; ++i)
-		if (w->flags[i] & PBD_PARTICLE_TARGET) w->from[i] = w->x[i];
+	pbd_exec_stage(&w->exec, begin_block, w, pbd_blocks(w->np, w->exec.block_particles));
 }
 
 /* x + q as a rounded sum and its exact remainder (Knuth's TwoSum, one component): the pair
@@ -463,19 +471,38 @@ void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep
  * whole step is undone: every particle goes back to where the step started, at rest, since a
  * partial undo would leave its neighbours stretched across the jump (and moving with it).
  * Returns the number of particles that were not finite. */
-uint32_t pbd_particles_end_step(pbd_world* w) {
-	uint32_t bad = 0;
-	for (uint32_t i = 0, n = w->np; i < n; ++i) {
+/* Per block: how many particles are not finite, the first and the last of them. */
+static void end_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	pbd_world* w = (pbd_world*)p;
+	const uint32_t first = block * w->exec.block_particles, end = pbd_block_end(first, w->np, w->exec.block_particles);
+	uint32_t bad = 0, lo = 0, hi = 0;
+	for (uint32_t i = first; i < end; ++i) {
 		w->flags[i] = (uint8_t)(w->flags[i] & ~PBD_PARTICLE_TARGET);
 		if (!pbd_v3_is_finite(w->x[i]) || !pbd_v3_is_finite(w->v[i]) || !pbd_v3_is_finite(w->x_lo[i])) {
-			pbd_warning_stat* ws = &w->warnings[PBD_WARN_NONFINITE];
-			if (ws->count == 0)
-				pbd_log(w, "pbd_world_step: particle %u became non-finite at step %llu; the step was undone", i,
-				        (unsigned long long)w->steps + 1);
-			ws->count++;
-			ws->last_index = i;
+			if (!bad) lo = i;
+			hi = i;
 			bad++;
 		}
+	}
+	w->block_count[block] = bad;
+	w->block_first[block] = lo;
+	w->block_index[block] = hi;
+}
+
+uint32_t pbd_particles_end_step(pbd_world* w) {
+	const uint32_t blocks = pbd_blocks(w->np, w->exec.block_particles);
+	pbd_exec_stage(&w->exec, end_block, w, blocks);
+	uint32_t bad = 0;
+	pbd_warning_stat* ws = &w->warnings[PBD_WARN_NONFINITE];
+	for (uint32_t b = 0; b < blocks; ++b) {
+		if (!w->block_count[b]) continue;
+		if (ws->count == 0)
+			pbd_log(w, "pbd_world_step: particle %u became non-finite at step %llu; the step was undone",
+			        w->block_first[b], (unsigned long long)w->steps + 1);
+		ws->count += w->block_count[b];
+		ws->last_index = w->block_index[b];
+		bad += w->block_count[b];
 	}
 	if (bad) {
 		for (uint32_t i = 0, n = w->np; i < n; ++i) {

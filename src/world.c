@@ -216,6 +216,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->x_rest, cp * sizeof *w->x_rest);
 	pbd_free(&mem, w->block_count, w->cap_block * sizeof *w->block_count);
 	pbd_free(&mem, w->block_index, w->cap_block * sizeof *w->block_index);
+	pbd_free(&mem, w->block_first, w->cap_block * sizeof *w->block_first);
 	pbd_particle_collision_free(w);
 	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
 	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
@@ -430,9 +431,9 @@ pbd_status pbd_world_step(pbd_world* w) {
 		else
 			pbd_solver_substep(w, h, damping, s, substeps);
 	}
-	pbd_exec_end(&w->exec);
 	const uint64_t t_end = pbd_prof_begin(w);
 	const uint32_t restored = pbd_particles_end_step(w);
+	pbd_exec_end(&w->exec); /* the last stage of the step: the threads return */
 	const pbd_status contacts = pbd_collide_end_step(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_end);
 

@@ -142,7 +142,7 @@ struct pbd_world {
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 	pbd_exec exec;          /* the threads a step's stages run on (task.c) */
 	uint32_t cap_block;     /* per block of particles (PBD_BLOCK_PARTICLES_MIN at least): what a stage counted */
-	uint32_t *block_count, *block_index;
+	uint32_t *block_count, *block_index, *block_first;
 
 	/* soft objects: the ranges each one got (soft.c) */
 	uint32_t ns, cap_s;
