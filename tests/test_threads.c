@@ -223,6 +223,37 @@ static void test_fp_mode_reaches_workers(void** state) {
 #endif
 }
 
+/* A run saved on two threads and resumed on three, with the thread count changed between steps
+ * along the way, ends where one thread without a stop does. */
+static void test_resume_and_switch(void** state) {
+	(void)state;
+	pbd_world* w = big_cloth(1, PBD_SOLVER_GAUSS_SEIDEL, false, 2);
+	for (int i = 0; i < 20; ++i) pbd_world_step(w);
+	const uint64_t one = pbd_world_hash(w);
+	pbd_world_destroy(w);
+
+	w = big_cloth(2, PBD_SOLVER_GAUSS_SEIDEL, false, 2);
+	for (int i = 0; i < 5; ++i) pbd_world_step(w);
+	assert_int_equal(pbd_world_set_threads(w, 4), PBD_OK);
+	for (int i = 0; i < 5; ++i) pbd_world_step(w);
+	assert_int_equal(pbd_world_set_threads(w, 2), PBD_OK);
+	size_t size = 0;
+	assert_int_equal(pbd_world_save_memory(w, NULL, 0, &size), PBD_OK);
+	void* buf = malloc(size);
+	assert_non_null(buf);
+	assert_int_equal(pbd_world_save_memory(w, buf, size, &size), PBD_OK);
+	pbd_world_destroy(w);
+	pbd_world_def hooks = pbd_world_def_default();
+	hooks.threads = 3;
+	pbd_error err;
+	assert_int_equal(pbd_world_load_memory(buf, size, &hooks, &w, &err), PBD_OK);
+	free(buf);
+	assert_int_equal(pbd_world_get_def(w).threads, 3);
+	for (int i = 0; i < 10; ++i) pbd_world_step(w);
+	assert_true(pbd_world_hash(w) == one);
+	pbd_world_destroy(w);
+}
+
 static void test_settings(void** state) {
 	(void)state;
 	pbd_world_def d = pbd_world_def_default();
@@ -267,10 +298,9 @@ int main(int argc, char** argv) {
 		return cmocka_run_group_tests(scenes, NULL, NULL);
 	}
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_settings),
-	    cmocka_unit_test(test_big_cloth_every_solver),
-	    cmocka_unit_test(test_game_task_systems),
-	    cmocka_unit_test(test_fp_mode_reaches_workers),
+	    cmocka_unit_test(test_settings),          cmocka_unit_test(test_big_cloth_every_solver),
+	    cmocka_unit_test(test_game_task_systems), cmocka_unit_test(test_fp_mode_reaches_workers),
+	    cmocka_unit_test(test_resume_and_switch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,8 +133,8 @@ PBD_API pbd_status pbd_world_save(const pbd_world* world, const char* path);
 PBD_API pbd_status pbd_world_save_memory(const pbd_world* world, void* buffer, size_t capacity, size_t* size);
 
 /// Creates a world from a snapshot file. `def` may be NULL; when given (made by
-/// pbd_world_def_default), only its allocator and log are used, every setting comes from the
-/// snapshot. A file that is not a valid snapshot of this precision fails with one line in err.
+/// pbd_world_def_default), only its allocator, log, threads and task system are used, every
+/// setting comes from the snapshot. A file that is not a valid snapshot of this precision fails with one line in err.
 PBD_API pbd_status pbd_world_load(const char* path, const pbd_world_def* def, pbd_world** out, pbd_error* err);
 
 /// The same from memory.
