@@ -105,6 +105,17 @@ static void run_group(pbd_world* w, const pbd_step_ctx* ctx, bool jacobi, int g,
 	pbd_exec_stage(&w->exec, range_block, &s, blocks);
 }
 
+/* Family t's last group, the constraints the colouring could not place: in order, on the calling
+ * thread, never in lanes. */
+static void run_last_group(pbd_world* w, const pbd_step_ctx* ctx, bool jacobi, int t) {
+	pbd_family* f = &w->fam[t];
+	const uint32_t first = f->group_end[PBD_PARTITION_COLOURS - 1], end = f->group_end[PBD_PARTITION_COLOURS];
+	if (first >= end) return;
+	const uint64_t t0 = pbd_prof_begin(w);
+	(jacobi ? pbd_family_table[t]->jacobi : pbd_family_table[t]->project)(ctx, f, first, end);
+	pbd_prof_end_family(w, 0, t, t0);
+}
+
 #define ALL_FAMILIES ((1u << PBD_FAMILY_COUNT) - 1u)
 
 /* One Gauss-Seidel sweep: group by group, every family's range of a group in one stage. Colours
@@ -113,15 +124,7 @@ static void run_group(pbd_world* w, const pbd_step_ctx* ctx, bool jacobi, int g,
  * last group, the constraints the colouring could not place, goes in order on one thread. */
 static void sweep_gauss_seidel(pbd_world* w, const pbd_step_ctx* ctx) {
 	for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) run_group(w, ctx, false, g, ALL_FAMILIES);
-	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
-		pbd_family* f = &w->fam[t];
-		const uint32_t first = f->group_end[PBD_PARTITION_COLOURS - 1], end = f->group_end[PBD_PARTITION_COLOURS];
-		if (first < end) {
-			const uint64_t t0 = pbd_prof_begin(w);
-			pbd_family_table[t]->project(ctx, f, first, end);
-			pbd_prof_end_family(w, 0, t, t0);
-		}
-	}
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) run_last_group(w, ctx, false, t);
 }
 
 /* A Jacobi sweep adds every constraint's correction into dx. The sums go family by family, in
@@ -129,15 +132,9 @@ static void sweep_gauss_seidel(pbd_world* w, const pbd_step_ctx* ctx) {
  * its constraints add to the same particle), and the last group is one block. */
 static void sweep_jacobi(pbd_world* w, const pbd_step_ctx* ctx) {
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
-		pbd_family* f = &w->fam[t];
-		if (!f->n) continue;
+		if (!w->fam[t].n) continue;
 		for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) run_group(w, ctx, true, g, 1u << t);
-		const uint32_t first = f->group_end[PBD_PARTITION_COLOURS - 1], end = f->group_end[PBD_PARTITION_COLOURS];
-		if (first < end) {
-			const uint64_t t0 = pbd_prof_begin(w);
-			pbd_family_table[t]->jacobi(ctx, f, first, end);
-			pbd_prof_end_family(w, 0, t, t0);
-		}
+		run_last_group(w, ctx, true, t);
 	}
 	pbd_exec_stage(&w->exec, jacobi_apply_block, w, pbd_blocks(w->np, w->exec.block_particles));
 }
