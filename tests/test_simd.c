@@ -1,14 +1,17 @@
-/* SIMD lanes: the distance family's vector kernels give the scalar kernels' bits. Both run on
+/* SIMD lanes: the families' vector kernels give the scalar kernels' bits. Both run on
  * copies of one state and every byte of q, dx and lambda is compared, over the cases where the
  * lanes must mask or sanitise (pinned ends, coincident ends, stiffness 0 and 1, stretch against
  * compress, compliance 0, coordinates at 1e6); then whole worlds stepped with PBD_SIMD_SCALAR
  * and PBD_SIMD_AVX2 must end with the same hash. Skipped, with the reason printed, where the
  * build or the CPU has no AVX2. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "constraints_distance.h"
 #include "cpu.h"
+#include "scene.h"
 #include "test_physics.h"
+#include "world.h"
 
 #define NC 61 /* 7 lanes of 8 and a scalar tail of 5 */
 #define NP (2 * NC + 6)
@@ -256,6 +259,177 @@ static void test_worlds_same_hash(void** state) {
 	}
 }
 
+/* Every family's lanes against its scalar kernels on the built-in scenes' own constraints: each
+ * scene is stepped under PBD and XPBD, its particles' displacements q (and Jacobi's dx, XPBD's
+ * multipliers) are then scattered a little and a lot (flat, inverted and coincident elements),
+ * and every colour group of every family is projected by both kernels from copies of that state;
+ * every byte of q, dx and lambda must agree. A family with lanes that no scene exercises fails. */
+typedef struct family_copy {
+	pbd_vec3 *q, *dx;
+	pbd_real* lambda;
+} family_copy;
+
+static void copy_alloc(family_copy* c, uint32_t np, uint32_t nl) {
+	/* one spare element, as the world's particle arrays have (particles.c) */
+	c->q = calloc((size_t)np + 1, sizeof *c->q);
+	c->dx = calloc((size_t)np + 1, sizeof *c->dx);
+	c->lambda = calloc((size_t)nl + 1, sizeof *c->lambda);
+	assert_true(c->q && c->dx && c->lambda);
+}
+static void copy_free(family_copy* c) {
+	free(c->q);
+	free(c->dx);
+	free(c->lambda);
+}
+
+/* One family's groups, scalar (into ref) against lanes (into vec), from the same start. */
+static void compare_family(pbd_world* w, int t, bool jacobi, const family_copy* start, family_copy* ref,
+                           family_copy* vec, uint32_t counted[PBD_FAMILY_COUNT], const char* scene_name) {
+	const pbd_family_ops* ops = pbd_family_table[t];
+	void (*lanes)(const pbd_step_ctx*, pbd_family*, uint32_t, uint32_t) =
+	    jacobi ? ops->jacobi_lanes : ops->project_lanes;
+	void (*scalar)(const pbd_step_ctx*, pbd_family*, uint32_t, uint32_t) = jacobi ? ops->jacobi : ops->project;
+	if (!lanes) return;
+	pbd_family* f = &w->fam[t];
+	const size_t qbytes = (size_t)w->np * sizeof(pbd_vec3), lbytes = (size_t)f->n * ops->lambdas * sizeof(pbd_real);
+	pbd_real* own_lambda = f->lambda;
+	for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) {
+		const uint32_t first = g ? f->group_end[g - 1] : 0, end = f->group_end[g];
+		if (end - first < 8) continue;
+		const uint32_t split = first + (end - first) / 8 * 8;
+		family_copy* runs[2] = {ref, vec};
+		for (int r = 0; r < 2; ++r) {
+			family_copy* c = runs[r];
+			memcpy(c->q, start->q, qbytes);
+			memcpy(c->dx, start->dx, qbytes);
+			memcpy(c->lambda, start->lambda, lbytes);
+			pbd_step_ctx ctx;
+			pbd_step_ctx_init(w, f->refresh_h, &ctx);
+			ctx.q = c->q;
+			ctx.dx = c->dx;
+			f->lambda = c->lambda;
+			/* two sweeps, the second from moved particles and grown multipliers */
+			for (int sweep = 0; sweep < 2; ++sweep) {
+				if (r == 0) {
+					scalar(&ctx, f, first, end);
+				} else {
+					lanes(&ctx, f, first, split);
+					if (split < end) scalar(&ctx, f, split, end);
+				}
+			}
+		}
+		f->lambda = own_lambda;
+		if (memcmp(ref->q, vec->q, qbytes) || memcmp(ref->dx, vec->dx, qbytes) ||
+		    memcmp(ref->lambda, vec->lambda, lbytes))
+			fail_msg("%s: family %s, group %d (%u constraints), %s: lanes and scalar kernel differ", scene_name,
+			         ops->name, g, end - first, jacobi ? "Jacobi" : "Gauss-Seidel");
+		++counted[t];
+	}
+}
+
+static void perturb(pbd_world* w, family_copy* start, double amplitude) {
+	for (uint32_t i = 0; i < w->np; ++i) {
+		start->q[i] =
+		    pbd_v3(rnd_in(-amplitude, amplitude), rnd_in(-amplitude, amplitude), rnd_in(-amplitude, amplitude));
+		start->dx[i] = pbd_v3(rnd_in(-1e-4, 1e-4), rnd_in(-1e-4, 1e-4), rnd_in(-1e-4, 1e-4));
+	}
+	/* every third particle coincides with its neighbour: zero-length edges, flat elements */
+	for (uint32_t i = 1; i < w->np; i += 3) {
+		start->q[i] = pbd_v3_add(pbd_v3_sub(w->x[i - 1], w->x[i]), start->q[i - 1]);
+	}
+}
+
+static void test_families_match_scalar(void** state) {
+	(void)state;
+	if (!have_avx2()) return;
+	uint32_t counted[PBD_FAMILY_COUNT] = {0};
+	rng_state = 777;
+	for (size_t i = 0; i < scene_builtin_count(); ++i) {
+		const char* name = scene_builtin_at(i)->name;
+		for (int form = 0; form < 2; ++form) {
+			scene s;
+			scene_error err;
+			if (!scene_load_builtin(name, NULL, &s, &err)) fail_msg("%s: %s", name, err.message);
+			pbd_world* w = s.world;
+			if (w->def.method != PBD_METHOD_POSITION_BASED) {
+				scene_free(&s);
+				break;
+			}
+			assert_int_equal(pbd_world_set_formulation(w, form ? PBD_FORMULATION_XPBD : PBD_FORMULATION_PBD), PBD_OK);
+			for (int k = 0; k < 3; ++k) scene_step(&s);
+			uint32_t nl = 0;
+			for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+				const uint32_t n = w->fam[t].n * pbd_family_table[t]->lambdas;
+				if (n > nl) nl = n;
+			}
+			family_copy start, ref, vec;
+			copy_alloc(&start, w->np, nl);
+			copy_alloc(&ref, w->np, nl);
+			copy_alloc(&vec, w->np, nl);
+			const double amplitudes[] = {1e-3, 0.05, 0.5};
+			for (size_t a = 0; a < sizeof amplitudes / sizeof amplitudes[0]; ++a) {
+				perturb(w, &start, amplitudes[a]);
+				for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+					const pbd_family* f = &w->fam[t];
+					for (uint32_t k = 0; k < f->n * pbd_family_table[t]->lambdas; ++k)
+						start.lambda[k] = form ? rnd_in(-1e-3, 1e-3) : 0;
+					if (!f->n || f->stale || f->refresh_h <= 0) continue;
+					compare_family(w, t, false, &start, &ref, &vec, counted, name);
+					compare_family(w, t, true, &start, &ref, &vec, counted, name);
+				}
+			}
+			copy_free(&start);
+			copy_free(&ref);
+			copy_free(&vec);
+			scene_free(&s);
+		}
+	}
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		const pbd_family_ops* ops = pbd_family_table[t];
+		if (!ops->project_lanes && !ops->jacobi_lanes) continue;
+		printf("family %-16s %u colour groups compared\n", ops->name, counted[t]);
+		if (!counted[t]) fail_msg("family %s has lanes but no built-in scene exercises them", ops->name);
+	}
+}
+
+/* Every built-in scene ends with the same hash in lanes and in scalar, under its own solver and
+ * under the other one (Gauss-Seidel and Jacobi). */
+#ifdef NDEBUG
+#define SCENE_STEPS 60
+#else
+#define SCENE_STEPS 30 /* Debug and sanitizer builds are 10-50x slower */
+#endif
+
+static uint64_t run_scene(const char* name, pbd_simd simd, bool other_solver) {
+	scene s;
+	scene_error err;
+	if (!scene_load_builtin(name, NULL, &s, &err)) fail_msg("%s: %s", name, err.message);
+	pbd_world* w = s.world;
+	assert_int_equal(pbd_world_set_simd(w, simd), PBD_OK);
+	if (other_solver)
+		assert_int_equal(
+		    pbd_world_set_solver(w, w->def.solver == PBD_SOLVER_JACOBI ? PBD_SOLVER_GAUSS_SEIDEL : PBD_SOLVER_JACOBI),
+		    PBD_OK);
+	for (int i = 0; i < SCENE_STEPS; ++i) scene_step(&s);
+	const uint64_t h = pbd_world_hash(w);
+	scene_free(&s);
+	return h;
+}
+
+static void test_builtin_scenes_same_hash(void** state) {
+	(void)state;
+	if (!have_avx2()) return;
+	for (size_t i = 0; i < scene_builtin_count(); ++i) {
+		const char* name = scene_builtin_at(i)->name;
+		for (int other = 0; other < 2; ++other) {
+			const uint64_t hs = run_scene(name, PBD_SIMD_SCALAR, other), hv = run_scene(name, PBD_SIMD_AVX2, other);
+			if (hs != hv)
+				fail_msg("%s%s: lanes end at %016llx, scalar at %016llx", name, other ? " (other solver)" : "",
+				         (unsigned long long)hv, (unsigned long long)hs);
+		}
+	}
+}
+
 static void test_simd_mode_checked(void** state) {
 	(void)state;
 	char msg[256] = "";
@@ -287,8 +461,8 @@ static void test_simd_mode_checked(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kernels_match_scalar),
-	    cmocka_unit_test(test_worlds_same_hash),
+	    cmocka_unit_test(test_kernels_match_scalar),  cmocka_unit_test(test_worlds_same_hash),
+	    cmocka_unit_test(test_families_match_scalar), cmocka_unit_test(test_builtin_scenes_same_hash),
 	    cmocka_unit_test(test_simd_mode_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
