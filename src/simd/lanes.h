@@ -6,8 +6,8 @@
 
 #include "family.h"
 
-#define PBD_LANES_DECLARE(family)                                                                          \
-	void pbd_##family##_project_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end); \
+#define PBD_LANES_DECLARE(family)                                                                                      \
+	void pbd_##family##_project_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);            \
 	void pbd_##family##_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
 
 PBD_LANES_DECLARE(attachment)
