@@ -124,6 +124,18 @@ static inline void store_lanes(const uint32_t* rec, const lanes* l, const pbd_ve
 	const __m256 zero = _mm256_setzero_ps();
 	const unsigned free_a = upd == q ? (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(wa, zero, _CMP_GT_OQ)) : 0xffu;
 	const unsigned free_b = upd == q ? (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(wb, zero, _CMP_GT_OQ)) : 0xffu;
+	if ((m & free_a & free_b) == 0xffu) {
+		/* every lane moves both ends, the common case: no test per lane */
+		for (int j = 0; j < LANES; ++j) {
+			const uint32_t a = rec[j * REC], b = rec[j * REC + 1];
+			const __m128 ma = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fa[j]));
+			const __m128 mb = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fb[j]));
+			const __m128 pa = upd == q ? l->qa[j] : load3(&upd[a]), pb = upd == q ? l->qb[j] : load3(&upd[b]);
+			store3(&upd[a], add_a ? _mm_add_ps(pa, ma) : _mm_sub_ps(pa, ma));
+			store3(&upd[b], add_a ? _mm_sub_ps(pb, mb) : _mm_add_ps(pb, mb));
+		}
+		return;
+	}
 	for (int j = 0; j < LANES; ++j) {
 		if (!(m >> j & 1)) continue;
 		const uint32_t a = rec[j * REC], b = rec[j * REC + 1];
@@ -136,52 +148,101 @@ static inline void store_lanes(const uint32_t* rec, const lanes* l, const pbd_ve
 	}
 }
 
+/* One batch of 8 constraints between loading and storing. */
+typedef struct batch {
+	lanes l;
+	__m256 wa, wb, sa, sb, act;
+} batch;
+
+static inline void batch_load(const pbd_step_ctx* ctx, const pbd_distance_c* c, batch* b) {
+	load_lanes(ctx, &c->a, &b->l);
+	b->wa = _mm256_i32gather_ps(ctx->iw, b->l.ia, 4);
+	b->wb = _mm256_i32gather_ps(ctx->iw, b->l.ib, 4);
+}
+
+static inline void solve_pbd(batch* b) {
+	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
+	lanes* l = &b->l;
+	const __m256 ws = _mm256_add_ps(b->wa, b->wb);
+	/* scalar: if (ws == 0) continue, before d is formed */
+	__m256 act = _mm256_cmp_ps(ws, zero, _CMP_NEQ_UQ);
+	l->dx = _mm256_and_ps(l->dx, act);
+	l->dy = _mm256_and_ps(l->dy, act);
+	l->dz = _mm256_and_ps(l->dz, act);
+	const __m256 len = length(l);
+	act = _mm256_and_ps(act, _mm256_cmp_ps(len, eps, _CMP_GE_OS));
+	const __m256 C = _mm256_sub_ps(len, l->rest);
+	const __m256 stiff = side_param(l, C);
+	const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(ws, len), act);
+	const __m256 s = _mm256_div_ps(_mm256_mul_ps(stiff, C), den);
+	b->sa = _mm256_mul_ps(b->wa, s);
+	b->sb = _mm256_mul_ps(b->wb, s);
+	b->act = act;
+}
+
+/* Two batches at a time: their dependency chains (loads, square root, division, stores) are
+ * independent, as no two constraints of a colour share a particle, and interleaved the processor
+ * overlaps them, where one batch alone leaves it waiting on the chain. */
 static void project_pbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
-	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
-	for (uint32_t k = first; k < end; k += LANES) {
-		lanes l;
-		load_lanes(ctx, &c[k].a, &l);
-		const __m256 wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4), wb = _mm256_i32gather_ps(ctx->iw, l.ib, 4);
-		const __m256 ws = _mm256_add_ps(wa, wb);
-		/* scalar: if (ws == 0) continue, before d is formed */
-		__m256 act = _mm256_cmp_ps(ws, zero, _CMP_NEQ_UQ);
-		l.dx = _mm256_and_ps(l.dx, act);
-		l.dy = _mm256_and_ps(l.dy, act);
-		l.dz = _mm256_and_ps(l.dz, act);
-		const __m256 len = length(&l);
-		act = _mm256_and_ps(act, _mm256_cmp_ps(len, eps, _CMP_GE_OS));
-		const __m256 C = _mm256_sub_ps(len, l.rest);
-		const __m256 stiff = side_param(&l, C);
-		const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(ws, len), act);
-		const __m256 s = _mm256_div_ps(_mm256_mul_ps(stiff, C), den);
-		store_lanes(&c[k].a, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false, wa, wb);
+	uint32_t k = first;
+	for (; k + 2 * LANES <= end; k += 2 * LANES) {
+		batch b0, b1;
+		batch_load(ctx, &c[k], &b0);
+		batch_load(ctx, &c[k + LANES], &b1);
+		solve_pbd(&b0);
+		solve_pbd(&b1);
+		store_lanes(&c[k].a, &b0.l, ctx->q, ctx->q, b0.sa, b0.sb, b0.act, false, b0.wa, b0.wb);
+		store_lanes(&c[k + LANES].a, &b1.l, ctx->q, ctx->q, b1.sa, b1.sb, b1.act, false, b1.wa, b1.wb);
+	}
+	if (k < end) {
+		batch b0;
+		batch_load(ctx, &c[k], &b0);
+		solve_pbd(&b0);
+		store_lanes(&c[k].a, &b0.l, ctx->q, ctx->q, b0.sa, b0.sb, b0.act, false, b0.wa, b0.wb);
 	}
 }
 
-static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
-	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
+static inline void solve_xpbd(const pbd_step_ctx* ctx, batch* b, float* lambda) {
 	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
 	const __m256 inv_h2 = _mm256_set1_ps(ctx->inv_h2), sign = _mm256_set1_ps(-0.0f);
-	for (uint32_t k = first; k < end; k += LANES) {
-		lanes l;
-		load_lanes(ctx, &c[k].a, &l);
-		const __m256 wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4), wb = _mm256_i32gather_ps(ctx->iw, l.ib, 4);
-		const __m256 len = length(&l);
-		__m256 act = _mm256_cmp_ps(len, eps, _CMP_GE_OS);
-		const __m256 C = _mm256_sub_ps(len, l.rest);
-		/* a skipped lane's compliance is 0, so that alpha~ cannot overflow where the scalar code
-		 * never forms it */
-		const __m256 at = _mm256_mul_ps(_mm256_and_ps(side_param(&l, C), act), inv_h2);
-		const __m256 denom = _mm256_add_ps(_mm256_add_ps(wa, wb), at);
-		act = _mm256_and_ps(act, _mm256_cmp_ps(denom, zero, _CMP_NEQ_UQ));
-		float* lambda = f->lambda + k;
-		const __m256 lam = _mm256_loadu_ps(lambda);
-		const __m256 num = _mm256_sub_ps(_mm256_xor_ps(C, sign), _mm256_mul_ps(at, lam));
-		const __m256 dl = _mm256_div_ps(num, _mm256_blendv_ps(one, denom, act));
-		_mm256_storeu_ps(lambda, _mm256_blendv_ps(lam, _mm256_add_ps(lam, dl), act));
-		const __m256 s = _mm256_div_ps(dl, _mm256_blendv_ps(one, len, act));
-		store_lanes(&c[k].a, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, true, wa, wb);
+	const lanes* l = &b->l;
+	const __m256 len = length(l);
+	__m256 act = _mm256_cmp_ps(len, eps, _CMP_GE_OS);
+	const __m256 C = _mm256_sub_ps(len, l->rest);
+	/* a skipped lane's compliance is 0, so that alpha~ cannot overflow where the scalar code
+	 * never forms it */
+	const __m256 at = _mm256_mul_ps(_mm256_and_ps(side_param(l, C), act), inv_h2);
+	const __m256 denom = _mm256_add_ps(_mm256_add_ps(b->wa, b->wb), at);
+	act = _mm256_and_ps(act, _mm256_cmp_ps(denom, zero, _CMP_NEQ_UQ));
+	const __m256 lam = _mm256_loadu_ps(lambda);
+	const __m256 num = _mm256_sub_ps(_mm256_xor_ps(C, sign), _mm256_mul_ps(at, lam));
+	const __m256 dl = _mm256_div_ps(num, _mm256_blendv_ps(one, denom, act));
+	_mm256_storeu_ps(lambda, _mm256_blendv_ps(lam, _mm256_add_ps(lam, dl), act));
+	const __m256 s = _mm256_div_ps(dl, _mm256_blendv_ps(one, len, act));
+	b->sa = _mm256_mul_ps(b->wa, s);
+	b->sb = _mm256_mul_ps(b->wb, s);
+	b->act = act;
+}
+
+/* As project_pbd, two batches at a time. */
+static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
+	uint32_t k = first;
+	for (; k + 2 * LANES <= end; k += 2 * LANES) {
+		batch b0, b1;
+		batch_load(ctx, &c[k], &b0);
+		batch_load(ctx, &c[k + LANES], &b1);
+		solve_xpbd(ctx, &b0, f->lambda + k);
+		solve_xpbd(ctx, &b1, f->lambda + k + LANES);
+		store_lanes(&c[k].a, &b0.l, ctx->q, ctx->q, b0.sa, b0.sb, b0.act, true, b0.wa, b0.wb);
+		store_lanes(&c[k + LANES].a, &b1.l, ctx->q, ctx->q, b1.sa, b1.sb, b1.act, true, b1.wa, b1.wb);
+	}
+	if (k < end) {
+		batch b0;
+		batch_load(ctx, &c[k], &b0);
+		solve_xpbd(ctx, &b0, f->lambda + k);
+		store_lanes(&c[k].a, &b0.l, ctx->q, ctx->q, b0.sa, b0.sb, b0.act, true, b0.wa, b0.wb);
 	}
 }
 
