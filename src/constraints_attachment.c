@@ -256,16 +256,16 @@ static double violation(const pbd_world* w, const pbd_attachment_c* c) {
 /* Violation |C| in m; strain |C| / rest where rest > 0 (an attachment at rest 0 has no length to
  * compare with, and counts in no strain); energy C^2 / (2 alpha) under XPBD, none for an ideal
  * constraint, undefined for a PBD stiffness in (0, 1). */
-static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_attachment_c* c = &HOT(f)[k];
 		const pbd_attachment_p* p = &COLD(f)[k];
 		const double C = violation(w, c), ac = C < 0 ? -C : C;
-		if (!(ac <= out->max_violation)) out->max_violation = ac;
+		out->max_violation = pbd_max_sticky(out->max_violation, ac);
 		if (c->rest > 0) {
 			const double strain = ac / (double)c->rest;
-			if (!(strain <= out->max_strain)) out->max_strain = strain;
+			out->max_strain = pbd_max_sticky(out->max_strain, strain);
 			out->sum_strain += strain;
 			out->strained++;
 		}
@@ -277,14 +277,14 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 	}
 }
 
-static double max_strain(const pbd_world* w, const pbd_family* f) {
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	double m = 0;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_attachment_c* c = &HOT(f)[k];
 		if (!(c->rest > 0)) continue;
 		const double C = violation(w, c);
 		const double strain = (C < 0 ? -C : C) / (double)c->rest;
-		if (!(strain <= m)) m = strain;
+		m = pbd_max_sticky(m, strain);
 	}
 	return m;
 }

@@ -322,31 +322,31 @@ static bool violation(const pbd_world* w, const pbd_dihedral_c* c, double* C) {
 /* Violation |C| in rad; strain |C| / pi, the angle error as a fraction of a half turn (0 to 1);
  * energy C^2 / (2 alpha) for a soft XPBD hinge. A hinge without an angle (a flat or collapsed
  * triangle) counts in none of them. */
-static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
 	const double inv_pi = 1 / 3.14159265358979323846;
 	out->energy_defined = true;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_dihedral_p* q = &COLD(f)[k];
 		if (!xpbd && q->stiffness > 0 && q->stiffness < 1) out->energy_defined = false;
 		double C;
 		if (!violation(w, &HOT(f)[k], &C)) continue;
 		const double ac = fabs(C), strain = ac * inv_pi;
-		if (!(ac <= out->max_violation)) out->max_violation = ac;
-		if (!(strain <= out->max_strain)) out->max_strain = strain;
+		out->max_violation = pbd_max_sticky(out->max_violation, ac);
+		out->max_strain = pbd_max_sticky(out->max_strain, strain);
 		out->sum_strain += strain;
 		out->strained++;
 		if (xpbd && q->compliance > 0) out->energy += 0.5 * C * C / (double)q->compliance;
 	}
 }
 
-static double max_strain(const pbd_world* w, const pbd_family* f) {
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	double m = 0;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		double C;
 		if (!violation(w, &HOT(f)[k], &C)) continue;
 		const double strain = fabs(C) / 3.14159265358979323846;
-		if (!(strain <= m)) m = strain;
+		m = pbd_max_sticky(m, strain);
 	}
 	return m;
 }

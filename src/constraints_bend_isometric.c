@@ -334,28 +334,28 @@ static double violation(const pbd_world* w, const pbd_isometric_c* c) {
 /* Violation |C| (dimensionless); strain |C| / (kappa pi), which is the bend-angle error as a
  * fraction of a half turn for small errors (|s| = 2 sin(theta / 2) kappa for an inextensible
  * bend); energy C^2 / (2 alpha) for a soft XPBD hinge. */
-static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
 	const double pi = 3.14159265358979323846;
 	out->energy_defined = true;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_isometric_p* q = &COLD(f)[k];
 		if (!xpbd && q->stiffness > 0 && q->stiffness < 1) out->energy_defined = false;
 		const double C = violation(w, &HOT(f)[k]), ac = fabs(C);
 		const double strain = ac / ((double)q->kappa * pi);
-		if (!(ac <= out->max_violation)) out->max_violation = ac;
-		if (!(strain <= out->max_strain)) out->max_strain = strain;
+		out->max_violation = pbd_max_sticky(out->max_violation, ac);
+		out->max_strain = pbd_max_sticky(out->max_strain, strain);
 		out->sum_strain += strain;
 		out->strained++;
 		if (xpbd && q->compliance > 0) out->energy += 0.5 * C * C / (double)q->compliance;
 	}
 }
 
-static double max_strain(const pbd_world* w, const pbd_family* f) {
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	double m = 0;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const double strain = fabs(violation(w, &HOT(f)[k])) / ((double)COLD(f)[k].kappa * 3.14159265358979323846);
-		if (!(strain <= m)) m = strain;
+		m = pbd_max_sticky(m, strain);
 	}
 	return m;
 }

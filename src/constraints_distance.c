@@ -294,10 +294,10 @@ static double current_length(const pbd_world* w, const pbd_distance_c* c) {
 /* Strain (all edges and per edge kind), violation and elastic energy of the current positions. The energy of a soft
  * XPBD constraint is C^2 / (2 alpha); an ideal one (alpha 0, or PBD stiffness 0 or 1) stores none; a PBD stiffness in
  * (0, 1) is a fraction of a projection, not a material, so it has none. */
-static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
 	out->energy_defined = true;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_distance_c* c = &HOT(f)[k];
 		const pbd_distance_p* p = &COLD(f)[k];
 		const double C = current_length(w, c) - (double)c->rest;
@@ -306,10 +306,10 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 		if (c->rest > 0) {
 			const double strain = ac / (double)c->rest;
 			const uint32_t kind = p->kind < PBD_EDGE_KIND_COUNT ? p->kind : PBD_EDGE_STRUCTURAL;
-			if (!(strain <= out->max_strain)) out->max_strain = strain; /* NaN wins, so it is reported */
+			out->max_strain = pbd_max_sticky(out->max_strain, strain);
 			out->sum_strain += strain;
 			out->strained++;
-			if (!(strain <= out->kind_max[kind])) out->kind_max[kind] = strain;
+			out->kind_max[kind] = pbd_max_sticky(out->kind_max[kind], strain);
 			out->kind_sum[kind] += strain;
 			out->kind_count[kind]++;
 		}
@@ -323,14 +323,14 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 	}
 }
 
-static double max_strain(const pbd_world* w, const pbd_family* f) {
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	double m = 0;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_distance_c* c = &HOT(f)[k];
 		if (!(c->rest > 0)) continue;
 		const double C = current_length(w, c) - (double)c->rest;
 		const double strain = (C < 0 ? -C : C) / (double)c->rest;
-		if (!(strain <= m)) m = strain; /* NaN wins, so it is reported */
+		m = pbd_max_sticky(m, strain);
 	}
 	return m;
 }

@@ -521,18 +521,18 @@ static double stretch(const pbd_world* w, const pbd_lra_c* c) {
 
 /* Over the active constraints: violation = the stretch past the rest (m), strain = that over the
  * rest where rest > 0, energy C^2 / (2 alpha) of the stretch (a slack constraint stores none). */
-static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_lra_c* c = &HOT(f)[k];
 		const pbd_lra_p* p = &COLD(f)[k];
 		if (!xpbd && p->stiffness > 0 && p->stiffness < 1) out->energy_defined = false;
 		if (c->pin == PBD_LRA_NONE) continue;
 		const double C = stretch(w, c);
-		if (!(C <= out->max_violation)) out->max_violation = C;
+		out->max_violation = pbd_max_sticky(out->max_violation, C);
 		if (c->rest > 0) {
 			const double strain = C / (double)c->rest;
-			if (!(strain <= out->max_strain)) out->max_strain = strain;
+			out->max_strain = pbd_max_sticky(out->max_strain, strain);
 			out->sum_strain += strain;
 			out->strained++;
 		}
@@ -540,13 +540,13 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 	}
 }
 
-static double max_strain(const pbd_world* w, const pbd_family* f) {
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	double m = 0;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_lra_c* c = &HOT(f)[k];
 		if (c->pin == PBD_LRA_NONE || !(c->rest > 0)) continue;
 		const double strain = stretch(w, c) / (double)c->rest;
-		if (!(strain <= m)) m = strain;
+		m = pbd_max_sticky(m, strain);
 	}
 	return m;
 }

@@ -589,17 +589,17 @@ static bool measure(const pbd_world* w, const pbd_family* f, uint32_t k, double*
 
 /* Violation C (m); strain C over the cluster's RMS rest radius (where it has one); energy
  * C^2 / (2 alpha) under XPBD, none for an ideal cluster, undefined for a PBD stiffness in (0, 1). */
-static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_shape_p* p = &COLD(f)[k];
 		if (!xpbd && p->stiffness > 0 && p->stiffness < 1) out->energy_defined = false;
 		double C, radius;
 		if (!measure(w, f, k, &C, &radius)) continue;
-		if (!(C <= out->max_violation)) out->max_violation = C;
+		out->max_violation = pbd_max_sticky(out->max_violation, C);
 		if (radius > 0) {
 			const double strain = C / radius;
-			if (!(strain <= out->max_strain)) out->max_strain = strain;
+			out->max_strain = pbd_max_sticky(out->max_strain, strain);
 			out->sum_strain += strain;
 			out->strained++;
 		}
@@ -607,13 +607,13 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 	}
 }
 
-static double max_strain(const pbd_world* w, const pbd_family* f) {
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	double worst = 0;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		double C, radius;
 		if (!measure(w, f, k, &C, &radius) || !(radius > 0)) continue;
 		const double strain = C / radius;
-		if (!(strain <= worst)) worst = strain;
+		worst = pbd_max_sticky(worst, strain);
 	}
 	return worst;
 }

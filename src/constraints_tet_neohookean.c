@@ -532,11 +532,11 @@ static void invariants(const pbd_world* w, const pbd_tet_nh_c* c, double* ic, do
  * energy V0 (mu / 2 (I_C - 3) + lambda' / 2 ((J - gamma)^2 - (1 - gamma)^2)), which is
  * C_D^2 / (2 alpha_D) + C_H^2 / (2 alpha_H) less its value at rest, so that a body at rest
  * stores none; undefined under a PBD stiffness in (0, 1). */
-static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
 	const double sqrt3 = sqrt(3.0);
 	out->energy_defined = true;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_tet_nh_c* c = &HOT(f)[k];
 		const pbd_tet_nh_p* q = &COLD(f)[k];
 		double ic, J;
@@ -544,10 +544,10 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 		const double r = sqrt(ic);
 		const double cd = fabs(r - sqrt3), ch = fabs(J - 1);
 		const double viol = cd > ch ? cd : ch;
-		if (!(viol <= out->max_violation)) out->max_violation = viol;
+		out->max_violation = pbd_max_sticky(out->max_violation, viol);
 		const double sd = fabs(r / sqrt3 - 1);
 		const double strain = sd > ch ? sd : ch;
-		if (!(strain <= out->max_strain)) out->max_strain = strain; /* NaN wins, so it is reported */
+		out->max_strain = pbd_max_sticky(out->max_strain, strain);
 		out->sum_strain += strain;
 		out->strained++;
 		if (xpbd) {
@@ -563,15 +563,15 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 	}
 }
 
-static double max_strain(const pbd_world* w, const pbd_family* f) {
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	const double sqrt3 = sqrt(3.0);
 	double m = 0;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		double ic, J;
 		invariants(w, &HOT(f)[k], &ic, &J);
 		const double sd = fabs(sqrt(ic) / sqrt3 - 1), ch = fabs(J - 1);
 		const double strain = sd > ch ? sd : ch;
-		if (!(strain <= m)) m = strain;
+		m = pbd_max_sticky(m, strain);
 	}
 	return m;
 }

@@ -248,17 +248,17 @@ static double current_volume(const pbd_world* w, const pbd_tet_volume_c* c) {
 
 /* Violation |C| in m^3; strain |V - V0| / V0, the volume ratio error; energy C^2 / (2 alpha) for
  * a soft XPBD constraint, none for an ideal one, undefined for a PBD stiffness in (0, 1). */
-static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
 	out->energy_defined = true;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_tet_volume_c* c = &HOT(f)[k];
 		const pbd_tet_volume_p* p = &COLD(f)[k];
 		const double C = current_volume(w, c) - (double)c->rest;
 		const double ac = fabs(C);
-		if (!(ac <= out->max_violation)) out->max_violation = ac;
+		out->max_violation = pbd_max_sticky(out->max_violation, ac);
 		const double strain = ac / (double)c->rest;
-		if (!(strain <= out->max_strain)) out->max_strain = strain; /* NaN wins, so it is reported */
+		out->max_strain = pbd_max_sticky(out->max_strain, strain);
 		out->sum_strain += strain;
 		out->strained++;
 		if (xpbd) {
@@ -269,12 +269,12 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 	}
 }
 
-static double max_strain(const pbd_world* w, const pbd_family* f) {
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	double m = 0;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_tet_volume_c* c = &HOT(f)[k];
 		const double strain = fabs(current_volume(w, c) - (double)c->rest) / (double)c->rest;
-		if (!(strain <= m)) m = strain;
+		m = pbd_max_sticky(m, strain);
 	}
 	return m;
 }

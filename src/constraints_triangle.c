@@ -441,17 +441,17 @@ static void values(const pbd_world* w, const pbd_triangle_c* c, double C[3]) {
 
 /* Violation and strain: the largest of |stretch u|, |stretch v| and |shear angle| (rad), all dimensionless.
  * Energy: A C^2 / (2 alpha) per part for XPBD; none for ideal parts; undefined for a PBD stiffness in (0, 1). */
-static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
 	out->energy_defined = true;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_triangle_p* p = &COLD(f)[k];
 		double C[3];
 		values(w, &HOT(f)[k], C);
 		double m = 0;
 		for (int j = 0; j < 3; ++j) {
 			const double a = fabs(C[j]);
-			if (!(a <= m)) m = a; /* NaN wins, so it is reported */
+			m = pbd_max_sticky(m, a);
 			if (xpbd) {
 				const double alpha = (double)p->compliance[j >> 1];
 				if (alpha > 0) out->energy += 0.5 * C[j] * C[j] * (double)p->area / alpha;
@@ -460,20 +460,19 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 		if (!xpbd)
 			for (int j = 0; j < 2; ++j)
 				if (p->stiffness[j] > 0 && p->stiffness[j] < 1) out->energy_defined = false;
-		if (!(m <= out->max_violation)) out->max_violation = m;
-		if (!(m <= out->max_strain)) out->max_strain = m;
+		out->max_violation = pbd_max_sticky(out->max_violation, m);
+		out->max_strain = pbd_max_sticky(out->max_strain, m);
 		out->sum_strain += m;
 		out->strained++;
 	}
 }
 
-static double max_strain(const pbd_world* w, const pbd_family* f) {
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	double m = 0;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		double C[3];
 		values(w, &HOT(f)[k], C);
-		for (int j = 0; j < 3; ++j)
-			if (!(fabs(C[j]) <= m)) m = fabs(C[j]);
+		for (int j = 0; j < 3; ++j) m = pbd_max_sticky(m, fabs(C[j]));
 	}
 	return m;
 }

@@ -491,16 +491,16 @@ static void row_sizes(const pbd_family* f, uint64_t* rows, uint64_t* entries) {
 }
 
 /* Violation |V - pressure V0| in m^3; strain |V / (pressure V0) - 1|; energy C^2 / (2 alpha) for XPBD. */
-static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out) {
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
 	out->energy_defined = true;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_volume_p* p = &COLD(f)[k];
 		const double target = (double)p->rest * (double)p->pressure;
 		const double C = current_volume(w, f, &HOT(f)[k]) - target;
 		const double ac = fabs(C), strain = ac / target;
-		if (!(ac <= out->max_violation)) out->max_violation = ac;
-		if (!(strain <= out->max_strain)) out->max_strain = strain;
+		out->max_violation = pbd_max_sticky(out->max_violation, ac);
+		out->max_strain = pbd_max_sticky(out->max_strain, strain);
 		out->sum_strain += strain;
 		out->strained++;
 		if (xpbd) {
@@ -511,13 +511,13 @@ static void stats(const pbd_world* w, const pbd_family* f, pbd_family_sums* out)
 	}
 }
 
-static double max_strain(const pbd_world* w, const pbd_family* f) {
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	double m = 0;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		const pbd_volume_p* p = &COLD(f)[k];
 		const double target = (double)p->rest * (double)p->pressure;
 		const double s = fabs(current_volume(w, f, &HOT(f)[k]) / target - 1);
-		if (!(s <= m)) m = s;
+		m = pbd_max_sticky(m, s);
 	}
 	return m;
 }

@@ -49,7 +49,7 @@ pbd_status pbd_family_reserve(pbd_world* w, pbd_family_type type, uint32_t capac
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), f->cap, capacity))
 		return PBD_ERR_OUT_OF_MEMORY;
 	f->cap = capacity;
-	return PBD_OK;
+	return pbd_stats_reserve(w);
 }
 
 uint32_t pbd_family_append(pbd_world* w, pbd_family_type type, uint32_t count) {

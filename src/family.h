@@ -82,6 +82,10 @@ typedef struct pbd_family_sums {
 	uint32_t kind_count[PBD_EDGE_KIND_COUNT];
 } pbd_family_sums;
 
+/* The larger of m and v, where a NaN, once seen, stays: a diagnostic's maximum reports a
+ * constraint that went non-finite wherever it lies in the sweep. */
+static inline double pbd_max_sticky(double m, double v) { return m != m || v <= m ? m : v; }
+
 typedef struct pbd_world pbd_world;
 typedef struct pbd_rows pbd_rows;
 
@@ -108,10 +112,12 @@ typedef struct pbd_family_ops {
 	 * share a particle; bit-identical to the scalar kernels. NULL: the family has none. */
 	void (*project_lanes)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
 	void (*jacobi_lanes)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
-	/* Diagnostics of the current positions (full precision, x + x_lo). */
-	void (*stats)(const pbd_world* w, const pbd_family* f, pbd_family_sums* out);
-	/* The divergence test alone: the largest strain. */
-	double (*max_strain)(const pbd_world* w, const pbd_family* f);
+	/* Diagnostics of the current positions (full precision, x + x_lo) of the constraints at
+	 * positions [first, end), added to out; stats.c splits a family into blocks (task.h) and
+	 * combines the blocks' sums in block order. */
+	void (*stats)(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out);
+	/* The divergence test alone: the largest strain of [first, end). */
+	double (*max_strain)(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end);
 	/* Checks the constraint at position k of a loaded snapshot (particle indices are checked
 	 * by the caller); returns false with a reason. */
 	bool (*check)(const pbd_world* w, const pbd_family* f, uint32_t k, const char** why);

@@ -49,7 +49,7 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	                  pbd_particles_allocated(capacity)))
 		return PBD_ERR_OUT_OF_MEMORY;
 	w->cap_p = capacity;
-	return PBD_OK;
+	return pbd_stats_reserve(w);
 }
 
 pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3* positions, const pbd_vec3* velocities,

@@ -218,6 +218,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->block_index, w->cap_block * sizeof *w->block_index);
 	pbd_free(&mem, w->block_first, w->cap_block * sizeof *w->block_first);
 	pbd_particle_collision_free(w);
+	pbd_stats_free(w);
 	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
 	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
 	pbd_free(&mem, w->colour_mask, cp * sizeof *w->colour_mask);
@@ -422,6 +423,8 @@ pbd_status pbd_world_step(pbd_world* w) {
 	}
 	if (pbd_particle_collision_prepare(w) != PBD_OK)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for particle collision");
+	if (pbd_stats_reserve(w) != PBD_OK)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the statistics");
 	w->step_status = PBD_OK;
 	pbd_particles_begin_step(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_step);
@@ -433,7 +436,6 @@ pbd_status pbd_world_step(pbd_world* w) {
 	}
 	const uint64_t t_end = pbd_prof_begin(w);
 	const uint32_t restored = pbd_particles_end_step(w);
-	pbd_exec_end(&w->exec); /* the last stage of the step: the threads return */
 	const pbd_status contacts = pbd_collide_end_step(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_end);
 
@@ -449,6 +451,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	} else if (d->divergence_strain > 0) {
 		strain = pbd_stats_max_strain(w);
 	}
+	pbd_exec_end(&w->exec); /* after the step's last stage: the threads return */
 	check_divergence(w, restored, strain);
 	publish_profile(w, t_stats, t_step);
 	return w->step_status != PBD_OK ? w->step_status : contacts;
@@ -458,6 +461,7 @@ void pbd_world_get_stats(pbd_world* w, pbd_stats* out) {
 	if (!w || !out) return;
 	if (!w->stats_valid) {
 		pbd_stats_compute(w, &w->stats);
+		pbd_exec_end(&w->exec);
 		w->stats_valid = true;
 	}
 	*out = w->stats;

@@ -50,6 +50,13 @@ typedef struct pbd_tri_drag {
 	pbd_real normal, tangent;
 } pbd_tri_drag;
 
+/* One block's sums in the statistics pass: a range of one family's constraints, or a range of
+ * particles (kinetic and potential energy, momentum). */
+typedef struct pbd_stats_part {
+	pbd_family_sums fam;
+	double kinetic, potential, momentum[3];
+} pbd_stats_part;
+
 typedef struct pbd_soft_rec {
 	pbd_soft_info info;
 	uint32_t generation;
@@ -154,6 +161,8 @@ struct pbd_world {
 	pbd_warning_stat warnings[PBD_WARN_COUNT];
 	pbd_stats stats;
 	bool stats_valid;
+	pbd_stats_part* stats_part; /* per block of the statistics pass (stats.c) */
+	uint32_t cap_stats_part;
 	pbd_profile_acc prof; /* the current step's time per phase (profile.h) */
 	pbd_profile profile;  /* the last step's, published; zero when def.profile is off */
 };
@@ -202,8 +211,13 @@ void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx);
 /* collide.c */
 uint32_t pbd_collide_count_contacts(pbd_world* w);
 
-/* stats.c */
+/* stats.c: the statistics pass runs as a stage of blocks (task.h), the blocks' sums combined in
+ * block order, so that they are the same on any number of threads. */
+/* Sizes the per-block sums for the world's current constraints and particles; the step calls it
+ * before its first stage, so that the pass allocates nothing. */
+pbd_status pbd_stats_reserve(pbd_world* w);
+void pbd_stats_free(pbd_world* w);
 void pbd_stats_compute(pbd_world* w, pbd_stats* out);
-double pbd_stats_max_strain(const pbd_world* w);
+double pbd_stats_max_strain(pbd_world* w);
 
 #endif

@@ -10,6 +10,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include "constraints_distance.h"
 #include "scene.h"
 #include "test_physics.h"
 #include "test_util.h"
@@ -118,6 +119,62 @@ static void test_big_cloth_every_solver(void** state) {
 			pbd_world_destroy(w);
 		}
 	}
+}
+
+/* The statistics are a stage too: their per-block sums, combined in block order, give the same
+ * bits on any number of threads, with the default blocks and with small ones (more blocks, other
+ * bits, but the same for every thread count), through the step's pass and pbd_world_get_stats. */
+static void test_stats_any_thread_count(void** state) {
+	(void)state;
+	for (int small = 0; small < 2; ++small) {
+		pbd_stats one, got;
+		double strain_one = 0;
+		for (int threads = 1; threads <= 4; ++threads) {
+			pbd_world* w = big_cloth(threads, PBD_SOLVER_GAUSS_SEIDEL, false, 0);
+			if (small) small_blocks(w);
+			for (int i = 0; i < 10; ++i) assert_int_equal(pbd_world_step(w), PBD_OK);
+			got = w->stats; /* the step's own pass (diagnostics are on by default) */
+			assert_true(w->stats_valid);
+			w->stats_valid = false;
+			pbd_stats again;
+			pbd_world_get_stats(w, &again);
+			assert_memory_equal(&w->stats, &got, sizeof got);
+			const double strain = pbd_stats_max_strain(w);
+			assert_true(strain == got.max_strain);
+			assert_true(got.kinetic_energy > 0 && got.max_strain > 0 && got.family[PBD_FAMILY_DISTANCE].count > 0);
+			if (threads == 1) {
+				one = got;
+				strain_one = strain;
+			} else {
+				assert_memory_equal(&got, &one, sizeof got);
+				assert_true(strain == strain_one);
+			}
+			pbd_world_destroy(w);
+		}
+	}
+}
+
+/* A constraint gone non-finite is reported as a NaN strain wherever it lies: in the first block of
+ * several, the later blocks' finite maxima must not replace it. */
+static void test_stats_nan_stays(void** state) {
+	(void)state;
+	pbd_world* w = big_cloth(2, PBD_SOLVER_GAUSS_SEIDEL, false, 0);
+	small_blocks(w);
+	assert_int_equal(pbd_world_step(w), PBD_OK);
+	const pbd_family* f = &w->fam[PBD_FAMILY_DISTANCE];
+	const uint32_t a = ((const pbd_distance_c*)f->hot)[0].a;
+	w->x[a].x = (pbd_real)NAN;
+	test_disable_fp_traps();
+	pbd_stats s;
+	pbd_stats_compute(w, &s);
+	const double strain = pbd_stats_max_strain(w);
+	pbd_exec_end(&w->exec);
+	test_enable_fp_traps();
+	assert_true(s.max_strain != s.max_strain);
+	assert_true(s.family[PBD_FAMILY_DISTANCE].max_strain != s.family[PBD_FAMILY_DISTANCE].max_strain);
+	assert_true(strain != strain);
+	w->x[a].x = 0;
+	pbd_world_destroy(w);
 }
 
 /* A game's task system that starts a thread per task, and one that runs each task inline. */
@@ -300,7 +357,8 @@ int main(int argc, char** argv) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_settings),          cmocka_unit_test(test_big_cloth_every_solver),
 	    cmocka_unit_test(test_game_task_systems), cmocka_unit_test(test_fp_mode_reaches_workers),
-	    cmocka_unit_test(test_resume_and_switch),
+	    cmocka_unit_test(test_resume_and_switch), cmocka_unit_test(test_stats_any_thread_count),
+	    cmocka_unit_test(test_stats_nan_stays),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
