@@ -122,8 +122,7 @@ pbd_status pbd_edge_edge_prepare(pbd_world* w) {
 		for (uint32_t k = 0; k < m; ++k) n += k == 0 || b[k] != b[k - 1];
 	}
 	if (!pbd_grow_to(&w->mem, (void**)&c->edge, sizeof *c->edge, &c->cap_edge, 2 * n) ||
-	    !pbd_grow_to(&w->mem, (void**)&c->ebox, sizeof *c->ebox, &c->cap_ebox, n) ||
-	    !pbd_grow_to(&w->mem, (void**)&c->estamp, sizeof *c->estamp, &c->cap_estamp, n))
+	    !pbd_grow_to(&w->mem, (void**)&c->ebox, sizeof *c->ebox, &c->cap_ebox, n))
 		return PBD_ERR_OUT_OF_MEMORY;
 	for (uint32_t i = 0; i < np; ++i) {
 		const uint32_t* b = other + start[i];
@@ -252,6 +251,49 @@ bool pbd_edge_edge_contact(const pbd_world* w, uint32_t a, uint32_t b, uint32_t 
 	return true;
 }
 
+/* The edges of one block against the edges near their paths. */
+static void ee_block(void* arg, uint32_t block, uint32_t worker) {
+	const pbd_find_stage* s = (const pbd_find_stage*)arg;
+	const pbd_world* w = s->w;
+	const pbd_particle_collision* c = &w->pcol;
+	const pbd_hash_grid* g = s->g;
+	pbd_block_out* o = s->o;
+	uint32_t slots[PBD_HASH_GRID_MAX_CELLS];
+	const uint32_t first_edge = block * s->block, end_edge = pbd_block_end(first_edge, c->nedge, s->block);
+	pbd_block_out_open(o, block, worker);
+	for (uint32_t e = first_edge; e < end_edge; ++e) {
+		const uint32_t a = c->edge[2 * e], b = c->edge[2 * e + 1];
+		const uint32_t first = o->bcount[block]; /* this edge's first record in the block */
+		const uint32_t ns = pbd_hash_grid_box_slots(g, c->ebox[e], slots);
+		for (uint32_t k = 0; k < ns; ++k)
+			for (uint32_t j = g->start[slots[k]]; j < g->start[slots[k] + 1]; ++j) {
+				const uint32_t f = g->entry[j];
+				if (f <= e || pbd_block_out_seen(o, worker, f, e)) continue;
+				const pbd_box3 be = c->ebox[e], bf = c->ebox[f];
+				if (be.lo.x > bf.hi.x || bf.lo.x > be.hi.x || be.lo.y > bf.hi.y || bf.lo.y > be.hi.y ||
+				    be.lo.z > bf.hi.z || bf.lo.z > be.hi.z)
+					continue;
+				const uint32_t cc = c->edge[2 * f], dd = c->edge[2 * f + 1];
+				const pbd_real thick = PBD_FMAX(w->radius[a], w->radius[b]) + PBD_FMAX(w->radius[cc], w->radius[dd]);
+				if (!may_touch(w, a, b, cc, dd)) continue;
+				pbd_ee_c k2;
+				if (!pbd_edge_edge_contact(w, a, b, cc, dd, thick, &k2) || mesh_neighbours(w, a, b, cc, dd, thick))
+					continue;
+				if (!pbd_block_out_push(o, block, worker)) {
+					pbd_block_out_close(o, block, worker);
+					return;
+				}
+				/* Insertion by the other edge, (c, d) in the edge list's order. */
+				pbd_ee_c* ee = (pbd_ee_c*)pbd_block_out_records(o, worker, block);
+				uint32_t at = o->bcount[block] - 1;
+				for (; at > first && (ee[at - 1].c > cc || (ee[at - 1].c == cc && ee[at - 1].d > dd)); --at)
+					ee[at] = ee[at - 1];
+				ee[at] = k2;
+			}
+	}
+	pbd_block_out_close(o, block, worker);
+}
+
 pbd_status pbd_edge_edge_find(pbd_world* w) {
 	pbd_particle_collision* c = &w->pcol;
 	c->nee = 0;
@@ -268,37 +310,11 @@ pbd_status pbd_edge_edge_find(pbd_world* w) {
 	pbd_hash_grid* g = &c->egrid;
 	if (!pbd_hash_grid_build_boxes(g, &w->mem, c->ebox, c->nedge, cell))
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the edge hash");
-	for (uint32_t k = 0; k < c->nedge; ++k) c->estamp[k] = UINT32_MAX;
-	uint32_t slots[PBD_HASH_GRID_MAX_CELLS];
-	for (uint32_t e = 0; e < c->nedge; ++e) {
-		const uint32_t a = c->edge[2 * e], b = c->edge[2 * e + 1];
-		const uint32_t first = c->nee;
-		const uint32_t ns = pbd_hash_grid_box_slots(g, c->ebox[e], slots);
-		for (uint32_t k = 0; k < ns; ++k)
-			for (uint32_t j = g->start[slots[k]]; j < g->start[slots[k] + 1]; ++j) {
-				const uint32_t f = g->entry[j];
-				if (f <= e || c->estamp[f] == e) continue;
-				c->estamp[f] = e;
-				const pbd_box3 be = c->ebox[e], bf = c->ebox[f];
-				if (be.lo.x > bf.hi.x || bf.lo.x > be.hi.x || be.lo.y > bf.hi.y || bf.lo.y > be.hi.y ||
-				    be.lo.z > bf.hi.z || bf.lo.z > be.hi.z)
-					continue;
-				const uint32_t cc = c->edge[2 * f], dd = c->edge[2 * f + 1];
-				const pbd_real thick = PBD_FMAX(w->radius[a], w->radius[b]) + PBD_FMAX(w->radius[cc], w->radius[dd]);
-				if (!may_touch(w, a, b, cc, dd)) continue;
-				pbd_ee_c k2;
-				if (!pbd_edge_edge_contact(w, a, b, cc, dd, thick, &k2) || mesh_neighbours(w, a, b, cc, dd, thick))
-					continue;
-				if (!pbd_grow_to(&w->mem, (void**)&c->ee, sizeof *c->ee, &c->cap_ee, c->nee + 1))
-					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u edge contacts",
-					                c->nee + 1);
-				/* Insertion by the other edge, (c, d) in the edge list's order. */
-				uint32_t at = c->nee++;
-				for (; at > first && (c->ee[at - 1].c > cc || (c->ee[at - 1].c == cc && c->ee[at - 1].d > dd)); --at)
-					c->ee[at] = c->ee[at - 1];
-				c->ee[at] = k2;
-			}
-	}
+	/* Each edge looks at every other edge once (the stamps), 128 edges per block. */
+	pbd_find_stage st = {w, g, &c->ee_out, 128};
+	if (!pbd_find_in_blocks(w, &st, ee_block, sizeof(pbd_ee_c), c->nedge, c->nedge, (void**)&c->ee, &c->nee,
+	                        &c->cap_ee))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the edge contacts");
 	return PBD_OK;
 }
 

@@ -41,14 +41,15 @@ void pbd_particle_collision_free(pbd_world* w) {
 	pbd_free(&w->mem, c->p, (size_t)c->cap_p * sizeof *c->p);
 	pbd_free(&w->mem, c->pairs, (size_t)c->cap_pairs * sizeof *c->pairs);
 	pbd_hash_grid_free(&c->tgrid, &w->mem);
-	pbd_free(&w->mem, c->stamp, (size_t)c->cap_stamp * sizeof *c->stamp);
+	pbd_block_out_free(&c->pair_out, &w->mem);
+	pbd_block_out_free(&c->vt_out, &w->mem);
+	pbd_block_out_free(&c->ee_out, &w->mem);
 	pbd_free(&w->mem, c->tbox, (size_t)c->cap_tbox * sizeof *c->tbox);
 	pbd_free(&w->mem, c->vt, (size_t)c->cap_vt * sizeof *c->vt);
 	pbd_free(&w->mem, c->edge, (size_t)c->cap_edge * sizeof *c->edge);
 	pbd_free(&w->mem, c->edge_scratch, (size_t)c->cap_edge_scratch * sizeof *c->edge_scratch);
 	pbd_hash_grid_free(&c->egrid, &w->mem);
 	pbd_free(&w->mem, c->ebox, (size_t)c->cap_ebox * sizeof *c->ebox);
-	pbd_free(&w->mem, c->estamp, (size_t)c->cap_estamp * sizeof *c->estamp);
 	pbd_free(&w->mem, c->ee, (size_t)c->cap_ee * sizeof *c->ee);
 	memset(c, 0, sizeof *c);
 }
@@ -62,29 +63,23 @@ static bool may_collide(const pbd_world* w, uint32_t a, uint32_t b, pbd_real dis
 	return pbd_v3_dot(r, r) >= dist * dist;
 }
 
-static bool push_pair(pbd_world* w, uint32_t a, uint32_t b, pbd_real dist) {
-	pbd_particle_collision* c = &w->pcol;
-	if (c->npairs == c->cap_pairs) {
-		const uint32_t cap = c->cap_pairs ? 2 * c->cap_pairs : 1024;
-		if (cap < c->cap_pairs || !pbd_grow(&w->mem, (void**)&c->pairs, sizeof *c->pairs, c->cap_pairs, cap))
-			return false;
-		c->cap_pairs = cap;
-	}
-	c->pairs[c->npairs++] = (pbd_pair_c){a, b, dist};
-	return true;
+bool pbd_find_in_blocks(pbd_world* w, pbd_find_stage* st, void (*fn)(void*, uint32_t, uint32_t), size_t rec,
+                        uint32_t items, uint32_t stamps, void** out, uint32_t* n, uint32_t* cap) {
+	const uint32_t blocks = pbd_blocks(items, st->block);
+	if (!pbd_block_out_begin(st->o, &w->mem, w->exec.threads, rec, blocks, stamps)) return false;
+	pbd_exec_stage(&w->exec, fn, st, blocks);
+	return pbd_block_out_finish(st->o, &w->mem, fn, st, out, n, cap);
 }
 
-pbd_status pbd_particle_collision_find(pbd_world* w) {
-	pbd_particle_collision* c = &w->pcol;
-	c->npairs = 0;
-	if (c->solid < 2) return PBD_OK;
-	const uint32_t n = w->np;
-	for (uint32_t i = 0; i < n; ++i) c->p[i] = pbd_v3_add(w->x[i], w->q[i]);
-	/* Reach of a pair: its contact distance plus as much again, at most 4 max_radius, which one
-	 * ring of cells around a point covers. */
-	const pbd_real cell = 4 * c->max_radius;
-	pbd_hash_grid_build(&c->grid, c->p, w->radius, n, cell);
-	for (uint32_t i = 0; i < n; ++i) {
+/* The particles of one block against those near them. */
+static void pair_block(void* arg, uint32_t block, uint32_t worker) {
+	const pbd_find_stage* st = (const pbd_find_stage*)arg;
+	const pbd_world* w = st->w;
+	const pbd_particle_collision* c = &w->pcol;
+	pbd_block_out* o = st->o;
+	const uint32_t first = block * st->block, end = pbd_block_end(first, w->np, st->block);
+	pbd_block_out_open(o, block, worker);
+	for (uint32_t i = first; i < end; ++i) {
 		const pbd_real ri = w->radius[i];
 		if (!(ri > 0)) continue;
 		const int64_t cx = pbd_hash_grid_coord(&c->grid, c->p[i].x), cy = pbd_hash_grid_coord(&c->grid, c->p[i].y),
@@ -106,12 +101,32 @@ pbd_status pbd_particle_collision_find(pbd_world* w) {
 						const pbd_real dist = ri + w->radius[j];
 						const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(w->x[i], w->x[j]), pbd_v3_sub(w->q[i], w->q[j]));
 						if (!(pbd_v3_dot(d, d) < 4 * dist * dist) || !may_collide(w, i, j, dist)) continue;
-						if (!push_pair(w, i, j, dist))
-							return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY,
-							                "pbd_world_step: out of memory for %u particle pairs", c->npairs + 1);
+						pbd_pair_c* pair = (pbd_pair_c*)pbd_block_out_push(o, block, worker);
+						if (!pair) {
+							pbd_block_out_close(o, block, worker);
+							return;
+						}
+						*pair = (pbd_pair_c){i, j, dist};
 					}
 				}
 	}
+	pbd_block_out_close(o, block, worker);
+}
+
+pbd_status pbd_particle_collision_find(pbd_world* w) {
+	pbd_particle_collision* c = &w->pcol;
+	c->npairs = 0;
+	if (c->solid < 2) return PBD_OK;
+	const uint32_t n = w->np;
+	for (uint32_t i = 0; i < n; ++i) c->p[i] = pbd_v3_add(w->x[i], w->q[i]);
+	/* Reach of a pair: its contact distance plus as much again, at most 4 max_radius, which one
+	 * ring of cells around a point covers. */
+	const pbd_real cell = 4 * c->max_radius;
+	pbd_hash_grid_build(&c->grid, c->p, w->radius, n, cell);
+	/* 256 particles per block */
+	pbd_find_stage st = {w, &c->grid, &c->pair_out, 256};
+	if (!pbd_find_in_blocks(w, &st, pair_block, sizeof(pbd_pair_c), n, 0, (void**)&c->pairs, &c->npairs, &c->cap_pairs))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the particle pairs");
 	return PBD_OK;
 }
 

@@ -5,6 +5,7 @@
 #ifndef PBD_SELF_COLLISION_H
 #define PBD_SELF_COLLISION_H
 
+#include "block_out.h"
 #include "hash_grid.h"
 
 /* Bit of a particle's collision group that lets it collide with particles of its own group. */
@@ -46,9 +47,7 @@ typedef struct pbd_particle_collision {
 	pbd_pair_c* pairs;
 	uint32_t npairs, cap_pairs;
 	pbd_hash_grid tgrid; /* surface triangles by the boxes of their paths */
-	uint32_t* stamp;     /* per triangle: the last particle that looked at it */
-	uint32_t cap_stamp;
-	pbd_box3* tbox; /* per triangle: the box of its path, empty when it has no thickness */
+	pbd_box3* tbox;      /* per triangle: the box of its path, empty when it has no thickness */
 	uint32_t cap_tbox;
 	pbd_vt_c* vt;
 	uint32_t nvt, cap_vt;
@@ -59,15 +58,29 @@ typedef struct pbd_particle_collision {
 	pbd_hash_grid egrid; /* the edges by the boxes of their paths */
 	pbd_box3* ebox;
 	uint32_t cap_ebox;
-	uint32_t* estamp; /* per edge: the last edge that looked at it */
-	uint32_t cap_estamp;
 	pbd_ee_c* ee;
 	uint32_t nee, cap_ee;
+	/* the searches' results per block, in block order (block_out.h) */
+	pbd_block_out pair_out, vt_out, ee_out;
 	pbd_real max_radius; /* over the particles, at the last prepare */
 	uint32_t solid;      /* particles with a radius */
 } pbd_particle_collision;
 
 typedef struct pbd_world pbd_world;
+
+/* A search in blocks of query items (block_out.h): what a block function reads. */
+typedef struct pbd_find_stage {
+	const pbd_world* w;
+	const pbd_hash_grid* g; /* the candidates' hash */
+	pbd_block_out* o;
+	uint32_t block; /* query items per block: any size gives the same results in the same order */
+} pbd_find_stage;
+
+/* Runs fn over `items` query items in blocks on the world's threads and leaves the records, in
+ * block order, in *out (count and capacity in *n, *cap); stamps: candidates per thread's stamp
+ * array. False when out of memory. */
+bool pbd_find_in_blocks(pbd_world* w, pbd_find_stage* st, void (*fn)(void*, uint32_t, uint32_t), size_t rec,
+                        uint32_t items, uint32_t stamps, void** out, uint32_t* n, uint32_t* cap);
 
 /* At the start of a step: counts the particles with a radius and makes room for the hash
  * (allocates only when the particle count grew). */

@@ -48,31 +48,16 @@ static bool may_touch(const pbd_world* w, uint32_t i, uint32_t t, pbd_real thick
 	return pbd_v3_dot(d, d) >= thick * thick;
 }
 
-pbd_status pbd_vertex_triangle_find(pbd_world* w) {
-	pbd_particle_collision* c = &w->pcol;
-	c->nvt = 0;
-	if (c->solid < 3 || w->nt == 0) return PBD_OK;
-	const pbd_real rmax = c->max_radius;
-	/* Cell: the mean extent of the triangles' boxes, so that a triangle covers a few cells. */
-	double extent = 0;
-	uint32_t solid = 0;
-	for (uint32_t t = 0; t < w->nt; ++t) {
-		if (!triangle_solid(w, t)) continue;
-		const pbd_box3 b = triangle_box(w, t, 0);
-		extent += (double)PBD_FMAX(PBD_FMAX(b.hi.x - b.lo.x, b.hi.y - b.lo.y), b.hi.z - b.lo.z);
-		solid++;
-	}
-	if (solid == 0) return PBD_OK;
-	const pbd_real cell = PBD_FMAX((pbd_real)(extent / solid), 4 * rmax);
-	if (!pbd_grow_to(&w->mem, (void**)&c->tbox, sizeof *c->tbox, &c->cap_tbox, w->nt)) return PBD_ERR_OUT_OF_MEMORY;
-	const pbd_box3 none = {{1, 1, 1}, {0, 0, 0}};
-	for (uint32_t t = 0; t < w->nt; ++t) c->tbox[t] = triangle_solid(w, t) ? triangle_box(w, t, 2 * rmax) : none;
-	pbd_hash_grid* g = &c->tgrid;
-	if (!pbd_hash_grid_build_boxes(g, &w->mem, c->tbox, w->nt, cell)) return PBD_ERR_OUT_OF_MEMORY;
+/* The particles of one block against the triangles near their paths. */
+static void vt_block(void* arg, uint32_t block, uint32_t worker) {
+	const pbd_find_stage* s = (const pbd_find_stage*)arg;
+	const pbd_world* w = s->w;
+	const pbd_hash_grid* g = s->g;
+	pbd_block_out* o = s->o;
 	uint32_t slots[PBD_HASH_GRID_MAX_CELLS];
-	if (!pbd_grow_to(&w->mem, (void**)&c->stamp, sizeof *c->stamp, &c->cap_stamp, w->nt)) return PBD_ERR_OUT_OF_MEMORY;
-	for (uint32_t t = 0; t < w->nt; ++t) c->stamp[t] = UINT32_MAX;
-	for (uint32_t i = 0; i < w->np; ++i) {
+	const uint32_t first = block * s->block, end = pbd_block_end(first, w->np, s->block);
+	pbd_block_out_open(o, block, worker);
+	for (uint32_t i = first; i < end; ++i) {
 		const pbd_real ri = w->radius[i];
 		if (!(ri > 0)) continue;
 		const pbd_vec3 xi = w->x[i], qi = w->q[i];
@@ -83,8 +68,7 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 		for (uint32_t k = 0; k < n; ++k)
 			for (uint32_t e = g->start[slots[k]]; e < g->start[slots[k] + 1]; ++e) {
 				const uint32_t t = g->entry[e];
-				if (c->stamp[t] == i) continue;
-				c->stamp[t] = i;
+				if (pbd_block_out_seen(o, worker, t, i)) continue;
 				const uint32_t* v = &w->tri[3 * t];
 				const pbd_real thick = ri + PBD_FMAX(PBD_FMAX(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
 				if (w->w[i] <= 0 && w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
@@ -140,9 +124,11 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 				} else if (!(dd < reach * reach)) {
 					continue;
 				}
-				if (!pbd_grow_to(&w->mem, (void**)&c->vt, sizeof *c->vt, &c->cap_vt, c->nvt + 1))
-					return PBD_ERR_OUT_OF_MEMORY;
-				pbd_vt_c* k2 = &c->vt[c->nvt++];
+				pbd_vt_c* k2 = (pbd_vt_c*)pbd_block_out_push(o, block, worker);
+				if (!k2) {
+					pbd_block_out_close(o, block, worker);
+					return;
+				}
 				k2->p = i;
 				k2->t = t;
 				k2->b[0] = b[0], k2->b[1] = b[1], k2->b[2] = b[2];
@@ -153,6 +139,34 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 				k2->offset = thick + base;
 			}
 	}
+	pbd_block_out_close(o, block, worker);
+}
+
+pbd_status pbd_vertex_triangle_find(pbd_world* w) {
+	pbd_particle_collision* c = &w->pcol;
+	c->nvt = 0;
+	if (c->solid < 3 || w->nt == 0) return PBD_OK;
+	const pbd_real rmax = c->max_radius;
+	/* Cell: the mean extent of the triangles' boxes, so that a triangle covers a few cells. */
+	double extent = 0;
+	uint32_t solid = 0;
+	for (uint32_t t = 0; t < w->nt; ++t) {
+		if (!triangle_solid(w, t)) continue;
+		const pbd_box3 b = triangle_box(w, t, 0);
+		extent += (double)PBD_FMAX(PBD_FMAX(b.hi.x - b.lo.x, b.hi.y - b.lo.y), b.hi.z - b.lo.z);
+		solid++;
+	}
+	if (solid == 0) return PBD_OK;
+	const pbd_real cell = PBD_FMAX((pbd_real)(extent / solid), 4 * rmax);
+	if (!pbd_grow_to(&w->mem, (void**)&c->tbox, sizeof *c->tbox, &c->cap_tbox, w->nt)) return PBD_ERR_OUT_OF_MEMORY;
+	const pbd_box3 none = {{1, 1, 1}, {0, 0, 0}};
+	for (uint32_t t = 0; t < w->nt; ++t) c->tbox[t] = triangle_solid(w, t) ? triangle_box(w, t, 2 * rmax) : none;
+	pbd_hash_grid* g = &c->tgrid;
+	if (!pbd_hash_grid_build_boxes(g, &w->mem, c->tbox, w->nt, cell)) return PBD_ERR_OUT_OF_MEMORY;
+	/* Each particle looks at every triangle once (the stamps), 128 particles per block. */
+	pbd_find_stage st = {w, g, &c->vt_out, 128};
+	if (!pbd_find_in_blocks(w, &st, vt_block, sizeof(pbd_vt_c), w->np, w->nt, (void**)&c->vt, &c->nvt, &c->cap_vt))
+		return PBD_ERR_OUT_OF_MEMORY;
 	return PBD_OK;
 }
 
