@@ -317,6 +317,44 @@ static void dual_update(pbd_world* w, pbd_real inv_h2) {
 	}
 }
 
+/* One colour's vertices in blocks on the world's threads: no two of them share a row, so each
+ * step reads only what no other step of the colour writes, and the blocks give the bits of the
+ * sweep in order. */
+typedef struct colour_stage {
+	pbd_world* w;
+	uint32_t first, end; /* positions in order[] */
+	pbd_real inv_h2, damp;
+} colour_stage;
+
+#define VBD_BLOCK 64u /* vertices per block: a vertex step reads all its rows */
+
+static void run_vertices(pbd_world* w, uint32_t first, uint32_t end, pbd_real inv_h2, pbd_real damp) {
+	for (uint32_t k = first; k < end; ++k) {
+		const uint32_t i = w->integ.order[k];
+		if (w->w[i] > 0) vertex_step(w, i, inv_h2, damp);
+	}
+}
+
+static void colour_block(void* arg, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const colour_stage* s = (const colour_stage*)arg;
+	const uint32_t first = s->first + block * VBD_BLOCK;
+	run_vertices(s->w, first, pbd_block_end(first, s->end, VBD_BLOCK), s->inv_h2, s->damp);
+}
+
+static void sweep(pbd_world* w, pbd_real inv_h2, pbd_real damp) {
+	const pbd_integrator* in = &w->integ;
+	colour_stage s = {w, 0, 0, inv_h2, damp};
+	for (uint32_t c = 0; c < in->colours; ++c) {
+		s.first = in->colour_start[c];
+		s.end = in->colour_start[c + 1];
+		if (c + 1 == in->colours) /* the vertices the colouring could not place: in order, on this thread */
+			run_vertices(w, s.first, s.end, inv_h2, damp);
+		else if (s.first < s.end)
+			pbd_exec_stage(&w->exec, colour_block, &s, pbd_blocks(s.end - s.first, VBD_BLOCK));
+	}
+}
+
 void pbd_vbd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 	pbd_integrator* in = &w->integ;
 	const pbd_real h = ctx->h;
@@ -343,11 +381,7 @@ void pbd_vbd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 		for (uint32_t row = 0; row < r->n; ++row)
 			in->u[row] =
 			    row_is_norm(r, row) ? pbd_v3_scale(r->dir[row], r->C[row] + r->rest[row]) : pbd_v3(r->C[row], 0, 0);
-		for (uint32_t c = 0; c < in->colours; ++c)
-			for (uint32_t k = in->colour_start[c]; k < in->colour_start[c + 1]; ++k) {
-				const uint32_t i = in->order[k];
-				if (w->w[i] > 0) vertex_step(w, i, ctx->inv_h2, damp);
-			}
+		sweep(w, ctx->inv_h2, damp);
 		dual_update(w, ctx->inv_h2);
 	}
 }

@@ -65,7 +65,7 @@ static void test_builtin_scenes_any_thread_count(void** state) {
 }
 
 /* A hanging cloth large enough for the default blocks, under every solver path that has stages:
- * Gauss-Seidel, Jacobi with Chebyshev, and the hierarchy's coarse levels. */
+ * Gauss-Seidel, Jacobi with Chebyshev, the hierarchy's coarse levels, and VBD's colours. */
 static void add_cloth(pbd_world* w) {
 	pbd_mesh m;
 	const uint32_t n = 72, pins[2] = {0, n - 1};
@@ -80,8 +80,9 @@ static void add_cloth(pbd_world* w) {
 	pbd_mesh_free(&m);
 }
 
-static pbd_world* big_cloth(int threads, pbd_solver solver, bool chebyshev, int levels) {
+static pbd_world* big_cloth_method(int threads, pbd_solver solver, bool chebyshev, int levels, pbd_method method) {
 	pbd_world_def d = pbd_world_def_default();
+	d.method = method;
 	d.threads = threads;
 	d.solver = solver;
 	d.chebyshev = chebyshev;
@@ -93,18 +94,26 @@ static pbd_world* big_cloth(int threads, pbd_solver solver, bool chebyshev, int 
 	return w;
 }
 
+static pbd_world* big_cloth(int threads, pbd_solver solver, bool chebyshev, int levels) {
+	return big_cloth_method(threads, solver, chebyshev, levels, PBD_METHOD_POSITION_BASED);
+}
+
 static void test_big_cloth_every_solver(void** state) {
 	(void)state;
 	struct {
 		pbd_solver solver;
 		bool chebyshev;
 		int levels;
-	} cases[] = {
-	    {PBD_SOLVER_GAUSS_SEIDEL, false, 0}, {PBD_SOLVER_JACOBI, true, 0}, {PBD_SOLVER_GAUSS_SEIDEL, false, 3}};
+		pbd_method method;
+	} cases[] = {{PBD_SOLVER_GAUSS_SEIDEL, false, 0, PBD_METHOD_POSITION_BASED},
+	             {PBD_SOLVER_JACOBI, true, 0, PBD_METHOD_POSITION_BASED},
+	             {PBD_SOLVER_GAUSS_SEIDEL, false, 3, PBD_METHOD_POSITION_BASED},
+	             {PBD_SOLVER_GAUSS_SEIDEL, false, 0, PBD_METHOD_VBD}};
 	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
 		uint64_t one = 0, clamped = 0;
 		for (int threads = 1; threads <= 4; ++threads) {
-			pbd_world* w = big_cloth(threads, cases[k].solver, cases[k].chebyshev, cases[k].levels);
+			pbd_world* w =
+			    big_cloth_method(threads, cases[k].solver, cases[k].chebyshev, cases[k].levels, cases[k].method);
 			for (int i = 0; i < 30; ++i) assert_int_equal(pbd_world_step(w), PBD_OK);
 			const uint64_t h = pbd_world_hash(w);
 			const pbd_warning_stat ws = pbd_world_get_warning(w, PBD_WARN_SPEED_CLAMPED);
