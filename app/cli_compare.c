@@ -92,7 +92,7 @@ void cli_compare_help(FILE* fp) {
 	      "      --substeps N       substeps per frame, 1 to 1000\n"
 	      "      --threads N        threads a step runs on, 1 to 64 (same result for any N)\n"
 	      "      --dt SECONDS       frame length, 1e-9 to 10\n"
-	      "      --simd MODE        auto, scalar or avx2: the distance kernels (same results)\n"
+	      "      --simd MODE        auto, scalar, avx2 or avx512: the distance kernels (same results)\n"
 	      "      --max-output BYTES refuse, before it starts, a comparison whose compare.csv could pass\n"
 	      "                         BYTES (K, M, G, T suffixes; 0 = no limit; default: 4G)\n"
 	      "      --plot             strain.png, energy.png and cost.png in the output folder (gnuplot)\n"

@@ -74,7 +74,7 @@ void cli_run_help(FILE* fp) {
 	      "      --substeps N       substeps per frame, 1 to 1000\n"
 	      "      --threads N        threads a step runs on, 1 to 64 (same result for any N)\n"
 	      "      --dt SECONDS       frame length, 1e-9 to 10\n"
-	      "      --simd MODE        auto, scalar or avx2: the distance kernels (same results)\n"
+	      "      --simd MODE        auto, scalar, avx2 or avx512: the distance kernels (same results)\n"
 	      "      --max-output BYTES refuse, before it starts, a run that could write more than BYTES\n"
 	      "                         (frame files, metrics.csv, state.txt; not --render's images),\n"
 	      "                         each number counted at its widest; K, M, G, T suffixes (powers\n"

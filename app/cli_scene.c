@@ -44,8 +44,10 @@ bool cli_match_world_option(cli_cursor* c, cli_world_options* o) {
 			o->simd = PBD_SIMD_SCALAR;
 		else if (strcmp(c->value, "avx2") == 0)
 			o->simd = PBD_SIMD_AVX2;
+		else if (strcmp(c->value, "avx512") == 0)
+			o->simd = PBD_SIMD_AVX512;
 		else
-			cli_usage_error(c, "--simd: expected auto, scalar or avx2, got '%s'", c->value);
+			cli_usage_error(c, "--simd: expected auto, scalar, avx2 or avx512, got '%s'", c->value);
 	} else if (cli_match(c, NULL, "--iterations", true)) {
 		if (!cli_parse_int(c->value, 1, SCENE_MAX_ITERATIONS, &o->iterations))
 			cli_usage_error(c, "--iterations: expected an integer in [1, %d], got '%s'", SCENE_MAX_ITERATIONS,

@@ -113,7 +113,7 @@ static const int solver_alias_values[] = {PBD_SOLVER_GAUSS_SEIDEL};
 static const char* const formulation_names[] = {"pbd", "xpbd", NULL};
 static const char* const collision_names[] = {"in_solver", "after_solver", NULL};
 static const char* const damping_mode_names[] = {"velocity", "after_forces", NULL};
-static const char* const simd_names[] = {"auto", "scalar", "avx2", NULL};
+static const char* const simd_names[] = {"auto", "scalar", "avx2", "avx512", NULL};
 static const char* const method_names[] = {
     "pbd", "explicit_euler", "symplectic_euler", "implicit_euler", "projective_dynamics", "vbd", NULL};
 

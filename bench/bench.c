@@ -79,7 +79,7 @@ typedef struct bench_options {
 	int solver_count;
 	pbd_formulation formulations[2];
 	int formulation_count;
-	pbd_simd simds[2];
+	pbd_simd simds[3];
 	int simd_count;
 	int threads[BENCH_MAX_THREAD_COUNTS];
 	int thread_count;
@@ -169,8 +169,8 @@ static const char* solver_name(pbd_solver s) { return s == PBD_SOLVER_JACOBI ? "
 
 /* The solver column of a row: with --simd, which kernels ran too. */
 static const char* variant_solver(bench_variant v) {
-	static const char* const named[2][3] = {{"gs/auto", "gs/scalar", "gs/avx2"},
-	                                        {"jacobi/auto", "jacobi/scalar", "jacobi/avx2"}};
+	static const char* const named[2][4] = {{"gs/auto", "gs/scalar", "gs/avx2", "gs/avx512"},
+	                                        {"jacobi/auto", "jacobi/scalar", "jacobi/avx2", "jacobi/avx512"}};
 	return v.simd_named ? named[v.solver == PBD_SOLVER_JACOBI][v.simd] : solver_name(v.solver);
 }
 
@@ -227,7 +227,8 @@ static void print_help(FILE* f) {
 	        "  --solver LIST         pbd solvers: gs, jacobi or gs,jacobi (default gs)\n"
 	        "  --formulation LIST    pbd formulations: pbd (stiffness 1), xpbd (compliance 0)\n"
 	        "                        or pbd,xpbd (default pbd); one pbd row per solver x formulation\n"
-	        "  --simd LIST           pbd kernels: auto, scalar, avx2 or two of them, e.g. scalar,avx2\n"
+	        "  --simd LIST           pbd kernels: auto, scalar, avx2, avx512, or up to three of them,\n"
+	        "                        e.g. scalar,avx2,avx512\n"
 	        "                        (default auto); one row each, named in the solver column\n"
 	        "  --threads LIST        threads a pbd step runs on, up to 4 counts, e.g. 1,2 (default 1);\n"
 	        "                        one row each (the thr column); the cost-to-quality table too\n"
@@ -377,9 +378,9 @@ static int parse_formulations(const char* value, bench_options* o) {
 }
 
 static int parse_simd(const char* value, bench_options* o) {
-	char items[2][16];
-	const int count = split_list(value, items, 2);
-	if (count < 0) return usage_error("--simd: expected one or two of auto, scalar, avx2, got '%s'", value);
+	char items[3][16];
+	const int count = split_list(value, items, 3);
+	if (count < 0) return usage_error("--simd: expected one to three of auto, scalar, avx2, avx512, got '%s'", value);
 	for (int i = 0; i < count; ++i) {
 		if (strcmp(items[i], "auto") == 0)
 			o->simds[i] = PBD_SIMD_AUTO;
@@ -387,10 +388,14 @@ static int parse_simd(const char* value, bench_options* o) {
 			o->simds[i] = PBD_SIMD_SCALAR;
 		else if (strcmp(items[i], "avx2") == 0)
 			o->simds[i] = PBD_SIMD_AVX2;
+		else if (strcmp(items[i], "avx512") == 0)
+			o->simds[i] = PBD_SIMD_AVX512;
 		else
-			return usage_error("--simd: unknown mode '%s' (auto, scalar or avx2)", items[i]);
+			return usage_error("--simd: unknown mode '%s' (auto, scalar, avx2 or avx512)", items[i]);
 	}
-	if (count == 2 && o->simds[0] == o->simds[1]) return usage_error("--simd: '%s' is listed twice", items[0]);
+	for (int i = 0; i < count; ++i)
+		for (int j = 0; j < i; ++j)
+			if (o->simds[i] == o->simds[j]) return usage_error("--simd: '%s' is listed twice", items[i]);
 	o->simd_count = count;
 	o->simd_given = true;
 	return 0;

@@ -21,6 +21,7 @@ _Static_assert(sizeof(pbd_distance_c) == 2 * sizeof(uint32_t) + 3 * sizeof(pbd_r
  * lies in one colour group (family.h, project_lanes). */
 void pbd_distance_project_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
 void pbd_distance_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
+void pbd_distance_project_avx512(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
 #endif
 
 #endif

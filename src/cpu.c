@@ -8,6 +8,15 @@ bool pbd_simd_built(void) {
 #endif
 }
 
+bool pbd_cpu_avx512(void) {
+#ifdef PBD_HAVE_AVX512
+	/* as for AVX2, the check includes the OS's consent to save the ZMM and mask registers */
+	return pbd_cpu_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#else
+	return false;
+#endif
+}
+
 bool pbd_cpu_avx2(void) {
 #ifdef PBD_HAVE_AVX2
 	/* libgcc's check includes the OS's consent to save the YMM registers (OSXSAVE, XCR0). */

@@ -39,7 +39,8 @@ typedef struct pbd_step_ctx {
 	int iterations;
 	bool jacobi_equal;
 	pbd_real jacobi_alpha, jacobi_omega;
-	bool simd; /* the families' lane kernels may run (cpu.h) */
+	bool simd;   /* the families' lane kernels may run (cpu.h) */
+	bool avx512; /* the distance lanes may use their AVX-512 variant (Gauss-Seidel and coarse levels, cpu.h) */
 } pbd_step_ctx;
 
 /* The storage block of one family. */

@@ -75,6 +75,7 @@ void pbd_hierarchy_solve(pbd_world* w, const pbd_step_ctx* ctx);
 #ifdef PBD_HAVE_AVX2
 /* project_coarse (hierarchy.c) in AVX2 lanes, bit-identical; (end - first) % 8 == 0, one group. */
 void pbd_coarse_project_avx2(const pbd_step_ctx* ctx, const pbd_coarse_c* c, uint32_t first, uint32_t end);
+void pbd_coarse_project_avx512(const pbd_step_ctx* ctx, const pbd_coarse_c* c, uint32_t first, uint32_t end);
 #endif
 
 #endif

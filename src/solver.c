@@ -23,6 +23,7 @@ void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
 	ctx->jacobi_alpha = w->def.jacobi_alpha;
 	ctx->jacobi_omega = w->def.jacobi_omega;
 	ctx->simd = w->simd_lanes;
+	ctx->avx512 = w->simd_avx512;
 }
 
 /* Applies the summed Jacobi corrections to particles [first, end). Mass-weighted corrections

@@ -114,11 +114,16 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->max_speed) || d->max_speed < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %.9g)",
 		                (double)d->max_speed);
-	if (d->simd != PBD_SIMD_AUTO && d->simd != PBD_SIMD_SCALAR && d->simd != PBD_SIMD_AVX2)
+	if (d->simd != PBD_SIMD_AUTO && d->simd != PBD_SIMD_SCALAR && d->simd != PBD_SIMD_AVX2 &&
+	    d->simd != PBD_SIMD_AVX512)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.simd: unknown mode %d", (int)d->simd);
 	if (d->simd == PBD_SIMD_AVX2 && !pbd_cpu_avx2())
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.simd: AVX2 requested, but %s",
 		                pbd_simd_built() ? "this CPU lacks AVX2 or FMA" : "this build has no AVX2 kernels");
+	if (d->simd == PBD_SIMD_AVX512 && !pbd_cpu_avx512())
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.simd: AVX-512 requested, but %s",
+		                pbd_simd_built() ? "this build or this CPU lacks AVX-512F and VL"
+		                                 : "this build has no AVX kernels");
 	if ((int)d->method < 0 || d->method >= PBD_METHOD_COUNT)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.method: unknown method %d", (int)d->method);
 	if (!pbd_is_finite(d->stiffness_damping) || d->stiffness_damping < 0)
@@ -153,6 +158,9 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 
 /* def.simd against this build and CPU (validate_def refused AVX2 where they lack it). */
 static bool simd_lanes(const pbd_world_def* d) { return d->simd != PBD_SIMD_SCALAR && pbd_cpu_avx2(); }
+static bool simd_avx512(const pbd_world_def* d) {
+	return (d->simd == PBD_SIMD_AUTO || d->simd == PBD_SIMD_AVX512) && pbd_cpu_avx512();
+}
 
 pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	if (!out) return PBD_ERR_INVALID_ARGUMENT;
@@ -179,6 +187,7 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: cannot start %d threads", def->threads);
 	}
 	w->simd_lanes = simd_lanes(def);
+	w->simd_avx512 = simd_avx512(def);
 	if (def->particle_capacity && pbd_particles_reserve(w, def->particle_capacity) != PBD_OK) {
 		pbd_world_destroy(w);
 		return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
@@ -279,6 +288,7 @@ static pbd_status apply_def(pbd_world* w, const pbd_world_def* d) {
 	if (st == PBD_OK) {
 		w->def = *d;
 		w->simd_lanes = simd_lanes(d);
+		w->simd_avx512 = simd_avx512(d);
 		w->stats_valid = false; /* gravity feeds the potential energy */
 	}
 	return st;

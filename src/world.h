@@ -109,6 +109,7 @@ struct pbd_world {
 	pbd_family fam[PBD_FAMILY_COUNT];
 	bool partitioned;     /* every family is in solver order (partition.c) */
 	bool simd_lanes;      /* def.simd resolved against the build and the CPU at creation (cpu.h) */
+	bool simd_avx512;     /* and whether the lanes move particles with AVX-512 masked loads and stores */
 	uint64_t topology;    /* partitions built so far: what depends on the constraint set compares it */
 	pbd_hierarchy hier;   /* coarse levels of the hierarchical solve (hierarchy.c) */
 	pbd_integrator integ; /* the force-based methods' working arrays (integrate.c) */

@@ -107,7 +107,7 @@ static bool have_avx2(void) {
 	return false;
 }
 
-static void run_kernel_case(const kernel_case* kc) {
+static void run_kernel_case(const kernel_case* kc, bool avx512) {
 	const pbd_family_ops* ops = pbd_family_table[PBD_FAMILY_DISTANCE];
 	assert_non_null(ops->project_lanes);
 	assert_non_null(ops->jacobi_lanes);
@@ -121,6 +121,7 @@ static void run_kernel_case(const kernel_case* kc) {
 		pbd_family fr, fv;
 		make_ctx(kc, &ref, &cr, &fr);
 		make_ctx(kc, &vec, &cv, &fv);
+		cv.avx512 = avx512;
 		const uint32_t split = NC / 8 * 8;
 		/* several sweeps, so that later ones start from moved particles and grown multipliers */
 		for (int sweep = 0; sweep < 4; ++sweep) {
@@ -174,7 +175,10 @@ static const kernel_case kernel_cases[] = {
 static void test_kernels_match_scalar(void** state) {
 	(void)state;
 	if (!have_avx2()) skip();
-	for (size_t i = 0; i < sizeof kernel_cases / sizeof kernel_cases[0]; ++i) run_kernel_case(&kernel_cases[i]);
+	/* the AVX2 lanes, then their AVX-512 variant where the CPU runs it */
+	for (int wide = 0; wide < (pbd_cpu_avx512() ? 2 : 1); ++wide)
+		for (size_t i = 0; i < sizeof kernel_cases / sizeof kernel_cases[0]; ++i)
+			run_kernel_case(&kernel_cases[i], wide == 1);
 }
 
 /* A pinned cloth with bend edges (ranges of every length, so lanes and tails) plus a rope. */
@@ -247,15 +251,24 @@ static void test_worlds_same_hash(void** state) {
 		                            setups[i].n, PBD_SIMD_SCALAR);
 		pbd_world* wv = build_world(setups[i].solver, setups[i].formulation, setups[i].equal, setups[i].levels,
 		                            setups[i].n, PBD_SIMD_AVX2);
+		pbd_world* ww = pbd_cpu_avx512() ? build_world(setups[i].solver, setups[i].formulation, setups[i].equal,
+		                                               setups[i].levels, setups[i].n, PBD_SIMD_AVX512)
+		                                 : NULL;
 		const uint64_t h0 = pbd_world_hash(ws);
 		for (int step = 0; step < 200; ++step) {
 			assert_int_equal(pbd_world_step(ws), PBD_OK);
 			assert_int_equal(pbd_world_step(wv), PBD_OK);
 			if (pbd_world_hash(ws) != pbd_world_hash(wv)) fail_msg("setup %zu: hashes differ after step %d", i, step);
+			if (ww) {
+				assert_int_equal(pbd_world_step(ww), PBD_OK);
+				if (pbd_world_hash(ws) != pbd_world_hash(ww))
+					fail_msg("setup %zu: AVX-512 hash differs after step %d", i, step);
+			}
 		}
 		assert_true(pbd_world_hash(ws) != h0);
 		pbd_world_destroy(ws);
 		pbd_world_destroy(wv);
+		pbd_world_destroy(ww);
 	}
 }
 
@@ -341,7 +354,7 @@ static void perturb(pbd_world* w, family_copy* start, double amplitude) {
 
 static void test_families_match_scalar(void** state) {
 	(void)state;
-	if (!have_avx2()) return;
+	if (!have_avx2()) skip();
 	uint32_t counted[PBD_FAMILY_COUNT] = {0};
 	rng_state = 777;
 	for (size_t i = 0; i < scene_builtin_count(); ++i) {
@@ -418,7 +431,7 @@ static uint64_t run_scene(const char* name, pbd_simd simd, bool other_solver) {
 
 static void test_builtin_scenes_same_hash(void** state) {
 	(void)state;
-	if (!have_avx2()) return;
+	if (!have_avx2()) skip();
 	for (size_t i = 0; i < scene_builtin_count(); ++i) {
 		const char* name = scene_builtin_at(i)->name;
 		for (int other = 0; other < 2; ++other) {
@@ -426,6 +439,10 @@ static void test_builtin_scenes_same_hash(void** state) {
 			if (hs != hv)
 				fail_msg("%s%s: lanes end at %016llx, scalar at %016llx", name, other ? " (other solver)" : "",
 				         (unsigned long long)hv, (unsigned long long)hs);
+			const uint64_t hw = pbd_cpu_avx512() ? run_scene(name, PBD_SIMD_AVX512, other) : hs;
+			if (hs != hw)
+				fail_msg("%s%s: AVX-512 lanes end at %016llx, scalar at %016llx", name, other ? " (other solver)" : "",
+				         (unsigned long long)hw, (unsigned long long)hs);
 		}
 	}
 }
@@ -441,17 +458,24 @@ static void test_simd_mode_checked(void** state) {
 	assert_int_equal(pbd_world_create(&def, &w), PBD_ERR_INVALID_ARGUMENT);
 	assert_null(w);
 	assert_non_null(strstr(msg, "pbd_world_def.simd"));
-	def.simd = PBD_SIMD_AVX2;
-	msg[0] = 0;
-	const pbd_status st = pbd_world_create(&def, &w);
-	if (pbd_cpu_avx2()) {
-		assert_int_equal(st, PBD_OK);
-		pbd_world_destroy(w);
-	} else {
-		/* a scalar-only build, or a CPU without AVX2: refused, with the reason */
-		assert_int_equal(st, PBD_ERR_INVALID_ARGUMENT);
-		assert_null(w);
-		assert_non_null(strstr(msg, "AVX2"));
+	/* lanes this build and CPU have are taken; others are refused, with the reason */
+	const struct {
+		pbd_simd mode;
+		bool have;
+		const char* why;
+	} modes[] = {{PBD_SIMD_AVX2, pbd_cpu_avx2(), "AVX2"}, {PBD_SIMD_AVX512, pbd_cpu_avx512(), "AVX-512"}};
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i) {
+		def.simd = modes[i].mode;
+		msg[0] = 0;
+		const pbd_status st = pbd_world_create(&def, &w);
+		if (modes[i].have) {
+			assert_int_equal(st, PBD_OK);
+			pbd_world_destroy(w);
+		} else {
+			assert_int_equal(st, PBD_ERR_INVALID_ARGUMENT);
+			assert_null(w);
+			assert_non_null(strstr(msg, modes[i].why));
+		}
 	}
 	def.simd = PBD_SIMD_SCALAR;
 	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);

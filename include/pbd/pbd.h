@@ -72,8 +72,8 @@ PBD_API uint32_t pbd_world_hierarchy_levels(const pbd_world* world, uint32_t* pa
 /// the world has no force model yet, or, under projective dynamics, when more than 8 constraints
 /// span over 64 free particles each (enclosed volumes of large meshes).
 PBD_API pbd_status pbd_world_set_method(pbd_world* world, pbd_method method);
-/// The distance kernels (pbd_world_def.simd); results do not depend on them. PBD_SIMD_AVX2 on a
-/// build or CPU without AVX2 is refused.
+/// The distance kernels (pbd_world_def.simd); results do not depend on them. PBD_SIMD_AVX2 or
+/// PBD_SIMD_AVX512 on a build or CPU without them is refused.
 PBD_API pbd_status pbd_world_set_simd(pbd_world* world, pbd_simd simd);
 /// How stiff the force-based methods make rigid constraints (pbd_world_def.rigid_stiffness).
 PBD_API pbd_status pbd_world_set_rigid_stiffness(pbd_world* world, pbd_real rigid_stiffness);

@@ -77,13 +77,16 @@ typedef enum pbd_formulation {
 
 /// Which projection kernels run the distance constraints of a colour group.
 typedef enum pbd_simd {
-	/// AVX2 lanes where the build and the CPU have them, the scalar kernels otherwise.
+	/// The widest lanes the build and the CPU have (AVX-512, then AVX2), the scalar kernels otherwise.
 	PBD_SIMD_AUTO = 0,
 	/// The scalar kernels only.
 	PBD_SIMD_SCALAR = 1,
 	/// AVX2 lanes; pbd_world_create fails on a build or CPU without them. Results are bit-identical
 	/// to PBD_SIMD_SCALAR (docs/solvers.md, "SIMD lanes").
-	PBD_SIMD_AVX2 = 2
+	PBD_SIMD_AVX2 = 2,
+	/// The AVX2 lanes, with the distance kernels' particle moves as AVX-512 masked loads and stores
+	/// (AVX-512F and VL); refused where the build or the CPU lacks them. The same bits again.
+	PBD_SIMD_AVX512 = 3
 } pbd_simd;
 
 /// When collisions with colliders are resolved.

@@ -35,6 +35,17 @@ _Static_assert(sizeof(pbd_coarse_c) == sizeof(pbd_distance_c) && offsetof(pbd_co
                    offsetof(pbd_distance_c, s[1]) == 16,
                "records of another shape");
 
+#ifdef PBD_LANES_AVX512
+/* The AVX-512 variant (distance_avx512.c): a particle moves in and out as one masked load or
+ * store of exactly its 12 bytes, where AVX2 needs two of each and a shuffle; nothing past the
+ * particle is read or written, and a masked-off lane raises no fault. The arithmetic is the same
+ * instructions on the same lanes, so the bits are too. */
+#define LANES_FN(name) name##_avx512
+static inline __m128 load_x(const pbd_vec3* p) { return _mm_maskz_loadu_ps(7, &p->x); }
+static inline __m128 load3(const pbd_vec3* p) { return _mm_maskz_loadu_ps(7, &p->x); }
+static inline void store3(pbd_vec3* p, __m128 v) { _mm_mask_storeu_ps(&p->x, 7, v); }
+#else
+#define LANES_FN(name) name##_avx2
 /* A committed position, x, y, z and a zero: the 4th float read is the next particle's x, or the
  * arrays' spare element after the last particle (particles.c), and is replaced by 0 in the same
  * instruction, so that no arithmetic sees it. x is not written during the sweeps. */
@@ -51,6 +62,7 @@ static inline void store3(pbd_vec3* p, __m128 v) {
 	_mm_storel_pi((__m64*)(void*)&p->x, v);
 	_mm_store_ss(&p->z, _mm_movehl_ps(v, v));
 }
+#endif
 
 /* 8 constraints: their records' fields and their separations d = (x_a - x_b) + (q_a - q_b),
  * per lane as xmm (w = 0) and transposed into dx, dy, dz. */
@@ -246,16 +258,32 @@ static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first,
 	}
 }
 
-void pbd_distance_project_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+/* The AVX2 entries hand over to the AVX-512 variant where the world chose it (cpu.h). */
+#if defined(PBD_HAVE_AVX512) && !defined(PBD_LANES_AVX512)
+#define TO_AVX512(call)                                                                                                \
+	if (ctx->avx512) {                                                                                                 \
+		call;                                                                                                          \
+		return;                                                                                                        \
+	}
+#else
+#define TO_AVX512(call)
+#endif
+
+void LANES_FN(pbd_distance_project)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	TO_AVX512(pbd_distance_project_avx512(ctx, f, first, end))
 	if (ctx->formulation == PBD_FORMULATION_XPBD)
 		project_xpbd(ctx, f, first, end);
 	else
 		project_pbd(ctx, f, first, end);
 }
 
+#ifndef PBD_LANES_AVX512
+/* Jacobi stays on the AVX2 moves: it reads each particle's accumulator right after the previous
+ * colour's stage stored into it, and a masked store cannot be forwarded to that read (the Jacobi
+ * step ran twice as long with AVX-512 moves, where Gauss-Seidel ran 10-20 % faster). */
 /* constraints_distance.c's jacobi: weights and the shared factor fk are formed for every
  * constraint there too, before the length test. */
-void pbd_distance_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+void LANES_FN(pbd_distance_jacobi)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
 	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
 	const bool equal = ctx->jacobi_equal;
@@ -298,10 +326,12 @@ void pbd_distance_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t f
 		store_lanes(&c[k].a, &l, ctx->q, ctx->dx, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false, wa, wb);
 	}
 }
+#endif
 
 /* hierarchy.c's project_coarse: a coarse constraint acts only when stretched, len^2 > rest^2,
  * which the scalar code tests before the square root (the root of a finite len^2 raises nothing). */
-void pbd_coarse_project_avx2(const pbd_step_ctx* ctx, const pbd_coarse_c* c, uint32_t first, uint32_t end) {
+void LANES_FN(pbd_coarse_project)(const pbd_step_ctx* ctx, const pbd_coarse_c* c, uint32_t first, uint32_t end) {
+	TO_AVX512(pbd_coarse_project_avx512(ctx, c, first, end))
 	const __m256 one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
 	for (uint32_t k = first; k < end; k += LANES) {
 		lanes l;
