@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "forces.h"
+#ifdef PBD_HAVE_AVX2
+#include "simd/particles_avx2.h"
+#endif
 
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	if (capacity <= w->cap_p) return PBD_OK;
@@ -290,8 +293,17 @@ static void begin_block(void* p, uint32_t block, uint32_t worker) {
 	pbd_world* w = (pbd_world*)p;
 	const uint32_t first = block * w->exec.block_particles, end = pbd_block_end(first, w->np, w->exec.block_particles);
 	memcpy(w->x_step + first, w->x + first, (size_t)(end - first) * sizeof *w->x);
-	for (uint32_t i = first; i < end; ++i)
-		if (w->flags[i] & PBD_PARTICLE_TARGET) w->from[i] = w->x[i];
+	for (uint32_t i = first; i < end;) {
+		uint32_t stop = end;
+#ifdef PBD_HAVE_AVX2
+		if (w->simd_lanes) {
+			i = pbd_particles_begin_avx2(w, i, end);
+			stop = pbd_block_end(i, end, 32);
+		}
+#endif
+		for (; i < stop; ++i)
+			if (w->flags[i] & PBD_PARTICLE_TARGET) w->from[i] = w->x[i];
+	}
 }
 
 void pbd_particles_begin_step(pbd_world* w) {
@@ -335,9 +347,7 @@ typedef struct predict_stage {
 	pbd_real h, damping, alpha_substep;
 } predict_stage;
 
-static void predict_block(void* p, uint32_t block, uint32_t worker) {
-	(void)worker;
-	const predict_stage* s = (const predict_stage*)p;
+static void predict_range(const predict_stage* s, uint32_t first, uint32_t end) {
 	pbd_world* w = s->w;
 	const pbd_real h = s->h, damping = s->damping, alpha_substep = s->alpha_substep;
 	const pbd_vec3 gh = pbd_v3_scale(w->def.gravity, h);
@@ -351,8 +361,7 @@ static void predict_block(void* p, uint32_t block, uint32_t worker) {
 	const uint8_t* restrict flags = w->flags;
 	const pbd_vec3* restrict air = w->air_on ? w->air_force : NULL;
 	const pbd_sym3* restrict air_drag = w->air_drag;
-	const uint32_t first = block * w->exec.block_particles;
-	for (uint32_t i = first, n = pbd_block_end(first, w->np, w->exec.block_particles); i < n; ++i) {
+	for (uint32_t i = first; i < end; ++i) {
 		if (iw[i] > 0) {
 			pbd_vec3 vi = v[i], vl = vlo[i];
 			if (damping != 1 && !after_forces) {
@@ -383,6 +392,27 @@ static void predict_block(void* p, uint32_t block, uint32_t worker) {
 	}
 }
 
+/* The lanes take the groups of 8 that need none of the scalar code's branches; each other group,
+ * and the last few particles, go to predict_range (simd/particles_avx2.h). */
+static void predict_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const predict_stage* s = (const predict_stage*)p;
+	pbd_world* w = s->w;
+	const uint32_t first = block * w->exec.block_particles, end = pbd_block_end(first, w->np, w->exec.block_particles);
+#ifdef PBD_HAVE_AVX2
+	if (w->simd_lanes && !w->air_on) {
+		for (uint32_t i = first; i < end;) {
+			i = pbd_particles_predict_avx2(w, s->h, s->damping, i, end);
+			const uint32_t stop = pbd_block_end(i, end, 8);
+			predict_range(s, i, stop);
+			i = stop;
+		}
+		return;
+	}
+#endif
+	predict_range(s, first, end);
+}
+
 void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep) {
 	predict_stage s = {w, h, damping, alpha_substep};
 	pbd_exec_stage(&w->exec, predict_block, &s, pbd_blocks(w->np, w->exec.block_particles));
@@ -402,9 +432,9 @@ typedef struct velocity_stage {
 	uint32_t* last;
 } velocity_stage;
 
-static void velocity_block(void* p, uint32_t block, uint32_t worker) {
-	(void)worker;
-	const velocity_stage* s = (const velocity_stage*)p;
+/* Particles [first, end) of a block; adds to the block's clamp count and sets its last clamped. */
+static void velocity_range(const velocity_stage* s, uint32_t first, uint32_t end, uint32_t* clamped_io,
+                           uint32_t* last_io) {
 	pbd_world* w = s->w;
 	const pbd_real h = s->h;
 	const bool last_substep = s->last_substep;
@@ -417,9 +447,8 @@ static void velocity_block(void* p, uint32_t block, uint32_t worker) {
 	pbd_vec3* restrict vlo = w->v_lo;
 	const pbd_real* restrict iw = w->w;
 	const uint8_t* restrict flags = w->flags;
-	uint32_t clamped = 0, last = 0;
-	const uint32_t first = block * w->exec.block_particles;
-	for (uint32_t i = first, n = pbd_block_end(first, w->np, w->exec.block_particles); i < n; ++i) {
+	uint32_t clamped = *clamped_io, last = *last_io;
+	for (uint32_t i = first; i < end; ++i) {
 		if (iw[i] > 0) {
 			const pbd_vec3 q0 = pbd_v3_add(lo[i], pbd_v3_scale(v[i], h));
 			const pbd_vec3 dq = pbd_v3_sub(q[i], q0);
@@ -451,6 +480,29 @@ static void velocity_block(void* p, uint32_t block, uint32_t worker) {
 			vlo[i] = pbd_v3(0, 0, 0);
 		}
 	}
+	*clamped_io = clamped;
+	*last_io = last;
+}
+
+/* As predict_block: the lanes' groups clamp nothing, so the counts come from velocity_range. */
+static void velocity_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const velocity_stage* s = (const velocity_stage*)p;
+	pbd_world* w = s->w;
+	const uint32_t first = block * w->exec.block_particles, end = pbd_block_end(first, w->np, w->exec.block_particles);
+	uint32_t clamped = 0, last = 0;
+#ifdef PBD_HAVE_AVX2
+	if (w->simd_lanes) {
+		const pbd_real inv_h = 1 / s->h;
+		for (uint32_t i = first; i < end;) {
+			i = pbd_particles_velocity_avx2(w, s->h, inv_h, i, end);
+			const uint32_t stop = pbd_block_end(i, end, 8);
+			velocity_range(s, i, stop, &clamped, &last);
+			i = stop;
+		}
+	} else
+#endif
+		velocity_range(s, first, end, &clamped, &last);
 	s->clamped[block] = clamped;
 	s->last[block] = last;
 }
@@ -471,12 +523,9 @@ void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep
  * whole step is undone: every particle goes back to where the step started, at rest, since a
  * partial undo would leave its neighbours stretched across the jump (and moving with it).
  * Returns the number of particles that were not finite. */
-/* Per block: how many particles are not finite, the first and the last of them. */
-static void end_block(void* p, uint32_t block, uint32_t worker) {
-	(void)worker;
-	pbd_world* w = (pbd_world*)p;
-	const uint32_t first = block * w->exec.block_particles, end = pbd_block_end(first, w->np, w->exec.block_particles);
-	uint32_t bad = 0, lo = 0, hi = 0;
+/* Particles [first, end) of a block: adds to how many are not finite, the first and the last of them. */
+static void end_range(pbd_world* w, uint32_t first, uint32_t end, uint32_t* bad_io, uint32_t* lo_io, uint32_t* hi_io) {
+	uint32_t bad = *bad_io, lo = *lo_io, hi = *hi_io;
 	for (uint32_t i = first; i < end; ++i) {
 		w->flags[i] = (uint8_t)(w->flags[i] & ~PBD_PARTICLE_TARGET);
 		if (!pbd_v3_is_finite(w->x[i]) || !pbd_v3_is_finite(w->v[i]) || !pbd_v3_is_finite(w->x_lo[i])) {
@@ -485,6 +534,28 @@ static void end_block(void* p, uint32_t block, uint32_t worker) {
 			bad++;
 		}
 	}
+	*bad_io = bad;
+	*lo_io = lo;
+	*hi_io = hi;
+}
+
+/* As predict_block: the lanes' groups are finite, so the counts come from end_range. */
+static void end_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	pbd_world* w = (pbd_world*)p;
+	const uint32_t first = block * w->exec.block_particles, end = pbd_block_end(first, w->np, w->exec.block_particles);
+	uint32_t bad = 0, lo = 0, hi = 0;
+#ifdef PBD_HAVE_AVX2
+	if (w->simd_lanes) {
+		for (uint32_t i = first; i < end;) {
+			i = pbd_particles_end_avx2(w, i, end);
+			const uint32_t stop = pbd_block_end(i, end, 8);
+			end_range(w, i, stop, &bad, &lo, &hi);
+			i = stop;
+		}
+	} else
+#endif
+		end_range(w, first, end, &bad, &lo, &hi);
 	w->block_count[block] = bad;
 	w->block_first[block] = lo;
 	w->block_index[block] = hi;

@@ -6,6 +6,9 @@
 #include "collide.h"
 #include "forces.h"
 #include "world.h"
+#ifdef PBD_HAVE_AVX2
+#include "simd/particles_avx2.h"
+#endif
 
 void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
 	memset(ctx, 0, sizeof *ctx);
@@ -39,8 +42,12 @@ static void jacobi_apply_block(void* p, uint32_t block, uint32_t worker) {
 	pbd_vec3* restrict dx = w->dx;
 	const uint32_t* restrict deg = w->degree;
 	const pbd_real* restrict iw = w->w;
-	const uint32_t first = block * w->exec.block_particles;
-	const uint32_t end = pbd_block_end(first, w->np, w->exec.block_particles);
+	const uint32_t end = pbd_block_end(block * w->exec.block_particles, w->np, w->exec.block_particles);
+	uint32_t first = block * w->exec.block_particles;
+#ifdef PBD_HAVE_AVX2
+	/* every group in lanes: only the last few particles here */
+	if (w->simd_lanes) first = pbd_jacobi_apply_avx2(w, first, end);
+#endif
 	for (uint32_t i = first; i < end; ++i) {
 		if (iw[i] > 0 && deg[i] > 0) {
 			const pbd_real den = (pbd_real)deg[i] + alpha;
@@ -175,8 +182,11 @@ static void chebyshev_block(void* p, uint32_t block, uint32_t worker) {
 	pbd_vec3* restrict qk = w->q_iter;
 	pbd_vec3* restrict qp = w->q_prev;
 	const pbd_real* restrict iw = w->w;
-	const uint32_t first = block * w->exec.block_particles;
-	const uint32_t end = pbd_block_end(first, w->np, w->exec.block_particles);
+	const uint32_t end = pbd_block_end(block * w->exec.block_particles, w->np, w->exec.block_particles);
+	uint32_t first = block * w->exec.block_particles;
+#ifdef PBD_HAVE_AVX2
+	if (w->simd_lanes) first = pbd_chebyshev_avx2(w, om, ga, first, end);
+#endif
 	for (uint32_t i = first; i < end; ++i) {
 		const pbd_vec3 prev = qp[i];
 		qp[i] = qk[i];
