@@ -22,6 +22,38 @@
 
 #define PBD_PI_R PBD_R(3.14159265358979323846)
 
+/* s is a sum of terms K_i a_i that cancel on a flat hinge, so its rounding error is a multiple
+ * of the scalar's epsilon times M = sum_i |K_i| |a_i|_1: below PBD_BEND_ISO_FLAT M the direction of s is
+ * noise and the hinge counts as flat. A flat-rest hinge (C = |s|) has nothing to do there; a
+ * curved-rest one is skipped until it leaves the flat state (no direction back to r0 is
+ * preferred). */
+#ifdef PBD_DOUBLE
+#define PBD_BEND_ISO_FLAT 2e-15
+#else
+#define PBD_BEND_ISO_FLAT 1e-6f
+#endif
+
+/* The hot records of the two families, shared with their vector kernels (simd/). */
+/* Isometric: the hinge, its weights K (1/m, summing to zero), the rest length r0 of s (dimensionless,
+ * 0 = flat), and s = k' (PBD) or the compliance (XPBD). */
+typedef struct pbd_isometric_c {
+	uint32_t p[4];
+	pbd_real K[4];
+	pbd_real rest;
+	pbd_real s;
+} pbd_isometric_c;
+
+_Static_assert(sizeof(pbd_isometric_c) == 4 * sizeof(uint32_t) + 6 * sizeof(pbd_real), "padding in pbd_isometric_c");
+
+/* Dihedral: the hinge, its rest angle in (-pi, pi], and s = k' (PBD) or the compliance (XPBD). */
+typedef struct pbd_dihedral_c {
+	uint32_t p[4];
+	pbd_real rest;
+	pbd_real s;
+} pbd_dihedral_c;
+
+_Static_assert(sizeof(pbd_dihedral_c) == 4 * sizeof(uint32_t) + 2 * sizeof(pbd_real), "padding in pbd_dihedral_c");
+
 #ifdef PBD_DOUBLE
 #define PBD_ATAN2 atan2
 #else

@@ -6,13 +6,7 @@
 
 #include "bend.h"
 #include "rows.h"
-
-/* Hot: the hinge, its rest angle in (-pi, pi], and s = k' (PBD) or the compliance (XPBD). */
-typedef struct pbd_dihedral_c {
-	uint32_t p[4];
-	pbd_real rest;
-	pbd_real s;
-} pbd_dihedral_c;
+#include "simd/lanes.h"
 
 /* Cold: the material as given. */
 typedef struct pbd_dihedral_p {
@@ -20,7 +14,6 @@ typedef struct pbd_dihedral_p {
 	pbd_real compliance;
 } pbd_dihedral_p;
 
-_Static_assert(sizeof(pbd_dihedral_c) == 4 * sizeof(uint32_t) + 2 * sizeof(pbd_real), "padding in pbd_dihedral_c");
 _Static_assert(sizeof(pbd_dihedral_p) == 2 * sizeof(pbd_real), "padding in pbd_dihedral_p");
 
 #define FAM(w)  (&(w)->fam[PBD_FAMILY_BEND_DIHEDRAL])
@@ -245,7 +238,8 @@ static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint
 			if (!(W > 0)) continue;
 			factor = -c[k].s * C / W * len;
 		}
-		for (int i = 0; i < 4; ++i) q[p[i]] = pbd_v3_add(q[p[i]], pbd_v3_scale(g[i], w[i] * factor));
+		for (int i = 0; i < 4; ++i)
+			if (w[i] > 0) q[p[i]] = pbd_v3_add(q[p[i]], pbd_v3_scale(g[i], w[i] * factor));
 	}
 }
 
@@ -375,6 +369,10 @@ const pbd_family_ops pbd_family_bend_dihedral_ops = {
     .refresh = refresh,
     .project = project,
     .jacobi = jacobi,
+#ifdef PBD_HAVE_AVX2
+    .project_lanes = pbd_bend_dihedral_project_avx2,
+    .jacobi_lanes = pbd_bend_dihedral_jacobi_avx2,
+#endif
     .stats = stats,
     .max_strain = max_strain,
     .check = check,

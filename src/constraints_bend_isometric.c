@@ -6,15 +6,7 @@
 
 #include "bend.h"
 #include "rows.h"
-
-/* Hot: the hinge, its weights K (1/m, summing to zero), the rest length r0 of s (dimensionless,
- * 0 = flat), and s = k' (PBD) or the compliance (XPBD). */
-typedef struct pbd_isometric_c {
-	uint32_t p[4];
-	pbd_real K[4];
-	pbd_real rest;
-	pbd_real s;
-} pbd_isometric_c;
+#include "simd/lanes.h"
 
 /* Cold: the material as given, and kappa = |e| sqrt(3 / (A2 + A3)) of the rest shape, the length
  * of s per unit of 2 sin(theta / 2) (for the strain and the rest angle). */
@@ -24,23 +16,11 @@ typedef struct pbd_isometric_p {
 	pbd_real kappa;
 } pbd_isometric_p;
 
-_Static_assert(sizeof(pbd_isometric_c) == 4 * sizeof(uint32_t) + 6 * sizeof(pbd_real), "padding in pbd_isometric_c");
 _Static_assert(sizeof(pbd_isometric_p) == 3 * sizeof(pbd_real), "padding in pbd_isometric_p");
 
 #define FAM(w)  (&(w)->fam[PBD_FAMILY_BEND_ISOMETRIC])
 #define HOT(f)  ((pbd_isometric_c*)(f)->hot)
 #define COLD(f) ((pbd_isometric_p*)(f)->cold)
-
-/* s is a sum of terms K_i a_i that cancel on a flat hinge, so its rounding error is a multiple
- * of the scalar's epsilon times M = sum_i |K_i| |a_i|_1: below ISO_FLAT M the direction of s is
- * noise and the hinge counts as flat. A flat-rest hinge (C = |s|) has nothing to do there; a
- * curved-rest one is skipped until it leaves the flat state (no direction back to r0 is
- * preferred). */
-#ifdef PBD_DOUBLE
-#define ISO_FLAT 2e-15
-#else
-#define ISO_FLAT 1e-6f
-#endif
 
 /* The largest sum_i K_i^2 (1/m^2) a constraint may have: then sum_i w_i K_i^2 stays finite for
  * inverse masses up to PBD_INV_MASS_MAX. */
@@ -218,7 +198,7 @@ static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint3
 }
 
 /* s = sum_i K_i x_i from positions relative to x0 (the K_0 term drops since the weights sum to
- * zero), its length and direction. False when the hinge is flat to rounding (ISO_FLAT). */
+ * zero), its length and direction. False when the hinge is flat to rounding (PBD_BEND_ISO_FLAT). */
 static inline bool evaluate(const pbd_step_ctx* ctx, const pbd_isometric_c* c, pbd_real* len, pbd_vec3* dir) {
 	const uint32_t o = c->p[0];
 	const pbd_vec3 a1 = pbd_rel(ctx, c->p[1], o), a2 = pbd_rel(ctx, c->p[2], o), a3 = pbd_rel(ctx, c->p[3], o);
@@ -227,7 +207,7 @@ static inline bool evaluate(const pbd_step_ctx* ctx, const pbd_isometric_c* c, p
 	const pbd_real m = PBD_FABS(c->K[1]) * (PBD_FABS(a1.x) + PBD_FABS(a1.y) + PBD_FABS(a1.z)) +
 	                   PBD_FABS(c->K[2]) * (PBD_FABS(a2.x) + PBD_FABS(a2.y) + PBD_FABS(a2.z)) +
 	                   PBD_FABS(c->K[3]) * (PBD_FABS(a3.x) + PBD_FABS(a3.y) + PBD_FABS(a3.z));
-	const pbd_real s2 = pbd_v3_dot(s, s), floor = ISO_FLAT * m;
+	const pbd_real s2 = pbd_v3_dot(s, s), floor = PBD_BEND_ISO_FLAT * m;
 	if (!(s2 > floor * floor) || !(s2 > 0)) return false;
 	*len = PBD_SQRT(s2);
 	*dir = pbd_v3_scale(s, 1 / *len);
@@ -263,7 +243,8 @@ static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint
 		} else {
 			dl = -c[k].s * C / W;
 		}
-		for (int i = 0; i < 4; ++i) q[p[i]] = pbd_v3_add(q[p[i]], pbd_v3_scale(dir, iw[p[i]] * K[i] * dl));
+		for (int i = 0; i < 4; ++i)
+			if (iw[p[i]] > 0) q[p[i]] = pbd_v3_add(q[p[i]], pbd_v3_scale(dir, iw[p[i]] * K[i] * dl));
 	}
 }
 
@@ -390,6 +371,10 @@ const pbd_family_ops pbd_family_bend_isometric_ops = {
     .refresh = refresh,
     .project = project,
     .jacobi = jacobi,
+#ifdef PBD_HAVE_AVX2
+    .project_lanes = pbd_bend_isometric_project_avx2,
+    .jacobi_lanes = pbd_bend_isometric_jacobi_avx2,
+#endif
     .stats = stats,
     .max_strain = max_strain,
     .check = check,

@@ -4,19 +4,11 @@
  * asin(f_u.f_v / (|f_u| |f_v|)), each with its own multiplier, projected in turn (docs/constraints.md). */
 #include <string.h>
 
+#include "constraints_triangle.h"
 #include "mesh.h"
 #include "rows.h"
+#include "simd/lanes.h"
 #include "strain.h"
-
-/* Hot data. dm is Dm^-1 row-major, [p00 p01; p10 p11]: f_u = p00 e1 + p10 e2 and f_v = p01 e1 + p11 e2 with
- * e1 = x_b - x_a, e2 = x_c - x_a. s[0] (both stretches) and s[1] (shear) are the iteration-corrected stiffness k'
- * for PBD and the constraint compliance alpha / A for XPBD (see refresh). */
-typedef struct pbd_triangle_c {
-	uint32_t a, b, c;
-	uint32_t spare; /* keeps the record free of padding in both precisions */
-	pbd_real dm[4];
-	pbd_real s[2];
-} pbd_triangle_c;
 
 /* Cold data: the parameters as given. */
 typedef struct pbd_triangle_p {
@@ -26,7 +18,6 @@ typedef struct pbd_triangle_p {
 	pbd_real compliance[2]; /* stretch, shear, per unit area (m/N) */
 } pbd_triangle_p;
 
-_Static_assert(sizeof(pbd_triangle_c) == 4 * sizeof(uint32_t) + 6 * sizeof(pbd_real), "padding in pbd_triangle_c");
 _Static_assert(sizeof(pbd_triangle_p) == sizeof(pbd_vec3) + 5 * sizeof(pbd_real), "padding in pbd_triangle_p");
 
 #define FAM(w)  (&(w)->fam[PBD_FAMILY_TRIANGLE])
@@ -505,6 +496,10 @@ const pbd_family_ops pbd_family_triangle_ops = {
     .refresh = refresh,
     .project = project,
     .jacobi = jacobi,
+#ifdef PBD_HAVE_AVX2
+    .project_lanes = pbd_triangle_project_avx2,
+    .jacobi_lanes = pbd_triangle_jacobi_avx2,
+#endif
     .stats = stats,
     .max_strain = max_strain,
     .check = check,
