@@ -3,24 +3,17 @@
  * the substeps of the next step, as a pinned particle's target does (particles.c). */
 #include <string.h>
 
+#include "constraints_attachment.h"
 #include "rows.h"
 #include "world.h"
-
-/* Hot data. The point of the current step goes from `from` (where it was when the step began)
- * to `to` (where it is at its end); they are equal unless a new target was set. s is k' (PBD) or
- * the compliance (XPBD), see refresh. */
-typedef struct pbd_attachment_c {
-	uint32_t i;
-	uint32_t spare; /* keeps the record free of padding in both precisions */
-	pbd_real rest, s;
-	pbd_vec3 from, to;
-} pbd_attachment_c;
+#ifdef PBD_HAVE_AVX2
+#include "simd/lanes.h"
+#endif
 
 typedef struct pbd_attachment_p {
 	pbd_real stiffness, compliance;
 } pbd_attachment_p;
 
-_Static_assert(sizeof(pbd_attachment_c) == 2 * sizeof(uint32_t) + 8 * sizeof(pbd_real), "padding in attachment");
 _Static_assert(sizeof(pbd_attachment_p) == 2 * sizeof(pbd_real), "padding in attachment material");
 
 #define FAM(w)  (&(w)->fam[PBD_FAMILY_ATTACHMENT])
@@ -146,14 +139,6 @@ static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint3
 	return 1;
 }
 
-/* The last substep ends on the target exactly, as pinned targets do; from then on from = to, so
- * the next step holds the point still unless a new target is set. Every record passes here in
- * every iteration, so the last substep's first iteration settles them all. */
-static void settle(const pbd_step_ctx* ctx, pbd_attachment_c* c, uint32_t first, uint32_t end) {
-	if (ctx->substep_fraction >= 1)
-		for (uint32_t k = first; k < end; ++k) c[k].from = c[k].to;
-}
-
 /* The point of the current substep. */
 static inline pbd_vec3 point(const pbd_attachment_c* c, pbd_real t) {
 	return pbd_v3_add(c->from, pbd_v3_scale(pbd_v3_sub(c->to, c->from), t));
@@ -171,7 +156,7 @@ static inline pbd_vec3 offset(const pbd_step_ctx* ctx, const pbd_attachment_c* c
  * satisfied, with rest > 0 it is left alone this iteration. */
 static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	pbd_attachment_c* restrict c = HOT(f);
-	settle(ctx, c, first, end);
+	pbd_attachment_settle(ctx, c, first, end);
 	pbd_vec3* restrict q = ctx->q;
 	const pbd_real* restrict iw = ctx->iw;
 	pbd_real* restrict lambda = f->lambda;
@@ -214,7 +199,7 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
  * where the particle's weight is 1 as in pbd_constraint_jacobi). */
 static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	pbd_attachment_c* restrict c = HOT(f);
-	settle(ctx, c, first, end);
+	pbd_attachment_settle(ctx, c, first, end);
 	pbd_vec3* restrict dx = ctx->dx;
 	const pbd_real* restrict iw = ctx->iw;
 	const uint32_t* restrict deg = ctx->degree;
@@ -310,6 +295,10 @@ const pbd_family_ops pbd_family_attachment_ops = {
     .refresh = refresh,
     .project = project,
     .jacobi = jacobi,
+#ifdef PBD_HAVE_AVX2
+    .project_lanes = pbd_attachment_project_avx2,
+    .jacobi_lanes = pbd_attachment_jacobi_avx2,
+#endif
     .stats = stats,
     .max_strain = max_strain,
     .check = check,

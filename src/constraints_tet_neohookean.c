@@ -7,22 +7,13 @@
  * rotation. docs/constraints.md derives the gradients and the Lamé mapping. */
 #include <string.h>
 
+#include "constraints_tet_neohookean.h"
 #include "rows.h"
 #include "tet.h"
 #include "world.h"
-
-/* Hot data, read in every iteration. dm_inv is Dm^-1 row by row (Dm's columns are the rest edges
- * x1 - x0, x2 - x0, x3 - x0); s[0] and s[1] are the deviatoric and hydrostatic k' (PBD) or
- * compliance (XPBD), and gamma and dev_rest the targets of C_H = det F - gamma and
- * C_D = |F| - dev_rest, all derived in refresh. */
-typedef struct pbd_tet_nh_c {
-	uint32_t p[4];
-	pbd_real dm_inv[9];
-	pbd_real s[2];
-	pbd_real gamma;
-	pbd_real dev_rest;
-	pbd_real grad2_min;
-} pbd_tet_nh_c;
+#ifdef PBD_HAVE_AVX2
+#include "simd/lanes.h"
+#endif
 
 /* Cold data: the rest volume and the material as given. */
 typedef struct pbd_tet_nh_p {
@@ -32,7 +23,6 @@ typedef struct pbd_tet_nh_p {
 	pbd_real stiffness[2];
 } pbd_tet_nh_p;
 
-_Static_assert(sizeof(pbd_tet_nh_c) == 4 * sizeof(uint32_t) + 14 * sizeof(pbd_real), "padding in pbd_tet_nh_c");
 _Static_assert(sizeof(pbd_tet_nh_p) == 5 * sizeof(pbd_real), "padding in pbd_tet_nh_p");
 
 #define FAM(w)  (&(w)->fam[PBD_FAMILY_TET_NEOHOOKEAN])
@@ -337,14 +327,6 @@ static inline bool hydrostatic(const pbd_step_ctx* ctx, const pbd_tet_nh_c* c, c
 	return gradients(ctx, c, P, g);
 }
 
-/* Below this fraction of the product of its diagonal, the 2x2 system of the coupled XPBD step
- * counts as singular (only when a compliance rounds to 0): then the volume term is solved alone. */
-#ifdef PBD_DOUBLE
-#define PBD_NH_SINGULAR 1e-13
-#else
-#define PBD_NH_SINGULAR 1e-6f
-#endif
-
 /* XPBD: both constraints in one step (Macklin et al. 2016, eq. 18 for a vector constraint with
  * the compliance diag(alpha_D, alpha_H)), solving the 2x2 system
  *   [S_DD + aD  S_DH     ] [dlD]   [-C_D - aD lD]
@@ -406,10 +388,12 @@ static inline void xpbd_pair(const pbd_step_ctx* ctx, const pbd_tet_nh_c* c, con
 	dlh *= scale;
 	lambda[0] += dld;
 	lambda[1] += dlh;
+	/* a pinned particle's q is not stored into (family.h); its move is 0 */
 	pbd_vec3* out = jacobi ? ctx->dx : ctx->q;
 	for (int i = 0; i < 4; ++i)
-		out[p[i]] =
-		    pbd_v3_add(out[p[i]], pbd_v3_scale(pbd_v3_add(pbd_v3_scale(gd[i], dld), pbd_v3_scale(gh[i], dlh)), w[i]));
+		if (jacobi || w[i] > 0)
+			out[p[i]] = pbd_v3_add(out[p[i]],
+			                       pbd_v3_scale(pbd_v3_add(pbd_v3_scale(gd[i], dld), pbd_v3_scale(gh[i], dlh)), w[i]));
 }
 
 /* Gauss-Seidel. XPBD: the coupled step. PBD: the targets |F| = sqrt(3) and det F = 1 hold
@@ -605,6 +589,10 @@ const pbd_family_ops pbd_family_tet_neohookean_ops = {
     .refresh = refresh,
     .project = project,
     .jacobi = jacobi,
+#ifdef PBD_HAVE_AVX2
+    .project_lanes = pbd_tet_neohookean_project_avx2,
+    .jacobi_lanes = pbd_tet_neohookean_jacobi_avx2,
+#endif
     .stats = stats,
     .max_strain = max_strain,
     .check = check,

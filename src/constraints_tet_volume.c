@@ -3,19 +3,13 @@
  * and the volume strain and elastic-energy diagnostics (docs/constraints.md). */
 #include <string.h>
 
+#include "constraints_tet_volume.h"
 #include "rows.h"
 #include "tet.h"
 #include "world.h"
-
-/* Hot data, read in every iteration. s is the iteration-corrected stiffness k' (PBD) or the
- * compliance (XPBD), derived in refresh. Below grad2_min the squared gradients of the free
- * particles count as zero (tet.h, PBD_TET_COLLAPSE_REL). */
-typedef struct pbd_tet_volume_c {
-	uint32_t p[4];
-	pbd_real rest;
-	pbd_real s;
-	pbd_real grad2_min;
-} pbd_tet_volume_c;
+#ifdef PBD_HAVE_AVX2
+#include "simd/lanes.h"
+#endif
 
 /* Cold data: the material as given. */
 typedef struct pbd_tet_volume_p {
@@ -23,7 +17,6 @@ typedef struct pbd_tet_volume_p {
 	pbd_real compliance;
 } pbd_tet_volume_p;
 
-_Static_assert(sizeof(pbd_tet_volume_c) == 4 * sizeof(uint32_t) + 3 * sizeof(pbd_real), "padding in pbd_tet_volume_c");
 _Static_assert(sizeof(pbd_tet_volume_p) == 2 * sizeof(pbd_real), "padding in pbd_tet_volume_p");
 
 #define FAM(w)  (&(w)->fam[PBD_FAMILY_TET_VOLUME])
@@ -303,6 +296,10 @@ const pbd_family_ops pbd_family_tet_volume_ops = {
     .refresh = refresh,
     .project = project,
     .jacobi = jacobi,
+#ifdef PBD_HAVE_AVX2
+    .project_lanes = pbd_tet_volume_project_avx2,
+    .jacobi_lanes = pbd_tet_volume_jacobi_avx2,
+#endif
     .stats = stats,
     .max_strain = max_strain,
     .check = check,

@@ -296,8 +296,9 @@ static void copy_free(family_copy* c) {
 }
 
 /* One family's groups, scalar (into ref) against lanes (into vec), from the same start. */
-static void compare_family(pbd_world* w, int t, bool jacobi, const family_copy* start, family_copy* ref,
-                           family_copy* vec, uint32_t counted[PBD_FAMILY_COUNT], const char* scene_name) {
+static void compare_family(pbd_world* w, int t, bool jacobi, pbd_real fraction, const family_copy* start,
+                           family_copy* ref, family_copy* vec, uint32_t counted[PBD_FAMILY_COUNT],
+                           const char* scene_name) {
 	const pbd_family_ops* ops = pbd_family_table[t];
 	void (*lanes)(const pbd_step_ctx*, pbd_family*, uint32_t, uint32_t) =
 	    jacobi ? ops->jacobi_lanes : ops->project_lanes;
@@ -318,6 +319,7 @@ static void compare_family(pbd_world* w, int t, bool jacobi, const family_copy* 
 			memcpy(c->lambda, start->lambda, lbytes);
 			pbd_step_ctx ctx;
 			pbd_step_ctx_init(w, f->refresh_h, &ctx);
+			ctx.substep_fraction = fraction;
 			ctx.q = c->q;
 			ctx.dx = c->dx;
 			f->lambda = c->lambda;
@@ -352,12 +354,16 @@ static void perturb(pbd_world* w, family_copy* start, double amplitude) {
 	}
 }
 
-/* Every colour group of every family of w, under w's formulation, from its state scattered at
- * three amplitudes. */
-static void compare_world(pbd_world* w, bool xpbd, uint32_t counted[PBD_FAMILY_COUNT], const char* name) {
+/* Steps w three times, scatters its particles at three amplitudes and compares every family's
+ * colour groups in lanes and in scalar from there, at the substep fraction t (an attachment's
+ * point moves through the step). */
+static void compare_world(pbd_world* w, void (*step)(void*), void* arg, pbd_real t, uint32_t counted[PBD_FAMILY_COUNT],
+                          const char* name) {
+	const bool xpbd = w->def.formulation == PBD_FORMULATION_XPBD;
+	for (int k = 0; k < 3; ++k) step(arg);
 	uint32_t nl = 0;
-	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
-		const uint32_t n = w->fam[t].n * pbd_family_table[t]->lambdas;
+	for (int f = 0; f < PBD_FAMILY_COUNT; ++f) {
+		const uint32_t n = w->fam[f].n * pbd_family_table[f]->lambdas;
 		if (n > nl) nl = n;
 	}
 	family_copy start, ref, vec;
@@ -367,18 +373,77 @@ static void compare_world(pbd_world* w, bool xpbd, uint32_t counted[PBD_FAMILY_C
 	const double amplitudes[] = {1e-3, 0.05, 0.5};
 	for (size_t a = 0; a < sizeof amplitudes / sizeof amplitudes[0]; ++a) {
 		perturb(w, &start, amplitudes[a]);
-		for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
-			const pbd_family* f = &w->fam[t];
-			for (uint32_t k = 0; k < f->n * pbd_family_table[t]->lambdas; ++k)
+		for (int f = 0; f < PBD_FAMILY_COUNT; ++f) {
+			const pbd_family* fam = &w->fam[f];
+			for (uint32_t k = 0; k < fam->n * pbd_family_table[f]->lambdas; ++k)
 				start.lambda[k] = xpbd ? rnd_in(-1e-3, 1e-3) : 0;
-			if (!f->n || f->stale || f->refresh_h <= 0) continue;
-			compare_family(w, t, false, &start, &ref, &vec, counted, name);
-			compare_family(w, t, true, &start, &ref, &vec, counted, name);
+			if (!fam->n || fam->stale || fam->refresh_h <= 0) continue;
+			compare_family(w, f, false, t, &start, &ref, &vec, counted, name);
+			compare_family(w, f, true, t, &start, &ref, &vec, counted, name);
 		}
 	}
 	copy_free(&start);
 	copy_free(&ref);
 	copy_free(&vec);
+}
+
+static void step_scene(void* s) { scene_step((scene*)s); }
+static void step_world(void* w) { assert_int_equal(pbd_world_step((pbd_world*)w), PBD_OK); }
+
+/* The families no built-in scene has in colour groups of 8: a box of volume tetrahedra and one
+ * of Neo-Hookean ones, some of their particles pinned and long-range attached to the pins (a
+ * little short of their rest distance, so that some are taut), every particle attached to a point near
+ * it (rest 0 and above, stiffness and compliance 0 and above), the whole at `offset` from the
+ * origin; the points are then moved, so that the step's point lies between two targets. */
+static pbd_world* generated_world(pbd_formulation formulation, bool equal, pbd_real offset) {
+	pbd_world_def def = pbd_world_def_default();
+	def.formulation = formulation;
+	def.jacobi_equal_split = equal;
+	def.substeps = 2;
+	def.iterations = 3;
+	pbd_world* w = test_world(&def);
+	for (int body = 0; body < 2; ++body) {
+		pbd_tet_box_def bd = pbd_tet_box_def_default();
+		bd.nx = 4;
+		bd.ny = 3;
+		bd.nz = 3;
+		bd.size = pbd_v3((pbd_real)0.4, (pbd_real)0.3, (pbd_real)0.3);
+		bd.origin = pbd_v3(offset + (pbd_real)body, offset, offset);
+		pbd_mesh m;
+		pbd_error err;
+		assert_int_equal(pbd_mesh_tet_box(&bd, &m, &err), PBD_OK);
+		pbd_soft_def sd = pbd_soft_def_default();
+		sd.mesh = &m;
+		sd.tets = body ? PBD_TET_NEOHOOKEAN : PBD_TET_VOLUME;
+		sd.tet_stiffness = (pbd_real)0.9;
+		sd.tet_compliance = body ? 0 : (pbd_real)1e-6;
+		sd.tet_youngs_modulus = (pbd_real)1e5;
+		for (int e = 0; e < PBD_EDGE_KIND_COUNT; ++e) sd.material[e].enabled = false;
+		const uint32_t pins[3] = {0, 7, 20};
+		sd.pinned = pins;
+		sd.pinned_count = 3;
+		sd.long_range = true;
+		sd.long_range_mode = PBD_LRA_EUCLIDEAN;
+		sd.long_range_scale = (pbd_real)0.98;
+		assert_int_equal(pbd_soft_create(w, &sd, NULL), PBD_OK);
+		pbd_mesh_free(&m);
+	}
+	pbd_attachment_def* ad = calloc(w->np, sizeof *ad);
+	assert_non_null(ad);
+	for (uint32_t i = 0; i < w->np; ++i) {
+		ad[i] = pbd_attachment_def_default();
+		ad[i].particle = i;
+		ad[i].target = pbd_v3_add(w->x[i], pbd_v3(rnd_in(-0.01, 0.01), rnd_in(-0.01, 0.01), rnd_in(-0.01, 0.01)));
+		ad[i].rest = i % 3 ? (pbd_real)0.005 : 0;
+		ad[i].stiffness = i % 4 ? (pbd_real)0.5 : 1;
+		ad[i].compliance = i % 5 ? (pbd_real)1e-4 : 0;
+	}
+	assert_int_equal(pbd_world_add_attachments(w, w->np, ad, NULL), PBD_OK);
+	free(ad);
+	for (uint32_t i = 0; i < w->np; i += 2)
+		assert_int_equal(pbd_world_set_attachment_target(w, i, pbd_v3_add(w->x[i], pbd_v3(0, (pbd_real)0.02, 0))),
+		                 PBD_OK);
+	return w;
 }
 
 /* Families that no built-in scene holds in colour groups of 8 or more, in a world of their own: a
@@ -415,8 +480,7 @@ static void compare_generated(bool xpbd, pbd_bend_model bend, uint32_t counted[P
 	const pbd_triangle_strain_material m = {
 	    .stretch_stiffness = 0.9f, .shear_stiffness = 0.4f, .stretch_compliance = 1e-7f, .shear_compliance = 1e-5f};
 	assert_int_equal(pbd_world_set_triangle_strain_material(w, 0, pbd_world_triangle_strain_count(w) / 2, &m), PBD_OK);
-	for (int k = 0; k < 3; ++k) assert_int_equal(pbd_world_step(w), PBD_OK);
-	compare_world(w, xpbd, counted, "generated cloth");
+	compare_world(w, step_world, w, 1, counted, "generated cloth");
 	pbd_world_destroy(w);
 	pbd_mesh_free(&mesh);
 }
@@ -438,10 +502,15 @@ static void test_families_match_scalar(void** state) {
 				break;
 			}
 			assert_int_equal(pbd_world_set_formulation(w, form ? PBD_FORMULATION_XPBD : PBD_FORMULATION_PBD), PBD_OK);
-			for (int k = 0; k < 3; ++k) scene_step(&s);
-			compare_world(w, form != 0, counted, name);
+			compare_world(w, step_scene, &s, 1, counted, name);
 			scene_free(&s);
 		}
+	}
+	for (int v = 0; v < 8; ++v) {
+		pbd_world* w =
+		    generated_world(v & 1 ? PBD_FORMULATION_XPBD : PBD_FORMULATION_PBD, v & 2, v & 4 ? (pbd_real)1e4 : 0);
+		compare_world(w, step_world, w, v & 2 ? (pbd_real)0.375 : 1, counted, "generated");
+		pbd_world_destroy(w);
 	}
 	for (int form = 0; form < 2; ++form) {
 		compare_generated(form != 0, PBD_BEND_ISOMETRIC, counted);

@@ -21,7 +21,6 @@
 #include "hierarchy.h"
 #include "simd/lanes_avx2.h"
 
-#define LANES PBD_LANES
 /* Words per record. The kernels read a distance record {a, b, rest, s[0], s[1]} and a coarse one
  * {a, b, rest, wa, wb} alike, as 5 words from the first one's a. */
 #define REC ((int)(sizeof(pbd_distance_c) / sizeof(float)))

@@ -11,7 +11,6 @@
 	void pbd_##family##_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
 
 PBD_LANES_DECLARE(attachment)
-PBD_LANES_DECLARE(lra)
 PBD_LANES_DECLARE(tet_volume)
 PBD_LANES_DECLARE(tet_neohookean)
 PBD_LANES_DECLARE(triangle)

@@ -9,9 +9,10 @@
 
 #include <immintrin.h>
 
-#include "pbd/math.h"
+#include "core.h"
 
 #define PBD_LANES 8
+#define LANES     PBD_LANES
 
 #ifdef PBD_LANES_AVX512
 /* The AVX-512 variant (simd/distance_avx512.c): a particle moves in and out as one masked load or

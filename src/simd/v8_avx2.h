@@ -5,6 +5,7 @@
 #ifndef PBD_SIMD_V8_AVX2_H
 #define PBD_SIMD_V8_AVX2_H
 
+#include "family.h"
 #include "simd/lanes_avx2.h"
 
 typedef struct v8 {
@@ -66,5 +67,28 @@ static inline void v8_store3(pbd_vec3* q, const uint32_t idx[PBD_LANES], v8 v, u
 }
 
 static inline unsigned v8_mask_bits(__m256 mask) { return (unsigned)_mm256_movemask_ps(mask); }
+
+/* pbd_rel for 8 lanes: (x_i - x_o) + (q_i - q_o). */
+static inline v8 v8_rel(const pbd_step_ctx* ctx, const uint32_t i[PBD_LANES], const uint32_t o[PBD_LANES]) {
+	return v8_add(v8_sub(v8_load_x(ctx->x, i), v8_load_x(ctx->x, o)), v8_sub(v8_load3(ctx->q, i), v8_load3(ctx->q, o)));
+}
+
+/* A field of 8 consecutive records `stride` bytes apart, from the first one's. */
+static inline __m256 field8(const void* first, size_t stride) {
+	const int s = (int)(stride / sizeof(float));
+	return _mm256_i32gather_ps((const float*)first, _mm256_setr_epi32(0, s, 2 * s, 3 * s, 4 * s, 5 * s, 6 * s, 7 * s),
+	                           4);
+}
+static inline __m256i idx8(const uint32_t idx[PBD_LANES]) {
+	return _mm256_loadu_si256((const __m256i*)(const void*)idx);
+}
+/* Inverse masses and degrees of 8 particles. */
+static inline __m256 iw8(const pbd_step_ctx* ctx, const uint32_t idx[PBD_LANES]) {
+	return _mm256_i32gather_ps(ctx->iw, idx8(idx), 4);
+}
+/* A degree counts constraints, far below 2^31: the signed conversion is the unsigned one. */
+static inline __m256i degree8(const pbd_step_ctx* ctx, const uint32_t idx[PBD_LANES]) {
+	return _mm256_i32gather_epi32((const int*)ctx->degree, idx8(idx), 4);
+}
 
 #endif
