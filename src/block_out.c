@@ -60,17 +60,20 @@ bool pbd_block_out_finish(pbd_block_out* o, pbd_alloc_ctx* mem, void (*fn)(void*
                           void* ctx, void** out, uint32_t* count, uint32_t* cap) {
 	pbd_block_out_worker* w0 = &o->worker[0];
 	for (uint32_t b = 0; b < o->blocks; ++b) {
-		while (o->bcount[b] == UINT32_MAX) {
-			if (w0->cap == UINT32_MAX || !grow_records(o, mem, w0, w0->cap + 1)) return false; /* doubles */
+		/* in what is left of the calling thread's buffer first (the block may have overflowed
+		 * another thread's), then in a buffer twice as large each time */
+		for (bool grow = w0->n == w0->cap; o->bcount[b] == UINT32_MAX; grow = true) {
+			if (grow && (w0->cap == UINT32_MAX || !grow_records(o, mem, w0, w0->cap + 1))) return false;
 			next_gen(o); /* the block's items were partly seen by the run that did not fit */
 			fn(ctx, b, 0);
 		}
 	}
 	uint64_t total = 0;
-	for (uint32_t t = 0; t < o->threads; ++t)
-		if (o->worker[t].n > o->most) o->most = o->worker[t].n;
 	for (uint32_t b = 0; b < o->blocks; ++b) total += o->bcount[b];
 	if (total > UINT32_MAX - 1) return false;
+	/* Each thread's buffer starts the next pass large enough for all of this one's records, so
+	 * that however the blocks fall to the threads, a pass like it runs no block again. */
+	if (total > o->most) o->most = (uint32_t)total;
 	if (total && !pbd_grow_to(mem, out, o->rec, cap, (uint32_t)total)) return false;
 	unsigned char* dst = (unsigned char*)*out;
 	size_t at = 0;

@@ -27,12 +27,12 @@ typedef struct pbd_block_out {
 	uint32_t blocks, cap_blocks;
 	uint32_t *bworker, *bfirst, *bcount; /* per block; bcount UINT32_MAX: it did not fit */
 	uint32_t gen;
-	uint32_t threads, most; /* the workers in use; the most records one pass left in one worker */
+	uint32_t threads, most; /* the workers in use; the most records a pass found */
 	pbd_block_out_worker worker[PBD_MAX_THREADS];
 } pbd_block_out;
 
 /* Before the stage: room for `blocks` blocks, each worker's buffer at least as large as the
- * last pass needed, and a stamp array of `stamps` candidates per worker (0: none). */
+ * largest pass so far found in all, and a stamp array of `stamps` candidates per worker (0: none). */
 bool pbd_block_out_begin(pbd_block_out* o, pbd_alloc_ctx* mem, uint32_t threads, size_t rec, uint32_t blocks,
                          uint32_t stamps);
 

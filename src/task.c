@@ -129,6 +129,7 @@ pbd_status pbd_exec_init(pbd_exec* e, pbd_alloc_ctx* mem, uint32_t threads, pbd_
 	e->threads = threads < 1 ? 1 : threads;
 	e->block_constraints = PBD_BLOCK_CONSTRAINTS;
 	e->block_particles = PBD_BLOCK_PARTICLES;
+	e->min_blocks = PBD_EXEC_MIN_BLOCKS;
 	for (int i = 0; i < PBD_MAX_THREADS; ++i) atomic_init(&e->share[i].claim, 0);
 	atomic_init(&e->done, 0);
 	atomic_init(&e->sync, 0);
@@ -242,7 +243,7 @@ static void start_workers(pbd_exec* e) {
 }
 
 void pbd_exec_stage(pbd_exec* e, pbd_stage_fn* fn, void* ctx, uint32_t count) {
-	if (e->threads <= 1 || count <= 1 || count > PBD_EXEC_MAX_BLOCKS) {
+	if (e->threads <= 1 || count <= 1 || count < e->min_blocks || count > PBD_EXEC_MAX_BLOCKS) {
 		for (uint32_t b = 0; b < count; ++b) fn(ctx, b, 0);
 		return;
 	}

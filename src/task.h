@@ -69,6 +69,9 @@ struct pbd_exec {
 	/* PBD_BLOCK_CONSTRAINTS and PBD_BLOCK_PARTICLES; tests make them small, so that small
 	 * scenes run on several threads too (a multiple of 8, and at least PBD_BLOCK_PARTICLES_MIN). */
 	uint32_t block_constraints, block_particles;
+	/* Stages of fewer blocks run on the calling thread alone (PBD_EXEC_MIN_BLOCKS; tests lower it,
+	 * so that small scenes still split). */
+	uint32_t min_blocks;
 };
 
 /* Block sizes, fixed so that the blocks, and whatever is reduced over them, are the same for any
@@ -86,6 +89,11 @@ static inline uint32_t pbd_blocks(uint32_t n, uint32_t size) { return (n + size 
 static inline uint32_t pbd_block_end(uint32_t first, uint32_t n, uint32_t size) {
 	return n - first < size ? n : first + size;
 }
+
+/* A stage of fewer blocks than this runs on the calling thread: with one or two blocks per
+ * thread, handing the stage over costs more than it saves (a 32^2 cloth, whose colours are two or
+ * three blocks, ran slower on two threads than on one). The result is the same either way. */
+#define PBD_EXEC_MIN_BLOCKS 4u
 
 /* Most blocks in one stage; larger stages run on the calling thread alone. */
 #define PBD_EXEC_MAX_BLOCKS 0xffffu

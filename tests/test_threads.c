@@ -20,6 +20,7 @@
 static void small_blocks(pbd_world* w) {
 	w->exec.block_constraints = 64;
 	w->exec.block_particles = PBD_BLOCK_PARTICLES_MIN;
+	w->exec.min_blocks = 2;
 }
 
 #if defined(PBD_TSAN)
@@ -161,6 +162,32 @@ static void test_stats_any_thread_count(void** state) {
 			pbd_world_destroy(w);
 		}
 	}
+}
+
+/* The collision searches' per-thread buffers settle at what a pass finds: a block that did not fit
+ * one thread's buffer must not grow the calling thread's buffer pass after pass (it once doubled
+ * at every substep on 8 threads, until memory ran out). */
+static void test_search_buffers_settle(void** state) {
+	(void)state;
+	scene s;
+	scene_error err;
+	if (!scene_load_builtin("cloth_stack", NULL, &s, &err)) fail_msg("cloth_stack: %s", err.message);
+	pbd_world* w = s.world;
+	assert_int_equal(pbd_world_set_threads(w, 8), PBD_OK);
+	for (int i = 0; i < 12; ++i) scene_step(&s);
+	const pbd_particle_collision* c = &w->pcol;
+	const pbd_block_out* outs[3] = {&c->pair_out, &c->vt_out, &c->ee_out};
+	const uint32_t found[3] = {c->npairs, c->nvt, c->nee};
+	assert_true(c->npairs > 0 && c->nee > 0);
+	for (int k = 0; k < 3; ++k)
+		for (uint32_t t = 0; t < outs[k]->threads; ++t) {
+			/* room for the largest pass (pbd_grow_to doubles from 256), not more */
+			const uint32_t cap = outs[k]->worker[t].cap, most = outs[k]->most;
+			if (cap > 2 * most + 256)
+				fail_msg("search %d, thread %u: %u records of room for at most %u found (now %u)", k, t, cap, most,
+				         found[k]);
+		}
+	scene_free(&s);
 }
 
 /* A constraint gone non-finite is reported as a NaN strain wherever it lies: in the first block of
@@ -367,7 +394,7 @@ int main(int argc, char** argv) {
 	    cmocka_unit_test(test_settings),          cmocka_unit_test(test_big_cloth_every_solver),
 	    cmocka_unit_test(test_game_task_systems), cmocka_unit_test(test_fp_mode_reaches_workers),
 	    cmocka_unit_test(test_resume_and_switch), cmocka_unit_test(test_stats_any_thread_count),
-	    cmocka_unit_test(test_stats_nan_stays),
+	    cmocka_unit_test(test_stats_nan_stays),   cmocka_unit_test(test_search_buffers_settle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
