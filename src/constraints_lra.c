@@ -19,9 +19,17 @@
  * (no pin in the set, or none connected to it in geodesic mode), is inactive. */
 #include <string.h>
 
-#include "constraints_lra.h"
 #include "rows.h"
 #include "world.h"
+
+#define PBD_LRA_NONE UINT32_MAX
+
+/* Hot data: the particle, its pin (PBD_LRA_NONE when inactive), scale * L, and k' or the
+ * compliance (see refresh). */
+typedef struct pbd_lra_c {
+	uint32_t i, pin;
+	pbd_real rest, s;
+} pbd_lra_c;
 
 /* Cold data: the set's description, repeated in each of its constraints, and the particle's rest
  * position for the Euclidean distance. */
@@ -46,6 +54,7 @@ typedef struct pbd_lra_node {
 	pbd_real r;
 } pbd_lra_node;
 
+_Static_assert(sizeof(pbd_lra_c) == 2 * sizeof(uint32_t) + 2 * sizeof(pbd_real), "padding in pbd_lra_c");
 _Static_assert(sizeof(pbd_lra_p) == 4 * sizeof(uint32_t) + 6 * sizeof(pbd_real), "padding in pbd_lra_p");
 _Static_assert(sizeof(pbd_lra_node) == 2 * sizeof(uint32_t) + sizeof(pbd_real), "padding in pbd_lra_node");
 

@@ -152,29 +152,6 @@ static inline void solve_pbd(batch* b) {
 	b->act = act;
 }
 
-/* Two batches at a time: their dependency chains (loads, square root, division, stores) are
- * independent, as no two constraints of a colour share a particle, and interleaved the processor
- * overlaps them, where one batch alone leaves it waiting on the chain. */
-static void project_pbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
-	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
-	uint32_t k = first;
-	for (; k + 2 * LANES <= end; k += 2 * LANES) {
-		batch b0, b1;
-		batch_load(ctx, &c[k], &b0);
-		batch_load(ctx, &c[k + LANES], &b1);
-		solve_pbd(&b0);
-		solve_pbd(&b1);
-		store_lanes(&c[k].a, &b0.l, ctx->q, ctx->q, b0.sa, b0.sb, b0.act, false, b0.wa, b0.wb);
-		store_lanes(&c[k + LANES].a, &b1.l, ctx->q, ctx->q, b1.sa, b1.sb, b1.act, false, b1.wa, b1.wb);
-	}
-	if (k < end) {
-		batch b0;
-		batch_load(ctx, &c[k], &b0);
-		solve_pbd(&b0);
-		store_lanes(&c[k].a, &b0.l, ctx->q, ctx->q, b0.sa, b0.sb, b0.act, false, b0.wa, b0.wb);
-	}
-}
-
 static inline void solve_xpbd(const pbd_step_ctx* ctx, batch* b, float* lambda) {
 	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
 	const __m256 inv_h2 = _mm256_set1_ps(ctx->inv_h2), sign = _mm256_set1_ps(-0.0f);
@@ -197,24 +174,38 @@ static inline void solve_xpbd(const pbd_step_ctx* ctx, batch* b, float* lambda) 
 	b->act = act;
 }
 
-/* As project_pbd, two batches at a time. */
-static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+static inline void solve(const pbd_step_ctx* ctx, batch* b, float* lambda, bool xpbd) {
+	if (xpbd)
+		solve_xpbd(ctx, b, lambda);
+	else
+		solve_pbd(b);
+}
+
+static inline void batch_store(const pbd_step_ctx* ctx, const pbd_distance_c* c, const batch* b, bool xpbd) {
+	store_lanes(&c->a, &b->l, ctx->q, ctx->q, b->sa, b->sb, b->act, xpbd, b->wa, b->wb);
+}
+
+/* Two batches at a time: their dependency chains (loads, square root, division, stores) are
+ * independent, as no two constraints of a colour share a particle, and interleaved the processor
+ * overlaps them, where one batch alone leaves it waiting on the chain. Called with a constant
+ * xpbd, so that each formulation gets its own loop. */
+static inline void project_batches(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end, bool xpbd) {
 	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
 	uint32_t k = first;
 	for (; k + 2 * LANES <= end; k += 2 * LANES) {
 		batch b0, b1;
 		batch_load(ctx, &c[k], &b0);
 		batch_load(ctx, &c[k + LANES], &b1);
-		solve_xpbd(ctx, &b0, f->lambda + k);
-		solve_xpbd(ctx, &b1, f->lambda + k + LANES);
-		store_lanes(&c[k].a, &b0.l, ctx->q, ctx->q, b0.sa, b0.sb, b0.act, true, b0.wa, b0.wb);
-		store_lanes(&c[k + LANES].a, &b1.l, ctx->q, ctx->q, b1.sa, b1.sb, b1.act, true, b1.wa, b1.wb);
+		solve(ctx, &b0, f->lambda + k, xpbd);
+		solve(ctx, &b1, f->lambda + k + LANES, xpbd);
+		batch_store(ctx, &c[k], &b0, xpbd);
+		batch_store(ctx, &c[k + LANES], &b1, xpbd);
 	}
 	if (k < end) {
 		batch b0;
 		batch_load(ctx, &c[k], &b0);
-		solve_xpbd(ctx, &b0, f->lambda + k);
-		store_lanes(&c[k].a, &b0.l, ctx->q, ctx->q, b0.sa, b0.sb, b0.act, true, b0.wa, b0.wb);
+		solve(ctx, &b0, f->lambda + k, xpbd);
+		batch_store(ctx, &c[k], &b0, xpbd);
 	}
 }
 
@@ -232,9 +223,9 @@ static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first,
 void LANES_FN(pbd_distance_project)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	TO_AVX512(pbd_distance_project_avx512(ctx, f, first, end))
 	if (ctx->formulation == PBD_FORMULATION_XPBD)
-		project_xpbd(ctx, f, first, end);
+		project_batches(ctx, f, first, end, true);
 	else
-		project_pbd(ctx, f, first, end);
+		project_batches(ctx, f, first, end, false);
 }
 
 #ifndef PBD_LANES_AVX512
