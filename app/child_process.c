@@ -58,12 +58,13 @@ static void read_tail(int fd, char* tail, size_t tail_size) {
 	if (tail && tail_size > 0) tail[kept] = '\0';
 }
 
-bool child_run(const char* program, char* const args[], char* tail, size_t tail_size, int* status, scene_error* err) {
+bool child_run(const char* program, char* const args[], char* tail, size_t tail_size, int* status,
+               pbd_scene_error* err) {
 	const char* name = args[0];
 	if (tail && tail_size > 0) tail[0] = '\0';
 	int fds[2];
 	if (pipe(fds) != 0) {
-		scene_error_set(err, "cannot start %s: pipe: %s", name, strerror(errno));
+		pbd_scene_error_set(err, "cannot start %s: pipe: %s", name, strerror(errno));
 		return false;
 	}
 	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
@@ -79,7 +80,7 @@ bool child_run(const char* program, char* const args[], char* tail, size_t tail_
 	close(fds[1]);
 	if (rc != 0) {
 		close(fds[0]);
-		scene_error_set(err, "cannot start %s (%s): %s", name, program, strerror(rc));
+		pbd_scene_error_set(err, "cannot start %s (%s): %s", name, program, strerror(rc));
 		return false;
 	}
 	read_tail(fds[0], tail, tail_size);
@@ -87,7 +88,7 @@ bool child_run(const char* program, char* const args[], char* tail, size_t tail_
 	*status = 0;
 	while (waitpid(pid, status, 0) < 0) {
 		if (errno != EINTR) {
-			scene_error_set(err, "%s: waitpid: %s", name, strerror(errno));
+			pbd_scene_error_set(err, "%s: waitpid: %s", name, strerror(errno));
 			return false;
 		}
 	}

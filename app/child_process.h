@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// The first executable `name` in the PATH folders (an empty entry is the current folder) into
 /// out; false when there is none.
@@ -19,7 +19,8 @@ bool child_find_program(const char* name, char* out, size_t size);
 /// together go into `tail`, terminated (tail may be NULL: the output is read and dropped).
 /// *status gets the status waitpid reports. False with one line in err only when it could not be
 /// started or waited for; how it ended is the caller's to judge (child_succeeded).
-bool child_run(const char* program, char* const args[], char* tail, size_t tail_size, int* status, scene_error* err);
+bool child_run(const char* program, char* const args[], char* tail, size_t tail_size, int* status,
+               pbd_scene_error* err);
 
 /// True for a normal exit with status 0.
 bool child_succeeded(int status);

@@ -103,7 +103,7 @@ void cli_compare_help(FILE* fp) {
 	      "  -h, --help             this text\n"
 	      "\n",
 	      fp);
-	fputs("Each run is timed around scene_step alone (keyframed colliders moved, then pbd_world_step),\n"
+	fputs("Each run is timed around pbd_scene_step alone (keyframed colliders moved, then pbd_world_step),\n"
 	      "with the world's per-step diagnostics off; the statistics are read after each step, untimed.\n"
 	      "A method whose step fails (projective dynamics meeting more large volumes than it takes)\n"
 	      "stops there: its row says \"failed: \" and the library's message, and the others go on. A step\n"
@@ -204,9 +204,9 @@ static int parse_options(int argc, char** argv, compare_options* o, bool* help) 
 			} else if (cli_match(&c, "-m", "--methods", true)) {
 				if (parse_methods(&c, c.value, o) != CLI_OK) return CLI_USAGE;
 			} else if (cli_match(&c, "-n", "--frames", true)) {
-				if (!cli_parse_int(c.value, 0, SCENE_MAX_FRAMES, &o->frames))
-					return cli_usage_error(&c, "--frames: expected an integer in [0, %d], got '%s'", SCENE_MAX_FRAMES,
-					                       c.value);
+				if (!cli_parse_int(c.value, 0, PBD_SCENE_MAX_FRAMES, &o->frames))
+					return cli_usage_error(&c, "--frames: expected an integer in [0, %d], got '%s'",
+					                       PBD_SCENE_MAX_FRAMES, c.value);
 			} else if (cli_match(&c, "-o", "--out", true)) {
 				if (!c.value[0]) return cli_usage_error(&c, "--out: empty folder name");
 				o->out_dir = c.value;
@@ -223,10 +223,10 @@ static int parse_options(int argc, char** argv, compare_options* o, bool* help) 
 				if (!is_mp4(c.value)) return cli_usage_error(&c, "--video: expected a .mp4 file, got '%s'", c.value);
 				o->video = c.value;
 			} else if (cli_match(&c, NULL, "--size", true)) {
-				if (!cli_parse_dimensions(c.value, SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, &o->video_width,
-				                          &o->video_height))
+				if (!cli_parse_dimensions(c.value, PBD_SCENE_RENDER_MIN_SIZE, PBD_SCENE_RENDER_MAX_SIZE,
+				                          &o->video_width, &o->video_height))
 					return cli_usage_error(&c, "--size: expected WxH with each from %d to %d, got '%s'",
-					                       SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, c.value);
+					                       PBD_SCENE_RENDER_MIN_SIZE, PBD_SCENE_RENDER_MAX_SIZE, c.value);
 				size_given = true;
 			} else if (cli_match(&c, "-q", "--quiet", false)) {
 				o->quiet = true;
@@ -236,12 +236,14 @@ static int parse_options(int argc, char** argv, compare_options* o, bool* help) 
 			if (c.failed) return CLI_USAGE;
 			continue;
 		}
-		if (o->scene_arg) return cli_usage_error(&c, "more than one scene given ('%s' and '%s')", o->scene_arg, arg);
+		if (o->scene_arg)
+			return cli_usage_error(&c, "more than one pbd_scene given ('%s' and '%s')", o->scene_arg, arg);
 		if (!arg[0]) return cli_usage_error(&c, "empty scene name");
 		o->scene_arg = arg;
 		c.i++;
 	}
-	if (!o->scene_arg) return cli_usage_error(&c, "no scene given (e.g. pbd compare cloth_cotton --methods pbd,xpbd)");
+	if (!o->scene_arg)
+		return cli_usage_error(&c, "no pbd_scene given (e.g. pbd compare cloth_cotton --methods pbd,xpbd)");
 	if (o->method_count == 0)
 		return cli_usage_error(&c, "no --methods given (e.g. --methods pbd,xpbd,implicit_euler, or all)");
 	if (size_given && !o->video) return cli_usage_error(&c, "--size needs --video");
@@ -249,17 +251,17 @@ static int parse_options(int argc, char** argv, compare_options* o, bool* help) 
 }
 
 /* Refuses, before anything is written, a comparison whose compare.csv could pass --max-output. */
-static bool output_fits(const compare_options* o, const scene* s, int frames, scene_error* err) {
+static bool output_fits(const compare_options* o, const pbd_scene* s, int frames, pbd_scene_error* err) {
 	const uint64_t rows = ((uint64_t)frames + 1) * (uint64_t)o->method_count;
 	const uint64_t bytes = 256 + rows * COMPARE_CSV_ROW_MAX;
 	if (o->max_output == 0 || bytes <= o->max_output) return true;
 	char total[32], limit[32];
-	scene_format_bytes(total, sizeof total, bytes);
-	scene_format_bytes(limit, sizeof limit, o->max_output);
-	scene_error_set(err,
-	                "%s: %d frames of %d methods could write %s to " COMPARE_CSV
-	                ", more than --max-output %s; run fewer frames (-n), or raise --max-output (0 = no limit)",
-	                s->name, frames, o->method_count, total, limit);
+	pbd_scene_format_bytes(total, sizeof total, bytes);
+	pbd_scene_format_bytes(limit, sizeof limit, o->max_output);
+	pbd_scene_error_set(err,
+	                    "%s: %d frames of %d methods could write %s to " COMPARE_CSV
+	                    ", more than --max-output %s; run fewer frames (-n), or raise --max-output (0 = no limit)",
+	                    s->name, frames, o->method_count, total, limit);
 	return false;
 }
 
@@ -295,7 +297,7 @@ static void note_add(char* note, size_t size, const char* word) {
 
 /* The drift of the total energy and what stands in its way as a test of conservation. `scale` is
  * the largest |kinetic| + |potential| + |elastic| of the run. */
-static void energy_verdict(const scene* s, const compare_method* m, double e0, bool e0_defined, double scale,
+static void energy_verdict(const pbd_scene* s, const compare_method* m, double e0, bool e0_defined, double scale,
                            const pbd_stats* end, bool contacts, compare_result* r) {
 	r->energy_drift = (double)NAN;
 	r->note[0] = '\0';
@@ -323,7 +325,7 @@ static void energy_verdict(const scene* s, const compare_method* m, double e0, b
 
 /* One method from the loaded scene s to its last frame, or to the step that failed. False only
  * for what ends the whole comparison (a write or the video failing). */
-static bool run_method(compare_state* cs, int index, scene* s, scene_error* err) {
+static bool run_method(compare_state* cs, int index, pbd_scene* s, pbd_scene_error* err) {
 	const compare_method* m = &cs->o->methods[index];
 	compare_result* r = &cs->results[index];
 	memset(r, 0, sizeof *r);
@@ -353,7 +355,7 @@ static bool run_method(compare_state* cs, int index, scene* s, scene_error* err)
 	uint64_t diverged_before = pbd_world_get_warning(s->world, PBD_WARN_DIVERGED).count;
 	for (int f = 1; ok && !r->failed && f <= cs->frames; ++f) {
 		const double t = cli_now_seconds();
-		st = scene_step(s);
+		st = pbd_scene_step(s);
 		const double step = cli_now_seconds() - t;
 		if (st != PBD_OK) {
 			r->failed = true;
@@ -405,7 +407,7 @@ static bool run_method(compare_state* cs, int index, scene* s, scene_error* err)
 		if (!compare_video_panel_close(cs->video, index, render, caption, err)) return false;
 	}
 	if (ferror(cs->csv)) {
-		scene_error_set(err, "%s: write failed", cs->csv_path);
+		pbd_scene_error_set(err, "%s: write failed", cs->csv_path);
 		return false;
 	}
 	return true;
@@ -436,17 +438,17 @@ static void print_table_row(const compare_result* r) {
 	fflush(stdout);
 }
 
-static bool write_summary(const compare_state* cs, const char* path, scene_error* err) {
+static bool write_summary(const compare_state* cs, const char* path, pbd_scene_error* err) {
 	FILE* fp = fopen(path, "wb");
 	if (!fp) {
-		scene_error_set(err, "%s: cannot write: %s", path, strerror(errno));
+		pbd_scene_error_set(err, "%s: cannot write: %s", path, strerror(errno));
 		return false;
 	}
 	compare_summary_header(fp);
 	for (int i = 0; i < cs->o->method_count; ++i) compare_summary_row(fp, &cs->results[i]);
 	bool failed = ferror(fp) != 0;
 	if (fclose(fp) != 0) failed = true;
-	if (failed) scene_error_set(err, "%s: write failed", path);
+	if (failed) pbd_scene_error_set(err, "%s: write failed", path);
 	return !failed;
 }
 
@@ -473,7 +475,7 @@ static int verdict(const compare_state* cs, const char* dir) {
 	return any_failed ? CLI_FAILED : CLI_DIVERGED;
 }
 
-static int fail(const scene_error* err) {
+static int fail(const pbd_scene_error* err) {
 	fprintf(stderr, "pbd: %s\n", err->message);
 	return CLI_FAILED;
 }
@@ -487,9 +489,9 @@ static int compare(const compare_options* o) {
 	cs->o = o;
 	cs->strain_min = (double)INFINITY;
 	/* The library's own lines stay out of the table: what they say is in its rows. */
-	const scene_options so = {true, NULL, NULL, 0};
-	scene s;
-	scene_error err;
+	const pbd_scene_options so = {true, NULL, NULL, 0};
+	pbd_scene s;
+	pbd_scene_error err;
 	if (!cli_scene_load(o->scene_arg, &so, &s, &err)) {
 		free(cs);
 		return fail(&err);
@@ -512,7 +514,7 @@ static int compare(const compare_options* o) {
 	if (!out_make_dir(dir, &err)) goto done;
 	cs->csv = fopen(cs->csv_path, "wb");
 	if (!cs->csv) {
-		scene_error_set(&err, "%s: cannot write: %s", cs->csv_path, strerror(errno));
+		pbd_scene_error_set(&err, "%s: cannot write: %s", cs->csv_path, strerror(errno));
 		goto done;
 	}
 	compare_csv_header(cs->csv);
@@ -525,7 +527,7 @@ static int compare(const compare_options* o) {
 	for (int i = 0; i < o->method_count; ++i) {
 		/* Each method starts from the scene as loaded: the first uses the copy loaded above. */
 		if (i > 0) {
-			scene_free(&s);
+			pbd_scene_free(&s);
 			if (!cli_scene_load(o->scene_arg, &so, &s, &err) || !cli_world_options_apply(&o->world, &s, &err))
 				goto done;
 		}
@@ -537,7 +539,7 @@ static int compare(const compare_options* o) {
 	bool write_failed = ferror(csv) != 0;
 	if (fclose(csv) != 0) write_failed = true;
 	if (write_failed) {
-		scene_error_set(&err, "%s: write failed", cs->csv_path);
+		pbd_scene_error_set(&err, "%s: write failed", cs->csv_path);
 		goto done;
 	}
 	if (!write_summary(cs, summary_path, &err)) goto done;
@@ -568,17 +570,17 @@ static int compare(const compare_options* o) {
 			       vr.captions ? "captioned" : "no captions (ffmpeg could not draw text)", vr.seconds, vr.device);
 	}
 	if (!o->quiet && fflush(stdout) != 0) {
-		scene_error_set(&err, "standard output: write failed");
+		pbd_scene_error_set(&err, "standard output: write failed");
 		goto done;
 	}
 	const int code = verdict(cs, dir);
-	scene_free(&s);
+	pbd_scene_free(&s);
 	free(cs);
 	return code;
 done:
 	if (cs->csv) fclose(cs->csv);
 	compare_video_abort(cs->video);
-	scene_free(&s);
+	pbd_scene_free(&s);
 	free(cs);
 	return fail(&err);
 }

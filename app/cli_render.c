@@ -14,7 +14,7 @@
 
 #include "cli_clock.h"
 #include "output.h"
-#include "render.h"
+#include "pbd/render.h"
 #include "scene_render.h"
 
 #define RENDER_SAMPLES 4 /* multisampling: smooth cloth edges and thin lines */
@@ -43,10 +43,10 @@ static bool is_png_frame(const char* name) {
 	return p != digits && strcmp(p, ".png") == 0;
 }
 
-static bool clear_png_frames(const char* dir, scene_error* err) {
+static bool clear_png_frames(const char* dir, pbd_scene_error* err) {
 	DIR* d = opendir(dir);
 	if (!d) {
-		scene_error_set(err, "%s: cannot read folder: %s", dir, strerror(errno));
+		pbd_scene_error_set(err, "%s: cannot read folder: %s", dir, strerror(errno));
 		return false;
 	}
 	bool ok = true;
@@ -56,7 +56,7 @@ static bool clear_png_frames(const char* dir, scene_error* err) {
 		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
 		struct stat st;
 		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) != 0) {
-			scene_error_set(err, "%s: cannot delete: %s", path, strerror(errno));
+			pbd_scene_error_set(err, "%s: cannot delete: %s", path, strerror(errno));
 			ok = false;
 		}
 	}
@@ -85,12 +85,12 @@ void cli_render_abort(cli_render* r) {
 	free(r);
 }
 
-bool cli_render_open(const cli_render_options* o, const scene* s, cli_render** out, scene_error* err) {
+bool cli_render_open(const cli_render_options* o, const pbd_scene* s, cli_render** out, pbd_scene_error* err) {
 	*out = NULL;
 	const double t0 = cli_now_seconds();
 	cli_render* r = calloc(1, sizeof *r);
 	if (!r) {
-		scene_error_set(err, "%s: out of memory", option_name(o));
+		pbd_scene_error_set(err, "%s: out of memory", option_name(o));
 		return false;
 	}
 	r->o = *o;
@@ -116,31 +116,31 @@ bool cli_render_open(const cli_render_options* o, const scene* s, cli_render** o
 
 	pbd_error e;
 	bool ok = (r->rgb = malloc((size_t)w * (size_t)h * 3)) != NULL;
-	if (!ok) scene_error_set(err, "%s: out of memory for a %dx%d image", option_name(o), w, h);
+	if (!ok) pbd_scene_error_set(err, "%s: out of memory for a %dx%d image", option_name(o), w, h);
 	if (ok && o->kind == CLI_RENDER_FRAMES) {
 		snprintf(r->dir, sizeof r->dir, "%s", o->path);
 		for (size_t n = strlen(r->dir); n > 1 && r->dir[n - 1] == '/'; --n) r->dir[n - 1] = '\0';
 		ok = out_make_dir(r->dir, err) && clear_png_frames(r->dir, err);
 	}
 	if (ok && !pbd_render_offscreen_create(w, h, RENDER_SAMPLES, &r->off, &e)) {
-		scene_error_set(err, "%s: no OpenGL context: %s", option_name(o), e.message);
+		pbd_scene_error_set(err, "%s: no OpenGL context: %s", option_name(o), e.message);
 		ok = false;
 	}
 	if (ok) snprintf(r->report.device, sizeof r->report.device, "%s", pbd_render_offscreen_device(r->off));
 	if (ok && !pbd_renderer_create(&r->renderer, &e)) {
-		scene_error_set(err, "%s: %s", option_name(o), e.message);
+		pbd_scene_error_set(err, "%s: %s", option_name(o), e.message);
 		ok = false;
 	}
 	/* A first read of the initial state, whatever frame is drawn first: the automatic ball and
 	 * tube sizes and the plane quads follow the state the renderer first sees. */
 	if (ok && !pbd_renderer_update(r->renderer, &r->view.draw)) {
-		scene_error_set(err, "%s: %s", option_name(o), pbd_renderer_last_error(r->renderer));
+		pbd_scene_error_set(err, "%s: %s", option_name(o), pbd_renderer_last_error(r->renderer));
 		ok = false;
 	}
 	if (ok && (o->kind == CLI_RENDER_MP4 || o->kind == CLI_RENDER_GIF)) {
 		const pbd_render_video_format f = o->kind == CLI_RENDER_GIF ? PBD_RENDER_VIDEO_GIF : PBD_RENDER_VIDEO_MP4;
 		if (!pbd_render_video_open(o->path, f, w, h, r->report.fps, &r->video, &e)) {
-			scene_error_set(err, "%s: %s", option_name(o), e.message);
+			pbd_scene_error_set(err, "%s: %s", option_name(o), e.message);
 			ok = false;
 		} else {
 			snprintf(r->report.codec, sizeof r->report.codec, "%s", pbd_render_video_codec(r->video));
@@ -157,18 +157,18 @@ bool cli_render_open(const cli_render_options* o, const scene* s, cli_render** o
 
 bool cli_render_available(void) { return true; }
 
-bool cli_render_frame(cli_render* r, int frame, int frames, scene_error* err) {
+bool cli_render_frame(cli_render* r, int frame, int frames, pbd_scene_error* err) {
 	if (r->o.kind == CLI_RENDER_STILL ? frame != frames : frame % r->stride != 0) return true;
 	const double t0 = cli_now_seconds();
 	pbd_error e;
 	pbd_render_offscreen_bind(r->off);
 	if (!pbd_renderer_update(r->renderer, &r->view.draw) ||
 	    !pbd_renderer_draw(r->renderer, &r->view.camera, &r->view.style, r->view.width, r->view.height)) {
-		scene_error_set(err, "%s: frame %d: %s", option_name(&r->o), frame, pbd_renderer_last_error(r->renderer));
+		pbd_scene_error_set(err, "%s: frame %d: %s", option_name(&r->o), frame, pbd_renderer_last_error(r->renderer));
 		return false;
 	}
 	if (!pbd_render_offscreen_read(r->off, r->rgb, &e)) {
-		scene_error_set(err, "%s: frame %d: %s", option_name(&r->o), frame, e.message);
+		pbd_scene_error_set(err, "%s: frame %d: %s", option_name(&r->o), frame, e.message);
 		return false;
 	}
 	const double t1 = cli_now_seconds();
@@ -185,7 +185,7 @@ bool cli_render_frame(cli_render* r, int frame, int frames, scene_error* err) {
 		ok = pbd_render_write_png(path, r->view.width, r->view.height, r->rgb, &e);
 	}
 	if (!ok) {
-		scene_error_set(err, "%s: %s", option_name(&r->o), e.message);
+		pbd_scene_error_set(err, "%s: %s", option_name(&r->o), e.message);
 		return false;
 	}
 	r->report.encode += cli_now_seconds() - t1;
@@ -193,7 +193,7 @@ bool cli_render_frame(cli_render* r, int frame, int frames, scene_error* err) {
 	return true;
 }
 
-bool cli_render_close(cli_render* r, cli_render_report* report, scene_error* err) {
+bool cli_render_close(cli_render* r, cli_render_report* report, pbd_scene_error* err) {
 	if (!r) return true;
 	bool ok = true;
 	if (r->video) {
@@ -202,7 +202,7 @@ bool cli_render_close(cli_render* r, cli_render_report* report, scene_error* err
 		ok = pbd_render_video_close(r->video, &e);
 		r->video = NULL;
 		r->report.encode += cli_now_seconds() - t0;
-		if (!ok) scene_error_set(err, "%s: %s", option_name(&r->o), e.message);
+		if (!ok) pbd_scene_error_set(err, "%s: %s", option_name(&r->o), e.message);
 	}
 	if (report) *report = r->report;
 	cli_render_abort(r);

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 typedef enum cli_render_kind {
 	CLI_RENDER_FRAMES = 0, /* a folder: frame_00000.png ... */
@@ -34,11 +34,11 @@ typedef struct cli_render cli_render;
 /* Makes the GL context, the renderer and the output (a folder, a file, an ffmpeg process) for
  * scene `s` in its initial state, which the camera frames. The world's dt sets the video's
  * frame rate (real time). A missing GL driver reads "--render: no OpenGL context: ...". */
-bool cli_render_open(const cli_render_options* o, const scene* s, cli_render** out, scene_error* err);
+bool cli_render_open(const cli_render_options* o, const pbd_scene* s, cli_render** out, pbd_scene_error* err);
 
 /* Renders frame `frame` of `frames` if the output takes it (every frame, every k-th for a
  * lower frame rate, or only the last for a still) and writes it. */
-bool cli_render_frame(cli_render* r, int frame, int frames, scene_error* err);
+bool cli_render_frame(cli_render* r, int frame, int frames, pbd_scene_error* err);
 
 /* What the closing summary says about rendering. */
 typedef struct cli_render_report {
@@ -54,7 +54,7 @@ typedef struct cli_render_report {
 
 /* Finishes the output (waits for ffmpeg), fills *report (may be NULL) and frees r. False with
  * a message when the output could not be completed. */
-bool cli_render_close(cli_render* r, cli_render_report* report, scene_error* err);
+bool cli_render_close(cli_render* r, cli_render_report* report, pbd_scene_error* err);
 
 /* Frees r without finishing (after a failure elsewhere); a video is ended as it is. r may be
  * NULL. */

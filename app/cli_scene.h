@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "cli_args.h"
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// World settings given on the command line; each negative or zero one leaves the scene's.
 typedef struct cli_world_options {
@@ -30,10 +30,10 @@ bool cli_match_world_option(cli_cursor* c, cli_world_options* o);
 
 /// Sets the given options on the scene's world. On a refusal, false with "<scene>: <library
 /// message>" in err.
-bool cli_world_options_apply(const cli_world_options* o, scene* s, scene_error* err);
+bool cli_world_options_apply(const cli_world_options* o, pbd_scene* s, pbd_scene_error* err);
 
 /// Loads the scene `arg` names: an existing file that is not a folder; otherwise a built-in of
 /// that name; otherwise, when it looks like a path, the file (to get the system's message).
-bool cli_scene_load(const char* arg, const scene_options* so, scene* s, scene_error* err);
+bool cli_scene_load(const char* arg, const pbd_scene_options* so, pbd_scene* s, pbd_scene_error* err);
 
 #endif

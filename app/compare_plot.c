@@ -123,14 +123,14 @@ static void write_script(FILE* fp, const void* ctx) {
 	fputs("unset output\n", fp);
 }
 
-bool compare_plot(const compare_plot_input* in, bool* strain_log, scene_error* err) {
+bool compare_plot(const compare_plot_input* in, bool* strain_log, pbd_scene_error* err) {
 	char csv[4200], summary[4200], pngs[3][4200];
 	static const char* const names[3] = {COMPARE_STRAIN_PNG, COMPARE_ENERGY_PNG, COMPARE_COST_PNG};
 	bool fits = gnuplot_literal_path(csv, sizeof csv, in->dir, COMPARE_CSV) &&
 	            gnuplot_literal_path(summary, sizeof summary, in->dir, COMPARE_SUMMARY);
 	for (int i = 0; i < 3; ++i) fits = fits && gnuplot_literal_path(pngs[i], sizeof pngs[i], in->dir, names[i]);
 	if (!fits) {
-		scene_error_set(err, "%s: path too long", in->dir);
+		pbd_scene_error_set(err, "%s: path too long", in->dir);
 		return false;
 	}
 	char gnuplot[4200];

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// The files written into the comparison's folder.
 #define COMPARE_STRAIN_PNG "strain.png"
@@ -35,6 +35,6 @@ typedef struct compare_plot_input {
 /// Draws strain.png, energy.png and cost.png. *strain_log gets whether the strain axis is
 /// logarithmic (the values span two decades or more). False with one line in err: gnuplot
 /// missing from PATH or failing.
-bool compare_plot(const compare_plot_input* in, bool* strain_log, scene_error* err);
+bool compare_plot(const compare_plot_input* in, bool* strain_log, pbd_scene_error* err);
 
 #endif

@@ -36,28 +36,28 @@ static int even_at_least_16(double x) {
 	return n < 16 ? 16 : n;
 }
 
-bool compare_video_begin(const char* path, int panels, int width, int height, const scene* s, compare_video** out,
-                         scene_error* err) {
+bool compare_video_begin(const char* path, int panels, int width, int height, const pbd_scene* s, compare_video** out,
+                         pbd_scene_error* err) {
 	*out = NULL;
 	if (!cli_render_available()) {
-		scene_error_set(err, "--video: this pbd was built without rendering (pbd_render needs libepoxy, EGL and "
-		                     "stb; see docs/rendering.md)");
+		pbd_scene_error_set(err, "--video: this pbd was built without rendering (pbd_render needs libepoxy, EGL and "
+		                         "stb; see docs/rendering.md)");
 		return false;
 	}
 	if (panels < 1 || panels > VIDEO_MAX_PANELS) {
-		scene_error_set(err, "--video: %d panels, at most %d", panels, VIDEO_MAX_PANELS);
+		pbd_scene_error_set(err, "--video: %d panels, at most %d", panels, VIDEO_MAX_PANELS);
 		return false;
 	}
 	compare_video* v = calloc(1, sizeof *v);
 	if (!v) {
-		scene_error_set(err, "--video: out of memory");
+		pbd_scene_error_set(err, "--video: out of memory");
 		return false;
 	}
 	v->path = path;
 	v->panels = panels;
 	if (!child_find_program("ffmpeg", v->ffmpeg, sizeof v->ffmpeg)) {
-		scene_error_set(err,
-		                "--video: ffmpeg is not on the PATH; it stacks the panels (Debian: apt-get install ffmpeg)");
+		pbd_scene_error_set(
+		    err, "--video: ffmpeg is not on the PATH; it stacks the panels (Debian: apt-get install ffmpeg)");
 		free(v);
 		return false;
 	}
@@ -75,8 +75,8 @@ bool compare_video_begin(const char* path, int panels, int width, int height, co
 	if (!tmp || !*tmp) tmp = "/tmp";
 	int n = snprintf(v->tmp, sizeof v->tmp, "%s/pbd-compare-XXXXXX", tmp);
 	if (n < 0 || (size_t)n >= sizeof v->tmp || !mkdtemp(v->tmp)) {
-		scene_error_set(err, "--video: cannot create a temporary folder in %s: %s", tmp,
-		                n < 0 || (size_t)n >= sizeof v->tmp ? "path too long" : strerror(errno));
+		pbd_scene_error_set(err, "--video: cannot create a temporary folder in %s: %s", tmp,
+		                    n < 0 || (size_t)n >= sizeof v->tmp ? "path too long" : strerror(errno));
 		free(v);
 		return false;
 	}
@@ -88,7 +88,7 @@ bool compare_video_begin(const char* path, int panels, int width, int height, co
 	return true;
 }
 
-bool compare_video_panel_open(compare_video* v, int index, const scene* s, cli_render** out, scene_error* err) {
+bool compare_video_panel_open(compare_video* v, int index, const pbd_scene* s, cli_render** out, pbd_scene_error* err) {
 	cli_render_options o;
 	memset(&o, 0, sizeof o);
 	o.path = v->panel[index];
@@ -99,7 +99,7 @@ bool compare_video_panel_open(compare_video* v, int index, const scene* s, cli_r
 	return cli_render_open(&o, s, out, err);
 }
 
-bool compare_video_panel_close(compare_video* v, int index, cli_render* r, const char* caption, scene_error* err) {
+bool compare_video_panel_close(compare_video* v, int index, cli_render* r, const char* caption, pbd_scene_error* err) {
 	cli_render_report rr;
 	memset(&rr, 0, sizeof rr);
 	if (!cli_render_close(r, &rr, err)) return false;
@@ -159,7 +159,7 @@ static void last_line(char* text, char* out, size_t size) {
 		if (strspn(p, " \t") != strlen(p)) snprintf(out, size, "%s", p);
 }
 
-static bool stack(compare_video* v, bool captions, scene_error* err) {
+static bool stack(compare_video* v, bool captions, pbd_scene_error* err) {
 	char inputs[VIDEO_MAX_PANELS][4300];
 	char graph[VIDEO_MAX_PANELS * (VIDEO_CAPTION_MAX + 160) + 64];
 	char target[4200];
@@ -204,16 +204,16 @@ static bool stack(compare_video* v, bool captions, scene_error* err) {
 	char how[64], message[512];
 	child_describe_status(status, how, sizeof how);
 	last_line(tail, message, sizeof message);
-	scene_error_set(err, "--video: ffmpeg failed (%s)%s%s", how, message[0] ? ": " : "", message);
+	pbd_scene_error_set(err, "--video: ffmpeg failed (%s)%s%s", how, message[0] ? ": " : "", message);
 	return false;
 }
 
-bool compare_video_finish(compare_video* v, compare_video_report* report, scene_error* err) {
+bool compare_video_finish(compare_video* v, compare_video_report* report, pbd_scene_error* err) {
 	const double t0 = cli_now_seconds();
 	bool ok = true;
 	for (int i = 0; ok && i < v->panels; ++i)
 		if (!v->done[i]) {
-			scene_error_set(err, "--video: panel %d was not drawn", i);
+			pbd_scene_error_set(err, "--video: panel %d was not drawn", i);
 			ok = false;
 		}
 	/* Captions need drawtext and a font, which some ffmpeg builds lack: without them the panels

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "cli_render.h"
-#include "scene.h"
+#include "pbd/scene.h"
 
 typedef struct compare_video compare_video;
 
@@ -28,18 +28,18 @@ typedef struct compare_video_report {
 /// Prepares a video of `panels` panels into `path` (an .mp4): checks that rendering was built
 /// and that ffmpeg is on PATH, and makes the temporary folder. Each panel is width x height
 /// (0: the scene's render size, shrunk so that the panels together are at most 1920 wide).
-bool compare_video_begin(const char* path, int panels, int width, int height, const scene* s, compare_video** out,
-                         scene_error* err);
+bool compare_video_begin(const char* path, int panels, int width, int height, const pbd_scene* s, compare_video** out,
+                         pbd_scene_error* err);
 
 /// Opens the renderer of panel `index` on scene `s` in its initial state (the camera frames it).
-bool compare_video_panel_open(compare_video* v, int index, const scene* s, cli_render** out, scene_error* err);
+bool compare_video_panel_open(compare_video* v, int index, const pbd_scene* s, cli_render** out, pbd_scene_error* err);
 
 /// Finishes panel `index` (r from compare_video_panel_open) with its caption: [a-z0-9_ -] only.
-bool compare_video_panel_close(compare_video* v, int index, cli_render* r, const char* caption, scene_error* err);
+bool compare_video_panel_close(compare_video* v, int index, cli_render* r, const char* caption, pbd_scene_error* err);
 
 /// Stacks the panels into the video, deletes the temporary folder and frees v. False with
 /// ffmpeg's last message when it failed.
-bool compare_video_finish(compare_video* v, compare_video_report* report, scene_error* err);
+bool compare_video_finish(compare_video* v, compare_video_report* report, pbd_scene_error* err);
 
 /// Deletes the temporary folder and frees v (NULL is accepted).
 void compare_video_abort(compare_video* v);

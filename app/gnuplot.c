@@ -13,9 +13,9 @@
 /* Bytes of gnuplot's output kept for the error message: the end, where the error is. */
 #define GNUPLOT_TAIL_MAX 16384
 
-bool gnuplot_find(char* out, size_t size, scene_error* err) {
+bool gnuplot_find(char* out, size_t size, pbd_scene_error* err) {
 	if (child_find_program("gnuplot", out, size)) return true;
-	scene_error_set(err, "gnuplot not found; install gnuplot-nox");
+	pbd_scene_error_set(err, "gnuplot not found; install gnuplot-nox");
 	return false;
 }
 
@@ -38,22 +38,22 @@ void gnuplot_write_preamble(FILE* fp) {
 }
 
 static bool write_script(void (*write)(FILE* fp, const void* ctx), const void* ctx, char* path, size_t size,
-                         scene_error* err) {
+                         pbd_scene_error* err) {
 	const char* tmp = getenv("TMPDIR");
 	if (!tmp || !*tmp) tmp = "/tmp";
 	int w = snprintf(path, size, "%s/pbd-plot-XXXXXX", tmp);
 	if (w < 0 || (size_t)w >= size) {
-		scene_error_set(err, "TMPDIR: path too long");
+		pbd_scene_error_set(err, "TMPDIR: path too long");
 		return false;
 	}
 	int fd = mkstemp(path);
 	if (fd < 0) {
-		scene_error_set(err, "cannot create a temporary file in %s: %s", tmp, strerror(errno));
+		pbd_scene_error_set(err, "cannot create a temporary file in %s: %s", tmp, strerror(errno));
 		return false;
 	}
 	FILE* fp = fdopen(fd, "w");
 	if (!fp) {
-		scene_error_set(err, "%s: %s", path, strerror(errno));
+		pbd_scene_error_set(err, "%s: %s", path, strerror(errno));
 		close(fd);
 		unlink(path);
 		return false;
@@ -62,7 +62,7 @@ static bool write_script(void (*write)(FILE* fp, const void* ctx), const void* c
 	bool failed = ferror(fp) != 0;
 	if (fclose(fp) != 0) failed = true;
 	if (failed) {
-		scene_error_set(err, "%s: write failed", path);
+		pbd_scene_error_set(err, "%s: write failed", path);
 		unlink(path);
 		return false;
 	}
@@ -112,7 +112,7 @@ static void gnuplot_message(char* text, const char* script, char* out, size_t si
 	}
 }
 
-static bool run(const char* gnuplot, char* const args[], const char* script, scene_error* err) {
+static bool run(const char* gnuplot, char* const args[], const char* script, pbd_scene_error* err) {
 	char* tail = malloc(GNUPLOT_TAIL_MAX + 1); /* NULL: the output is drained, the message shorter */
 	int status;
 	if (!child_run(gnuplot, args, tail, tail ? GNUPLOT_TAIL_MAX + 1 : 0, &status, err)) {
@@ -125,16 +125,17 @@ static bool run(const char* gnuplot, char* const args[], const char* script, sce
 		if (tail) gnuplot_message(tail, script, message, sizeof message);
 		char how[64];
 		child_describe_status(status, how, sizeof how);
-		scene_error_set(err, "gnuplot failed (%s)%s%s", how, message[0] ? ": " : "", message);
+		pbd_scene_error_set(err, "gnuplot failed (%s)%s%s", how, message[0] ? ": " : "", message);
 	}
 	free(tail);
 	return ok;
 }
 
 bool gnuplot_draw(const char* gnuplot, void (*write)(FILE* fp, const void* ctx), const void* ctx,
-                  const char* const args[], int arg_count, const char* const pngs[], int png_count, scene_error* err) {
+                  const char* const args[], int arg_count, const char* const pngs[], int png_count,
+                  pbd_scene_error* err) {
 	if (arg_count < 0 || arg_count > GNUPLOT_MAX_ARGS) {
-		scene_error_set(err, "gnuplot: %d script arguments, at most %d", arg_count, GNUPLOT_MAX_ARGS);
+		pbd_scene_error_set(err, "gnuplot: %d script arguments, at most %d", arg_count, GNUPLOT_MAX_ARGS);
 		return false;
 	}
 	char script[4200];
@@ -149,7 +150,7 @@ bool gnuplot_draw(const char* gnuplot, void (*write)(FILE* fp, const void* ctx),
 	for (int i = 0; ok && i < png_count; ++i) {
 		struct stat st;
 		if (stat(pngs[i], &st) != 0 || st.st_size == 0) {
-			scene_error_set(err, "gnuplot wrote no %s", pngs[i]);
+			pbd_scene_error_set(err, "gnuplot wrote no %s", pngs[i]);
 			ok = false;
 		}
 	}

@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// gnuplot's path on PATH into out; false with "gnuplot not found; install gnuplot-nox".
-bool gnuplot_find(char* out, size_t size, scene_error* err);
+bool gnuplot_find(char* out, size_t size, pbd_scene_error* err);
 
 /// "<dir>/<file>" (file may be NULL: dir alone) in a form gnuplot takes literally: it reads
 /// "<cmd" as a pipe to read, "|cmd" as a pipe to write, "-" as stdin and "+" as a pseudo-file,
@@ -33,6 +33,7 @@ void gnuplot_write_preamble(FILE* fp);
 /// err: the script not written, gnuplot failing with its exit status and its last error line
 /// ("gnuplot failed (exit status 1): script line 12: cannot open file"), or a PNG missing.
 bool gnuplot_draw(const char* gnuplot, void (*write)(FILE* fp, const void* ctx), const void* ctx,
-                  const char* const args[], int arg_count, const char* const pngs[], int png_count, scene_error* err);
+                  const char* const args[], int arg_count, const char* const pngs[], int png_count,
+                  pbd_scene_error* err);
 
 #endif

@@ -19,16 +19,16 @@
 #define REAL_FMT "%.9g"
 #endif
 
-static bool fail_errno(scene_error* err, const char* path, const char* what) {
-	scene_error_set(err, "%s: %s: %s", path, what, strerror(errno));
+static bool fail_errno(pbd_scene_error* err, const char* path, const char* what) {
+	pbd_scene_error_set(err, "%s: %s: %s", path, what, strerror(errno));
 	return false;
 }
 
-bool out_make_dir(const char* dir, scene_error* err) {
+bool out_make_dir(const char* dir, pbd_scene_error* err) {
 	char buf[4096];
 	size_t n = strlen(dir);
 	if (n == 0 || n >= sizeof buf) {
-		scene_error_set(err, "%s: bad output folder name", dir);
+		pbd_scene_error_set(err, "%s: bad output folder name", dir);
 		return false;
 	}
 	memcpy(buf, dir, n + 1);
@@ -43,7 +43,7 @@ bool out_make_dir(const char* dir, scene_error* err) {
 	struct stat st;
 	if (stat(dir, &st) != 0) return fail_errno(err, dir, "cannot create folder");
 	if (!S_ISDIR(st.st_mode)) {
-		scene_error_set(err, "%s: exists and is not a folder", dir);
+		pbd_scene_error_set(err, "%s: exists and is not a folder", dir);
 		return false;
 	}
 	return true;
@@ -65,7 +65,7 @@ static bool is_frame_file(const char* name, long* number) {
 	return strcmp(p, ".obj") == 0 || strcmp(p, ".ply") == 0;
 }
 
-bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, scene_error* err) {
+bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, pbd_scene_error* err) {
 	*removed = 0;
 	DIR* d = opendir(dir);
 	if (!d) return fail_errno(err, dir, "cannot list folder");
@@ -93,21 +93,21 @@ void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_
 	snprintf(out, out_size, "%s/frame_%05d.%s", dir, frame, format == OUT_FORMAT_PLY ? "ply" : "obj");
 }
 
-static FILE* open_out(const char* path, scene_error* err) {
+static FILE* open_out(const char* path, pbd_scene_error* err) {
 	FILE* fp = fopen(path, "wb");
 	if (!fp) fail_errno(err, path, "cannot write");
 	return fp;
 }
 
 /* Closes and reports a write that failed on the way (full disk) or at the flush. */
-static bool close_out(FILE* fp, const char* path, scene_error* err) {
+static bool close_out(FILE* fp, const char* path, pbd_scene_error* err) {
 	bool bad = ferror(fp) != 0;
 	if (fclose(fp) != 0) bad = true;
 	if (bad) return fail_errno(err, path, "write failed");
 	return true;
 }
 
-static void write_obj(FILE* fp, const scene* s, int frame) {
+static void write_obj(FILE* fp, const pbd_scene* s, int frame) {
 	const pbd_world* w = s->world;
 	const uint32_t n = pbd_world_particle_count(w);
 	const pbd_vec3* x = pbd_world_positions(w);
@@ -115,7 +115,7 @@ static void write_obj(FILE* fp, const scene* s, int frame) {
 	for (uint32_t i = 0; i < n; ++i) fprintf(fp, "v " REAL_FMT " " REAL_FMT " " REAL_FMT "\n", x[i].x, x[i].y, x[i].z);
 	const uint32_t* tri = pbd_world_triangles(w);
 	for (uint32_t k = 0; k < s->object_count; ++k) {
-		const scene_object* o = &s->objects[k];
+		const pbd_scene_object* o = &s->objects[k];
 		fprintf(fp, "o %s\n", o->name);
 		for (uint32_t t = 0; t < o->range.triangle_count; ++t) {
 			const uint32_t* v = tri + 3 * (size_t)(o->range.first_triangle + t);
@@ -147,7 +147,7 @@ static void put_real(FILE* fp, pbd_real r) {
 #endif
 }
 
-static void write_ply(FILE* fp, const scene* s, int frame) {
+static void write_ply(FILE* fp, const pbd_scene* s, int frame) {
 	const pbd_world* w = s->world;
 	const uint32_t n = pbd_world_particle_count(w);
 	const pbd_vec3* x = pbd_world_positions(w);
@@ -174,7 +174,7 @@ static void write_ply(FILE* fp, const scene* s, int frame) {
 	}
 	const uint32_t* tri = pbd_world_triangles(w);
 	for (uint32_t k = 0; k < s->object_count; ++k) {
-		const scene_object* o = &s->objects[k];
+		const pbd_scene_object* o = &s->objects[k];
 		for (uint32_t t = 0; t < o->range.triangle_count; ++t) {
 			const uint32_t* v = tri + 3 * (size_t)(o->range.first_triangle + t);
 			fputc(3, fp);
@@ -184,7 +184,7 @@ static void write_ply(FILE* fp, const scene* s, int frame) {
 		}
 	}
 	for (uint32_t k = 0; k < s->object_count; ++k) {
-		const scene_object* o = &s->objects[k];
+		const pbd_scene_object* o = &s->objects[k];
 		if (o->range.triangle_count) continue;
 		for (uint32_t l = 0; l < o->line_count; ++l) {
 			put_u32(fp, o->lines[2 * l]);
@@ -193,7 +193,7 @@ static void write_ply(FILE* fp, const scene* s, int frame) {
 	}
 }
 
-bool out_write_frame(const char* path, out_format format, const scene* s, int frame, scene_error* err) {
+bool out_write_frame(const char* path, out_format format, const pbd_scene* s, int frame, pbd_scene_error* err) {
 	if (format == OUT_FORMAT_NONE) return true;
 	FILE* fp = open_out(path, err);
 	if (!fp) return false;
@@ -227,7 +227,7 @@ void out_metrics_row(FILE* fp, int frame, const pbd_stats* st) {
 	fputc('\n', fp);
 }
 
-bool out_write_state(const char* path, const scene* s, int frame, double time, scene_error* err) {
+bool out_write_state(const char* path, const pbd_scene* s, int frame, double time, pbd_scene_error* err) {
 	FILE* fp = open_out(path, err);
 	if (!fp) return false;
 	const pbd_world* w = s->world;
@@ -249,7 +249,7 @@ bool out_write_state(const char* path, const scene* s, int frame, double time, s
 	return close_out(fp, path, err);
 }
 
-bool out_state_is_finite(const scene* s, uint32_t* bad) {
+bool out_state_is_finite(const pbd_scene* s, uint32_t* bad) {
 	const pbd_world* w = s->world;
 	const uint32_t n = pbd_world_particle_count(w);
 	const pbd_vec3* x = pbd_world_positions(w);
@@ -292,7 +292,7 @@ static uint64_t digits_of(uint64_t v) {
 }
 
 /* Triangles of the objects that have them, and line pieces of those that do not. */
-static void count_elements(const scene* s, uint64_t* faces, uint64_t* edges) {
+static void count_elements(const pbd_scene* s, uint64_t* faces, uint64_t* edges) {
 	*faces = *edges = 0;
 	for (uint32_t k = 0; k < s->object_count; ++k) {
 		*faces += s->objects[k].range.triangle_count;
@@ -300,7 +300,7 @@ static void count_elements(const scene* s, uint64_t* faces, uint64_t* edges) {
 	}
 }
 
-static uint64_t frame_bytes(const scene* s, int last_frame, out_format format) {
+static uint64_t frame_bytes(const pbd_scene* s, int last_frame, out_format format) {
 	if (format == OUT_FORMAT_NONE) return 0;
 	const uint64_t n = pbd_world_particle_count(s->world);
 	uint64_t faces, edges;
@@ -334,7 +334,7 @@ static uint64_t metrics_row_bytes(int last_frame) {
 	return digits_of((uint64_t)last_frame) + 8 * DOUBLE_WIDTH + 3 * REAL_WIDTH + 10 + 13;
 }
 
-uint64_t out_run_bytes(const scene* s, int frames, out_format format, out_run_size* parts) {
+uint64_t out_run_bytes(const pbd_scene* s, int frames, out_format format, out_run_size* parts) {
 	const uint64_t n = pbd_world_particle_count(s->world);
 	out_run_size p;
 	p.frame = frame_bytes(s, frames, format);

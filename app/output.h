@@ -7,25 +7,25 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 typedef enum out_format { OUT_FORMAT_OBJ = 0, OUT_FORMAT_PLY, OUT_FORMAT_NONE } out_format;
 
 /// Creates `dir` and its missing parents (mkdir -p).
-bool out_make_dir(const char* dir, scene_error* err);
+bool out_make_dir(const char* dir, pbd_scene_error* err);
 
 /// Deletes the frame files of an earlier run (frame_<digits>.obj / .ply, nothing else), so a
 /// shorter run does not leave a mix of old and new frames; those numbered up to keep_through
 /// stay (-1: none stay; a resumed run keeps the frames before its start). *removed gets how
 /// many went.
-bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, scene_error* err);
+bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, pbd_scene_error* err);
 
 /// <dir>/frame_<frame, 5 digits or more>.<obj|ply>
 void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_format format);
 
 /// The current particle positions with the triangles of every object (`f`) and, for objects
 /// without triangles, their lines (`l`).
-bool out_write_frame(const char* path, out_format format, const scene* s, int frame, scene_error* err);
+bool out_write_frame(const char* path, out_format format, const pbd_scene* s, int frame, pbd_scene_error* err);
 
 /// metrics.csv: the header line, then one row per frame.
 void out_metrics_header(FILE* fp);
@@ -33,10 +33,10 @@ void out_metrics_row(FILE* fp, int frame, const pbd_stats* st);
 
 /// state.txt: every particle's position, velocity and inverse mass, in a form that reads back
 /// bit for bit.
-bool out_write_state(const char* path, const scene* s, int frame, double time, scene_error* err);
+bool out_write_state(const char* path, const pbd_scene* s, int frame, double time, pbd_scene_error* err);
 
 /// True when every position and velocity is finite; otherwise *bad gets the first bad particle.
-bool out_state_is_finite(const scene* s, uint32_t* bad);
+bool out_state_is_finite(const pbd_scene* s, uint32_t* bad);
 
 /// True when every number of a metrics row is finite.
 bool out_stats_are_finite(const pbd_stats* st);
@@ -52,6 +52,6 @@ typedef struct out_run_size {
 
 /// What a run of `frames` frames of `s` writes at most: frame files 0..frames in `format`,
 /// metrics.csv and state.txt (numbers counted at their widest). `parts` may be NULL.
-uint64_t out_run_bytes(const scene* s, int frames, out_format format, out_run_size* parts);
+uint64_t out_run_bytes(const pbd_scene* s, int frames, out_format format, out_run_size* parts);
 
 #endif

@@ -108,16 +108,16 @@ static const char* parse_number(const char* s, double* out) {
 	return NULL;
 }
 
-static bool check_header(const char* line, const char* path, metrics_info* info, scene_error* err) {
+static bool check_header(const char* line, const char* path, metrics_info* info, pbd_scene_error* err) {
 	info->header = strdup(line);
 	if (!info->header) {
-		scene_error_set(err, "%s: out of memory", path);
+		pbd_scene_error_set(err, "%s: out of memory", path);
 		return false;
 	}
 	char** fields = info->names;
 	int n = split_fields(info->header, fields, PLOT_MAX_FIELDS);
 	if (n > PLOT_MAX_FIELDS) {
-		scene_error_set(err, "%s:1: not a metrics.csv header: %d columns (at most %d)", path, n, PLOT_MAX_FIELDS);
+		pbd_scene_error_set(err, "%s:1: not a metrics.csv header: %d columns (at most %d)", path, n, PLOT_MAX_FIELDS);
 		return false;
 	}
 	info->fields = n;
@@ -126,29 +126,29 @@ static bool check_header(const char* line, const char* path, metrics_info* info,
 		for (int i = 0; i < n; ++i) {
 			if (strcmp(fields[i], column_names[c]) != 0) continue;
 			if (info->col[c]) {
-				scene_error_set(err, "%s:1: not a metrics.csv header: column '%s' appears twice", path,
-				                column_names[c]);
+				pbd_scene_error_set(err, "%s:1: not a metrics.csv header: column '%s' appears twice", path,
+				                    column_names[c]);
 				return false;
 			}
 			info->col[c] = i + 1;
 		}
 		if (!info->col[c]) {
-			scene_error_set(err, "%s:1: not a metrics.csv header: no column '%s'", path, column_names[c]);
+			pbd_scene_error_set(err, "%s:1: not a metrics.csv header: no column '%s'", path, column_names[c]);
 			return false;
 		}
 	}
 	return true;
 }
 
-static bool check_row(char* line, long lineno, const char* path, metrics_info* info, scene_error* err) {
+static bool check_row(char* line, long lineno, const char* path, metrics_info* info, pbd_scene_error* err) {
 	char* fields[PLOT_MAX_FIELDS];
 	if (!*line) {
-		scene_error_set(err, "%s:%ld: empty line", path, lineno);
+		pbd_scene_error_set(err, "%s:%ld: empty line", path, lineno);
 		return false;
 	}
 	int n = split_fields(line, fields, PLOT_MAX_FIELDS);
 	if (n != info->fields) {
-		scene_error_set(err, "%s:%ld: %d fields, the header has %d", path, lineno, n, info->fields);
+		pbd_scene_error_set(err, "%s:%ld: %d fields, the header has %d", path, lineno, n, info->fields);
 		return false;
 	}
 	double values[PLOT_MAX_FIELDS];
@@ -161,8 +161,8 @@ static bool check_row(char* line, long lineno, const char* path, metrics_info* i
 		}
 		const char* why = parse_number(fields[i], &values[i]);
 		if (why) {
-			scene_error_set(err, "%s:%ld: column %d (%.40s): '%.40s' is %s", path, lineno, i + 1, info->names[i],
-			                fields[i], why);
+			pbd_scene_error_set(err, "%s:%ld: column %d (%.40s): '%.40s' is %s", path, lineno, i + 1, info->names[i],
+			                    fields[i], why);
 			return false;
 		}
 	}
@@ -177,25 +177,25 @@ static bool check_row(char* line, long lineno, const char* path, metrics_info* i
 }
 
 /* Reads the whole CSV; gnuplot is started only for a file that passes. */
-static bool check_csv(const char* path, metrics_info* info, scene_error* err) {
+static bool check_csv(const char* path, metrics_info* info, pbd_scene_error* err) {
 	struct stat st;
 	if (stat(path, &st) != 0) {
-		scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		pbd_scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
 		return false;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		scene_error_set(err, "%s: is a folder, not a metrics.csv file", path);
+		pbd_scene_error_set(err, "%s: is a folder, not a metrics.csv file", path);
 		return false;
 	}
 	FILE* fp = fopen(path, "rb");
 	if (!fp) {
-		scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		pbd_scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
 		return false;
 	}
 	char* line = malloc(PLOT_LINE_MAX);
 	if (!line) {
 		fclose(fp);
-		scene_error_set(err, "%s: out of memory", path);
+		pbd_scene_error_set(err, "%s: out of memory", path);
 		return false;
 	}
 	memset(info, 0, sizeof *info);
@@ -209,11 +209,11 @@ static bool check_csv(const char* path, metrics_info* info, scene_error* err) {
 		if (r == 0) break;
 		++lineno;
 		if (r == -2) {
-			scene_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+			pbd_scene_error_set(err, "%s: cannot read: %s", path, strerror(errno));
 			goto done;
 		}
 		if (r == -1) {
-			scene_error_set(err, "%s:%ld: %s", path, lineno, why);
+			pbd_scene_error_set(err, "%s:%ld: %s", path, lineno, why);
 			goto done;
 		}
 		if (lineno == 1) {
@@ -224,11 +224,11 @@ static bool check_csv(const char* path, metrics_info* info, scene_error* err) {
 		}
 	}
 	if (lineno == 0) {
-		scene_error_set(err, "%s: empty file (expected the metrics.csv header)", path);
+		pbd_scene_error_set(err, "%s: empty file (expected the metrics.csv header)", path);
 		goto done;
 	}
 	if (info->rows == 0) {
-		scene_error_set(err, "%s: no data rows, only the header: nothing to plot", path);
+		pbd_scene_error_set(err, "%s: no data rows, only the header: nothing to plot", path);
 		goto done;
 	}
 	ok = true;
@@ -337,7 +337,7 @@ static void write_script(FILE* fp, const void* ctx) {
 	        info->contacts_max > 0 ? "*" : "1", t, info->col[COL_CONTACTS], info->rows < 2 ? style : "steps");
 }
 
-bool plot_metrics(const char* csv_path, const char* out_dir, plot_result* result, scene_error* err) {
+bool plot_metrics(const char* csv_path, const char* out_dir, plot_result* result, pbd_scene_error* err) {
 	const double start = cli_now_seconds();
 	memset(result, 0, sizeof *result);
 	metrics_info info;
@@ -355,7 +355,7 @@ bool plot_metrics(const char* csv_path, const char* out_dir, plot_result* result
 	bool fits = gnuplot_literal_path(csv_arg, sizeof csv_arg, csv_path, NULL);
 	for (int i = 0; i < 3; ++i) fits = fits && gnuplot_literal_path(pngs[i], sizeof pngs[i], result->out_dir, names[i]);
 	if (!fits) {
-		scene_error_set(err, "%s: path too long", result->out_dir);
+		pbd_scene_error_set(err, "%s: path too long", result->out_dir);
 		return false;
 	}
 
@@ -431,7 +431,7 @@ int plot_main(int argc, char** argv) {
 	}
 	if (!csv) return cli_usage_error(&c, "no CSV given (e.g. pbd plot out/cloth_sphere/metrics.csv)");
 	plot_result r;
-	scene_error err;
+	pbd_scene_error err;
 	if (!plot_metrics(csv, out_dir, &r, &err)) {
 		fprintf(stderr, "pbd: %s\n", err.message);
 		return CLI_FAILED;
@@ -446,14 +446,14 @@ int plot_main(int argc, char** argv) {
 	return CLI_OK;
 }
 
-bool plot_after_run(const char* csv_path, const char* dir, bool quiet, scene_error* err) {
+bool plot_after_run(const char* csv_path, const char* dir, bool quiet, pbd_scene_error* err) {
 	plot_result r;
 	if (!plot_metrics(csv_path, dir, &r, err)) return false;
 	if (quiet) return true;
 	printf("  plots %.3f s: " PLOT_ENERGY_PNG ", " PLOT_STRAIN_PNG "%s, " PLOT_CONTACTS_PNG "\n", r.seconds,
 	       r.strain_log ? " (log scale)" : "");
 	if (fflush(stdout) != 0) {
-		scene_error_set(err, "standard output: write failed");
+		pbd_scene_error_set(err, "standard output: write failed");
 		return false;
 	}
 	return true;

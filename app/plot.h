@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// The files written into the output folder, in this order.
 #define PLOT_ENERGY_PNG   "energy.png"
@@ -28,7 +28,7 @@ typedef struct plot_result {
 /// false with one line in err: a missing or unreadable file, a header without the expected
 /// columns, a bad row ("file:line: ..."), a CSV with no data row, gnuplot missing from PATH, or
 /// gnuplot failing (its exit status and its last error line).
-bool plot_metrics(const char* csv_path, const char* out_dir, plot_result* result, scene_error* err);
+bool plot_metrics(const char* csv_path, const char* out_dir, plot_result* result, pbd_scene_error* err);
 
 /// `pbd plot CSV [-o DIR] [-q]`; argv[0] is "plot". Returns the exit status (see cli_args.h).
 int plot_main(int argc, char** argv);
@@ -38,6 +38,6 @@ void plot_help(FILE* fp);
 
 /// For `pbd run --plot`: plots the run's metrics.csv into its folder and, unless quiet, prints
 /// the summary's plot line on stdout (its time apart from the simulation's and output's).
-bool plot_after_run(const char* csv_path, const char* dir, bool quiet, scene_error* err);
+bool plot_after_run(const char* csv_path, const char* dir, bool quiet, pbd_scene_error* err);
 
 #endif

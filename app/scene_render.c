@@ -7,15 +7,15 @@
 static pbd_render_rgb rgb_of(const float c[3]) { return (pbd_render_rgb){c[0], c[1], c[2]}; }
 
 void scene_view_set_overlays(pbd_render_style* style, unsigned overlays) {
-	style->show_particles = (overlays & SCENE_OVERLAY_PARTICLES) != 0;
-	style->show_constraints = (overlays & SCENE_OVERLAY_CONSTRAINTS) != 0;
-	style->show_pinned = (overlays & SCENE_OVERLAY_PINNED) != 0;
-	style->show_contacts = (overlays & SCENE_OVERLAY_CONTACTS) != 0;
+	style->show_particles = (overlays & PBD_SCENE_OVERLAY_PARTICLES) != 0;
+	style->show_constraints = (overlays & PBD_SCENE_OVERLAY_CONSTRAINTS) != 0;
+	style->show_pinned = (overlays & PBD_SCENE_OVERLAY_PINNED) != 0;
+	style->show_contacts = (overlays & PBD_SCENE_OVERLAY_CONTACTS) != 0;
 }
 
-bool scene_view_make(const scene* s, int width, int height, scene_view* out, scene_error* err) {
+bool scene_view_make(const pbd_scene* s, int width, int height, scene_view* out, pbd_scene_error* err) {
 	memset(out, 0, sizeof *out);
-	const scene_render* sr = &s->render;
+	const pbd_scene_render* sr = &s->render;
 	out->width = width > 0 ? width : (sr->width > 0 ? sr->width : SCENE_RENDER_DEFAULT_WIDTH);
 	out->height = height > 0 ? height : (sr->height > 0 ? sr->height : SCENE_RENDER_DEFAULT_HEIGHT);
 
@@ -25,12 +25,12 @@ bool scene_view_make(const scene* s, int width, int height, scene_view* out, sce
 	if (n > 0) {
 		out->lines = malloc((size_t)n * 2 * sizeof *out->lines);
 		if (!out->lines) {
-			scene_error_set(err, "%s: out of memory", s->name);
+			pbd_scene_error_set(err, "%s: out of memory", s->name);
 			return false;
 		}
 		size_t k = 0;
 		for (uint32_t i = 0; i < s->object_count; ++i) {
-			const scene_object* o = &s->objects[i];
+			const pbd_scene_object* o = &s->objects[i];
 			memcpy(out->lines + k, o->lines, (size_t)o->line_count * 2 * sizeof *o->lines);
 			k += (size_t)o->line_count * 2;
 		}
@@ -80,10 +80,10 @@ bool scene_view_make(const scene* s, int width, int height, scene_view* out, sce
 	}
 	cam.fov_y = fov;
 	if (!pbd_render_camera_is_valid(&cam)) {
-		scene_error_set(err, "%s: render.camera: %s", s->name,
-		                sr->has_eye && !sr->has_target
-		                    ? "the eye is at the framed centre or straight along up from it; give a target"
-		                    : "the view direction is along up; give another up or eye");
+		pbd_scene_error_set(err, "%s: render.camera: %s", s->name,
+		                    sr->has_eye && !sr->has_target
+		                        ? "the eye is at the framed centre or straight along up from it; give a target"
+		                        : "the view direction is along up; give another up or eye");
 		scene_view_free(out);
 		return false;
 	}

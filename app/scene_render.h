@@ -7,8 +7,8 @@
 
 #include <stdbool.h>
 
-#include "render.h"
-#include "scene.h"
+#include "pbd/render.h"
+#include "pbd/scene.h"
 
 /// Image size when neither the command line nor the scene gives one.
 #define SCENE_RENDER_DEFAULT_WIDTH  960
@@ -25,7 +25,7 @@ typedef struct scene_view {
 /// Resolves the settings. Call it on the state the camera should frame (the initial one for a
 /// run). `width`/`height` > 0 override the scene's. Fails (one line in err, "render.camera: ...")
 /// when the camera the file and the framing make together is degenerate.
-bool scene_view_make(const scene* s, int width, int height, scene_view* out, scene_error* err);
+bool scene_view_make(const pbd_scene* s, int width, int height, scene_view* out, pbd_scene_error* err);
 
 /// Turns the style's overlays on and off as `overlays` (SCENE_OVERLAY_* bits) says.
 void scene_view_set_overlays(pbd_render_style* style, unsigned overlays);

@@ -712,7 +712,7 @@ static void print_header(const bench_options* o, bool bullet_built) {
 
 /* ---- scene ------------------------------------------------------------------------------ */
 
-static void scene_free(bench_scene* s) {
+static void pbd_scene_free(bench_scene* s) {
 	pbd_mesh_free(&s->mesh);
 	free(s->rest);
 	free(s->xyz);
@@ -735,7 +735,7 @@ static int scene_build(bench_scene* s, uint32_t n, int steps) {
 	if (s->mesh.vertex_count != n * n || s->mesh.edge_count != expected_constraints(n)) {
 		fprintf(stderr, BENCH_PREFIX "pbd_mesh_grid(N=%u) made %u vertices and %u edges, expected %u and %u\n", n,
 		        s->mesh.vertex_count, s->mesh.edge_count, n * n, expected_constraints(n));
-		scene_free(s);
+		pbd_scene_free(s);
 		return -1;
 	}
 	s->pinned[0] = 0;
@@ -748,7 +748,7 @@ static int scene_build(bench_scene* s, uint32_t n, int steps) {
 	s->step_ms = malloc((size_t)steps * sizeof *s->step_ms);
 	if (!s->rest || !s->xyz || !s->masses || !s->step_ms) {
 		fprintf(stderr, BENCH_PREFIX "out of memory for N=%u\n", n);
-		scene_free(s);
+		pbd_scene_free(s);
 		return -1;
 	}
 	const double particle_mass = 1.0 / ((double)n * (double)n);
@@ -1044,7 +1044,7 @@ static int bench_size(uint32_t n, const bench_options* o, const bench_variant* v
 		fprintf(stderr, BENCH_PREFIX "out of memory\n");
 		free(runs);
 		free(ms);
-		scene_free(&s);
+		pbd_scene_free(&s);
 		return -1;
 	}
 
@@ -1112,7 +1112,7 @@ static int bench_size(uint32_t n, const bench_options* o, const bench_variant* v
 	}
 	free(runs);
 	free(ms);
-	scene_free(&s);
+	pbd_scene_free(&s);
 	return rc != 0 ? -1 : bad;
 }
 

@@ -279,7 +279,7 @@ static col_gap gap_brute(const col_scene* s, const double* xyz, uint32_t np, dou
 
 /* ---- scenes ----------------------------------------------------------------------------- */
 
-static void scene_free(col_scene* s) {
+static void pbd_scene_free(col_scene* s) {
 	pbd_mesh_free(&s->cloth);
 	s->fold.edge_rest = NULL; /* ours, freed below */
 	pbd_mesh_free(&s->fold);
@@ -329,7 +329,7 @@ static int scene_build(col_scene* s, uint32_t n, int steps) {
 	s->thickness = (double)(pbd_real)(FOLD_THICKNESS_SPACINGS / (double)(n - 1));
 	const double lower_y = 0.5 * s->thickness;
 	if (!grid(n, 0.0, &s->cloth) || !grid(n, lower_y, &s->fold)) {
-		scene_free(s);
+		pbd_scene_free(s);
 		return -1;
 	}
 	s->pins[0] = 0;
@@ -350,7 +350,7 @@ static int scene_build(col_scene* s, uint32_t n, int steps) {
 	if (!s->cloth_rest || !s->masses || !s->fold_rest || !s->fold_rest_d || !s->fold_x0 || !s->xyz || !s->step_ms ||
 	    !s->head || !s->next || !s->cell) {
 		fprintf(stderr, COL_PREFIX "out of memory for N=%u\n", n);
-		scene_free(s);
+		pbd_scene_free(s);
 		return -1;
 	}
 	for (uint32_t k = 0; k < ne; ++k) s->cloth_rest[k] = edge_length(&s->cloth, k);
@@ -827,7 +827,7 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 			fprintf(stderr, COL_PREFIX "out of memory\n");
 			free(runs);
 			free(ms);
-			scene_free(&s);
+			pbd_scene_free(&s);
 			return -1;
 		}
 		for (int r = 0; r < repeats && rc == 0; ++r)
@@ -883,7 +883,7 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 		}
 		free(runs);
 		free(ms);
-		scene_free(&s);
+		pbd_scene_free(&s);
 	}
 	if (rc != 0) return -1;
 	if (bullet) {

@@ -40,7 +40,7 @@ endforeach()
 list(SORT names)
 
 if(KIND STREQUAL "scenes")
-  set(type scene_builtin)
+  set(type pbd_scene_builtin)
   set(table_name scene_embedded)
   set(source "the .json files of scenes/")
 else()

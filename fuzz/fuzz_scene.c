@@ -8,24 +8,24 @@
 #include <string.h>
 
 #include "fuzz_check.h"
-#include "scene.h"
+#include "pbd/scene.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-	scene s;
-	scene_error err;
+	pbd_scene s;
+	pbd_scene_error err;
 	/* Scenes of up to 65536 particles: the full cap of 4M would need gigabytes under ASan. */
-	scene_options opt;
+	pbd_scene_options opt;
 	memset(&opt, 0, sizeof opt);
 	opt.max_particles = 1u << 16;
-	if (!scene_load_string((const char*)data, size, "fuzz.json", PBD_FUZZ_OBJ_DIR, &opt, &s, &err)) {
+	if (!pbd_scene_load_string((const char*)data, size, "fuzz.json", PBD_FUZZ_OBJ_DIR, &opt, &s, &err)) {
 		if (!err.message[0]) fuzz_fail("scene refused without a message");
 		if (s.world) fuzz_fail("scene refused but a world was left in it");
 		return 0;
 	}
 	fuzz_check_finite(s.world);
 	fuzz_step_checked(s.world, 4);
-	scene_free(&s);
+	pbd_scene_free(&s);
 	return 0;
 }

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "render.h"
+#include "pbd/render.h"
 
 /* Writes "fmt..." into err (which may be NULL). Returns false, so failures read
  * `return render_fail(err, ...)`. */

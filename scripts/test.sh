@@ -10,7 +10,7 @@ jobs=$(nproc)
 # Formatting is part of the build: the sources must match .clang-format.
 if command -v clang-format >/dev/null 2>&1; then
 	echo "=== clang-format"
-	clang-format --dry-run --Werror src/*.c src/*.h include/pbd/*.h app/*.c app/*.h bench/*.c bench/*.h \
+	clang-format --dry-run --Werror src/*.c src/*.h include/pbd/*.h scene/*.c scene/*.h app/*.c app/*.h bench/*.c bench/*.h \
 		bench/*.cpp tests/*.c tests/*.h examples/*.c tests/consumer/*.c viewer/*.c viewer/*.h render/*.c render/*.h \
 		soak/*.c soak/*.h fuzz/*.c fuzz/*.h
 fi
@@ -35,19 +35,10 @@ cmake --build build-ci-tsan -j "$jobs" --target test_threads test_determinism
 (cd build-ci-tsan && ctest --output-on-failure -R '^(threads.*|determinism)$')
 run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 
-# The install must give a usable package: headers, libraries, pkg-config and CMake config.
+# The install must give a usable package: the three libraries with their headers, pkg-config and
+# CMake files, the program and the scenes, usable from a non-system prefix.
 echo "=== install"
-prefix="$(pwd)/build-ci-release/stage"
-rm -rf "$prefix" build-ci-consumer
-cmake --install build-ci-release --prefix "$prefix" >/dev/null
-pc_flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs pbd)
-mkdir -p build-ci-consumer
-# shellcheck disable=SC2086
-cc -std=c17 tests/consumer/main.c $pc_flags -lm -o build-ci-consumer/consumer_pc
-LD_LIBRARY_PATH="$prefix/lib" ./build-ci-consumer/consumer_pc
-cmake -S tests/consumer -B build-ci-consumer/cmake -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build build-ci-consumer/cmake >/dev/null
-./build-ci-consumer/cmake/consumer
+tests/consumer/check.sh build-ci-release
 # Fuzzing: each libFuzzer target for 30 s from its seed corpus (docs/fuzzing.md). A crash fails
 # CI; without clang's libFuzzer the script says it skipped.
 echo "=== fuzz"

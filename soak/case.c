@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "pbd/math.h"
-#include "scene.h"
+#include "pbd/scene.h"
 #include "soak.h"
 
 const char* soak_class_name(soak_class c) {
@@ -70,7 +70,7 @@ static void* grow(void* p, size_t n, size_t size) {
 
 /* `sc` is the built-in scene the world belongs to (NULL for a random world): its keyframed
  * colliders move before every step, as in a run. */
-static void run_steps(pbd_world* w, scene* sc, soak_random* rs, const soak_case* c, soak_result* r) {
+static void run_steps(pbd_world* w, pbd_scene* sc, soak_random* rs, const soak_case* c, soak_result* r) {
 	uint32_t cap = 0;
 	pbd_vec3* before = NULL;
 	uint8_t* pinned = NULL;
@@ -115,7 +115,7 @@ static void run_steps(pbd_world* w, scene* sc, soak_random* rs, const soak_case*
 			}
 		}
 
-		pbd_status st = sc ? scene_step(sc) : pbd_world_step(w);
+		pbd_status st = sc ? pbd_scene_step(sc) : pbd_world_step(w);
 		if (st != PBD_OK) {
 			flag(r, SOAK_REFUSED, step, "step %d: pbd_world_step: %s: %s", step, pbd_status_string(st),
 			     pbd_world_last_error(w));
@@ -198,13 +198,13 @@ void soak_run_case(const soak_case* c, soak_result* r) {
 	memset(r, 0, sizeof *r);
 	const double t0 = now_s();
 	if (c->scene) {
-		scene s;
-		scene_error err;
-		scene_options opts;
+		pbd_scene s;
+		pbd_scene_error err;
+		pbd_scene_options opts;
 		memset(&opts, 0, sizeof opts);
 		opts.log = capture_log;
 		opts.log_user = r;
-		if (!scene_load_builtin(c->scene, &opts, &s, &err)) {
+		if (!pbd_scene_load_builtin(c->scene, &opts, &s, &err)) {
 			flag(r, SOAK_REFUSED, 0, "%s", err.message);
 		} else {
 			pbd_world_def d = pbd_world_get_def(s.world);
@@ -215,7 +215,7 @@ void soak_run_case(const soak_case* c, soak_result* r) {
 			soak_case capped = *c;
 			if (s.frames < capped.steps) capped.steps = s.frames;
 			run_steps(s.world, &s, NULL, &capped, r);
-			scene_free(&s);
+			pbd_scene_free(&s);
 		}
 	} else {
 		soak_random rs;

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 #include "soak.h"
 
 #if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
@@ -265,12 +265,12 @@ enum { KIND_SCENE = 0, KIND_RANDOM = 1, KIND_COUNT };
 
 typedef struct summary {
 	long counts[KIND_COUNT][SOAK_CLASS_COUNT];
-	char listed[SOAK_CLASS_COUNT][LISTED_SEEDS][SCENE_NAME_MAX];
+	char listed[SOAK_CLASS_COUNT][LISTED_SEEDS][PBD_SCENE_NAME_MAX];
 	int listed_count[SOAK_CLASS_COUNT];
 	long by[3]; /* diverged random cases by reason: strain, non-finite warning, divergence warning */
 	long warned[PBD_WARN_COUNT];
 	double worst_strain, worst_ok_strain, slowest;
-	char worst_case[SCENE_NAME_MAX], worst_ok_case[SCENE_NAME_MAX], slowest_case[SCENE_NAME_MAX];
+	char worst_case[PBD_SCENE_NAME_MAX], worst_ok_case[PBD_SCENE_NAME_MAX], slowest_case[PBD_SCENE_NAME_MAX];
 	long steps;
 	bool failed;
 } summary;
@@ -330,12 +330,12 @@ static void reproduce(const soak_case* c, const options* o, char* out, size_t si
 
 static void record(summary* s, const soak_case* c, const soak_result* r, const options* o) {
 	const int kind = c->scene ? KIND_SCENE : KIND_RANDOM;
-	char name[SCENE_NAME_MAX];
+	char name[PBD_SCENE_NAME_MAX];
 	label(c, name, sizeof name);
 	s->counts[kind][r->cls]++;
 	s->steps += r->steps_done;
 	if (s->listed_count[r->cls] < LISTED_SEEDS)
-		snprintf(s->listed[r->cls][s->listed_count[r->cls]++], SCENE_NAME_MAX, "%s", name);
+		snprintf(s->listed[r->cls][s->listed_count[r->cls]++], PBD_SCENE_NAME_MAX, "%s", name);
 	if (kind == KIND_RANDOM && r->cls == SOAK_DIVERGED) {
 		if (r->diverged_by & SOAK_BY_STRAIN) s->by[0]++;
 		if (r->diverged_by & SOAK_BY_NONFINITE_WARNING) s->by[1]++;
@@ -432,7 +432,7 @@ int main(int argc, char** argv) {
 
 	printf("pbd-soak: pbd %s (%s), seed %llu", pbd_version(), sizeof(pbd_real) == sizeof(double) ? "double" : "float",
 	       (unsigned long long)o.seed);
-	if (o.scenes) printf(", %zu built-in scenes", scene_builtin_count());
+	if (o.scenes) printf(", %zu built-in scenes", pbd_scene_builtin_count());
 	if (o.scenes && o.frames) printf(" (at most %ld frames)", o.frames);
 	if (o.random && o.cases) printf(", %ld random cases of %ld steps", o.cases, o.steps);
 	if (o.random && !o.cases) printf(", random cases of %ld steps", o.steps);
@@ -444,9 +444,9 @@ int main(int argc, char** argv) {
 	const double t0 = now_s();
 	bool ok = true;
 	long random_run = 0;
-	for (size_t i = 0; ok && o.scenes && i < scene_builtin_count(); ++i) {
+	for (size_t i = 0; ok && o.scenes && i < pbd_scene_builtin_count(); ++i) {
 		if (o.seconds > 0 && now_s() - t0 >= o.seconds) break;
-		soak_case c = {scene_builtin_at(i)->name, 0, o.frames ? (int)o.frames : INT_MAX, 0, o.inject};
+		soak_case c = {pbd_scene_builtin_at(i)->name, 0, o.frames ? (int)o.frames : INT_MAX, 0, o.inject};
 		soak_result r;
 		ok = run_isolated(&c, &o, shared, &r);
 		if (!ok) break;

@@ -46,7 +46,7 @@ typedef enum soak_inject {
 #define SOAK_DEFAULT_WORK (1u << 20)
 
 typedef struct soak_case {
-	const char* scene; /* built-in scene name, or NULL for a random world */
+	const char* scene; /* built-in pbd_scene name, or NULL for a random world */
 	uint64_t seed;     /* random world: everything about it follows from this */
 	int steps;         /* steps to run */
 	double max_work;   /* random world: projections per step, see SOAK_DEFAULT_WORK */

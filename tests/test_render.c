@@ -14,7 +14,7 @@
 
 #include <stb_image.h>
 
-#include "render.h"
+#include "pbd/render.h"
 #include "render_internal.h"
 #include "scene_render.h"
 #include "test_util.h"
@@ -117,7 +117,7 @@ static bool ball_hides(const float eye[3], const float p[3], const float c[3], f
 /* ---- fixture ------------------------------------------------------------------------------ */
 
 typedef struct drawn {
-	scene s;
+	pbd_scene s;
 	scene_view view;
 	pbd_render_offscreen* off;
 	pbd_renderer* r;
@@ -126,8 +126,8 @@ typedef struct drawn {
 
 static void open_scene(drawn* d, const char* name, int steps) {
 	memset(d, 0, sizeof *d);
-	scene_error err;
-	if (!scene_load_builtin(name, NULL, &d->s, &err)) fail_msg("%s", err.message);
+	pbd_scene_error err;
+	if (!pbd_scene_load_builtin(name, NULL, &d->s, &err)) fail_msg("%s", err.message);
 	/* The camera frames the initial state, as in a run. */
 	if (!scene_view_make(&d->s, 0, 0, &d->view, &err)) fail_msg("%s", err.message);
 	pbd_error e;
@@ -154,7 +154,7 @@ static void close_scene(drawn* d) {
 	pbd_render_offscreen_destroy(d->off);
 	free(d->rgb);
 	scene_view_free(&d->view);
-	scene_free(&d->s);
+	pbd_scene_free(&d->s);
 }
 
 /* ---- the default scene -------------------------------------------------------------------- */
@@ -317,8 +317,8 @@ static void test_plane_checker(void** state) {
 	    "0, 0], \"fov\": 40}}}";
 	drawn d;
 	memset(&d, 0, sizeof d);
-	scene_error err;
-	if (!scene_load_string(json, strlen(json), "plane.json", NULL, NULL, &d.s, &err)) fail_msg("%s", err.message);
+	pbd_scene_error err;
+	if (!pbd_scene_load_string(json, strlen(json), "plane.json", NULL, NULL, &d.s, &err)) fail_msg("%s", err.message);
 	if (!scene_view_make(&d.s, 0, 0, &d.view, &err)) fail_msg("%s", err.message);
 	pbd_error e;
 	if (!pbd_render_offscreen_create(d.view.width, d.view.height, 1, &d.off, &e)) fail_msg("%s", e.message);
@@ -389,8 +389,8 @@ static void test_mesh_colliders(void** state) {
 	    " \"fov\": 45}}}";
 	drawn d;
 	memset(&d, 0, sizeof d);
-	scene_error err;
-	if (!scene_load_string(json, strlen(json), "meshes.json", NULL, NULL, &d.s, &err)) fail_msg("%s", err.message);
+	pbd_scene_error err;
+	if (!pbd_scene_load_string(json, strlen(json), "meshes.json", NULL, NULL, &d.s, &err)) fail_msg("%s", err.message);
 	if (!scene_view_make(&d.s, 0, 0, &d.view, &err)) fail_msg("%s", err.message);
 	pbd_error e;
 	if (!pbd_render_offscreen_create(d.view.width, d.view.height, 1, &d.off, &e)) fail_msg("%s", e.message);
@@ -419,7 +419,7 @@ static void test_mesh_colliders(void** state) {
 	assert_true(with[0] > 100); /* not opaque collider blue: the grey behind shows */
 
 	/* 25 steps of 0.02 s at 2 m/s: the kinematic hull moved 1 m along x. */
-	for (int f = 0; f < 25; ++f) assert_int_equal(scene_step(&d.s), PBD_OK);
+	for (int f = 0; f < 25; ++f) assert_int_equal(pbd_scene_step(&d.s), PBD_OK);
 	draw(&d, NULL);
 	assert_true(kind_at(&d, moved, PIXEL_COLLIDER));
 	assert_true(kind_at(&d, hull, PIXEL_BACKGROUND));

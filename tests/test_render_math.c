@@ -10,7 +10,7 @@
 
 #include <stb_image.h>
 
-#include "render.h"
+#include "pbd/render.h"
 #include "render_internal.h"
 #include "scene_render.h"
 #include "test_util.h"
@@ -125,9 +125,9 @@ static void test_framing_covers_runs(void** state) {
 	(void)state;
 	const char* seeds[] = {"cloth_sphere", "double_pendulum", "hanging_cloth", "rope"};
 	for (size_t i = 0; i < 4; ++i) {
-		scene s;
-		scene_error err;
-		if (!scene_load_builtin(seeds[i], NULL, &s, &err)) fail_msg("%s", err.message);
+		pbd_scene s;
+		pbd_scene_error err;
+		if (!pbd_scene_load_builtin(seeds[i], NULL, &s, &err)) fail_msg("%s", err.message);
 		s.render.has_eye = s.render.has_target = s.render.has_up = s.render.has_fov = false;
 		scene_view v;
 		if (!scene_view_make(&s, 640, 480, &v, &err)) fail_msg("%s", err.message);
@@ -148,7 +148,7 @@ static void test_framing_covers_runs(void** state) {
 		printf("%s: %u of %u particle-frames outside the automatic frame\n", seeds[i], outside, total);
 		if (outside > 0) fail_msg("%s: %u of %u particle-frames leave the automatic frame", seeds[i], outside, total);
 		scene_view_free(&v);
-		scene_free(&s);
+		pbd_scene_free(&s);
 	}
 }
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 #include "scene_embedded.h" /* scene_load_builtin_text */
 #include "test_util.h"
 #include "world.h" /* the air the keys set */
@@ -147,21 +147,21 @@ static void make_data_dir(void) {
 	           "{\"objects\": [{\"type\": \"mesh_cloth\", \"obj\": \"quad.obj\", \"pinned\": [0]}]}");
 }
 
-static scene load_builtin_ok(const char* name, const scene_options* opt) {
-	scene s;
-	scene_error err;
-	if (!scene_load_builtin(name, opt, &s, &err)) fail_msg("%s: %s", name, err.message);
+static pbd_scene load_builtin_ok(const char* name, const pbd_scene_options* opt) {
+	pbd_scene s;
+	pbd_scene_error err;
+	if (!pbd_scene_load_builtin(name, opt, &s, &err)) fail_msg("%s: %s", name, err.message);
 	return s;
 }
 
-static scene load_ok(const char* json, const char* base_dir) {
-	scene s;
-	scene_error err;
-	if (!scene_load_string(json, strlen(json), "t.json", base_dir, NULL, &s, &err)) fail_msg("%s", err.message);
+static pbd_scene load_ok(const char* json, const char* base_dir) {
+	pbd_scene s;
+	pbd_scene_error err;
+	if (!pbd_scene_load_string(json, strlen(json), "t.json", base_dir, NULL, &s, &err)) fail_msg("%s", err.message);
 	return s;
 }
 
-static void assert_all_finite(const scene* s, int frame) {
+static void assert_all_finite(const pbd_scene* s, int frame) {
 	const uint32_t n = pbd_world_particle_count(s->world);
 	const pbd_vec3* x = pbd_world_positions(s->world);
 	const pbd_vec3* v = pbd_world_velocities(s->world);
@@ -175,30 +175,30 @@ static void assert_all_finite(const scene* s, int frame) {
 static void test_builtins_load(void** state) {
 	(void)state;
 	const char* seeds[] = {"double_pendulum", "cloth_sphere", "hanging_cloth", "rope"};
-	for (size_t i = 0; i < 4; ++i) assert_non_null(scene_builtin_find(seeds[i]));
-	assert_true(scene_builtin_count() >= 4);
-	for (size_t i = 0; i < scene_builtin_count(); ++i) {
-		const scene_builtin* b = scene_builtin_at(i);
+	for (size_t i = 0; i < 4; ++i) assert_non_null(pbd_scene_builtin_find(seeds[i]));
+	assert_true(pbd_scene_builtin_count() >= 4);
+	for (size_t i = 0; i < pbd_scene_builtin_count(); ++i) {
+		const pbd_scene_builtin* b = pbd_scene_builtin_at(i);
 		assert_non_null(b);
 		/* The table is sorted, so `pbd list` is too. */
-		if (i > 0) assert_true(strcmp(scene_builtin_at(i - 1)->name, b->name) < 0);
+		if (i > 0) assert_true(strcmp(pbd_scene_builtin_at(i - 1)->name, b->name) < 0);
 		assert_int_equal(b->json[b->size], 0);
 		char description[256];
-		scene_builtin_description(b, description, sizeof description);
+		pbd_scene_builtin_description(b, description, sizeof description);
 		assert_true(strlen(description) > 0);
-		scene s = load_builtin_ok(b->name, NULL);
+		pbd_scene s = load_builtin_ok(b->name, NULL);
 		assert_string_equal(s.name, b->name);
 		assert_true(s.frames > 0);
 		assert_true(pbd_world_particle_count(s.world) > 0);
 		assert_true(s.object_count > 0);
-		scene_free(&s);
+		pbd_scene_free(&s);
 		assert_null(s.world);
 	}
-	assert_null(scene_builtin_at(scene_builtin_count()));
-	assert_null(scene_builtin_find("no_such_scene"));
-	scene s;
-	scene_error err;
-	assert_false(scene_load_builtin("no_such_scene", NULL, &s, &err));
+	assert_null(pbd_scene_builtin_at(pbd_scene_builtin_count()));
+	assert_null(pbd_scene_builtin_find("no_such_scene"));
+	pbd_scene s;
+	pbd_scene_error err;
+	assert_false(pbd_scene_load_builtin("no_such_scene", NULL, &s, &err));
 	assert_non_null(strstr(err.message, "no_such_scene"));
 }
 
@@ -206,9 +206,9 @@ static void test_builtins_load(void** state) {
 static void test_seeds_run_finite(void** state) {
 	(void)state;
 	const char* seeds[] = {"double_pendulum", "cloth_sphere", "hanging_cloth", "rope"};
-	const scene_options opt = {false, test_log_fail, NULL, 0};
+	const pbd_scene_options opt = {false, test_log_fail, NULL, 0};
 	for (size_t k = 0; k < 4; ++k) {
-		scene s = load_builtin_ok(seeds[k], &opt);
+		pbd_scene s = load_builtin_ok(seeds[k], &opt);
 		for (int f = 1; f <= s.frames; ++f) {
 			assert_int_equal(pbd_world_step(s.world), PBD_OK);
 			assert_all_finite(&s, f);
@@ -217,7 +217,7 @@ static void test_seeds_run_finite(void** state) {
 		pbd_world_get_stats(s.world, &st);
 		assert_true(isfinite(st.kinetic_energy) && isfinite(st.max_strain));
 		assert_int_equal(pbd_world_get_warning(s.world, PBD_WARN_NONFINITE).count, 0);
-		scene_free(&s);
+		pbd_scene_free(&s);
 	}
 }
 
@@ -227,20 +227,20 @@ static void test_seeds_run_finite(void** state) {
 static void test_builtins_run_implicit_methods(void** state) {
 	(void)state;
 	const pbd_method methods[2] = {PBD_METHOD_IMPLICIT_EULER, PBD_METHOD_PROJECTIVE_DYNAMICS};
-	for (size_t i = 0; i < scene_builtin_count(); ++i) {
-		const char* name = scene_builtin_at(i)->name;
+	for (size_t i = 0; i < pbd_scene_builtin_count(); ++i) {
+		const char* name = pbd_scene_builtin_at(i)->name;
 		for (int m = 0; m < 2; ++m) {
-			const scene_options opt = {false, NULL, NULL, 0};
-			scene s = load_builtin_ok(name, &opt);
+			const pbd_scene_options opt = {false, NULL, NULL, 0};
+			pbd_scene s = load_builtin_ok(name, &opt);
 			assert_int_equal(pbd_world_set_method(s.world, methods[m]), PBD_OK);
 			for (int f = 1; f <= 2; ++f) {
-				const pbd_status st = scene_step(&s);
+				const pbd_status st = pbd_scene_step(&s);
 				if (st != PBD_OK)
 					fail_msg("%s under %s: %s", name, pbd_method_name(methods[m]), pbd_world_last_error(s.world));
 				assert_all_finite(&s, f);
 			}
 			printf("  %-24s %-19s runs\n", name, pbd_method_name(methods[m]));
-			scene_free(&s);
+			pbd_scene_free(&s);
 		}
 	}
 }
@@ -248,7 +248,7 @@ static void test_builtins_run_implicit_methods(void** state) {
 /* Seed 001's collision moves every free vertex out to the sphere after each step. */
 static void test_cloth_sphere_outside(void** state) {
 	(void)state;
-	scene s = load_builtin_ok("cloth_sphere", NULL);
+	pbd_scene s = load_builtin_ok("cloth_sphere", NULL);
 	assert_int_equal(s.collider_count, 1);
 	pbd_collider_def cd;
 	assert_int_equal(pbd_collider_get_def(s.world, s.colliders[0], &cd), PBD_OK);
@@ -280,12 +280,12 @@ static void test_cloth_sphere_outside(void** state) {
 	pbd_stats st;
 	pbd_world_get_stats(s.world, &st);
 	assert_true(st.contacts >= 30);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 static void test_double_pendulum(void** state) {
 	(void)state;
-	scene s = load_builtin_ok("double_pendulum", NULL);
+	pbd_scene s = load_builtin_ok("double_pendulum", NULL);
 	assert_int_equal(pbd_world_particle_count(s.world), 3);
 	assert_int_equal(pbd_world_distance_count(s.world), 2);
 	assert_int_equal(s.objects[0].line_count, 2);
@@ -312,7 +312,7 @@ static void test_double_pendulum(void** state) {
 	pbd_stats st;
 	pbd_world_get_stats(s.world, &st);
 	assert_near(st.time, 10.0, 1e-4);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 static void test_determinism(void** state) {
@@ -321,10 +321,10 @@ static void test_determinism(void** state) {
 	for (size_t k = 0; k < 2; ++k) {
 		uint64_t hash[2];
 		for (int run = 0; run < 2; ++run) {
-			scene s = load_builtin_ok(names[k], NULL);
+			pbd_scene s = load_builtin_ok(names[k], NULL);
 			for (int f = 0; f < 100; ++f) assert_int_equal(pbd_world_step(s.world), PBD_OK);
 			hash[run] = pbd_world_hash(s.world);
-			scene_free(&s);
+			pbd_scene_free(&s);
 		}
 		assert_true(hash[0] == hash[1]);
 	}
@@ -334,7 +334,7 @@ static void test_determinism(void** state) {
 
 static void test_particles_object(void** state) {
 	(void)state;
-	scene s =
+	pbd_scene s =
 	    load_ok("{\"name\": \"spring\", \"frames\": 7, \"world\": {\"gravity\": [0, 0, 0]},"
 	            " \"objects\": [{\"type\": \"particles\", \"translation\": [1, 0, 0],"
 	            "  \"particles\": [{\"x\": [0, 0, 0], \"mass\": 2}, {\"x\": [3, 4, 0], \"v\": [1, 0, 0]},"
@@ -359,12 +359,12 @@ static void test_particles_object(void** state) {
 	assert_int_equal(s.objects[0].line_count, 2);
 	assert_int_equal(s.objects[0].lines[2], 1);
 	assert_int_equal(s.objects[0].lines[3], 2);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* ---- colliders: shapes, poses, motion, contact material, filters --------------------------- */
 
-static pbd_collider_def collider_def(const scene* s, uint32_t i) {
+static pbd_collider_def collider_def(const pbd_scene* s, uint32_t i) {
 	pbd_collider_def d;
 	assert_true(i < s->collider_count);
 	assert_int_equal(pbd_collider_get_def(s->world, s->colliders[i], &d), PBD_OK);
@@ -383,7 +383,7 @@ static void assert_quat_near(pbd_quat q, double x, double y, double z, double w,
 /* Every collider key lands in its field of pbd_collider_def, read back from the world. */
 static void test_collider_keys(void** state) {
 	(void)state;
-	scene s = load_ok(
+	pbd_scene s = load_ok(
 	    "{\"colliders\": ["
 	    " {\"type\": \"capsule\", \"half_height\": 0.5, \"radius\": 0.25, \"position\": [1, 2, 3], \"margin\": 0.01,"
 	    "  \"kind\": \"kinematic\", \"velocity\": [0.5, 0, 0], \"angular_velocity\": [0, 1.5, 0],"
@@ -444,7 +444,7 @@ static void test_collider_keys(void** state) {
 	const pbd_vec3 n = pbd_quat_rotate(d.pose.rotation, d.shape.plane.normal);
 	assert_near(n.x, -1, 1e-6);
 	assert_near(n.y, 0, 1e-6);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* Convex hulls and meshes, inline and from OBJ files: their arrays land in the def (the world's
@@ -452,7 +452,7 @@ static void test_collider_keys(void** state) {
 static void test_collider_arrays(void** state) {
 	(void)state;
 	make_data_dir();
-	scene s = load_ok(
+	pbd_scene s = load_ok(
 	    "{\"colliders\": ["
 	    " {\"type\": \"convex\", \"points\": [[0,0,0], [1,0,0], [0,2,0], [0,0,3], [0.1,0.1,0.1]],"
 	    "  \"position\": [1, 2, 3], \"rotation\": {\"axis\": [0, 1, 0], \"angle_deg\": 90}, \"margin\": 0.02,"
@@ -532,10 +532,10 @@ static void test_collider_arrays(void** state) {
 	assert_near(d.margin, 0.01, 1e-9);
 
 	/* They step: a kinematic hull and a keyframed mesh move. */
-	for (int f = 0; f < 3; ++f) assert_int_equal(scene_step(&s), PBD_OK);
+	for (int f = 0; f < 3; ++f) assert_int_equal(pbd_scene_step(&s), PBD_OK);
 	assert_true(collider_def(&s, 0).pose.position.x > 1);
 	assert_true(collider_def(&s, 4).pose.position.x > 0);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* Heightfields from images: 8- and 16-bit PGM (by its maxval) and 16-bit PNG; image row j is
@@ -543,12 +543,12 @@ static void test_collider_arrays(void** state) {
 static void test_heightfield_images(void** state) {
 	(void)state;
 	make_data_dir();
-	scene s = load_ok("{\"colliders\": ["
-	                  " {\"type\": \"heightfield\", \"image\": \"hf8.pgm\", \"cell\": [0.1, 0.2],"
-	                  "  \"height_scale\": 2.55, \"height_offset\": -1, \"static_friction\": 0.5},"
-	                  " {\"type\": \"heightfield\", \"image\": \"hf16.pgm\", \"height_scale\": 4}"
-	                  "]}",
-	                  DATA_DIR);
+	pbd_scene s = load_ok("{\"colliders\": ["
+	                      " {\"type\": \"heightfield\", \"image\": \"hf8.pgm\", \"cell\": [0.1, 0.2],"
+	                      "  \"height_scale\": 2.55, \"height_offset\": -1, \"static_friction\": 0.5},"
+	                      " {\"type\": \"heightfield\", \"image\": \"hf16.pgm\", \"height_scale\": 4}"
+	                      "]}",
+	                      DATA_DIR);
 	pbd_collider_def d = collider_def(&s, 0);
 	assert_int_equal(d.type, PBD_SHAPE_HEIGHTFIELD);
 	assert_int_equal(d.shape.heightfield.nx, 4);
@@ -569,12 +569,12 @@ static void test_heightfield_images(void** state) {
 	assert_near(d.shape.heightfield.cell_z, 1, 0);
 	static const double h16[4] = {0, 1, 2, 4}; /* 0, 250, 500, 1000 of maxval 1000, times 4 */
 	for (int k = 0; k < 4; ++k) assert_near(d.shape.heightfield.heights[k], h16[k], 1e-6);
-	scene_free(&s);
+	pbd_scene_free(&s);
 
 	/* PNG goes through stb_image; a build without it refuses a PNG, naming the field and file. */
 	const char* png = "{\"colliders\": [{\"type\": \"heightfield\", \"image\": \"hf16.png\"}]}";
-	scene_error err;
-	if (!scene_load_string(png, strlen(png), "t.json", DATA_DIR, NULL, &s, &err)) {
+	pbd_scene_error err;
+	if (!pbd_scene_load_string(png, strlen(png), "t.json", DATA_DIR, NULL, &s, &err)) {
 		assert_non_null(strstr(err.message, "colliders[0].image: " DATA_DIR "/hf16.png: PNG height images need"));
 		return;
 	}
@@ -583,9 +583,9 @@ static void test_heightfield_images(void** state) {
 	assert_int_equal(d.shape.heightfield.nz, 2);
 	static const double hpng[6] = {0, 1, 0.2, 0.4, 0.6, 0.8};
 	for (int k = 0; k < 6; ++k) assert_near(d.shape.heightfield.heights[k], hpng[k], 1e-6);
-	scene_free(&s);
+	pbd_scene_free(&s);
 	const char* rgb = "{\"colliders\": [{\"type\": \"heightfield\", \"image\": \"rgb.png\"}]}";
-	assert_false(scene_load_string(rgb, strlen(rgb), "t.json", DATA_DIR, NULL, &s, &err));
+	assert_false(pbd_scene_load_string(rgb, strlen(rgb), "t.json", DATA_DIR, NULL, &s, &err));
 	assert_non_null(strstr(err.message, "colliders[0].image: " DATA_DIR "/rgb.png: expected a grey image (got 3"));
 	assert_null(s.world);
 }
@@ -595,26 +595,27 @@ static void test_heightfield_images(void** state) {
  * scenes/data/terrain.pgm read from the source tree. */
 static void test_builtin_data(void** state) {
 	(void)state;
-	scene s = load_builtin_ok("cloth_on_terrain", NULL);
+	pbd_scene s = load_builtin_ok("cloth_on_terrain", NULL);
 	pbd_collider_def d = collider_def(&s, 0);
 	assert_int_equal(d.type, PBD_SHAPE_HEIGHTFIELD);
 	assert_int_equal(d.shape.heightfield.nx, 64);
 	assert_int_equal(d.shape.heightfield.nz, 64);
-	scene f;
-	scene_error err;
-	if (!scene_load_file(PBD_SOURCE_DIR "/scenes/cloth_on_terrain.json", NULL, &f, &err)) fail_msg("%s", err.message);
+	pbd_scene f;
+	pbd_scene_error err;
+	if (!pbd_scene_load_file(PBD_SOURCE_DIR "/scenes/cloth_on_terrain.json", NULL, &f, &err))
+		fail_msg("%s", err.message);
 	pbd_collider_def e = collider_def(&f, 0);
 	for (uint32_t k = 0; k < 64 * 64; ++k)
 		assert_true(d.shape.heightfield.heights[k] == e.shape.heightfield.heights[k]);
-	scene_free(&f);
-	scene_free(&s);
+	pbd_scene_free(&f);
+	pbd_scene_free(&s);
 
 	s = load_builtin_ok("cloth_on_mesh", NULL);
 	d = collider_def(&s, 0);
 	assert_int_equal(d.type, PBD_SHAPE_MESH);
 	assert_true(d.shape.mesh.closed);
 	assert_int_equal(d.shape.mesh.triangle_count, 320);
-	scene_free(&s);
+	pbd_scene_free(&s);
 
 	/* A built-in names a file that is not built in: the working directory is searched, and the
 	 * message names the file. */
@@ -627,15 +628,16 @@ static void test_builtin_data(void** state) {
  * quaternion need not be unit. */
 static void test_rotation_formats(void** state) {
 	(void)state;
-	scene s = load_ok("{\"colliders\": ["
-	                  " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": {\"axis\": [0, 0, 3], "
-	                  "\"angle_deg\": 60}},"
-	                  " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": [0, 0, 1, 1.7320508075688772]},"
-	                  " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": {\"axis\": [1, 0, 0], "
-	                  "\"angle_deg\": -180}},"
-	                  " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": [0, 0, 0, -2]}"
-	                  "]}",
-	                  NULL);
+	pbd_scene s =
+	    load_ok("{\"colliders\": ["
+	            " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": {\"axis\": [0, 0, 3], "
+	            "\"angle_deg\": 60}},"
+	            " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": [0, 0, 1, 1.7320508075688772]},"
+	            " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": {\"axis\": [1, 0, 0], "
+	            "\"angle_deg\": -180}},"
+	            " {\"type\": \"box\", \"half_extents\": [1, 1, 1], \"rotation\": [0, 0, 0, -2]}"
+	            "]}",
+	            NULL);
 	const double h = 0.5 * 60 * 3.14159265358979323846 / 180;
 	assert_quat_near(collider_def(&s, 0).pose.rotation, 0, 0, sin(h), cos(h), 1e-6);
 	assert_quat_near(collider_def(&s, 1).pose.rotation, 0, 0, sin(h), cos(h), 1e-6);
@@ -647,14 +649,14 @@ static void test_rotation_formats(void** state) {
 		assert_near(x.x, 0.5, 1e-6);
 		assert_near(x.y, sqrt(0.75), 1e-6);
 	}
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* Keyframes: the pose between keys (linear position, slerp rotation), held before the first and
- * after the last, and a kinematic collider driven to it step by step by scene_step. */
+ * after the last, and a kinematic collider driven to it step by step by pbd_scene_step. */
 static void test_keyframes(void** state) {
 	(void)state;
-	scene s =
+	pbd_scene s =
 	    load_ok("{\"world\": {\"dt\": 0.05, \"substeps\": 4, \"gravity\": [0, 0, 0]},"
 	            " \"colliders\": ["
 	            "  {\"type\": \"box\", \"half_extents\": [0.5, 0.1, 0.5], \"kind\": \"kinematic\", \"keyframes\": ["
@@ -673,18 +675,18 @@ static void test_keyframes(void** state) {
 	assert_int_equal(s.tracks[1].collider, 1);
 
 	/* The track itself. A key without a rotation keeps the previous key's. */
-	const scene_track* t = &s.tracks[0];
+	const pbd_scene_track* t = &s.tracks[0];
 	const double q45 = sin(3.14159265358979323846 / 8), c45 = cos(3.14159265358979323846 / 8);
-	pbd_pose p = scene_track_pose(t, -1);
+	pbd_pose p = pbd_scene_track_pose(t, -1);
 	assert_true(p.position.x == 0 && p.position.y == 0);
-	p = scene_track_pose(t, 0.25);
+	p = pbd_scene_track_pose(t, 0.25);
 	assert_near(p.position.x, 0.5, 1e-6);
 	assert_quat_near(p.rotation, 0, q45, 0, c45, 1e-6);
-	p = scene_track_pose(t, 0.75);
+	p = pbd_scene_track_pose(t, 0.75);
 	assert_near(p.position.x, 1, 1e-6);
 	assert_near(p.position.y, 1, 1e-6);
 	assert_quat_near(p.rotation, 0, sqrt(0.5), 0, sqrt(0.5), 1e-6);
-	p = scene_track_pose(t, 7);
+	p = pbd_scene_track_pose(t, 7);
 	assert_true(p.position.x == 1 && p.position.y == 2);
 
 	/* The colliders start at their pose at time 0: the second holds its first key until 0.5 s. */
@@ -702,7 +704,7 @@ static void test_keyframes(void** state) {
 	              {30, 1, 2, sqrt(0.5), sqrt(0.5)}};
 	int done = 0;
 	for (size_t e = 0; e < sizeof expect / sizeof expect[0]; ++e) {
-		for (; done < expect[e].steps; ++done) assert_int_equal(scene_step(&s), PBD_OK);
+		for (; done < expect[e].steps; ++done) assert_int_equal(pbd_scene_step(&s), PBD_OK);
 		d = collider_def(&s, 0);
 		if (fabs((double)d.pose.position.x - expect[e].x) > 1e-4 ||
 		    fabs((double)d.pose.position.y - expect[e].y) > 1e-4 || fabs((double)d.pose.position.z) > 1e-4)
@@ -716,16 +718,16 @@ static void test_keyframes(void** state) {
 	d = collider_def(&s, 1);
 	assert_near(d.pose.position.x, 3, 1e-4);
 	assert_near(d.pose.position.y, 1, 1e-4);
-	scene_free(&s);
+	pbd_scene_free(&s);
 
-	/* A scene without keyframes: scene_before_step leaves a kinematic collider's own velocity. */
+	/* A scene without keyframes: pbd_scene_before_step leaves a kinematic collider's own velocity. */
 	s = load_ok("{\"world\": {\"dt\": 0.1}, \"colliders\": [{\"type\": \"sphere\", \"radius\": 1, \"kind\": "
 	            "\"kinematic\", \"velocity\": [1, 0, 0]}]}",
 	            NULL);
 	assert_int_equal(s.track_count, 0);
-	for (int k = 0; k < 10; ++k) assert_int_equal(scene_step(&s), PBD_OK);
+	for (int k = 0; k < 10; ++k) assert_int_equal(pbd_scene_step(&s), PBD_OK);
 	assert_near(collider_def(&s, 0).pose.position.x, 1, 1e-4);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* collision_mask against category: a rope falls through a floor of a category it does not
@@ -742,14 +744,14 @@ static void test_collision_filter(void** state) {
 	for (size_t k = 0; k < 4; ++k) {
 		char json[1024];
 		snprintf(json, sizeof json, fmt, masks[k]);
-		scene s = load_ok(json, NULL);
-		for (int f = 0; f < 60; ++f) assert_int_equal(scene_step(&s), PBD_OK);
+		pbd_scene s = load_ok(json, NULL);
+		for (int f = 0; f < 60; ++f) assert_int_equal(pbd_scene_step(&s), PBD_OK);
 		const pbd_vec3* x = pbd_world_positions(s.world);
 		if (lands[k])
 			assert_true(x[2].y > -1e-3);
 		else
 			assert_true(x[2].y < -1);
-		scene_free(&s);
+		pbd_scene_free(&s);
 	}
 }
 
@@ -757,15 +759,15 @@ static void test_collision_filter(void** state) {
  * particles with its own wind; a particle with drag in a wind goes with it. */
 static void test_air_keys(void** state) {
 	(void)state;
-	scene s = load_ok("{\"world\": {\"gravity\": [0, 0, 0], \"wind\": [3, 0, -1],"
-	                  " \"gusts\": {\"strength\": 0.25, \"frequency\": 2}},"
-	                  " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 3, \"ny\": 3, \"drag\": 2,"
-	                  "   \"drag_tangent\": 0.5, \"wind\": [0, 1, 0]},"
-	                  "  {\"type\": \"rope\", \"segments\": 3, \"drag_particle\": 0.2, \"wind\": [0, 0, 2]},"
-	                  "  {\"type\": \"particles\", \"particles\": [{\"x\": [0, 5, 0], \"mass\": 0.1}],"
-	                  "   \"drag_particle\": 1},"
-	                  "  {\"type\": \"tet_box\", \"origin\": [5, 0, 0], \"drag\": 1}]}",
-	                  NULL);
+	pbd_scene s = load_ok("{\"world\": {\"gravity\": [0, 0, 0], \"wind\": [3, 0, -1],"
+	                      " \"gusts\": {\"strength\": 0.25, \"frequency\": 2}},"
+	                      " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 3, \"ny\": 3, \"drag\": 2,"
+	                      "   \"drag_tangent\": 0.5, \"wind\": [0, 1, 0]},"
+	                      "  {\"type\": \"rope\", \"segments\": 3, \"drag_particle\": 0.2, \"wind\": [0, 0, 2]},"
+	                      "  {\"type\": \"particles\", \"particles\": [{\"x\": [0, 5, 0], \"mass\": 0.1}],"
+	                      "   \"drag_particle\": 1},"
+	                      "  {\"type\": \"tet_box\", \"origin\": [5, 0, 0], \"drag\": 1}]}",
+	                      NULL);
 	const pbd_world_def d = pbd_world_get_def(s.world);
 	assert_true(d.wind.x == 3 && d.wind.y == 0 && d.wind.z == -1);
 	assert_true(d.gust_strength == (pbd_real)0.25 && d.gust_frequency == 2);
@@ -782,17 +784,17 @@ static void test_air_keys(void** state) {
 		assert_true(w->drag[i] == (pbd_real)0.2 && w->drag_wind[i].z == 2);
 	const uint32_t p = s.objects[2].range.first_particle;
 	assert_true(w->drag[p] == 1);
-	for (int f = 0; f < 300; ++f) assert_int_equal(scene_step(&s), PBD_OK);
+	for (int f = 0; f < 300; ++f) assert_int_equal(pbd_scene_step(&s), PBD_OK);
 	/* c / m = 10 per second: the particle moves with the gusty wind, near its mean speed. */
 	const pbd_vec3 v = pbd_world_velocities(w)[p];
 	assert_true(fabs((double)v.x - 3) < 0.25 * 3.2 && fabs((double)v.y) < 1e-6);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* "attached" holds vertices by zero-length springs to where they start; the method keys reach the def. */
 static void test_attached_and_method(void** state) {
 	(void)state;
-	scene s =
+	pbd_scene s =
 	    load_ok("{\"world\": {\"method\": \"implicit_euler\", \"stiffness_damping\": 0.01,"
 	            " \"linear_tolerance\": 1e-5, \"rigid_stiffness\": 250, \"iterations\": 50},"
 	            " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 4, \"ny\": 4, \"origin\": [0, 1, 0],"
@@ -817,17 +819,17 @@ static void test_attached_and_method(void** state) {
 	}
 	/* The corners are not pinned: they sag on their springs, each holding half of the weight of the
 	 * 16 particles of 1 kg, W / (2 k) = 16 g / (2 * 500 N/m) = 0.157 m, once the swing has settled. */
-	for (int f = 0; f < 240; ++f) assert_int_equal(scene_step(&s), PBD_OK);
+	for (int f = 0; f < 240; ++f) assert_int_equal(pbd_scene_step(&s), PBD_OK);
 	const double sag = (double)a[0].target.y - (double)pbd_world_positions(s.world)[a[0].particle].y;
 	printf("  attached corner sags %.4g m\n", sag);
 	assert_true(fabs(sag / (16 * 9.81 / 1000) - 1) < 0.03);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* An empty scene is a valid world with the library's defaults, and it steps. */
 static void test_empty_scene(void** state) {
 	(void)state;
-	scene s = load_ok("{}", NULL);
+	pbd_scene s = load_ok("{}", NULL);
 	assert_string_equal(s.name, "t");
 	assert_int_equal(s.frames, 240);
 	assert_int_equal(pbd_world_particle_count(s.world), 0);
@@ -835,17 +837,18 @@ static void test_empty_scene(void** state) {
 	pbd_world_def ref = pbd_world_def_default();
 	assert_true(d.dt == ref.dt && d.iterations == ref.iterations && d.gravity.y == ref.gravity.y);
 	assert_int_equal(pbd_world_step(s.world), PBD_OK);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 static void test_defaults(void** state) {
 	(void)state;
-	scene s = load_ok("{\"world\": {\"solver\": \"gs\", \"jacobi\": {\"omega\": 1.5}, \"hierarchy\": {\"levels\": 3}},"
-	                  " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 3, \"ny\": 4, \"bend\": true,"
-	                  "   \"mass\": {\"mode\": \"total\", \"value\": 12},"
-	                  "   \"material\": {\"shear\": {\"enabled\": false}, \"bend\": {\"stiffness_stretch\": 0.5}}},"
-	                  "  {\"type\": \"rope\", \"segments\": 4}]}",
-	                  NULL);
+	pbd_scene s =
+	    load_ok("{\"world\": {\"solver\": \"gs\", \"jacobi\": {\"omega\": 1.5}, \"hierarchy\": {\"levels\": 3}},"
+	            " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 3, \"ny\": 4, \"bend\": true,"
+	            "   \"mass\": {\"mode\": \"total\", \"value\": 12},"
+	            "   \"material\": {\"shear\": {\"enabled\": false}, \"bend\": {\"stiffness_stretch\": 0.5}}},"
+	            "  {\"type\": \"rope\", \"segments\": 4}]}",
+	            NULL);
 	const pbd_world_def d = pbd_world_get_def(s.world);
 	assert_int_equal(d.solver, PBD_SOLVER_GAUSS_SEIDEL);
 	assert_near(d.jacobi_omega, 1.5, 1e-7);
@@ -869,40 +872,40 @@ static void test_defaults(void** state) {
 	assert_int_equal(s.objects[1].lines[0], 12);
 	assert_int_equal(s.objects[1].lines[1], 13);
 	assert_string_equal(s.objects[1].name, "object1");
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 static void test_mesh_cloth(void** state) {
 	(void)state;
 	make_data_dir();
 	/* From a file: the obj path is relative to the scene file's folder. */
-	scene s;
-	scene_error err;
-	if (!scene_load_file(DATA_DIR "/mesh_scene.json", NULL, &s, &err)) fail_msg("%s", err.message);
+	pbd_scene s;
+	pbd_scene_error err;
+	if (!pbd_scene_load_file(DATA_DIR "/mesh_scene.json", NULL, &s, &err)) fail_msg("%s", err.message);
 	assert_string_equal(s.name, "mesh_scene");
 	assert_int_equal(pbd_world_particle_count(s.world), 4);
 	assert_int_equal(pbd_world_triangle_count(s.world), 2);
 	assert_int_equal(pbd_world_distance_count(s.world), 5);
 	assert_true(pbd_world_inv_masses(s.world)[0] == 0);
-	scene_free(&s);
+	pbd_scene_free(&s);
 
 	/* Inline, with a bend edge across the shared diagonal. */
 	s = load_ok("{\"objects\": [{\"type\": \"mesh_cloth\", \"bend\": true,"
 	            " \"vertices\": [[0,0,0],[1,0,0],[1,0,1],[0,0,1]], \"triangles\": [[0,1,2],[0,2,3]]}]}",
 	            NULL);
 	assert_int_equal(pbd_world_distance_count(s.world), 6);
-	scene_free(&s);
+	pbd_scene_free(&s);
 
 	/* From a string with a base folder. */
 	s = load_ok("{\"objects\": [{\"type\": \"mesh_cloth\", \"obj\": \"quad.obj\"}]}", DATA_DIR);
 	assert_int_equal(pbd_world_particle_count(s.world), 4);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* The constraint models and pin selections reach the world. */
 static void test_models_and_selections(void** state) {
 	(void)state;
-	scene s = load_ok(
+	pbd_scene s = load_ok(
 	    "{\"objects\": [{\"type\": \"grid_cloth\", \"nx\": 5, \"ny\": 4, \"cloth_material\": \"denim\","
 	    " \"bending\": {\"model\": \"isometric\"}, \"long_range\": {\"mode\": \"euclidean\"},"
 	    " \"pinned\": [{\"grid_edge\": \"top\"}, 6, {\"grid_corners\": [\"bottom_right\"]}, {\"range\": [0, 2]}]},"
@@ -931,7 +934,7 @@ static void test_models_and_selections(void** state) {
 	assert_int_equal(c.count[PBD_FAMILY_TRIANGLE], 18);
 	assert_true(iw[c.first_particle] == 0);
 	assert_true(iw[c.first_particle + 1] != 0);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* ---- bad input -------------------------------------------------------------------------- */
@@ -1448,11 +1451,11 @@ static void test_bad_scenes(void** state) {
 	make_data_dir();
 	for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; ++i) {
 		const bad_case* c = &bad_cases[i];
-		scene s;
-		scene_error err;
+		pbd_scene s;
+		pbd_scene_error err;
 		/* strtod overflows on 1e999, which the traps would turn into a crash of the test. */
 		test_disable_fp_traps();
-		bool ok = scene_load_string(c->json, strlen(c->json), "t.json", DATA_DIR, NULL, &s, &err);
+		bool ok = pbd_scene_load_string(c->json, strlen(c->json), "t.json", DATA_DIR, NULL, &s, &err);
 		test_enable_fp_traps();
 		if (ok) fail_msg("case %zu loaded: %s", i, c->json);
 		assert_null(s.world);
@@ -1466,20 +1469,20 @@ static void test_bad_scenes(void** state) {
 /* The "render" object: what is given is kept as plain data, with has_ flags; nothing else. */
 static void test_render_settings(void** state) {
 	(void)state;
-	scene s = load_ok("{\"objects\": [{\"type\": \"rope\"}]}", NULL);
+	pbd_scene s = load_ok("{\"objects\": [{\"type\": \"rope\"}]}", NULL);
 	assert_false(s.render.has_eye || s.render.has_target || s.render.has_up || s.render.has_fov);
 	assert_false(s.render.has_cloth_color || s.render.has_back_color || s.render.has_collider_color);
 	assert_false(s.render.has_background || s.render.has_overlays);
 	assert_int_equal(s.render.width, 0);
 	assert_int_equal(s.render.height, 0);
-	scene_free(&s);
+	pbd_scene_free(&s);
 
 	s = load_ok("{\"render\": {\"width\": 640, \"height\": 480, \"camera\": {\"eye\": [1, 2, 3], \"target\": [0, "
 	            "-1, 0], \"up\": [0, 0, 1], \"fov\": 30}, \"cloth_color\": \"#ff8000\", \"back_color\": [0, 0.5, 1], "
 	            "\"collider_color\": \"#FFFFFF\", \"background\": [\"#000000\", [1, 1, 1]], \"overlays\": "
 	            "[\"constraints\", \"contacts\"]}}",
 	            NULL);
-	const scene_render* r = &s.render;
+	const pbd_scene_render* r = &s.render;
 	assert_int_equal(r->width, 640);
 	assert_int_equal(r->height, 480);
 	assert_true(r->has_eye && r->has_target && r->has_up && r->has_fov);
@@ -1497,8 +1500,8 @@ static void test_render_settings(void** state) {
 	assert_near(r->background_top[0], 0, 0);
 	assert_near(r->background_bottom[0], 1, 0);
 	assert_true(r->has_overlays);
-	assert_int_equal(r->overlays, SCENE_OVERLAY_CONSTRAINTS | SCENE_OVERLAY_CONTACTS);
-	scene_free(&s);
+	assert_int_equal(r->overlays, PBD_SCENE_OVERLAY_CONSTRAINTS | PBD_SCENE_OVERLAY_CONTACTS);
+	pbd_scene_free(&s);
 
 	/* One background color is both ends of the gradient; an empty overlay list is none. */
 	s = load_ok("{\"render\": {\"background\": [0.25, 0.5, 0.75], \"overlays\": []}}", NULL);
@@ -1506,7 +1509,7 @@ static void test_render_settings(void** state) {
 	assert_near(s.render.background_bottom[2], 0.75, 0);
 	assert_true(s.render.has_overlays);
 	assert_int_equal(s.render.overlays, 0);
-	scene_free(&s);
+	pbd_scene_free(&s);
 
 	/* The seed scenes carry their image size, and cameras that show them, except the default
 	 * scene, which shows the automatic framing (docs/rendering.md). */
@@ -1517,27 +1520,27 @@ static void test_render_settings(void** state) {
 		assert_int_equal(s.render.height, 600);
 		const bool automatic = strcmp(seeds[i], "cloth_sphere") == 0;
 		assert_true(s.render.has_eye == !automatic && s.render.has_target == !automatic);
-		scene_free(&s);
+		pbd_scene_free(&s);
 	}
 }
 
 static void test_bad_files(void** state) {
 	(void)state;
-	scene s;
-	scene_error err;
-	assert_false(scene_load_file("no/such/scene.json", NULL, &s, &err));
+	pbd_scene s;
+	pbd_scene_error err;
+	assert_false(pbd_scene_load_file("no/such/scene.json", NULL, &s, &err));
 	assert_non_null(strstr(err.message, "no/such/scene.json: cannot open"));
 	make_data_dir();
 	/* A folder opens but does not read. */
-	assert_false(scene_load_file(DATA_DIR, NULL, &s, &err));
+	assert_false(pbd_scene_load_file(DATA_DIR, NULL, &s, &err));
 	assert_non_null(strstr(err.message, DATA_DIR ": cannot read"));
 	/* Syntax errors in a file are reported with its path. */
 	write_text(DATA_DIR "/broken.json", "{\n  \"frames\": 10\n  \"name\": \"x\"\n}\n");
-	assert_false(scene_load_file(DATA_DIR "/broken.json", NULL, &s, &err));
+	assert_false(pbd_scene_load_file(DATA_DIR "/broken.json", NULL, &s, &err));
 	assert_non_null(strstr(err.message, DATA_DIR "/broken.json:3:3: syntax error"));
 	/* A 0 byte is not silently the end of the text. */
 	const char nul[] = "{\"frames\": 1}\0{\"x\"";
-	assert_false(scene_load_string(nul, sizeof nul - 1, "n.json", NULL, NULL, &s, &err));
+	assert_false(pbd_scene_load_string(nul, sizeof nul - 1, "n.json", NULL, NULL, &s, &err));
 	assert_non_null(strstr(err.message, "n.json:1:14: syntax error"));
 }
 
@@ -1552,11 +1555,11 @@ static void test_bad_files(void** state) {
  * exactly 1e-9 used to fail "must be >= 1e-09 (got 1e-09)" after rounding to float). */
 static void test_limits_inclusive(void** state) {
 	(void)state;
-	scene s = load_ok(OBJ("{" GRID ", \"mass\": {\"value\": 1e-9}},"
-	                      " {\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": 1e-9},"
-	                      "   {\"x\": [1,0,0], \"inv_mass\": 1e-9}, {\"x\": [2,0,0], \"mass\": 1e9},"
-	                      "   {\"x\": [3,0,0], \"inv_mass\": 1e9}, {\"x\": [4,0,0], \"inv_mass\": 0}]}"),
-	                  NULL);
+	pbd_scene s = load_ok(OBJ("{" GRID ", \"mass\": {\"value\": 1e-9}},"
+	                          " {\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"mass\": 1e-9},"
+	                          "   {\"x\": [1,0,0], \"inv_mass\": 1e-9}, {\"x\": [2,0,0], \"mass\": 1e9},"
+	                          "   {\"x\": [3,0,0], \"inv_mass\": 1e9}, {\"x\": [4,0,0], \"inv_mass\": 0}]}"),
+	                      NULL);
 	const pbd_real* w = pbd_world_inv_masses(s.world);
 	assert_int_equal(pbd_world_particle_count(s.world), 9);
 	for (int i = 0; i < 4; ++i) assert_near((double)w[i], 1e9, 1e9 * 1e-6);
@@ -1565,18 +1568,18 @@ static void test_limits_inclusive(void** state) {
 	assert_near((double)w[6], 1e-9, 1e-9 * 1e-6);
 	assert_near((double)w[7], 1e9, 1e9 * 1e-6);
 	assert_true(w[8] == 0);
-	scene_free(&s);
+	pbd_scene_free(&s);
 	/* The smallest accepted non-zero compliance and size survive conversion as non-zero. */
 	char json[512];
 	snprintf(json, sizeof json,
 	         OBJ("{" GRID ", \"size\": [1, %.17g], \"material\": {\"bend\": {\"compliance\": %.17g}}}"), REAL_MIN,
 	         REAL_MIN);
 	s = load_ok(json, NULL);
-	scene_free(&s);
+	pbd_scene_free(&s);
 	/* And the largest index is fine: the last vertex of a 3 x 3 grid. */
 	s = load_ok(OBJ("{" GRID ", \"nx\": 3, \"ny\": 3, \"pinned\": [8.0]}"), NULL);
 	assert_true(pbd_world_inv_masses(s.world)[8] == 0);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 typedef struct log_count {
@@ -1599,11 +1602,11 @@ static void test_library_messages(void** state) {
 	/* Vertex 4 is in no triangle, so "total" mass gives it none. */
 	write_text(DATA_DIR "/loose.obj", "v 0 0 0\nv 1 0 0\nv 1 0 1\nv 0 0 1\nv 5 5 5\nf 1 2 3\nf 1 3 4\n");
 	log_count c = {0, ""};
-	const scene_options opt = {false, count_log, &c, 0};
+	const pbd_scene_options opt = {false, count_log, &c, 0};
 	const char* json = OBJ("{\"type\": \"mesh_cloth\", \"obj\": \"loose.obj\", \"mass\": {\"mode\": \"total\"}}");
-	scene s;
-	scene_error err;
-	assert_false(scene_load_string(json, strlen(json), "t.json", DATA_DIR, &opt, &s, &err));
+	pbd_scene s;
+	pbd_scene_error err;
+	assert_false(pbd_scene_load_string(json, strlen(json), "t.json", DATA_DIR, &opt, &s, &err));
 	assert_null(s.world);
 	if (!strstr(err.message, "t.json: objects[0]: ") || !strstr(err.message, "vertex 4"))
 		fail_msg("message: %s", err.message);
@@ -1616,15 +1619,15 @@ static void test_library_messages(void** state) {
 	assert_int_equal(c.count, 1);
 	assert_string_equal(c.last, pbd_world_last_error(s.world));
 	/* A copy of the scene struct routes the same way (the router lives on the heap). */
-	scene copy = s;
+	pbd_scene copy = s;
 	assert_int_not_equal(pbd_world_set_substeps(copy.world, 0), PBD_OK);
 	assert_int_equal(c.count, 2);
-	scene_free(&copy);
+	pbd_scene_free(&copy);
 }
 
 /* ---- caps and memory -------------------------------------------------------------------- */
 
-static void assert_stats_finite(const scene* s) {
+static void assert_stats_finite(const pbd_scene* s) {
 	pbd_stats st;
 	pbd_world_get_stats(s->world, &st);
 	assert_true(isfinite(st.kinetic_energy) && isfinite(st.potential_energy) && isfinite(st.elastic_energy));
@@ -1665,14 +1668,14 @@ static void test_caps_first_step_finite(void** state) {
 			    "1e6},"
 			    "  {\"type\": \"sphere\", \"center\": [-1e6, 1e6, -1e6], \"radius\": 1e6, \"margin\": 1e6}]}",
 			    worlds[wi], air, formulations[fi]);
-			scene s = load_ok(json, NULL);
+			pbd_scene s = load_ok(json, NULL);
 			for (int f = 1; f <= 2; ++f) {
 				assert_int_equal(pbd_world_step(s.world), PBD_OK);
 				assert_all_finite(&s, f);
 				assert_stats_finite(&s);
 			}
 			assert_int_equal(pbd_world_get_warning(s.world, PBD_WARN_NONFINITE).count, 0);
-			scene_free(&s);
+			pbd_scene_free(&s);
 		}
 	}
 }
@@ -1704,9 +1707,9 @@ static char* repeat_text(const char* head, const char* fill, const char* tail, s
 }
 
 static void expect_refused(const char* text, size_t size, const char* expect1, const char* expect2) {
-	scene s;
-	scene_error err;
-	assert_false(scene_load_string(text, size, "t.json", NULL, NULL, &s, &err));
+	pbd_scene s;
+	pbd_scene_error err;
+	assert_false(pbd_scene_load_string(text, size, "t.json", NULL, NULL, &s, &err));
 	assert_null(s.world);
 	if (!strstr(err.message, expect1) || (expect2 && !strstr(err.message, expect2)))
 		fail_msg("message \"%s\" lacks \"%s\" / \"%s\"", err.message, expect1, expect2 ? expect2 : "");
@@ -1718,7 +1721,7 @@ static void expect_refused(const char* text, size_t size, const char* expect1, c
  * are refused without one allocation by the parser; one inside the budget parses. */
 static void test_parse_memory_bound(void** state) {
 	(void)state;
-	scene_set_parse_malloc(counting_malloc);
+	pbd_scene_set_parse_malloc(counting_malloc);
 	alloc_calls = 0;
 	/* 4 MiB of "0,": 2 Mi values at 64 + 2 bytes each = 132 MiB, over 32 MiB + 16 * 4 MiB. */
 	const size_t n = (size_t)4 << 20;
@@ -1742,11 +1745,11 @@ static void test_parse_memory_bound(void** state) {
 	free(sparse);
 	free(dense);
 	/* Past the size cap: the text is not even scanned. */
-	char* big = repeat_text("{\"description\": \"", "a", "\"}", (size_t)SCENE_MAX_FILE_BYTES + 1);
+	char* big = repeat_text("{\"description\": \"", "a", "\"}", (size_t)PBD_SCENE_MAX_FILE_BYTES + 1);
 	expect_refused(big, strlen(big), "t.json: file too large (16.0 MiB", "the limit is 16 MiB");
 	free(big);
 	assert_int_equal(alloc_calls, 0);
-	scene_set_parse_malloc(NULL);
+	pbd_scene_set_parse_malloc(NULL);
 }
 
 /* The parser's allocation failing, wherever it fails, reads "out of memory" (it used to read
@@ -1754,44 +1757,44 @@ static void test_parse_memory_bound(void** state) {
 static void test_parse_out_of_memory(void** state) {
 	(void)state;
 	const char* json = "{\"name\": \"oom\", \"world\": {\"gravity\": [0, -1, 0]}, \"objects\": [{\"type\": \"rope\"}]}";
-	scene_set_parse_malloc(counting_malloc);
+	pbd_scene_set_parse_malloc(counting_malloc);
 	alloc_calls = 0;
 	alloc_fail_at = -1;
-	scene s = load_ok(json, NULL);
-	scene_free(&s);
+	pbd_scene s = load_ok(json, NULL);
+	pbd_scene_free(&s);
 	const long needed = alloc_calls;
 	assert_true(needed > 10);
 	for (long k = 0; k < needed; ++k) {
 		alloc_calls = 0;
 		alloc_fail_at = k;
-		scene_error err;
-		assert_false(scene_load_string(json, strlen(json), "t.json", NULL, NULL, &s, &err));
+		pbd_scene_error err;
+		assert_false(pbd_scene_load_string(json, strlen(json), "t.json", NULL, NULL, &s, &err));
 		assert_null(s.world);
 		if (!strstr(err.message, "t.json: out of memory while parsing")) fail_msg("failing at %ld: %s", k, err.message);
 	}
 	alloc_fail_at = -1;
-	scene_set_parse_malloc(NULL);
+	pbd_scene_set_parse_malloc(NULL);
 	s = load_ok(json, NULL);
 	assert_string_equal(s.name, "oom");
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* A caller's lower cap on particles (the fuzzer's) refuses a scene the default caps allow. */
 static void test_particle_cap_option(void** state) {
 	(void)state;
 	const char* text = "{\"objects\": [{\"type\": \"grid_cloth\", \"nx\": 300, \"ny\": 300}]}";
-	scene s;
-	scene_error err;
-	scene_options opt;
+	pbd_scene s;
+	pbd_scene_error err;
+	pbd_scene_options opt;
 	memset(&opt, 0, sizeof opt);
 	opt.max_particles = 1u << 16;
-	assert_false(scene_load_string(text, strlen(text), "t.json", NULL, &opt, &s, &err));
+	assert_false(pbd_scene_load_string(text, strlen(text), "t.json", NULL, &opt, &s, &err));
 	assert_non_null(
 	    strstr(err.message, "too many particles (90000 in the scene with this object, the limit is 65536)"));
 	opt.max_particles = 0;
-	assert_true(scene_load_string(text, strlen(text), "t.json", NULL, &opt, &s, &err));
+	assert_true(pbd_scene_load_string(text, strlen(text), "t.json", NULL, &opt, &s, &err));
 	assert_int_equal(pbd_world_particle_count(s.world), 90000);
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 int main(void) {

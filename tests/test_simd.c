@@ -9,7 +9,7 @@
 
 #include "constraints_distance.h"
 #include "cpu.h"
-#include "scene.h"
+#include "pbd/scene.h"
 #include "test_physics.h"
 #include "world.h"
 
@@ -387,7 +387,7 @@ static void compare_world(pbd_world* w, void (*step)(void*), void* arg, pbd_real
 	copy_free(&vec);
 }
 
-static void step_scene(void* s) { scene_step((scene*)s); }
+static void step_scene(void* s) { pbd_scene_step((pbd_scene*)s); }
 static void step_world(void* w) { assert_int_equal(pbd_world_step((pbd_world*)w), PBD_OK); }
 
 /* The families no built-in scene has in colour groups of 8: a box of volume tetrahedra and one
@@ -490,20 +490,20 @@ static void test_families_match_scalar(void** state) {
 	if (!have_avx2()) skip();
 	uint32_t counted[PBD_FAMILY_COUNT] = {0};
 	rng_state = 777;
-	for (size_t i = 0; i < scene_builtin_count(); ++i) {
-		const char* name = scene_builtin_at(i)->name;
+	for (size_t i = 0; i < pbd_scene_builtin_count(); ++i) {
+		const char* name = pbd_scene_builtin_at(i)->name;
 		for (int form = 0; form < 2; ++form) {
-			scene s;
-			scene_error err;
-			if (!scene_load_builtin(name, NULL, &s, &err)) fail_msg("%s: %s", name, err.message);
+			pbd_scene s;
+			pbd_scene_error err;
+			if (!pbd_scene_load_builtin(name, NULL, &s, &err)) fail_msg("%s: %s", name, err.message);
 			pbd_world* w = s.world;
 			if (w->def.method != PBD_METHOD_POSITION_BASED) {
-				scene_free(&s);
+				pbd_scene_free(&s);
 				break;
 			}
 			assert_int_equal(pbd_world_set_formulation(w, form ? PBD_FORMULATION_XPBD : PBD_FORMULATION_PBD), PBD_OK);
 			compare_world(w, step_scene, &s, 1, counted, name);
-			scene_free(&s);
+			pbd_scene_free(&s);
 		}
 	}
 	for (int v = 0; v < 8; ++v) {
@@ -533,26 +533,26 @@ static void test_families_match_scalar(void** state) {
 #endif
 
 static uint64_t run_scene(const char* name, pbd_simd simd, bool other_solver) {
-	scene s;
-	scene_error err;
-	if (!scene_load_builtin(name, NULL, &s, &err)) fail_msg("%s: %s", name, err.message);
+	pbd_scene s;
+	pbd_scene_error err;
+	if (!pbd_scene_load_builtin(name, NULL, &s, &err)) fail_msg("%s: %s", name, err.message);
 	pbd_world* w = s.world;
 	assert_int_equal(pbd_world_set_simd(w, simd), PBD_OK);
 	if (other_solver)
 		assert_int_equal(
 		    pbd_world_set_solver(w, w->def.solver == PBD_SOLVER_JACOBI ? PBD_SOLVER_GAUSS_SEIDEL : PBD_SOLVER_JACOBI),
 		    PBD_OK);
-	for (int i = 0; i < SCENE_STEPS; ++i) scene_step(&s);
+	for (int i = 0; i < SCENE_STEPS; ++i) pbd_scene_step(&s);
 	const uint64_t h = pbd_world_hash(w);
-	scene_free(&s);
+	pbd_scene_free(&s);
 	return h;
 }
 
 static void test_builtin_scenes_same_hash(void** state) {
 	(void)state;
 	if (!have_avx2()) skip();
-	for (size_t i = 0; i < scene_builtin_count(); ++i) {
-		const char* name = scene_builtin_at(i)->name;
+	for (size_t i = 0; i < pbd_scene_builtin_count(); ++i) {
+		const char* name = pbd_scene_builtin_at(i)->name;
 		for (int other = 0; other < 2; ++other) {
 			const uint64_t hs = run_scene(name, PBD_SIMD_SCALAR, other), hv = run_scene(name, PBD_SIMD_AVX2, other);
 			if (hs != hv)

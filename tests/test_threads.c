@@ -11,7 +11,7 @@
 #endif
 
 #include "constraints_distance.h"
-#include "scene.h"
+#include "pbd/scene.h"
 #include "test_physics.h"
 #include "test_util.h"
 #include "world.h"
@@ -32,15 +32,15 @@ static void small_blocks(pbd_world* w) {
 #endif
 
 static uint64_t run_scene(const char* name, int threads, int steps, bool small) {
-	scene s;
-	scene_error err;
-	if (!scene_load_builtin(name, NULL, &s, &err)) fail_msg("%s: %s", name, err.message);
+	pbd_scene s;
+	pbd_scene_error err;
+	if (!pbd_scene_load_builtin(name, NULL, &s, &err)) fail_msg("%s: %s", name, err.message);
 	pbd_world* w = s.world;
 	assert_int_equal(pbd_world_set_threads(w, threads), PBD_OK);
 	if (small) small_blocks(w);
-	for (int i = 0; i < steps; ++i) scene_step(&s);
+	for (int i = 0; i < steps; ++i) pbd_scene_step(&s);
 	const uint64_t h = pbd_world_hash(w);
-	scene_free(&s);
+	pbd_scene_free(&s);
 	return h;
 }
 
@@ -53,8 +53,8 @@ static uint64_t run_scene(const char* name, int threads, int steps, bool small) 
 static void test_builtin_scenes_any_thread_count(void** state) {
 	const size_t part = *(const size_t*)*state;
 	const int counts[] = {2, 3, 8};
-	for (size_t i = part; i < scene_builtin_count(); i += SCENE_PARTS) {
-		const char* name = scene_builtin_at(i)->name;
+	for (size_t i = part; i < pbd_scene_builtin_count(); i += SCENE_PARTS) {
+		const char* name = pbd_scene_builtin_at(i)->name;
 		const uint64_t one = run_scene(name, 1, SCENE_STEPS, false);
 		for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
 			const uint64_t h = run_scene(name, counts[c], SCENE_STEPS, true);
@@ -169,12 +169,12 @@ static void test_stats_any_thread_count(void** state) {
  * at every substep on 8 threads, until memory ran out). */
 static void test_search_buffers_settle(void** state) {
 	(void)state;
-	scene s;
-	scene_error err;
-	if (!scene_load_builtin("cloth_stack", NULL, &s, &err)) fail_msg("cloth_stack: %s", err.message);
+	pbd_scene s;
+	pbd_scene_error err;
+	if (!pbd_scene_load_builtin("cloth_stack", NULL, &s, &err)) fail_msg("cloth_stack: %s", err.message);
 	pbd_world* w = s.world;
 	assert_int_equal(pbd_world_set_threads(w, 8), PBD_OK);
-	for (int i = 0; i < 12; ++i) scene_step(&s);
+	for (int i = 0; i < 12; ++i) pbd_scene_step(&s);
 	const pbd_particle_collision* c = &w->pcol;
 	const pbd_block_out* outs[3] = {&c->pair_out, &c->vt_out, &c->ee_out};
 	const uint32_t found[3] = {c->npairs, c->nvt, c->nee};
@@ -187,7 +187,7 @@ static void test_search_buffers_settle(void** state) {
 				fail_msg("search %d, thread %u: %u records of room for at most %u found (now %u)", k, t, cap, most,
 				         found[k]);
 		}
-	scene_free(&s);
+	pbd_scene_free(&s);
 }
 
 /* A constraint gone non-finite is reported as a NaN strain wherever it lies: in the first block of

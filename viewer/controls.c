@@ -167,14 +167,14 @@ bool view_controls_key(viewer* v, int key, int mods) {
 	}
 	case GLFW_KEY_LEFT_BRACKET:
 	case GLFW_KEY_RIGHT_BRACKET: {
-		const int n = next_count(def.iterations, key == GLFW_KEY_RIGHT_BRACKET, shift, SCENE_MAX_ITERATIONS);
+		const int n = next_count(def.iterations, key == GLFW_KEY_RIGHT_BRACKET, shift, PBD_SCENE_MAX_ITERATIONS);
 		st = pbd_world_set_iterations(w, n);
 		if (st == PBD_OK) view_message(v, "iterations: %d", n);
 		break;
 	}
 	case GLFW_KEY_COMMA:
 	case GLFW_KEY_PERIOD: {
-		const int n = next_count(def.substeps, key == GLFW_KEY_PERIOD, shift, SCENE_MAX_SUBSTEPS);
+		const int n = next_count(def.substeps, key == GLFW_KEY_PERIOD, shift, PBD_SCENE_MAX_SUBSTEPS);
 		st = pbd_world_set_substeps(w, n);
 		if (st == PBD_OK) view_message(v, "substeps: %d", n);
 		break;

@@ -223,7 +223,7 @@ static int parse_drag(view_options* o, const char* value) {
 	view_drag_script d = {0};
 	const char* p = NULL;
 	long index = 0;
-	if (!parse_long_prefix(value, 0, (long)SCENE_MAX_PARTICLES - 1, &index, &p) || *p != ':')
+	if (!parse_long_prefix(value, 0, (long)PBD_SCENE_MAX_PARTICLES - 1, &index, &p) || *p != ':')
 		return usage(o, "--drag: expected I:X,Y,Z[:F-T] with a particle index I, got '%s'", value);
 	d.index = (uint32_t)index;
 	double xyz[3];
@@ -270,7 +270,7 @@ int view_parse_options(int argc, char** argv, view_options* o, bool* help_shown)
 			return VIEW_OK;
 		}
 		if (arg[0] != '-' || arg[1] == '\0') {
-			if (o->scene_arg) return usage(o, "more than one scene given ('%s' and '%s')", o->scene_arg, arg);
+			if (o->scene_arg) return usage(o, "more than one pbd_scene given ('%s' and '%s')", o->scene_arg, arg);
 			o->scene_arg = arg;
 			continue;
 		}
@@ -323,7 +323,7 @@ int view_parse_options(int argc, char** argv, view_options* o, bool* help_shown)
 			rc = parse_key_event(o, value);
 		} else {
 			long index = 0;
-			if (!parse_long(value, 0, (long)SCENE_MAX_PARTICLES - 1, &index))
+			if (!parse_long(value, 0, (long)PBD_SCENE_MAX_PARTICLES - 1, &index))
 				return usage(o, "--track: expected a particle index, got '%s'", value);
 			if (o->tracked_count >= VIEW_MAX_TRACKED)
 				return usage(o, "more than %d tracked particles", VIEW_MAX_TRACKED);

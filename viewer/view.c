@@ -59,28 +59,28 @@ static void on_library_log(const char* message, void* user) {
 
 /* As `pbd run`: an existing file, else a built-in scene, else whatever looks like a path is
  * opened to get the system's message. */
-static bool load(const char* arg, const scene_options* so, scene* s, scene_error* err) {
+static bool load(const char* arg, const pbd_scene_options* so, pbd_scene* s, pbd_scene_error* err) {
 	struct stat st;
-	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) return scene_load_file(arg, so, s, err);
-	if (scene_builtin_find(arg)) return scene_load_builtin(arg, so, s, err);
+	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) return pbd_scene_load_file(arg, so, s, err);
+	if (pbd_scene_builtin_find(arg)) return pbd_scene_load_builtin(arg, so, s, err);
 	const size_t n = strlen(arg);
 	if (strchr(arg, '/') || (n >= 5 && strcmp(arg + n - 5, ".json") == 0) || stat(arg, &st) == 0)
-		return scene_load_file(arg, so, s, err);
-	scene_error_set(err, "%s: neither a scene file nor a built-in scene (see 'pbd list')", arg);
+		return pbd_scene_load_file(arg, so, s, err);
+	pbd_scene_error_set(err, "%s: neither a scene file nor a built-in scene (see 'pbd list')", arg);
 	return false;
 }
 
-bool view_load_scene(viewer* v, scene_error* err) {
+bool view_load_scene(viewer* v, pbd_scene_error* err) {
 	const char* arg = v->opt.scene_arg ? v->opt.scene_arg : VIEW_DEFAULT_SCENE;
-	const scene_options so = {.log = on_library_log, .log_user = v};
-	scene fresh = {0};
+	const pbd_scene_options so = {.log = on_library_log, .log_user = v};
+	pbd_scene fresh = {0};
 	if (!load(arg, &so, &fresh, err)) return false;
 	/* Camera, colors and what to draw as `pbd run --render` has them; the size is the window's
 	 * once there is one. */
 	const bool first = v->sc.world == NULL;
 	scene_view sv;
 	if (!scene_view_make(&fresh, first ? v->opt.width : v->window_w, first ? v->opt.height : v->window_h, &sv, err)) {
-		scene_free(&fresh);
+		pbd_scene_free(&fresh);
 		return false;
 	}
 
@@ -88,7 +88,7 @@ bool view_load_scene(viewer* v, scene_error* err) {
 	v->grab.active = false;
 	v->camera_mode = VIEW_CAMERA_NONE;
 	scene_view_free(&v->sv);
-	scene_free(&v->sc);
+	pbd_scene_free(&v->sc);
 	v->sc = fresh;
 	v->sv = sv; /* its draw list points into the world and arrays just moved here, not into `fresh` */
 	v->home = pbd_render_orbit_from_camera(&sv.camera);
@@ -112,7 +112,7 @@ bool view_load_scene(viewer* v, scene_error* err) {
 	if (v->show_profile) pbd_world_set_profile(v->sc.world, true);
 	memset(&v->profile_window, 0, sizeof v->profile_window);
 	if (!view_controls_init(v)) {
-		scene_error_set(err, "%s: out of memory", arg);
+		pbd_scene_error_set(err, "%s: out of memory", arg);
 		return false;
 	}
 	return true;
@@ -121,7 +121,7 @@ bool view_load_scene(viewer* v, scene_error* err) {
 void view_step(viewer* v) {
 	view_grab_before_step(v);
 	const double t0 = now_seconds();
-	const pbd_status st = scene_step(&v->sc);
+	const pbd_status st = pbd_scene_step(&v->sc);
 	const double t = now_seconds() - t0;
 	if (st != PBD_OK) view_message(v, "step: %s", pbd_world_last_error(v->sc.world));
 	v->step_seconds_total += t;
@@ -144,7 +144,7 @@ void view_step(viewer* v) {
 
 static void reload(viewer* v) {
 	v->reload_requested = false;
-	scene_error err;
+	pbd_scene_error err;
 	if (!view_load_scene(v, &err)) {
 		/* The world stays as it was (a scene file being edited may be half-written). */
 		fprintf(stderr, "pbd: %s\n", err.message);
@@ -332,7 +332,7 @@ static void close_window(viewer* v) {
 }
 
 static int run(viewer* v) {
-	scene_error serr;
+	pbd_scene_error serr;
 	/* The scene first: a bad scene is reported at once, and without needing a display. */
 	if (!view_load_scene(v, &serr)) {
 		fprintf(stderr, "pbd: %s\n", serr.message);
@@ -386,7 +386,7 @@ int pbd_view_main(int argc, char** argv) {
 	if (fflush(stdout) != 0 && rc == VIEW_OK) rc = VIEW_FAILED;
 	view_controls_free(&v->controls);
 	scene_view_free(&v->sv);
-	scene_free(&v->sc);
+	pbd_scene_free(&v->sc);
 	free(v);
 	return rc;
 }

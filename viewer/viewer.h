@@ -19,8 +19,8 @@
 
 #include "pbd/pbd.h"
 #include "profile_table.h"
-#include "render.h"
-#include "scene.h"
+#include "pbd/render.h"
+#include "pbd/scene.h"
 #include "scene_render.h"
 
 /* GLFW's window type, declared here so that only the files that call GLFW include it. */
@@ -118,7 +118,7 @@ typedef struct viewer {
 	pbd_renderer* renderer;
 	view_hud* hud;
 
-	scene sc;
+	pbd_scene sc;
 	scene_view sv;     /* the scene's render settings: what to draw (sv.draw), its camera and style */
 	bool needs_update; /* the world changed since the renderer last read it */
 
@@ -144,7 +144,7 @@ typedef struct viewer {
 	view_grab grab;
 	view_controls controls;
 	bool show_help;
-	bool hide_panel;      /* Tab: the scene alone (screenshots) */
+	bool hide_panel;      /* Tab: the pbd_scene alone (screenshots) */
 	char message[200];    /* shown in the panel until it expires (view.c) */
 	double message_until; /* glfwGetTime() seconds; scripted runs: the frame count, so shots repeat */
 
@@ -170,9 +170,9 @@ typedef struct viewer {
 
 /* Loads (or reloads) the scene named in the options into v->sc, replacing the current one only
  * when the new one loads. Resets the grab and the controls. False with a message on failure. */
-bool view_load_scene(viewer* v, scene_error* err);
+bool view_load_scene(viewer* v, pbd_scene_error* err);
 
-/* One simulation step: the grabbed particle's target, then scene_step (the keyframed colliders'
+/* One simulation step: the grabbed particle's target, then pbd_scene_step (the keyframed colliders'
  * moves and pbd_world_step), timed. */
 void view_step(viewer* v);
 

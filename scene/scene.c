@@ -2,7 +2,7 @@
  * mistake is reported with the path of the field that holds it; whatever the library still
  * refuses is passed through with the path of the object it came from. */
 #define _POSIX_C_SOURCE 200809L /* fileno */
-#include "scene.h"
+#include "pbd/scene.h"
 
 #include <errno.h>
 #include <math.h>
@@ -25,27 +25,27 @@ typedef struct loader {
 	jr r;
 	const char* base_dir; /* where relative file names start; NULL = working directory */
 	bool builtin;         /* a built-in scene: relative names look in the embedded data files first */
-	scene* s;
+	pbd_scene* s;
 	uint64_t particles; /* running totals, checked against the scene caps */
 	uint64_t constraints;
 	uint64_t max_particles, max_constraints; /* the caps: SCENE_MAX_* or the options' lower ones */
 } loader;
 
-const char* scene_object_type_name(scene_object_type type) {
+const char* pbd_scene_object_type_name(pbd_scene_object_type type) {
 	switch (type) {
-	case SCENE_OBJECT_PARTICLES:
+	case PBD_SCENE_OBJECT_PARTICLES:
 		return "particles";
-	case SCENE_OBJECT_GRID_CLOTH:
+	case PBD_SCENE_OBJECT_GRID_CLOTH:
 		return "grid_cloth";
-	case SCENE_OBJECT_MESH_CLOTH:
+	case PBD_SCENE_OBJECT_MESH_CLOTH:
 		return "mesh_cloth";
-	case SCENE_OBJECT_ROPE:
+	case PBD_SCENE_OBJECT_ROPE:
 		return "rope";
-	case SCENE_OBJECT_TET_BOX:
+	case PBD_SCENE_OBJECT_TET_BOX:
 		return "tet_box";
-	case SCENE_OBJECT_TET_SPHERE:
+	case PBD_SCENE_OBJECT_TET_SPHERE:
 		return "tet_sphere";
-	case SCENE_OBJECT_TETGEN:
+	case PBD_SCENE_OBJECT_TETGEN:
 		return "tetgen";
 	}
 	return "unknown";
@@ -55,7 +55,7 @@ const char* scene_object_type_name(scene_object_type type) {
  * reports a refusal itself, with the field path, so the caller would otherwise see it twice),
  * then passing every message on. Heap-allocated because the world keeps its address and the
  * scene struct is returned by value. */
-struct scene_log {
+struct pbd_scene_log {
 	pbd_log_fn fn;
 	void* user;
 	bool loading;
@@ -63,7 +63,7 @@ struct scene_log {
 };
 
 static void scene_log_route(const char* message, void* user) {
-	struct scene_log* l = user;
+	struct pbd_scene_log* l = user;
 	if (l->loading) {
 		snprintf(l->held, sizeof l->held, "%s", message);
 		return;
@@ -148,27 +148,27 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations, threads;
 	int solver, formulation, collision, damping_mode, method, simd;
-	if (!jr_vec3(r, w, path, "gravity", d->gravity, SCENE_MAX_GRAVITY, &d->gravity) ||
-	    !jr_real_p(r, w, path, "dt", d->dt, (jr_range){SCENE_MIN_DT, SCENE_MAX_DT, false, false}, &d->dt) ||
-	    !jr_int(r, w, path, "substeps", d->substeps, 1, SCENE_MAX_SUBSTEPS, &substeps) ||
-	    !jr_int(r, w, path, "iterations", d->iterations, 1, SCENE_MAX_ITERATIONS, &iterations) ||
+	if (!jr_vec3(r, w, path, "gravity", d->gravity, PBD_SCENE_MAX_GRAVITY, &d->gravity) ||
+	    !jr_real_p(r, w, path, "dt", d->dt, (jr_range){PBD_SCENE_MIN_DT, PBD_SCENE_MAX_DT, false, false}, &d->dt) ||
+	    !jr_int(r, w, path, "substeps", d->substeps, 1, PBD_SCENE_MAX_SUBSTEPS, &substeps) ||
+	    !jr_int(r, w, path, "iterations", d->iterations, 1, PBD_SCENE_MAX_ITERATIONS, &iterations) ||
 	    !jr_enum(r, w, path, "solver", (int)d->solver, solver_names, solver_aliases, solver_alias_values, &solver) ||
 	    !jr_enum(r, w, path, "formulation", (int)d->formulation, formulation_names, NULL, NULL, &formulation) ||
 	    !jr_real_p(r, w, path, "damping", d->damping, (jr_range){0, 1, true, false}, &d->damping) ||
 	    !jr_enum(r, w, path, "damping_mode", (int)d->damping_mode, damping_mode_names, NULL, NULL, &damping_mode) ||
 	    !jr_enum(r, w, path, "collision_mode", (int)d->collision_mode, collision_names, NULL, NULL, &collision) ||
-	    !jr_real_p(r, w, path, "max_speed", d->max_speed, JR_NONNEG(SCENE_MAX_SPEED), &d->max_speed) ||
-	    !jr_real_p(r, w, path, "divergence_strain", d->divergence_strain, JR_NONNEG(SCENE_MAX_MAGNITUDE),
+	    !jr_real_p(r, w, path, "max_speed", d->max_speed, JR_NONNEG(PBD_SCENE_MAX_SPEED), &d->max_speed) ||
+	    !jr_real_p(r, w, path, "divergence_strain", d->divergence_strain, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE),
 	               &d->divergence_strain) ||
 	    !jr_enum(r, w, path, "method", (int)d->method, method_names, NULL, NULL, &method) ||
 	    !jr_enum(r, w, path, "simd", (int)d->simd, simd_names, NULL, NULL, &simd) ||
-	    !jr_real_p(r, w, path, "stiffness_damping", d->stiffness_damping, JR_NONNEG(SCENE_MAX_MAGNITUDE),
+	    !jr_real_p(r, w, path, "stiffness_damping", d->stiffness_damping, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE),
 	               &d->stiffness_damping) ||
 	    !jr_real_p(r, w, path, "linear_tolerance", d->linear_tolerance, (jr_range){0, 1, true, true},
 	               &d->linear_tolerance) ||
 	    !jr_real_p(r, w, path, "rigid_stiffness", d->rigid_stiffness,
 	               (jr_range){0, PBD_MAX_RIGID_STIFFNESS, true, false}, &d->rigid_stiffness) ||
-	    !jr_vec3(r, w, path, "wind", d->wind, SCENE_MAX_SPEED, &d->wind) ||
+	    !jr_vec3(r, w, path, "wind", d->wind, PBD_SCENE_MAX_SPEED, &d->wind) ||
 	    !jr_int(r, w, path, "threads", d->threads, 1, PBD_MAX_THREADS, &threads))
 		return false;
 	d->threads = (int)threads;
@@ -186,7 +186,7 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 		static const char* const jkeys[] = {"alpha", "omega", "equal_split", NULL};
 		const char* jpath = "world.jacobi";
 		if (!jr_object(r, j, jpath, jkeys) ||
-		    !jr_real_p(r, j, jpath, "alpha", d->jacobi_alpha, JR_NONNEG(SCENE_MAX_MAGNITUDE), &d->jacobi_alpha) ||
+		    !jr_real_p(r, j, jpath, "alpha", d->jacobi_alpha, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), &d->jacobi_alpha) ||
 		    !jr_real_p(r, j, jpath, "omega", d->jacobi_omega, (jr_range){0, 2, true, true}, &d->jacobi_omega) ||
 		    !jr_bool(r, j, jpath, "equal_split", d->jacobi_equal_split, &d->jacobi_equal_split))
 			return false;
@@ -198,7 +198,7 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 		int64_t delay;
 		if (!jr_object(r, c, cpath, ckeys) ||
 		    !jr_real_p(r, c, cpath, "rho", d->chebyshev_rho, (jr_range){0, 1, false, true}, &d->chebyshev_rho) ||
-		    !jr_int(r, c, cpath, "delay", d->chebyshev_delay, 1, SCENE_MAX_ITERATIONS, &delay) ||
+		    !jr_int(r, c, cpath, "delay", d->chebyshev_delay, 1, PBD_SCENE_MAX_ITERATIONS, &delay) ||
 		    !jr_real_p(r, c, cpath, "gamma", d->chebyshev_gamma, (jr_range){0, 1, true, false}, &d->chebyshev_gamma))
 			return false;
 		d->chebyshev = true;
@@ -211,7 +211,7 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 		int64_t levels, its;
 		if (!jr_object(r, hj, hpath, hkeys) ||
 		    !jr_int(r, hj, hpath, "levels", d->hierarchy_levels, 0, PBD_HIERARCHY_MAX_LEVELS, &levels) ||
-		    !jr_int(r, hj, hpath, "iterations", d->hierarchy_iterations, 1, SCENE_MAX_ITERATIONS, &its))
+		    !jr_int(r, hj, hpath, "iterations", d->hierarchy_iterations, 1, PBD_SCENE_MAX_ITERATIONS, &its))
 			return false;
 		d->hierarchy_levels = (int)levels;
 		d->hierarchy_iterations = (int)its;
@@ -221,9 +221,9 @@ static bool read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 		static const char* const gkeys[] = {"strength", "frequency", NULL};
 		const char* gpath = "world.gusts";
 		if (!jr_object(r, gj, gpath, gkeys) ||
-		    !jr_real_p(r, gj, gpath, "strength", d->gust_strength, JR_NONNEG(SCENE_MAX_GUST_STRENGTH),
+		    !jr_real_p(r, gj, gpath, "strength", d->gust_strength, JR_NONNEG(PBD_SCENE_MAX_GUST_STRENGTH),
 		               &d->gust_strength) ||
-		    !jr_real_p(r, gj, gpath, "frequency", d->gust_frequency, JR_POSITIVE(SCENE_MAX_GUST_FREQUENCY),
+		    !jr_real_p(r, gj, gpath, "frequency", d->gust_frequency, JR_POSITIVE(PBD_SCENE_MAX_GUST_FREQUENCY),
 		               &d->gust_frequency))
 			return false;
 	}
@@ -238,7 +238,7 @@ static bool read_softness(loader* L, const cJSON* obj, const char* path, pbd_edg
 	jr* r = &L->r;
 	static const char* const which[2] = {"stiffness", "compliance"};
 	for (int k = 0; k < 2; ++k) {
-		const jr_range range = k == 0 ? JR_UNIT : JR_NONNEG(SCENE_MAX_COMPLIANCE);
+		const jr_range range = k == 0 ? JR_UNIT : JR_NONNEG(PBD_SCENE_MAX_COMPLIANCE);
 		pbd_real* stretch = k == 0 ? &m->stiffness_stretch : &m->compliance_stretch;
 		pbd_real* compress = k == 0 ? &m->stiffness_compress : &m->compliance_compress;
 		char key_s[32], key_c[32];
@@ -284,18 +284,18 @@ static bool read_material(loader* L, const cJSON* obj, const char* path, pbd_edg
 	return true;
 }
 
-/* A mass and an inverse mass share the range [SCENE_MIN_MASS, SCENE_MAX_MASS], so that either
+/* A mass and an inverse mass share the range [PBD_SCENE_MIN_MASS, PBD_SCENE_MAX_MASS], so that either
  * one's reciprocal is within it too; an inverse mass may also be 0 (pinned). Both are checked on
  * the double read from the file, before any conversion to pbd_real. */
-static const jr_range mass_range = {SCENE_MIN_MASS, SCENE_MAX_MASS, false, false};
+static const jr_range mass_range = {PBD_SCENE_MIN_MASS, PBD_SCENE_MAX_MASS, false, false};
 
 static bool inv_mass_ok(loader* L, const char* path, double inv_mass) {
-	if (inv_mass == 0 || inv_mass >= SCENE_MIN_MASS) return true;
+	if (inv_mass == 0 || inv_mass >= PBD_SCENE_MIN_MASS) return true;
 	char p[JR_PATH_MAX], got[JR_NUMBER_MAX], min[JR_NUMBER_MAX], max[JR_NUMBER_MAX];
 	jr_path_key(p, path, "inv_mass");
 	jr_format_number(got, sizeof got, inv_mass);
-	jr_format_number(min, sizeof min, SCENE_MIN_MASS);
-	jr_format_number(max, sizeof max, SCENE_MAX_MASS);
+	jr_format_number(min, sizeof min, PBD_SCENE_MIN_MASS);
+	jr_format_number(max, sizeof max, PBD_SCENE_MAX_MASS);
 	return jr_fail(&L->r, p, "must be 0 (pinned) or in [%s, %s] (got %s)", min, max, got);
 }
 
@@ -385,8 +385,8 @@ static bool read_selection(loader* L, const cJSON* c, const char* p, const pbd_m
 	} else if (!strcmp(item->string, "box")) {
 		static const char* const bkeys[] = {"min", "max", NULL};
 		pbd_vec3 lo = pbd_v3(0, 0, 0), hi = pbd_v3(0, 0, 0);
-		if (!jr_object(r, item, q, bkeys) || !jr_vec3(r, item, q, "min", lo, SCENE_MAX_LENGTH, &lo) ||
-		    !jr_vec3(r, item, q, "max", hi, SCENE_MAX_LENGTH, &hi))
+		if (!jr_object(r, item, q, bkeys) || !jr_vec3(r, item, q, "min", lo, PBD_SCENE_MAX_LENGTH, &lo) ||
+		    !jr_vec3(r, item, q, "max", hi, PBD_SCENE_MAX_LENGTH, &hi))
 			return false;
 		for (uint32_t v = 0; v < n; ++v) {
 			const pbd_vec3 x = m->positions[v];
@@ -396,8 +396,8 @@ static bool read_selection(loader* L, const cJSON* c, const char* p, const pbd_m
 		static const char* const skeys[] = {"center", "radius", NULL};
 		pbd_vec3 center = pbd_v3(0, 0, 0);
 		double radius = 0;
-		if (!jr_object(r, item, q, skeys) || !jr_vec3(r, item, q, "center", center, SCENE_MAX_LENGTH, &center) ||
-		    !jr_real(r, item, q, "radius", 0, JR_POSITIVE(SCENE_MAX_LENGTH), &radius))
+		if (!jr_object(r, item, q, skeys) || !jr_vec3(r, item, q, "center", center, PBD_SCENE_MAX_LENGTH, &center) ||
+		    !jr_real(r, item, q, "radius", 0, JR_POSITIVE(PBD_SCENE_MAX_LENGTH), &radius))
 			return false;
 		for (uint32_t v = 0; v < n; ++v) {
 			const pbd_vec3 x = m->positions[v];
@@ -474,7 +474,7 @@ static bool read_pinned(loader* L, const cJSON* obj, const char* path, const pbd
 /* "attached": {"vertices": as "pinned", "compliance": >= 0 (default 0)}: each vertex held to
  * where it starts by an attachment of rest length 0, a zero-length spring of constant
  * 1 / compliance (seed 004's attachment springs), or a rigid hold at compliance 0. */
-static bool read_attached(loader* L, const cJSON* obj, const char* path, const pbd_mesh* m, const scene_object* o) {
+static bool read_attached(loader* L, const cJSON* obj, const char* path, const pbd_mesh* m, const pbd_scene_object* o) {
 	jr* r = &L->r;
 	const cJSON* a = jr_get(obj, "attached");
 	if (!a) return true;
@@ -483,7 +483,7 @@ static bool read_attached(loader* L, const cJSON* obj, const char* path, const p
 	static const char* const keys[] = {"vertices", "compliance", NULL};
 	pbd_attachment_def d = pbd_attachment_def_default();
 	if (!jr_object(r, a, apath, keys) ||
-	    !jr_real_p(r, a, apath, "compliance", d.compliance, JR_NONNEG(SCENE_MAX_MAGNITUDE), &d.compliance))
+	    !jr_real_p(r, a, apath, "compliance", d.compliance, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), &d.compliance))
 		return false;
 	if (!jr_get(a, "vertices")) return jr_fail(r, apath, "needs \"vertices\"");
 	uint32_t *idx = NULL, n = 0;
@@ -504,15 +504,15 @@ static bool read_attached(loader* L, const cJSON* obj, const char* path, const p
 }
 
 /* An object's "name"; out keeps what it holds (the default) when there is none. */
-static bool read_name(loader* L, const cJSON* obj, const char* path, char out[SCENE_NAME_MAX]) {
+static bool read_name(loader* L, const cJSON* obj, const char* path, char out[PBD_SCENE_NAME_MAX]) {
 	const char* name;
-	if (!jr_string(&L->r, obj, path, "name", NULL, SCENE_NAME_MAX - 1, &name)) return false;
-	if (name) snprintf(out, SCENE_NAME_MAX, "%s", name);
+	if (!jr_string(&L->r, obj, path, "name", NULL, PBD_SCENE_NAME_MAX - 1, &name)) return false;
+	if (name) snprintf(out, PBD_SCENE_NAME_MAX, "%s", name);
 	return true;
 }
 
 /* Line pieces to draw an object that has no triangles: the structural edges of its mesh. */
-static bool lines_from_mesh(loader* L, const char* path, const pbd_mesh* m, uint32_t first, scene_object* o) {
+static bool lines_from_mesh(loader* L, const char* path, const pbd_mesh* m, uint32_t first, pbd_scene_object* o) {
 	uint32_t n = 0;
 	for (uint32_t e = 0; e < m->edge_count; ++e)
 		if (!m->edge_kinds || m->edge_kinds[e] == PBD_EDGE_STRUCTURAL) ++n;
@@ -566,10 +566,10 @@ static bool read_cloth_material(loader* L, const cJSON* obj, const char* path, p
 		return jr_fail(r, p, "needs a preset, or at least density and stretch");
 	}
 	if (cJSON_IsObject(c) &&
-	    (!jr_real_p(r, c, p, "density", cloth->density, JR_POSITIVE(SCENE_MAX_MASS), &cloth->density) ||
-	     !jr_real_p(r, c, p, "stretch", cloth->stretch, JR_POSITIVE(SCENE_MAX_MAGNITUDE), &cloth->stretch) ||
-	     !jr_real_p(r, c, p, "shear", cloth->shear, JR_NONNEG(SCENE_MAX_MAGNITUDE), &cloth->shear) ||
-	     !jr_real_p(r, c, p, "bending", cloth->bending, JR_NONNEG(SCENE_MAX_MAGNITUDE), &cloth->bending)))
+	    (!jr_real_p(r, c, p, "density", cloth->density, JR_POSITIVE(PBD_SCENE_MAX_MASS), &cloth->density) ||
+	     !jr_real_p(r, c, p, "stretch", cloth->stretch, JR_POSITIVE(PBD_SCENE_MAX_MAGNITUDE), &cloth->stretch) ||
+	     !jr_real_p(r, c, p, "shear", cloth->shear, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), &cloth->shear) ||
+	     !jr_real_p(r, c, p, "bending", cloth->bending, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), &cloth->bending)))
 		return false;
 	pbd_error err;
 	if (pbd_cloth_material_check(cloth, &err) != PBD_OK) return jr_fail(r, p, "%s", err.message);
@@ -589,7 +589,7 @@ static bool read_model(loader* L, const cJSON* obj, const char* path, const char
 	static const char* const keys[] = {"model", "stiffness", "compliance", NULL};
 	return jr_object(r, c, p, keys) && jr_enum(r, c, p, "model", *model, names, NULL, NULL, model) &&
 	       jr_real_p(r, c, p, "stiffness", *stiffness, JR_UNIT, stiffness) &&
-	       jr_real_p(r, c, p, "compliance", *compliance, JR_NONNEG(SCENE_MAX_COMPLIANCE), compliance);
+	       jr_real_p(r, c, p, "compliance", *compliance, JR_NONNEG(PBD_SCENE_MAX_COMPLIANCE), compliance);
 }
 
 /* The constraint models of an object (pbd_soft_def): cloth_material, bending, membrane,
@@ -615,7 +615,7 @@ static bool read_models(loader* L, const cJSON* obj, const char* path, pbd_soft_
 		} else if (!cJSON_IsObject(lr)) {
 			return jr_fail(r, p, "expected true, false or {\"mode\", \"scale\"}");
 		} else if (!jr_object(r, lr, p, keys) || !jr_enum(r, lr, p, "mode", mode, lra_mode_names, NULL, NULL, &mode) ||
-		           !jr_real_p(r, lr, p, "scale", d->long_range_scale, JR_POSITIVE(SCENE_MAX_MAGNITUDE),
+		           !jr_real_p(r, lr, p, "scale", d->long_range_scale, JR_POSITIVE(PBD_SCENE_MAX_MAGNITUDE),
 		                      &d->long_range_scale)) {
 			return false;
 		} else {
@@ -629,9 +629,9 @@ static bool read_models(loader* L, const cJSON* obj, const char* path, pbd_soft_
 		static const char* const keys[] = {"pressure", "stiffness", "compliance", NULL};
 		if (!cJSON_IsObject(b)) return jr_fail(r, p, "expected {\"pressure\", \"stiffness\", \"compliance\"}");
 		if (!jr_object(r, b, p, keys) ||
-		    !jr_real_p(r, b, p, "pressure", d->pressure, JR_POSITIVE(SCENE_MAX_MAGNITUDE), &d->pressure) ||
+		    !jr_real_p(r, b, p, "pressure", d->pressure, JR_POSITIVE(PBD_SCENE_MAX_MAGNITUDE), &d->pressure) ||
 		    !jr_real_p(r, b, p, "stiffness", d->volume_stiffness, JR_UNIT, &d->volume_stiffness) ||
-		    !jr_real_p(r, b, p, "compliance", d->volume_compliance, JR_NONNEG(SCENE_MAX_COMPLIANCE),
+		    !jr_real_p(r, b, p, "compliance", d->volume_compliance, JR_NONNEG(PBD_SCENE_MAX_COMPLIANCE),
 		               &d->volume_compliance))
 			return false;
 		d->balloon = true;
@@ -642,8 +642,9 @@ static bool read_models(loader* L, const cJSON* obj, const char* path, pbd_soft_
 		static const char* const keys[] = {"model", "stiffness", "compliance", "youngs_modulus", "poisson_ratio", NULL};
 		if (!jr_object(r, t, p, keys) || !jr_enum(r, t, p, "model", tets, tet_model_names, NULL, NULL, &tets) ||
 		    !jr_real_p(r, t, p, "stiffness", d->tet_stiffness, JR_UNIT, &d->tet_stiffness) ||
-		    !jr_real_p(r, t, p, "compliance", d->tet_compliance, JR_NONNEG(SCENE_MAX_COMPLIANCE), &d->tet_compliance) ||
-		    !jr_real_p(r, t, p, "youngs_modulus", d->tet_youngs_modulus, JR_POSITIVE(SCENE_MAX_MAGNITUDE),
+		    !jr_real_p(r, t, p, "compliance", d->tet_compliance, JR_NONNEG(PBD_SCENE_MAX_COMPLIANCE),
+		               &d->tet_compliance) ||
+		    !jr_real_p(r, t, p, "youngs_modulus", d->tet_youngs_modulus, JR_POSITIVE(PBD_SCENE_MAX_MAGNITUDE),
 		               &d->tet_youngs_modulus) ||
 		    !jr_real_p(r, t, p, "poisson_ratio", d->tet_poisson_ratio, (jr_range){-1, 0.5, true, true},
 		               &d->tet_poisson_ratio))
@@ -663,10 +664,10 @@ static bool read_models(loader* L, const cJSON* obj, const char* path, pbd_soft_
 static bool read_air(loader* L, const cJSON* obj, const char* path, bool triangles, pbd_real* normal, pbd_real* tangent,
                      pbd_real* particle, pbd_vec3* wind) {
 	jr* r = &L->r;
-	if (!jr_real_p(r, obj, path, "drag", 0, JR_NONNEG(SCENE_MAX_MAGNITUDE), normal) ||
-	    !jr_real_p(r, obj, path, "drag_tangent", 0, JR_NONNEG(SCENE_MAX_MAGNITUDE), tangent) ||
-	    !jr_real_p(r, obj, path, "drag_particle", 0, JR_NONNEG(SCENE_MAX_MAGNITUDE), particle) ||
-	    !jr_vec3(r, obj, path, "wind", pbd_v3(0, 0, 0), SCENE_MAX_SPEED, wind))
+	if (!jr_real_p(r, obj, path, "drag", 0, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), normal) ||
+	    !jr_real_p(r, obj, path, "drag_tangent", 0, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), tangent) ||
+	    !jr_real_p(r, obj, path, "drag_particle", 0, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), particle) ||
+	    !jr_vec3(r, obj, path, "wind", pbd_v3(0, 0, 0), PBD_SCENE_MAX_SPEED, wind))
 		return false;
 	char p[JR_PATH_MAX];
 	if (triangles && *particle > 0) {
@@ -682,7 +683,7 @@ static bool read_air(loader* L, const cJSON* obj, const char* path, bool triangl
 
 /* Mass, pinned, material, translation and velocity: the fields every mesh-based object shares.
  * Then the body is created. `mesh` belongs to the caller. */
-static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd_mesh* mesh, scene_object* o) {
+static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd_mesh* mesh, pbd_scene_object* o) {
 	jr* r = &L->r;
 	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = mesh;
@@ -698,8 +699,8 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 		bd.mass = cloth.density;
 	}
 	if (!read_mass(L, obj, path, &bd) || !read_material(L, obj, path, bd.material) ||
-	    !jr_vec3(r, obj, path, "translation", bd.translation, SCENE_MAX_LENGTH, &bd.translation) ||
-	    !jr_vec3(r, obj, path, "velocity", bd.velocity, SCENE_MAX_SPEED, &bd.velocity) ||
+	    !jr_vec3(r, obj, path, "translation", bd.translation, PBD_SCENE_MAX_LENGTH, &bd.translation) ||
+	    !jr_vec3(r, obj, path, "velocity", bd.velocity, PBD_SCENE_MAX_SPEED, &bd.velocity) ||
 	    !read_pinned(L, obj, path, mesh, &pinned, &bd.pinned_count))
 		return false;
 	int64_t mask;
@@ -708,7 +709,7 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 		return false;
 	}
 	bd.collision_mask = (uint32_t)mask;
-	if (!jr_real_p(r, obj, path, "thickness", bd.thickness, JR_NONNEG(SCENE_MAX_LENGTH), &bd.thickness) ||
+	if (!jr_real_p(r, obj, path, "thickness", bd.thickness, JR_NONNEG(PBD_SCENE_MAX_LENGTH), &bd.thickness) ||
 	    !jr_bool(r, obj, path, "self_collision", bd.self_collision, &bd.self_collision) ||
 	    !jr_bool(r, obj, path, "edge_contacts", bd.edge_contacts, &bd.edge_contacts)) {
 		free(pinned);
@@ -734,7 +735,7 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 
 /* ---- object types ------------------------------------------------------------------------ */
 
-static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+static bool read_particles(loader* L, const cJSON* obj, const char* path, pbd_scene_object* o) {
 	jr* r = &L->r;
 	static const char* const keys[] = {"type",        "name",     "particles",     "constraints", "pinned", "material",
 	                                   "translation", "velocity", "drag_particle", "wind",        NULL};
@@ -751,8 +752,8 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 	pbd_edge_material soft = pbd_soft_def_default().material[PBD_EDGE_STRUCTURAL];
 	pbd_real drag_normal, drag_tangent, drag;
 	pbd_vec3 wind;
-	if (!jr_vec3(r, obj, path, "translation", pbd_v3(0, 0, 0), SCENE_MAX_LENGTH, &translation) ||
-	    !jr_vec3(r, obj, path, "velocity", pbd_v3(0, 0, 0), SCENE_MAX_SPEED, &velocity) ||
+	if (!jr_vec3(r, obj, path, "translation", pbd_v3(0, 0, 0), PBD_SCENE_MAX_LENGTH, &translation) ||
+	    !jr_vec3(r, obj, path, "velocity", pbd_v3(0, 0, 0), PBD_SCENE_MAX_SPEED, &velocity) ||
 	    !read_air(L, obj, path, false, &drag_normal, &drag_tangent, &drag, &wind))
 		return false;
 	const cJSON* mat = jr_get(obj, "material");
@@ -791,10 +792,10 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 		if (ok && !jr_get(c, "x")) ok = jr_fail(r, p, "missing \"x\" (the position)");
 		if (ok && jr_get(c, "mass") && jr_get(c, "inv_mass"))
 			ok = jr_fail(r, p, "give either mass or inv_mass, not both");
-		ok = ok && jr_vec3(r, c, p, "x", pbd_v3(0, 0, 0), SCENE_MAX_LENGTH, &x[i]) &&
-		     jr_vec3(r, c, p, "v", pbd_v3(0, 0, 0), SCENE_MAX_SPEED, &v[i]) &&
+		ok = ok && jr_vec3(r, c, p, "x", pbd_v3(0, 0, 0), PBD_SCENE_MAX_LENGTH, &x[i]) &&
+		     jr_vec3(r, c, p, "v", pbd_v3(0, 0, 0), PBD_SCENE_MAX_SPEED, &v[i]) &&
 		     jr_real(r, c, p, "mass", 1.0, mass_range, &mass) &&
-		     jr_real(r, c, p, "inv_mass", 1.0 / mass, JR_NONNEG(SCENE_MAX_MASS), &inv_mass) &&
+		     jr_real(r, c, p, "inv_mass", 1.0 / mass, JR_NONNEG(PBD_SCENE_MAX_MASS), &inv_mass) &&
 		     (!jr_get(c, "inv_mass") || inv_mass_ok(L, p, inv_mass));
 		if (!ok) break;
 		x[i] = pbd_v3_add(x[i], translation);
@@ -841,7 +842,7 @@ static bool read_particles(loader* L, const cJSON* obj, const char* path, scene_
 			ok = jr_fail(r, p, "missing \"a\" or \"b\" (the particle indices)");
 		ok = ok && jr_index_item(r, jr_get(c, "a"), qa, (uint32_t)np, what, &a) &&
 		     jr_index_item(r, jr_get(c, "b"), qb, (uint32_t)np, what, &b) &&
-		     jr_real_p(r, c, p, "rest", rest, JR_NONNEG(SCENE_MAX_LENGTH), &rest) && read_softness(L, c, p, &m);
+		     jr_real_p(r, c, p, "rest", rest, JR_NONNEG(PBD_SCENE_MAX_LENGTH), &rest) && read_softness(L, c, p, &m);
 		if (!ok) break;
 		if (a == b) {
 			ok = jr_fail(r, qb, "joins particle %u to itself", a);
@@ -929,7 +930,7 @@ static bool axes_ok(loader* L, const char* path, pbd_vec3 u, pbd_vec3 v) {
 	return true;
 }
 
-static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, pbd_scene_object* o) {
 	jr* r = &L->r;
 	static const char* const keys[] = {
 	    "type", "name",   "nx",       "ny",          "size",     "origin",   "axis_u", "axis_v",   "diagonals", "bend",
@@ -937,11 +938,11 @@ static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_grid_def g = pbd_grid_def_default();
 	int64_t nx, ny, diagonals;
-	if (!jr_int(r, obj, path, "nx", g.nx, 2, SCENE_MAX_PARTICLES, &nx) ||
-	    !jr_int(r, obj, path, "ny", g.ny, 2, SCENE_MAX_PARTICLES, &ny) ||
-	    !jr_vec3(r, obj, path, "origin", g.origin, SCENE_MAX_LENGTH, &g.origin) ||
-	    !jr_vec3(r, obj, path, "axis_u", g.axis_u, SCENE_MAX_DIRECTION, &g.axis_u) ||
-	    !jr_vec3(r, obj, path, "axis_v", g.axis_v, SCENE_MAX_DIRECTION, &g.axis_v) ||
+	if (!jr_int(r, obj, path, "nx", g.nx, 2, PBD_SCENE_MAX_PARTICLES, &nx) ||
+	    !jr_int(r, obj, path, "ny", g.ny, 2, PBD_SCENE_MAX_PARTICLES, &ny) ||
+	    !jr_vec3(r, obj, path, "origin", g.origin, PBD_SCENE_MAX_LENGTH, &g.origin) ||
+	    !jr_vec3(r, obj, path, "axis_u", g.axis_u, PBD_SCENE_MAX_DIRECTION, &g.axis_u) ||
+	    !jr_vec3(r, obj, path, "axis_v", g.axis_v, PBD_SCENE_MAX_DIRECTION, &g.axis_v) ||
 	    !jr_int(r, obj, path, "diagonals", g.diagonals, 0, 2, &diagonals) ||
 	    !jr_bool(r, obj, path, "bend", g.bend, &g.bend) || !axes_ok(L, path, g.axis_u, g.axis_v))
 		return false;
@@ -958,14 +959,14 @@ static bool read_grid_cloth(loader* L, const cJSON* obj, const char* path, scene
 			char p[JR_PATH_MAX];
 			double d;
 			jr_path_index(p, sp, k);
-			const jr_range range = JR_POSITIVE(SCENE_MAX_LENGTH);
+			const jr_range range = JR_POSITIVE(PBD_SCENE_MAX_LENGTH);
 			if (!jr_number_item(r, item, p, range, &d) || !jr_to_real(r, p, d, range, uv[k])) return false;
 		}
 	}
 	uint64_t n = (uint64_t)nx * (uint64_t)ny;
-	if (n > SCENE_MAX_PARTICLES)
+	if (n > PBD_SCENE_MAX_PARTICLES)
 		return jr_fail(r, path, "nx * ny = %llu particles exceeds the limit of %u", (unsigned long long)n,
-		               SCENE_MAX_PARTICLES);
+		               PBD_SCENE_MAX_PARTICLES);
 	g.nx = (uint32_t)nx;
 	g.ny = (uint32_t)ny;
 	g.diagonals = (int)diagonals;
@@ -1022,10 +1023,10 @@ static bool load_obj(loader* L, const char* fpath, const char* file, bool bend, 
 		const pbd_vec3 x = mesh->positions[i];
 		const double c[3] = {(double)x.x, (double)x.y, (double)x.z};
 		for (int k = 0; k < 3; ++k) {
-			if (fabs(c[k]) <= SCENE_MAX_LENGTH) continue;
+			if (fabs(c[k]) <= PBD_SCENE_MAX_LENGTH) continue;
 			char got[JR_NUMBER_MAX], max[JR_NUMBER_MAX];
 			jr_format_number(got, sizeof got, c[k]);
-			jr_format_number(max, sizeof max, SCENE_MAX_LENGTH);
+			jr_format_number(max, sizeof max, PBD_SCENE_MAX_LENGTH);
 			pbd_mesh_free(mesh);
 			return jr_fail(r, fpath, "%s: vertex %u: coordinate %c is %s, beyond the scene cap of +-%s", full, i + 1,
 			               "xyz"[k], got, max);
@@ -1051,7 +1052,7 @@ static bool read_points(loader* L, const cJSON* arr, const char* apath, size_t m
 	for (const cJSON* c = arr->child; c; c = c->next, ++i) {
 		char p[JR_PATH_MAX];
 		jr_path_index(p, apath, i);
-		if (!jr_vec3_item(r, c, p, SCENE_MAX_LENGTH, &pos[i])) {
+		if (!jr_vec3_item(r, c, p, PBD_SCENE_MAX_LENGTH, &pos[i])) {
 			free(pos);
 			return false;
 		}
@@ -1071,7 +1072,7 @@ static bool read_triangles(loader* L, const cJSON* arr, const char* tpath, uint3
 	size_t nt = 0;
 	for (const cJSON* c = arr->child; c; c = c->next) ++nt;
 	if (nt < 1) return jr_fail(r, tpath, "needs at least 1 triangle");
-	if (nt > SCENE_MAX_CONSTRAINTS) return jr_fail(r, tpath, "too many triangles (%zu)", nt);
+	if (nt > PBD_SCENE_MAX_CONSTRAINTS) return jr_fail(r, tpath, "too many triangles (%zu)", nt);
 	uint32_t* tri = malloc(3 * nt * sizeof *tri);
 	if (!tri) return jr_fail(r, tpath, "out of memory");
 	char what[64];
@@ -1133,7 +1134,7 @@ static bool read_inline_mesh(loader* L, const cJSON* obj, const char* path, bool
 	return ok;
 }
 
-static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, pbd_scene_object* o) {
 	jr* r = &L->r;
 	static const char* const keys[] = {"type",     "name",     "obj",    "vertices", "triangles",
 	                                   "bend",     "mass",     "pinned", "material", "translation",
@@ -1159,7 +1160,7 @@ static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, scene
 	return ok;
 }
 
-static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+static bool read_rope(loader* L, const cJSON* obj, const char* path, pbd_scene_object* o) {
 	jr* r = &L->r;
 	static const char* const keys[] = {
 	    "type",           "name",      "start",          "end",         "segments", "bend",
@@ -1168,9 +1169,9 @@ static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_objec
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_rope_def d = pbd_rope_def_default();
 	int64_t segments;
-	if (!jr_vec3(r, obj, path, "start", d.start, SCENE_MAX_LENGTH, &d.start) ||
-	    !jr_vec3(r, obj, path, "end", d.end, SCENE_MAX_LENGTH, &d.end) ||
-	    !jr_int(r, obj, path, "segments", d.segments, 1, SCENE_MAX_PARTICLES - 1, &segments) ||
+	if (!jr_vec3(r, obj, path, "start", d.start, PBD_SCENE_MAX_LENGTH, &d.start) ||
+	    !jr_vec3(r, obj, path, "end", d.end, PBD_SCENE_MAX_LENGTH, &d.end) ||
+	    !jr_int(r, obj, path, "segments", d.segments, 1, PBD_SCENE_MAX_PARTICLES - 1, &segments) ||
 	    !jr_bool(r, obj, path, "bend", d.bend, &d.bend))
 		return false;
 	d.segments = (uint32_t)segments;
@@ -1190,7 +1191,7 @@ static bool read_rope(loader* L, const cJSON* obj, const char* path, scene_objec
 
 /* A tetrahedral mesh from its builder or file, then a soft object like any other: its surface
  * triangles are what output and rendering see. */
-static bool tet_object(loader* L, const cJSON* obj, const char* path, pbd_mesh* mesh, scene_object* o) {
+static bool tet_object(loader* L, const cJSON* obj, const char* path, pbd_mesh* mesh, pbd_scene_object* o) {
 	bool ok = check_caps(L, path, mesh->vertex_count, mesh->edge_count);
 	ok = ok && create_body(L, obj, path, mesh, o);
 	pbd_mesh_free(mesh);
@@ -1201,14 +1202,14 @@ static bool tet_object(loader* L, const cJSON* obj, const char* path, pbd_mesh* 
 	"mass", "pinned", "material", "translation", "velocity", "tets", "balloon", "long_range", "collision_mask",        \
 	    "thickness", "self_collision", "edge_contacts", AIR_KEYS, ATTACH_KEY
 
-static bool read_tet_box(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+static bool read_tet_box(loader* L, const cJSON* obj, const char* path, pbd_scene_object* o) {
 	jr* r = &L->r;
 	static const char* const keys[] = {"type", "name", "cells", "size", "origin", "tets_per_cell", TET_KEYS, NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_tet_box_def d = pbd_tet_box_def_default();
 	int64_t per_cell;
-	if (!jr_vec3(r, obj, path, "size", d.size, SCENE_MAX_LENGTH, &d.size) ||
-	    !jr_vec3(r, obj, path, "origin", d.origin, SCENE_MAX_LENGTH, &d.origin) ||
+	if (!jr_vec3(r, obj, path, "size", d.size, PBD_SCENE_MAX_LENGTH, &d.size) ||
+	    !jr_vec3(r, obj, path, "origin", d.origin, PBD_SCENE_MAX_LENGTH, &d.origin) ||
 	    !jr_int(r, obj, path, "tets_per_cell", d.tets_per_cell, 5, 6, &per_cell))
 		return false;
 	d.tets_per_cell = (int)per_cell;
@@ -1225,7 +1226,8 @@ static bool read_tet_box(loader* L, const cJSON* obj, const char* path, scene_ob
 			jr_path_index(q, p, i);
 			if (!jr_int_item(r, e, q, 1, 1000, &c[i])) return false;
 		}
-		if ((c[0] + 1) * (c[1] + 1) * (c[2] + 1) > (int64_t)SCENE_MAX_PARTICLES) return jr_fail(r, p, "too many cells");
+		if ((c[0] + 1) * (c[1] + 1) * (c[2] + 1) > (int64_t)PBD_SCENE_MAX_PARTICLES)
+			return jr_fail(r, p, "too many cells");
 		d.nx = (uint32_t)c[0];
 		d.ny = (uint32_t)c[1];
 		d.nz = (uint32_t)c[2];
@@ -1236,14 +1238,14 @@ static bool read_tet_box(loader* L, const cJSON* obj, const char* path, scene_ob
 	return tet_object(L, obj, path, &mesh, o);
 }
 
-static bool read_tet_sphere(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+static bool read_tet_sphere(loader* L, const cJSON* obj, const char* path, pbd_scene_object* o) {
 	jr* r = &L->r;
 	static const char* const keys[] = {"type", "name", "center", "radius", "subdivisions", TET_KEYS, NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
 	pbd_tet_sphere_def d = pbd_tet_sphere_def_default();
 	int64_t sub;
-	if (!jr_vec3(r, obj, path, "center", d.center, SCENE_MAX_LENGTH, &d.center) ||
-	    !jr_real_p(r, obj, path, "radius", d.radius, JR_POSITIVE(SCENE_MAX_LENGTH), &d.radius) ||
+	if (!jr_vec3(r, obj, path, "center", d.center, PBD_SCENE_MAX_LENGTH, &d.center) ||
+	    !jr_real_p(r, obj, path, "radius", d.radius, JR_POSITIVE(PBD_SCENE_MAX_LENGTH), &d.radius) ||
 	    !jr_int(r, obj, path, "subdivisions", d.subdivisions, 1, 64, &sub))
 		return false;
 	d.subdivisions = (uint32_t)sub;
@@ -1254,7 +1256,7 @@ static bool read_tet_sphere(loader* L, const cJSON* obj, const char* path, scene
 }
 
 /* "node" and "ele": TetGen files, relative to the scene's folder. */
-static bool read_tetgen(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+static bool read_tetgen(loader* L, const cJSON* obj, const char* path, pbd_scene_object* o) {
 	jr* r = &L->r;
 	static const char* const keys[] = {"type", "name", "node", "ele", TET_KEYS, NULL};
 	if (!jr_object(r, obj, path, keys) || !read_name(L, obj, path, o->name)) return false;
@@ -1282,7 +1284,7 @@ static uint64_t size_field(const cJSON* obj, const char* key, uint64_t def, uint
 	const cJSON* v = jr_get(obj, key);
 	if (!v) return def;
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble) ||
-	    v->valuedouble < (double)lo || v->valuedouble > (double)SCENE_MAX_PARTICLES)
+	    v->valuedouble < (double)lo || v->valuedouble > (double)PBD_SCENE_MAX_PARTICLES)
 		return 0;
 	return (uint64_t)v->valuedouble;
 }
@@ -1336,17 +1338,17 @@ static bool check_total_size(loader* L, const cJSON* objects) {
 		constraints += c;
 		char path[JR_PATH_MAX];
 		jr_path_index(path, "objects", i);
-		if (particles > SCENE_MAX_PARTICLES)
+		if (particles > PBD_SCENE_MAX_PARTICLES)
 			return jr_fail(&L->r, path, "too many particles (%llu in the scene up to this object, the limit is %u)",
-			               (unsigned long long)particles, SCENE_MAX_PARTICLES);
-		if (constraints > SCENE_MAX_CONSTRAINTS)
+			               (unsigned long long)particles, PBD_SCENE_MAX_PARTICLES);
+		if (constraints > PBD_SCENE_MAX_CONSTRAINTS)
 			return jr_fail(&L->r, path, "too many constraints (%llu in the scene up to this object, the limit is %u)",
-			               (unsigned long long)constraints, SCENE_MAX_CONSTRAINTS);
+			               (unsigned long long)constraints, PBD_SCENE_MAX_CONSTRAINTS);
 	}
 	return true;
 }
 
-static bool read_object(loader* L, const cJSON* obj, const char* path, scene_object* o) {
+static bool read_object(loader* L, const cJSON* obj, const char* path, pbd_scene_object* o) {
 	jr* r = &L->r;
 	if (!cJSON_IsObject(obj)) return jr_fail(r, path, "expected an object (got %s)", jr_type_name(obj));
 	if (!jr_get(obj, "type"))
@@ -1355,21 +1357,21 @@ static bool read_object(loader* L, const cJSON* obj, const char* path, scene_obj
 		               "\"tet_sphere\", \"tetgen\")");
 	int type;
 	if (!jr_enum(r, obj, path, "type", 0, object_types, NULL, NULL, &type)) return false;
-	o->type = (scene_object_type)type;
+	o->type = (pbd_scene_object_type)type;
 	switch (o->type) {
-	case SCENE_OBJECT_PARTICLES:
+	case PBD_SCENE_OBJECT_PARTICLES:
 		return read_particles(L, obj, path, o);
-	case SCENE_OBJECT_GRID_CLOTH:
+	case PBD_SCENE_OBJECT_GRID_CLOTH:
 		return read_grid_cloth(L, obj, path, o);
-	case SCENE_OBJECT_MESH_CLOTH:
+	case PBD_SCENE_OBJECT_MESH_CLOTH:
 		return read_mesh_cloth(L, obj, path, o);
-	case SCENE_OBJECT_ROPE:
+	case PBD_SCENE_OBJECT_ROPE:
 		return read_rope(L, obj, path, o);
-	case SCENE_OBJECT_TET_BOX:
+	case PBD_SCENE_OBJECT_TET_BOX:
 		return read_tet_box(L, obj, path, o);
-	case SCENE_OBJECT_TET_SPHERE:
+	case PBD_SCENE_OBJECT_TET_SPHERE:
 		return read_tet_sphere(L, obj, path, o);
-	case SCENE_OBJECT_TETGEN:
+	case PBD_SCENE_OBJECT_TETGEN:
 		return read_tetgen(L, obj, path, o);
 	}
 	return jr_fail(r, path, "unknown type");
@@ -1412,7 +1414,7 @@ static bool read_rotation(loader* L, const cJSON* obj, const char* path, const c
 		for (const cJSON* e = item->child; e; e = e->next, ++k) {
 			char q_path[JR_PATH_MAX];
 			jr_path_index(q_path, p, k);
-			if (!jr_number_item(r, e, q_path, JR_SYMMETRIC(SCENE_MAX_DIRECTION), &q[k])) return false;
+			if (!jr_number_item(r, e, q_path, JR_SYMMETRIC(PBD_SCENE_MAX_DIRECTION), &q[k])) return false;
 		}
 		if (!quat_from(q, out)) return jr_fail(r, p, "must not be the zero quaternion");
 		return true;
@@ -1426,8 +1428,8 @@ static bool read_rotation(loader* L, const cJSON* obj, const char* path, const c
 		return jr_fail(r, p, "missing \"%s\"", jr_get(item, "axis") ? "angle_deg" : "axis");
 	pbd_vec3 axis;
 	double deg;
-	if (!jr_vec3(r, item, p, "axis", pbd_v3(0, 1, 0), SCENE_MAX_DIRECTION, &axis) ||
-	    !jr_real(r, item, p, "angle_deg", 0, JR_SYMMETRIC(SCENE_MAX_ANGLE_DEG), &deg))
+	if (!jr_vec3(r, item, p, "axis", pbd_v3(0, 1, 0), PBD_SCENE_MAX_DIRECTION, &axis) ||
+	    !jr_real(r, item, p, "angle_deg", 0, JR_SYMMETRIC(PBD_SCENE_MAX_ANGLE_DEG), &deg))
 		return false;
 	const double a[3] = {(double)axis.x, (double)axis.y, (double)axis.z};
 	const double len = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
@@ -1444,7 +1446,7 @@ static bool read_rotation(loader* L, const cJSON* obj, const char* path, const c
 
 /* "keyframes": [{"time", "position", "rotation"}, ...], times strictly increasing. A key that
  * leaves out its position or rotation keeps the previous key's (the first: origin, identity).
- * The track is registered before its keys are read, so that scene_free releases them whatever
+ * The track is registered before its keys are read, so that pbd_scene_free releases them whatever
  * fails. *start gets the pose at time 0, where the world starts. */
 static bool read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t collider, pbd_pose* start) {
 	jr* r = &L->r;
@@ -1455,11 +1457,11 @@ static bool read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t
 	char kpath[JR_PATH_MAX];
 	jr_path_key(kpath, path, "keyframes");
 	if (n == 0) return jr_fail(r, kpath, "must hold at least one keyframe");
-	if (n > SCENE_MAX_KEYFRAMES)
-		return jr_fail(r, kpath, "too many keyframes (%zu, the limit is %d)", n, SCENE_MAX_KEYFRAMES);
-	scene_keyframe* keys = malloc(n * sizeof *keys);
+	if (n > PBD_SCENE_MAX_KEYFRAMES)
+		return jr_fail(r, kpath, "too many keyframes (%zu, the limit is %d)", n, PBD_SCENE_MAX_KEYFRAMES);
+	pbd_scene_keyframe* keys = malloc(n * sizeof *keys);
 	if (!keys) return jr_fail(r, kpath, "out of memory");
-	scene_track* t = &L->s->tracks[L->s->track_count++];
+	pbd_scene_track* t = &L->s->tracks[L->s->track_count++];
 	t->collider = collider;
 	t->keys = keys;
 	t->key_count = 0;
@@ -1472,8 +1474,8 @@ static bool read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t
 		if (!jr_object(r, k, p, allowed)) return false;
 		if (!jr_get(k, "time")) return jr_fail(r, p, "missing \"time\"");
 		double time;
-		if (!jr_real(r, k, p, "time", 0, JR_NONNEG(SCENE_MAX_TIME), &time) ||
-		    !jr_vec3(r, k, p, "position", pose.position, SCENE_MAX_LENGTH, &pose.position) ||
+		if (!jr_real(r, k, p, "time", 0, JR_NONNEG(PBD_SCENE_MAX_TIME), &time) ||
+		    !jr_vec3(r, k, p, "position", pose.position, PBD_SCENE_MAX_LENGTH, &pose.position) ||
 		    !read_rotation(L, k, p, "rotation", &pose.rotation))
 			return false;
 		if (i > 0 && !(time > keys[i - 1].time)) {
@@ -1487,7 +1489,7 @@ static bool read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t
 		keys[i].pose = pose;
 		t->key_count = (uint32_t)(i + 1);
 	}
-	*start = scene_track_pose(t, 0.0);
+	*start = pbd_scene_track_pose(t, 0.0);
 	return true;
 }
 
@@ -1540,7 +1542,7 @@ static bool read_data_file(loader* L, const char* fpath, const char* file, size_
 		if (n == cap) {
 			if (cap > max_bytes) {
 				char lim[32];
-				scene_format_bytes(lim, sizeof lim, max_bytes);
+				pbd_scene_format_bytes(lim, sizeof lim, max_bytes);
 				ok = jr_fail(r, fpath, "%s: file too large (more than the limit of %s)", name, lim);
 				break;
 			}
@@ -1559,7 +1561,7 @@ static bool read_data_file(loader* L, const char* fpath, const char* file, size_
 	if (ok && ferror(fp)) ok = jr_fail(r, fpath, "%s: cannot read: %s", name, strerror(errno));
 	if (ok && n > max_bytes) {
 		char lim[32];
-		scene_format_bytes(lim, sizeof lim, max_bytes);
+		pbd_scene_format_bytes(lim, sizeof lim, max_bytes);
 		ok = jr_fail(r, fpath, "%s: file too large (more than the limit of %s)", name, lim);
 	}
 	fclose(fp);
@@ -1619,9 +1621,9 @@ static bool read_pgm(loader* L, const char* fpath, const char* name, const unsig
 	if (maxval < 1 || maxval > 65535)
 		return jr_fail(r, fpath, "%s: the PGM maxval must be in [1, 65535] (got %u)", name, maxval);
 	if (w < 2 || h < 2) return jr_fail(r, fpath, "%s: needs at least 2 x 2 pixels (got %u x %u)", name, w, h);
-	if ((uint64_t)w * h > SCENE_MAX_HEIGHTFIELD_SAMPLES)
+	if ((uint64_t)w * h > PBD_SCENE_MAX_HEIGHTFIELD_SAMPLES)
 		return jr_fail(r, fpath, "%s: %u x %u pixels is more than the %u samples a heightfield may have", name, w, h,
-		               SCENE_MAX_HEIGHTFIELD_SAMPLES);
+		               PBD_SCENE_MAX_HEIGHTFIELD_SAMPLES);
 	const size_t bytes_per = maxval > 255 ? 2 : 1, count = (size_t)w * h;
 	if (n - i < count * bytes_per)
 		return jr_fail(r, fpath, "%s: the PGM is cut short (%zu bytes of samples, %u x %u needs %zu)", name, n - i, w,
@@ -1664,9 +1666,9 @@ static bool read_png(loader* L, const char* fpath, const char* name, const unsig
 	if (channels != 1 && channels != 2)
 		return jr_fail(r, fpath, "%s: expected a grey image (got %d color channels)", name, channels);
 	if (w < 2 || h < 2) return jr_fail(r, fpath, "%s: needs at least 2 x 2 pixels (got %d x %d)", name, w, h);
-	if ((uint64_t)w * (uint64_t)h > SCENE_MAX_HEIGHTFIELD_SAMPLES)
+	if ((uint64_t)w * (uint64_t)h > PBD_SCENE_MAX_HEIGHTFIELD_SAMPLES)
 		return jr_fail(r, fpath, "%s: %d x %d pixels is more than the %u samples a heightfield may have", name, w, h,
-		               SCENE_MAX_HEIGHTFIELD_SAMPLES);
+		               PBD_SCENE_MAX_HEIGHTFIELD_SAMPLES);
 	const bool wide = stbi_is_16_bit_from_memory(b, (int)n) != 0;
 	int w2 = 0, h2 = 0, c2 = 0;
 	void* pixels = wide ? (void*)stbi_load_16_from_memory(b, (int)n, &w2, &h2, &c2, 1)
@@ -1703,7 +1705,7 @@ static bool read_height_image(loader* L, const char* fpath, const char* file, do
 	size_t size;
 	unsigned char* owned;
 	char name[SCENE_FILE_NAME_MAX];
-	if (!read_data_file(L, fpath, file, SCENE_MAX_IMAGE_BYTES, &bytes, &size, &owned, name)) return false;
+	if (!read_data_file(L, fpath, file, PBD_SCENE_MAX_IMAGE_BYTES, &bytes, &size, &owned, name)) return false;
 	grey_image img;
 	memset(&img, 0, sizeof img);
 	bool ok;
@@ -1747,8 +1749,9 @@ static bool read_height_rows(loader* L, const cJSON* arr, const char* hpath, pbd
 		} else if (n != nx) {
 			return jr_fail(r, p, "has %zu heights, but row 0 has %zu: every row must have the same length", n, nx);
 		}
-		if ((uint64_t)nx * (nz + 1) > SCENE_MAX_HEIGHTFIELD_SAMPLES)
-			return jr_fail(r, hpath, "more than the %u samples a heightfield may have", SCENE_MAX_HEIGHTFIELD_SAMPLES);
+		if ((uint64_t)nx * (nz + 1) > PBD_SCENE_MAX_HEIGHTFIELD_SAMPLES)
+			return jr_fail(r, hpath, "more than the %u samples a heightfield may have",
+			               PBD_SCENE_MAX_HEIGHTFIELD_SAMPLES);
 	}
 	if (nz < 2) return jr_fail(r, hpath, "needs at least 2 rows (got %zu)", nz);
 	pbd_real* out = malloc(nx * nz * sizeof *out);
@@ -1761,7 +1764,7 @@ static bool read_height_rows(loader* L, const cJSON* arr, const char* hpath, pbd
 			jr_path_index(p, hpath, iz);
 			jr_path_index(q, p, ix);
 			double v;
-			const jr_range range = JR_SYMMETRIC(SCENE_MAX_LENGTH);
+			const jr_range range = JR_SYMMETRIC(PBD_SCENE_MAX_LENGTH);
 			if (!jr_number_item(r, e, q, range, &v) || !jr_to_real(r, q, v, range, &out[iz * nx + ix])) {
 				free(out);
 				return false;
@@ -1790,7 +1793,7 @@ static bool read_pair(loader* L, const cJSON* obj, const char* path, const char*
 	for (const cJSON* e = item->child; e; e = e->next, ++k) {
 		char q[JR_PATH_MAX];
 		double v;
-		const jr_range range = JR_POSITIVE(SCENE_MAX_LENGTH);
+		const jr_range range = JR_POSITIVE(PBD_SCENE_MAX_LENGTH);
 		jr_path_index(q, p, k);
 		if (!jr_number_item(r, e, q, range, &v) || !jr_to_real(r, q, v, range, out[k])) return false;
 	}
@@ -1872,8 +1875,8 @@ static bool read_heightfield(loader* L, const cJSON* c, const char* path, pbd_he
 	hf->cell_x = hf->cell_z = 1;
 	if (!jr_string(r, c, path, "image", NULL, 4096, &file) || !jr_array(r, c, path, "heights", &arr, &n) ||
 	    !one_source(L, c, path, "image", "heights", NULL) || !read_pair(L, c, path, "cell", &hf->cell_x, &hf->cell_z) ||
-	    !jr_real(r, c, path, "height_scale", 1, JR_POSITIVE(SCENE_MAX_LENGTH), &scale) ||
-	    !jr_real(r, c, path, "height_offset", 0, JR_SYMMETRIC(SCENE_MAX_LENGTH), &offset))
+	    !jr_real(r, c, path, "height_scale", 1, JR_POSITIVE(PBD_SCENE_MAX_LENGTH), &scale) ||
+	    !jr_real(r, c, path, "height_offset", 0, JR_SYMMETRIC(PBD_SCENE_MAX_LENGTH), &offset))
 		return false;
 	char p[JR_PATH_MAX];
 	if (file) {
@@ -1902,10 +1905,11 @@ static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider
 		static const char* const keys[] = {COLLIDER_KEYS, "center", "radius", NULL};
 		pbd_sphere* sp = &d->shape.sphere;
 		sp->center = pbd_v3(0, 0, 0);
-		if (!jr_object(r, c, path, keys) || !jr_vec3(r, c, path, "center", sp->center, SCENE_MAX_LENGTH, &sp->center))
+		if (!jr_object(r, c, path, keys) ||
+		    !jr_vec3(r, c, path, "center", sp->center, PBD_SCENE_MAX_LENGTH, &sp->center))
 			return false;
 		if (!jr_get(c, "radius")) return jr_fail(r, path, "missing \"radius\"");
-		return jr_real_p(r, c, path, "radius", 1, JR_POSITIVE(SCENE_MAX_LENGTH), &sp->radius);
+		return jr_real_p(r, c, path, "radius", 1, JR_POSITIVE(PBD_SCENE_MAX_LENGTH), &sp->radius);
 	}
 	case PBD_SHAPE_CAPSULE: {
 		static const char* const keys[] = {COLLIDER_KEYS, "half_height", "radius", NULL};
@@ -1913,8 +1917,8 @@ static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider
 		if (!jr_object(r, c, path, keys)) return false;
 		if (!jr_get(c, "half_height") || !jr_get(c, "radius"))
 			return jr_fail(r, path, "missing \"%s\"", jr_get(c, "radius") ? "half_height" : "radius");
-		return jr_real_p(r, c, path, "half_height", 0, JR_NONNEG(SCENE_MAX_LENGTH), &cp->half_height) &&
-		       jr_real_p(r, c, path, "radius", 1, JR_POSITIVE(SCENE_MAX_LENGTH), &cp->radius);
+		return jr_real_p(r, c, path, "half_height", 0, JR_NONNEG(PBD_SCENE_MAX_LENGTH), &cp->half_height) &&
+		       jr_real_p(r, c, path, "radius", 1, JR_POSITIVE(PBD_SCENE_MAX_LENGTH), &cp->radius);
 	}
 	case PBD_SHAPE_BOX: {
 		static const char* const keys[] = {COLLIDER_KEYS, "half_extents", NULL};
@@ -1926,7 +1930,7 @@ static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider
 			return jr_fail(r, p, "expected an array of 3 numbers [x, y, z] (got %s)",
 			               cJSON_IsArray(he) ? "an array of another length" : jr_type_name(he));
 		pbd_real* h[3] = {&d->shape.box.half_extents.x, &d->shape.box.half_extents.y, &d->shape.box.half_extents.z};
-		const jr_range range = JR_POSITIVE(SCENE_MAX_LENGTH);
+		const jr_range range = JR_POSITIVE(PBD_SCENE_MAX_LENGTH);
 		size_t k = 0;
 		for (const cJSON* e = he->child; e; e = e->next, ++k) {
 			char q[JR_PATH_MAX];
@@ -1956,8 +1960,9 @@ static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider
 	}
 	static const char* const keys[] = {COLLIDER_KEYS, "normal", "offset", NULL};
 	pbd_plane* pl = &d->shape.plane;
-	if (!jr_object(r, c, path, keys) || !jr_vec3(r, c, path, "normal", pl->normal, SCENE_MAX_DIRECTION, &pl->normal) ||
-	    !jr_real_p(r, c, path, "offset", pl->offset, JR_SYMMETRIC(SCENE_MAX_LENGTH), &pl->offset))
+	if (!jr_object(r, c, path, keys) ||
+	    !jr_vec3(r, c, path, "normal", pl->normal, PBD_SCENE_MAX_DIRECTION, &pl->normal) ||
+	    !jr_real_p(r, c, path, "offset", pl->offset, JR_SYMMETRIC(PBD_SCENE_MAX_LENGTH), &pl->offset))
 		return false;
 	const pbd_vec3 n = pl->normal;
 	if (!direction_finite(L, path, "normal", n)) return false;
@@ -2003,7 +2008,7 @@ static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint3
 
 	char p[JR_PATH_MAX];
 	int kind;
-	if (!jr_real_p(r, c, path, "margin", d.margin, JR_NONNEG(SCENE_MAX_LENGTH), &d.margin) ||
+	if (!jr_real_p(r, c, path, "margin", d.margin, JR_NONNEG(PBD_SCENE_MAX_LENGTH), &d.margin) ||
 	    !jr_enum(r, c, path, "kind", (int)d.kind, actor_kinds, NULL, NULL, &kind))
 		return false;
 	d.kind = (pbd_actor_kind)kind;
@@ -2025,11 +2030,11 @@ static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint3
 	}
 	int64_t category;
 	double mu_s, mu_k;
-	const jr_range mu_range = JR_NONNEG(SCENE_MAX_MAGNITUDE);
-	if (!jr_vec3(r, c, path, "position", d.pose.position, SCENE_MAX_LENGTH, &d.pose.position) ||
+	const jr_range mu_range = JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE);
+	if (!jr_vec3(r, c, path, "position", d.pose.position, PBD_SCENE_MAX_LENGTH, &d.pose.position) ||
 	    !read_rotation(L, c, path, "rotation", &d.pose.rotation) ||
-	    !jr_vec3(r, c, path, "velocity", d.velocity, SCENE_MAX_SPEED, &d.velocity) ||
-	    !jr_vec3(r, c, path, "angular_velocity", d.angular_velocity, SCENE_MAX_SPEED, &d.angular_velocity) ||
+	    !jr_vec3(r, c, path, "velocity", d.velocity, PBD_SCENE_MAX_SPEED, &d.velocity) ||
+	    !jr_vec3(r, c, path, "angular_velocity", d.angular_velocity, PBD_SCENE_MAX_SPEED, &d.angular_velocity) ||
 	    !jr_real(r, c, path, "static_friction", (double)d.static_friction, mu_range, &mu_s) ||
 	    /* One coefficient is Coulomb friction: sliding resists as much as sticking does. */
 	    !jr_real(r, c, path, "kinetic_friction", mu_s, mu_range, &mu_k) ||
@@ -2058,8 +2063,8 @@ static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint3
 
 /* ---- keyframed motion --------------------------------------------------------------------- */
 
-pbd_pose scene_track_pose(const scene_track* track, double time) {
-	const scene_keyframe* k = track->keys;
+pbd_pose pbd_scene_track_pose(const pbd_scene_track* track, double time) {
+	const pbd_scene_keyframe* k = track->keys;
 	const uint32_t n = track->key_count;
 	if (n == 0) return pbd_pose_identity();
 	if (!(time > k[0].time)) return k[0].pose;
@@ -2083,28 +2088,29 @@ pbd_pose scene_track_pose(const scene_track* track, double time) {
 	return pose;
 }
 
-pbd_status scene_before_step(scene* s) {
+pbd_status pbd_scene_before_step(pbd_scene* s) {
 	if (!s || !s->world) return PBD_ERR_INVALID_ARGUMENT;
 	if (s->track_count == 0) return PBD_OK;
 	/* The clock is the world's, not one kept here, so that a world resumed from a snapshot or
 	 * given another dt between steps follows its keyframes from where it is. */
 	const double end = pbd_world_time(s->world) + (double)pbd_world_get_def(s->world).dt;
 	for (uint32_t k = 0; k < s->track_count; ++k) {
-		const scene_track* t = &s->tracks[k];
-		const pbd_status status = pbd_collider_move_to(s->world, s->colliders[t->collider], scene_track_pose(t, end));
+		const pbd_scene_track* t = &s->tracks[k];
+		const pbd_status status =
+		    pbd_collider_move_to(s->world, s->colliders[t->collider], pbd_scene_track_pose(t, end));
 		if (status != PBD_OK) return status;
 	}
 	return PBD_OK;
 }
 
-pbd_status scene_step(scene* s) {
-	const pbd_status status = scene_before_step(s);
+pbd_status pbd_scene_step(pbd_scene* s) {
+	const pbd_status status = pbd_scene_before_step(s);
 	return status != PBD_OK ? status : pbd_world_step(s->world);
 }
 
 /* ---- render settings ---------------------------------------------------------------------- */
 
-const char* const scene_overlay_names[] = {"particles", "constraints", "pinned", "contacts", NULL};
+const char* const pbd_scene_overlay_names[] = {"particles", "constraints", "pinned", "contacts", NULL};
 
 static int hex_digit(char c) {
 	if (c >= '0' && c <= '9') return c - '0';
@@ -2148,7 +2154,7 @@ static bool read_color(loader* L, const cJSON* obj, const char* path, const char
 }
 
 /* "background": one color, or [top, bottom] for a vertical gradient. */
-static bool read_background(loader* L, const cJSON* obj, const char* path, scene_render* sr) {
+static bool read_background(loader* L, const cJSON* obj, const char* path, pbd_scene_render* sr) {
 	const cJSON* item = jr_get(obj, "background");
 	if (!item) return true;
 	char p[JR_PATH_MAX];
@@ -2168,7 +2174,7 @@ static bool read_background(loader* L, const cJSON* obj, const char* path, scene
 
 static double v3_len2(pbd_vec3 v) { return (double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z; }
 
-static bool read_camera(loader* L, const cJSON* obj, const char* path, scene_render* sr) {
+static bool read_camera(loader* L, const cJSON* obj, const char* path, pbd_scene_render* sr) {
 	jr* r = &L->r;
 	const cJSON* c = jr_get(obj, "camera");
 	if (!c) return true;
@@ -2180,9 +2186,9 @@ static bool read_camera(loader* L, const cJSON* obj, const char* path, scene_ren
 	sr->has_target = jr_get(c, "target") != NULL;
 	sr->has_up = jr_get(c, "up") != NULL;
 	sr->has_fov = jr_get(c, "fov") != NULL;
-	if (!jr_vec3(r, c, cpath, "eye", pbd_v3(0, 0, 0), SCENE_MAX_LENGTH, &sr->eye) ||
-	    !jr_vec3(r, c, cpath, "target", pbd_v3(0, 0, 0), SCENE_MAX_LENGTH, &sr->target) ||
-	    !jr_vec3(r, c, cpath, "up", pbd_v3(0, 1, 0), SCENE_MAX_DIRECTION, &sr->up) ||
+	if (!jr_vec3(r, c, cpath, "eye", pbd_v3(0, 0, 0), PBD_SCENE_MAX_LENGTH, &sr->eye) ||
+	    !jr_vec3(r, c, cpath, "target", pbd_v3(0, 0, 0), PBD_SCENE_MAX_LENGTH, &sr->target) ||
+	    !jr_vec3(r, c, cpath, "up", pbd_v3(0, 1, 0), PBD_SCENE_MAX_DIRECTION, &sr->up) ||
 	    !jr_real(r, c, cpath, "fov", 40, (jr_range){1, 170, false, false}, &sr->fov))
 		return false;
 	char p[JR_PATH_MAX];
@@ -2208,7 +2214,7 @@ static bool read_camera(loader* L, const cJSON* obj, const char* path, scene_ren
 	return true;
 }
 
-static bool read_overlays(loader* L, const cJSON* obj, const char* path, scene_render* sr) {
+static bool read_overlays(loader* L, const cJSON* obj, const char* path, pbd_scene_render* sr) {
 	jr* r = &L->r;
 	const cJSON* arr;
 	size_t n;
@@ -2224,8 +2230,8 @@ static bool read_overlays(loader* L, const cJSON* obj, const char* path, scene_r
 		jr_path_index(p, opath, i);
 		if (!cJSON_IsString(c) || !c->valuestring) return jr_fail(r, p, "expected a string (got %s)", jr_type_name(c));
 		unsigned bit = 0;
-		for (unsigned k = 0; scene_overlay_names[k]; ++k)
-			if (strcmp(c->valuestring, scene_overlay_names[k]) == 0) bit = 1u << k;
+		for (unsigned k = 0; pbd_scene_overlay_names[k]; ++k)
+			if (strcmp(c->valuestring, pbd_scene_overlay_names[k]) == 0) bit = 1u << k;
 		if (!bit)
 			return jr_fail(r, p,
 			               "unknown overlay \"%.32s\" (one of \"particles\", \"constraints\", \"pinned\", "
@@ -2238,7 +2244,7 @@ static bool read_overlays(loader* L, const cJSON* obj, const char* path, scene_r
 }
 
 /* "render": {"width", "height", "camera", colors, "overlays"}; see docs/scene-format.md. */
-static bool read_render(loader* L, const cJSON* root, scene_render* sr) {
+static bool read_render(loader* L, const cJSON* root, pbd_scene_render* sr) {
 	jr* r = &L->r;
 	memset(sr, 0, sizeof *sr);
 	const cJSON* o = jr_get(root, "render");
@@ -2248,8 +2254,8 @@ static bool read_render(loader* L, const cJSON* root, scene_render* sr) {
 	const char* path = "render";
 	if (!jr_object(r, o, path, keys)) return false;
 	int64_t w, h;
-	if (!jr_int(r, o, path, "width", 0, SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, &w) ||
-	    !jr_int(r, o, path, "height", 0, SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, &h))
+	if (!jr_int(r, o, path, "width", 0, PBD_SCENE_RENDER_MIN_SIZE, PBD_SCENE_RENDER_MAX_SIZE, &w) ||
+	    !jr_int(r, o, path, "height", 0, PBD_SCENE_RENDER_MIN_SIZE, PBD_SCENE_RENDER_MAX_SIZE, &h))
 		return false;
 	sr->width = (int)w;
 	sr->height = (int)h;
@@ -2271,9 +2277,9 @@ static bool name_ok(const char* s) {
 	return true;
 }
 
-static bool build(loader* L, const cJSON* root, const char* default_name, const scene_options* opt) {
+static bool build(loader* L, const cJSON* root, const char* default_name, const pbd_scene_options* opt) {
 	jr* r = &L->r;
-	scene* s = L->s;
+	pbd_scene* s = L->s;
 	if (!cJSON_IsObject(root)) return jr_fail(r, "", "the top level must be an object (got %s)", jr_type_name(root));
 	static const char* const keys[] = {"name",    "description", "frames", "world",
 	                                   "objects", "colliders",   "render", NULL};
@@ -2282,9 +2288,9 @@ static bool build(loader* L, const cJSON* root, const char* default_name, const 
 	const char* name;
 	const char* description;
 	int64_t frames;
-	if (!jr_string(r, root, "", "name", default_name, SCENE_NAME_MAX - 1, &name) ||
+	if (!jr_string(r, root, "", "name", default_name, PBD_SCENE_NAME_MAX - 1, &name) ||
 	    !jr_string(r, root, "", "description", "", sizeof s->description - 1, &description) ||
-	    !jr_int(r, root, "", "frames", 240, 0, SCENE_MAX_FRAMES, &frames))
+	    !jr_int(r, root, "", "frames", 240, 0, PBD_SCENE_MAX_FRAMES, &frames))
 		return false;
 	/* The name becomes the output folder out/<name>/, so it must be a plain file name. */
 	if (!name_ok(name))
@@ -2323,9 +2329,9 @@ static bool build(loader* L, const cJSON* root, const char* default_name, const 
 	for (const cJSON* o = objects ? objects->child : NULL; o; o = o->next, ++i) {
 		char p[JR_PATH_MAX];
 		jr_path_index(p, "objects", i);
-		scene_object* so = &s->objects[i];
+		pbd_scene_object* so = &s->objects[i];
 		snprintf(so->name, sizeof so->name, "object%zu", i);
-		s->object_count = (uint32_t)(i + 1); /* counted before reading, so scene_free sees its lines */
+		s->object_count = (uint32_t)(i + 1); /* counted before reading, so pbd_scene_free sees its lines */
 		if (!read_object(L, o, p, so)) return false;
 	}
 	if (ncol > 0) {
@@ -2345,24 +2351,24 @@ static bool build(loader* L, const cJSON* root, const char* default_name, const 
 }
 
 /* The file name without folder and extension, made safe as a scene name. */
-static void stem_of(const char* source, char out[SCENE_NAME_MAX]) {
+static void stem_of(const char* source, char out[PBD_SCENE_NAME_MAX]) {
 	const char* base = strrchr(source, '/');
 	base = base ? base + 1 : source;
 	size_t n = strcspn(base, ".");
-	if (n >= SCENE_NAME_MAX) n = SCENE_NAME_MAX - 1;
+	if (n >= PBD_SCENE_NAME_MAX) n = PBD_SCENE_NAME_MAX - 1;
 	for (size_t i = 0; i < n; ++i) {
 		char c = base[i];
 		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 		out[i] = ok ? c : '_';
 	}
 	out[n] = '\0';
-	if (n == 0) snprintf(out, SCENE_NAME_MAX, "scene");
+	if (n == 0) snprintf(out, PBD_SCENE_NAME_MAX, "scene");
 }
 
 /* `text` is terminated at text[size] when `owned` is: then it belongs to the load, which frees it
  * once parsed so that the text and the objects built from the tree are never held together. */
 static bool load(const char* text, size_t size, char* owned, const char* source, const char* base_dir, bool builtin,
-                 const char* default_name, const scene_options* options, scene* out, scene_error* err) {
+                 const char* default_name, const pbd_scene_options* options, pbd_scene* out, pbd_scene_error* err) {
 	memset(out, 0, sizeof *out);
 	loader L;
 	memset(&L, 0, sizeof L);
@@ -2372,9 +2378,9 @@ static bool load(const char* text, size_t size, char* owned, const char* source,
 	L.base_dir = base_dir;
 	L.builtin = builtin;
 	L.s = out;
-	L.max_particles = SCENE_MAX_PARTICLES;
-	L.max_constraints = SCENE_MAX_CONSTRAINTS;
-	if (options && options->max_particles && options->max_particles < SCENE_MAX_PARTICLES) {
+	L.max_particles = PBD_SCENE_MAX_PARTICLES;
+	L.max_constraints = PBD_SCENE_MAX_CONSTRAINTS;
+	if (options && options->max_particles && options->max_particles < PBD_SCENE_MAX_PARTICLES) {
 		L.max_particles = options->max_particles;
 		L.max_constraints = 8 * (uint64_t)options->max_particles;
 	}
@@ -2385,53 +2391,53 @@ static bool load(const char* text, size_t size, char* owned, const char* source,
 	bool ok = build(&L, root, default_name, options);
 	cJSON_Delete(root);
 	if (!ok)
-		scene_free(out);
+		pbd_scene_free(out);
 	else
 		out->log->loading = false; /* from now on the caller's callback hears the library */
 	return ok;
 }
 
-bool scene_load_string(const char* text, size_t size, const char* source, const char* base_dir,
-                       const scene_options* options, scene* out, scene_error* err) {
-	char stem[SCENE_NAME_MAX];
+bool pbd_scene_load_string(const char* text, size_t size, const char* source, const char* base_dir,
+                           const pbd_scene_options* options, pbd_scene* out, pbd_scene_error* err) {
+	char stem[PBD_SCENE_NAME_MAX];
 	stem_of(source ? source : "scene", stem);
 	return load(text, size, NULL, source, base_dir, false, stem, options, out, err);
 }
 
-bool scene_load_builtin_text(const char* text, size_t size, const char* source, const scene_options* options,
-                             scene* out, scene_error* err) {
-	char stem[SCENE_NAME_MAX];
+bool scene_load_builtin_text(const char* text, size_t size, const char* source, const pbd_scene_options* options,
+                             pbd_scene* out, pbd_scene_error* err) {
+	char stem[PBD_SCENE_NAME_MAX];
 	stem_of(source ? source : "scene", stem);
 	return load(text, size, NULL, source, NULL, true, stem, options, out, err);
 }
 
-/* Reads at most SCENE_MAX_FILE_BYTES + 1 bytes, so that a file past the cap costs no more than
+/* Reads at most PBD_SCENE_MAX_FILE_BYTES + 1 bytes, so that a file past the cap costs no more than
  * the cap; in chunks rather than trusting the size fstat gives, since the path may be a pipe or a
  * special file. The buffer has room for a terminating 0. */
-static char* read_text(FILE* fp, const char* path, size_t* out_size, scene_error* err) {
+static char* read_text(FILE* fp, const char* path, size_t* out_size, pbd_scene_error* err) {
 	size_t cap = 1 << 16, size = 0;
 	struct stat st;
 	/* A regular file's size is a good first guess: one allocation, no copies. */
 	if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
-	    (uint64_t)st.st_size <= SCENE_MAX_FILE_BYTES)
+	    (uint64_t)st.st_size <= PBD_SCENE_MAX_FILE_BYTES)
 		cap = (size_t)st.st_size + 2; /* the terminator, and a byte for fread to find the end */
 	char* text = malloc(cap);
 	if (!text) {
-		scene_error_set(err, "%s: out of memory", path);
+		pbd_scene_error_set(err, "%s: out of memory", path);
 		return NULL;
 	}
 	for (;;) {
 		if (size + 1 >= cap) {
-			if (size > SCENE_MAX_FILE_BYTES) {
-				scene_error_set(err, "%s: file too large (more than the limit of %u MiB)", path,
-				                SCENE_MAX_FILE_BYTES >> 20);
+			if (size > PBD_SCENE_MAX_FILE_BYTES) {
+				pbd_scene_error_set(err, "%s: file too large (more than the limit of %u MiB)", path,
+				                    PBD_SCENE_MAX_FILE_BYTES >> 20);
 				free(text);
 				return NULL;
 			}
-			size_t bigger_cap = cap * 2 > SCENE_MAX_FILE_BYTES + 2 ? SCENE_MAX_FILE_BYTES + 2 : cap * 2;
+			size_t bigger_cap = cap * 2 > PBD_SCENE_MAX_FILE_BYTES + 2 ? PBD_SCENE_MAX_FILE_BYTES + 2 : cap * 2;
 			char* bigger = realloc(text, bigger_cap);
 			if (!bigger) {
-				scene_error_set(err, "%s: out of memory", path);
+				pbd_scene_error_set(err, "%s: out of memory", path);
 				free(text);
 				return NULL;
 			}
@@ -2443,12 +2449,13 @@ static char* read_text(FILE* fp, const char* path, size_t* out_size, scene_error
 		if (got == 0) break;
 	}
 	if (ferror(fp)) {
-		scene_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+		pbd_scene_error_set(err, "%s: cannot read: %s", path, strerror(errno));
 		free(text);
 		return NULL;
 	}
-	if (size > SCENE_MAX_FILE_BYTES) {
-		scene_error_set(err, "%s: file too large (more than the limit of %u MiB)", path, SCENE_MAX_FILE_BYTES >> 20);
+	if (size > PBD_SCENE_MAX_FILE_BYTES) {
+		pbd_scene_error_set(err, "%s: file too large (more than the limit of %u MiB)", path,
+		                    PBD_SCENE_MAX_FILE_BYTES >> 20);
 		free(text);
 		return NULL;
 	}
@@ -2457,12 +2464,12 @@ static char* read_text(FILE* fp, const char* path, size_t* out_size, scene_error
 	return text;
 }
 
-bool scene_load_file(const char* path, const scene_options* options, scene* out, scene_error* err) {
+bool pbd_scene_load_file(const char* path, const pbd_scene_options* options, pbd_scene* out, pbd_scene_error* err) {
 	memset(out, 0, sizeof *out);
 	err->message[0] = '\0';
 	FILE* fp = fopen(path, "rb");
 	if (!fp) {
-		scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		pbd_scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
 		return false;
 	}
 	size_t size = 0;
@@ -2477,7 +2484,7 @@ bool scene_load_file(const char* path, const scene_options* options, scene* out,
 		size_t n = (size_t)(slash - path);
 		if (n == 0) n = 1; /* "/scene.json": the root */
 		if (n >= sizeof dir) {
-			scene_error_set(err, "%s: path too long", path);
+			pbd_scene_error_set(err, "%s: path too long", path);
 			free(text);
 			return false;
 		}
@@ -2485,19 +2492,19 @@ bool scene_load_file(const char* path, const scene_options* options, scene* out,
 		dir[n] = '\0';
 		base_dir = dir;
 	}
-	char stem[SCENE_NAME_MAX];
+	char stem[PBD_SCENE_NAME_MAX];
 	stem_of(path, stem);
 	return load(text, size, text, path, base_dir, false, stem, options, out, err);
 }
 
-void scene_error_set(scene_error* err, const char* fmt, ...) {
+void pbd_scene_error_set(pbd_scene_error* err, const char* fmt, ...) {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof err->message, fmt, ap);
 	va_end(ap);
 }
 
-void scene_format_bytes(char* out, size_t out_size, uint64_t bytes) {
+void pbd_scene_format_bytes(char* out, size_t out_size, uint64_t bytes) {
 	static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	if (bytes < 1024) {
 		snprintf(out, out_size, "%llu bytes", (unsigned long long)bytes);
@@ -2512,7 +2519,7 @@ void scene_format_bytes(char* out, size_t out_size, uint64_t bytes) {
 	snprintf(out, out_size, "%.1f %s", v, units[u]);
 }
 
-void scene_free(scene* s) {
+void pbd_scene_free(pbd_scene* s) {
 	if (!s) return;
 	pbd_world_destroy(s->world);
 	free(s->log); /* after the world, which may still log while it goes */

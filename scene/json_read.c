@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 const jr_range JR_UNIT = {0.0, 1.0, false, false};
 
@@ -288,10 +288,10 @@ void jr_install_hooks(void) {
 	pthread_once(&once, install_hooks);
 }
 
-void scene_set_parse_malloc(void* (*fn)(size_t)) { counter.fn = fn; }
+void pbd_scene_set_parse_malloc(void* (*fn)(size_t)) { counter.fn = fn; }
 
 uint64_t jr_parse_budget(size_t size) {
-	return (uint64_t)SCENE_JSON_BASE_BYTES + (uint64_t)SCENE_JSON_BYTES_PER_BYTE * (uint64_t)size;
+	return (uint64_t)PBD_SCENE_JSON_BASE_BYTES + (uint64_t)PBD_SCENE_JSON_BYTES_PER_BYTE * (uint64_t)size;
 }
 
 static const char* top_type_name(char top) {
@@ -324,27 +324,27 @@ static void syntax_error(jr* r, const char* text, size_t offset, const char* why
  * allocator met it. */
 static void budget_fail(jr* r, uint64_t values, uint64_t need, size_t size) {
 	char need_s[32], budget_s[32], size_s[32];
-	scene_format_bytes(need_s, sizeof need_s, need);
-	scene_format_bytes(budget_s, sizeof budget_s, jr_parse_budget(size));
-	scene_format_bytes(size_s, sizeof size_s, size);
+	pbd_scene_format_bytes(need_s, sizeof need_s, need);
+	pbd_scene_format_bytes(budget_s, sizeof budget_s, jr_parse_budget(size));
+	pbd_scene_format_bytes(size_s, sizeof size_s, size);
 	if (values)
 		jr_fail(r, "",
 		        "%llu JSON values would take %s of memory to parse, more than the %s allowed for a text of %s "
 		        "(%u MiB + %u bytes per byte of text)",
-		        (unsigned long long)values, need_s, budget_s, size_s, SCENE_JSON_BASE_BYTES >> 20,
-		        SCENE_JSON_BYTES_PER_BYTE);
+		        (unsigned long long)values, need_s, budget_s, size_s, PBD_SCENE_JSON_BASE_BYTES >> 20,
+		        PBD_SCENE_JSON_BYTES_PER_BYTE);
 	else
 		jr_fail(r, "",
 		        "parsing needed more than the %s of memory allowed for a text of %s (%u MiB + %u bytes per byte "
 		        "of text)",
-		        budget_s, size_s, SCENE_JSON_BASE_BYTES >> 20, SCENE_JSON_BYTES_PER_BYTE);
+		        budget_s, size_s, PBD_SCENE_JSON_BASE_BYTES >> 20, PBD_SCENE_JSON_BYTES_PER_BYTE);
 }
 
 cJSON* jr_parse(jr* r, const char* text, size_t size, bool terminated) {
-	if (size > SCENE_MAX_FILE_BYTES) {
+	if (size > PBD_SCENE_MAX_FILE_BYTES) {
 		char size_s[32];
-		scene_format_bytes(size_s, sizeof size_s, size);
-		jr_fail(r, "", "file too large (%s, the limit is %u MiB)", size_s, SCENE_MAX_FILE_BYTES >> 20);
+		pbd_scene_format_bytes(size_s, sizeof size_s, size);
+		jr_fail(r, "", "file too large (%s, the limit is %u MiB)", size_s, PBD_SCENE_MAX_FILE_BYTES >> 20);
 		return NULL;
 	}
 	/* cJSON stops at a 0 byte and would take what follows for the end of the input. */
@@ -390,7 +390,7 @@ cJSON* jr_parse(jr* r, const char* text, size_t size, bool terminated) {
 	counter.budget = 0;
 	if (!root) {
 		char used_s[32];
-		scene_format_bytes(used_s, sizeof used_s, seen.used);
+		pbd_scene_format_bytes(used_s, sizeof used_s, seen.used);
 		if (seen.failed)
 			jr_fail(r, "", "out of memory while parsing (%s held by then)", used_s);
 		else if (seen.over_budget)

@@ -68,8 +68,8 @@ void jr_format_number(char* out, size_t size, double v);
  * against the same budget while it runs, and one that fails is reported as "out of memory". */
 cJSON* jr_parse(jr* r, const char* text, size_t size, bool terminated);
 
-/* The bytes the parser may request for a text of `size` bytes: SCENE_JSON_BASE_BYTES +
- * SCENE_JSON_BYTES_PER_BYTE * size (scene.h). */
+/* The bytes the parser may request for a text of `size` bytes: PBD_SCENE_JSON_BASE_BYTES +
+ * PBD_SCENE_JSON_BYTES_PER_BYTE * size (scene.h). */
 uint64_t jr_parse_budget(size_t size);
 
 /* Routes cJSON's allocations through the counting allocator; idempotent and thread-safe. Every

@@ -1,12 +1,11 @@
-/* The tables that cmake/embed_scenes.cmake and app/embed_data.cmake generate from the files in
- * scenes/ and scenes/data/. Internal to the scene library: users go through scene_builtin_at /
- * scene_builtin_find. */
-#ifndef PBD_APP_SCENE_EMBEDDED_H
-#define PBD_APP_SCENE_EMBEDDED_H
+/* The tables that cmake/embed_files.cmake generates from the files in scenes/ and scenes/data/. Internal to the scene
+ * library: users go through pbd_scene_builtin_at / pbd_scene_builtin_find. */
+#ifndef PBD_SCENE_EMBEDDED_H
+#define PBD_SCENE_EMBEDDED_H
 
-#include "scene.h"
+#include "pbd/scene.h"
 
-extern const scene_builtin scene_embedded[];
+extern const pbd_scene_builtin scene_embedded[];
 extern const size_t scene_embedded_count;
 
 /* A data file of scenes/data/, named by its path relative to scenes/ ("data/terrain.pgm"). */
@@ -23,9 +22,9 @@ extern const size_t scene_data_embedded_count;
  * "./data/x.obj"); NULL if none. */
 const scene_data_file* scene_data_find(const char* path);
 
-/* scene_load_string for a built-in scene: relative file names are looked up among the embedded
+/* pbd_scene_load_string for a built-in scene: relative file names are looked up among the embedded
  * data files first, then in the working directory. */
-bool scene_load_builtin_text(const char* text, size_t size, const char* source, const scene_options* options,
-                             scene* out, scene_error* err);
+bool scene_load_builtin_text(const char* text, size_t size, const char* source, const pbd_scene_options* options,
+                             pbd_scene* out, pbd_scene_error* err);
 
 #endif

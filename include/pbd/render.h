@@ -81,7 +81,7 @@ typedef struct pbd_render_bounds {
 } pbd_render_bounds;
 
 /// The current particles and bounded colliders, as the balls that hold them (planes are unbounded and left out).
-void pbd_render_scene_bounds(const pbd_render_scene* scene, pbd_render_bounds* out);
+PBD_API void pbd_render_scene_bounds(const pbd_render_scene* scene, pbd_render_bounds* out);
 
 /// The box of the scene's "reach", what a camera set once for a whole run should frame, from
 /// the state it is called on (the initial one for a run): the particles; each free particle
@@ -90,7 +90,7 @@ void pbd_render_scene_bounds(const pbd_render_scene* scene, pbd_render_bounds* o
 /// that stops it); for a body held at one
 /// point (a rope, a pendulum), the particles mirrored across that point, where they swing to;
 /// and the bounded colliders (spheres, capsules, boxes) as the balls that hold them.
-void pbd_render_framing_bounds(const pbd_render_scene* scene, pbd_render_bounds* out);
+PBD_API void pbd_render_framing_bounds(const pbd_render_scene* scene, pbd_render_bounds* out);
 
 /* ---- camera ------------------------------------------------------------------------------ */
 
@@ -118,38 +118,39 @@ typedef struct pbd_render_orbit {
 #define PBD_RENDER_DEFAULT_FOV   40.0f
 
 /// Camera looking at `o.target` from yaw/pitch/distance, up = +y.
-pbd_render_camera pbd_render_camera_from_orbit(const pbd_render_orbit* o);
+PBD_API pbd_render_camera pbd_render_camera_from_orbit(const pbd_render_orbit* o);
 
 /// The orbit that gives this camera's eye, target and field of view (up becomes +y).
-pbd_render_orbit pbd_render_orbit_from_camera(const pbd_render_camera* c);
+PBD_API pbd_render_orbit pbd_render_orbit_from_camera(const pbd_render_camera* c);
 
 /// The orbit looking from yaw/pitch with the given field of view that holds the 8 corners of
 /// `b` in an image of this aspect (width / height), 5% kept free on each side, centred on what
 /// it shows. An empty box frames the unit box around the origin.
-pbd_render_orbit pbd_render_orbit_frame(const pbd_render_bounds* b, float aspect, float fov_y, float yaw, float pitch);
+PBD_API pbd_render_orbit pbd_render_orbit_frame(const pbd_render_bounds* b, float aspect, float fov_y, float yaw,
+                                                float pitch);
 
 /// The same fit for the scene's reach itself (the points behind pbd_render_framing_bounds and
 /// the spheres' outlines): tighter than its box, which a draped cloth fills only in part.
-pbd_render_orbit pbd_render_orbit_frame_scene(const pbd_render_scene* scene, float aspect, float fov_y, float yaw,
-                                              float pitch);
+PBD_API pbd_render_orbit pbd_render_orbit_frame_scene(const pbd_render_scene* scene, float aspect, float fov_y,
+                                                      float yaw, float pitch);
 
 /// pbd_render_orbit_frame_scene with the default direction and field of view.
-pbd_render_camera pbd_render_camera_frame(const pbd_render_scene* scene, float aspect);
+PBD_API pbd_render_camera pbd_render_camera_frame(const pbd_render_scene* scene, float aspect);
 
-bool pbd_render_camera_is_valid(const pbd_render_camera* c);
+PBD_API bool pbd_render_camera_is_valid(const pbd_render_camera* c);
 
 /// Column-major 4x4 view and projection matrices (OpenGL conventions, depth -1..1).
-void pbd_render_camera_matrices(const pbd_render_camera* c, float aspect, float z_near, float z_far, float view[16],
-                                float proj[16]);
+PBD_API void pbd_render_camera_matrices(const pbd_render_camera* c, float aspect, float z_near, float z_far,
+                                        float view[16], float proj[16]);
 
 /// Pixel coordinates of world point `p` in a width x height image (x right, y down, pixel
 /// centres at +0.5), as the renderer draws it. False when p is behind the camera.
-bool pbd_render_camera_project(const pbd_render_camera* c, int width, int height, const float p[3], float* px,
-                               float* py);
+PBD_API bool pbd_render_camera_project(const pbd_render_camera* c, int width, int height, const float p[3], float* px,
+                                       float* py);
 
 /// The ray from the eye through pixel (px, py): origin = eye, dir unit. For picking.
-void pbd_render_camera_ray(const pbd_render_camera* c, int width, int height, float px, float py, float origin[3],
-                           float dir[3]);
+PBD_API void pbd_render_camera_ray(const pbd_render_camera* c, int width, int height, float px, float py,
+                                   float origin[3], float dir[3]);
 
 /* ---- style ------------------------------------------------------------------------------- */
 
@@ -178,7 +179,7 @@ typedef struct pbd_render_style {
 	float collider_inset;
 } pbd_render_style;
 
-pbd_render_style pbd_render_style_default(void);
+PBD_API pbd_render_style pbd_render_style_default(void);
 
 /* ---- renderer ---------------------------------------------------------------------------- */
 
@@ -186,17 +187,17 @@ typedef struct pbd_renderer pbd_renderer;
 
 /// Compiles the shaders and makes the buffers. Needs a current OpenGL 3.3 core (or later)
 /// context, which must stay current for every call on this renderer, destroy included.
-bool pbd_renderer_create(pbd_renderer** out, pbd_error* err);
+PBD_API bool pbd_renderer_create(pbd_renderer** out, pbd_error* err);
 
 /// Frees the GL objects (their context must be current) and the renderer. NULL is accepted.
-void pbd_renderer_destroy(pbd_renderer* r);
+PBD_API void pbd_renderer_destroy(pbd_renderer* r);
 
 /// Reads the world: positions, smooth normals (area-weighted, recomputed each call), pinned
 /// particles, contacts and colliders. Topology (triangles, constraints, lines) is read again
 /// when the world or its counts change, and with it the automatic sizes (balls, tubes, markers)
 /// and the plane quads, from the state seen then: call it once on the initial state. Call it
 /// after each step that is to be seen.
-bool pbd_renderer_update(pbd_renderer* r, const pbd_render_scene* scene);
+PBD_API bool pbd_renderer_update(pbd_renderer* r, const pbd_render_scene* scene);
 
 /// Draws what the last update read into the currently bound framebuffer, over the viewport
 /// (0, 0, width, height), clearing it first; the framebuffer needs a depth buffer (the
@@ -205,17 +206,18 @@ bool pbd_renderer_update(pbd_renderer* r, const pbd_render_scene* scene);
 /// off, and no program or vertex array bound. With the constraint overlay on it also makes
 /// texture unit 0 active and leaves no buffer texture bound there; other state of the caller's
 /// (a HUD's textures, say) is left alone.
-bool pbd_renderer_draw(pbd_renderer* r, const pbd_render_camera* camera, const pbd_render_style* style, int width,
-                       int height);
+PBD_API bool pbd_renderer_draw(pbd_renderer* r, const pbd_render_camera* camera, const pbd_render_style* style,
+                               int width, int height);
 
 /// The last failure of this renderer ("" if none).
-const char* pbd_renderer_last_error(const pbd_renderer* r);
+PBD_API const char* pbd_renderer_last_error(const pbd_renderer* r);
 
 /// Compiles and links a GLSL 3.30 program from a vertex, an optional geometry (NULL) and a
 /// fragment shader in the current context, for drawing code beside the renderer (the viewer's
 /// text panel). Returns the GL program name, or 0 with one line in err naming `what` and the
 /// compiler's first message.
-unsigned int pbd_render_program_build(const char* vs, const char* gs, const char* fs, const char* what, pbd_error* err);
+PBD_API unsigned int pbd_render_program_build(const char* vs, const char* gs, const char* fs, const char* what,
+                                              pbd_error* err);
 
 /* ---- offscreen --------------------------------------------------------------------------- */
 
@@ -225,30 +227,31 @@ typedef struct pbd_render_offscreen pbd_render_offscreen;
 /// the first EGL device, else the default display) and makes it current on this thread, with a
 /// width x height framebuffer (`samples` per pixel, reduced to what the driver allows; 1 = no
 /// multisampling).
-bool pbd_render_offscreen_create(int width, int height, int samples, pbd_render_offscreen** out, pbd_error* err);
+PBD_API bool pbd_render_offscreen_create(int width, int height, int samples, pbd_render_offscreen** out,
+                                         pbd_error* err);
 
 /// Binds its framebuffer for drawing and sets the viewport to it.
-void pbd_render_offscreen_bind(pbd_render_offscreen* o);
+PBD_API void pbd_render_offscreen_bind(pbd_render_offscreen* o);
 
 /// Resolves the multisampled image and copies it into rgb (width * height * 3 bytes, top row
 /// first).
-bool pbd_render_offscreen_read(pbd_render_offscreen* o, uint8_t* rgb, pbd_error* err);
+PBD_API bool pbd_render_offscreen_read(pbd_render_offscreen* o, uint8_t* rgb, pbd_error* err);
 
 /// "llvmpipe (LLVM 15.0.6, 256 bits)" and the like: the GL_RENDERER string.
-const char* pbd_render_offscreen_device(const pbd_render_offscreen* o);
+PBD_API const char* pbd_render_offscreen_device(const pbd_render_offscreen* o);
 
 /// Releases the framebuffer and the context. NULL is accepted. The EGL display stays
 /// initialised (it is shared by everything in the process that uses EGL) for the next one.
-void pbd_render_offscreen_destroy(pbd_render_offscreen* o);
+PBD_API void pbd_render_offscreen_destroy(pbd_render_offscreen* o);
 
 /// Reads the bound read framebuffer (for a window: its back buffer before the swap) into rgb,
 /// top row first. For screenshots.
-bool pbd_render_read_pixels(int width, int height, uint8_t* rgb, pbd_error* err);
+PBD_API bool pbd_render_read_pixels(int width, int height, uint8_t* rgb, pbd_error* err);
 
 /* ---- files ------------------------------------------------------------------------------- */
 
 /// Writes an 8-bit RGB PNG (rows top first).
-bool pbd_render_write_png(const char* path, int width, int height, const uint8_t* rgb, pbd_error* err);
+PBD_API bool pbd_render_write_png(const char* path, int width, int height, const uint8_t* rgb, pbd_error* err);
 
 typedef enum pbd_render_video_format {
 	PBD_RENDER_VIDEO_MP4 = 0, ///< H.264 (libx264) when ffmpeg has it, else MPEG-4 part 2; yuv420p
@@ -256,25 +259,25 @@ typedef enum pbd_render_video_format {
 } pbd_render_video_format;
 
 /// The format a file name asks for by its extension (.mp4, .gif, any case); false for others.
-bool pbd_render_video_format_of(const char* path, pbd_render_video_format* out);
+PBD_API bool pbd_render_video_format_of(const char* path, pbd_render_video_format* out);
 
 typedef struct pbd_render_video pbd_render_video;
 
 /// Starts an ffmpeg process that encodes the frames it is given into `path` (overwritten), at
 /// `fps` frames per second. Fails with a clear message when ffmpeg is not on the PATH. Odd sizes
 /// are padded by one pixel for MP4 (yuv420p needs even ones).
-bool pbd_render_video_open(const char* path, pbd_render_video_format format, int width, int height, double fps,
-                           pbd_render_video** out, pbd_error* err);
+PBD_API bool pbd_render_video_open(const char* path, pbd_render_video_format format, int width, int height, double fps,
+                                   pbd_render_video** out, pbd_error* err);
 
 /// Sends one frame (width * height * 3 bytes, top row first).
-bool pbd_render_video_write(pbd_render_video* v, const uint8_t* rgb, pbd_error* err);
+PBD_API bool pbd_render_video_write(pbd_render_video* v, const uint8_t* rgb, pbd_error* err);
 
 /// Ends the stream, waits for ffmpeg and frees v (also after a failure; NULL is accepted). False
 /// with ffmpeg's last message when it failed.
-bool pbd_render_video_close(pbd_render_video* v, pbd_error* err);
+PBD_API bool pbd_render_video_close(pbd_render_video* v, pbd_error* err);
 
 /// "libx264", "mpeg4" or "gif": what the video is encoded with.
-const char* pbd_render_video_codec(const pbd_render_video* v);
+PBD_API const char* pbd_render_video_codec(const pbd_render_video* v);
 
 #ifdef __cplusplus
 }

@@ -6,23 +6,23 @@
 #include <cJSON.h>
 
 #include "json_read.h"
-#include "scene.h"
+#include "pbd/scene.h"
 #include "scene_embedded.h"
 
-size_t scene_builtin_count(void) { return scene_embedded_count; }
+size_t pbd_scene_builtin_count(void) { return scene_embedded_count; }
 
-const scene_builtin* scene_builtin_at(size_t index) {
+const pbd_scene_builtin* pbd_scene_builtin_at(size_t index) {
 	return index < scene_embedded_count ? &scene_embedded[index] : NULL;
 }
 
-const scene_builtin* scene_builtin_find(const char* name) {
+const pbd_scene_builtin* pbd_scene_builtin_find(const char* name) {
 	if (!name) return NULL;
 	for (size_t i = 0; i < scene_embedded_count; ++i)
 		if (strcmp(scene_embedded[i].name, name) == 0) return &scene_embedded[i];
 	return NULL;
 }
 
-void scene_builtin_description(const scene_builtin* builtin, char* out, size_t out_size) {
+void pbd_scene_builtin_description(const pbd_scene_builtin* builtin, char* out, size_t out_size) {
 	if (!out || out_size == 0) return;
 	out[0] = '\0';
 	if (!builtin) return;
@@ -33,14 +33,14 @@ void scene_builtin_description(const scene_builtin* builtin, char* out, size_t o
 	cJSON_Delete(root);
 }
 
-bool scene_load_builtin(const char* name, const scene_options* options, scene* out, scene_error* err) {
-	const scene_builtin* b = scene_builtin_find(name);
+bool pbd_scene_load_builtin(const char* name, const pbd_scene_options* options, pbd_scene* out, pbd_scene_error* err) {
+	const pbd_scene_builtin* b = pbd_scene_builtin_find(name);
 	if (!b) {
 		memset(out, 0, sizeof *out);
-		scene_error_set(err, "%s: no such built-in scene (see `pbd list`)", name ? name : "(null)");
+		pbd_scene_error_set(err, "%s: no such built-in scene (see `pbd list`)", name ? name : "(null)");
 		return false;
 	}
-	char source[SCENE_NAME_MAX + 16];
+	char source[PBD_SCENE_NAME_MAX + 16];
 	snprintf(source, sizeof source, "builtin:%s.json", b->name);
 	/* A built-in has no folder of its own: relative paths name the embedded data files, or else
 	 * start in the working directory. */
