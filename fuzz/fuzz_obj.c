@@ -1,5 +1,6 @@
-/* libFuzzer target: OBJ text from the input bytes, parsed by pbd_mesh_load_obj_memory, the mesh
- * checked against its documented shape, turned into a body and stepped. The input's length picks
+/* libFuzzer target: OBJ text from the input bytes, parsed by pbd_mesh_load_obj_memory_groups, the
+ * mesh and its groups checked against their documented shape, the mesh turned into a body and
+ * stepped. The input's length picks
  * the options (bend edges, mass rule, a pinned vertex), so a seed file and the same file with a
  * comment appended take different paths. */
 #include <stddef.h>
@@ -31,18 +32,37 @@ static void check_mesh(const pbd_mesh* m) {
 	}
 }
 
+/* What pbd_obj_groups promises: offsets that rise from 0, and each group's triangles in range
+ * and ascending. */
+static void check_groups(const pbd_obj_groups* g, uint32_t triangles) {
+	if (g->count && (!g->names || !g->first)) fuzz_fail("groups without arrays");
+	if (g->first && g->first[0] != 0) fuzz_fail("first group does not start at 0");
+	for (uint32_t i = 0; i < g->count; ++i) {
+		if (!g->names[i] || !g->names[i][0]) fuzz_fail("group %u has no name", i);
+		if (g->first[i + 1] < g->first[i]) fuzz_fail("group %u ends before it starts", i);
+		for (uint32_t k = g->first[i]; k < g->first[i + 1]; ++k) {
+			if (g->triangles[k] >= triangles) fuzz_fail("group %u names triangle %u", i, g->triangles[k]);
+			if (k > g->first[i] && g->triangles[k] <= g->triangles[k - 1]) fuzz_fail("group %u not ascending", i);
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 	const bool bend = size & 1;
 	pbd_mesh m;
+	pbd_obj_groups groups;
 	pbd_error err;
 	err.message[0] = 0;
-	const pbd_status st = pbd_mesh_load_obj_memory((const char*)data, size, "fuzz.obj", bend, &m, &err);
+	const pbd_status st = pbd_mesh_load_obj_memory_groups((const char*)data, size, "fuzz.obj", bend, &m, &groups, &err);
 	if (st != PBD_OK) {
 		if (strncmp(err.message, "fuzz.obj", 8) != 0) fuzz_fail("message does not name the input: %s", err.message);
 		if (m.positions || m.vertex_count) fuzz_fail("failed load left a mesh behind");
+		if (groups.names || groups.count) fuzz_fail("failed load left groups behind");
 		return 0;
 	}
 	check_mesh(&m);
+	check_groups(&groups, m.triangle_count);
+	pbd_obj_groups_free(&groups);
 
 	pbd_world_def wd = pbd_world_def_default();
 	wd.substeps = 2;

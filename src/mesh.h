@@ -48,6 +48,7 @@ typedef struct pbd_obj_limits {
 	size_t max_line;    /* bytes of one line, its end of line not counted */
 	uint64_t max_bytes; /* bytes of the whole input; below 2^32, so line numbers fit 32 bits */
 	uint32_t max_vertices, max_triangles;
+	uint32_t max_groups, max_members;            /* distinct o/g names; (group, triangle) pairs */
 	void* (*realloc_fn)(void* ptr, size_t size); /* NULL = realloc */
 } pbd_obj_limits;
 
@@ -55,6 +56,11 @@ pbd_obj_limits pbd_obj_limits_default(void);
 pbd_status pbd_obj_load_file(const char* path, bool bend, const pbd_obj_limits* lim, pbd_mesh* out, pbd_error* err);
 pbd_status pbd_obj_load_memory(const char* data, size_t size, const char* name, bool bend, const pbd_obj_limits* lim,
                                pbd_mesh* out, pbd_error* err);
+/* The same, also reading the o and g records when `groups` is not NULL. */
+pbd_status pbd_obj_load_file_groups(const char* path, bool bend, const pbd_obj_limits* lim, pbd_mesh* out,
+                                    pbd_obj_groups* groups, pbd_error* err);
+pbd_status pbd_obj_load_memory_groups(const char* data, size_t size, const char* name, bool bend,
+                                      const pbd_obj_limits* lim, pbd_mesh* out, pbd_obj_groups* groups, pbd_error* err);
 
 static inline pbd_real pbd_triangle_area(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c) {
 	return PBD_R(0.5) * pbd_v3_length(pbd_v3_cross(pbd_v3_sub(b, a), pbd_v3_sub(c, a)));

@@ -515,6 +515,21 @@ PBD_API pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out,
 PBD_API pbd_status pbd_mesh_load_obj_memory(const char* data, size_t size, const char* name, bool bend, pbd_mesh* out,
                                             pbd_error* err);
 
+/// Most distinct group names, and most (group, triangle) memberships, one OBJ file may hold.
+#define PBD_OBJ_MAX_GROUPS  4096u
+#define PBD_OBJ_MAX_MEMBERS (1u << 26)
+
+/// pbd_mesh_load_obj, also reading the file's `o` and `g` records into *groups (see
+/// pbd_obj_groups). On failure both are left zeroed. PBD_ERR_OUT_OF_RANGE past PBD_OBJ_MAX_GROUPS
+/// names or PBD_OBJ_MAX_MEMBERS memberships.
+PBD_API pbd_status pbd_mesh_load_obj_groups(const char* path, bool bend, pbd_mesh* out, pbd_obj_groups* groups,
+                                            pbd_error* err);
+/// The same from memory, as pbd_mesh_load_obj_memory.
+PBD_API pbd_status pbd_mesh_load_obj_memory_groups(const char* data, size_t size, const char* name, bool bend,
+                                                   pbd_mesh* out, pbd_obj_groups* groups, pbd_error* err);
+/// Releases what pbd_mesh_load_obj_groups allocated. Accepts a zeroed struct; leaves it zeroed.
+PBD_API void pbd_obj_groups_free(pbd_obj_groups* groups);
+
 PBD_API pbd_tet_box_def pbd_tet_box_def_default(void);
 PBD_API pbd_tet_sphere_def pbd_tet_sphere_def_default(void);
 

@@ -619,6 +619,17 @@ typedef struct pbd_mesh {
 	int grid_diagonals;
 } pbd_mesh;
 
+/// The named groups of an OBJ file (pbd_mesh_load_obj_groups): the names its `o` and `g` records
+/// give and the triangles of the faces under each. A face belongs to the object named by the last
+/// `o` line and to every name of the last `g` line (`g` with no name: to no group); neither record
+/// clears the other. Released with pbd_obj_groups_free.
+typedef struct pbd_obj_groups {
+	uint32_t count;      ///< distinct names
+	char** names;        ///< `count` names, in the order they first appear
+	uint32_t* first;     ///< count + 1 offsets: group i holds triangles[first[i] .. first[i + 1])
+	uint32_t* triangles; ///< triangle indices of the mesh (pbd_mesh.triangles / 3), ascending per group
+} pbd_obj_groups;
+
 /// A rectangular cloth of nx x ny vertices. Vertex (i, j) has index j*nx + i and sits at
 /// origin + (i/(nx-1)) * size_u * axis_u + (j/(ny-1)) * size_v * axis_v.
 typedef struct pbd_grid_def {
