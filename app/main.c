@@ -4,6 +4,7 @@
 
 #include "cli_args.h"
 #include "cli_compare.h"
+#include "cli_new.h"
 #include "cli_run.h"
 #include "pbd/pbd.h"
 #include "plot.h"
@@ -32,6 +33,7 @@ static void print_help(FILE* fp) {
 	      "  view [SCENE] [options] show a scene in a window as it runs: orbit, grab and drag the cloth,\n"
 	      "                         change the solver live; 'pbd view --help' lists the options\n"
 	      "  list                   the built-in scenes, one per line with a description\n"
+	      "  new [FILE] [--force]   write a starting scene with comments on every field (stdout without FILE)\n"
 	      "  plot CSV [-o DIR]      PNG plots of a run's metrics.csv (energy, strain, contacts) via gnuplot\n"
 	      "  bench [options]        the benchmark; 'pbd bench --help' lists its options\n"
 	      "\n"
@@ -109,6 +111,7 @@ int main(int argc, char** argv) {
 	if (strcmp(cmd, "run") == 0) return cli_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "compare") == 0) return cli_compare(argc - 1, argv + 1);
 	if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
+	if (strcmp(cmd, "new") == 0) return cli_new(argc - 1, argv + 1);
 	if (strcmp(cmd, "plot") == 0) return plot_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "view") == 0) return cmd_view(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);

@@ -340,7 +340,7 @@ static void budget_fail(jr* r, uint64_t values, uint64_t need, size_t size) {
 		        budget_s, size_s, PBD_SCENE_JSON_BASE_BYTES >> 20, PBD_SCENE_JSON_BYTES_PER_BYTE);
 }
 
-cJSON* jr_parse(jr* r, const char* text, size_t size, bool terminated) {
+static cJSON* parse_text(jr* r, const char* text, size_t size, bool terminated) {
 	if (size > PBD_SCENE_MAX_FILE_BYTES) {
 		char size_s[32];
 		pbd_scene_format_bytes(size_s, sizeof size_s, size);
@@ -398,6 +398,25 @@ cJSON* jr_parse(jr* r, const char* text, size_t size, bool terminated) {
 		else /* the scan found no error where cJSON did: its position is all there is */
 			syntax_error(r, src, end && end >= src && end <= src + size ? (size_t)(end - src) : 0, "malformed JSON");
 	}
+	free(copy);
+	return root;
+}
+
+cJSON* jr_parse(jr* r, const char* text, size_t size, bool terminated) {
+	if (size > PBD_SCENE_MAX_FILE_BYTES || !jr_has_comments(text, size)) return parse_text(r, text, size, terminated);
+	char* copy = malloc(size + 1);
+	if (!copy) {
+		jr_fail(r, "", "out of memory");
+		return NULL;
+	}
+	memcpy(copy, text, size);
+	copy[size] = '\0';
+	size_t bad = 0;
+	cJSON* root = NULL;
+	if (jr_blank_comments(copy, size, &bad))
+		root = parse_text(r, copy, size, true);
+	else
+		syntax_error(r, copy, bad, "a /* comment that does not end");
 	free(copy);
 	return root;
 }

@@ -60,13 +60,20 @@ extern const jr_range JR_UNIT;                                      /* [0, 1] */
 void jr_format_number(char* out, size_t size, double v);
 #define JR_NUMBER_MAX 32 /* room jr_format_number needs */
 
-/* Parses `size` bytes of a scene: a JSON object. When `terminated`, text[size] is a 0 byte that
+/* Parses `size` bytes of a scene: a JSON object, `//` and block comments allowed (blanked in a
+ * copy first, jr_blank_comments). When `terminated`, text[size] is a 0 byte that
  * the parser may use, which spares a copy of the text. Before anything is built, a scan checks
  * the syntax (an error becomes "source:line:col: syntax error: ...") and the top-level type, and
  * adds up the bytes the parser will ask for; a text that would need more than
  * jr_parse_budget(size) is refused in one line that says so. The parser's allocations are counted
  * against the same budget while it runs, and one that fails is reported as "out of memory". */
 cJSON* jr_parse(jr* r, const char* text, size_t size, bool terminated);
+
+/* Whether `size` bytes of text hold a `//` or block comment outside strings. */
+bool jr_has_comments(const char* text, size_t size);
+/* Overwrites every comment with spaces, newlines kept. False for a block comment that does not
+ * end, with the offset of its start in *bad. jr_parse does this on a copy of a text with comments. */
+bool jr_blank_comments(char* text, size_t size, size_t* bad);
 
 /* The bytes the parser may request for a text of `size` bytes: PBD_SCENE_JSON_BASE_BYTES +
  * PBD_SCENE_JSON_BYTES_PER_BYTE * size (scene.h). */

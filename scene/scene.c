@@ -14,6 +14,7 @@
 
 #include "json_read.h"
 #include "pbd/math.h"
+#include "scene_compose.h"
 #include "scene_embedded.h"
 
 #ifdef PBD_SCENE_HAVE_STB
@@ -29,6 +30,8 @@ typedef struct loader {
 	uint64_t particles; /* running totals, checked against the scene caps */
 	uint64_t constraints;
 	uint64_t max_particles, max_constraints; /* the caps: SCENE_MAX_* or the options' lower ones */
+	const pbd_obj_groups* groups;            /* the OBJ groups of the mesh_cloth being read, else NULL */
+	const scene_compose* compose;            /* where each object and collider was written */
 } loader;
 
 const char* pbd_scene_object_type_name(pbd_scene_object_type type) {
@@ -322,17 +325,48 @@ static bool read_mass(loader* L, const cJSON* obj, const char* path, pbd_soft_de
 	return true;
 }
 
+/* The group an OBJ-based mesh_cloth's selection {"group": "name"} at `path` names; UINT32_MAX
+ * after a message that lists the groups there are. */
+static uint32_t find_group(loader* L, const char* path, const cJSON* name) {
+	const pbd_obj_groups* g = L->groups;
+	if (!g) {
+		jr_fail(&L->r, path, "needs a mesh_cloth read from an \"obj\" file");
+		return UINT32_MAX;
+	}
+	if (!cJSON_IsString(name) || !name->valuestring) {
+		jr_fail(&L->r, path, "expected a group name (got %s)", jr_type_name(name));
+		return UINT32_MAX;
+	}
+	for (uint32_t i = 0; i < g->count; ++i)
+		if (!strcmp(g->names[i], name->valuestring)) return i;
+	char list[200] = "";
+	size_t used = 0;
+	for (uint32_t i = 0; i < g->count && used < sizeof list; ++i) {
+		const int n = snprintf(list + used, sizeof list - used, "%s\"%s\"", i ? ", " : "", g->names[i]);
+		if (n < 0) break;
+		used += (size_t)n;
+	}
+	if (g->count == 0)
+		jr_fail(&L->r, path, "unknown group \"%.64s\" (the OBJ file names no groups: add g or o lines)",
+		        name->valuestring);
+	else
+		jr_fail(&L->r, path, "unknown group \"%.64s\" (the OBJ file has %s)", name->valuestring, list);
+	return UINT32_MAX;
+}
+
 /* One pin selection object: marks the vertices it selects in sel[] and returns how many it
  * selected (0 is an error the caller reports). Grid edges and corners use the grid's own (i, j):
  * "top" is the row j = 0 (the edge at the grid's origin, from which hanging_cloth hangs), "bottom"
  * j = ny - 1, "left" the column i = 0, "right" i = nx - 1. Boxes and spheres are in the mesh's
- * coordinates, before the object's translation. */
+ * coordinates, before the object's translation. A group picks the vertices of the faces an OBJ
+ * file's g or o record names. */
 static bool read_selection(loader* L, const cJSON* c, const char* p, const pbd_mesh* m, uint8_t* sel,
                            uint32_t* selected) {
 	jr* r = &L->r;
-	static const char* const keys[] = {"grid_edge", "grid_corners", "range", "box", "sphere", NULL};
+	static const char* const keys[] = {"grid_edge", "grid_corners", "range", "box", "sphere", "group", NULL};
 	if (!jr_object(r, c, p, keys)) return false;
-	if (cJSON_GetArraySize(c) != 1) return jr_fail(r, p, "expected one of grid_edge, grid_corners, range, box, sphere");
+	if (cJSON_GetArraySize(c) != 1)
+		return jr_fail(r, p, "expected one of grid_edge, grid_corners, range, box, sphere, group");
 	const uint32_t n = m->vertex_count, nx = m->grid_nx, ny = m->grid_ny;
 	const bool grid = nx >= 2 && ny >= 2 && (uint64_t)nx * ny == n;
 	uint32_t count = 0;
@@ -382,6 +416,15 @@ static bool read_selection(loader* L, const cJSON* c, const char* p, const pbd_m
 		    !jr_int_item(r, item->child->next, i1, 1, (int64_t)n - first, &num))
 			return false;
 		for (int64_t v = first; v < first + num; ++v) PICK((uint32_t)v);
+	} else if (!strcmp(item->string, "group")) {
+		const uint32_t g = find_group(L, q, item);
+		if (g == UINT32_MAX) return false;
+		const pbd_obj_groups* gr = L->groups;
+		for (uint32_t k = gr->first[g]; k < gr->first[g + 1]; ++k)
+			for (int j = 0; j < 3; ++j) {
+				const uint32_t v = m->triangles[3 * (size_t)gr->triangles[k] + (size_t)j];
+				PICK(v);
+			}
 	} else if (!strcmp(item->string, "box")) {
 		static const char* const bkeys[] = {"min", "max", NULL};
 		pbd_vec3 lo = pbd_v3(0, 0, 0), hi = pbd_v3(0, 0, 0);
@@ -1003,7 +1046,8 @@ static const scene_data_file* embedded_data(const loader* L, const char* file) {
 /* An OBJ file named at field `fpath`: for a built-in scene the embedded data file of that name if
  * there is one, else the file (relative to the scene's folder). Its coordinates are held to the
  * cap of the scene's own. */
-static bool load_obj(loader* L, const char* fpath, const char* file, bool bend, pbd_mesh* mesh) {
+static bool load_obj(loader* L, const char* fpath, const char* file, bool bend, pbd_mesh* mesh,
+                     pbd_obj_groups* groups) {
 	jr* r = &L->r;
 	if (!file[0]) return jr_fail(r, fpath, "must not be empty");
 	char full[SCENE_FILE_NAME_MAX];
@@ -1012,10 +1056,10 @@ static bool load_obj(loader* L, const char* fpath, const char* file, bool bend, 
 	const scene_data_file* emb = embedded_data(L, file);
 	if (emb) {
 		snprintf(full, sizeof full, "builtin:%s", emb->name);
-		st = pbd_mesh_load_obj_memory((const char*)emb->bytes, emb->size, full, bend, mesh, &err);
+		st = pbd_mesh_load_obj_memory_groups((const char*)emb->bytes, emb->size, full, bend, mesh, groups, &err);
 	} else {
 		if (!resolve_path(L, fpath, file, full, sizeof full)) return false;
-		st = pbd_mesh_load_obj(full, bend, mesh, &err);
+		st = pbd_mesh_load_obj_groups(full, bend, mesh, groups, &err);
 	}
 	if (st != PBD_OK) return jr_fail(r, fpath, "%s", err.message);
 	/* The file's numbers never passed the scene's caps: hold them to the one of coordinates. */
@@ -1028,6 +1072,7 @@ static bool load_obj(loader* L, const char* fpath, const char* file, bool bend, 
 			jr_format_number(got, sizeof got, c[k]);
 			jr_format_number(max, sizeof max, PBD_SCENE_MAX_LENGTH);
 			pbd_mesh_free(mesh);
+			pbd_obj_groups_free(groups);
 			return jr_fail(r, fpath, "%s: vertex %u: coordinate %c is %s, beyond the scene cap of +-%s", full, i + 1,
 			               "xyz"[k], got, max);
 		}
@@ -1146,16 +1191,21 @@ static bool read_mesh_cloth(loader* L, const cJSON* obj, const char* path, pbd_s
 		return false;
 	pbd_mesh mesh;
 	memset(&mesh, 0, sizeof mesh);
+	pbd_obj_groups groups;
+	memset(&groups, 0, sizeof groups);
 	if (file) {
 		char opath[JR_PATH_MAX];
 		jr_path_key(opath, path, "obj");
 		if (jr_get(obj, "vertices") || jr_get(obj, "triangles"))
 			return jr_fail(r, opath, "give either obj or vertices/triangles, not both");
-		if (!load_obj(L, opath, file, bend, &mesh)) return false;
+		if (!load_obj(L, opath, file, bend, &mesh, &groups)) return false;
+		L->groups = &groups;
 	} else if (!read_inline_mesh(L, obj, path, bend, &mesh)) {
 		return false;
 	}
 	bool ok = create_body(L, obj, path, &mesh, o);
+	L->groups = NULL;
+	pbd_obj_groups_free(&groups);
 	pbd_mesh_free(&mesh);
 	return ok;
 }
@@ -1821,7 +1871,7 @@ static bool read_convex(loader* L, const cJSON* c, const char* path, pbd_convex*
 	char p[JR_PATH_MAX];
 	if (file) {
 		jr_path_key(p, path, "obj");
-		if (!load_obj(L, p, file, false, &a->mesh)) return false;
+		if (!load_obj(L, p, file, false, &a->mesh, NULL)) return false;
 		if (a->mesh.vertex_count < 4)
 			return jr_fail(r, p, "needs at least 4 vertices for a hull (got %u)", a->mesh.vertex_count);
 		cv->points = a->mesh.positions;
@@ -1847,7 +1897,7 @@ static bool read_trimesh(loader* L, const cJSON* c, const char* path, pbd_trimes
 	char p[JR_PATH_MAX];
 	if (file) {
 		jr_path_key(p, path, "obj");
-		if (!load_obj(L, p, file, false, &a->mesh)) return false;
+		if (!load_obj(L, p, file, false, &a->mesh, NULL)) return false;
 		m->vertices = a->mesh.positions;
 		m->vertex_count = a->mesh.vertex_count;
 		m->triangles = a->mesh.triangles;
@@ -2326,13 +2376,23 @@ static bool build(loader* L, const cJSON* root, const char* default_name, const 
 		if (!s->objects) return jr_fail(r, "objects", "out of memory");
 	}
 	size_t i = 0;
+	const char* source = r->source;
 	for (const cJSON* o = objects ? objects->child : NULL; o; o = o->next, ++i) {
+		/* An object from an included file is reported in that file's terms. */
+		const scene_origin* org = i < L->compose->object_count ? &L->compose->objects[i] : NULL;
 		char p[JR_PATH_MAX];
 		jr_path_index(p, "objects", i);
+		if (org) {
+			snprintf(p, sizeof p, "%s", org->path);
+			r->source = org->source;
+		}
 		pbd_scene_object* so = &s->objects[i];
 		snprintf(so->name, sizeof so->name, "object%zu", i);
 		s->object_count = (uint32_t)(i + 1); /* counted before reading, so pbd_scene_free sees its lines */
-		if (!read_object(L, o, p, so)) return false;
+		const bool ok = read_object(L, o, p, so);
+		scene_compose_blame(org, r);
+		r->source = source;
+		if (!ok) return false;
 	}
 	if (ncol > 0) {
 		if (ncol > 100000) return jr_fail(r, "colliders", "too many colliders (%zu)", ncol);
@@ -2342,9 +2402,16 @@ static bool build(loader* L, const cJSON* root, const char* default_name, const 
 	}
 	i = 0;
 	for (const cJSON* c = colliders ? colliders->child : NULL; c; c = c->next, ++i) {
+		const scene_origin* org = i < L->compose->collider_count ? &L->compose->colliders[i] : NULL;
 		char p[JR_PATH_MAX];
 		jr_path_index(p, "colliders", i);
-		if (!read_collider(L, c, p, (uint32_t)i, &s->colliders[i])) return false;
+		if (org) {
+			snprintf(p, sizeof p, "%s", org->path);
+			r->source = org->source;
+		}
+		const bool ok = read_collider(L, c, p, (uint32_t)i, &s->colliders[i]);
+		r->source = source;
+		if (!ok) return false;
 		s->collider_count = (uint32_t)(i + 1);
 	}
 	return true;
@@ -2388,7 +2455,10 @@ static bool load(const char* text, size_t size, char* owned, const char* source,
 	cJSON* root = jr_parse(&L.r, text, size, owned != NULL);
 	free(owned);
 	if (!root) return false;
-	bool ok = build(&L, root, default_name, options);
+	scene_compose comp;
+	L.compose = &comp;
+	bool ok = scene_compose_run(&L.r, root, base_dir, builtin, &comp) && build(&L, root, default_name, options);
+	scene_compose_free(&comp);
 	cJSON_Delete(root);
 	if (!ok)
 		pbd_scene_free(out);
@@ -2414,7 +2484,7 @@ bool scene_load_builtin_text(const char* text, size_t size, const char* source, 
 /* Reads at most PBD_SCENE_MAX_FILE_BYTES + 1 bytes, so that a file past the cap costs no more than
  * the cap; in chunks rather than trusting the size fstat gives, since the path may be a pipe or a
  * special file. The buffer has room for a terminating 0. */
-static char* read_text(FILE* fp, const char* path, size_t* out_size, pbd_scene_error* err) {
+char* scene_read_text(FILE* fp, const char* path, size_t* out_size, pbd_scene_error* err) {
 	size_t cap = 1 << 16, size = 0;
 	struct stat st;
 	/* A regular file's size is a good first guess: one allocation, no copies. */
@@ -2473,7 +2543,7 @@ bool pbd_scene_load_file(const char* path, const pbd_scene_options* options, pbd
 		return false;
 	}
 	size_t size = 0;
-	char* text = read_text(fp, path, &size, err);
+	char* text = scene_read_text(fp, path, &size, err);
 	fclose(fp);
 	if (!text) return false;
 	/* Relative obj paths start in the scene file's folder. */

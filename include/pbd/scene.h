@@ -180,8 +180,8 @@ typedef struct pbd_scene_options {
 	uint32_t max_particles;
 } pbd_scene_options;
 
-/// Loads a scene file. Relative file names inside it (`obj`, `image`, `node`, `ele`) are taken
-/// from the file's folder.
+/// Loads a scene file. Relative file names inside it (`obj`, `image`, `node`, `ele`, `include`)
+/// are taken from the file's folder; an included file's own from its folder.
 /// `options` may be NULL.
 PBD_API bool pbd_scene_load_file(const char* path, const pbd_scene_options* options, pbd_scene* out,
                                  pbd_scene_error* err);
@@ -193,7 +193,7 @@ PBD_API bool pbd_scene_load_string(const char* text, size_t size, const char* so
 
 /// Loads a scene built into the program from scenes/<name>.json. The data files of scenes/data/
 /// are built in too: a relative file name such as "data/terrain.pgm" is found among them first,
-/// then in the working directory.
+/// then in the working directory. Its `include` names other built-in scenes ("rope.json").
 PBD_API bool pbd_scene_load_builtin(const char* name, const pbd_scene_options* options, pbd_scene* out,
                                     pbd_scene_error* err);
 
