@@ -340,7 +340,14 @@ static bool expand_object(compose* c, cJSON* item, scene_origin* o) {
 		pbd_error err;
 		if (pbd_cloth_material_preset(name, &preset, &err) == PBD_OK) {
 			/* Not the scene's own: the library's preset, as "cloth_material" names it. */
-			if (jr_get(item, "cloth_material"))
+			const cJSON* type = jr_get(item, "type");
+			const char* tn = cJSON_IsString(type) && type->valuestring ? type->valuestring : "";
+			if (strcmp(tn, "grid_cloth") && strcmp(tn, "mesh_cloth"))
+				ok = jr_fail(r, p,
+				             "\"%s\" is a cloth preset, for grid_cloth and mesh_cloth objects (this one's "
+				             "\"material\" is an object {structural, shear, bend})",
+				             name);
+			else if (jr_get(item, "cloth_material"))
 				ok = jr_fail(r, p, "names the preset \"%s\", and the object gives \"cloth_material\" too", name);
 			else if (!cJSON_AddStringToObject(item, "cloth_material", name))
 				ok = jr_fail(r, p, "out of memory");

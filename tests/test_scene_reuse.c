@@ -245,6 +245,13 @@ static void test_reuse_errors(void** state) {
 	    "{\"materials\": {\"m\": {\"cloth_material\": \"denim\"}}, \"objects\": [{\"type\": "
 	    "\"grid_cloth\", \"material\": \"m\", \"cloth_material\": \"rubber\"}]}",
 	    NULL, "t.json: objects[0].material: material \"m\" sets \"cloth_material\", which the object gives too");
+	expect_text_error(
+	    "{\"objects\": [{\"type\": \"rope\", \"material\": \"cotton\"}]}", NULL,
+	    "t.json: objects[0].material: \"cotton\" is a cloth preset, for grid_cloth and mesh_cloth objects");
+	expect_text_error(
+	    "{\"objects\": [{\"type\": \"grid_cloth\", \"material\": \"cotton\", \"cloth_material\": "
+	    "\"denim\"}]}",
+	    NULL, "t.json: objects[0].material: names the preset \"cotton\", and the object gives \"cloth_material\"");
 	expect_text_error("{\"materials\": {\"m\": {}}}", NULL,
 	                  "t.json: materials.m: needs \"material\" or \"cloth_material\"");
 	expect_text_error("{\"materials\": {\"m\": {\"density\": 1}}}", NULL, "t.json: materials.m.density: unknown key");
