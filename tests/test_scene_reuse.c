@@ -134,6 +134,14 @@ static void test_group_pin(void** state) {
 	    "{\"objects\": [{\"type\": \"mesh_cloth\", \"obj\": \"" TWO_OBJ "\","
 	    " \"pinned\": {\"group\": \"hm\"}}]}",
 	    NULL, "t.json: objects[0].pinned.group: unknown group \"hm\" (the OBJ file has \"sheet\", \"hem\", \"body\")");
+	make_work();
+	write_text(WORK "/plain.obj", "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n");
+	expect_text_error(
+	    "{\"objects\": [{\"type\": \"mesh_cloth\", \"obj\": \"plain.obj\", \"pinned\": [0, {\"group\": "
+	    "\"hem\"}]}]}",
+	    WORK,
+	    "t.json: objects[0].pinned[1].group: unknown group \"hem\" (the OBJ file names no groups: add g or o "
+	    "lines)");
 	expect_text_error("{\"objects\": [{\"type\": \"grid_cloth\", \"pinned\": {\"group\": \"hem\"}}]}", NULL,
 	                  "t.json: objects[0].pinned.group: needs a mesh_cloth read from an \"obj\" file");
 	expect_text_error("{\"objects\": [{\"type\": \"mesh_cloth\", \"obj\": \"" TWO_OBJ "\","
