@@ -1378,6 +1378,18 @@ static void estimate_size(const cJSON* obj, uint64_t* particles, uint64_t* const
 	}
 }
 
+/* Where object i of the composed scene was written: its path in *path, and the file, which the
+ * caller puts in r.source while it reads the object (an included file's object is reported in
+ * that file's terms). */
+static const scene_origin* object_place(const loader* L, size_t i, char path[JR_PATH_MAX]) {
+	const scene_origin* org = i < L->compose->object_count ? &L->compose->objects[i] : NULL;
+	if (org)
+		snprintf(path, JR_PATH_MAX, "%s", org->path);
+	else
+		jr_path_index(path, "objects", i);
+	return org;
+}
+
 static bool check_total_size(loader* L, const cJSON* objects) {
 	uint64_t particles = 0, constraints = 0;
 	size_t i = 0;
@@ -1387,13 +1399,18 @@ static bool check_total_size(loader* L, const cJSON* objects) {
 		particles += p;
 		constraints += c;
 		char path[JR_PATH_MAX];
-		jr_path_index(path, "objects", i);
+		const scene_origin* org = object_place(L, i, path);
+		const char* source = L->r.source;
+		if (org) L->r.source = org->source;
+		bool ok = true;
 		if (particles > PBD_SCENE_MAX_PARTICLES)
-			return jr_fail(&L->r, path, "too many particles (%llu in the scene up to this object, the limit is %u)",
-			               (unsigned long long)particles, PBD_SCENE_MAX_PARTICLES);
-		if (constraints > PBD_SCENE_MAX_CONSTRAINTS)
-			return jr_fail(&L->r, path, "too many constraints (%llu in the scene up to this object, the limit is %u)",
-			               (unsigned long long)constraints, PBD_SCENE_MAX_CONSTRAINTS);
+			ok = jr_fail(&L->r, path, "too many particles (%llu in the scene up to this object, the limit is %u)",
+			             (unsigned long long)particles, PBD_SCENE_MAX_PARTICLES);
+		else if (constraints > PBD_SCENE_MAX_CONSTRAINTS)
+			ok = jr_fail(&L->r, path, "too many constraints (%llu in the scene up to this object, the limit is %u)",
+			             (unsigned long long)constraints, PBD_SCENE_MAX_CONSTRAINTS);
+		L->r.source = source;
+		if (!ok) return false;
 	}
 	return true;
 }
@@ -2378,14 +2395,9 @@ static bool build(loader* L, const cJSON* root, const char* default_name, const 
 	size_t i = 0;
 	const char* source = r->source;
 	for (const cJSON* o = objects ? objects->child : NULL; o; o = o->next, ++i) {
-		/* An object from an included file is reported in that file's terms. */
-		const scene_origin* org = i < L->compose->object_count ? &L->compose->objects[i] : NULL;
 		char p[JR_PATH_MAX];
-		jr_path_index(p, "objects", i);
-		if (org) {
-			snprintf(p, sizeof p, "%s", org->path);
-			r->source = org->source;
-		}
+		const scene_origin* org = object_place(L, i, p);
+		if (org) r->source = org->source;
 		pbd_scene_object* so = &s->objects[i];
 		snprintf(so->name, sizeof so->name, "object%zu", i);
 		s->object_count = (uint32_t)(i + 1); /* counted before reading, so pbd_scene_free sees its lines */

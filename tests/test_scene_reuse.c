@@ -227,6 +227,11 @@ static void test_reuse_errors(void** state) {
 	write_text(WORK "/inc_bad.json", "{\"objects\": [{\"type\": \"rope\"}, {\"type\": \"rope\", \"segments\": 0}]}");
 	write_text(WORK "/d.json", "{\"include\": [\"inc_bad.json\"]}");
 	expect_file_error(WORK "/d.json", WORK "/inc_bad.json: objects[1].segments: ");
+	/* So is an object the size check refuses before anything is built. */
+	write_text(WORK "/big.json", "{\"objects\": [{\"type\": \"rope\"}, {\"type\": \"grid_cloth\", \"nx\": 3000, "
+	                             "\"ny\": 3000}]}");
+	write_text(WORK "/e.json", "{\"include\": [\"big.json\"], \"objects\": [{\"type\": \"rope\"}]}");
+	expect_file_error(WORK "/e.json", WORK "/big.json: objects[1]: too many particles");
 	/* Cycles and depth, with the chain. */
 	write_text(WORK "/cyc1.json", "{\"include\": [\"cyc2.json\"]}");
 	write_text(WORK "/cyc2.json", "{\"include\": [\"cyc1.json\"]}");
