@@ -242,6 +242,9 @@ bool out_write_state(const char* path, const pbd_scene* s, int frame, double tim
 #endif
 	fprintf(fp, "# pbd state 1\n# scene %s\n# frame %d\n# time %.17g\n# precision %s\n# particles %u\n", s->name, frame,
 	        time, precision, n);
+	/* The world's hash (pbd_world_hash), so that a run from another front end (the Python module)
+	 * can be compared with this one in one number. */
+	fprintf(fp, "# hash 0x%016llx\n", (unsigned long long)pbd_world_hash(w));
 	fputs("# index x y z vx vy vz inv_mass\n", fp);
 	for (uint32_t i = 0; i < n; ++i)
 		fprintf(fp, "%u " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT "\n",

@@ -12,7 +12,7 @@ if command -v clang-format >/dev/null 2>&1; then
 	echo "=== clang-format"
 	clang-format --dry-run --Werror src/*.c src/*.h include/pbd/*.h scene/*.c scene/*.h app/*.c app/*.h bench/*.c bench/*.h \
 		bench/*.cpp tests/*.c tests/*.h examples/*.c tests/consumer/*.c viewer/*.c viewer/*.h render/*.c render/*.h \
-		soak/*.c soak/*.h fuzz/*.c fuzz/*.h
+		soak/*.c soak/*.h fuzz/*.c fuzz/*.h python/*.c
 fi
 
 run_config() {

@@ -405,7 +405,7 @@ elseif(CASE STREQUAL "run_pendulum")
   expect_count("res/frame_*.obj" 51)
   expect_count("res/frame_00050.obj" 1)
   expect_lines(res/metrics.csv 52)
-  expect_lines(res/state.txt 10) # 7 header lines + 3 particles
+  expect_lines(res/state.txt 11) # 8 header lines + 3 particles
   file(READ "${WORK}/res/frame_00000.obj" obj)
   if(NOT obj MATCHES "\nv 0 2 0\nv 1.5 2 0\nv 3 2 0\no pendulum\nl 1 2\nl 2 3\n")
     message(FATAL_ERROR "frame_00000.obj is not the pendulum's initial state:\n${obj}")
@@ -504,7 +504,7 @@ elseif(CASE STREQUAL "diverged")
   run_pbd(run torn.json -o torn -q)
   expect_rc(3)
   expect_one_line("torn: diverged in 5 of 5 frames, first at frame 1 \\(max strain [0-9.e+]+ at the end\\)")
-  expect_lines(torn/state.txt 107)
+  expect_lines(torn/state.txt 108)
   expect_count("torn/frame_*.obj" 6)
   # The bound is the scene's: raised past the strain, the same run is not diverged.
   file(READ "${WORK}/torn.json" torn)
