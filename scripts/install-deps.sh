@@ -8,9 +8,10 @@ set -eu
 # viewer (`pbd view`): GLFW, and Xvfb with xauth to run it in tests without a display.
 # Fuzzing (scripts/fuzz.sh): clang's libFuzzer and sanitizer runtimes are in libclang-rt-dev,
 # which clang only recommends, so an install without recommends lacks -fsanitize=fuzzer.
+# python3 (its standard library alone) reads back the USD and VTK files of the output tests.
 PACKAGES="cmake make gcc g++ clang libclang-rt-dev pkg-config libcjson-dev libcmocka-dev libbullet-dev gnuplot-nox
 libepoxy-dev libegl-dev libgl-dev libstb-dev ffmpeg libgl1-mesa-dri libegl-mesa0 libglx-mesa0
-libglfw3-dev xvfb xauth"
+libglfw3-dev xvfb xauth python3"
 
 missing=""
 for p in $PACKAGES; do
