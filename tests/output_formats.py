@@ -358,6 +358,14 @@ def case_vtk():
                 fail("VTK's reader: point %d is %s, state.txt %s" % (i, g.GetPoint(i), xs[i]))
 
 
+    # A resumed run lists the frames it kept before the snapshot too.
+    run("run", "rope", "-n", "6", "--format", "vtk", "--save-every", "3", "-o", "res", "-q")
+    run("run", "rope", "-n", "10", "--format", "vtk", "--resume", "res/snapshot.pbds", "-o", "res", "-q")
+    files = [d.get("file") for d in ET.parse(path("res", "animation.pvd")).getroot().findall("./Collection/DataSet")]
+    if files != ["frame_%05d.vtu" % f for f in range(11)]:
+        fail("the resumed run's animation.pvd lists %s" % files)
+
+
 def case_obj():
     # hanging_cloth: a 32x32 grid; cloth_sphere 21x21; rope: lines only, no vn or vt.
     for scene, nx in (("hanging_cloth", 32), ("cloth_sphere", 21), ("rope", 0)):
