@@ -143,10 +143,11 @@ static bool reuse_store(out_usd* u, const scene* s, int start) {
 	struct stat st;
 	bool ok = fread(h, 1, sizeof h, fp) == sizeof h && memcmp(h, STORE_MAGIC, 8) == 0 &&
 	          get_u32(h + 8) == sizeof(pbd_real) && get_u32(h + 12) == u->particles && fstat(fileno(fp), &st) == 0;
-	const int first = ok ? (int)get_u32(h + 16) : 0;
-	const uint64_t keep = STORE_HEADER_BYTES + (uint64_t)(start - first) * record_bytes(u->particles);
+	const uint32_t first = ok ? get_u32(h + 16) : 0;
+	ok = ok && first <= (uint32_t)start;
 	const uint64_t rec = record_bytes(u->particles);
-	ok = ok && first >= 0 && first <= start && (uint64_t)st.st_size >= keep + rec;
+	const uint64_t keep = STORE_HEADER_BYTES + (ok ? (uint64_t)start - first : 0) * rec;
+	ok = ok && (uint64_t)st.st_size >= keep + rec;
 	if (ok) ok = fseeko(fp, (off_t)keep, SEEK_SET) == 0 && fread(u->buf, 1, rec, fp) == rec;
 	const pbd_vec3* x = pbd_world_positions(s->world);
 	for (uint32_t i = 0; ok && i < u->particles; ++i)
@@ -159,7 +160,7 @@ static bool reuse_store(out_usd* u, const scene* s, int start) {
 		return false;
 	}
 	u->store = fp;
-	u->first = first;
+	u->first = (int)first;
 	return true;
 }
 
