@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// The first executable `name` in the PATH folders (an empty entry is the current folder) into
 /// out; false when there is none.

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 typedef enum cli_render_kind {
 	CLI_RENDER_FRAMES = 0, /* a folder: frame_00000.png ... */

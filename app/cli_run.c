@@ -21,7 +21,7 @@
 #include "output_vtk.h"
 #include "plot.h"
 #include "profile_table.h"
-#include "scene.h"
+#include "pbd/scene.h"
 
 #define DEFAULT_SCENE "cloth_sphere"
 /* What a run may write unless --max-output says otherwise: a typo in -n or "frames" should not
@@ -62,7 +62,7 @@ void cli_run_help(FILE* fp) {
 	      "an earlier run in that folder (frame_<digits>.obj/.ply/.vtu) are deleted first;\n"
 	      "metrics.csv and state.txt are overwritten; nothing else is touched.\n"
 	      "\n"
-	      "SCENE is a scene file (JSON, see docs/scene-format.md) or the name of a built-in scene\n"
+	      "SCENE is a pbd_scene file (JSON, see docs/scene-format.md) or the name of a built-in scene\n"
 	      "(see 'pbd list'); an existing file of that name wins. Default: " DEFAULT_SCENE ".\n"
 	      "\n"
 	      "Options:\n"
@@ -158,8 +158,9 @@ static bool parse_overlays(const char* s, unsigned* out, char* bad, size_t bad_s
 	for (const char* p = s;;) {
 		const size_t n = strcspn(p, ",");
 		unsigned bit = 0;
-		for (unsigned k = 0; scene_overlay_names[k]; ++k)
-			if (strlen(scene_overlay_names[k]) == n && strncmp(p, scene_overlay_names[k], n) == 0) bit = 1u << k;
+		for (unsigned k = 0; pbd_scene_overlay_names[k]; ++k)
+			if (strlen(pbd_scene_overlay_names[k]) == n && strncmp(p, pbd_scene_overlay_names[k], n) == 0)
+				bit = 1u << k;
 		if (!bit) {
 			snprintf(bad, bad_size, "%.*s", (int)(n < 32 ? n : 32), p);
 			return false;
@@ -198,9 +199,9 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 				*help = true;
 				return CLI_OK;
 			} else if (cli_match(&c, "-n", "--frames", true)) {
-				if (!cli_parse_int(c.value, 0, SCENE_MAX_FRAMES, &o->frames))
-					return cli_usage_error(&c, "--frames: expected an integer in [0, %d], got '%s'", SCENE_MAX_FRAMES,
-					                       c.value);
+				if (!cli_parse_int(c.value, 0, PBD_SCENE_MAX_FRAMES, &o->frames))
+					return cli_usage_error(&c, "--frames: expected an integer in [0, %d], got '%s'",
+					                       PBD_SCENE_MAX_FRAMES, c.value);
 			} else if (cli_match(&c, "-o", "--out", true)) {
 				if (!c.value[0]) return cli_usage_error(&c, "--out: empty folder name");
 				o->out_dir = c.value;
@@ -220,9 +221,9 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 			} else if (cli_match_world_option(&c, &o->world)) {
 				/* a bad value has set c.failed */
 			} else if (cli_match(&c, NULL, "--save-every", true)) {
-				if (!cli_parse_int(c.value, 1, SCENE_MAX_FRAMES, &o->save_every))
+				if (!cli_parse_int(c.value, 1, PBD_SCENE_MAX_FRAMES, &o->save_every))
 					return cli_usage_error(&c, "--save-every: expected an integer in [1, %d], got '%s'",
-					                       SCENE_MAX_FRAMES, c.value);
+					                       PBD_SCENE_MAX_FRAMES, c.value);
 			} else if (cli_match(&c, NULL, "--resume", true)) {
 				if (!c.value[0]) return cli_usage_error(&c, "--resume: empty file name");
 				o->resume = c.value;
@@ -246,10 +247,10 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 					                       c.value);
 				o->render.path = c.value;
 			} else if (cli_match(&c, NULL, "--size", true)) {
-				if (!cli_parse_dimensions(c.value, SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, &o->render.width,
-				                          &o->render.height))
+				if (!cli_parse_dimensions(c.value, PBD_SCENE_RENDER_MIN_SIZE, PBD_SCENE_RENDER_MAX_SIZE,
+				                          &o->render.width, &o->render.height))
 					return cli_usage_error(&c, "--size: expected WxH with each from %d to %d, got '%s'",
-					                       SCENE_RENDER_MIN_SIZE, SCENE_RENDER_MAX_SIZE, c.value);
+					                       PBD_SCENE_RENDER_MIN_SIZE, PBD_SCENE_RENDER_MAX_SIZE, c.value);
 				o->render_only = "--size";
 			} else if (cli_match(&c, NULL, "--fps", true)) {
 				if (!cli_parse_real(c.value, 0, true, 1000, &o->render.fps))
@@ -270,7 +271,8 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 			if (c.failed) return CLI_USAGE;
 			continue;
 		}
-		if (o->scene_arg) return cli_usage_error(&c, "more than one scene given ('%s' and '%s')", o->scene_arg, arg);
+		if (o->scene_arg)
+			return cli_usage_error(&c, "more than one pbd_scene given ('%s' and '%s')", o->scene_arg, arg);
 		o->scene_arg = arg;
 		c.i++;
 	}
@@ -295,17 +297,18 @@ static void on_library_log(const char* message, void* user) {
 }
 
 /* The checks and writes of one frame; the caller times them as output. */
-static bool emit_frame(const scene* s, int frame, const char* dir, out_format format, out_usd* usd, FILE* metrics,
-                       const char* metrics_path, pbd_stats* stats, scene_error* err) {
+static bool emit_frame(const pbd_scene* s, int frame, const char* dir, out_format format, out_usd* usd, FILE* metrics,
+                       const char* metrics_path, pbd_stats* stats, pbd_scene_error* err) {
 	uint32_t bad;
 	if (!out_state_is_finite(s, &bad)) {
-		scene_error_set(err, "%s: frame %d: particle %u has a non-finite position or velocity; stopping", s->name,
-		                frame, bad);
+		pbd_scene_error_set(err, "%s: frame %d: particle %u has a non-finite position or velocity; stopping", s->name,
+		                    frame, bad);
 		return false;
 	}
 	pbd_world_get_stats(s->world, stats);
 	if (!out_stats_are_finite(stats)) {
-		scene_error_set(err, "%s: frame %d: the metrics overflowed to a non-finite value; stopping", s->name, frame);
+		pbd_scene_error_set(err, "%s: frame %d: the metrics overflowed to a non-finite value; stopping", s->name,
+		                    frame);
 		return false;
 	}
 	char path[4200];
@@ -314,7 +317,7 @@ static bool emit_frame(const scene* s, int frame, const char* dir, out_format fo
 	if (usd && !out_usd_add_frame(usd, s, err)) return false;
 	out_metrics_row(metrics, frame, stats);
 	if (ferror(metrics)) {
-		scene_error_set(err, "%s: write failed", metrics_path);
+		pbd_scene_error_set(err, "%s: write failed", metrics_path);
 		return false;
 	}
 	return true;
@@ -335,13 +338,13 @@ static void show_progress(run_state* rs, bool tty, const char* name, int frame, 
 }
 
 /* Refuses, before anything is written, a run whose files could pass --max-output. */
-static bool output_fits(const run_options* o, const scene* s, int frames, scene_error* err) {
+static bool output_fits(const run_options* o, const pbd_scene* s, int frames, pbd_scene_error* err) {
 	out_run_size size;
 	const uint64_t bytes = out_run_bytes(s, frames, o->format, &size);
 	if (o->max_output == 0 || bytes <= o->max_output) {
 		if (bytes > OUT_WARN_BYTES && !o->quiet) {
 			char total[32];
-			scene_format_bytes(total, sizeof total, bytes);
+			pbd_scene_format_bytes(total, sizeof total, bytes);
 			fprintf(stderr, "pbd: %s: warning: %d frames may write up to %s into the output folder%s\n", s->name,
 			        frames, total,
 			        o->format == OUT_FORMAT_USD || o->format == OUT_FORMAT_NONE
@@ -351,24 +354,24 @@ static bool output_fits(const run_options* o, const scene* s, int frames, scene_
 		return true;
 	}
 	char total[32], limit[32], frame[32], metrics[32], state[32];
-	scene_format_bytes(total, sizeof total, size.total);
-	scene_format_bytes(limit, sizeof limit, o->max_output);
-	scene_format_bytes(frame, sizeof frame, size.frame);
-	scene_format_bytes(metrics, sizeof metrics, size.metrics);
-	scene_format_bytes(state, sizeof state, size.state);
+	pbd_scene_format_bytes(total, sizeof total, size.total);
+	pbd_scene_format_bytes(limit, sizeof limit, o->max_output);
+	pbd_scene_format_bytes(frame, sizeof frame, size.frame);
+	pbd_scene_format_bytes(metrics, sizeof metrics, size.metrics);
+	pbd_scene_format_bytes(state, sizeof state, size.state);
 	char frames_text[96] = "";
 	if (o->format != OUT_FORMAT_NONE)
 		snprintf(frames_text, sizeof frames_text, "%d %s frames of up to %s, ", frames + 1, out_format_name(o->format),
 		         frame);
-	scene_error_set(err,
-	                "%s: %d frames could write %s (%smetrics.csv %s, state.txt %s), more than --max-output %s; "
-	                "run fewer frames (-n)%s, or raise --max-output (0 = no limit)",
-	                s->name, frames, total, frames_text, metrics, state, limit,
-	                o->format == OUT_FORMAT_NONE ? "" : ", write --format none");
+	pbd_scene_error_set(err,
+	                    "%s: %d frames could write %s (%smetrics.csv %s, state.txt %s), more than --max-output %s; "
+	                    "run fewer frames (-n)%s, or raise --max-output (0 = no limit)",
+	                    s->name, frames, total, frames_text, metrics, state, limit,
+	                    o->format == OUT_FORMAT_NONE ? "" : ", write --format none");
 	return false;
 }
 
-static int fail(run_state* rs, const scene_error* err) {
+static int fail(run_state* rs, const pbd_scene_error* err) {
 	clear_progress(rs);
 	fprintf(stderr, "pbd: %s\n", err->message);
 	return CLI_FAILED;
@@ -376,27 +379,27 @@ static int fail(run_state* rs, const scene_error* err) {
 
 /* Replaces the scene's world by the snapshot's. The snapshot must be of this scene: the objects'
  * ranges index its particles, so their number must match. *start gets the snapshot's frame. */
-static bool resume_world(const char* path, scene* s, run_state* rs, int* start, scene_error* err) {
+static bool resume_world(const char* path, pbd_scene* s, run_state* rs, int* start, pbd_scene_error* err) {
 	pbd_world_def hooks = pbd_world_def_default();
 	hooks.log = on_library_log;
 	hooks.log_user = rs;
 	pbd_world* w = NULL;
 	pbd_error perr;
 	if (pbd_world_load(path, &hooks, &w, &perr) != PBD_OK) {
-		scene_error_set(err, "%s", perr.message);
+		pbd_scene_error_set(err, "%s", perr.message);
 		return false;
 	}
 	pbd_stats st;
 	pbd_world_get_stats(w, &st);
 	const uint32_t have = pbd_world_particle_count(s->world);
 	if (st.particles != have || st.distances != pbd_world_distance_count(s->world)) {
-		scene_error_set(err, "%s: a snapshot of %u particles and %u constraints, but scene %s has %u and %u", path,
-		                st.particles, st.distances, s->name, have, pbd_world_distance_count(s->world));
+		pbd_scene_error_set(err, "%s: a snapshot of %u particles and %u constraints, but scene %s has %u and %u", path,
+		                    st.particles, st.distances, s->name, have, pbd_world_distance_count(s->world));
 		pbd_world_destroy(w);
 		return false;
 	}
-	if (st.steps > (uint64_t)SCENE_MAX_FRAMES) {
-		scene_error_set(err, "%s: taken at step %llu, past any run", path, (unsigned long long)st.steps);
+	if (st.steps > (uint64_t)PBD_SCENE_MAX_FRAMES) {
+		pbd_scene_error_set(err, "%s: taken at step %llu, past any run", path, (unsigned long long)st.steps);
 		pbd_world_destroy(w);
 		return false;
 	}
@@ -408,7 +411,7 @@ static bool resume_world(const char* path, scene* s, run_state* rs, int* start, 
 
 /* metrics.csv of a resumed run: the header and the rows of frames before `start` from the file
  * already there (the run being continued), then the new rows. Without one, a header only. */
-static FILE* open_metrics(const char* path, int start, scene_error* err) {
+static FILE* open_metrics(const char* path, int start, pbd_scene_error* err) {
 	char* kept = NULL;
 	size_t kept_len = 0;
 	if (start > 0) {
@@ -435,7 +438,7 @@ static FILE* open_metrics(const char* path, int start, scene_error* err) {
 	}
 	FILE* fp = fopen(path, "wb");
 	if (!fp) {
-		scene_error_set(err, "%s: cannot write: %s", path, strerror(errno));
+		pbd_scene_error_set(err, "%s: cannot write: %s", path, strerror(errno));
 		free(kept);
 		return NULL;
 	}
@@ -445,17 +448,17 @@ static FILE* open_metrics(const char* path, int start, scene_error* err) {
 	return fp;
 }
 
-static bool save_snapshot(const scene* s, const char* path, scene_error* err) {
+static bool save_snapshot(const pbd_scene* s, const char* path, pbd_scene_error* err) {
 	if (pbd_world_save(s->world, path) == PBD_OK) return true;
-	scene_error_set(err, "%s", pbd_world_last_error(s->world));
+	pbd_scene_error_set(err, "%s", pbd_world_last_error(s->world));
 	return false;
 }
 
 static int run(const run_options* o) {
 	run_state rs = {o->quiet, false, false};
-	scene_options so = {false, on_library_log, &rs, 0};
-	scene s;
-	scene_error err;
+	pbd_scene_options so = {false, on_library_log, &rs, 0};
+	pbd_scene s;
+	pbd_scene_error err;
 	if (!cli_scene_load(o->scene_arg ? o->scene_arg : DEFAULT_SCENE, &so, &s, &err)) return fail(&rs, &err);
 	int code = CLI_FAILED;
 	FILE* metrics = NULL;
@@ -480,13 +483,13 @@ static int run(const run_options* o) {
 		/* The command line's settings still win over the snapshot's. */
 		if (!cli_world_options_apply(&o->world, &s, &err)) goto done;
 		if (start > frames) {
-			scene_error_set(&err, "%s: taken at frame %d, after the run's last frame %d", o->resume, start, frames);
+			pbd_scene_error_set(&err, "%s: taken at frame %d, after the run's last frame %d", o->resume, start, frames);
 			goto done;
 		}
 	}
 	/* After the resume: a snapshot does not carry the flag. */
 	if (o->profile && pbd_world_set_profile(s.world, true) != PBD_OK) {
-		scene_error_set(&err, "--profile: %s", pbd_world_last_error(s.world));
+		pbd_scene_error_set(&err, "--profile: %s", pbd_world_last_error(s.world));
 		goto done;
 	}
 	profile_sum prof;
@@ -534,11 +537,11 @@ static int run(const run_options* o) {
 			break;
 		}
 		t = cli_now_seconds();
-		pbd_status st = scene_step(&s);
+		pbd_status st = pbd_scene_step(&s);
 		double t2 = cli_now_seconds();
 		sim += t2 - t;
 		if (st != PBD_OK) {
-			scene_error_set(&err, "%s: frame %d: %s", s.name, f, pbd_world_last_error(s.world));
+			pbd_scene_error_set(&err, "%s: frame %d: %s", s.name, f, pbd_world_last_error(s.world));
 			goto done;
 		}
 		const uint64_t diverged_now = pbd_world_get_warning(s.world, PBD_WARN_DIVERGED).count;
@@ -577,7 +580,7 @@ static int run(const run_options* o) {
 	bool write_failed = ferror(m) != 0;
 	if (fclose(m) != 0) write_failed = true;
 	if (write_failed) {
-		scene_error_set(&err, "%s: write failed", metrics_path);
+		pbd_scene_error_set(&err, "%s: write failed", metrics_path);
 		goto done;
 	}
 	output += cli_now_seconds() - t;
@@ -650,7 +653,7 @@ static int run(const run_options* o) {
 	}
 	if (o->profile) profile_print(stdout, &prof);
 	if (fflush(stdout) != 0) {
-		scene_error_set(&err, "standard output: write failed");
+		pbd_scene_error_set(&err, "standard output: write failed");
 		goto done;
 	}
 	/* After the summary, which it ends with its own line: its time is apart from the run's. */
@@ -670,7 +673,7 @@ done:
 	cli_render_abort(render);
 	out_usd_discard(usd, o->save_every != 0);
 	if (metrics) fclose(metrics);
-	scene_free(&s);
+	pbd_scene_free(&s);
 	return code;
 }
 

@@ -51,25 +51,27 @@ bool cli_match_world_option(cli_cursor* c, cli_world_options* o) {
 		else
 			cli_usage_error(c, "--simd: expected auto, scalar, avx2 or avx512, got '%s'", c->value);
 	} else if (cli_match(c, NULL, "--iterations", true)) {
-		if (!cli_parse_int(c->value, 1, SCENE_MAX_ITERATIONS, &o->iterations))
-			cli_usage_error(c, "--iterations: expected an integer in [1, %d], got '%s'", SCENE_MAX_ITERATIONS,
+		if (!cli_parse_int(c->value, 1, PBD_SCENE_MAX_ITERATIONS, &o->iterations))
+			cli_usage_error(c, "--iterations: expected an integer in [1, %d], got '%s'", PBD_SCENE_MAX_ITERATIONS,
 			                c->value);
 	} else if (cli_match(c, NULL, "--substeps", true)) {
-		if (!cli_parse_int(c->value, 1, SCENE_MAX_SUBSTEPS, &o->substeps))
-			cli_usage_error(c, "--substeps: expected an integer in [1, %d], got '%s'", SCENE_MAX_SUBSTEPS, c->value);
+		if (!cli_parse_int(c->value, 1, PBD_SCENE_MAX_SUBSTEPS, &o->substeps))
+			cli_usage_error(c, "--substeps: expected an integer in [1, %d], got '%s'", PBD_SCENE_MAX_SUBSTEPS,
+			                c->value);
 	} else if (cli_match(c, NULL, "--threads", true)) {
 		if (!cli_parse_int(c->value, 1, PBD_MAX_THREADS, &o->threads))
 			cli_usage_error(c, "--threads: expected an integer in [1, %d], got '%s'", PBD_MAX_THREADS, c->value);
 	} else if (cli_match(c, NULL, "--dt", true)) {
-		if (!cli_parse_real(c->value, SCENE_MIN_DT, false, SCENE_MAX_DT, &o->dt))
-			cli_usage_error(c, "--dt: expected seconds from %g to %g, got '%s'", SCENE_MIN_DT, SCENE_MAX_DT, c->value);
+		if (!cli_parse_real(c->value, PBD_SCENE_MIN_DT, false, PBD_SCENE_MAX_DT, &o->dt))
+			cli_usage_error(c, "--dt: expected seconds from %g to %g, got '%s'", PBD_SCENE_MIN_DT, PBD_SCENE_MAX_DT,
+			                c->value);
 	} else {
 		return false;
 	}
 	return true;
 }
 
-bool cli_world_options_apply(const cli_world_options* o, scene* s, scene_error* err) {
+bool cli_world_options_apply(const cli_world_options* o, pbd_scene* s, pbd_scene_error* err) {
 	pbd_world* w = s->world;
 	pbd_status st = PBD_OK;
 	if (st == PBD_OK && o->solver >= 0) st = pbd_world_set_solver(w, (pbd_solver)o->solver);
@@ -81,28 +83,28 @@ bool cli_world_options_apply(const cli_world_options* o, scene* s, scene_error* 
 	if (st == PBD_OK && o->dt > 0) st = pbd_world_set_dt(w, (pbd_real)o->dt);
 	if (st == PBD_OK && o->threads > 0) st = pbd_world_set_threads(w, (int)o->threads);
 	if (st != PBD_OK) {
-		scene_error_set(err, "%s: %s", s->name, pbd_world_last_error(w));
+		pbd_scene_error_set(err, "%s: %s", s->name, pbd_world_last_error(w));
 		return false;
 	}
 	return true;
 }
 
-bool cli_scene_load(const char* arg, const scene_options* so, scene* s, scene_error* err) {
+bool cli_scene_load(const char* arg, const pbd_scene_options* so, pbd_scene* s, pbd_scene_error* err) {
 	struct stat st;
-	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) return scene_load_file(arg, so, s, err);
-	if (scene_builtin_find(arg)) return scene_load_builtin(arg, so, s, err);
+	if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) return pbd_scene_load_file(arg, so, s, err);
+	if (pbd_scene_builtin_find(arg)) return pbd_scene_load_builtin(arg, so, s, err);
 	size_t n = strlen(arg);
 	if (strchr(arg, '/') || (n >= 5 && strcmp(arg + n - 5, ".json") == 0) || stat(arg, &st) == 0)
-		return scene_load_file(arg, so, s, err);
+		return pbd_scene_load_file(arg, so, s, err);
 	const char* names[512];
 	size_t count = 0;
-	for (size_t i = 0; i < scene_builtin_count() && count < sizeof names / sizeof names[0]; ++i)
-		names[count++] = scene_builtin_at(i)->name;
+	for (size_t i = 0; i < pbd_scene_builtin_count() && count < sizeof names / sizeof names[0]; ++i)
+		names[count++] = pbd_scene_builtin_at(i)->name;
 	const char* near = cli_suggest(arg, names, count);
 	if (near)
-		scene_error_set(err, "%s: neither a scene file nor a built-in scene; did you mean '%s'? (see 'pbd list')", arg,
-		                near);
+		pbd_scene_error_set(err, "%s: neither a scene file nor a built-in scene; did you mean '%s'? (see 'pbd list')",
+		                    arg, near);
 	else
-		scene_error_set(err, "%s: neither a scene file nor a built-in scene (see 'pbd list')", arg);
+		pbd_scene_error_set(err, "%s: neither a scene file nor a built-in scene (see 'pbd list')", arg);
 	return false;
 }

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "cli_args.h"
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// World settings given on the command line; each negative or zero one leaves the scene's.
 typedef struct cli_world_options {

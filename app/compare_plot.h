@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// The files written into the comparison's folder.
 #define COMPARE_STRAIN_PNG "strain.png"

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "cli_render.h"
-#include "scene.h"
+#include "pbd/scene.h"
 
 typedef struct compare_video compare_video;
 

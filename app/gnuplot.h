@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// gnuplot's path on PATH into out; false with "gnuplot not found; install gnuplot-nox".
 bool gnuplot_find(char* out, size_t size, scene_error* err);

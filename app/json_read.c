@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 const jr_range JR_UNIT = {0.0, 1.0, false, false};
 

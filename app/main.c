@@ -8,7 +8,7 @@
 #include "cli_suggest.h"
 #include "pbd/pbd.h"
 #include "plot.h"
-#include "scene.h"
+#include "pbd/scene.h"
 
 #ifdef PBD_HAVE_BENCH
 #include "bench/bench.h"
@@ -67,14 +67,14 @@ static int cmd_list(int argc, char** argv) {
 		return CLI_USAGE;
 	}
 	size_t width = 0;
-	for (size_t i = 0; i < scene_builtin_count(); ++i) {
-		size_t n = strlen(scene_builtin_at(i)->name);
+	for (size_t i = 0; i < pbd_scene_builtin_count(); ++i) {
+		size_t n = strlen(pbd_scene_builtin_at(i)->name);
 		if (n > width) width = n;
 	}
-	for (size_t i = 0; i < scene_builtin_count(); ++i) {
-		const scene_builtin* b = scene_builtin_at(i);
+	for (size_t i = 0; i < pbd_scene_builtin_count(); ++i) {
+		const pbd_scene_builtin* b = pbd_scene_builtin_at(i);
 		char description[256];
-		scene_builtin_description(b, description, sizeof description);
+		pbd_scene_builtin_description(b, description, sizeof description);
 		printf("%-*s  %s\n", (int)width, b->name, description);
 	}
 	return fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;

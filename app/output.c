@@ -18,16 +18,16 @@
 #define REAL_WIDTH   OUT_REAL_WIDTH
 #define DOUBLE_WIDTH OUT_DOUBLE_WIDTH
 
-static bool fail_errno(scene_error* err, const char* path, const char* what) {
-	scene_error_set(err, "%s: %s: %s", path, what, strerror(errno));
+static bool fail_errno(pbd_scene_error* err, const char* path, const char* what) {
+	pbd_scene_error_set(err, "%s: %s: %s", path, what, strerror(errno));
 	return false;
 }
 
-bool out_make_dir(const char* dir, scene_error* err) {
+bool out_make_dir(const char* dir, pbd_scene_error* err) {
 	char buf[4096];
 	size_t n = strlen(dir);
 	if (n == 0 || n >= sizeof buf) {
-		scene_error_set(err, "%s: bad output folder name", dir);
+		pbd_scene_error_set(err, "%s: bad output folder name", dir);
 		return false;
 	}
 	memcpy(buf, dir, n + 1);
@@ -42,7 +42,7 @@ bool out_make_dir(const char* dir, scene_error* err) {
 	struct stat st;
 	if (stat(dir, &st) != 0) return fail_errno(err, dir, "cannot create folder");
 	if (!S_ISDIR(st.st_mode)) {
-		scene_error_set(err, "%s: exists and is not a folder", dir);
+		pbd_scene_error_set(err, "%s: exists and is not a folder", dir);
 		return false;
 	}
 	return true;
@@ -64,7 +64,7 @@ static bool is_frame_file(const char* name, long* number) {
 	return strcmp(p, ".obj") == 0 || strcmp(p, ".ply") == 0 || strcmp(p, ".vtu") == 0;
 }
 
-bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, scene_error* err) {
+bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, pbd_scene_error* err) {
 	*removed = 0;
 	DIR* d = opendir(dir);
 	if (!d) return fail_errno(err, dir, "cannot list folder");
@@ -109,8 +109,8 @@ const char* out_format_name(out_format format) {
 	return "none";
 }
 
-bool out_object_grid(const scene* s, const scene_object* o, uint32_t* nx, uint32_t* ny) {
-	if (o->type != SCENE_OBJECT_GRID_CLOTH || o->range.triangle_count < 2) return false;
+bool out_object_grid(const pbd_scene* s, const pbd_scene_object* o, uint32_t* nx, uint32_t* ny) {
+	if (o->type != PBD_SCENE_OBJECT_GRID_CLOTH || o->range.triangle_count < 2) return false;
 	const uint32_t* tri = pbd_world_triangles(s->world) + 3 * (size_t)o->range.first_triangle;
 	const uint32_t base = o->range.first_particle, n = o->range.particle_count;
 	/* The first cell's second corner along v is vertex nx of the grid. */
@@ -130,14 +130,14 @@ bool out_object_grid(const scene* s, const scene_object* o, uint32_t* nx, uint32
 	return true;
 }
 
-static FILE* open_out(const char* path, scene_error* err) {
+static FILE* open_out(const char* path, pbd_scene_error* err) {
 	FILE* fp = fopen(path, "wb");
 	if (!fp) fail_errno(err, path, "cannot write");
 	return fp;
 }
 
 /* Closes and reports a write that failed on the way (full disk) or at the flush. */
-static bool close_out(FILE* fp, const char* path, scene_error* err) {
+static bool close_out(FILE* fp, const char* path, pbd_scene_error* err) {
 	bool bad = ferror(fp) != 0;
 	if (fclose(fp) != 0) bad = true;
 	if (bad) return fail_errno(err, path, "write failed");
@@ -146,7 +146,7 @@ static bool close_out(FILE* fp, const char* path, scene_error* err) {
 
 /* Area-weighted vertex normals of one object: the sum of its triangles' cross products (twice
  * their areas) at each corner, normalised; a vertex whose sum vanishes gets 0 0 0. */
-static void object_normals(const scene* s, const scene_object* o, pbd_vec3* out) {
+static void object_normals(const pbd_scene* s, const pbd_scene_object* o, pbd_vec3* out) {
 	const pbd_vec3* x = pbd_world_positions(s->world);
 	const uint32_t* tri = pbd_world_triangles(s->world);
 	const uint32_t base = o->range.first_particle;
@@ -162,7 +162,7 @@ static void object_normals(const scene* s, const scene_object* o, pbd_vec3* out)
 	}
 }
 
-static bool write_obj(FILE* fp, const scene* s, int frame, scene_error* err) {
+static bool write_obj(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* err) {
 	const pbd_world* w = s->world;
 	const uint32_t n = pbd_world_particle_count(w);
 	const pbd_vec3* x = pbd_world_positions(w);
@@ -172,7 +172,7 @@ static bool write_obj(FILE* fp, const scene* s, int frame, scene_error* err) {
 			most = s->objects[k].range.particle_count;
 	pbd_vec3* normals = most ? malloc(most * sizeof *normals) : NULL;
 	if (most && !normals) {
-		scene_error_set(err, "%s: frame %d: out of memory for the normals", s->name, frame);
+		pbd_scene_error_set(err, "%s: frame %d: out of memory for the normals", s->name, frame);
 		return false;
 	}
 	fprintf(fp, "# pbd %s frame %d, %u particles\n", s->name, frame, n);
@@ -181,7 +181,7 @@ static bool write_obj(FILE* fp, const scene* s, int frame, scene_error* err) {
 	/* vt and vn are numbered across the file: each object's start after the earlier objects'. */
 	uint32_t vt_next = 1, vn_next = 1;
 	for (uint32_t k = 0; k < s->object_count; ++k) {
-		const scene_object* o = &s->objects[k];
+		const pbd_scene_object* o = &s->objects[k];
 		fprintf(fp, "o %s\n", o->name);
 		if (o->range.triangle_count == 0) {
 			for (uint32_t l = 0; l < o->line_count; ++l)
@@ -237,7 +237,7 @@ static void put_real(FILE* fp, pbd_real r) {
 #endif
 }
 
-static void write_ply(FILE* fp, const scene* s, int frame) {
+static void write_ply(FILE* fp, const pbd_scene* s, int frame) {
 	const pbd_world* w = s->world;
 	const uint32_t n = pbd_world_particle_count(w);
 	const pbd_vec3* x = pbd_world_positions(w);
@@ -264,7 +264,7 @@ static void write_ply(FILE* fp, const scene* s, int frame) {
 	}
 	const uint32_t* tri = pbd_world_triangles(w);
 	for (uint32_t k = 0; k < s->object_count; ++k) {
-		const scene_object* o = &s->objects[k];
+		const pbd_scene_object* o = &s->objects[k];
 		for (uint32_t t = 0; t < o->range.triangle_count; ++t) {
 			const uint32_t* v = tri + 3 * (size_t)(o->range.first_triangle + t);
 			fputc(3, fp);
@@ -274,7 +274,7 @@ static void write_ply(FILE* fp, const scene* s, int frame) {
 		}
 	}
 	for (uint32_t k = 0; k < s->object_count; ++k) {
-		const scene_object* o = &s->objects[k];
+		const pbd_scene_object* o = &s->objects[k];
 		if (o->range.triangle_count) continue;
 		for (uint32_t l = 0; l < o->line_count; ++l) {
 			put_u32(fp, o->lines[2 * l]);
@@ -283,7 +283,7 @@ static void write_ply(FILE* fp, const scene* s, int frame) {
 	}
 }
 
-bool out_write_frame(const char* path, out_format format, const scene* s, int frame, scene_error* err) {
+bool out_write_frame(const char* path, out_format format, const pbd_scene* s, int frame, pbd_scene_error* err) {
 	if (format == OUT_FORMAT_NONE || format == OUT_FORMAT_USD) return true;
 	FILE* fp = open_out(path, err);
 	if (!fp) return false;
@@ -324,7 +324,7 @@ void out_metrics_row(FILE* fp, int frame, const pbd_stats* st) {
 	fputc('\n', fp);
 }
 
-bool out_write_state(const char* path, const scene* s, int frame, double time, scene_error* err) {
+bool out_write_state(const char* path, const pbd_scene* s, int frame, double time, pbd_scene_error* err) {
 	FILE* fp = open_out(path, err);
 	if (!fp) return false;
 	const pbd_world* w = s->world;
@@ -346,7 +346,7 @@ bool out_write_state(const char* path, const scene* s, int frame, double time, s
 	return close_out(fp, path, err);
 }
 
-bool out_state_is_finite(const scene* s, uint32_t* bad) {
+bool out_state_is_finite(const pbd_scene* s, uint32_t* bad) {
 	const pbd_world* w = s->world;
 	const uint32_t n = pbd_world_particle_count(w);
 	const pbd_vec3* x = pbd_world_positions(w);
@@ -381,7 +381,7 @@ uint64_t out_digits(uint64_t v) {
 }
 
 /* Triangles of the objects that have them, and line pieces of those that do not. */
-static void count_elements(const scene* s, uint64_t* faces, uint64_t* edges) {
+static void count_elements(const pbd_scene* s, uint64_t* faces, uint64_t* edges) {
 	*faces = *edges = 0;
 	for (uint32_t k = 0; k < s->object_count; ++k) {
 		*faces += s->objects[k].range.triangle_count;
@@ -389,7 +389,7 @@ static void count_elements(const scene* s, uint64_t* faces, uint64_t* edges) {
 	}
 }
 
-static uint64_t frame_bytes(const scene* s, int last_frame, out_format format) {
+static uint64_t frame_bytes(const pbd_scene* s, int last_frame, out_format format) {
 	if (format == OUT_FORMAT_NONE) return 0;
 	if (format == OUT_FORMAT_USD) return out_usd_frame_bytes(s);
 	if (format == OUT_FORMAT_VTK) return out_vtk_frame_bytes(s, last_frame);
@@ -416,12 +416,12 @@ static uint64_t frame_bytes(const scene* s, int last_frame, out_format format) {
 	uint64_t bytes = (uint64_t)snprintf(NULL, 0, "# pbd %s frame %d, %u particles\n", s->name, last_frame, (uint32_t)n);
 	bytes += n * (2 + 3 * REAL_WIDTH + 3);
 	for (uint32_t k = 0; k < s->object_count; ++k) {
-		const scene_object* o = &s->objects[k];
+		const pbd_scene_object* o = &s->objects[k];
 		bytes += 3 + strlen(o->name);
 		if (o->range.triangle_count == 0) continue;
 		/* "vn" and 3 %.6g numbers of at most 12 characters ("-1.23457e-05"); "vt" and 2 %.9g in [0, 1] */
 		bytes += o->range.particle_count * (2 + 3 * 13 + 1);
-		if (o->type == SCENE_OBJECT_GRID_CLOTH) bytes += o->range.particle_count * (2 + 2 * 16 + 1);
+		if (o->type == PBD_SCENE_OBJECT_GRID_CLOTH) bytes += o->range.particle_count * (2 + 2 * 16 + 1);
 	}
 	bytes += faces * (1 + 3 * (3 + 3 * index) + 1) + edges * (2 + 2 * index + 2);
 	return bytes;
@@ -432,7 +432,7 @@ static uint64_t metrics_row_bytes(int last_frame) {
 	return out_digits((uint64_t)last_frame) + 8 * DOUBLE_WIDTH + 3 * REAL_WIDTH + 10 + 13;
 }
 
-uint64_t out_run_bytes(const scene* s, int frames, out_format format, out_run_size* parts) {
+uint64_t out_run_bytes(const pbd_scene* s, int frames, out_format format, out_run_size* parts) {
 	const uint64_t n = pbd_world_particle_count(s->world);
 	out_run_size p;
 	p.frame = frame_bytes(s, frames, format);

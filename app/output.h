@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 /* Enough digits for the scalar to read back to the same bits, and the longest such a number
  * prints: "-1.23456789e+38" (float), "-1.2345678901234567e+308" (double, also %.17g of a double). */
@@ -39,13 +39,13 @@ const char* out_format_name(out_format format);
 #define OUT_WARN_BYTES (100ull << 20)
 
 /// Creates `dir` and its missing parents (mkdir -p).
-bool out_make_dir(const char* dir, scene_error* err);
+bool out_make_dir(const char* dir, pbd_scene_error* err);
 
 /// Deletes the frame files of an earlier run (frame_<digits>.obj / .ply / .vtu, nothing else), so a
 /// shorter run does not leave a mix of old and new frames; those numbered up to keep_through
 /// stay (-1: none stay; a resumed run keeps the frames before its start). *removed gets how
 /// many went.
-bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, scene_error* err);
+bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, pbd_scene_error* err);
 
 /// <dir>/frame_<frame, 5 digits or more>.<obj|ply|vtu>
 void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_format format);
@@ -55,7 +55,7 @@ void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_
 /// area-weighted vertex normals (`vn`) and, for a grid cloth, its grid coordinates as texture
 /// coordinates (`vt`, vertex (i, j) at (i/(nx-1), j/(ny-1))); their faces are then `f v/vt/vn`
 /// (or `f v//vn`). Nothing for OUT_FORMAT_NONE and OUT_FORMAT_USD (one file for the run).
-bool out_write_frame(const char* path, out_format format, const scene* s, int frame, scene_error* err);
+bool out_write_frame(const char* path, out_format format, const pbd_scene* s, int frame, pbd_scene_error* err);
 
 /// metrics.csv: the header line, then one row per frame.
 void out_metrics_header(FILE* fp);
@@ -63,15 +63,15 @@ void out_metrics_row(FILE* fp, int frame, const pbd_stats* st);
 
 /// state.txt: every particle's position, velocity and inverse mass, in a form that reads back
 /// bit for bit.
-bool out_write_state(const char* path, const scene* s, int frame, double time, scene_error* err);
+bool out_write_state(const char* path, const pbd_scene* s, int frame, double time, pbd_scene_error* err);
 
 /// True when every position and velocity is finite; otherwise *bad gets the first bad particle.
-bool out_state_is_finite(const scene* s, uint32_t* bad);
+bool out_state_is_finite(const pbd_scene* s, uint32_t* bad);
 
 /// The grid of a grid cloth object from its triangles, as pbd_mesh_grid lays them out (vertex
 /// (i, j) is j*nx + i, cell (i, j) is triangles (v00, v10, v11) and (v00, v11, v01)); false when
 /// the object's triangles are not such a grid.
-bool out_object_grid(const scene* s, const scene_object* o, uint32_t* nx, uint32_t* ny);
+bool out_object_grid(const pbd_scene* s, const pbd_scene_object* o, uint32_t* nx, uint32_t* ny);
 
 /// True when every number of a metrics row is finite.
 bool out_stats_are_finite(const pbd_stats* st);
@@ -88,6 +88,6 @@ typedef struct out_run_size {
 /// What a run of `frames` frames of `s` writes at most: frame files 0..frames in `format` (or the
 /// one USD file with the frame store it is assembled from),
 /// metrics.csv and state.txt (numbers counted at their widest). `parts` may be NULL.
-uint64_t out_run_bytes(const scene* s, int frames, out_format format, out_run_size* parts);
+uint64_t out_run_bytes(const pbd_scene* s, int frames, out_format format, out_run_size* parts);
 
 #endif

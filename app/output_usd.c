@@ -25,7 +25,7 @@ typedef enum prim_kind { PRIM_MESH, PRIM_CURVES, PRIM_POINTS } prim_kind;
 /* One prim: which world particles its points are, in order. */
 typedef struct usd_prim {
 	prim_kind kind;
-	char ident[SCENE_NAME_MAX + 16];
+	char ident[PBD_SCENE_NAME_MAX + 16];
 	uint32_t* points; /* world particle index of each point */
 	uint32_t point_count;
 	uint32_t* curve_counts; /* PRIM_CURVES: vertices of each polyline */
@@ -60,7 +60,7 @@ static void make_ident(usd_prim* prims, uint32_t k, const char* name) {
 	char* id = prims[k].ident;
 	size_t n = 0;
 	if (!(name[0] >= 'A' && name[0] <= 'Z') && !(name[0] >= 'a' && name[0] <= 'z') && name[0] != '_') id[n++] = '_';
-	for (const char* p = name; *p && n + 1 < SCENE_NAME_MAX; ++p) {
+	for (const char* p = name; *p && n + 1 < PBD_SCENE_NAME_MAX; ++p) {
 		const char c = *p;
 		const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 		id[n++] = ok ? c : '_';
@@ -74,7 +74,7 @@ static void make_ident(usd_prim* prims, uint32_t k, const char* name) {
 }
 
 /* Polylines from the object's line pieces: a piece that starts where the previous ended extends it. */
-static bool make_curves(usd_prim* p, const scene_object* o) {
+static bool make_curves(usd_prim* p, const pbd_scene_object* o) {
 	p->points = malloc(2 * (size_t)o->line_count * sizeof *p->points);
 	p->curve_counts = malloc((size_t)o->line_count * sizeof *p->curve_counts);
 	if (!p->points || !p->curve_counts) return false;
@@ -92,12 +92,12 @@ static bool make_curves(usd_prim* p, const scene_object* o) {
 	return true;
 }
 
-static bool make_prims(out_usd* u, const scene* s) {
+static bool make_prims(out_usd* u, const pbd_scene* s) {
 	u->prims = calloc(s->object_count ? s->object_count : 1, sizeof *u->prims);
 	if (!u->prims) return false;
 	u->prim_count = s->object_count;
 	for (uint32_t k = 0; k < s->object_count; ++k) {
-		const scene_object* o = &s->objects[k];
+		const pbd_scene_object* o = &s->objects[k];
 		usd_prim* p = &u->prims[k];
 		make_ident(u->prims, k, o->name);
 		if (o->range.triangle_count == 0 && o->line_count > 0) {
@@ -136,7 +136,7 @@ static void free_usd(out_usd* u) {
  * that fits: another precision or particle count, too few frames, or a frame `start` whose
  * positions are not the world's (the snapshot resumed from was taken at that frame of the run
  * that wrote the store, so they match bit for bit unless the store is another run's). */
-static bool reuse_store(out_usd* u, const scene* s, int start) {
+static bool reuse_store(out_usd* u, const pbd_scene* s, int start) {
 	FILE* fp = fopen(u->store_path, "r+b");
 	if (!fp) return false;
 	unsigned char h[STORE_HEADER_BYTES];
@@ -164,11 +164,11 @@ static bool reuse_store(out_usd* u, const scene* s, int start) {
 	return true;
 }
 
-bool out_usd_open(const char* dir, const scene* s, int start, out_usd** out, int* first, scene_error* err) {
+bool out_usd_open(const char* dir, const pbd_scene* s, int start, out_usd** out, int* first, pbd_scene_error* err) {
 	*out = NULL;
 	out_usd* u = calloc(1, sizeof *u);
 	if (!u) {
-		scene_error_set(err, "%s: out of memory for the USD output", s->name);
+		pbd_scene_error_set(err, "%s: out of memory for the USD output", s->name);
 		return false;
 	}
 	snprintf(u->store_path, sizeof u->store_path, "%s/animation.frames", dir);
@@ -177,13 +177,13 @@ bool out_usd_open(const char* dir, const scene* s, int start, out_usd** out, int
 	u->buf = malloc(record_bytes(u->particles ? u->particles : 1));
 	if (!u->buf || !make_prims(u, s)) {
 		free_usd(u);
-		scene_error_set(err, "%s: out of memory for the USD output", s->name);
+		pbd_scene_error_set(err, "%s: out of memory for the USD output", s->name);
 		return false;
 	}
 	if (start == 0 || !reuse_store(u, s, start)) {
 		u->store = fopen(u->store_path, "w+b");
 		if (!u->store) {
-			scene_error_set(err, "%s: cannot write: %s", u->store_path, strerror(errno));
+			pbd_scene_error_set(err, "%s: cannot write: %s", u->store_path, strerror(errno));
 			free_usd(u);
 			return false;
 		}
@@ -194,7 +194,7 @@ bool out_usd_open(const char* dir, const scene* s, int start, out_usd** out, int
 		put_u32(h + 16, (uint32_t)start);
 		u->first = start;
 		if (fwrite(h, 1, sizeof h, u->store) != sizeof h) {
-			scene_error_set(err, "%s: write failed: %s", u->store_path, strerror(errno));
+			pbd_scene_error_set(err, "%s: write failed: %s", u->store_path, strerror(errno));
 			out_usd_discard(u, false);
 			return false;
 		}
@@ -205,7 +205,7 @@ bool out_usd_open(const char* dir, const scene* s, int start, out_usd** out, int
 	return true;
 }
 
-bool out_usd_add_frame(out_usd* u, const scene* s, scene_error* err) {
+bool out_usd_add_frame(out_usd* u, const pbd_scene* s, pbd_scene_error* err) {
 	const pbd_vec3* x = pbd_world_positions(s->world);
 	for (uint32_t i = 0; i < u->particles; ++i) {
 		u->buf[3 * (size_t)i] = x[i].x;
@@ -214,7 +214,7 @@ bool out_usd_add_frame(out_usd* u, const scene* s, scene_error* err) {
 	}
 	const size_t n = 3 * (size_t)u->particles;
 	if (fwrite(u->buf, sizeof *u->buf, n, u->store) != n) {
-		scene_error_set(err, "%s: write failed: %s", u->store_path, strerror(errno));
+		pbd_scene_error_set(err, "%s: write failed: %s", u->store_path, strerror(errno));
 		return false;
 	}
 	u->next++;
@@ -254,13 +254,13 @@ static bool write_samples(FILE* fp, out_usd* u, const usd_prim* p) {
 
 /* Frames per second: 1/dt, as the whole number it is meant to be when dt is the scalar nearest
  * to 1/60 or 1/240 (printing 59.999997 would only hide the scene's intent). */
-double out_usd_frame_rate(const scene* s) {
+double out_usd_frame_rate(const pbd_scene* s) {
 	const double fps = 1.0 / (double)pbd_world_get_def(s->world).dt;
 	const double whole = floor(fps + 0.5);
 	return fabs(fps - whole) <= 1e-6 * fps ? whole : fps;
 }
 
-static bool write_usda(FILE* fp, out_usd* u, const scene* s) {
+static bool write_usda(FILE* fp, out_usd* u, const pbd_scene* s) {
 	const double fps = out_usd_frame_rate(s);
 	const int last = u->next - 1;
 	fprintf(fp,
@@ -270,7 +270,7 @@ static bool write_usda(FILE* fp, out_usd* u, const scene* s) {
 	        s->name, u->first, last, last, fps, u->first, fps);
 	const uint32_t* tri = pbd_world_triangles(s->world);
 	for (uint32_t k = 0; k < u->prim_count; ++k) {
-		const scene_object* o = &s->objects[k];
+		const pbd_scene_object* o = &s->objects[k];
 		const usd_prim* p = &u->prims[k];
 		static const char* const types[] = {"Mesh", "BasisCurves", "Points"};
 		fprintf(fp, "%s    def %s \"%s\"\n    {\n", k ? "\n" : "", types[p->kind], p->ident);
@@ -295,9 +295,9 @@ static bool write_usda(FILE* fp, out_usd* u, const scene* s) {
 	return true;
 }
 
-bool out_usd_finish(out_usd* u, const scene* s, bool keep_store, scene_error* err) {
+bool out_usd_finish(out_usd* u, const pbd_scene* s, bool keep_store, pbd_scene_error* err) {
 	if (fflush(u->store) != 0 || ferror(u->store)) {
-		scene_error_set(err, "%s: write failed: %s", u->store_path, strerror(errno));
+		pbd_scene_error_set(err, "%s: write failed: %s", u->store_path, strerror(errno));
 		out_usd_discard(u, keep_store);
 		return false;
 	}
@@ -305,7 +305,7 @@ bool out_usd_finish(out_usd* u, const scene* s, bool keep_store, scene_error* er
 	snprintf(tmp, sizeof tmp, "%s.tmp", u->usda_path);
 	FILE* fp = fopen(tmp, "wb");
 	if (!fp) {
-		scene_error_set(err, "%s: cannot write: %s", tmp, strerror(errno));
+		pbd_scene_error_set(err, "%s: cannot write: %s", tmp, strerror(errno));
 		out_usd_discard(u, keep_store);
 		return false;
 	}
@@ -315,9 +315,9 @@ bool out_usd_finish(out_usd* u, const scene* s, bool keep_store, scene_error* er
 	if (ok && rename(tmp, u->usda_path) != 0) ok = false;
 	if (!ok) {
 		if (!read_ok)
-			scene_error_set(err, "%s: cannot read back the frames", u->store_path);
+			pbd_scene_error_set(err, "%s: cannot read back the frames", u->store_path);
 		else
-			scene_error_set(err, "%s: write failed: %s", u->usda_path, strerror(errno));
+			pbd_scene_error_set(err, "%s: write failed: %s", u->usda_path, strerror(errno));
 		unlink(tmp);
 	}
 	out_usd_discard(u, keep_store);
@@ -333,11 +333,11 @@ void out_usd_discard(out_usd* u, bool keep_store) {
 }
 
 /* The number of points of an object's prim (see make_prims). */
-static uint64_t object_points(const scene_object* o) {
+static uint64_t object_points(const pbd_scene_object* o) {
 	return o->range.triangle_count == 0 && o->line_count > 0 ? 2ull * o->line_count : o->range.particle_count;
 }
 
-uint64_t out_usd_frame_bytes(const scene* s) {
+uint64_t out_usd_frame_bytes(const pbd_scene* s) {
 	uint64_t bytes = record_bytes(pbd_world_particle_count(s->world));
 	/* "            <frame>: [" ... "],\n", each point "(x, y, z)" and ", " */
 	for (uint32_t k = 0; k < s->object_count; ++k)
@@ -345,12 +345,12 @@ uint64_t out_usd_frame_bytes(const scene* s) {
 	return bytes;
 }
 
-uint64_t out_usd_fixed_bytes(const scene* s, int frames) {
+uint64_t out_usd_fixed_bytes(const pbd_scene* s, int frames) {
 	const uint64_t index = out_digits(pbd_world_particle_count(s->world)) + 2; /* "123, " */
 	uint64_t bytes = STORE_HEADER_BYTES + 400 + 2 * strlen(s->name) + 4 * out_digits((uint64_t)frames) + 2 * 24;
 	for (uint32_t k = 0; k < s->object_count; ++k) {
-		const scene_object* o = &s->objects[k];
-		bytes += 400 + 2 * SCENE_NAME_MAX + object_points(o) * index;
+		const pbd_scene_object* o = &s->objects[k];
+		bytes += 400 + 2 * PBD_SCENE_NAME_MAX + object_points(o) * index;
 		bytes += (uint64_t)o->range.triangle_count * (3 + 3 * index) + (uint64_t)o->line_count * index;
 	}
 	return bytes;

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 typedef struct out_usd out_usd;
 
@@ -22,25 +22,25 @@ typedef struct out_usd out_usd;
 /// frames before it come from the store an earlier run of this scene left in `dir` (with
 /// --save-every) when its frame `start` holds the world's current positions; *first gets the
 /// first frame the animation holds: 0, or `start` when no such store is there.
-bool out_usd_open(const char* dir, const scene* s, int start, out_usd** out, int* first, scene_error* err);
+bool out_usd_open(const char* dir, const pbd_scene* s, int start, out_usd** out, int* first, pbd_scene_error* err);
 
 /// Appends the world's current positions as the next frame.
-bool out_usd_add_frame(out_usd* u, const scene* s, scene_error* err);
+bool out_usd_add_frame(out_usd* u, const pbd_scene* s, pbd_scene_error* err);
 
 /// Writes <dir>/animation.usda from the stored frames (replacing it whole, through a rename) and
 /// releases u. The frame store is removed unless keep_store. u is released also on failure.
-bool out_usd_finish(out_usd* u, const scene* s, bool keep_store, scene_error* err);
+bool out_usd_finish(out_usd* u, const pbd_scene* s, bool keep_store, pbd_scene_error* err);
 
 /// Releases u without writing the .usda (a failed run); the store stays only if keep_store.
 void out_usd_discard(out_usd* u, bool keep_store);
 
 /// The layer's timeCodesPerSecond: 1/dt of the world, rounded to a whole number within 1e-6.
-double out_usd_frame_rate(const scene* s);
+double out_usd_frame_rate(const pbd_scene* s);
 
 /// At most what one frame adds to the store and to the .usda.
-uint64_t out_usd_frame_bytes(const scene* s);
+uint64_t out_usd_frame_bytes(const pbd_scene* s);
 
 /// At most what the .usda and the store hold besides the frames (header, topology).
-uint64_t out_usd_fixed_bytes(const scene* s, int frames);
+uint64_t out_usd_fixed_bytes(const pbd_scene* s, int frames);
 
 #endif

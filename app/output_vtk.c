@@ -21,7 +21,7 @@
 #define VTK_TRIANGLE 5
 
 /* Per particle: the mean |l / rest - 1| over the distance constraints that touch it. */
-static bool particle_strain(const scene* s, double* strain) {
+static bool particle_strain(const pbd_scene* s, double* strain) {
 	const pbd_world* w = s->world;
 	const uint32_t n = pbd_world_particle_count(w);
 	const pbd_vec3* x = pbd_world_positions(w);
@@ -50,13 +50,13 @@ static void put_vectors(FILE* fp, const pbd_vec3* v, uint32_t n) {
 		fprintf(fp, OUT_REAL_FMT " " OUT_REAL_FMT " " OUT_REAL_FMT "\n", v[i].x, v[i].y, v[i].z);
 }
 
-bool out_vtk_write(FILE* fp, const scene* s, int frame, scene_error* err) {
+bool out_vtk_write(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* err) {
 	const pbd_world* w = s->world;
 	const uint32_t n = pbd_world_particle_count(w);
 	double* strain = malloc((n ? n : 1) * sizeof *strain);
 	if (!strain || !particle_strain(s, strain)) {
 		free(strain);
-		scene_error_set(err, "%s: frame %d: out of memory for the VTK strain", s->name, frame);
+		pbd_scene_error_set(err, "%s: frame %d: out of memory for the VTK strain", s->name, frame);
 		return false;
 	}
 	uint64_t faces = 0, lines = 0;
@@ -85,7 +85,7 @@ bool out_vtk_write(FILE* fp, const scene* s, int frame, scene_error* err) {
 	      fp);
 	const uint32_t* tri = pbd_world_triangles(w);
 	for (uint32_t k = 0; k < s->object_count; ++k) {
-		const scene_object* o = &s->objects[k];
+		const pbd_scene_object* o = &s->objects[k];
 		for (uint32_t t = 0; t < o->range.triangle_count; ++t) {
 			const uint32_t* v = tri + 3 * (size_t)(o->range.first_triangle + t);
 			fprintf(fp, "%u %u %u\n", v[0], v[1], v[2]);
@@ -104,13 +104,13 @@ bool out_vtk_write(FILE* fp, const scene* s, int frame, scene_error* err) {
 	return true;
 }
 
-bool out_vtk_write_index(const char* dir, int last, double dt, scene_error* err) {
+bool out_vtk_write_index(const char* dir, int last, double dt, pbd_scene_error* err) {
 	char path[4200], tmp[4300], frame[4200];
 	snprintf(path, sizeof path, "%s/animation.pvd", dir);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	FILE* fp = fopen(tmp, "wb");
 	if (!fp) {
-		scene_error_set(err, "%s: cannot write: %s", tmp, strerror(errno));
+		pbd_scene_error_set(err, "%s: cannot write: %s", tmp, strerror(errno));
 		return false;
 	}
 	fputs("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"1.0\" byte_order=\"LittleEndian\">\n"
@@ -127,13 +127,13 @@ bool out_vtk_write_index(const char* dir, int last, double dt, scene_error* err)
 	if (fclose(fp) != 0) ok = false;
 	if (ok && rename(tmp, path) != 0) ok = false;
 	if (!ok) {
-		scene_error_set(err, "%s: write failed: %s", path, strerror(errno));
+		pbd_scene_error_set(err, "%s: write failed: %s", path, strerror(errno));
 		unlink(tmp);
 	}
 	return ok;
 }
 
-uint64_t out_vtk_frame_bytes(const scene* s, int last_frame) {
+uint64_t out_vtk_frame_bytes(const pbd_scene* s, int last_frame) {
 	const uint64_t n = pbd_world_particle_count(s->world);
 	uint64_t faces = 0, lines = 0;
 	for (uint32_t k = 0; k < s->object_count; ++k) {

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// The files written into the output folder, in this order.
 #define PLOT_ENERGY_PNG   "energy.png"

@@ -2,7 +2,7 @@
  * mistake is reported with the path of the field that holds it; whatever the library still
  * refuses is passed through with the path of the object it came from. */
 #define _POSIX_C_SOURCE 200809L /* fileno */
-#include "scene.h"
+#include "pbd/scene.h"
 
 #include <errno.h>
 #include <math.h>

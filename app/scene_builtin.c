@@ -6,7 +6,7 @@
 #include <cJSON.h>
 
 #include "json_read.h"
-#include "scene.h"
+#include "pbd/scene.h"
 #include "scene_embedded.h"
 
 size_t scene_builtin_count(void) { return scene_embedded_count; }

@@ -4,7 +4,7 @@
 #ifndef PBD_APP_SCENE_EMBEDDED_H
 #define PBD_APP_SCENE_EMBEDDED_H
 
-#include "scene.h"
+#include "pbd/scene.h"
 
 extern const scene_builtin scene_embedded[];
 extern const size_t scene_embedded_count;

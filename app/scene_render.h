@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "render.h"
-#include "scene.h"
+#include "pbd/scene.h"
 
 /// Image size when neither the command line nor the scene gives one.
 #define SCENE_RENDER_DEFAULT_WIDTH  960
