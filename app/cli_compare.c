@@ -319,7 +319,7 @@ static void energy_verdict(const pbd_scene* s, const compare_method* m, double e
 	const bool forces = m->method != PBD_METHOD_POSITION_BASED;
 	if (d.damping < 1 || (forces && d.stiffness_damping > 0)) note_add(r->note, sizeof r->note, "damped");
 	if (d.wind.x != 0 || d.wind.y != 0 || d.wind.z != 0) note_add(r->note, sizeof r->note, "wind");
-	if (s->track_count > 0) note_add(r->note, sizeof r->note, "driven");
+	if (s->track_count > 0 || s->pin_motion_count > 0) note_add(r->note, sizeof r->note, "driven");
 	if (contacts) note_add(r->note, sizeof r->note, "contacts");
 }
 

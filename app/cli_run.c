@@ -15,7 +15,10 @@
 #include "cli_render.h"
 #include "cli_scene.h"
 #include "cli_signal.h"
+#include "cli_suggest.h"
 #include "output.h"
+#include "output_usd.h"
+#include "output_vtk.h"
 #include "plot.h"
 #include "profile_table.h"
 #include "pbd/scene.h"
@@ -56,8 +59,8 @@ void cli_run_help(FILE* fp) {
 	      "Simulates SCENE frame by frame (one pbd_world_step per frame) and writes into the output\n"
 	      "folder: frame_00000.obj (the initial state) to frame_<N>.obj, metrics.csv (one row per\n"
 	      "frame, frame 0 included) and state.txt (every particle at the last frame). Frame files of\n"
-	      "an earlier run in that folder (frame_<digits>.obj/.ply) are deleted first; metrics.csv and\n"
-	      "state.txt are overwritten; nothing else is touched.\n"
+	      "an earlier run in that folder (frame_<digits>.obj/.ply/.vtu) are deleted first;\n"
+	      "metrics.csv and state.txt are overwritten; nothing else is touched.\n"
 	      "\n"
 	      "SCENE is a pbd_scene file (JSON, see docs/scene-format.md) or the name of a built-in scene\n"
 	      "(see 'pbd list'); an existing file of that name wins. Default: " DEFAULT_SCENE ".\n"
@@ -65,7 +68,10 @@ void cli_run_help(FILE* fp) {
 	      "Options:\n"
 	      "  -n, --frames N         frames to simulate (default: the scene's \"frames\"), 0 to 100000000\n"
 	      "  -o, --out DIR          output folder (default: out/<scene name>)\n"
-	      "      --format FMT       per-frame mesh files: obj (default), ply (binary) or none\n"
+	      "      --format FMT       mesh output: obj (default; frame files with normals, and UVs for\n"
+	      "                         grid cloth), ply (binary frame files), vtk (frame_<N>.vtu with\n"
+	      "                         velocity and strain, and animation.pvd), usd (one animation.usda\n"
+	      "                         for the run) or none\n"
 	      "      --solver S         gauss_seidel (or gs) or jacobi\n"
 	      "      --formulation F    pbd (stiffness) or xpbd (compliance)\n"
 	      "      --method M         pbd, explicit_euler, symplectic_euler, implicit_euler,\n"
@@ -78,7 +84,8 @@ void cli_run_help(FILE* fp) {
 	      "      --max-output BYTES refuse, before it starts, a run that could write more than BYTES\n"
 	      "                         (frame files, metrics.csv, state.txt; not --render's images),\n"
 	      "                         each number counted at its widest; K, M, G, T suffixes (powers\n"
-	      "                         of 1024); 0 = no limit (default: 4G)\n"
+	      "                         of 1024); 0 = no limit (default: 4G). Above 100M a line on\n"
+	      "                         stderr warns and names the size\n"
 	      "  -q, --quiet            no progress line, no summary, no library warnings\n"
 	      "      --progress         show the progress line even when stderr is not a terminal\n"
 	      "      --plot             plot metrics.csv into the output folder at the end (see 'pbd plot --help')\n"
@@ -164,6 +171,19 @@ static bool parse_overlays(const char* s, unsigned* out, char* bad, size_t bad_s
 	}
 }
 
+/* The message for an option that is none of run's, with the nearest one when it is a typo. */
+static int unknown_option(cli_cursor* c, const char* arg) {
+	static const char* const options[] = {
+	    "--help",     "--frames",  "--out",  "--format", "--solver",     "--formulation", "--method",   "--iterations",
+	    "--substeps", "--threads", "--dt",   "--simd",   "--max-output", "--quiet",       "--progress", "--plot",
+	    "--profile",  "--render",  "--size", "--fps",    "--overlay",    "--save-every",  "--resume"};
+	char name[64];
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
+	const char* near = cli_suggest(name, options, sizeof options / sizeof options[0]);
+	if (near) return cli_usage_error(c, "unknown option '%s'; did you mean '%s'?", arg, near);
+	return cli_usage_error(c, "unknown option '%s'", arg);
+}
+
 /* Returns CLI_OK, or CLI_USAGE after printing the message (or CLI_OK with *help set). */
 static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 	memset(o, 0, sizeof *o);
@@ -192,8 +212,12 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 					o->format = OUT_FORMAT_PLY;
 				else if (strcmp(c.value, "none") == 0)
 					o->format = OUT_FORMAT_NONE;
+				else if (strcmp(c.value, "usd") == 0)
+					o->format = OUT_FORMAT_USD;
+				else if (strcmp(c.value, "vtk") == 0)
+					o->format = OUT_FORMAT_VTK;
 				else
-					return cli_usage_error(&c, "--format: expected obj, ply or none, got '%s'", c.value);
+					return cli_usage_error(&c, "--format: expected obj, ply, vtk, usd or none, got '%s'", c.value);
 			} else if (cli_match_world_option(&c, &o->world)) {
 				/* a bad value has set c.failed */
 			} else if (cli_match(&c, NULL, "--save-every", true)) {
@@ -242,7 +266,7 @@ static int parse_options(int argc, char** argv, run_options* o, bool* help) {
 				o->render.has_overlays = true;
 				o->render_only = "--overlay";
 			} else {
-				return c.failed ? CLI_USAGE : cli_usage_error(&c, "unknown option '%s'", arg);
+				return c.failed ? CLI_USAGE : unknown_option(&c, arg);
 			}
 			if (c.failed) return CLI_USAGE;
 			continue;
@@ -273,7 +297,7 @@ static void on_library_log(const char* message, void* user) {
 }
 
 /* The checks and writes of one frame; the caller times them as output. */
-static bool emit_frame(const pbd_scene* s, int frame, const char* dir, out_format format, FILE* metrics,
+static bool emit_frame(const pbd_scene* s, int frame, const char* dir, out_format format, out_usd* usd, FILE* metrics,
                        const char* metrics_path, pbd_stats* stats, pbd_scene_error* err) {
 	uint32_t bad;
 	if (!out_state_is_finite(s, &bad)) {
@@ -290,6 +314,7 @@ static bool emit_frame(const pbd_scene* s, int frame, const char* dir, out_forma
 	char path[4200];
 	out_frame_path(path, sizeof path, dir, frame, format);
 	if (!out_write_frame(path, format, s, frame, err)) return false;
+	if (usd && !out_usd_add_frame(usd, s, err)) return false;
 	out_metrics_row(metrics, frame, stats);
 	if (ferror(metrics)) {
 		pbd_scene_error_set(err, "%s: write failed", metrics_path);
@@ -315,7 +340,19 @@ static void show_progress(run_state* rs, bool tty, const char* name, int frame, 
 /* Refuses, before anything is written, a run whose files could pass --max-output. */
 static bool output_fits(const run_options* o, const pbd_scene* s, int frames, pbd_scene_error* err) {
 	out_run_size size;
-	if (o->max_output == 0 || out_run_bytes(s, frames, o->format, &size) <= o->max_output) return true;
+	const uint64_t bytes = out_run_bytes(s, frames, o->format, &size);
+	if (o->max_output == 0 || bytes <= o->max_output) {
+		if (bytes > OUT_WARN_BYTES && !o->quiet) {
+			char total[32];
+			pbd_scene_format_bytes(total, sizeof total, bytes);
+			fprintf(stderr, "pbd: %s: warning: %d frames may write up to %s into the output folder%s\n", s->name,
+			        frames, total,
+			        o->format == OUT_FORMAT_USD || o->format == OUT_FORMAT_NONE
+			            ? ""
+			            : "; --format usd writes one file, --format none no mesh files");
+		}
+		return true;
+	}
 	char total[32], limit[32], frame[32], metrics[32], state[32];
 	pbd_scene_format_bytes(total, sizeof total, size.total);
 	pbd_scene_format_bytes(limit, sizeof limit, o->max_output);
@@ -324,8 +361,8 @@ static bool output_fits(const run_options* o, const pbd_scene* s, int frames, pb
 	pbd_scene_format_bytes(state, sizeof state, size.state);
 	char frames_text[96] = "";
 	if (o->format != OUT_FORMAT_NONE)
-		snprintf(frames_text, sizeof frames_text, "%d %s frames of up to %s, ", frames + 1,
-		         o->format == OUT_FORMAT_PLY ? "PLY" : "OBJ", frame);
+		snprintf(frames_text, sizeof frames_text, "%d %s frames of up to %s, ", frames + 1, out_format_name(o->format),
+		         frame);
 	pbd_scene_error_set(err,
 	                    "%s: %d frames could write %s (%smetrics.csv %s, state.txt %s), more than --max-output %s; "
 	                    "run fewer frames (-n)%s, or raise --max-output (0 = no limit)",
@@ -426,6 +463,7 @@ static int run(const run_options* o) {
 	int code = CLI_FAILED;
 	FILE* metrics = NULL;
 	cli_render* render = NULL;
+	out_usd* usd = NULL;
 	cli_render_report rr;
 	memset(&rr, 0, sizeof rr);
 	if (!cli_world_options_apply(&o->world, &s, &err)) goto done;
@@ -464,6 +502,15 @@ static int run(const run_options* o) {
 	snprintf(snapshot_path, sizeof snapshot_path, "%s/snapshot.pbds", dir);
 	metrics = open_metrics(metrics_path, start, &err);
 	if (!metrics) goto done;
+	if (o->format == OUT_FORMAT_USD) {
+		int usd_first;
+		if (!out_usd_open(dir, &s, start, &usd, &usd_first, &err)) goto done;
+		if (usd_first != 0 && !o->quiet)
+			fprintf(stderr,
+			        "pbd: %s: no frame store of the earlier frames in %s/ (it is kept with --save-every); "
+			        "animation.usda starts at frame %d\n",
+			        s.name, dir, usd_first);
+	}
 
 	/* Before the first frame: the camera frames the initial state. */
 	if (o->render.path && !cli_render_open(&o->render, &s, &render, &err)) goto done;
@@ -478,7 +525,7 @@ static int run(const run_options* o) {
 	rs.stepping = true;
 	/* From here on a signal stops the run between frames, with every file whole. */
 	cli_signals_catch();
-	if (!emit_frame(&s, start, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
+	if (!emit_frame(&s, start, dir, o->format, usd, metrics, metrics_path, &stats, &err)) goto done;
 	output += cli_now_seconds() - t;
 	if (render && !cli_render_frame(render, start, frames, &err)) goto done;
 	uint64_t diverged_before = pbd_world_get_warning(s.world, PBD_WARN_DIVERGED).count;
@@ -503,7 +550,7 @@ static int run(const run_options* o) {
 			if (first_diverged < 0) first_diverged = f;
 			diverged_frames++;
 		}
-		if (!emit_frame(&s, f, dir, o->format, metrics, metrics_path, &stats, &err)) goto done;
+		if (!emit_frame(&s, f, dir, o->format, usd, metrics, metrics_path, &stats, &err)) goto done;
 		if (o->profile) profile_sum_add(&prof, &stats.profile);
 		if (o->save_every && (f % o->save_every == 0 || f == frames) && !save_snapshot(&s, snapshot_path, &err))
 			goto done;
@@ -520,6 +567,14 @@ static int run(const run_options* o) {
 	/* The last frame has its snapshot, also when a signal cut the run short there. */
 	if (o->save_every && (last == start || last < frames) && !save_snapshot(&s, snapshot_path, &err)) goto done;
 	if (!out_write_state(state_path, &s, last, stats.time, &err)) goto done;
+	if (usd) {
+		out_usd* u = usd;
+		usd = NULL;
+		/* The store stays with the snapshot, so that a --resume can rebuild the whole animation. */
+		if (!out_usd_finish(u, &s, o->save_every != 0, &err)) goto done;
+	}
+	if (o->format == OUT_FORMAT_VTK && !out_vtk_write_index(dir, last, (double)pbd_world_get_def(s.world).dt, &err))
+		goto done;
 	FILE* m = metrics;
 	metrics = NULL;
 	bool write_failed = ferror(m) != 0;
@@ -575,12 +630,15 @@ static int run(const run_options* o) {
 			       "%llu speeds clamped (last particle %u)\n",
 			       (unsigned long long)diverged.count, (unsigned long long)nonfinite.count, nonfinite.last_index,
 			       (unsigned long long)clamped.count, clamped.last_index);
-		const char* what = o->format == OUT_FORMAT_OBJ ? " OBJ" : (o->format == OUT_FORMAT_PLY ? " PLY" : "");
 		const char* snap = o->save_every ? ", snapshot.pbds" : "";
 		if (o->format == OUT_FORMAT_NONE)
 			printf("  wrote %s/: metrics.csv, state.txt%s\n", dir, snap);
+		else if (o->format == OUT_FORMAT_USD)
+			printf("  wrote %s/: animation.usda (%d frames), metrics.csv, state.txt%s%s\n", dir, frames + 1 - start,
+			       snap, o->save_every ? ", animation.frames" : "");
 		else
-			printf("  wrote %s/: %d%s frames, metrics.csv, state.txt%s\n", dir, frames + 1 - start, what, snap);
+			printf("  wrote %s/: %d %s frames%s, metrics.csv, state.txt%s\n", dir, frames + 1 - start,
+			       out_format_name(o->format), o->format == OUT_FORMAT_VTK ? ", animation.pvd" : "", snap);
 		if (o->render.path) {
 			const int n = rr.frames > 0 ? rr.frames : 1;
 			printf("  render %d images %dx%d on %s: drawing %.3f s (%.2f ms/frame), encoding %.3f s "
@@ -613,6 +671,7 @@ done:
 	cli_signals_restore();
 	if (code == CLI_FAILED) fail(&rs, &err);
 	cli_render_abort(render);
+	out_usd_discard(usd, o->save_every != 0);
 	if (metrics) fclose(metrics);
 	pbd_scene_free(&s);
 	return code;

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli_suggest.h"
+
 void cli_world_options_init(cli_world_options* o) {
 	memset(o, 0, sizeof *o);
 	o->solver = -1;
@@ -94,6 +96,15 @@ bool cli_scene_load(const char* arg, const pbd_scene_options* so, pbd_scene* s, 
 	size_t n = strlen(arg);
 	if (strchr(arg, '/') || (n >= 5 && strcmp(arg + n - 5, ".json") == 0) || stat(arg, &st) == 0)
 		return pbd_scene_load_file(arg, so, s, err);
-	pbd_scene_error_set(err, "%s: neither a scene file nor a built-in scene (see 'pbd list')", arg);
+	const char* names[512];
+	size_t count = 0;
+	for (size_t i = 0; i < pbd_scene_builtin_count() && count < sizeof names / sizeof names[0]; ++i)
+		names[count++] = pbd_scene_builtin_at(i)->name;
+	const char* near = cli_suggest(arg, names, count);
+	if (near)
+		pbd_scene_error_set(err, "%s: neither a scene file nor a built-in scene; did you mean '%s'? (see 'pbd list')",
+		                    arg, near);
+	else
+		pbd_scene_error_set(err, "%s: neither a scene file nor a built-in scene (see 'pbd list')", arg);
 	return false;
 }

@@ -6,6 +6,7 @@
 #include "cli_compare.h"
 #include "cli_new.h"
 #include "cli_run.h"
+#include "cli_suggest.h"
 #include "pbd/pbd.h"
 #include "plot.h"
 #include "pbd/scene.h"
@@ -23,8 +24,9 @@ static void print_help(FILE* fp) {
 	      "Position based dynamics from the command line.\n"
 	      "\n"
 	      "Commands:\n"
-	      "  run [SCENE] [options]  simulate a scene file or built-in scene and write OBJ/PLY frames,\n"
-	      "                         metrics.csv and state.txt (default scene: cloth_sphere);\n"
+	      "  run [SCENE] [options]  simulate a scene file or built-in scene and write OBJ/PLY/VTK frames\n"
+	      "                         or a USD animation, metrics.csv and state.txt (default scene:\n"
+	      "                         cloth_sphere);\n"
 	      "                         'pbd run --help' lists the options\n"
 	      "  compare SCENE --methods LIST [options]\n"
 	      "                         the scene once per method (pbd, xpbd, explicit_euler, implicit_euler,\n"
@@ -32,7 +34,7 @@ static void print_help(FILE* fp) {
 	      "                         drift and divergence; --plot, --video; 'pbd compare --help'\n"
 	      "  view [SCENE] [options] show a scene in a window as it runs: orbit, grab and drag the cloth,\n"
 	      "                         change the solver live; 'pbd view --help' lists the options\n"
-	      "  list                   the built-in scenes, one per line with a description\n"
+	      "  list                   the built-in scenes, one per line with a description; 'pbd list --help'\n"
 	      "  new [FILE] [--force]   write a starting scene with comments on every field (stdout without FILE)\n"
 	      "  plot CSV [-o DIR]      PNG plots of a run's metrics.csv (energy, strain, contacts) via gnuplot\n"
 	      "  bench [options]        the benchmark; 'pbd bench --help' lists its options\n"
@@ -46,10 +48,24 @@ static void print_help(FILE* fp) {
 	      fp);
 }
 
+static void list_help(FILE* fp) {
+	fputs("Usage: pbd list\n"
+	      "\n"
+	      "Prints the built-in scenes, sorted by name, one per line: the name, then the scene's\n"
+	      "description. Any of them can be given to 'pbd run', 'pbd compare' and 'pbd view' by name.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -h, --help             this text\n",
+	      fp);
+}
+
 static int cmd_list(int argc, char** argv) {
-	(void)argv;
+	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		list_help(stdout);
+		return fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;
+	}
 	if (argc > 1) {
-		fprintf(stderr, "pbd: list takes no arguments (see 'pbd --help')\n");
+		fprintf(stderr, "pbd: list takes no arguments (see 'pbd list --help')\n");
 		return CLI_USAGE;
 	}
 	size_t width = 0;
@@ -115,6 +131,11 @@ int main(int argc, char** argv) {
 	if (strcmp(cmd, "plot") == 0) return plot_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "view") == 0) return cmd_view(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
-	fprintf(stderr, "pbd: unknown command '%s' (see 'pbd --help')\n", cmd);
+	static const char* const commands[] = {"run", "compare", "list", "new", "plot", "view", "bench", "help"};
+	const char* near = cli_suggest(cmd, commands, sizeof commands / sizeof commands[0]);
+	if (near)
+		fprintf(stderr, "pbd: unknown command '%s'; did you mean '%s'? (see 'pbd --help')\n", cmd, near);
+	else
+		fprintf(stderr, "pbd: unknown command '%s' (see 'pbd --help')\n", cmd);
 	return CLI_USAGE;
 }

@@ -10,14 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "output_usd.h"
+#include "output_vtk.h"
 #include "pbd/math.h"
 
-/* Enough digits for the scalar to read back to the same bits. */
-#ifdef PBD_DOUBLE
-#define REAL_FMT "%.17g"
-#else
-#define REAL_FMT "%.9g"
-#endif
+#define REAL_FMT     OUT_REAL_FMT
+#define REAL_WIDTH   OUT_REAL_WIDTH
+#define DOUBLE_WIDTH OUT_DOUBLE_WIDTH
 
 static bool fail_errno(pbd_scene_error* err, const char* path, const char* what) {
 	pbd_scene_error_set(err, "%s: %s: %s", path, what, strerror(errno));
@@ -49,8 +48,8 @@ bool out_make_dir(const char* dir, pbd_scene_error* err) {
 	return true;
 }
 
-/* frame_<digits>.obj or frame_<digits>.ply exactly: the only names a run may delete. */
-/* frame_<digits>.obj or .ply; *number receives the frame (saturated). */
+/* frame_<digits>.obj, .ply or .vtu exactly: the only names a run may delete; *number receives
+ * the frame (saturated). */
 static bool is_frame_file(const char* name, long* number) {
 	if (strncmp(name, "frame_", 6) != 0) return false;
 	const char* p = name + 6;
@@ -62,7 +61,7 @@ static bool is_frame_file(const char* name, long* number) {
 	}
 	if (p == digits) return false;
 	*number = n;
-	return strcmp(p, ".obj") == 0 || strcmp(p, ".ply") == 0;
+	return strcmp(p, ".obj") == 0 || strcmp(p, ".ply") == 0 || strcmp(p, ".vtu") == 0;
 }
 
 bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, pbd_scene_error* err) {
@@ -90,7 +89,45 @@ bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, pbd
 }
 
 void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_format format) {
-	snprintf(out, out_size, "%s/frame_%05d.%s", dir, frame, format == OUT_FORMAT_PLY ? "ply" : "obj");
+	const char* ext = format == OUT_FORMAT_PLY ? "ply" : format == OUT_FORMAT_VTK ? "vtu" : "obj";
+	snprintf(out, out_size, "%s/frame_%05d.%s", dir, frame, ext);
+}
+
+const char* out_format_name(out_format format) {
+	switch (format) {
+	case OUT_FORMAT_OBJ:
+		return "OBJ";
+	case OUT_FORMAT_PLY:
+		return "PLY";
+	case OUT_FORMAT_USD:
+		return "USD";
+	case OUT_FORMAT_VTK:
+		return "VTK";
+	case OUT_FORMAT_NONE:
+		break;
+	}
+	return "none";
+}
+
+bool out_object_grid(const pbd_scene* s, const pbd_scene_object* o, uint32_t* nx, uint32_t* ny) {
+	if (o->type != PBD_SCENE_OBJECT_GRID_CLOTH || o->range.triangle_count < 2) return false;
+	const uint32_t* tri = pbd_world_triangles(s->world) + 3 * (size_t)o->range.first_triangle;
+	const uint32_t base = o->range.first_particle, n = o->range.particle_count;
+	/* The first cell's second corner along v is vertex nx of the grid. */
+	if (tri[0] != base || tri[5] < base) return false;
+	const uint32_t w = tri[5] - base;
+	if (w < 2 || n % w != 0 || n / w < 2) return false;
+	const uint32_t h = n / w;
+	if ((uint64_t)o->range.triangle_count != 2ull * (w - 1) * (h - 1)) return false;
+	for (uint32_t j = 0, t = 0; j + 1 < h; ++j)
+		for (uint32_t i = 0; i + 1 < w; ++i, t += 2) {
+			const uint32_t v00 = base + j * w + i, v10 = v00 + 1, v01 = v00 + w, v11 = v01 + 1;
+			const uint32_t* c = tri + 3 * (size_t)t;
+			if (c[0] != v00 || c[1] != v10 || c[2] != v11 || c[3] != v00 || c[4] != v11 || c[5] != v01) return false;
+		}
+	*nx = w;
+	*ny = h;
+	return true;
 }
 
 static FILE* open_out(const char* path, pbd_scene_error* err) {
@@ -107,24 +144,77 @@ static bool close_out(FILE* fp, const char* path, pbd_scene_error* err) {
 	return true;
 }
 
-static void write_obj(FILE* fp, const pbd_scene* s, int frame) {
+/* Area-weighted vertex normals of one object: the sum of its triangles' cross products (twice
+ * their areas) at each corner, normalised; a vertex whose sum vanishes gets 0 0 0. */
+static void object_normals(const pbd_scene* s, const pbd_scene_object* o, pbd_vec3* out) {
+	const pbd_vec3* x = pbd_world_positions(s->world);
+	const uint32_t* tri = pbd_world_triangles(s->world);
+	const uint32_t base = o->range.first_particle;
+	memset(out, 0, o->range.particle_count * sizeof *out);
+	for (uint32_t t = 0; t < o->range.triangle_count; ++t) {
+		const uint32_t* v = tri + 3 * (size_t)(o->range.first_triangle + t);
+		const pbd_vec3 c = pbd_v3_cross(pbd_v3_sub(x[v[1]], x[v[0]]), pbd_v3_sub(x[v[2]], x[v[0]]));
+		for (int k = 0; k < 3; ++k) out[v[k] - base] = pbd_v3_add(out[v[k] - base], c);
+	}
+	for (uint32_t i = 0; i < o->range.particle_count; ++i) {
+		const pbd_real len = pbd_v3_length(out[i]);
+		out[i] = len > 0 ? pbd_v3_scale(out[i], 1 / len) : (pbd_vec3){0, 0, 0};
+	}
+}
+
+static bool write_obj(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* err) {
 	const pbd_world* w = s->world;
 	const uint32_t n = pbd_world_particle_count(w);
 	const pbd_vec3* x = pbd_world_positions(w);
+	uint32_t most = 0;
+	for (uint32_t k = 0; k < s->object_count; ++k)
+		if (s->objects[k].range.triangle_count && s->objects[k].range.particle_count > most)
+			most = s->objects[k].range.particle_count;
+	pbd_vec3* normals = most ? malloc(most * sizeof *normals) : NULL;
+	if (most && !normals) {
+		pbd_scene_error_set(err, "%s: frame %d: out of memory for the normals", s->name, frame);
+		return false;
+	}
 	fprintf(fp, "# pbd %s frame %d, %u particles\n", s->name, frame, n);
 	for (uint32_t i = 0; i < n; ++i) fprintf(fp, "v " REAL_FMT " " REAL_FMT " " REAL_FMT "\n", x[i].x, x[i].y, x[i].z);
 	const uint32_t* tri = pbd_world_triangles(w);
+	/* vt and vn are numbered across the file: each object's start after the earlier objects'. */
+	uint32_t vt_next = 1, vn_next = 1;
 	for (uint32_t k = 0; k < s->object_count; ++k) {
 		const pbd_scene_object* o = &s->objects[k];
 		fprintf(fp, "o %s\n", o->name);
-		for (uint32_t t = 0; t < o->range.triangle_count; ++t) {
-			const uint32_t* v = tri + 3 * (size_t)(o->range.first_triangle + t);
-			fprintf(fp, "f %u %u %u\n", v[0] + 1, v[1] + 1, v[2] + 1);
-		}
-		if (o->range.triangle_count == 0)
+		if (o->range.triangle_count == 0) {
 			for (uint32_t l = 0; l < o->line_count; ++l)
 				fprintf(fp, "l %u %u\n", o->lines[2 * l] + 1, o->lines[2 * l + 1] + 1);
+			continue;
+		}
+		const uint32_t base = o->range.first_particle;
+		uint32_t nx, ny;
+		const bool uv = out_object_grid(s, o, &nx, &ny);
+		if (uv)
+			for (uint32_t j = 0; j < ny; ++j)
+				for (uint32_t i = 0; i < nx; ++i)
+					fprintf(fp, "vt %.9g %.9g\n", (double)i / (double)(nx - 1), (double)j / (double)(ny - 1));
+		object_normals(s, o, normals);
+		for (uint32_t i = 0; i < o->range.particle_count; ++i)
+			fprintf(fp, "vn %.6g %.6g %.6g\n", (double)normals[i].x, (double)normals[i].y, (double)normals[i].z);
+		for (uint32_t t = 0; t < o->range.triangle_count; ++t) {
+			const uint32_t* v = tri + 3 * (size_t)(o->range.first_triangle + t);
+			fputc('f', fp);
+			for (int c = 0; c < 3; ++c) {
+				const uint32_t local = v[c] - base;
+				if (uv)
+					fprintf(fp, " %u/%u/%u", v[c] + 1, vt_next + local, vn_next + local);
+				else
+					fprintf(fp, " %u//%u", v[c] + 1, vn_next + local);
+			}
+			fputc('\n', fp);
+		}
+		if (uv) vt_next += o->range.particle_count;
+		vn_next += o->range.particle_count;
 	}
+	free(normals);
+	return true;
 }
 
 /* PLY binary is little-endian by declaration, whatever the host. */
@@ -194,13 +284,20 @@ static void write_ply(FILE* fp, const pbd_scene* s, int frame) {
 }
 
 bool out_write_frame(const char* path, out_format format, const pbd_scene* s, int frame, pbd_scene_error* err) {
-	if (format == OUT_FORMAT_NONE) return true;
+	if (format == OUT_FORMAT_NONE || format == OUT_FORMAT_USD) return true;
 	FILE* fp = open_out(path, err);
 	if (!fp) return false;
+	bool ok = true;
 	if (format == OUT_FORMAT_PLY)
 		write_ply(fp, s, frame);
+	else if (format == OUT_FORMAT_VTK)
+		ok = out_vtk_write(fp, s, frame, err);
 	else
-		write_obj(fp, s, frame);
+		ok = write_obj(fp, s, frame, err);
+	if (!ok) {
+		fclose(fp);
+		return false;
+	}
 	return close_out(fp, path, err);
 }
 
@@ -242,6 +339,9 @@ bool out_write_state(const char* path, const pbd_scene* s, int frame, double tim
 #endif
 	fprintf(fp, "# pbd state 1\n# scene %s\n# frame %d\n# time %.17g\n# precision %s\n# particles %u\n", s->name, frame,
 	        time, precision, n);
+	/* The world's hash (pbd_world_hash), so that a run from another front end (the Python module)
+	 * can be compared with this one in one number. */
+	fprintf(fp, "# hash 0x%016llx\n", (unsigned long long)pbd_world_hash(w));
 	fputs("# index x y z vx vy vz inv_mass\n", fp);
 	for (uint32_t i = 0; i < n; ++i)
 		fprintf(fp, "%u " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT "\n",
@@ -274,15 +374,7 @@ bool out_stats_are_finite(const pbd_stats* st) {
 
 /* ---- what a run will write --------------------------------------------------------------- */
 
-/* The longest a REAL_FMT number prints: "-1.23456789e+38" (float), "-1.2345678901234567e+308". */
-#ifdef PBD_DOUBLE
-#define REAL_WIDTH 24
-#else
-#define REAL_WIDTH 15
-#endif
-#define DOUBLE_WIDTH 24 /* %.17g of a double */
-
-static uint64_t digits_of(uint64_t v) {
+uint64_t out_digits(uint64_t v) {
 	uint64_t d = 1;
 	while (v >= 10) {
 		v /= 10;
@@ -302,6 +394,8 @@ static void count_elements(const pbd_scene* s, uint64_t* faces, uint64_t* edges)
 
 static uint64_t frame_bytes(const pbd_scene* s, int last_frame, out_format format) {
 	if (format == OUT_FORMAT_NONE) return 0;
+	if (format == OUT_FORMAT_USD) return out_usd_frame_bytes(s);
+	if (format == OUT_FORMAT_VTK) return out_vtk_frame_bytes(s, last_frame);
 	const uint64_t n = pbd_world_particle_count(s->world);
 	uint64_t faces, edges;
 	count_elements(s, &faces, &edges);
@@ -321,17 +415,24 @@ static uint64_t frame_bytes(const pbd_scene* s, int last_frame, out_format forma
 		             s->name, last_frame, (uint32_t)n, type, type, type, (uint32_t)faces, (uint32_t)edges);
 		return (uint64_t)(header > 0 ? header : 0) + n * 3 * sizeof(pbd_real) + faces * 13 + edges * 8;
 	}
-	const uint64_t index = digits_of(n); /* 1-based indices are at most n */
+	const uint64_t index = out_digits(n); /* 1-based indices (v, vt and vn) are at most n */
 	uint64_t bytes = (uint64_t)snprintf(NULL, 0, "# pbd %s frame %d, %u particles\n", s->name, last_frame, (uint32_t)n);
 	bytes += n * (2 + 3 * REAL_WIDTH + 3);
-	for (uint32_t k = 0; k < s->object_count; ++k) bytes += 3 + strlen(s->objects[k].name);
-	bytes += faces * (2 + 3 * index + 3) + edges * (2 + 2 * index + 2);
+	for (uint32_t k = 0; k < s->object_count; ++k) {
+		const pbd_scene_object* o = &s->objects[k];
+		bytes += 3 + strlen(o->name);
+		if (o->range.triangle_count == 0) continue;
+		/* "vn" and 3 %.6g numbers of at most 12 characters ("-1.23457e-05"); "vt" and 2 %.9g in [0, 1] */
+		bytes += o->range.particle_count * (2 + 3 * 13 + 1);
+		if (o->type == PBD_SCENE_OBJECT_GRID_CLOTH) bytes += o->range.particle_count * (2 + 2 * 16 + 1);
+	}
+	bytes += faces * (1 + 3 * (3 + 3 * index) + 1) + edges * (2 + 2 * index + 2);
 	return bytes;
 }
 
 static uint64_t metrics_row_bytes(int last_frame) {
 	/* frame, 8 doubles, 3 reals, contacts: 12 commas and the newline */
-	return digits_of((uint64_t)last_frame) + 8 * DOUBLE_WIDTH + 3 * REAL_WIDTH + 10 + 13;
+	return out_digits((uint64_t)last_frame) + 8 * DOUBLE_WIDTH + 3 * REAL_WIDTH + 10 + 13;
 }
 
 uint64_t out_run_bytes(const pbd_scene* s, int frames, out_format format, out_run_size* parts) {
@@ -339,8 +440,10 @@ uint64_t out_run_bytes(const pbd_scene* s, int frames, out_format format, out_ru
 	out_run_size p;
 	p.frame = frame_bytes(s, frames, format);
 	p.frames = p.frame * ((uint64_t)frames + 1);
+	if (format == OUT_FORMAT_USD) p.frames += out_usd_fixed_bytes(s, frames);
+	if (format == OUT_FORMAT_VTK) p.frames += out_vtk_index_bytes(frames);
 	p.metrics = 200 + metrics_row_bytes(frames) * ((uint64_t)frames + 1);
-	p.state = 200 + strlen(s->name) + DOUBLE_WIDTH + n * (digits_of(n) + 7 * (REAL_WIDTH + 1) + 1);
+	p.state = 200 + strlen(s->name) + DOUBLE_WIDTH + n * (out_digits(n) + 7 * (REAL_WIDTH + 1) + 1);
 	p.total = p.frames + p.metrics + p.state;
 	if (parts) *parts = p;
 	return p.total;

@@ -1,5 +1,6 @@
-/* Files a run writes: mesh frames (OBJ or binary PLY), metrics.csv and state.txt. Formats are
- * documented in docs/scene-format.md. Each call reports a failure as one line in err. */
+/* Files a run writes: mesh frames (OBJ, binary PLY or VTK .vtu), metrics.csv and state.txt. Formats
+ * are documented in docs/scene-format.md; USD is written by output_usd.h, VTK by output_vtk.h. Each
+ * call reports a failure as one line in err. */
 #ifndef PBD_APP_OUTPUT_H
 #define PBD_APP_OUTPUT_H
 
@@ -9,22 +10,51 @@
 
 #include "pbd/scene.h"
 
-typedef enum out_format { OUT_FORMAT_OBJ = 0, OUT_FORMAT_PLY, OUT_FORMAT_NONE } out_format;
+/* Enough digits for the scalar to read back to the same bits, and the longest such a number
+ * prints: "-1.23456789e+38" (float), "-1.2345678901234567e+308" (double, also %.17g of a double). */
+#ifdef PBD_DOUBLE
+#define OUT_REAL_FMT   "%.17g"
+#define OUT_REAL_WIDTH 24
+#else
+#define OUT_REAL_FMT   "%.9g"
+#define OUT_REAL_WIDTH 15
+#endif
+#define OUT_DOUBLE_WIDTH 24
+
+/// Decimal digits of v.
+uint64_t out_digits(uint64_t v);
+
+typedef enum out_format {
+	OUT_FORMAT_OBJ = 0,
+	OUT_FORMAT_PLY,
+	OUT_FORMAT_NONE,
+	OUT_FORMAT_USD,
+	OUT_FORMAT_VTK
+} out_format;
+
+/// "OBJ", "PLY", "none", "USD", "VTK": for messages.
+const char* out_format_name(out_format format);
+
+/// A run that may write more than this (but no more than --max-output) is warned about.
+#define OUT_WARN_BYTES (100ull << 20)
 
 /// Creates `dir` and its missing parents (mkdir -p).
 bool out_make_dir(const char* dir, pbd_scene_error* err);
 
-/// Deletes the frame files of an earlier run (frame_<digits>.obj / .ply, nothing else), so a
+/// Deletes the frame files of an earlier run (frame_<digits>.obj / .ply / .vtu, nothing else), so a
 /// shorter run does not leave a mix of old and new frames; those numbered up to keep_through
 /// stay (-1: none stay; a resumed run keeps the frames before its start). *removed gets how
 /// many went.
 bool out_clear_frames(const char* dir, long keep_through, unsigned* removed, pbd_scene_error* err);
 
-/// <dir>/frame_<frame, 5 digits or more>.<obj|ply>
+/// <dir>/frame_<frame, 5 digits or more>.<obj|ply|vtu>
 void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_format format);
 
 /// The current particle positions with the triangles of every object (`f`) and, for objects
-/// without triangles, their lines (`l`).
+/// without triangles, their lines (`l`). OBJ frames also give each object with triangles its
+/// area-weighted vertex normals (`vn`) and, for a grid cloth, its grid coordinates as texture
+/// coordinates (`vt`, vertex (i, j) at (i/(nx-1), j/(ny-1))); their faces are then `f v/vt/vn`
+/// (or `f v//vn`). Nothing for OUT_FORMAT_NONE and OUT_FORMAT_USD (one file for the run).
 bool out_write_frame(const char* path, out_format format, const pbd_scene* s, int frame, pbd_scene_error* err);
 
 /// metrics.csv: the header line, then one row per frame.
@@ -38,19 +68,25 @@ bool out_write_state(const char* path, const pbd_scene* s, int frame, double tim
 /// True when every position and velocity is finite; otherwise *bad gets the first bad particle.
 bool out_state_is_finite(const pbd_scene* s, uint32_t* bad);
 
+/// The grid of a grid cloth object from its triangles, as pbd_mesh_grid lays them out (vertex
+/// (i, j) is j*nx + i, cell (i, j) is triangles (v00, v10, v11) and (v00, v11, v01)); false when
+/// the object's triangles are not such a grid.
+bool out_object_grid(const pbd_scene* s, const pbd_scene_object* o, uint32_t* nx, uint32_t* ny);
+
 /// True when every number of a metrics row is finite.
 bool out_stats_are_finite(const pbd_stats* st);
 
 /// An upper bound of the bytes a run writes, in parts.
 typedef struct out_run_size {
-	uint64_t frame;   ///< one frame file (0 for OUT_FORMAT_NONE)
-	uint64_t frames;  ///< all of them, frame 0 included
+	uint64_t frame;   ///< one frame file (0 for OUT_FORMAT_NONE); USD: what one frame adds
+	uint64_t frames;  ///< all of them, frame 0 included (USD: animation.usda and its frame store; VTK: with the .pvd)
 	uint64_t metrics; ///< metrics.csv
 	uint64_t state;   ///< state.txt
 	uint64_t total;
 } out_run_size;
 
-/// What a run of `frames` frames of `s` writes at most: frame files 0..frames in `format`,
+/// What a run of `frames` frames of `s` writes at most: frame files 0..frames in `format` (or the
+/// one USD file with the frame store it is assembled from),
 /// metrics.csv and state.txt (numbers counted at their widest). `parts` may be NULL.
 uint64_t out_run_bytes(const pbd_scene* s, int frames, out_format format, out_run_size* parts);
 

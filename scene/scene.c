@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "json_read.h"
+#include "motion.h"
 #include "pbd/math.h"
 #include "scene_compose.h"
 #include "scene_embedded.h"
@@ -701,8 +702,9 @@ static bool read_models(loader* L, const cJSON* obj, const char* path, pbd_soft_
  * "drag_particle" on each particle of an object without triangles (kg/s), and a "wind" of its own
  * added to the world's. A coefficient of the kind the object does not have is named at its key. */
 #define AIR_KEYS "drag", "drag_tangent", "drag_particle", "wind"
-/* Every mesh-based object may hold vertices by attachment springs (read_attached). */
-#define ATTACH_KEY "attached"
+/* Every mesh-based object may hold vertices by attachment springs (read_attached) and move pinned
+ * ones (read_moving_pins). */
+#define ATTACH_KEY "attached", "moving_pins"
 
 static bool read_air(loader* L, const cJSON* obj, const char* path, bool triangles, pbd_real* normal, pbd_real* tangent,
                      pbd_real* particle, pbd_vec3* wind) {
@@ -723,6 +725,9 @@ static bool read_air(loader* L, const cJSON* obj, const char* path, bool triangl
 	}
 	return true;
 }
+
+static bool read_moving_pins(loader* L, const cJSON* obj, const char* path, const pbd_mesh* mesh,
+                             const pbd_scene_object* o);
 
 /* Mass, pinned, material, translation and velocity: the fields every mesh-based object shares.
  * Then the body is created. `mesh` belongs to the caller. */
@@ -771,7 +776,7 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 	           pbd_soft_get_info(L->s->world, o->id, &o->range) != PBD_OK))
 		ok = fail_world(L, path);
 	free(pinned);
-	ok = ok && read_attached(L, obj, path, mesh, o);
+	ok = ok && read_attached(L, obj, path, mesh, o) && read_moving_pins(L, obj, path, mesh, o);
 	if (ok && o->range.triangle_count == 0) ok = lines_from_mesh(L, path, mesh, o->range.first_particle, o);
 	return ok;
 }
@@ -1511,33 +1516,49 @@ static bool read_rotation(loader* L, const cJSON* obj, const char* path, const c
 	return true;
 }
 
-/* "keyframes": [{"time", "position", "rotation"}, ...], times strictly increasing. A key that
+static const char* const interp_names[] = {"linear", "cubic", NULL};
+
+/* A track at `kpath`: an array of keys {"time", "position", "rotation"}, times strictly
+ * increasing, or {"keys": that array, "interp": "linear" | "cubic", "loop": bool}. A key that
  * leaves out its position or rotation keeps the previous key's (the first: origin, identity).
- * The track is registered before its keys are read, so that pbd_scene_free releases them whatever
- * fails. *start gets the pose at time 0, where the world starts. */
-static bool read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t collider, pbd_pose* start) {
+ * The keys belong to *t as soon as they are allocated, so that pbd_scene_free releases them
+ * whatever fails. */
+static bool read_track(loader* L, const cJSON* item, const char* kpath, pbd_scene_track* t) {
 	jr* r = &L->r;
-	const cJSON* arr;
-	size_t n;
-	if (!jr_array(r, c, path, "keyframes", &arr, &n)) return false;
-	if (!arr) return true;
-	char kpath[JR_PATH_MAX];
-	jr_path_key(kpath, path, "keyframes");
-	if (n == 0) return jr_fail(r, kpath, "must hold at least one keyframe");
+	const cJSON* arr = item;
+	char apath[JR_PATH_MAX];
+	snprintf(apath, sizeof apath, "%s", kpath);
+	int interp = PBD_SCENE_INTERP_LINEAR;
+	bool loop = false;
+	if (cJSON_IsObject(item)) {
+		static const char* const keys[] = {"keys", "interp", "loop", NULL};
+		if (!jr_object(r, item, kpath, keys) ||
+		    !jr_enum(r, item, kpath, "interp", interp, interp_names, NULL, NULL, &interp) ||
+		    !jr_bool(r, item, kpath, "loop", loop, &loop))
+			return false;
+		arr = jr_get(item, "keys");
+		if (!arr) return jr_fail(r, kpath, "missing \"keys\"");
+		jr_path_key(apath, kpath, "keys");
+	}
+	if (!cJSON_IsArray(arr))
+		return jr_fail(r, apath, "expected an array of keyframes or {\"keys\": [...], \"interp\", \"loop\"} (got %s)",
+		               jr_type_name(arr));
+	const size_t n = (size_t)cJSON_GetArraySize(arr);
+	if (n == 0) return jr_fail(r, apath, "must hold at least one keyframe");
 	if (n > PBD_SCENE_MAX_KEYFRAMES)
-		return jr_fail(r, kpath, "too many keyframes (%zu, the limit is %d)", n, PBD_SCENE_MAX_KEYFRAMES);
+		return jr_fail(r, apath, "too many keyframes (%zu, the limit is %d)", n, PBD_SCENE_MAX_KEYFRAMES);
 	pbd_scene_keyframe* keys = malloc(n * sizeof *keys);
-	if (!keys) return jr_fail(r, kpath, "out of memory");
-	pbd_scene_track* t = &L->s->tracks[L->s->track_count++];
-	t->collider = collider;
+	if (!keys) return jr_fail(r, apath, "out of memory");
 	t->keys = keys;
 	t->key_count = 0;
+	t->interp = (pbd_scene_interp)interp;
+	t->loop = loop;
 	static const char* const allowed[] = {"time", "position", "rotation", NULL};
 	pbd_pose pose = pbd_pose_identity();
 	size_t i = 0;
 	for (const cJSON* k = arr->child; k; k = k->next, ++i) {
 		char p[JR_PATH_MAX];
-		jr_path_index(p, kpath, i);
+		jr_path_index(p, apath, i);
 		if (!jr_object(r, k, p, allowed)) return false;
 		if (!jr_get(k, "time")) return jr_fail(r, p, "missing \"time\"");
 		double time;
@@ -1556,7 +1577,112 @@ static bool read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t
 		keys[i].pose = pose;
 		t->key_count = (uint32_t)(i + 1);
 	}
+	const char* why = scene_motion_loop_error(t);
+	if (why) {
+		char q[JR_PATH_MAX];
+		jr_path_key(q, kpath, "loop");
+		return jr_fail(r, q, "%s", why);
+	}
+	return true;
+}
+
+/* A kinematic collider's "keyframes" (read_track). The track is registered before its keys are
+ * read. *start gets the pose at time 0, where the world starts. */
+static bool read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t collider, pbd_pose* start) {
+	const cJSON* item = jr_get(c, "keyframes");
+	if (!item) return true;
+	char kpath[JR_PATH_MAX];
+	jr_path_key(kpath, path, "keyframes");
+	pbd_scene_track* t = &L->s->tracks[L->s->track_count++];
+	memset(t, 0, sizeof *t);
+	t->collider = collider;
+	if (!read_track(L, item, kpath, t)) return false;
 	*start = pbd_scene_track_pose(t, 0.0);
+	return true;
+}
+
+/* One entry of "moving_pins": {"vertices": as "pinned", then "keyframes" (a track, whose
+ * positions displace the vertices' centroid and whose rotations turn them about it) or "velocity"
+ * and "angular_velocity"}. Read once the body exists: the vertices are pinned, their centroid is
+ * taken where they are in the world, and they are put where the motion has them at time 0. The
+ * entry is registered before anything is allocated, so that pbd_scene_free releases what is. */
+static bool read_pin_motion(loader* L, const cJSON* e, const char* p, const pbd_mesh* mesh, const pbd_scene_object* o) {
+	jr* r = &L->r;
+	pbd_scene* s = L->s;
+	static const char* const keys[] = {"vertices", "keyframes", "velocity", "angular_velocity", NULL};
+	if (!cJSON_IsObject(e)) return jr_fail(r, p, "expected an object (got %s)", jr_type_name(e));
+	if (!jr_object(r, e, p, keys)) return false;
+	if (!jr_get(e, "vertices")) return jr_fail(r, p, "missing \"vertices\"");
+	const char* velocity_key = jr_get(e, "velocity")           ? "velocity"
+	                           : jr_get(e, "angular_velocity") ? "angular_velocity"
+	                                                           : NULL;
+	const cJSON* track = jr_get(e, "keyframes");
+	char q[JR_PATH_MAX];
+	if (!track && !velocity_key) return jr_fail(r, p, "missing \"keyframes\" (or \"velocity\", \"angular_velocity\")");
+	if (track && velocity_key) {
+		jr_path_key(q, p, velocity_key);
+		return jr_fail(r, q, "not with keyframes, which give the motion; give either");
+	}
+	pbd_scene_pin_motion* grown = realloc(s->pin_motions, (s->pin_motion_count + 1) * sizeof *grown);
+	if (!grown) return jr_fail(r, p, "out of memory");
+	s->pin_motions = grown;
+	pbd_scene_pin_motion* m = &grown[s->pin_motion_count++];
+	memset(m, 0, sizeof *m);
+	m->object = (uint32_t)(o - s->objects);
+	m->track.collider = UINT32_MAX;
+	char vpath[JR_PATH_MAX];
+	jr_path_key(vpath, p, "vertices");
+	if (!read_vertex_set(L, e, p, "vertices", mesh, &m->particles, &m->count)) return false;
+	if (m->count == 0) return jr_fail(r, vpath, "selects no vertex");
+	m->offsets = malloc(m->count * sizeof *m->offsets);
+	if (!m->offsets) return jr_fail(r, vpath, "out of memory");
+	if (track) {
+		jr_path_key(q, p, "keyframes");
+		if (!read_track(L, track, q, &m->track)) return false;
+	} else if (!jr_vec3(r, e, p, "velocity", m->velocity, PBD_SCENE_MAX_SPEED, &m->velocity) ||
+	           !jr_vec3(r, e, p, "angular_velocity", m->angular_velocity, PBD_SCENE_MAX_SPEED, &m->angular_velocity)) {
+		return false;
+	}
+	/* The centroid is summed in double, where thousands of float additions would drift. */
+	const pbd_vec3* x = pbd_world_positions(s->world);
+	double c[3] = {0, 0, 0};
+	for (uint32_t k = 0; k < m->count; ++k) {
+		const uint32_t v = m->particles[k];
+		m->particles[k] = o->range.first_particle + v;
+		if (pbd_particle_is_pinned(s->world, m->particles[k]))
+			return jr_fail(r, vpath, "vertex %u is already pinned (by \"pinned\" or another moving pin set)", v);
+		const pbd_vec3 xv = x[m->particles[k]];
+		c[0] += (double)xv.x;
+		c[1] += (double)xv.y;
+		c[2] += (double)xv.z;
+	}
+	m->centroid = pbd_v3((pbd_real)(c[0] / m->count), (pbd_real)(c[1] / m->count), (pbd_real)(c[2] / m->count));
+	for (uint32_t k = 0; k < m->count; ++k) m->offsets[k] = pbd_v3_sub(x[m->particles[k]], m->centroid);
+	const pbd_pose start = pbd_scene_pin_motion_pose(m, 0.0);
+	for (uint32_t k = 0; k < m->count; ++k) {
+		const pbd_vec3 at = scene_motion_pin_point(m, start, k);
+		if (pbd_particle_pin(s->world, m->particles[k]) != PBD_OK ||
+		    pbd_world_set_positions(s->world, m->particles[k], 1, &at) != PBD_OK)
+			return fail_world(L, p);
+	}
+	return true;
+}
+
+/* "moving_pins": an array of sets of pinned vertices, each carried rigidly by its motion
+ * (read_pin_motion) in pbd_scene_before_step. */
+static bool read_moving_pins(loader* L, const cJSON* obj, const char* path, const pbd_mesh* mesh,
+                             const pbd_scene_object* o) {
+	const cJSON* list;
+	size_t n;
+	if (!jr_array(&L->r, obj, path, "moving_pins", &list, &n)) return false;
+	char lpath[JR_PATH_MAX];
+	jr_path_key(lpath, path, "moving_pins");
+	size_t i = 0;
+	for (const cJSON* e = list ? list->child : NULL; e; e = e->next, ++i) {
+		char p[JR_PATH_MAX];
+		jr_path_index(p, lpath, i);
+		if (!read_pin_motion(L, e, p, mesh, o)) return false;
+	}
 	return true;
 }
 
@@ -2131,33 +2257,12 @@ static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint3
 /* ---- keyframed motion --------------------------------------------------------------------- */
 
 pbd_pose pbd_scene_track_pose(const pbd_scene_track* track, double time) {
-	const pbd_scene_keyframe* k = track->keys;
-	const uint32_t n = track->key_count;
-	if (n == 0) return pbd_pose_identity();
-	if (!(time > k[0].time)) return k[0].pose;
-	if (time >= k[n - 1].time) return k[n - 1].pose;
-	/* The last key at or before `time`: k[lo].time <= time < k[hi].time. */
-	uint32_t lo = 0, hi = n - 1;
-	while (hi - lo > 1) {
-		const uint32_t mid = lo + (hi - lo) / 2;
-		if (k[mid].time <= time)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	const double u = (time - k[lo].time) / (k[hi].time - k[lo].time);
-	const pbd_vec3 a = k[lo].pose.position, b = k[hi].pose.position;
-	pbd_pose pose;
-	pose.position = pbd_v3((pbd_real)((double)a.x + u * ((double)b.x - (double)a.x)),
-	                       (pbd_real)((double)a.y + u * ((double)b.y - (double)a.y)),
-	                       (pbd_real)((double)a.z + u * ((double)b.z - (double)a.z)));
-	pose.rotation = pbd_quat_slerp(k[lo].pose.rotation, k[hi].pose.rotation, u);
-	return pose;
+	return scene_motion_track_pose(track, time);
 }
 
 pbd_status pbd_scene_before_step(pbd_scene* s) {
 	if (!s || !s->world) return PBD_ERR_INVALID_ARGUMENT;
-	if (s->track_count == 0) return PBD_OK;
+	if (s->track_count == 0 && s->pin_motion_count == 0) return PBD_OK;
 	/* The clock is the world's, not one kept here, so that a world resumed from a snapshot or
 	 * given another dt between steps follows its keyframes from where it is. */
 	const double end = pbd_world_time(s->world) + (double)pbd_world_get_def(s->world).dt;
@@ -2166,6 +2271,17 @@ pbd_status pbd_scene_before_step(pbd_scene* s) {
 		const pbd_status status =
 		    pbd_collider_move_to(s->world, s->colliders[t->collider], pbd_scene_track_pose(t, end));
 		if (status != PBD_OK) return status;
+	}
+	/* A target, unlike a position set here, moves the pin through the substeps, and the velocity
+	 * the step gives it is the motion's, which contacts and friction see. */
+	for (uint32_t k = 0; k < s->pin_motion_count; ++k) {
+		const pbd_scene_pin_motion* m = &s->pin_motions[k];
+		const pbd_pose pose = pbd_scene_pin_motion_pose(m, end);
+		for (uint32_t i = 0; i < m->count; ++i) {
+			const pbd_status status =
+			    pbd_particle_set_target(s->world, m->particles[i], scene_motion_pin_point(m, pose, i));
+			if (status != PBD_OK) return status;
+		}
 	}
 	return PBD_OK;
 }
@@ -2610,5 +2726,11 @@ void pbd_scene_free(pbd_scene* s) {
 	free(s->colliders);
 	for (uint32_t i = 0; i < s->track_count; ++i) free(s->tracks[i].keys);
 	free(s->tracks);
+	for (uint32_t i = 0; i < s->pin_motion_count; ++i) {
+		free(s->pin_motions[i].particles);
+		free(s->pin_motions[i].offsets);
+		free(s->pin_motions[i].track.keys);
+	}
+	free(s->pin_motions);
 	memset(s, 0, sizeof *s);
 }

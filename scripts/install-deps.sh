@@ -8,9 +8,12 @@ set -eu
 # viewer (`pbd view`): GLFW, and Xvfb with xauth to run it in tests without a display.
 # Fuzzing (scripts/fuzz.sh): clang's libFuzzer and sanitizer runtimes are in libclang-rt-dev,
 # which clang only recommends, so an install without recommends lacks -fsanitize=fuzzer.
+# The Python module (import pbd): Debian's python3 with its headers, NumPy, pytest for its tests
+# and matplotlib for the example sweep; python3's standard library also reads back the USD and
+# VTK files of the output tests.
 PACKAGES="cmake make gcc g++ clang libclang-rt-dev pkg-config libcjson-dev libcmocka-dev libbullet-dev gnuplot-nox
 libepoxy-dev libegl-dev libgl-dev libstb-dev ffmpeg libgl1-mesa-dri libegl-mesa0 libglx-mesa0
-libglfw3-dev xvfb xauth"
+libglfw3-dev xvfb xauth python3 python3-dev python3-numpy python3-pytest python3-matplotlib"
 
 missing=""
 for p in $PACKAGES; do

@@ -1225,7 +1225,7 @@ static const bad_case bad_cases[] = {
     {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"keyframes\": []}]}",
      "colliders[0].keyframes: must hold at least one keyframe", NULL},
     {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"keyframes\": {}}]}",
-     "colliders[0].keyframes: expected an array", NULL},
+     "colliders[0].keyframes: missing \"keys\"", NULL},
     {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"keyframes\": [{\"position\": [0, 0, 0]}]}]}",
      "colliders[0].keyframes[0]: missing \"time\"", NULL},
     {"{\"colliders\": [{\"type\": \"plane\", \"kind\": \"kinematic\", \"keyframes\": [{\"time\": -1}]}]}",

@@ -124,12 +124,34 @@ typedef struct pbd_scene_keyframe {
 	pbd_pose pose;
 } pbd_scene_keyframe;
 
-/// The keyframes of one kinematic collider (its "keyframes" array), which pbd_scene_before_step follows.
+/// How a track's position goes from key to key ("interp" in the file).
+typedef enum pbd_scene_interp {
+	PBD_SCENE_INTERP_LINEAR = 0, ///< straight lines, the velocity jumps at each key
+	PBD_SCENE_INTERP_CUBIC       ///< a C1 cubic Hermite spline through the keys (Catmull-Rom tangents)
+} pbd_scene_interp;
+
+/// The keyframes of one kinematic collider or moving pin set (a "keyframes" value), which
+/// pbd_scene_before_step follows.
 typedef struct pbd_scene_track {
-	uint32_t collider;  ///< index into scene.colliders
-	uint32_t key_count; ///< >= 1
+	uint32_t collider;  ///< index into scene.colliders (UINT32_MAX for a moving pin set's track)
+	uint32_t key_count; ///< >= 1 (>= 2 when looping)
 	pbd_scene_keyframe* keys;
+	pbd_scene_interp interp;
+	bool loop; ///< repeats with period keys[last].time - keys[0].time, before the first key too
 } pbd_scene_track;
+
+/// One entry of an object's "moving_pins": pinned vertices carried rigidly along a track, or at
+/// a constant velocity and angular velocity, about their starting centroid.
+typedef struct pbd_scene_pin_motion {
+	uint32_t object;           ///< index into scene.objects
+	uint32_t count;            ///< vertices it moves, >= 1
+	uint32_t* particles;       ///< their world particle indices (pinned)
+	pbd_vec3* offsets;         ///< each one's position in the mesh as loaded, minus `centroid`
+	pbd_vec3 centroid;         ///< the centroid of those positions, world
+	pbd_scene_track track;     ///< key_count 0: moved by the velocities below instead
+	pbd_vec3 velocity;         ///< m/s of the centroid
+	pbd_vec3 angular_velocity; ///< rad/s about the moving centroid, axis times rate
+} pbd_scene_pin_motion;
 
 struct pbd_scene_log; /* internal to scene.c */
 
@@ -146,6 +168,8 @@ typedef struct pbd_scene {
 	pbd_scene_track* tracks;   ///< the keyframed colliders, in collider order
 	pbd_scene_render render;   ///< the "render" object (all has_ flags false when absent)
 	struct pbd_scene_log* log; ///< internal: routes the world's log (see pbd_scene_options.log)
+	uint32_t pin_motion_count;
+	pbd_scene_pin_motion* pin_motions; ///< the objects' "moving_pins", in file order
 } pbd_scene;
 
 typedef struct pbd_scene_error {
@@ -197,15 +221,23 @@ PBD_API bool pbd_scene_load_string(const char* text, size_t size, const char* so
 PBD_API bool pbd_scene_load_builtin(const char* name, const pbd_scene_options* options, pbd_scene* out,
                                     pbd_scene_error* err);
 
-/// The pose a track gives at `time`: the first key's before it, the last key's after it, and in
-/// between the position interpolated linearly and the rotation by slerp (the shorter way round)
-/// between the two keys around `time`.
+/// The pose a track gives at `time`: the first key's before it, the last key's after it (a loop
+/// instead wraps `time` into its period), and in between the position interpolated linearly or by
+/// the cubic spline, and the rotation by slerp (the shorter way round) between the two keys around
+/// `time`. Exactly each key's pose at its time.
 PBD_API pbd_pose pbd_scene_track_pose(const pbd_scene_track* track, double time);
 
+/// The displacement of a moving pin set's centroid and its rotation about the centroid at `time`.
+PBD_API pbd_pose pbd_scene_pin_motion_pose(const pbd_scene_pin_motion* motion, double time);
+
+/// Where the motion puts its vertex `k` (< motion->count) at `time`, world.
+PBD_API pbd_vec3 pbd_scene_pin_motion_position(const pbd_scene_pin_motion* motion, uint32_t k, double time);
+
 /// Call before every pbd_world_step of the scene's world: sends each keyframed collider
-/// (pbd_collider_move_to) toward its pose at the time the step will reach, the world's time plus
-/// its dt, so that the step carries it there. Costs nothing in a scene without keyframes. On a
-/// failure the world's last error says why.
+/// (pbd_collider_move_to) and each moving pin (pbd_particle_set_target) toward its pose at the
+/// time the step will reach, the world's time plus its dt, so that the step carries it there.
+/// Costs nothing in a scene without keyframes or moving pins. On a failure the world's last
+/// error says why.
 PBD_API pbd_status pbd_scene_before_step(pbd_scene* s);
 
 /// pbd_scene_before_step, then pbd_world_step.

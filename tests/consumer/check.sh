@@ -36,4 +36,17 @@ if [ -x "$out/cmake/consumer_render" ]; then "$out/cmake/consumer_render"; fi
 echo "--- installed program and scenes"
 "$prefix/bin/pbd" list >/dev/null
 "$prefix/bin/pbd" run "$prefix/share/pbd/scenes/cloth_on_terrain.json" -n 2 --format none -o "$out/run" -q
+pydir=$(find "$prefix" -path '*/dist-packages/pbd/__init__.py' 2>/dev/null | head -n 1)
+if [ -n "$pydir" ]; then
+	echo "--- import pbd from the installed tree"
+	PYTHONPATH=$(dirname "$(dirname "$pydir")") /usr/bin/python3 -c '
+import pbd
+w = pbd.World.from_builtin("hanging_cloth")
+y0 = float(w.positions[:, 1].mean())
+w.step(30)
+y1 = float(w.positions[:, 1].mean())
+print(f"python: pbd {pbd.version} ({pbd.precision}) from {pbd.__file__}: mean height {y0:.4f} -> {y1:.4f} m")
+assert y1 < y0
+'
+fi
 echo "install check passed"

@@ -2,8 +2,8 @@
  * (the file's fields, the automatic framing for the rest), style, and what to draw. Used by
  * `pbd run --render`, the viewer and the rendering test, so all three see the same picture.
  * Built only with pbd_render. */
-#ifndef PBD_APP_SCENE_RENDER_H
-#define PBD_APP_SCENE_RENDER_H
+#ifndef PBD_UI_SCENE_RENDER_H
+#define PBD_UI_SCENE_RENDER_H
 
 #include <stdbool.h>
 

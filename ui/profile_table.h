@@ -1,7 +1,7 @@
 /* The step's profile (pbd_stats.profile) as rows of text: the table `pbd run --profile` prints
  * at the end and the lines of the viewer's panel. */
-#ifndef PBD_APP_PROFILE_TABLE_H
-#define PBD_APP_PROFILE_TABLE_H
+#ifndef PBD_UI_PROFILE_TABLE_H
+#define PBD_UI_PROFILE_TABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>

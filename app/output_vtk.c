@@ -1,0 +1,153 @@
+/* VTK XML frames (.vtu) and their ParaView collection (.pvd). */
+#define _POSIX_C_SOURCE 200809L
+#include "output_vtk.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "output.h"
+#include "pbd/math.h"
+
+#ifdef PBD_DOUBLE
+#define VTK_REAL "Float64"
+#else
+#define VTK_REAL "Float32"
+#endif
+#define VTK_LINE     3
+#define VTK_TRIANGLE 5
+
+/* Per particle: the mean |l / rest - 1| over the distance constraints that touch it. */
+static bool particle_strain(const pbd_scene* s, double* strain) {
+	const pbd_world* w = s->world;
+	const uint32_t n = pbd_world_particle_count(w);
+	const pbd_vec3* x = pbd_world_positions(w);
+	uint32_t* touching = calloc(n ? n : 1, sizeof *touching);
+	if (!touching) return false;
+	memset(strain, 0, n * sizeof *strain);
+	const uint32_t m = pbd_world_distance_count(w);
+	for (uint32_t c = 0; c < m; ++c) {
+		pbd_distance_def d;
+		if (pbd_world_get_distance(w, c, &d) != PBD_OK || !(d.rest > 0)) continue;
+		const double l = (double)pbd_v3_length(pbd_v3_sub(x[d.a], x[d.b]));
+		const double e = fabs(l / (double)d.rest - 1.0);
+		strain[d.a] += e;
+		strain[d.b] += e;
+		touching[d.a]++;
+		touching[d.b]++;
+	}
+	for (uint32_t i = 0; i < n; ++i)
+		if (touching[i]) strain[i] /= touching[i];
+	free(touching);
+	return true;
+}
+
+static void put_vectors(FILE* fp, const pbd_vec3* v, uint32_t n) {
+	for (uint32_t i = 0; i < n; ++i)
+		fprintf(fp, OUT_REAL_FMT " " OUT_REAL_FMT " " OUT_REAL_FMT "\n", v[i].x, v[i].y, v[i].z);
+}
+
+bool out_vtk_write(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* err) {
+	const pbd_world* w = s->world;
+	const uint32_t n = pbd_world_particle_count(w);
+	double* strain = malloc((n ? n : 1) * sizeof *strain);
+	if (!strain || !particle_strain(s, strain)) {
+		free(strain);
+		pbd_scene_error_set(err, "%s: frame %d: out of memory for the VTK strain", s->name, frame);
+		return false;
+	}
+	uint64_t faces = 0, lines = 0;
+	for (uint32_t k = 0; k < s->object_count; ++k) {
+		faces += s->objects[k].range.triangle_count;
+		if (s->objects[k].range.triangle_count == 0) lines += s->objects[k].line_count;
+	}
+	fprintf(fp,
+	        "<?xml version=\"1.0\"?>\n<!-- pbd %s frame %d -->\n"
+	        "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+	        "header_type=\"UInt64\">\n  <UnstructuredGrid>\n"
+	        "    <Piece NumberOfPoints=\"%u\" NumberOfCells=\"%llu\">\n"
+	        "      <PointData Vectors=\"velocity\" Scalars=\"strain\">\n"
+	        "        <DataArray type=\"" VTK_REAL "\" Name=\"velocity\" NumberOfComponents=\"3\" format=\"ascii\">\n",
+	        s->name, frame, n, (unsigned long long)(faces + lines));
+	put_vectors(fp, pbd_world_velocities(w), n);
+	fputs("        </DataArray>\n        <DataArray type=\"Float64\" Name=\"strain\" format=\"ascii\">\n", fp);
+	for (uint32_t i = 0; i < n; ++i) fprintf(fp, "%.17g\n", strain[i]);
+	free(strain);
+	fputs("        </DataArray>\n      </PointData>\n      <Points>\n"
+	      "        <DataArray type=\"" VTK_REAL "\" Name=\"Points\" NumberOfComponents=\"3\" format=\"ascii\">\n",
+	      fp);
+	put_vectors(fp, pbd_world_positions(w), n);
+	fputs("        </DataArray>\n      </Points>\n      <Cells>\n"
+	      "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n",
+	      fp);
+	const uint32_t* tri = pbd_world_triangles(w);
+	for (uint32_t k = 0; k < s->object_count; ++k) {
+		const pbd_scene_object* o = &s->objects[k];
+		for (uint32_t t = 0; t < o->range.triangle_count; ++t) {
+			const uint32_t* v = tri + 3 * (size_t)(o->range.first_triangle + t);
+			fprintf(fp, "%u %u %u\n", v[0], v[1], v[2]);
+		}
+		if (o->range.triangle_count == 0)
+			for (uint32_t l = 0; l < o->line_count; ++l) fprintf(fp, "%u %u\n", o->lines[2 * l], o->lines[2 * l + 1]);
+	}
+	fputs("        </DataArray>\n        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n", fp);
+	for (uint64_t c = 1; c <= faces; ++c) fprintf(fp, "%llu\n", (unsigned long long)(3 * c));
+	for (uint64_t c = 1; c <= lines; ++c) fprintf(fp, "%llu\n", (unsigned long long)(3 * faces + 2 * c));
+	fputs("        </DataArray>\n        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n", fp);
+	/* Cells in the connectivity's order: every triangle first, then every line. */
+	for (uint64_t c = 0; c < faces; ++c) fprintf(fp, "%d\n", VTK_TRIANGLE);
+	for (uint64_t c = 0; c < lines; ++c) fprintf(fp, "%d\n", VTK_LINE);
+	fputs("        </DataArray>\n      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n", fp);
+	return true;
+}
+
+bool out_vtk_write_index(const char* dir, int last, double dt, pbd_scene_error* err) {
+	char path[4200], tmp[4300], frame[4200];
+	snprintf(path, sizeof path, "%s/animation.pvd", dir);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE* fp = fopen(tmp, "wb");
+	if (!fp) {
+		pbd_scene_error_set(err, "%s: cannot write: %s", tmp, strerror(errno));
+		return false;
+	}
+	fputs("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"1.0\" byte_order=\"LittleEndian\">\n"
+	      "  <Collection>\n",
+	      fp);
+	for (int f = 0; f <= last; ++f) {
+		struct stat st;
+		out_frame_path(frame, sizeof frame, dir, f, OUT_FORMAT_VTK);
+		if (stat(frame, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+		fprintf(fp, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"frame_%05d.vtu\"/>\n", f * dt, f);
+	}
+	fputs("  </Collection>\n</VTKFile>\n", fp);
+	bool ok = ferror(fp) == 0;
+	if (fclose(fp) != 0) ok = false;
+	if (ok && rename(tmp, path) != 0) ok = false;
+	if (!ok) {
+		pbd_scene_error_set(err, "%s: write failed: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+	return ok;
+}
+
+uint64_t out_vtk_frame_bytes(const pbd_scene* s, int last_frame) {
+	const uint64_t n = pbd_world_particle_count(s->world);
+	uint64_t faces = 0, lines = 0;
+	for (uint32_t k = 0; k < s->object_count; ++k) {
+		faces += s->objects[k].range.triangle_count;
+		if (s->objects[k].range.triangle_count == 0) lines += s->objects[k].line_count;
+	}
+	const uint64_t cells = faces + lines, index = out_digits(n) + 1;
+	uint64_t bytes = 1200 + strlen(s->name) + out_digits((uint64_t)last_frame) + 2 * out_digits(n + cells);
+	bytes += 2 * n * (3 * (OUT_REAL_WIDTH + 1)) + n * (OUT_DOUBLE_WIDTH + 1);
+	bytes += faces * 3 * index + lines * 2 * index + cells * (out_digits(3 * cells) + 1) + cells * 2;
+	return bytes;
+}
+
+uint64_t out_vtk_index_bytes(int frames) {
+	/* the DataSet line, with the widest timestep and frame number */
+	return 200 + ((uint64_t)frames + 1) * (70 + OUT_DOUBLE_WIDTH + out_digits((uint64_t)frames));
+}

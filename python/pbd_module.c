@@ -1,0 +1,1054 @@
+/* The Python module pbd._pbd: a World type over libpbd and libpbd_scene (and pbd_render when it
+ * was built), with the particle arrays as read-only NumPy views of the world's own memory.
+ * python/pbd/__init__.py is the public face (docs/python.md). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pbd/pbd.h"
+#include "pbd/scene.h"
+#ifdef PBD_PY_HAVE_RENDER
+#include "pbd/render.h"
+#endif
+
+#ifdef PBD_DOUBLE
+#define NPY_REAL NPY_FLOAT64
+#else
+#define NPY_REAL NPY_FLOAT32
+#endif
+
+/* The world's log lines since the last read, kept in C: the log callback runs inside a step,
+ * with the GIL released, and must not touch Python objects. */
+#define PY_LOG_MAX_LINES 256
+
+typedef struct py_log {
+	char* lines[PY_LOG_MAX_LINES];
+	int count;
+	unsigned long dropped; /* lines past PY_LOG_MAX_LINES, counted, not kept */
+} py_log;
+
+typedef struct {
+	PyObject_HEAD pbd_scene scene; /* a world loaded from a scene; zeroed for one built in code */
+	pbd_world* world;              /* scene.world, or the world this object created */
+	py_log* log;                   /* heap: its address is the log callback's user pointer */
+	PyObject* views;               /* weak references to the NumPy views handed out */
+	int busy;                      /* a step runs with the GIL released */
+	PyObject* weakrefs;
+	pbd_collider_id* colliders; /* those add_collider made, for render() */
+	uint32_t collider_count;
+} World;
+
+static PyObject* pbd_py_error; /* pbd.Error, set once at import */
+
+static void log_line(const char* message, void* user) {
+	py_log* log = user;
+	if (log->count == PY_LOG_MAX_LINES) {
+		++log->dropped;
+		return;
+	}
+	size_t n = strlen(message);
+	char* copy = malloc(n + 1);
+	if (!copy) {
+		++log->dropped;
+		return;
+	}
+	memcpy(copy, message, n + 1);
+	log->lines[log->count++] = copy;
+}
+
+static void log_clear(py_log* log) {
+	for (int i = 0; i < log->count; ++i) free(log->lines[i]);
+	log->count = 0;
+	log->dropped = 0;
+}
+
+static PyObject* raise_world(World* self, const char* what) {
+	PyErr_Format(pbd_py_error, "%s: %s", what, self->world ? pbd_world_last_error(self->world) : "no world");
+	return NULL;
+}
+
+static int check_world(World* self) {
+	if (!self->world) {
+		PyErr_SetString(pbd_py_error, "the world is closed");
+		return -1;
+	}
+	if (self->busy) {
+		PyErr_SetString(pbd_py_error, "the world is being stepped in another thread");
+		return -1;
+	}
+	return 0;
+}
+
+/* Views of the particle arrays point into memory that adding particles may move: refuse to
+ * grow the world while one is alive, rather than leave it pointing at freed memory. */
+static int check_no_views(World* self, const char* what) {
+	Py_ssize_t alive = 0;
+	Py_ssize_t n = PyList_GET_SIZE(self->views);
+	for (Py_ssize_t i = n - 1; i >= 0; --i) {
+		PyObject* target = PyWeakref_GetObject(PyList_GET_ITEM(self->views, i));
+		if (target == Py_None) {
+			if (PySequence_DelItem(self->views, i) < 0) return -1;
+		} else {
+			++alive;
+		}
+	}
+	if (alive) {
+		PyErr_Format(pbd_py_error,
+		             "%s: %zd view(s) of the particle arrays (positions, velocities, inv_masses, triangles) are "
+		             "still alive and would point at moved memory; copy what you keep (np.array(v)) and delete them",
+		             what, alive);
+		return -1;
+	}
+	return 0;
+}
+
+static World* world_alloc(PyTypeObject* type) {
+	World* self = (World*)type->tp_alloc(type, 0);
+	if (!self) return NULL;
+	memset(&self->scene, 0, sizeof self->scene);
+	self->world = NULL;
+	self->busy = 0;
+	self->weakrefs = NULL;
+	self->colliders = NULL;
+	self->collider_count = 0;
+	self->log = calloc(1, sizeof *self->log);
+	self->views = PyList_New(0);
+	if (!self->log || !self->views) {
+		Py_DECREF(self);
+		PyErr_NoMemory();
+		return NULL;
+	}
+	return self;
+}
+
+static void world_release(World* self) {
+	if (self->scene.world) {
+		pbd_scene_free(&self->scene);
+	} else if (self->world) {
+		pbd_world_destroy(self->world);
+	}
+	memset(&self->scene, 0, sizeof self->scene);
+	self->world = NULL;
+}
+
+static void World_dealloc(World* self) {
+	if (self->weakrefs) PyObject_ClearWeakRefs((PyObject*)self);
+	world_release(self);
+	if (self->log) {
+		log_clear(self->log);
+		free(self->log);
+	}
+	Py_XDECREF(self->views);
+	free(self->colliders);
+	Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+/* ---- settings by name ---------------------------------------------------------------------- */
+
+static int real_of(PyObject* o, const char* name, pbd_real* out) {
+	double d = PyFloat_AsDouble(o);
+	if (d == -1.0 && PyErr_Occurred()) {
+		PyErr_Format(PyExc_TypeError, "%s: expected a number", name);
+		return -1;
+	}
+	*out = (pbd_real)d;
+	return 0;
+}
+
+static int vec3_of(PyObject* o, const char* name, pbd_vec3* out) {
+	PyObject* seq = PySequence_Fast(o, "");
+	if (!seq || PySequence_Fast_GET_SIZE(seq) != 3) {
+		Py_XDECREF(seq);
+		PyErr_Clear();
+		PyErr_Format(PyExc_TypeError, "%s: expected 3 numbers", name);
+		return -1;
+	}
+	pbd_real c[3];
+	int rc = 0;
+	for (int i = 0; i < 3 && rc == 0; ++i) rc = real_of(PySequence_Fast_GET_ITEM(seq, i), name, &c[i]);
+	Py_DECREF(seq);
+	if (rc == 0) *out = (pbd_vec3){c[0], c[1], c[2]};
+	return rc;
+}
+
+static int int_of(PyObject* o, const char* name, int* out) {
+	long v = PyLong_AsLong(o);
+	if (v == -1 && PyErr_Occurred()) {
+		PyErr_Format(PyExc_TypeError, "%s: expected an integer", name);
+		return -1;
+	}
+	if (v < -2147483647L || v > 2147483647L) {
+		PyErr_Format(PyExc_ValueError, "%s: %ld is out of range", name, v);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int enum_of(PyObject* o, const char* name, const char* const* names, int count, int* out) {
+	const char* s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+	for (int i = 0; s && i < count; ++i) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	PyObject* msg = PyUnicode_FromFormat("%s: expected one of", name);
+	for (int i = 0; msg && i < count; ++i) {
+		PyObject* next = PyUnicode_FromFormat("%U %s%s", msg, names[i], i + 1 < count ? "," : "");
+		Py_DECREF(msg);
+		msg = next;
+	}
+	if (msg) {
+		PyErr_SetObject(PyExc_ValueError, msg);
+		Py_DECREF(msg);
+	}
+	return -1;
+}
+
+static const char* const solver_names[] = {"gauss_seidel", "jacobi"};
+static const char* const formulation_names[] = {"pbd", "xpbd"};
+
+/* Applies keyword settings to a world def; every key must be known. */
+static int def_apply(pbd_world_def* d, PyObject* kwargs) {
+	PyObject *key, *value;
+	Py_ssize_t pos = 0;
+	while (kwargs && PyDict_Next(kwargs, &pos, &key, &value)) {
+		const char* k = PyUnicode_AsUTF8(key);
+		if (!k) return -1;
+		int rc = 0, i;
+		if (strcmp(k, "dt") == 0) {
+			rc = real_of(value, k, &d->dt);
+		} else if (strcmp(k, "substeps") == 0) {
+			rc = int_of(value, k, &d->substeps);
+		} else if (strcmp(k, "iterations") == 0) {
+			rc = int_of(value, k, &d->iterations);
+		} else if (strcmp(k, "gravity") == 0) {
+			rc = vec3_of(value, k, &d->gravity);
+		} else if (strcmp(k, "damping") == 0) {
+			rc = real_of(value, k, &d->damping);
+		} else if (strcmp(k, "max_speed") == 0) {
+			rc = real_of(value, k, &d->max_speed);
+		} else if (strcmp(k, "threads") == 0) {
+			rc = int_of(value, k, &d->threads);
+		} else if (strcmp(k, "solver") == 0) {
+			rc = enum_of(value, k, solver_names, 2, &i);
+			if (rc == 0) d->solver = (pbd_solver)i;
+		} else if (strcmp(k, "formulation") == 0) {
+			rc = enum_of(value, k, formulation_names, 2, &i);
+			if (rc == 0) d->formulation = (pbd_formulation)i;
+		} else if (strcmp(k, "method") == 0) {
+			const char* s = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
+			if (!s || !pbd_method_from_name(s, &d->method)) {
+				PyErr_Format(PyExc_ValueError, "method: unknown method %R", value);
+				rc = -1;
+			}
+		} else if (strcmp(k, "wind") == 0) {
+			rc = vec3_of(value, k, &d->wind);
+		} else if (strcmp(k, "diagnostics") == 0 || strcmp(k, "profile") == 0) {
+			int on = PyObject_IsTrue(value);
+			if (on < 0) return -1;
+			if (k[0] == 'd')
+				d->diagnostics = on != 0;
+			else
+				d->profile = on != 0;
+		} else {
+			PyErr_Format(PyExc_TypeError,
+			             "unknown setting '%s' (dt, substeps, iterations, gravity, damping, max_speed, threads, "
+			             "solver, formulation, method, wind, diagnostics, profile)",
+			             k);
+			rc = -1;
+		}
+		if (rc < 0) return -1;
+	}
+	return 0;
+}
+
+/* ---- construction -------------------------------------------------------------------------- */
+
+static int World_init(World* self, PyObject* args, PyObject* kwargs) {
+	if (PyTuple_GET_SIZE(args) != 0) {
+		PyErr_SetString(PyExc_TypeError, "World() takes settings as keywords only (World(dt=1/60, substeps=8))");
+		return -1;
+	}
+	if (self->world) return 0; /* made by a from_* constructor */
+	pbd_world_def def = pbd_world_def_default();
+	if (def_apply(&def, kwargs) < 0) return -1;
+	def.log = log_line;
+	def.log_user = self->log;
+	pbd_status st = pbd_world_create(&def, &self->world);
+	if (st != PBD_OK) {
+		/* The world was not made, so its message is gone: the log heard it. */
+		const char* why = self->log->count ? self->log->lines[self->log->count - 1] : pbd_status_string(st);
+		PyErr_Format(pbd_py_error, "World: %s", why);
+		log_clear(self->log);
+		return -1;
+	}
+	return 0;
+}
+
+static PyObject* World_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+	(void)args;
+	(void)kwargs;
+	return (PyObject*)world_alloc(type);
+}
+
+static PyObject* world_from_scene(PyTypeObject* type, int kind, const char* text, Py_ssize_t size, const char* source,
+                                  const char* base_dir) {
+	World* self = world_alloc(type);
+	if (!self) return NULL;
+	pbd_scene_options opt = {0};
+	opt.log = log_line;
+	opt.log_user = self->log;
+	pbd_scene_error err;
+	bool ok;
+	Py_BEGIN_ALLOW_THREADS;
+	if (kind == 0)
+		ok = pbd_scene_load_builtin(text, &opt, &self->scene, &err);
+	else if (kind == 1)
+		ok = pbd_scene_load_file(text, &opt, &self->scene, &err);
+	else
+		ok = pbd_scene_load_string(text, (size_t)size, source, base_dir, &opt, &self->scene, &err);
+	Py_END_ALLOW_THREADS;
+	if (!ok) {
+		PyErr_SetString(pbd_py_error, err.message);
+		Py_DECREF(self);
+		return NULL;
+	}
+	self->world = self->scene.world;
+	return (PyObject*)self;
+}
+
+static PyObject* World_from_builtin(PyObject* cls, PyObject* args) {
+	const char* name;
+	if (!PyArg_ParseTuple(args, "s:from_builtin", &name)) return NULL;
+	return world_from_scene((PyTypeObject*)cls, 0, name, 0, NULL, NULL);
+}
+
+static PyObject* World_from_file(PyObject* cls, PyObject* args) {
+	PyObject* path;
+	if (!PyArg_ParseTuple(args, "O&:from_file", PyUnicode_FSConverter, &path)) return NULL;
+	PyObject* r = world_from_scene((PyTypeObject*)cls, 1, PyBytes_AS_STRING(path), 0, NULL, NULL);
+	Py_DECREF(path);
+	return r;
+}
+
+static PyObject* World_from_json(PyObject* cls, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"text", "source", "base_dir", NULL};
+	const char* text;
+	Py_ssize_t size;
+	const char* source = "<string>";
+	const char* base_dir = NULL;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s#|sz:from_json", keywords, &text, &size, &source, &base_dir))
+		return NULL;
+	return world_from_scene((PyTypeObject*)cls, 2, text, size, source, base_dir);
+}
+
+static PyObject* World_close(World* self, PyObject* unused) {
+	(void)unused;
+	if (self->busy) {
+		PyErr_SetString(pbd_py_error, "the world is being stepped in another thread");
+		return NULL;
+	}
+	if (self->world && check_no_views(self, "close") < 0) return NULL;
+	world_release(self);
+	Py_RETURN_NONE;
+}
+
+/* ---- stepping ------------------------------------------------------------------------------ */
+
+static PyObject* World_step(World* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"frames", NULL};
+	int frames = 1;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|i:step", keywords, &frames)) return NULL;
+	if (check_world(self) < 0) return NULL;
+	if (frames < 0) {
+		PyErr_SetString(PyExc_ValueError, "step: frames must be >= 0");
+		return NULL;
+	}
+	pbd_status st = PBD_OK;
+	const bool scripted = self->scene.world != NULL;
+	self->busy = 1;
+	Py_BEGIN_ALLOW_THREADS;
+	for (int f = 0; f < frames && st == PBD_OK; ++f)
+		st = scripted ? pbd_scene_step(&self->scene) : pbd_world_step(self->world);
+	Py_END_ALLOW_THREADS;
+	self->busy = 0;
+	if (st != PBD_OK) return raise_world(self, "step");
+	Py_RETURN_NONE;
+}
+
+/* ---- particle arrays ----------------------------------------------------------------------- */
+
+static PyObject* make_view(World* self, const void* data, npy_intp rows, int cols, int type) {
+	npy_intp dims[2] = {rows, cols};
+	int nd = cols > 0 ? 2 : 1;
+	if (rows == 0 || !data) return PyArray_ZEROS(nd, dims, type, 0);
+	PyObject* a = PyArray_New(&PyArray_Type, nd, dims, type, NULL, (void*)data, 0, NPY_ARRAY_C_CONTIGUOUS, NULL);
+	if (!a) return NULL;
+	Py_INCREF(self);
+	if (PyArray_SetBaseObject((PyArrayObject*)a, (PyObject*)self) < 0) {
+		Py_DECREF(a);
+		return NULL;
+	}
+	PyObject* ref = PyWeakref_NewRef(a, NULL);
+	if (!ref || PyList_Append(self->views, ref) < 0) {
+		Py_XDECREF(ref);
+		Py_DECREF(a);
+		return NULL;
+	}
+	Py_DECREF(ref);
+	return a;
+}
+
+static PyObject* World_positions(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	return make_view(self, pbd_world_positions(self->world), pbd_world_particle_count(self->world), 3, NPY_REAL);
+}
+
+static PyObject* World_velocities(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	return make_view(self, pbd_world_velocities(self->world), pbd_world_particle_count(self->world), 3, NPY_REAL);
+}
+
+static PyObject* World_inv_masses(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	return make_view(self, pbd_world_inv_masses(self->world), pbd_world_particle_count(self->world), 0, NPY_REAL);
+}
+
+static PyObject* World_triangles(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	return make_view(self, pbd_world_triangles(self->world), pbd_world_triangle_count(self->world), 3, NPY_UINT32);
+}
+
+/* An (n, 3) array of pbd_real, C-contiguous, converted from anything array-like. */
+static PyArrayObject* vec3_array(PyObject* o, const char* what) {
+	PyArrayObject* a = (PyArrayObject*)PyArray_FROM_OTF(o, NPY_REAL, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+	if (!a) return NULL;
+	if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 1) != 3) {
+		PyErr_Format(PyExc_ValueError, "%s: expected an array of shape (n, 3)", what);
+		Py_DECREF(a);
+		return NULL;
+	}
+	return a;
+}
+
+static PyObject* set_vec3(World* self, PyObject* args, PyObject* kwargs, bool velocities) {
+	static char* keywords[] = {"values", "first", NULL};
+	PyObject* values;
+	unsigned int first = 0;
+	const char* what = velocities ? "set_velocities" : "set_positions";
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I", keywords, &values, &first)) return NULL;
+	if (check_world(self) < 0) return NULL;
+	PyArrayObject* a = vec3_array(values, what);
+	if (!a) return NULL;
+	npy_intp n = PyArray_DIM(a, 0);
+	if (n > (npy_intp)UINT32_MAX) {
+		Py_DECREF(a);
+		PyErr_Format(PyExc_ValueError, "%s: too many rows", what);
+		return NULL;
+	}
+	const pbd_vec3* in = PyArray_DATA(a);
+	pbd_status st = velocities ? pbd_world_set_velocities(self->world, first, (uint32_t)n, in)
+	                           : pbd_world_set_positions(self->world, first, (uint32_t)n, in);
+	Py_DECREF(a);
+	if (st != PBD_OK) return raise_world(self, what);
+	Py_RETURN_NONE;
+}
+
+static PyObject* World_set_positions(World* self, PyObject* args, PyObject* kwargs) {
+	return set_vec3(self, args, kwargs, false);
+}
+
+static PyObject* World_set_velocities(World* self, PyObject* args, PyObject* kwargs) {
+	return set_vec3(self, args, kwargs, true);
+}
+
+/* ---- building in code ---------------------------------------------------------------------- */
+
+static PyObject* World_add_particles(World* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"positions", "velocities", "inv_masses", NULL};
+	PyObject *xo, *vo = Py_None, *wo = Py_None;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:add_particles", keywords, &xo, &vo, &wo)) return NULL;
+	if (check_world(self) < 0 || check_no_views(self, "add_particles") < 0) return NULL;
+	PyArrayObject *x = vec3_array(xo, "add_particles: positions"), *v = NULL, *w = NULL;
+	PyObject* result = NULL;
+	if (!x) return NULL;
+	npy_intp n = PyArray_DIM(x, 0);
+	if (vo != Py_None && !(v = vec3_array(vo, "add_particles: velocities"))) goto done;
+	if (wo == Py_None) {
+		/* Unit masses unless told otherwise. */
+		npy_intp dims[1] = {n};
+		w = (PyArrayObject*)PyArray_EMPTY(1, dims, NPY_REAL, 0);
+		if (!w) goto done;
+		pbd_real* ones = PyArray_DATA(w);
+		for (npy_intp i = 0; i < n; ++i) ones[i] = 1;
+	} else {
+		w = (PyArrayObject*)PyArray_FROM_OTF(wo, NPY_REAL, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+		if (!w) goto done;
+		if (PyArray_NDIM(w) != 1) {
+			PyErr_SetString(PyExc_ValueError, "add_particles: inv_masses: expected an array of shape (n,)");
+			goto done;
+		}
+	}
+	if ((v && PyArray_DIM(v, 0) != n) || (w && PyArray_DIM(w, 0) != n)) {
+		PyErr_SetString(PyExc_ValueError, "add_particles: positions, velocities and inv_masses differ in length");
+		goto done;
+	}
+	if (n == 0 || n > (npy_intp)UINT32_MAX) {
+		PyErr_SetString(PyExc_ValueError, "add_particles: expected at least one particle");
+		goto done;
+	}
+	uint32_t first = 0;
+	if (pbd_world_add_particles(self->world, (uint32_t)n, PyArray_DATA(x), v ? PyArray_DATA(v) : NULL,
+	                            w ? PyArray_DATA(w) : NULL, &first) != PBD_OK) {
+		raise_world(self, "add_particles");
+		goto done;
+	}
+	result = PyLong_FromUnsignedLong(first);
+done:
+	Py_XDECREF(x);
+	Py_XDECREF(v);
+	Py_XDECREF(w);
+	return result;
+}
+
+static PyObject* World_add_distances(World* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"pairs", "rest", "stiffness", "compliance", NULL};
+	PyObject *po, *ro = Py_None;
+	double stiffness = 1, compliance = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|Odd:add_distances", keywords, &po, &ro, &stiffness, &compliance))
+		return NULL;
+	if (check_world(self) < 0) return NULL;
+	PyArrayObject* p = (PyArrayObject*)PyArray_FROM_OTF(po, NPY_UINT32, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+	PyArrayObject* r = NULL;
+	pbd_distance_def* defs = NULL;
+	PyObject* result = NULL;
+	if (!p) return NULL;
+	if (PyArray_NDIM(p) != 2 || PyArray_DIM(p, 1) != 2 || PyArray_DIM(p, 0) == 0 ||
+	    PyArray_DIM(p, 0) > (npy_intp)UINT32_MAX) {
+		PyErr_SetString(PyExc_ValueError, "add_distances: pairs: expected an array of shape (m, 2), m >= 1");
+		goto done;
+	}
+	npy_intp m = PyArray_DIM(p, 0);
+	if (ro != Py_None) {
+		r = (PyArrayObject*)PyArray_FROM_OTF(ro, NPY_REAL, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+		if (!r) goto done;
+		if (PyArray_NDIM(r) != 1 || PyArray_DIM(r, 0) != m) {
+			PyErr_SetString(PyExc_ValueError, "add_distances: rest: expected one length per pair");
+			goto done;
+		}
+	}
+	defs = PyMem_Malloc((size_t)m * sizeof *defs);
+	if (!defs) {
+		PyErr_NoMemory();
+		goto done;
+	}
+	const uint32_t* ab = PyArray_DATA(p);
+	const pbd_real* rest = r ? PyArray_DATA(r) : NULL;
+	for (npy_intp i = 0; i < m; ++i) {
+		defs[i] = (pbd_distance_def){0};
+		defs[i].a = ab[2 * i];
+		defs[i].b = ab[2 * i + 1];
+		defs[i].rest = rest ? rest[i] : -1; /* negative: the current distance */
+		defs[i].stiffness_stretch = defs[i].stiffness_compress = (pbd_real)stiffness;
+		defs[i].compliance_stretch = defs[i].compliance_compress = (pbd_real)compliance;
+		defs[i].kind = PBD_EDGE_STRUCTURAL;
+	}
+	uint32_t first = 0;
+	if (pbd_world_add_distances(self->world, (uint32_t)m, defs, &first) != PBD_OK) {
+		raise_world(self, "add_distances");
+		goto done;
+	}
+	result = PyLong_FromUnsignedLong(first);
+done:
+	PyMem_Free(defs);
+	Py_XDECREF(p);
+	Py_XDECREF(r);
+	return result;
+}
+
+static PyObject* soft_info_dict(const pbd_soft_info* in) {
+	return Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:I}", "first_particle", in->first_particle, "particle_count",
+	                     in->particle_count, "first_distance", in->first_distance, "distance_count", in->distance_count,
+	                     "first_triangle", in->first_triangle, "triangle_count", in->triangle_count);
+}
+
+static PyObject* World_add_cloth(World* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"nx",     "ny",        "size", "origin",    "axis_u",     "axis_v", "mass",
+	                           "pinned", "diagonals", "bend", "stiffness", "compliance", NULL};
+	unsigned int nx, ny;
+	PyObject *size_o = NULL, *origin_o = NULL, *au_o = NULL, *av_o = NULL, *pinned_o = Py_None;
+	double mass = 0.1, stiffness = 1, compliance = 0;
+	int diagonals = 2, bend = 1;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "II|OOOOdOipdd:add_cloth", keywords, &nx, &ny, &size_o, &origin_o,
+	                                 &au_o, &av_o, &mass, &pinned_o, &diagonals, &bend, &stiffness, &compliance))
+		return NULL;
+	if (check_world(self) < 0 || check_no_views(self, "add_cloth") < 0) return NULL;
+	pbd_grid_def g = pbd_grid_def_default();
+	g.nx = nx;
+	g.ny = ny;
+	g.diagonals = diagonals;
+	g.bend = bend != 0;
+	if (size_o) {
+		pbd_real s[2];
+		PyObject* seq = PySequence_Fast(size_o, "add_cloth: size: expected (width, height)");
+		if (!seq) return NULL;
+		int rc = PySequence_Fast_GET_SIZE(seq) == 2 ? 0 : -1;
+		for (int i = 0; i < 2 && rc == 0; ++i) rc = real_of(PySequence_Fast_GET_ITEM(seq, i), "add_cloth: size", &s[i]);
+		Py_DECREF(seq);
+		if (rc < 0) {
+			if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "add_cloth: size: expected (width, height)");
+			return NULL;
+		}
+		g.size_u = s[0];
+		g.size_v = s[1];
+	}
+	if ((origin_o && vec3_of(origin_o, "add_cloth: origin", &g.origin) < 0) ||
+	    (au_o && vec3_of(au_o, "add_cloth: axis_u", &g.axis_u) < 0) ||
+	    (av_o && vec3_of(av_o, "add_cloth: axis_v", &g.axis_v) < 0))
+		return NULL;
+	PyArrayObject* pins = NULL;
+	if (pinned_o != Py_None) {
+		pins = (PyArrayObject*)PyArray_FROM_OTF(pinned_o, NPY_UINT32, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+		if (!pins) return NULL;
+		if (PyArray_NDIM(pins) != 1) {
+			Py_DECREF(pins);
+			PyErr_SetString(PyExc_ValueError, "add_cloth: pinned: expected a list of vertex indices");
+			return NULL;
+		}
+	}
+	pbd_mesh mesh;
+	pbd_error err;
+	if (pbd_mesh_grid(&g, &mesh, &err) != PBD_OK) {
+		Py_XDECREF(pins);
+		PyErr_Format(pbd_py_error, "add_cloth: %s", err.message);
+		return NULL;
+	}
+	pbd_soft_def d = pbd_soft_def_default();
+	d.mesh = &mesh;
+	d.mass_mode = PBD_MASS_TOTAL;
+	d.mass = (pbd_real)mass;
+	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
+		d.material[k].stiffness_stretch = d.material[k].stiffness_compress = (pbd_real)stiffness;
+		d.material[k].compliance_stretch = d.material[k].compliance_compress = (pbd_real)compliance;
+	}
+	if (pins) {
+		d.pinned = PyArray_DATA(pins);
+		d.pinned_count = (uint32_t)PyArray_DIM(pins, 0);
+	}
+	pbd_soft_id id;
+	pbd_status st = pbd_soft_create(self->world, &d, &id);
+	pbd_mesh_free(&mesh);
+	Py_XDECREF(pins);
+	if (st != PBD_OK) return raise_world(self, "add_cloth");
+	pbd_soft_info info;
+	pbd_soft_get_info(self->world, id, &info);
+	return soft_info_dict(&info);
+}
+
+static PyObject* World_add_collider(World* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"shape",        "normal", "offset",   "center", "radius",
+	                           "half_extents", "margin", "friction", NULL};
+	const char* shape;
+	PyObject *normal_o = NULL, *center_o = NULL, *half_o = NULL;
+	double offset = 0, radius = 0, margin = 0, friction = -1;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OdOdOdd:add_collider", keywords, &shape, &normal_o, &offset,
+	                                 &center_o, &radius, &half_o, &margin, &friction))
+		return NULL;
+	if (check_world(self) < 0) return NULL;
+	pbd_collider_def d = pbd_collider_def_default();
+	pbd_vec3 center = {0, 0, 0};
+	if (center_o && vec3_of(center_o, "add_collider: center", &center) < 0) return NULL;
+	if (strcmp(shape, "plane") == 0) {
+		d.type = PBD_SHAPE_PLANE;
+		d.shape.plane.normal = (pbd_vec3){0, 1, 0};
+		if (normal_o && vec3_of(normal_o, "add_collider: normal", &d.shape.plane.normal) < 0) return NULL;
+		d.shape.plane.offset = (pbd_real)offset;
+	} else if (strcmp(shape, "sphere") == 0) {
+		d.type = PBD_SHAPE_SPHERE;
+		d.shape.sphere.center = center;
+		d.shape.sphere.radius = (pbd_real)radius;
+	} else if (strcmp(shape, "box") == 0) {
+		d.type = PBD_SHAPE_BOX;
+		if (!half_o) {
+			PyErr_SetString(PyExc_TypeError, "add_collider: a box needs half_extents");
+			return NULL;
+		}
+		if (vec3_of(half_o, "add_collider: half_extents", &d.shape.box.half_extents) < 0) return NULL;
+		d.pose.position = center;
+	} else {
+		PyErr_Format(PyExc_ValueError, "add_collider: shape: expected plane, sphere or box, got '%s'", shape);
+		return NULL;
+	}
+	d.margin = (pbd_real)margin;
+	if (friction >= 0) d.static_friction = d.kinetic_friction = (pbd_real)friction;
+	pbd_collider_id* grown = realloc(self->colliders, (self->collider_count + 1) * sizeof *grown);
+	if (!grown) return PyErr_NoMemory();
+	self->colliders = grown;
+	pbd_collider_id id = pbd_collider_create(self->world, &d);
+	if (!pbd_collider_is_valid(self->world, id)) return raise_world(self, "add_collider");
+	self->colliders[self->collider_count++] = id;
+	return PyLong_FromUnsignedLong(id.index1);
+}
+
+/* ---- reading the state --------------------------------------------------------------------- */
+
+static PyObject* World_hash(World* self, PyObject* unused) {
+	(void)unused;
+	if (check_world(self) < 0) return NULL;
+	return PyLong_FromUnsignedLongLong(pbd_world_hash(self->world));
+}
+
+static int dict_set(PyObject* d, const char* key, PyObject* value) {
+	if (!value) return -1;
+	int rc = PyDict_SetItemString(d, key, value);
+	Py_DECREF(value);
+	return rc;
+}
+
+static PyObject* vec3_tuple(pbd_vec3 v) { return Py_BuildValue("(ddd)", (double)v.x, (double)v.y, (double)v.z); }
+
+static PyObject* World_stats(World* self, PyObject* unused) {
+	(void)unused;
+	if (check_world(self) < 0) return NULL;
+	pbd_stats s;
+	pbd_world_get_stats(self->world, &s);
+	PyObject* d = PyDict_New();
+	if (!d) return NULL;
+	int rc = 0;
+	rc |= dict_set(d, "time", PyFloat_FromDouble(s.time));
+	rc |= dict_set(d, "steps", PyLong_FromUnsignedLongLong(s.steps));
+	rc |= dict_set(d, "kinetic_energy", PyFloat_FromDouble(s.kinetic_energy));
+	rc |= dict_set(d, "potential_energy", PyFloat_FromDouble(s.potential_energy));
+	rc |= dict_set(d, "elastic_energy",
+	               s.energy_defined ? PyFloat_FromDouble(s.elastic_energy) : (Py_INCREF(Py_None), Py_None));
+	rc |= dict_set(d, "momentum", vec3_tuple(s.momentum));
+	rc |= dict_set(d, "max_strain", PyFloat_FromDouble(s.max_strain));
+	rc |= dict_set(d, "mean_strain", PyFloat_FromDouble(s.mean_strain));
+	rc |= dict_set(d, "max_violation", PyFloat_FromDouble(s.max_violation));
+	rc |= dict_set(d, "linear_residual", PyFloat_FromDouble(s.linear_residual));
+	rc |= dict_set(d, "linear_iterations", PyLong_FromUnsignedLong(s.linear_iterations));
+	rc |= dict_set(d, "contacts", PyLong_FromUnsignedLong(s.contacts));
+	rc |= dict_set(d, "particles", PyLong_FromUnsignedLong(s.particles));
+	rc |= dict_set(d, "distances", PyLong_FromUnsignedLong(s.distances));
+	rc |= dict_set(d, "colliders", PyLong_FromUnsignedLong(s.colliders));
+	PyObject* fam = PyDict_New();
+	rc |= fam ? 0 : -1;
+	for (int f = 0; fam && rc == 0 && f < PBD_FAMILY_COUNT; ++f) {
+		const pbd_family_stats* fs = &s.family[f];
+		if (fs->count == 0) continue;
+		PyObject* e = fs->energy_defined ? PyFloat_FromDouble(fs->elastic_energy) : (Py_INCREF(Py_None), Py_None);
+		rc |=
+		    dict_set(fam, pbd_family_name((pbd_family_type)f),
+		             Py_BuildValue("{s:I,s:d,s:d,s:d,s:N}", "count", fs->count, "max_violation", fs->max_violation,
+		                           "max_strain", fs->max_strain, "mean_strain", fs->mean_strain, "elastic_energy", e));
+	}
+	if (fam) rc |= dict_set(d, "families", fam);
+	if (rc != 0) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+static PyObject* World_contacts_raw(World* self, PyObject* unused) {
+	(void)unused;
+	if (check_world(self) < 0) return NULL;
+	uint32_t n = pbd_world_get_contacts(self->world, NULL, 0);
+	PyObject* b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n * (Py_ssize_t)sizeof(pbd_contact));
+	if (!b || n == 0) return b;
+	pbd_world_get_contacts(self->world, (pbd_contact*)PyBytes_AS_STRING(b), n);
+	return b;
+}
+
+static PyObject* World_take_warnings(World* self, PyObject* unused) {
+	(void)unused;
+	if (self->busy) {
+		PyErr_SetString(pbd_py_error, "the world is being stepped in another thread");
+		return NULL;
+	}
+	PyObject* list = PyList_New(0);
+	for (int i = 0; list && i < self->log->count; ++i) {
+		PyObject* s = PyUnicode_DecodeUTF8(self->log->lines[i], (Py_ssize_t)strlen(self->log->lines[i]), "replace");
+		if (!s || PyList_Append(list, s) < 0) Py_CLEAR(list);
+		Py_XDECREF(s);
+	}
+	if (list && self->log->dropped) {
+		PyObject* s = PyUnicode_FromFormat("(%lu more lines dropped)", self->log->dropped);
+		if (!s || PyList_Append(list, s) < 0) Py_CLEAR(list);
+		Py_XDECREF(s);
+	}
+	if (list) log_clear(self->log);
+	return list;
+}
+
+static PyObject* World_get_particle_count(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	return PyLong_FromUnsignedLong(pbd_world_particle_count(self->world));
+}
+
+static PyObject* World_get_time(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	return PyFloat_FromDouble(pbd_world_time(self->world));
+}
+
+static PyObject* World_get_dt(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	return PyFloat_FromDouble((double)pbd_world_get_def(self->world).dt);
+}
+
+static PyObject* World_get_name(World* self, void* closure) {
+	(void)closure;
+	if (!self->scene.world) Py_RETURN_NONE;
+	return PyUnicode_FromString(self->scene.name);
+}
+
+static PyObject* World_get_frames(World* self, void* closure) {
+	(void)closure;
+	if (!self->scene.world) Py_RETURN_NONE;
+	return PyLong_FromLong(self->scene.frames);
+}
+
+static PyObject* World_get_closed(World* self, void* closure) {
+	(void)closure;
+	return PyBool_FromLong(self->world == NULL);
+}
+
+/* ---- settings after creation --------------------------------------------------------------- */
+
+static PyObject* World_configure(World* self, PyObject* args, PyObject* kwargs) {
+	if (PyTuple_GET_SIZE(args) != 0) {
+		PyErr_SetString(PyExc_TypeError, "configure() takes keywords only");
+		return NULL;
+	}
+	if (check_world(self) < 0) return NULL;
+	pbd_world_def d = pbd_world_get_def(self->world);
+	if (def_apply(&d, kwargs) < 0) return NULL;
+	pbd_world* w = self->world;
+	if (pbd_world_set_dt(w, d.dt) != PBD_OK || pbd_world_set_substeps(w, d.substeps) != PBD_OK ||
+	    pbd_world_set_iterations(w, d.iterations) != PBD_OK || pbd_world_set_gravity(w, d.gravity) != PBD_OK ||
+	    pbd_world_set_damping(w, d.damping) != PBD_OK || pbd_world_set_solver(w, d.solver) != PBD_OK ||
+	    pbd_world_set_formulation(w, d.formulation) != PBD_OK || pbd_world_set_method(w, d.method) != PBD_OK ||
+	    pbd_world_set_threads(w, d.threads) != PBD_OK || pbd_world_set_profile(w, d.profile) != PBD_OK ||
+	    pbd_world_set_wind(w, d.wind, d.gust_strength, d.gust_frequency) != PBD_OK)
+		return raise_world(self, "configure");
+	Py_RETURN_NONE;
+}
+
+static PyObject* World_set_distance_material(World* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"first", "count", "stiffness", "compliance", NULL};
+	unsigned int first, count;
+	double stiffness = 1, compliance = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "II|dd:set_distance_material", keywords, &first, &count, &stiffness,
+	                                 &compliance))
+		return NULL;
+	if (check_world(self) < 0) return NULL;
+	pbd_edge_material m = {true, (pbd_real)stiffness, (pbd_real)stiffness, (pbd_real)compliance, (pbd_real)compliance};
+	if (pbd_world_set_distance_material(self->world, first, count, &m) != PBD_OK)
+		return raise_world(self, "set_distance_material");
+	Py_RETURN_NONE;
+}
+
+#ifdef PBD_PY_HAVE_RENDER
+/* One image of the current state, framed automatically, in a context made for this call. */
+static PyObject* World_render(World* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"width", "height", NULL};
+	int width = 640, height = 360;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ii:render", keywords, &width, &height)) return NULL;
+	if (check_world(self) < 0) return NULL;
+	if (width < 16 || height < 16 || width > 8192 || height > 8192) {
+		PyErr_SetString(PyExc_ValueError, "render: width and height must be in [16, 8192]");
+		return NULL;
+	}
+	npy_intp dims[3] = {height, width, 3};
+	PyObject* img = PyArray_ZEROS(3, dims, NPY_UINT8, 0);
+	if (!img) return NULL;
+	pbd_render_scene sc = {self->world, self->scene.world ? self->scene.colliders : self->colliders,
+	                       self->scene.world ? self->scene.collider_count : self->collider_count, NULL, 0};
+	pbd_error err = {{0}};
+	bool ok = false;
+	pbd_render_offscreen* off = NULL;
+	pbd_renderer* r = NULL;
+	Py_BEGIN_ALLOW_THREADS;
+	if (pbd_render_offscreen_create(width, height, 4, &off, &err) && pbd_renderer_create(&r, &err)) {
+		pbd_render_camera cam = pbd_render_camera_frame(&sc, (float)width / (float)height);
+		pbd_render_style style = pbd_render_style_default();
+		if (pbd_renderer_update(r, &sc)) {
+			pbd_render_offscreen_bind(off);
+			ok = pbd_renderer_draw(r, &cam, &style, width, height) &&
+			     pbd_render_offscreen_read(off, PyArray_DATA((PyArrayObject*)img), &err);
+		}
+		if (!ok && !err.message[0]) snprintf(err.message, sizeof err.message, "%s", pbd_renderer_last_error(r));
+	}
+	if (r) pbd_renderer_destroy(r);
+	if (off) pbd_render_offscreen_destroy(off);
+	Py_END_ALLOW_THREADS;
+	if (!ok) {
+		Py_DECREF(img);
+		PyErr_Format(pbd_py_error, "render: %s", err.message);
+		return NULL;
+	}
+	return img;
+}
+#endif
+
+/* ---- module -------------------------------------------------------------------------------- */
+
+static PyMethodDef World_methods[] = {
+    {"from_builtin", (PyCFunction)World_from_builtin, METH_VARARGS | METH_CLASS,
+     "from_builtin(name): a world from a built-in scene (pbd.builtin_scenes())"},
+    {"from_file", (PyCFunction)World_from_file, METH_VARARGS | METH_CLASS,
+     "from_file(path): a world from a scene file (docs/scene-format.md)"},
+    {"from_json", (PyCFunction)(void (*)(void))World_from_json, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "from_json(text, source='<string>', base_dir=None): a world from the text of a scene"},
+    {"step", (PyCFunction)(void (*)(void))World_step, METH_VARARGS | METH_KEYWORDS,
+     "step(frames=1): advance by frames steps of dt (a scene's keyframed colliders move first)"},
+    {"set_positions", (PyCFunction)(void (*)(void))World_set_positions, METH_VARARGS | METH_KEYWORDS,
+     "set_positions(values, first=0): copy an (n, 3) array into particles first .. first + n - 1"},
+    {"set_velocities", (PyCFunction)(void (*)(void))World_set_velocities, METH_VARARGS | METH_KEYWORDS,
+     "set_velocities(values, first=0): likewise for velocities (pinned particles keep 0)"},
+    {"add_particles", (PyCFunction)(void (*)(void))World_add_particles, METH_VARARGS | METH_KEYWORDS,
+     "add_particles(positions, velocities=None, inv_masses=None (1 kg each)) -> index of the first"},
+    {"add_distances", (PyCFunction)(void (*)(void))World_add_distances, METH_VARARGS | METH_KEYWORDS,
+     "add_distances(pairs, rest=None, stiffness=1, compliance=0) -> index of the first"},
+    {"add_cloth", (PyCFunction)(void (*)(void))World_add_cloth, METH_VARARGS | METH_KEYWORDS,
+     "add_cloth(nx, ny, size=(1, 1), origin=(0, 0, 0), axis_u=(1, 0, 0), axis_v=(0, 0, 1), mass=0.1, pinned=None, "
+     "diagonals=2, bend=True, stiffness=1, compliance=0) -> dict of its ranges"},
+    {"add_collider", (PyCFunction)(void (*)(void))World_add_collider, METH_VARARGS | METH_KEYWORDS,
+     "add_collider(shape, normal=, offset=, center=, radius=, half_extents=, margin=0, friction=None)"},
+    {"configure", (PyCFunction)(void (*)(void))World_configure, METH_VARARGS | METH_KEYWORDS,
+     "configure(**settings): change settings of a live world (as World() takes them)"},
+    {"set_distance_material", (PyCFunction)(void (*)(void))World_set_distance_material, METH_VARARGS | METH_KEYWORDS,
+     "set_distance_material(first, count, stiffness=1, compliance=0)"},
+    {"hash", (PyCFunction)World_hash, METH_NOARGS, "hash(): pbd_world_hash, equal for bit-identical states"},
+    {"stats", (PyCFunction)World_stats, METH_NOARGS, "stats(): energies, momentum, strains, contacts, per family"},
+    {"_contacts_raw", (PyCFunction)World_contacts_raw, METH_NOARGS, NULL},
+    {"take_warnings", (PyCFunction)World_take_warnings, METH_NOARGS,
+     "take_warnings(): the library's log lines since the last call"},
+    {"close", (PyCFunction)World_close, METH_NOARGS, "close(): release the world now"},
+#ifdef PBD_PY_HAVE_RENDER
+    {"render", (PyCFunction)(void (*)(void))World_render, METH_VARARGS | METH_KEYWORDS,
+     "render(width=640, height=360): an (height, width, 3) uint8 image of the current state"},
+#endif
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef World_getset[] = {
+    {"positions", (getter)World_positions, NULL, "(n, 3) read-only view of the positions", NULL},
+    {"velocities", (getter)World_velocities, NULL, "(n, 3) read-only view of the velocities", NULL},
+    {"inv_masses", (getter)World_inv_masses, NULL, "(n,) read-only view of the inverse masses (0 = pinned)", NULL},
+    {"triangles", (getter)World_triangles, NULL, "(m, 3) read-only view of the triangles' particle indices", NULL},
+    {"particle_count", (getter)World_get_particle_count, NULL, "particles in the world", NULL},
+    {"time", (getter)World_get_time, NULL, "simulated seconds", NULL},
+    {"dt", (getter)World_get_dt, NULL, "seconds per step", NULL},
+    {"name", (getter)World_get_name, NULL, "the scene's name (None for a world built in code)", NULL},
+    {"frames", (getter)World_get_frames, NULL, "the scene's frame count (None for a world built in code)", NULL},
+    {"closed", (getter)World_get_closed, NULL, "True after close()", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject WorldType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pbd._pbd.World",
+    .tp_basicsize = sizeof(World),
+    .tp_dealloc = (destructor)World_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "A pbd world: World(**settings) for one built in code, or World.from_builtin / from_file / "
+              "from_json for a scene",
+    .tp_methods = World_methods,
+    .tp_getset = World_getset,
+    .tp_init = (initproc)World_init,
+    .tp_new = World_new,
+    .tp_weaklistoffset = offsetof(World, weakrefs),
+};
+
+static PyObject* builtin_scenes(PyObject* module, PyObject* unused) {
+	(void)module;
+	(void)unused;
+	size_t n = pbd_scene_builtin_count();
+	PyObject* list = PyList_New((Py_ssize_t)n);
+	for (size_t i = 0; list && i < n; ++i) {
+		const pbd_scene_builtin* b = pbd_scene_builtin_at(i);
+		char description[256];
+		pbd_scene_builtin_description(b, description, sizeof description);
+		PyObject* t = Py_BuildValue("(ss)", b->name, description);
+		if (!t)
+			Py_CLEAR(list);
+		else
+			PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+	}
+	return list;
+}
+
+static PyObject* builtin_scene_text(PyObject* module, PyObject* args) {
+	(void)module;
+	const char* name;
+	if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+	const pbd_scene_builtin* b = pbd_scene_builtin_find(name);
+	if (!b) {
+		PyErr_Format(pbd_py_error, "no built-in scene named '%s' (pbd.builtin_scenes() lists them)", name);
+		return NULL;
+	}
+	return PyUnicode_DecodeUTF8((const char*)b->json, (Py_ssize_t)b->size, "strict");
+}
+
+static PyMethodDef module_methods[] = {
+    {"builtin_scenes", builtin_scenes, METH_NOARGS, "[(name, description)] of the built-in scenes"},
+    {"builtin_scene_text", builtin_scene_text, METH_VARARGS, "the JSON text of a built-in scene"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_pbd", "pbd's C core (use the pbd package)", -1,
+                                        module_methods};
+
+PyMODINIT_FUNC PyInit__pbd(void);
+
+PyMODINIT_FUNC PyInit__pbd(void) {
+	import_array();
+	if (PyType_Ready(&WorldType) < 0) return NULL;
+	PyObject* m = PyModule_Create(&module_def);
+	if (!m) return NULL;
+	pbd_py_error = PyErr_NewExceptionWithDoc("pbd.Error", "A failure reported by the pbd library, with its message",
+	                                         PyExc_Exception, NULL);
+	Py_INCREF(&WorldType);
+	if (!pbd_py_error || PyModule_AddObject(m, "Error", pbd_py_error) < 0 ||
+	    PyModule_AddObject(m, "World", (PyObject*)&WorldType) < 0) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	Py_INCREF(pbd_py_error);
+#ifdef PBD_DOUBLE
+	const char* precision = "double";
+#else
+	const char* precision = "float";
+#endif
+#ifdef PBD_PY_HAVE_RENDER
+	const int have_render = 1;
+#else
+	const int have_render = 0;
+#endif
+	PyObject* layout = Py_BuildValue(
+	    "{s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "itemsize", (Py_ssize_t)sizeof(pbd_contact), "particle",
+	    (Py_ssize_t)offsetof(pbd_contact, particle), "collider", (Py_ssize_t)offsetof(pbd_contact, collider_index1),
+	    "point", (Py_ssize_t)offsetof(pbd_contact, point), "normal", (Py_ssize_t)offsetof(pbd_contact, normal),
+	    "distance", (Py_ssize_t)offsetof(pbd_contact, distance), "normal_correction",
+	    (Py_ssize_t)offsetof(pbd_contact, normal_correction));
+	if (PyModule_AddStringConstant(m, "version", pbd_version()) < 0 ||
+	    PyModule_AddStringConstant(m, "precision", precision) < 0 ||
+	    PyModule_AddIntConstant(m, "have_render", have_render) < 0 || !layout ||
+	    PyModule_AddObject(m, "_contact_layout", layout) < 0) {
+		Py_XDECREF(layout);
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}

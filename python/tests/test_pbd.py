@@ -1,0 +1,247 @@
+"""Tests of the Python module against the library: the same bits as the C program, views that
+are the world's memory, the library's messages on bad input, no leaks."""
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import pbd
+
+PROGRAM = os.environ.get("PBD_PROGRAM")
+SOURCE = pathlib.Path(os.environ.get("PBD_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+
+
+def read_state(path):
+    """state.txt of `pbd run`: the header as a dict and the (n, 8) table, parsed to the build's reals."""
+    header, rows = {}, []
+    for line in pathlib.Path(path).read_text().splitlines():
+        if line.startswith("# "):
+            key, _, value = line[2:].partition(" ")
+            header[key] = value
+        elif line:
+            rows.append(line.split())
+    table = np.array([[pbd.real_dtype.type(v) for v in r[1:]] for r in rows], dtype=pbd.real_dtype)
+    return header, table
+
+
+@pytest.mark.skipif(not PROGRAM, reason="PBD_PROGRAM (the pbd program) not given")
+@pytest.mark.parametrize("scene,frames", [("hanging_cloth", 40), ("cloth_sphere", 30), ("kinematic_paddle", 40),
+                                          ("double_pendulum", 200)])
+def test_builtin_scene_matches_the_c_program(tmp_path, scene, frames):
+    w = pbd.World.from_builtin(scene)
+    w.step(frames)
+    subprocess.run([PROGRAM, "run", scene, "-n", str(frames), "--format", "none", "-o", str(tmp_path), "-q"],
+                   check=True)
+    header, table = read_state(tmp_path / "state.txt")
+    assert int(header["frame"]) == frames
+    assert int(header["hash"], 16) == w.hash()
+    # The same in every bit, particle by particle (%.9g / %.17g read back exactly).
+    assert np.array_equal(table[:, 0:3], w.positions)
+    assert np.array_equal(table[:, 3:6], w.velocities)
+    assert np.array_equal(table[:, 6], w.inv_masses)
+
+
+def test_scene_file_and_text_give_the_builtin():
+    text = pbd.builtin_scene_text("rope")
+    a = pbd.World.from_builtin("rope")
+    b = pbd.World.from_json(text, source="rope.json")
+    c = pbd.World.from_file(SOURCE / "scenes" / "rope.json")
+    for w in (a, b, c):
+        w.step(25)
+    assert a.hash() == b.hash() == c.hash()
+    assert a.name == "rope" and a.frames > 0
+
+
+def test_views_are_the_worlds_memory():
+    w = pbd.World.from_builtin("hanging_cloth")
+    x, v = w.positions, w.velocities
+    assert x.shape == (w.particle_count, 3) and x.dtype == pbd.real_dtype
+    assert not x.flags.writeable and not v.flags.writeable
+    with pytest.raises(ValueError):
+        x[0, 0] = 1
+    before = x.copy()
+    w.step()
+    assert not np.array_equal(before, x)  # the same view sees the step
+    moved = before + np.array([0, 1, 0], dtype=pbd.real_dtype)
+    w.set_positions(moved)
+    assert np.array_equal(x, moved)
+    w.set_velocities(np.ones((3, 3)), first=100)
+    assert np.array_equal(v[100:103], np.ones((3, 3)))
+    # A pinned particle keeps no velocity of its own.
+    pinned = int(np.flatnonzero(w.inv_masses == 0)[0])
+    w.set_velocities(np.ones((1, 3)), first=pinned)
+    assert np.array_equal(v[pinned], np.zeros(3))
+
+
+def test_views_keep_the_world_and_block_growth():
+    w = pbd.World.from_builtin("rope")
+    x = w.positions
+    with pytest.raises(pbd.Error, match="still alive"):
+        w.add_particles([[0, 5, 0]])
+    del w  # the view holds the world
+    assert np.isfinite(x).all()
+    w = x.base
+    del x
+    first = w.add_particles([[0, 5, 0]])
+    assert first == w.particle_count - 1
+
+
+def test_bad_input_raises_the_library_message(tmp_path):
+    with pytest.raises(pbd.Error, match=r"bad\.json: world\.dt: must be in"):
+        pbd.World.from_json('{"world": {"dt": -1}}', source="bad.json")
+    with pytest.raises(pbd.Error, match="nope.json"):
+        pbd.World.from_file(tmp_path / "nope.json")
+    with pytest.raises(pbd.Error, match="no built-in scene"):
+        pbd.builtin_scene_text("no_such_scene")
+    with pytest.raises(pbd.Error):
+        pbd.World.from_builtin("no_such_scene")
+    with pytest.raises(pbd.Error, match=r"World: pbd_world_def\.dt: must be in"):
+        pbd.World(dt=-1)
+    w = pbd.World(dt=0.01)
+    w.add_particles(np.zeros((2, 3)))
+    with pytest.raises(pbd.Error, match="not finite"):
+        w.set_positions(np.full((1, 3), np.nan))
+    with pytest.raises(pbd.Error, match="exceeds the 2 particles"):
+        w.set_positions(np.zeros((3, 3)))
+    with pytest.raises(pbd.Error, match="add_distances"):
+        w.add_distances([[0, 7]])
+    with pytest.raises(ValueError, match=r"shape \(n, 3\)"):
+        w.set_positions(np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="unknown setting 'substep'"):
+        pbd.World(substep=3)
+    with pytest.raises(ValueError, match="gauss_seidel, jacobi"):
+        pbd.World(solver="newton")
+    # The failures went to the world's log as well.
+    assert any("not finite" in line for line in w.take_warnings())
+    assert w.take_warnings() == []
+
+
+def test_world_in_code_falls_and_hangs():
+    w = pbd.World(dt=1 / 60, substeps=10, iterations=2, formulation="xpbd", gravity=(0, -9.81, 0))
+    p = w.add_particles([[0, 0, 0]])
+    w.step(60)
+    # A free particle: v = g t after 1 s.
+    assert w.velocities[p, 1] == pytest.approx(-9.81, rel=1e-5)
+    cloth = w.add_cloth(12, 12, size=(1, 1), origin=(2, 0, 0), pinned=[0, 11], mass=0.1)
+    x = w.positions
+    assert cloth["particle_count"] == 144
+    im = w.inv_masses
+    assert im[cloth["first_particle"]] == 0 and im[cloth["first_particle"] + 11] == 0
+    start = x[cloth["first_particle"] + 11].copy()
+    lowest = 0
+    for _ in range(60):
+        w.step()
+        lowest = min(lowest, x[cloth["first_particle"]:, 1].min())
+    assert np.array_equal(x[cloth["first_particle"] + 11], start)  # pins hold
+    s = w.stats()
+    assert s["particles"] == 145 and s["time"] == pytest.approx(2.0)
+    assert -1.05 < lowest < -0.8  # it swings down to hang about its 1 m length below the pins
+    assert s["families"]["distance"]["count"] == s["distances"]
+
+
+def test_contacts_keep_particles_outside():
+    w = pbd.World(dt=1 / 60, substeps=8, iterations=4)
+    w.add_cloth(16, 16, size=(1, 1), origin=(-0.5, 0.5, -0.5), mass=0.2)
+    w.add_collider("sphere", center=(0, 0, 0), radius=0.3)
+    w.add_collider("plane", normal=(0, 1, 0), offset=-1)
+    w.step(90)
+    c = w.contacts()
+    assert c.dtype == pbd.contact_dtype and len(c) > 0
+    assert np.allclose(np.linalg.norm(c["normal"], axis=1), 1, atol=1e-5)
+    assert (c["distance"] > -1e-4).all()
+    r = np.linalg.norm(w.positions, axis=1)
+    assert r.min() > 0.3 - 1e-3
+
+
+def test_threads_step_worlds_side_by_side():
+    def run(out, i):
+        w = pbd.World.from_builtin("hanging_cloth")
+        w.step(30)
+        out[i] = w.hash()
+    alone = [None]
+    run(alone, 0)
+    out = [None, None]
+    ts = [threading.Thread(target=run, args=(out, i)) for i in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert out == [alone[0], alone[0]]
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
+def test_no_leak_over_1000_worlds():
+    def cycle(n):
+        for _ in range(n):
+            w = pbd.World.from_builtin("hanging_cloth")
+            w.step()
+            x = w.positions
+            w.stats()
+            w.take_warnings()
+            del x
+            w.close()
+            del w
+            v = pbd.World(dt=0.01)
+            v.add_cloth(8, 8)
+    cycle(100)
+    before = rss_bytes()
+    cycle(1000)
+    grown = rss_bytes() - before
+    # One hanging_cloth world holds about 0.5 MB: a leak of one per cycle would be 500 MB.
+    assert grown < 8 << 20, f"resident memory grew by {grown / 2**20:.1f} MiB over 1000 worlds"
+
+
+def test_closed_world_refuses():
+    w = pbd.World.from_builtin("rope")
+    with pbd.World.from_builtin("rope") as v:
+        v.step()
+    assert v.closed and "closed" in repr(v)
+    with pytest.raises(pbd.Error, match="closed"):
+        v.step()
+    x = w.positions
+    with pytest.raises(pbd.Error, match="still alive"):
+        w.close()
+    del x
+    w.close()
+
+
+@pytest.mark.skipif(not pbd.have_render, reason="built without pbd_render")
+def test_render_gives_an_image():
+    w = pbd.World.from_builtin("cloth_sphere")
+    try:
+        img = w.render(96, 64)
+    except pbd.Error as e:
+        pytest.skip(f"no offscreen context: {e}")
+    assert img.shape == (64, 96, 3) and img.dtype == np.uint8
+    # The background is a vertical gradient: pixels unlike their row's first show the scene.
+    drawn = (img != img[:, :1, :]).any(axis=2).mean()
+    assert 0.02 < drawn < 0.98
+
+
+def test_sweep_example_runs(tmp_path):
+    pytest.importorskip("matplotlib")
+    script = SOURCE / "examples" / "python" / "stiffness_sweep.py"
+    out = tmp_path / "sweep.png"
+    r = subprocess.run([sys.executable, str(script), "--frames", "120", "--out", str(out)], capture_output=True,
+                       text=True, check=True)
+    assert out.stat().st_size > 1000
+    rows = [line.split() for line in r.stdout.splitlines() if line and line[0].isdigit()]
+    strain = {(float(c), int(it)): float(s) for c, it, _, s in rows}
+    cs = sorted({c for c, _ in strain})
+    its = sorted({it for _, it in strain})
+    assert len(cs) == 6 and its == [2, 8, 32]
+    for it in its:  # softer edges stretch more
+        assert all(strain[(b, it)] >= strain[(a, it)] for a, b in zip(cs, cs[1:]))
+    # Soft: the compliance sets the strain, whatever the iterations (XPBD).
+    assert strain[(cs[-1], 8)] == pytest.approx(strain[(cs[-1], 32)], rel=0.02)
+    # Stiff: what is left is unconverged error, which iterations remove.
+    assert strain[(cs[0], 2)] > 2 * strain[(cs[0], 8)] > 4 * strain[(cs[0], 32)]

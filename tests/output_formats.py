@@ -1,0 +1,409 @@
+"""Reads back what `pbd run --format usd|vtk|obj` writes and compares it with the run's numbers.
+
+    python3 output_formats.py PBD WORK CASE      (CASE: usd, vtk or obj)
+
+The .usda is read by a strict parser of the subset pbd writes (layer metadata, nested `def`
+prims, attributes with scalar, array and tuple values, time samples); the .vtu and .pvd by
+xml.etree, and also by VTK's own reader where the vtk module is installed. Positions are compared
+exactly: every file prints the scalar with the digits that read back to the same bits, so the
+same number parses to the same double in Python.
+"""
+
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+PBD, WORK, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+
+
+def fail(msg):
+    print("output_formats %s: %s" % (CASE, msg))
+    sys.exit(1)
+
+
+def run(*args, ok=True):
+    p = subprocess.run([PBD] + list(args), cwd=WORK, capture_output=True, text=True, timeout=300)
+    if ok and p.returncode != 0:
+        fail("pbd %s: exit status %d\n%s%s" % (" ".join(args), p.returncode, p.stdout, p.stderr))
+    return p
+
+
+def path(*parts):
+    return os.path.join(WORK, *parts)
+
+
+def read_state(folder):
+    """state.txt: (frame, time, [(x, y, z)], [(vx, vy, vz)])."""
+    head, xs, vs = {}, [], []
+    with open(path(folder, "state.txt")) as f:
+        for line in f:
+            if line.startswith("#"):
+                parts = line[1:].split()
+                if len(parts) == 2:
+                    head[parts[0]] = parts[1]
+                continue
+            cols = line.split()
+            if int(cols[0]) != len(xs):
+                fail("%s/state.txt: particle %s out of order" % (folder, cols[0]))
+            xs.append(tuple(float(c) for c in cols[1:4]))
+            vs.append(tuple(float(c) for c in cols[4:7]))
+    if int(head["particles"]) != len(xs):
+        fail("%s/state.txt: %s particles announced, %d listed" % (folder, head["particles"], len(xs)))
+    return int(head["frame"]), float(head["time"]), xs, vs
+
+
+def read_obj(file):
+    """An OBJ frame: v, vt, vn lists, faces as lists of (v, vt, vn) 1-based (0 = absent), lines."""
+    v, vt, vn, faces, lines = [], [], [], [], []
+    with open(file) as f:
+        for line in f:
+            w = line.split()
+            if not w or w[0] in ("#", "o"):
+                continue
+            if w[0] == "v":
+                v.append(tuple(float(c) for c in w[1:4]))
+            elif w[0] == "vt":
+                vt.append(tuple(float(c) for c in w[1:3]))
+            elif w[0] == "vn":
+                vn.append(tuple(float(c) for c in w[1:4]))
+            elif w[0] == "f":
+                corners = []
+                for c in w[1:]:
+                    ids = (c.split("/") + ["", ""])[:3]
+                    corners.append(tuple(int(i) if i else 0 for i in ids))
+                faces.append(corners)
+            elif w[0] == "l":
+                lines.append(tuple(int(i) for i in w[1:]))
+            else:
+                fail("%s: unexpected line %r" % (file, line))
+    return v, vt, vn, faces, lines
+
+
+# ---- a strict reader of the USD ASCII that pbd writes ---------------------------------------
+
+TOKEN = re.compile(
+    r'\s*(?:(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<num>-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|-?inf|nan)'
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_:.]*)|(?P<punct>[()\[\]{}=,:]))"
+)
+
+
+class Usda:
+    def __init__(self, text):
+        if not text.startswith("#usda 1.0\n"):
+            fail("animation.usda does not start with '#usda 1.0'")
+        self.toks = []
+        pos, body = 0, text[len("#usda 1.0\n") :]
+        while True:
+            m = TOKEN.match(body, pos)
+            if not m:
+                if body[pos:].strip():
+                    fail("animation.usda: cannot read %r" % body[pos : pos + 40])
+                break
+            pos = m.end()
+            kind = m.lastgroup
+            self.toks.append((kind, m.group(kind)))
+        self.i = 0
+        self.meta = self.metadata() if self.peek() == ("punct", "(") else {}
+        self.prims = []
+        while self.i < len(self.toks):
+            self.prims.append(self.prim())
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else (None, None)
+
+    def take(self, kind=None, text=None):
+        t = self.peek()
+        if t[0] is None or (kind and t[0] != kind) or (text is not None and t[1] != text):
+            fail("animation.usda: expected %s %s, got %r" % (kind, text, t))
+        self.i += 1
+        return t[1]
+
+    def value(self):
+        kind, text = self.peek()
+        if kind == "num":
+            self.i += 1
+            return float(text)
+        if kind == "str":
+            self.i += 1
+            return text[1:-1]
+        if (kind, text) in (("punct", "["), ("punct", "(")):
+            close = "]" if text == "[" else ")"
+            self.i += 1
+            items = []
+            while self.peek() != ("punct", close):
+                items.append(self.value())
+                if self.peek() == ("punct", ","):
+                    self.i += 1
+                elif self.peek() != ("punct", close):
+                    fail("animation.usda: expected ',' or '%s', got %r" % (close, self.peek()))
+            self.i += 1
+            return items if close == "]" else tuple(items)
+        fail("animation.usda: expected a value, got %r" % (self.peek(),))
+
+    def metadata(self):
+        self.take("punct", "(")
+        meta = {}
+        while self.peek() != ("punct", ")"):
+            key = self.take("name")
+            self.take("punct", "=")
+            meta[key] = self.value()
+        self.take("punct", ")")
+        return meta
+
+    def prim(self):
+        self.take("name", "def")
+        prim = {"type": self.take("name"), "name": self.take("str"), "attrs": {}, "children": []}
+        self.take("punct", "{")
+        while self.peek() != ("punct", "}"):
+            if self.peek() == ("name", "def"):
+                prim["children"].append(self.prim())
+                continue
+            words = []
+            while self.peek()[0] == "name" or self.peek() in (("punct", "["), ("punct", "]")):
+                words.append(self.take())
+            self.take("punct", "=")
+            name = words[-1]
+            if name.endswith(".timeSamples"):
+                self.take("punct", "{")
+                samples = {}
+                while self.peek() != ("punct", "}"):
+                    t = float(self.take("num"))
+                    self.take("punct", ":")
+                    if t in samples:
+                        fail("animation.usda: time %g sampled twice" % t)
+                    samples[t] = self.value()
+                    self.take("punct", ",")
+                self.take("punct", "}")
+                prim["attrs"][name] = samples
+            else:
+                prim["attrs"][name] = self.value()
+            prim["attrs"][name + "#type"] = " ".join(words[:-1])
+        self.take("punct", "}")
+        return prim
+
+
+def check_usd_against(usd_folder, obj_folder, first, last):
+    """Every time sample of every prim equals the OBJ frame of that number; the last one equals state.txt."""
+    with open(path(usd_folder, "animation.usda")) as f:
+        doc = Usda(f.read())
+    frame, time, xs, _ = read_state(usd_folder)
+    m = doc.meta
+    if m.get("startTimeCode") != first or m.get("endTimeCode") != last or frame != last:
+        fail("time codes %s to %s, state.txt frame %d; expected %d to %d" % (m.get("startTimeCode"),
+             m.get("endTimeCode"), frame, first, last))
+    if m.get("upAxis") != "Y" or m.get("metersPerUnit") != 1 or m.get("defaultPrim") != "World":
+        fail("layer metadata: %s" % m)
+    dt = time / last
+    if abs(m["timeCodesPerSecond"] * dt - 1) > 1e-5:
+        fail("timeCodesPerSecond %g, but frames are %g s apart" % (m["timeCodesPerSecond"], dt))
+    if len(doc.prims) != 1 or doc.prims[0]["type"] != "Xform" or not doc.prims[0]["children"]:
+        fail("expected one Xform World with the objects in it")
+    objs = {f: read_obj(path(obj_folder, "frame_%05d.obj" % f)) for f in range(first, last + 1)}
+    kinds = set()
+    for prim in doc.prims[0]["children"]:
+        a = prim["attrs"]
+        kinds.add(prim["type"])
+        particles = [int(p) for p in a["pbd:particles"]]
+        samples = a["points.timeSamples"]
+        if sorted(samples) != [float(f) for f in range(first, last + 1)]:
+            fail("%s: samples at %s" % (prim["name"], sorted(samples)))
+        for f, pts in samples.items():
+            want = [objs[int(f)][0][p] for p in particles]
+            got = [tuple(p) for p in pts]
+            if got != want:
+                fail("%s: frame %d: the points differ from frame_%05d.obj" % (prim["name"], f, f))
+        if [tuple(p) for p in samples[float(last)]] != [xs[p] for p in particles]:
+            fail("%s: the last sample differs from state.txt" % prim["name"])
+        v, _, _, faces, lines = objs[first]
+        if prim["type"] == "Mesh":
+            if particles != list(range(particles[0], particles[0] + len(particles))):
+                fail("%s: a mesh's points are not its object's particles in order" % prim["name"])
+            counts, idx = a["faceVertexCounts"], [int(i) for i in a["faceVertexIndices"]]
+            if any(c != 3 for c in counts) or len(idx) != 3 * len(counts):
+                fail("%s: faceVertexCounts and faceVertexIndices disagree" % prim["name"])
+            tris = [tuple(particles[i] + 1 for i in idx[3 * k : 3 * k + 3]) for k in range(len(counts))]
+            obj_tris = [tuple(c[0] for c in face) for face in faces]
+            if not set(tris) <= set(obj_tris) or not tris:
+                fail("%s: triangles that the OBJ frame does not have" % prim["name"])
+        elif prim["type"] == "BasisCurves":
+            if a.get("type") != "linear" or sum(a["curveVertexCounts"]) != len(particles):
+                fail("%s: not linear curves over its points" % prim["name"])
+            pieces, at = set(), 0
+            for n in a["curveVertexCounts"]:
+                chain = particles[at : at + int(n)]
+                pieces |= {(chain[k] + 1, chain[k + 1] + 1) for k in range(len(chain) - 1)}
+                at += int(n)
+            if not pieces <= set(lines) or not pieces:
+                fail("%s: curve pieces that are not the OBJ frame's lines" % prim["name"])
+    return kinds
+
+
+def case_usd():
+    # A cloth (Mesh) and a pendulum (BasisCurves), against OBJ frames of the same runs.
+    for scene, kind in (("cloth_sphere", "Mesh"), ("double_pendulum", "BasisCurves")):
+        run("run", scene, "-n", "12", "--format", "usd", "-o", scene + "_usd", "-q")
+        run("run", scene, "-n", "12", "-o", scene + "_obj", "-q")
+        if os.path.exists(path(scene + "_usd", "animation.frames")):
+            fail("the frame store outlived a run without --save-every")
+        if kind not in check_usd_against(scene + "_usd", scene + "_obj", 0, 12):
+            fail("%s: no %s prim" % (scene, kind))
+    # Resumed: the store kept with --save-every gives the whole animation, equal to one run's.
+    run("run", "rope", "-n", "6", "--format", "usd", "--save-every", "3", "-o", "res", "-q")
+    if not os.path.exists(path("res", "animation.frames")):
+        fail("--save-every did not keep the frame store")
+    run("run", "rope", "-n", "15", "--format", "usd", "--resume", "res/snapshot.pbds", "-o", "res", "-q")
+    run("run", "rope", "-n", "15", "-o", "rope_obj", "-q")
+    check_usd_against("res", "rope_obj", 0, 15)
+    # Without the store, the resumed animation starts at the snapshot's frame and says so.
+    if os.path.exists(path("res", "animation.frames")):
+        fail("a resumed run without --save-every kept the frame store")
+    shutil.copytree(path("res"), path("bare"))
+    run("run", "rope", "-n", "6", "--save-every", "6", "-o", "snap", "-q")
+    p = run("run", "rope", "-n", "15", "--format", "usd", "--resume", "snap/snapshot.pbds", "-o", "bare")
+    if "animation.usda starts at frame 6" not in p.stderr:
+        fail("no word about the missing frame store:\n" + p.stderr)
+    check_usd_against("bare", "rope_obj", 6, 15)
+    # Nor is the store of another run used: a snapshot of a run with another dt.
+    run("run", "rope", "-n", "6", "--dt", "0.005", "--format", "usd", "--save-every", "6", "-o", "other", "-q")
+    shutil.copy(path("res", "snapshot.pbds"), path("other", "snapshot.pbds"))
+    p = run("run", "rope", "-n", "15", "--format", "usd", "--resume", "other/snapshot.pbds", "-o", "other")
+    if "animation.usda starts at frame 6" not in p.stderr:
+        fail("the frame store of another run was taken:\n" + p.stderr)
+    check_usd_against("other", "rope_obj", 6, 15)
+
+
+# Three particles, one pinned, two links of different rest lengths, released stretched.
+CHAIN = """{"name": "chain", "world": {"dt": 0.01, "gravity": [0, -9.8, 0]}, "objects": [{"type": "particles",
+ "name": "chain", "particles": [{"x": [0, 2, 0], "inv_mass": 0}, {"x": [1.5, 2, 0], "inv_mass": 1},
+ {"x": [3, 2, 0.5], "inv_mass": 1}], "constraints": [{"type": "distance", "a": 0, "b": 1, "rest": 1.0},
+ {"type": "distance", "a": 1, "b": 2, "rest": 2.0}]}]}"""
+
+
+def case_vtk():
+    with open(path("chain.json"), "w") as f:
+        f.write(CHAIN)
+    for scene in ("cloth_sphere", "chain.json"):
+        run("run", scene, "-n", "8", "--format", "vtk", "-o", scene + "_vtk", "-q")
+        run("run", scene, "-n", "8", "-o", scene + "_obj", "-q")
+        last, time, xs, vs = read_state(scene + "_vtk")
+        dt = time / last
+        pvd = ET.parse(path(scene + "_vtk", "animation.pvd")).getroot()
+        sets = pvd.findall("./Collection/DataSet")
+        if pvd.get("type") != "Collection" or [d.get("file") for d in sets] != ["frame_%05d.vtu" % f for f in range(9)]:
+            fail("animation.pvd does not list frames 0 to 8")
+        for f, d in enumerate(sets):
+            if abs(float(d.get("timestep")) - f * dt) > 1e-9 * (1 + f * dt):
+                fail("animation.pvd: frame %d at %s s, expected %g" % (f, d.get("timestep"), f * dt))
+        for f in range(9):
+            file = path(scene + "_vtk", "frame_%05d.vtu" % f)
+            piece = ET.parse(file).getroot().find("./UnstructuredGrid/Piece")
+
+            def array(parent, name):
+                for a in piece.find(parent).findall("DataArray"):
+                    if a.get("Name") == name:
+                        return [float(t) for t in a.text.split()]
+                fail("%s: no %s array %s" % (file, parent, name))
+
+            n, ncell = int(piece.get("NumberOfPoints")), int(piece.get("NumberOfCells"))
+            pts = array("Points", "Points")
+            pts = [tuple(pts[3 * i : 3 * i + 3]) for i in range(n)]
+            vel = array("PointData", "velocity")
+            vel = [tuple(vel[3 * i : 3 * i + 3]) for i in range(n)]
+            strain = array("PointData", "strain")
+            conn = [int(c) for c in array("Cells", "connectivity")]
+            offs = [int(c) for c in array("Cells", "offsets")]
+            types = [int(c) for c in array("Cells", "types")]
+            v, _, _, faces, lines = read_obj(path(scene + "_obj", "frame_%05d.obj" % f))
+            if pts != v:
+                fail("%s: points differ from the OBJ frame" % file)
+            if f == last and (pts != xs or vel != vs):
+                fail("%s: points or velocities differ from state.txt" % file)
+            if len(strain) != n or len(types) != ncell or len(offs) != ncell or offs[-1] != len(conn):
+                fail("%s: array sizes disagree" % file)
+            cells, start = [], 0
+            for t, end in zip(types, offs):
+                if (t, end - start) not in ((5, 3), (3, 2)):
+                    fail("%s: a cell of type %d with %d points" % (file, t, end - start))
+                cells.append(tuple(c + 1 for c in conn[start:end]))
+                start = end
+            want = [tuple(c[0] for c in face) for face in faces] + list(lines)
+            if cells != want:
+                fail("%s: cells differ from the OBJ frame's faces and lines" % file)
+            if scene == "chain.json":
+                # Each particle's strain is the mean over its links.
+                e = [abs(math.dist(pts[0], pts[1]) / 1.0 - 1), abs(math.dist(pts[1], pts[2]) / 2.0 - 1)]
+                for got, exp in zip(strain, (e[0], (e[0] + e[1]) / 2, e[1])):
+                    if abs(got - exp) > 1e-6 * (1 + exp):
+                        fail("%s: strain %r, expected %r" % (file, strain, e))
+            elif f == 0 and any(s > 1e-6 for s in strain):
+                fail("%s: a cloth at rest shows strain %g" % (file, max(strain)))
+            elif f == last and not max(strain) > 0:
+                fail("%s: a falling cloth shows no strain" % file)
+        try:
+            import vtk  # noqa: F401 (optional: Debian's python3-vtk9)
+        except ImportError:
+            continue
+        r = vtk.vtkXMLUnstructuredGridReader()
+        r.SetFileName(path(scene + "_vtk", "frame_%05d.vtu" % last))
+        r.Update()
+        g = r.GetOutput()
+        if g.GetNumberOfPoints() != len(xs) or g.GetPointData().GetArray("velocity") is None:
+            fail("VTK's reader sees %d points" % g.GetNumberOfPoints())
+        for i in range(len(xs)):
+            if any(abs(a - b) > 1e-6 * (1 + abs(b)) for a, b in zip(g.GetPoint(i), xs[i])):
+                fail("VTK's reader: point %d is %s, state.txt %s" % (i, g.GetPoint(i), xs[i]))
+
+
+    # A resumed run lists the frames it kept before the snapshot too.
+    run("run", "rope", "-n", "6", "--format", "vtk", "--save-every", "3", "-o", "res", "-q")
+    run("run", "rope", "-n", "10", "--format", "vtk", "--resume", "res/snapshot.pbds", "-o", "res", "-q")
+    files = [d.get("file") for d in ET.parse(path("res", "animation.pvd")).getroot().findall("./Collection/DataSet")]
+    if files != ["frame_%05d.vtu" % f for f in range(11)]:
+        fail("the resumed run's animation.pvd lists %s" % files)
+
+
+def case_obj():
+    # hanging_cloth: a 32x32 grid; cloth_sphere 21x21; rope: lines only, no vn or vt.
+    for scene, nx in (("hanging_cloth", 32), ("cloth_sphere", 21), ("rope", 0)):
+        run("run", scene, "-n", "5", "-o", scene, "-q")
+        v, vt, vn, faces, lines = read_obj(path(scene, "frame_00005.obj"))
+        _, _, xs, _ = read_state(scene)
+        if v != xs:
+            fail("%s: v lines differ from state.txt" % scene)
+        if nx == 0:
+            if vt or vn or not lines or faces:
+                fail("%s: a rope frame has vt, vn or faces, or no lines" % scene)
+            continue
+        if len(vt) != nx * nx or len(vn) != len(v):
+            fail("%s: %d vt and %d vn for %d vertices" % (scene, len(vt), len(vn), len(v)))
+        for j in range(nx):
+            for i in range(nx):
+                if vt[j * nx + i] != (i / (nx - 1), j / (nx - 1)) and max(
+                        abs(a - b) for a, b in zip(vt[j * nx + i], (i / (nx - 1), j / (nx - 1)))) > 1e-8:
+                    fail("%s: vt of vertex (%d, %d) is %s" % (scene, i, j, vt[j * nx + i]))
+        # Area-weighted normals recomputed from the positions and faces.
+        acc = [[0.0, 0.0, 0.0] for _ in v]
+        for face in faces:
+            if len(face) != 3 or any(c[1] != c[0] or c[2] != c[0] for c in face):
+                fail("%s: face %s does not use the vertex's own vt and vn" % (scene, face))
+            a, b, c = (v[k[0] - 1] for k in face)
+            u, w = [b[i] - a[i] for i in range(3)], [c[i] - a[i] for i in range(3)]
+            cr = (u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0])
+            for k in face:
+                for i in range(3):
+                    acc[k[0] - 1][i] += cr[i]
+        for k, (got, s) in enumerate(zip(vn, acc)):
+            length = math.sqrt(sum(x * x for x in s))
+            if max(abs(g - x / length) for g, x in zip(got, s)) > 2e-5:
+                fail("%s: vn %d is %s, expected %s" % (scene, k + 1, got, [x / length for x in s]))
+
+
+os.makedirs(WORK, exist_ok=True)
+shutil.rmtree(WORK)
+os.makedirs(WORK)
+{"usd": case_usd, "vtk": case_vtk, "obj": case_obj}[CASE]()
+print("output_formats %s: ok" % CASE)
