@@ -225,6 +225,17 @@ static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first,
 	}
 }
 
+uint32_t pbd_distance_run_batches(const pbd_family* f, uint32_t first, uint32_t end) {
+#ifdef PBD_HAVE_AVX512
+	return pbd_distance_run_batches_avx512(f, first, end);
+#else
+	(void)f;
+	(void)first;
+	(void)end;
+	return 0;
+#endif
+}
+
 static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	if (ctx->formulation == PBD_FORMULATION_XPBD)
 		project_xpbd(ctx, f, first, end);

@@ -22,6 +22,12 @@ _Static_assert(sizeof(pbd_distance_c) == 2 * sizeof(uint32_t) + 3 * sizeof(pbd_r
 void pbd_distance_project_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
 void pbd_distance_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
 void pbd_distance_project_avx512(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
+uint32_t pbd_distance_run_batches_avx512(const pbd_family* f, uint32_t first, uint32_t end);
 #endif
+
+/* How many of the batches of 8 of [first, end) the AVX-512 Gauss-Seidel lanes move as runs of
+ * consecutive particles (simd/runs_avx512.h); 0 in a build without them. For tests, which cannot
+ * tell the two paths apart by their results. */
+uint32_t pbd_distance_run_batches(const pbd_family* f, uint32_t first, uint32_t end);
 
 #endif

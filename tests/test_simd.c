@@ -33,6 +33,10 @@ typedef struct kernel_case {
 	double coincident; /* fraction of constraints whose ends coincide */
 	const pbd_real* s; /* the values s[0] and s[1] are drawn from */
 	int s_count;
+	/* Batch m of the lanes takes the particles 16 m ... 16 m + 15 in the layouts of a grid's colour
+	 * groups, which the AVX-512 lanes move as runs (simd/runs_avx512.h): m % 3 = 0 as (p, p + 1)
+	 * pairs, 1 as two rows of 8 (p + j, p + 8 + j), 2 as the rows the other way round. */
+	bool runs;
 } kernel_case;
 
 static uint64_t rng_state;
@@ -65,6 +69,16 @@ static void make_state(const kernel_case* kc, kstate* s) {
 		pbd_distance_c* c = &s->c[k];
 		c->a = perm[2 * k];
 		c->b = perm[2 * k + 1];
+		if (kc->runs) {
+			const uint32_t m = k / 8, j = k % 8, p = 16 * m;
+			c->a = m % 3 == 0 ? p + 2 * j : m % 3 == 1 ? p + j : p + 8 + j;
+			c->b = m % 3 == 0 ? p + 2 * j + 1 : m % 3 == 1 ? p + 8 + j : p + j;
+			/* the scalar tail's few constraints */
+			if (k >= NC / 8 * 8) {
+				c->a = 2 * k;
+				c->b = 2 * k + 1;
+			}
+		}
 		if (rnd() < kc->coincident) {
 			s->x[c->b] = s->x[c->a];
 			s->q[c->b] = s->q[c->a];
@@ -123,6 +137,8 @@ static void run_kernel_case(const kernel_case* kc, bool avx512) {
 		make_ctx(kc, &vec, &cv, &fv);
 		cv.avx512 = avx512;
 		const uint32_t split = NC / 8 * 8;
+		/* every batch of the runs layouts takes the runs path where the AVX-512 lanes run */
+		if (avx512) assert_int_equal(pbd_distance_run_batches(&fv, 0, split), kc->runs ? split / 8 : 0);
 		/* several sweeps, so that later ones start from moved particles and grown multipliers */
 		for (int sweep = 0; sweep < 4; ++sweep) {
 			if (kc->jacobi) {
@@ -159,17 +175,24 @@ static const pbd_real stiffness[] = {0, 1, (pbd_real)0.25, (pbd_real)0.9};
 static const pbd_real compliance[] = {0, 0, (pbd_real)1e-6, (pbd_real)1e-3};
 
 static const kernel_case kernel_cases[] = {
-    {"gs pbd", PBD_FORMULATION_PBD, false, false, 0, 0.1, 0.1, stiffness, 4},
-    {"gs xpbd", PBD_FORMULATION_XPBD, false, false, 0, 0.1, 0.1, compliance, 4},
-    {"gs pbd all pinned or coincident", PBD_FORMULATION_PBD, false, false, 0, 0.6, 0.4, stiffness, 4},
-    {"gs xpbd all pinned or coincident", PBD_FORMULATION_XPBD, false, false, 0, 0.6, 0.4, compliance, 4},
-    {"gs pbd far from the origin", PBD_FORMULATION_PBD, false, false, 1e6, 0.05, 0.05, stiffness, 4},
-    {"gs xpbd far from the origin", PBD_FORMULATION_XPBD, false, false, 1e6, 0.05, 0.05, compliance, 4},
-    {"jacobi pbd mass-weighted", PBD_FORMULATION_PBD, true, false, 0, 0.1, 0.1, stiffness, 4},
-    {"jacobi xpbd mass-weighted", PBD_FORMULATION_XPBD, true, false, 0, 0.1, 0.1, compliance, 4},
-    {"jacobi pbd equal split", PBD_FORMULATION_PBD, true, true, 0, 0.3, 0.1, stiffness, 4},
-    {"jacobi xpbd equal split", PBD_FORMULATION_XPBD, true, true, 0, 0.3, 0.1, compliance, 4},
-    {"jacobi pbd far from the origin", PBD_FORMULATION_PBD, true, false, 1e6, 0.05, 0.05, stiffness, 4},
+    {"gs pbd", PBD_FORMULATION_PBD, false, false, 0, 0.1, 0.1, stiffness, 4, false},
+    {"gs xpbd", PBD_FORMULATION_XPBD, false, false, 0, 0.1, 0.1, compliance, 4, false},
+    {"gs pbd all pinned or coincident", PBD_FORMULATION_PBD, false, false, 0, 0.6, 0.4, stiffness, 4, false},
+    {"gs xpbd all pinned or coincident", PBD_FORMULATION_XPBD, false, false, 0, 0.6, 0.4, compliance, 4, false},
+    {"gs pbd far from the origin", PBD_FORMULATION_PBD, false, false, 1e6, 0.05, 0.05, stiffness, 4, false},
+    {"gs xpbd far from the origin", PBD_FORMULATION_XPBD, false, false, 1e6, 0.05, 0.05, compliance, 4, false},
+    {"jacobi pbd mass-weighted", PBD_FORMULATION_PBD, true, false, 0, 0.1, 0.1, stiffness, 4, false},
+    {"jacobi xpbd mass-weighted", PBD_FORMULATION_XPBD, true, false, 0, 0.1, 0.1, compliance, 4, false},
+    {"jacobi pbd equal split", PBD_FORMULATION_PBD, true, true, 0, 0.3, 0.1, stiffness, 4, false},
+    {"jacobi xpbd equal split", PBD_FORMULATION_XPBD, true, true, 0, 0.3, 0.1, compliance, 4, false},
+    {"jacobi pbd far from the origin", PBD_FORMULATION_PBD, true, false, 1e6, 0.05, 0.05, stiffness, 4, false},
+    {"gs pbd runs", PBD_FORMULATION_PBD, false, false, 0, 0.1, 0.1, stiffness, 4, true},
+    {"gs xpbd runs", PBD_FORMULATION_XPBD, false, false, 0, 0.1, 0.1, compliance, 4, true},
+    {"gs pbd runs unpinned", PBD_FORMULATION_PBD, false, false, 0, 0, 0, stiffness, 4, true},
+    {"gs xpbd runs unpinned", PBD_FORMULATION_XPBD, false, false, 0, 0, 0, compliance, 4, true},
+    {"gs pbd runs, most pinned or coincident", PBD_FORMULATION_PBD, false, false, 0, 0.6, 0.4, stiffness, 4, true},
+    {"gs pbd runs far from the origin", PBD_FORMULATION_PBD, false, false, 1e6, 0.05, 0.05, stiffness, 4, true},
+    {"jacobi pbd runs", PBD_FORMULATION_PBD, true, false, 0, 0.1, 0.1, stiffness, 4, true},
 };
 
 static void test_kernels_match_scalar(void** state) {

@@ -20,6 +20,9 @@
 #include "constraints_distance.h"
 #include "hierarchy.h"
 #include "simd/lanes_avx2.h"
+#ifdef PBD_LANES_AVX512
+#include "simd/runs_avx512.h"
+#endif
 
 /* Words per record. The kernels read a distance record {a, b, rest, s[0], s[1]} and a coarse one
  * {a, b, rest, wa, wb} alike, as 5 words from the first one's a. */
@@ -46,9 +49,7 @@ typedef struct lanes {
 	__m256 rest, s0, s1; /* the records' other fields */
 } lanes;
 
-static inline void load_lanes(const pbd_step_ctx* ctx, const uint32_t* rec, lanes* l) {
-	const pbd_vec3* x = ctx->x;
-	const pbd_vec3* q = ctx->q;
+static inline void load_records(const uint32_t* rec, lanes* l) {
 	/* the first 16 bytes of each 20-byte record, {a, b, rest, s[0]}, moved as bits; s[1] gathered */
 	__m128 r[LANES];
 	__m256 col[4];
@@ -60,6 +61,12 @@ static inline void load_lanes(const pbd_step_ctx* ctx, const uint32_t* rec, lane
 	l->s0 = col[3];
 	l->s1 = _mm256_i32gather_ps((const float*)(const void*)(rec + 4),
 	                            _mm256_setr_epi32(0, REC, 2 * REC, 3 * REC, 4 * REC, 5 * REC, 6 * REC, 7 * REC), 4);
+}
+
+static inline void load_particles(const pbd_step_ctx* ctx, const uint32_t* rec, lanes* l) {
+	const pbd_vec3* x = ctx->x;
+	const pbd_vec3* q = ctx->q;
+	__m256 col[4];
 	for (int j = 0; j < LANES; ++j) {
 		const uint32_t a = rec[j * REC], b = rec[j * REC + 1];
 		l->qa[j] = load3(&q[a]);
@@ -70,6 +77,11 @@ static inline void load_lanes(const pbd_step_ctx* ctx, const uint32_t* rec, lane
 	l->dx = col[0];
 	l->dy = col[1];
 	l->dz = col[2];
+}
+
+static inline void load_lanes(const pbd_step_ctx* ctx, const uint32_t* rec, lanes* l) {
+	load_records(rec, l);
+	load_particles(ctx, rec, l);
 }
 
 /* pbd_v3_dot(d, d), left to right as the scalar sum. */
@@ -124,10 +136,87 @@ static inline void store_lanes(const uint32_t* rec, const lanes* l, const pbd_ve
 typedef struct batch {
 	lanes l;
 	__m256 wa, wb, sa, sb, act;
+#ifdef PBD_LANES_AVX512
+	int run; /* RUN_NONE, or the layout its ends have (runs_avx512.h) */
+	uint32_t a0, b0;
+	run16 q;         /* pairs: q of the ends, which l.qa and l.qb then do not hold */
+	run24 qa, qb, d; /* rows: q of the two runs, and the separations float by float */
+#endif
 } batch;
 
+#ifdef PBD_LANES_AVX512
+/* The separations in the order of load_particles, (x_a - x_b) + (q_a - q_b), and the inverse
+ * masses, from runs. */
+static inline void run_batch_load(const pbd_step_ctx* ctx, batch* b) {
+	if (b->run == RUN_ROWS) {
+		b->qa = run24_load(ctx->q, b->a0);
+		b->qb = run24_load(ctx->q, b->b0);
+		b->d = run24_add(run24_sub(run24_load(ctx->x, b->a0), run24_load(ctx->x, b->b0)), run24_sub(b->qa, b->qb));
+		b->l.dx = run24_coord(b->d, 0);
+		b->l.dy = run24_coord(b->d, 1);
+		b->l.dz = run24_coord(b->d, 2);
+		b->wa = _mm256_loadu_ps(ctx->iw + b->a0);
+		b->wb = _mm256_loadu_ps(ctx->iw + b->b0);
+		return;
+	}
+	run16 x;
+	run_load(ctx->x, b->a0, &x);
+	run_load(ctx->q, b->a0, &b->q);
+	__m256 d[3];
+	for (int c = 0; c < 3; ++c)
+		d[c] = _mm256_add_ps(_mm256_sub_ps(run_lo(x.c[c]), run_hi(x.c[c])),
+		                     _mm256_sub_ps(run_lo(b->q.c[c]), run_hi(b->q.c[c])));
+	b->l.dx = d[0];
+	b->l.dy = d[1];
+	b->l.dz = d[2];
+	const __m512 w = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15),
+	                                       _mm512_loadu_ps(ctx->iw + b->a0));
+	b->wa = run_lo(w);
+	b->wb = run_hi(w);
+}
+
+/* store_lanes for a run: the same products and sums, formed only for the ends that are written
+ * (an active lane's free ends), so that no other element raises an FP exception. */
+static inline void run_batch_store(const pbd_step_ctx* ctx, const batch* b, bool add_a) {
+	const __m256 zero = _mm256_setzero_ps();
+	const unsigned m = (unsigned)_mm256_movemask_ps(b->act);
+	const unsigned free_a = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(b->wa, zero, _CMP_GT_OQ));
+	const unsigned free_b = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(b->wb, zero, _CMP_GT_OQ));
+	const __mmask16 write = (__mmask16)((m & free_a) | (m & free_b) << LANES);
+	if (!write) return;
+	if (b->run == RUN_ROWS) {
+		/* the written lanes are active, where d is what the lanes computed with */
+		const unsigned wa = m & free_a, wb = m & free_b;
+		if (wa) run24_store(ctx->q, b->a0, run24_update(b->qa, b->d, run24_spread(b->sa), wa, !add_a), wa);
+		if (wb) run24_store(ctx->q, b->b0, run24_update(b->qb, b->d, run24_spread(b->sb), wb, add_a), wb);
+		return;
+	}
+	const __mmask16 sub = (__mmask16)(write & (add_a ? 0xff00u : 0x00ffu));
+	const __mmask16 add = (__mmask16)(write & (add_a ? 0x00ffu : 0xff00u));
+	const __m512 s = run_join(b->sa, b->sb);
+	const __m256 d[3] = {b->l.dx, b->l.dy, b->l.dz};
+	run16 out;
+	for (int c = 0; c < 3; ++c) {
+		const __m512 q = b->q.c[c];
+		const __m512 prod = _mm512_maskz_mul_ps(write, run_join(d[c], d[c]), s);
+		out.c[c] = _mm512_mask_add_ps(_mm512_mask_sub_ps(q, sub, q, prod), add, q, prod);
+	}
+	run_store(ctx->q, b->a0, &out, write);
+}
+#endif
+
 static inline void batch_load(const pbd_step_ctx* ctx, const pbd_distance_c* c, batch* b) {
-	load_lanes(ctx, &c->a, &b->l);
+	load_records(&c->a, &b->l);
+#ifdef PBD_LANES_AVX512
+	b->run = run_kind(b->l.ia, b->l.ib);
+	if (b->run != RUN_NONE) {
+		b->a0 = c->a;
+		b->b0 = c->b;
+		run_batch_load(ctx, b);
+		return;
+	}
+#endif
+	load_particles(ctx, &c->a, &b->l);
 	b->wa = _mm256_i32gather_ps(ctx->iw, b->l.ia, 4);
 	b->wb = _mm256_i32gather_ps(ctx->iw, b->l.ib, 4);
 }
@@ -182,6 +271,12 @@ static inline void solve(const pbd_step_ctx* ctx, batch* b, float* lambda, bool 
 }
 
 static inline void batch_store(const pbd_step_ctx* ctx, const pbd_distance_c* c, const batch* b, bool xpbd) {
+#ifdef PBD_LANES_AVX512
+	if (b->run != RUN_NONE) {
+		run_batch_store(ctx, b, xpbd);
+		return;
+	}
+#endif
 	store_lanes(&c->a, &b->l, ctx->q, ctx->q, b->sa, b->sb, b->act, xpbd, b->wa, b->wb);
 }
 
@@ -208,6 +303,19 @@ static inline void project_batches(const pbd_step_ctx* ctx, pbd_family* f, uint3
 		batch_store(ctx, &c[k], &b0, xpbd);
 	}
 }
+
+#ifdef PBD_LANES_AVX512
+uint32_t pbd_distance_run_batches_avx512(const pbd_family* f, uint32_t first, uint32_t end) {
+	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
+	uint32_t runs = 0;
+	for (uint32_t k = first; k + LANES <= end; k += LANES) {
+		lanes l;
+		load_records(&c[k].a, &l);
+		runs += run_kind(l.ia, l.ib) != RUN_NONE;
+	}
+	return runs;
+}
+#endif
 
 /* The AVX2 entries hand over to the AVX-512 variant where the world chose it (cpu.h). */
 #if defined(PBD_HAVE_AVX512) && !defined(PBD_LANES_AVX512)
