@@ -196,7 +196,7 @@ def test_no_leak_over_1000_worlds():
     before = rss_bytes()
     cycle(1000)
     grown = rss_bytes() - before
-    # One hanging_cloth world holds about 0.5 MB: a leak of one per cycle would be 500 MB.
+    # One hanging_cloth world holds about 0.7 MiB: a leak of one per cycle would be 700 MiB.
     assert grown < 8 << 20, f"resident memory grew by {grown / 2**20:.1f} MiB over 1000 worlds"
 
 
