@@ -822,6 +822,22 @@ static PyObject* World_get_frames(World* self, void* closure) {
 	return PyLong_FromLong(self->scene.frames);
 }
 
+/* The scene's objects in file order, each with its ranges in the world; [] for a world built in code. */
+static PyObject* World_get_objects(World* self, void* closure) {
+	(void)closure;
+	PyObject* list = PyList_New(0);
+	for (uint32_t i = 0; list && self->scene.world && i < self->scene.object_count; ++i) {
+		const pbd_scene_object* o = &self->scene.objects[i];
+		PyObject* d = soft_info_dict(&o->range);
+		if (!d || dict_set(d, "name", PyUnicode_FromString(o->name)) < 0 ||
+		    dict_set(d, "type", PyUnicode_FromString(pbd_scene_object_type_name(o->type))) < 0 ||
+		    PyList_Append(list, d) < 0)
+			Py_CLEAR(list);
+		Py_XDECREF(d);
+	}
+	return list;
+}
+
 static PyObject* World_get_closed(World* self, void* closure) {
 	(void)closure;
 	return PyBool_FromLong(self->world == NULL);
@@ -956,6 +972,8 @@ static PyGetSetDef World_getset[] = {
     {"name", (getter)World_get_name, NULL, "the scene's name (None for a world built in code)", NULL},
     {"frames", (getter)World_get_frames, NULL, "the scene's frame count (None for a world built in code)", NULL},
     {"closed", (getter)World_get_closed, NULL, "True after close()", NULL},
+    {"objects", (getter)World_get_objects, NULL,
+     "the scene's objects: dicts of name, type and their particle, distance and triangle ranges", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyTypeObject WorldType = {

@@ -54,6 +54,9 @@ def test_scene_file_and_text_give_the_builtin():
         w.step(25)
     assert a.hash() == b.hash() == c.hash()
     assert a.name == "rope" and a.frames > 0
+    (rope,) = a.objects
+    assert rope["type"] == "rope" and rope["first_particle"] == 0 and rope["particle_count"] == a.particle_count
+    assert pbd.World(dt=0.01).objects == []
 
 
 def test_views_are_the_worlds_memory():
