@@ -1,6 +1,7 @@
 /* One soak case: build the world (a built-in scene or a random one), step it, and check after
  * every step what the library promises: the state is finite or the step was undone and
- * counted, and a pinned particle stays where it is unless given a target. */
+ * counted, a pinned particle stays where it is unless given a target, and a scene's moving pins
+ * follow their tracks. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
@@ -97,6 +98,11 @@ static void run_steps(pbd_world* w, pbd_scene* sc, soak_random* rs, const soak_c
 		const pbd_vec3* goal = rs ? rs->goal : before;
 		memcpy(before, pbd_world_positions(w), n * sizeof *before);
 		for (uint32_t i = 0; i < n; ++i) pinned[i] = pbd_particle_is_pinned(w, i);
+		/* A scene's moving pins are carried along their tracks, checked below; they are not pinned
+		 * particles that must stay. */
+		for (uint32_t m = 0; sc && m < sc->pin_motion_count; ++m)
+			for (uint32_t k = 0; k < sc->pin_motions[m].count; ++k)
+				if (sc->pin_motions[m].particles[k] < n) pinned[sc->pin_motions[m].particles[k]] = 0;
 		uint64_t warned[PBD_WARN_COUNT];
 		for (int k = 0; k < PBD_WARN_COUNT; ++k) warned[k] = pbd_world_get_warning(w, (pbd_warning)k).count;
 
@@ -139,6 +145,22 @@ static void run_steps(pbd_world* w, pbd_scene* sc, soak_random* rs, const soak_c
 			}
 		/* A step undone for a particle lands it back on its start, not on its target. */
 		const bool undone = pbd_world_get_warning(w, PBD_WARN_NONFINITE).count != warned[PBD_WARN_NONFINITE];
+		/* Each moving pin is where its track puts it at the world's new time, to the float rounding
+		 * of the pose. */
+		for (uint32_t m = 0; sc && m < sc->pin_motion_count; ++m) {
+			const pbd_scene_pin_motion* pm = &sc->pin_motions[m];
+			for (uint32_t k = 0; k < pm->count; ++k) {
+				const uint32_t i = pm->particles[k];
+				if (i >= n) continue;
+				const pbd_vec3 want = pbd_scene_pin_motion_position(pm, k, pbd_world_time(w));
+				const double tol = 1e-5 * (1.0 + (double)pbd_v3_length(want));
+				if (!undone && !((double)pbd_v3_length(pbd_v3_sub(x[i], want)) <= tol))
+					flag(r, SOAK_PINNED_MOVED, step,
+					     "step %d: moving pin %u off its track: want (%.9g %.9g %.9g), at (%.9g %.9g %.9g)", step, i,
+					     (double)want.x, (double)want.y, (double)want.z, (double)x[i].x, (double)x[i].y,
+					     (double)x[i].z);
+			}
+		}
 		for (uint32_t i = 0; i < n; ++i) {
 			const bool had_target = targeted[i];
 			targeted[i] = 0; /* a target lasts one step */
