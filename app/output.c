@@ -109,27 +109,6 @@ const char* out_format_name(out_format format) {
 	return "none";
 }
 
-bool out_object_grid(const pbd_scene* s, const pbd_scene_object* o, uint32_t* nx, uint32_t* ny) {
-	if (o->type != PBD_SCENE_OBJECT_GRID_CLOTH || o->range.triangle_count < 2) return false;
-	const uint32_t* tri = pbd_world_triangles(s->world) + 3 * (size_t)o->range.first_triangle;
-	const uint32_t base = o->range.first_particle, n = o->range.particle_count;
-	/* The first cell's second corner along v is vertex nx of the grid. */
-	if (tri[0] != base || tri[5] < base) return false;
-	const uint32_t w = tri[5] - base;
-	if (w < 2 || n % w != 0 || n / w < 2) return false;
-	const uint32_t h = n / w;
-	if ((uint64_t)o->range.triangle_count != 2ull * (w - 1) * (h - 1)) return false;
-	for (uint32_t j = 0, t = 0; j + 1 < h; ++j)
-		for (uint32_t i = 0; i + 1 < w; ++i, t += 2) {
-			const uint32_t v00 = base + j * w + i, v10 = v00 + 1, v01 = v00 + w, v11 = v01 + 1;
-			const uint32_t* c = tri + 3 * (size_t)t;
-			if (c[0] != v00 || c[1] != v10 || c[2] != v11 || c[3] != v00 || c[4] != v11 || c[5] != v01) return false;
-		}
-	*nx = w;
-	*ny = h;
-	return true;
-}
-
 static FILE* open_out(const char* path, pbd_scene_error* err) {
 	FILE* fp = fopen(path, "wb");
 	if (!fp) fail_errno(err, path, "cannot write");
@@ -189,8 +168,8 @@ static bool write_obj(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* 
 			continue;
 		}
 		const uint32_t base = o->range.first_particle;
-		uint32_t nx, ny;
-		const bool uv = out_object_grid(s, o, &nx, &ny);
+		const uint32_t nx = o->grid_nx, ny = o->grid_ny;
+		const bool uv = nx >= 2 && ny >= 2;
 		if (uv)
 			for (uint32_t j = 0; j < ny; ++j)
 				for (uint32_t i = 0; i < nx; ++i)

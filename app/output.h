@@ -68,11 +68,6 @@ bool out_write_state(const char* path, const pbd_scene* s, int frame, double tim
 /// True when every position and velocity is finite; otherwise *bad gets the first bad particle.
 bool out_state_is_finite(const pbd_scene* s, uint32_t* bad);
 
-/// The grid of a grid cloth object from its triangles, as pbd_mesh_grid lays them out (vertex
-/// (i, j) is j*nx + i, cell (i, j) is triangles (v00, v10, v11) and (v00, v11, v01)); false when
-/// the object's triangles are not such a grid.
-bool out_object_grid(const pbd_scene* s, const pbd_scene_object* o, uint32_t* nx, uint32_t* ny);
-
 /// True when every number of a metrics row is finite.
 bool out_stats_are_finite(const pbd_stats* st);
 

@@ -776,6 +776,8 @@ static bool create_body(loader* L, const cJSON* obj, const char* path, const pbd
 	           pbd_soft_get_info(L->s->world, o->id, &o->range) != PBD_OK))
 		ok = fail_world(L, path);
 	free(pinned);
+	o->grid_nx = mesh->grid_nx;
+	o->grid_ny = mesh->grid_ny;
 	ok = ok && read_attached(L, obj, path, mesh, o) && read_moving_pins(L, obj, path, mesh, o);
 	if (ok && o->range.triangle_count == 0) ok = lines_from_mesh(L, path, mesh, o->range.first_particle, o);
 	return ok;

@@ -88,6 +88,9 @@ typedef struct pbd_scene_object {
 	pbd_soft_info range; ///< its particles, distance constraints and triangles in the world
 	uint32_t line_count; ///< polyline pieces to draw when it has no triangles
 	uint32_t* lines;     ///< 2 world particle indices per line (ropes: the links, particles: the constraints)
+	/// A grid cloth's vertex counts along u and v (vertex (i, j) is particle first_particle +
+	/// j * grid_nx + i); 0 for every other object.
+	uint32_t grid_nx, grid_ny;
 } pbd_scene_object;
 
 /// Overlays a scene can ask for in "render.overlays"; bit i is pbd_scene_overlay_names[i].
