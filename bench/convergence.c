@@ -87,7 +87,7 @@ typedef struct problem {
 	uint32_t pinned[2];
 	uint32_t *a, *b; /* constraint ends, order of addition */
 	pbd_real* rest;
-	uint8_t* structural;
+	uint8_t* kind;       /* pbd_edge_kind */
 	pbd_real* iw;        /* inverse masses */
 	pbd_vec3 *xref, *v0; /* the reference state */
 	pbd_vec3* x0;        /* the positions of the problem being measured */
@@ -257,7 +257,7 @@ static void problem_free(problem* P) {
 	free(P->a);
 	free(P->b);
 	free(P->rest);
-	free(P->structural);
+	free(P->kind);
 	free(P->iw);
 	free(P->xref);
 	free(P->x0);
@@ -301,22 +301,47 @@ static pbd_world_def base_def(void) {
 	return d;
 }
 
-/* The library's partition: first-fit colours in the order of addition (src/partition.c), each
- * colour's constraints in that order, the overflow last. */
+/* The library's partition of distances (src/partition.c): the constraints sorted by class (edge
+ * kind, then b - a) and first particle, then coloured in that order, each taking the colour of the
+ * one before it when that is of its class and free, else the lowest free colour; each colour's
+ * constraints in that order, the overflow last. */
+static uint64_t layout_class(const problem* P, uint32_t k) { return (uint64_t)P->kind[k] << 32 | (P->b[k] - P->a[k]); }
+
+typedef struct layout_entry {
+	uint64_t cls;
+	uint32_t first, k;
+} layout_entry;
+
+static int layout_compare(const void* pa, const void* pb) {
+	const layout_entry *x = (const layout_entry*)pa, *y = (const layout_entry*)pb;
+	if (x->cls != y->cls) return x->cls < y->cls ? -1 : 1;
+	if (x->first != y->first) return x->first < y->first ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
 static void colour_order(problem* P) {
 	uint64_t* masks = calloc(P->np, sizeof *masks);
 	uint8_t* colour = malloc(P->nc);
+	layout_entry* order = malloc(P->nc * sizeof *order);
 	uint32_t count[65] = {0};
-	for (uint32_t k = 0; k < P->nc; ++k) {
+	for (uint32_t k = 0; k < P->nc; ++k) order[k] = (layout_entry){layout_class(P, k), P->a[k], k};
+	qsort(order, P->nc, sizeof *order, layout_compare);
+	for (uint32_t i = 0; i < P->nc; ++i) {
+		const uint32_t k = order[i].k;
 		const uint64_t used = masks[P->a[k]] | masks[P->b[k]];
 		uint32_t c = 64;
-		if (used != UINT64_MAX) {
+		const uint32_t prev = i ? colour[i - 1] : 64;
+		if (prev < 64 && order[i - 1].cls == order[i].cls && !(used >> prev & 1u)) {
+			c = prev;
+		} else if (used != UINT64_MAX) {
 			c = 0;
 			while (used & (1ull << c)) ++c;
+		}
+		if (c < 64) {
 			masks[P->a[k]] |= 1ull << c;
 			masks[P->b[k]] |= 1ull << c;
 		}
-		colour[k] = (uint8_t)c;
+		colour[i] = (uint8_t)c;
 		count[c]++;
 	}
 	uint32_t start[65], sum = 0;
@@ -324,7 +349,8 @@ static void colour_order(problem* P) {
 		start[c] = sum;
 		sum += count[c];
 	}
-	for (uint32_t k = 0; k < P->nc; ++k) P->coloured[start[colour[k]]++] = k;
+	for (uint32_t i = 0; i < P->nc; ++i) P->coloured[start[colour[i]]++] = order[i].k;
+	free(order);
 	free(masks);
 	free(colour);
 }
@@ -350,7 +376,7 @@ static int problem_build(problem* P, uint32_t n, const options* o) {
 	P->a = malloc(P->nc * sizeof *P->a);
 	P->b = malloc(P->nc * sizeof *P->b);
 	P->rest = malloc(P->nc * sizeof *P->rest);
-	P->structural = malloc(P->nc);
+	P->kind = malloc(P->nc);
 	P->coloured = malloc(P->nc * sizeof *P->coloured);
 	P->iw = malloc(P->np * sizeof *P->iw);
 	P->xref = malloc(P->np * sizeof *P->xref);
@@ -358,8 +384,8 @@ static int problem_build(problem* P, uint32_t n, const options* o) {
 	P->v0 = malloc(P->np * sizeof *P->v0);
 	P->q = malloc(P->np * sizeof *P->q);
 	P->p = malloc(P->np * sizeof *P->p);
-	if (!P->a || !P->b || !P->rest || !P->structural || !P->coloured || !P->iw || !P->xref || !P->x0 || !P->v0 ||
-	    !P->q || !P->p) {
+	if (!P->a || !P->b || !P->rest || !P->kind || !P->coloured || !P->iw || !P->xref || !P->x0 || !P->v0 || !P->q ||
+	    !P->p) {
 		fprintf(stderr, PREFIX "out of memory for N=%u\n", n);
 		pbd_world_destroy(w);
 		return -1;
@@ -370,7 +396,7 @@ static int problem_build(problem* P, uint32_t n, const options* o) {
 		P->a[k] = d.a;
 		P->b[k] = d.b;
 		P->rest[k] = d.rest;
-		P->structural[k] = d.kind == PBD_EDGE_STRUCTURAL;
+		P->kind[k] = (uint8_t)d.kind;
 	}
 	memcpy(P->iw, pbd_world_inv_masses(w), P->np * sizeof *P->iw);
 	const int steps = (int)lround(o->ref_seconds / DT);
@@ -408,7 +434,7 @@ static residual measure(const problem* P, const pbd_vec3* x) {
 		             dz = (double)xa.z - (double)xb.z;
 		const double c = sqrt(dx * dx + dy * dy + dz * dz) - (double)P->rest[k];
 		sum2 += c * c;
-		if (P->structural[k] && P->rest[k] > 0) {
+		if (P->kind[k] == PBD_EDGE_STRUCTURAL && P->rest[k] > 0) {
 			const double s = fabs(c) / (double)P->rest[k];
 			sum += s;
 			if (!(s <= r.max_strain)) r.max_strain = s;

@@ -168,6 +168,14 @@ static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint3
 	return 2;
 }
 
+/* Edges of a kind in the order structural, shear, bend (as a grid is built, and the order that
+ * holds a strongly stretched cloth together), then by how far apart their particles are numbered:
+ * a grid's rows of edges of one direction. */
+static pbd_layout layout(const pbd_family* f, uint32_t k) {
+	const pbd_distance_c* c = &HOT(f)[k];
+	return (pbd_layout){(uint64_t)COLD(f)[k].kind << 32 | (uint32_t)(c->b - c->a), c->a};
+}
+
 /* The current vector between the ends, from the committed positions and the displacements:
  * x_a - x_b is exact for particles near each other at any distance from the origin, and the
  * q's are small, so the sum keeps the bits that p_a - p_b of two large coordinates would lose. */
@@ -384,6 +392,7 @@ const pbd_family_ops pbd_family_distance_ops = {
     .hot_size = sizeof(pbd_distance_c),
     .cold_size = sizeof(pbd_distance_p),
     .lambdas = 1,
+    .layout = layout,
     .particles = particles,
     .refresh = refresh,
     .project = project,

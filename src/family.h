@@ -90,6 +90,13 @@ static inline double pbd_max_sticky(double m, double v) { return m != m || v <= 
 typedef struct pbd_world pbd_world;
 typedef struct pbd_rows pbd_rows;
 
+/* A constraint's place in its family's layout order (pbd_family_ops.layout): its class, then its
+ * first particle. */
+typedef struct pbd_layout {
+	uint64_t cls;
+	uint32_t first;
+} pbd_layout;
+
 typedef struct pbd_family_ops {
 	const char* name;
 	size_t hot_size, cold_size;
@@ -99,6 +106,12 @@ typedef struct pbd_family_ops {
 	/* The kernels use f->work for one constraint at a time, so the constraints of a range are
 	 * projected by one thread (task.h), never split among several. */
 	bool shared_work;
+	/* Optional: the place of the constraint at position k in the layout order, in which the
+	 * partition colours the family instead of the order of addition (partition.c). Constraints
+	 * of one class lie alike (edges of one kind between particles the same index apart), and a
+	 * class goes in the order of its first particles, so that a colour of a regular mesh is made
+	 * of runs of consecutive particles, which the lanes move as whole vectors. */
+	pbd_layout (*layout)(const pbd_family* f, uint32_t k);
 	/* Writes the particles [first, first + cap) of the constraint at position k into out (those
 	 * that exist) and returns how many particles the constraint has in all. */
 	uint32_t (*particles)(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap);
