@@ -1,4 +1,5 @@
-/* The library's clock, for the step's profile only: nothing the simulation computes reads it. */
+/* The library's clock, for the step's profile and the pool's idle spin only: nothing the simulation
+ * computes reads it. */
 #define _POSIX_C_SOURCE 200809L
 #include <time.h>
 

@@ -4,6 +4,8 @@
 #include <sched.h>
 #include <string.h>
 
+#include "profile.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #define PBD_X86 1
@@ -16,8 +18,15 @@ static inline void cpu_relax(void) {}
  * cloth (microseconds), short enough not to starve a thread that shares the core. */
 #define SPINS_BEFORE_YIELD 256
 
+/* How long a worker of the built-in pool keeps watching for the next stage, yielding its core,
+ * before it sleeps: long enough to span the gap between two steps that follow each other (a
+ * sweep, a benchmark, a game that steps twice per frame), so that the next step starts without
+ * a wake-up; a game that steps once per frame finds it asleep, using no processor between
+ * frames. */
+#define IDLE_BEFORE_SLEEP_NS 200000u
+
 /* The built-in pool: one slot per thread, each holding at most one task. The executor enqueues
- * one task per slot per step and finishes them all before the next, so a slot never queues. */
+ * one task per slot, which runs until pbd_exec_free, so a slot never queues. */
 typedef struct pool_slot {
 	pthread_mutex_t lock;
 	pthread_cond_t wake, finished;
@@ -130,10 +139,16 @@ pbd_status pbd_exec_init(pbd_exec* e, pbd_alloc_ctx* mem, uint32_t threads, pbd_
 	e->block_constraints = PBD_BLOCK_CONSTRAINTS;
 	e->block_particles = PBD_BLOCK_PARTICLES;
 	e->min_blocks = PBD_EXEC_MIN_BLOCKS;
-	for (int i = 0; i < PBD_MAX_THREADS; ++i) atomic_init(&e->share[i].claim, 0);
-	atomic_init(&e->done, 0);
+	for (int i = 0; i < PBD_MAX_THREADS; ++i) {
+		atomic_init(&e->share[i].claim, 0);
+		atomic_init(&e->share[i].done, 0);
+	}
 	atomic_init(&e->sync, 0);
 	atomic_init(&e->quit, 0);
+	atomic_init(&e->sleepers, 0);
+	atomic_init(&e->env_gen, 0);
+	pthread_mutex_init(&e->sleep_lock, NULL);
+	pthread_cond_init(&e->sleep_wake, NULL);
 	if (e->threads == 1) return PBD_OK;
 	if (enqueue && finish) {
 		e->enqueue = enqueue;
@@ -152,31 +167,16 @@ pbd_status pbd_exec_init(pbd_exec* e, pbd_alloc_ctx* mem, uint32_t threads, pbd_
 	return PBD_OK;
 }
 
+static void quit_workers(pbd_exec* e);
+
 void pbd_exec_free(pbd_exec* e, pbd_alloc_ctx* mem) {
-	pbd_exec_end(e);
+	e->stepping = false;
+	quit_workers(e);
+	pthread_mutex_destroy(&e->sleep_lock);
+	pthread_cond_destroy(&e->sleep_wake);
 	pool_free(e->pool, mem);
 	e->pool = NULL;
 	e->threads = 1;
-}
-
-/* Claims and runs the blocks of one share of stage `gen` until none is left; returns at once when
- * the stage announced is another one. */
-static void run_share(pbd_exec* e, _Atomic uint64_t* claim, uint32_t gen, uint32_t worker) {
-	uint64_t c = atomic_load_explicit(claim, memory_order_acquire);
-	for (;;) {
-		const uint32_t end = (uint32_t)(c >> 16) & 0xffffu, next = (uint32_t)c & 0xffffu;
-		if ((uint32_t)(c >> 32) != gen || next >= end) return;
-		if (!atomic_compare_exchange_weak_explicit(claim, &c, c + 1, memory_order_acq_rel, memory_order_acquire))
-			continue;
-		e->fn(e->ctx, next, worker);
-		atomic_fetch_add_explicit(&e->done, 1, memory_order_release);
-		c = atomic_load_explicit(claim, memory_order_acquire);
-	}
-}
-
-/* The thread's own share, then the others' in turn. */
-static void run_blocks(pbd_exec* e, uint32_t gen, uint32_t worker) {
-	for (uint32_t k = 0; k < e->threads; ++k) run_share(e, &e->share[(worker + k) % e->threads].claim, gen, worker);
 }
 
 static void set_fp_env(const fenv_t* env, uint32_t mxcsr) {
@@ -186,6 +186,73 @@ static void set_fp_env(const fenv_t* env, uint32_t mxcsr) {
 #else
 	(void)mxcsr;
 #endif
+}
+
+/* Claims and runs the blocks of one share of stage `gen` until none is left, and returns how many
+ * it ran; returns at once when the stage announced is another one. The share's owner claims half
+ * of what is left at a time, the others one block. A worker takes up the caller's floating-point
+ * environment after a claim succeeded: the caller is still in that stage then, and cannot be
+ * writing the environment of its next step. */
+static uint32_t run_share(pbd_exec* e, _Atomic uint64_t* claim, uint32_t gen, uint32_t worker, bool own,
+                          uint32_t* env_seen) {
+	uint32_t ran = 0;
+	uint64_t c = atomic_load_explicit(claim, memory_order_acquire);
+	for (;;) {
+		const uint32_t end = (uint32_t)(c >> 16) & 0xffffu, next = (uint32_t)c & 0xffffu;
+		if ((uint32_t)(c >> 32) != gen || next >= end) return ran;
+		const uint32_t take = own ? (end - next + 1) / 2 : 1;
+		if (!atomic_compare_exchange_weak_explicit(claim, &c, c + take, memory_order_acq_rel, memory_order_acquire))
+			continue;
+		if (worker) {
+			const uint32_t env = atomic_load_explicit(&e->env_gen, memory_order_relaxed);
+			if (env != *env_seen) {
+				set_fp_env(&e->fenv, e->mxcsr);
+				*env_seen = env;
+			}
+		}
+		for (uint32_t b = next; b < next + take; ++b) e->fn(e->ctx, b, worker);
+		ran += take;
+		c = atomic_load_explicit(claim, memory_order_acquire);
+	}
+}
+
+/* The thread's own share, then the others' in turn; returns the blocks it ran. */
+static uint32_t run_blocks(pbd_exec* e, uint32_t gen, uint32_t worker, uint32_t* env_seen) {
+	uint32_t ran = 0;
+	for (uint32_t k = 0; k < e->threads; ++k)
+		ran += run_share(e, &e->share[(worker + k) % e->threads].claim, gen, worker, k == 0, env_seen);
+	return ran;
+}
+
+/* Waits until a stage after `seen` is announced (or the workers are told to quit). A worker
+ * watches its own share's claim word, which the announcement writes first, so that it learns of
+ * a stage in one transfer of a cache line. A worker of the built-in pool that waited
+ * IDLE_BEFORE_SLEEP_NS sleeps on the condition variable until sync moves (announce wakes it). */
+static void wait_stage(pbd_exec* e, uint32_t index, uint32_t seen) {
+	const _Atomic uint64_t* claim = &e->share[index].claim;
+	uint64_t since = 0;
+	for (uint32_t spin = 0;; ++spin) {
+		if ((uint32_t)(atomic_load_explicit(claim, memory_order_relaxed) >> 32) != seen ||
+		    atomic_load_explicit(&e->sync, memory_order_relaxed) != seen)
+			return;
+		if (spin < SPINS_BEFORE_YIELD) {
+			cpu_relax();
+			continue;
+		}
+		sched_yield();
+		if (!e->pool || spin % 16 != 0) continue;
+		const uint64_t now = pbd_clock_ns();
+		if (!since) since = now;
+		if (now - since < IDLE_BEFORE_SLEEP_NS) continue;
+		/* sleepers, then sync, both sequentially consistent, against pbd_exec_stage's sync, then
+		 * sleepers: either it sees this thread asleep and wakes it, or this thread sees the stage */
+		pthread_mutex_lock(&e->sleep_lock);
+		atomic_fetch_add(&e->sleepers, 1);
+		while (atomic_load(&e->sync) == seen) pthread_cond_wait(&e->sleep_wake, &e->sleep_lock);
+		atomic_fetch_sub(&e->sleepers, 1);
+		pthread_mutex_unlock(&e->sleep_lock);
+		return;
+	}
 }
 
 static void worker_main(void* arg) {
@@ -201,27 +268,26 @@ static void worker_main(void* arg) {
 #else
 	const uint32_t own_csr = 0;
 #endif
-	set_fp_env(&e->fenv, e->mxcsr);
-	uint32_t seen = 0;
+	uint32_t seen = 0, env_seen = 0;
 	for (;;) {
-		const uint32_t s = atomic_load_explicit(&e->sync, memory_order_acquire);
-		if (atomic_load_explicit(&e->quit, memory_order_acquire)) break;
-		if (s != seen) {
-			run_blocks(e, s, wk->index);
-			seen = s;
+		/* the stage from the thread's own share: acquired, it brings fn, ctx, the environment
+		 * and quit as they were when the stage was announced */
+		const uint32_t g = (uint32_t)(atomic_load_explicit(&e->share[wk->index].claim, memory_order_acquire) >> 32);
+		if (atomic_load_explicit(&e->quit, memory_order_relaxed)) break;
+		if (g != seen) {
+			const uint32_t ran = run_blocks(e, g, wk->index, &env_seen);
+			atomic_store_explicit(&e->share[wk->index].done, (uint64_t)g << 32 | ran, memory_order_release);
+			seen = g;
 			continue;
 		}
-		for (int spin = 0; atomic_load_explicit(&e->sync, memory_order_relaxed) == seen; ++spin) {
-			if (spin < SPINS_BEFORE_YIELD)
-				cpu_relax();
-			else
-				sched_yield();
-		}
+		wait_stage(e, wk->index, seen);
 	}
 	set_fp_env(&own, own_csr);
 }
 
-static void start_workers(pbd_exec* e) {
+/* At a step's first stage: the caller's floating-point environment for the workers, and the
+ * workers themselves, enqueued for the step, or (the built-in pool's) still there from the last. */
+static void start_step(pbd_exec* e) {
 	/* The environment without its raised flags: loading a raised, unmasked x87 flag would trap
 	 * at the worker's next x87 instruction. */
 	fexcept_t flags;
@@ -232,6 +298,11 @@ static void start_workers(pbd_exec* e) {
 #ifdef PBD_X86
 	e->mxcsr = _mm_getcsr() & ~0x3fu;
 #endif
+	/* released by the stage's announcement, before which no worker reads the environment */
+	atomic_store_explicit(&e->env_gen, atomic_load_explicit(&e->env_gen, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+	e->stepping = true;
+	if (e->running) return;
 	e->caller = pthread_self();
 	atomic_store_explicit(&e->quit, 0, memory_order_relaxed);
 	e->running = true;
@@ -242,23 +313,41 @@ static void start_workers(pbd_exec* e) {
 	}
 }
 
+/* Publishes stage e->gen, whose claim words are written, and wakes the workers that sleep. */
+static void announce(pbd_exec* e) {
+	atomic_store(&e->sync, e->gen);
+	if (atomic_load(&e->sleepers)) {
+		pthread_mutex_lock(&e->sleep_lock);
+		pthread_cond_broadcast(&e->sleep_wake);
+		pthread_mutex_unlock(&e->sleep_lock);
+	}
+}
+
 void pbd_exec_stage(pbd_exec* e, pbd_stage_fn* fn, void* ctx, uint32_t count) {
 	if (e->threads <= 1 || count <= 1 || count < e->min_blocks || count > PBD_EXEC_MAX_BLOCKS) {
 		for (uint32_t b = 0; b < count; ++b) fn(ctx, b, 0);
 		return;
 	}
-	if (!e->running) start_workers(e);
+	if (!e->stepping) start_step(e);
 	e->fn = fn;
 	e->ctx = ctx;
-	atomic_store_explicit(&e->done, 0, memory_order_relaxed);
 	if (++e->gen == 0) e->gen = 1; /* 0 is what a worker has seen before its first stage */
 	for (uint32_t i = 0; i < e->threads; ++i) {
 		const uint64_t begin = (uint64_t)count * i / e->threads, end = (uint64_t)count * (i + 1) / e->threads;
 		atomic_store_explicit(&e->share[i].claim, (uint64_t)e->gen << 32 | end << 16 | begin, memory_order_release);
 	}
-	atomic_store_explicit(&e->sync, e->gen, memory_order_release);
-	run_blocks(e, e->gen, 0);
-	for (int spin = 0; atomic_load_explicit(&e->done, memory_order_acquire) != count; ++spin) {
+	announce(e);
+	/* Done when the blocks every thread reports for this stage add up to count: each thread
+	 * reports once, when it found no block left, so none is still running then. */
+	uint32_t unused = 0;
+	const uint32_t own = run_blocks(e, e->gen, 0, &unused);
+	for (int spin = 0;; ++spin) {
+		uint32_t finished = own;
+		for (uint32_t i = 1; i < e->threads; ++i) {
+			const uint64_t d = atomic_load_explicit(&e->share[i].done, memory_order_acquire);
+			if ((uint32_t)(d >> 32) == e->gen) finished += (uint32_t)d;
+		}
+		if (finished == count) break;
 		if (spin < SPINS_BEFORE_YIELD)
 			cpu_relax();
 		else
@@ -266,12 +355,21 @@ void pbd_exec_stage(pbd_exec* e, pbd_stage_fn* fn, void* ctx, uint32_t count) {
 	}
 }
 
-void pbd_exec_end(pbd_exec* e) {
+/* The workers return and are finished. */
+static void quit_workers(pbd_exec* e) {
 	if (!e->running) return;
 	atomic_store_explicit(&e->quit, 1, memory_order_release);
 	if (++e->gen == 0) e->gen = 1;
-	atomic_store_explicit(&e->sync, e->gen, memory_order_release);
+	for (uint32_t i = 0; i < e->threads; ++i)
+		atomic_store_explicit(&e->share[i].claim, (uint64_t)e->gen << 32, memory_order_release);
+	announce(e);
 	for (uint32_t i = 1; i < e->threads; ++i)
 		if (e->handles[i]) e->finish(e->handles[i], e->user);
 	e->running = false;
+}
+
+void pbd_exec_end(pbd_exec* e) {
+	e->stepping = false;
+	/* The game's tasks end with the step; the built-in pool's threads stay for the next */
+	if (!e->pool) quit_workers(e);
 }

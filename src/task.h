@@ -9,11 +9,12 @@
  * the thread that called the step) selects per-thread scratch memory, never a result.
  *
  * The threads come from the game's task system (pbd_world_def.enqueue_task/finish_task) or from
- * a built-in pool of POSIX threads. They are started at a step's first stage with more than one
- * block, wait between stages by spinning (a cloth has a hundred stages per substep, too many to
- * pay a sleep and a wake-up for each), and are finished when the step ends. The calling thread
- * claims blocks too and can finish every stage alone, so a task system that runs tasks late, or
- * inline, still gets the same result. */
+ * a built-in pool of POSIX threads. The game's tasks are enqueued at a step's first stage with
+ * more than one block and finished when the step ends; the pool's threads stay from one step to
+ * the next, and sleep after a fifth of a millisecond without a stage. Between stages they wait by
+ * spinning (a cloth has a hundred stages per substep, too many to pay a sleep and a wake-up for
+ * each). The calling thread claims blocks too and can finish every stage alone, so a task system
+ * that runs tasks late, or inline, still gets the same result. */
 #ifndef PBD_TASK_H
 #define PBD_TASK_H
 
@@ -31,11 +32,16 @@ typedef struct pbd_pool pbd_pool;
 typedef struct pbd_exec pbd_exec;
 
 /* A thread's share of the current stage: gen << 32 | end << 16 | next block, alone on its cache
- * line. Each thread takes the blocks of its own share first, so that from one stage to the next
+ * line with the thread's count of blocks done. Each thread takes the blocks of its own share first
+ * (half of what is left at a time, so that a share of 8 blocks costs 4 atomic claims, and the last
+ * ones one at a time, which keeps the threads' finishing times a block apart), so that from one stage to the next
  * a thread works on the same part of the cloth and its particles stay in its cache; then it takes
  * blocks from the others' shares, so a thread that starts late or runs slowly holds nothing up. */
 typedef struct pbd_exec_share {
 	_Alignas(64) _Atomic uint64_t claim;
+	/* gen << 32 | the blocks the thread ran in stage gen (any share's), written when it found
+	 * none left: on the line the thread holds anyway, for the caller to add up */
+	_Atomic uint64_t done;
 } pbd_exec_share;
 
 typedef struct pbd_exec_worker {
@@ -49,7 +55,8 @@ struct pbd_exec {
 	pbd_finish_task_fn* finish;
 	void* user;
 	pbd_pool* pool; /* the built-in one, when the game gave no task system */
-	bool running;   /* the workers of the current step are enqueued */
+	bool running;   /* the workers are enqueued: for the current step, or the pool's for good */
+	bool stepping;  /* a step's first stage ran, and pbd_exec_end has not been called since */
 	void* handles[PBD_MAX_THREADS];
 	pbd_exec_worker workers[PBD_MAX_THREADS];
 	/* The current stage. fn and ctx are written before the claim word announces the stage, and
@@ -58,10 +65,14 @@ struct pbd_exec {
 	void* ctx;
 	uint32_t gen; /* stages announced so far (the calling thread's count) */
 	pbd_exec_share share[PBD_MAX_THREADS];
-	_Atomic uint32_t done; /* blocks of the current stage finished */
 	_Atomic uint32_t sync; /* gen of the current stage: what workers wait on */
-	_Atomic uint32_t quit; /* the step ended: workers return */
-	pthread_t caller;      /* the thread that steps, to tell a task run inline */
+	_Atomic uint32_t quit; /* workers return: at the end of a step, or the pool's when freed */
+	/* The built-in pool's workers that sleep between steps, and what wakes them. */
+	_Atomic uint32_t sleepers;
+	pthread_mutex_t sleep_lock;
+	pthread_cond_t sleep_wake;
+	_Atomic uint32_t env_gen; /* steps started: a worker sets fenv and mxcsr again when it changes */
+	pthread_t caller;         /* the thread that steps, to tell a task run inline */
 	/* The calling thread's floating-point environment, set on every worker for the step (trap
 	 * masks, rounding, flush-to-zero), so that blocks compute alike wherever they run. */
 	fenv_t fenv;
@@ -105,7 +116,8 @@ pbd_status pbd_exec_init(pbd_exec* e, pbd_alloc_ctx* mem, uint32_t threads, pbd_
 void pbd_exec_free(pbd_exec* e, pbd_alloc_ctx* mem);
 /* Runs fn over blocks 0 .. count-1 and returns when all are done. */
 void pbd_exec_stage(pbd_exec* e, pbd_stage_fn* fn, void* ctx, uint32_t count);
-/* Ends the step's parallel part: the workers return and are finished. Idempotent. */
+/* Ends the step's parallel part: the game's tasks return and are finished; the pool's threads
+ * stay for the next step (pbd_exec_free ends them). Idempotent. */
 void pbd_exec_end(pbd_exec* e);
 
 #endif

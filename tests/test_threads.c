@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
@@ -316,6 +317,76 @@ static void test_fp_mode_reaches_workers(void** state) {
 #endif
 }
 
+/* The pool's threads stay between steps and sleep when none comes for a while: a step after
+ * they fell asleep wakes them and ends where one thread does. */
+static void test_pool_sleeps_between_steps(void** state) {
+	(void)state;
+	uint64_t h[2];
+	uint32_t slept = 0;
+	for (int k = 0; k < 2; ++k) {
+		pbd_world* w = big_cloth(k ? 2 : 1, PBD_SOLVER_GAUSS_SEIDEL, false, 0);
+		for (int i = 0; i < 6; ++i) {
+			assert_int_equal(pbd_world_step(w), PBD_OK);
+			/* up to a second for the worker to give up waiting (sanitizer builds run slowly) */
+			for (int ms = 0; ms < 1000 && k && atomic_load(&w->exec.sleepers) == 0; ++ms)
+				nanosleep(&(struct timespec){0, 1000000}, NULL);
+			if (k) slept += atomic_load(&w->exec.sleepers);
+		}
+		h[k] = pbd_world_hash(w);
+		pbd_world_destroy(w);
+	}
+	assert_int_equal(slept, 6);
+	assert_true(h[0] == h[1]);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* What each block of a stage saw: the thread that ran it and its MXCSR. Each block takes a few
+ * microseconds, so that the worker gets some of them. */
+typedef struct csr_seen {
+	uint32_t worker[64], csr[64];
+} csr_seen;
+
+static void csr_block(void* ctx, uint32_t block, uint32_t worker) {
+	csr_seen* s = (csr_seen*)ctx;
+	volatile double x = 1;
+	for (int i = 0; i < 20000; ++i) x = x * 1.0000001;
+	s->worker[block] = worker;
+	s->csr[block] = _mm_getcsr() & 0x8040u;
+}
+
+/* The pool's workers take up the caller's FTZ and DAZ at the next step's stages, also when the
+ * caller changed them while the workers slept between steps. */
+static void test_pool_takes_fp_mode_each_step(void** state) {
+	(void)state;
+	pbd_world* w = big_cloth(2, PBD_SOLVER_GAUSS_SEIDEL, false, 0);
+	const unsigned csr = _mm_getcsr();
+	for (int k = 0; k < 3; ++k) {
+		const uint32_t want = k == 1 ? 0x8040u : 0;
+		_mm_setcsr((csr & ~0x8040u) | want);
+		csr_seen seen;
+		memset(&seen, 0xff, sizeof seen);
+		pbd_exec_stage(&w->exec, csr_block, &seen, 64);
+		pbd_exec_end(&w->exec);
+		_mm_setcsr(csr);
+		uint32_t on_worker = 0;
+		for (int b = 0; b < 64; ++b) {
+			assert_int_equal(seen.csr[b], want);
+			on_worker += seen.worker[b] == 1;
+		}
+		assert_true(on_worker > 0);
+		for (int ms = 0; ms < 1000 && atomic_load(&w->exec.sleepers) == 0; ++ms)
+			nanosleep(&(struct timespec){0, 1000000}, NULL);
+		assert_int_equal(atomic_load(&w->exec.sleepers), 1);
+	}
+	pbd_world_destroy(w);
+}
+#else
+static void test_pool_takes_fp_mode_each_step(void** state) {
+	(void)state;
+	skip();
+}
+#endif
+
 /* A run saved on two threads and resumed on three, with the thread count changed between steps
  * along the way, ends where one thread without a stop does. */
 static void test_resume_and_switch(void** state) {
@@ -391,10 +462,16 @@ int main(int argc, char** argv) {
 		return cmocka_run_group_tests(scenes, NULL, NULL);
 	}
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_settings),          cmocka_unit_test(test_big_cloth_every_solver),
-	    cmocka_unit_test(test_game_task_systems), cmocka_unit_test(test_fp_mode_reaches_workers),
-	    cmocka_unit_test(test_resume_and_switch), cmocka_unit_test(test_stats_any_thread_count),
-	    cmocka_unit_test(test_stats_nan_stays),   cmocka_unit_test(test_search_buffers_settle),
+	    cmocka_unit_test(test_settings),
+	    cmocka_unit_test(test_big_cloth_every_solver),
+	    cmocka_unit_test(test_game_task_systems),
+	    cmocka_unit_test(test_fp_mode_reaches_workers),
+	    cmocka_unit_test(test_resume_and_switch),
+	    cmocka_unit_test(test_pool_sleeps_between_steps),
+	    cmocka_unit_test(test_pool_takes_fp_mode_each_step),
+	    cmocka_unit_test(test_stats_any_thread_count),
+	    cmocka_unit_test(test_stats_nan_stays),
+	    cmocka_unit_test(test_search_buffers_settle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
