@@ -4,10 +4,12 @@
  * depend on how its range is split or ordered, and the diagnostics per family and per edge kind
  * are the ones computed by hand. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test_physics.h"
+#include "constraints_distance.h"
 #include "test_util.h"
 #include "world.h"
 
@@ -163,6 +165,101 @@ static void test_partition_deterministic(void** state) {
 	pbd_world_destroy(b);
 }
 
+/* A world of the grid's particles (corners of the first row pinned) and its edges, added in the
+ * order given by perm (perm[k]: the mesh edge added k-th). */
+static pbd_world* grid_edges_world(const pbd_mesh* m, const uint32_t* perm) {
+	pbd_world_def def = pbd_world_def_default();
+	pbd_world* w = test_world(&def);
+	pbd_real* iw = malloc(m->vertex_count * sizeof *iw);
+	assert_non_null(iw);
+	for (uint32_t i = 0; i < m->vertex_count; ++i) iw[i] = 1;
+	iw[0] = iw[39] = 0;
+	assert_int_equal(pbd_world_add_particles(w, m->vertex_count, m->positions, NULL, iw, NULL), PBD_OK);
+	free(iw);
+	pbd_distance_def* d = malloc(m->edge_count * sizeof *d);
+	assert_non_null(d);
+	for (uint32_t k = 0; k < m->edge_count; ++k) {
+		const uint32_t e = perm[k];
+		d[k] = pbd_distance_def_default();
+		d[k].a = m->edges[2 * e];
+		d[k].b = m->edges[2 * e + 1];
+		d[k].rest = -1;
+		d[k].kind = m->edge_kinds[e];
+	}
+	assert_int_equal(pbd_world_add_distances(w, m->edge_count, d, NULL), PBD_OK);
+	free(d);
+	return w;
+}
+
+/* The edge kind of the distance stored at position k. */
+static uint32_t kind_at(const pbd_world* w, uint32_t k) {
+	pbd_distance_def d;
+	assert_int_equal(pbd_world_get_distance(w, w->fam[PBD_FAMILY_DISTANCE].user[k], &d), PBD_OK);
+	return d.kind;
+}
+
+/* Distances are coloured in layout order (src/partition.c): on a 40 x 40 grid with both diagonals
+ * the colours are 8, each (but for a few edges at the border) of one edge kind, structural ones
+ * first; at least 80 % of the batches of 8 are runs of consecutive particles, (p + i, p + d + i)
+ * or (p + 2i, p + 2i + 1); and the colouring, hence every bit of the motion, does not depend on the order of addition.
+ */
+static void test_layout_order(void** state) {
+	(void)state;
+	pbd_mesh m;
+	tp_grid(&m, 40, 40, 1, pbd_v3(0, 0, 0), 2, false);
+	assert_non_null(m.edge_kinds);
+	uint32_t* perm = malloc(m.edge_count * sizeof *perm);
+	assert_non_null(perm);
+	for (uint32_t k = 0; k < m.edge_count; ++k) perm[k] = k;
+	pbd_world* a = grid_edges_world(&m, perm);
+	uint64_t rng = 12345;
+	for (uint32_t k = m.edge_count; k-- > 1;) {
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		const uint32_t j = (uint32_t)((rng >> 33) % (k + 1)), t = perm[k];
+		perm[k] = perm[j];
+		perm[j] = t;
+	}
+	pbd_world* b = grid_edges_world(&m, perm);
+	free(perm);
+	pbd_mesh_free(&m);
+	for (int s = 0; s < 30; ++s) {
+		assert_int_equal(pbd_world_step(a), PBD_OK);
+		assert_int_equal(pbd_world_step(b), PBD_OK);
+	}
+	assert_true(pbd_world_hash(a) == pbd_world_hash(b));
+
+	const pbd_family* f = &a->fam[PBD_FAMILY_DISTANCE];
+	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
+	uint32_t colours = 0, batches = 0, runs = 0, last_kind = 0;
+	for (int g = 0; g < PBD_GROUP_COUNT; ++g) {
+		const uint32_t first = g ? f->group_end[g - 1] : 0, end = f->group_end[g];
+		if (first == end) continue;
+		assert_true(g < PBD_PARTITION_COLOURS);
+		colours++;
+		uint32_t count[PBD_EDGE_KIND_COUNT] = {0}, kind = 0;
+		for (uint32_t k = first; k < end; ++k) count[kind_at(a, k)]++;
+		for (uint32_t t = 1; t < PBD_EDGE_KIND_COUNT; ++t)
+			if (count[t] > count[kind]) kind = t;
+		assert_true(count[kind] >= (end - first) * 19 / 20); /* first fit places a few border edges earlier */
+		assert_true(kind >= last_kind);
+		last_kind = kind;
+		for (uint32_t k = first; k + 8 <= end; k += 8) {
+			bool rows = true, pairs = true;
+			for (uint32_t i = 0; i < 8; ++i) {
+				rows = rows && c[k + i].a == c[k].a + i && c[k + i].b == c[k].b + i;
+				pairs = pairs && c[k + i].a == c[k].a + 2 * i && c[k + i].b == c[k + i].a + 1;
+			}
+			batches++;
+			runs += rows || pairs;
+		}
+	}
+	printf("  40 x 40 grid: %u colours, %u of %u batches are runs of consecutive particles\n", colours, runs, batches);
+	assert_int_equal(colours, 8);
+	assert_true(runs >= batches * 4 / 5); /* a batch across a row's end is no run: 96 % at 128^2 */
+	pbd_world_destroy(a);
+	pbd_world_destroy(b);
+}
+
 /* Energy per family: C^2 / (2 alpha) summed by hand for XPBD; undefined (NaN, flagged) for a
  * PBD stiffness in (0, 1); zero for ideal constraints. Strain per edge kind by hand. */
 static void test_family_stats(void** state) {
@@ -220,6 +317,7 @@ int main(void) {
 	    cmocka_unit_test(test_overflow_group),
 	    cmocka_unit_test(test_group_split_is_bit_identical),
 	    cmocka_unit_test(test_partition_deterministic),
+	    cmocka_unit_test(test_layout_order),
 	    cmocka_unit_test(test_family_stats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
