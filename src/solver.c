@@ -57,60 +57,11 @@ static void jacobi_apply_block(void* p, uint32_t block, uint32_t worker) {
 	}
 }
 
-/* One stage of the sweeps: constraints that share no particle, the ranges [first[t], end[t]) of
- * each family t, cut into blocks; start[t] is family t's first block. */
-typedef struct range_stage {
-	pbd_world* w;
-	const pbd_step_ctx* ctx;
-	bool jacobi;
-	uint32_t first[PBD_FAMILY_COUNT], end[PBD_FAMILY_COUNT];
-	uint32_t start[PBD_FAMILY_COUNT + 1];
-} range_stage;
-
-static void range_block(void* p, uint32_t block, uint32_t worker) {
-	const range_stage* s = (const range_stage*)p;
-	const uint64_t t0 = pbd_prof_begin(s->w);
-	int t = 0;
-	while (block >= s->start[t + 1]) ++t;
-	const pbd_family_ops* ops = pbd_family_table[t];
-	uint32_t first = s->first[t], end = s->end[t];
-	if (!ops->shared_work) {
-		const uint32_t size = s->w->exec.block_constraints;
-		first += (block - s->start[t]) * size;
-		end = pbd_block_end(first, end, size);
-	}
-	pbd_family* f = &s->w->fam[t];
-	/* AVX2 lanes over the block's multiple of 8 (a block lies in one colour), the scalar kernel
-	 * on the rest: the same bits either way (simd/distance_avx2.c). */
-	void (*lanes)(const pbd_step_ctx*, pbd_family*, uint32_t, uint32_t) =
-	    s->jacobi ? ops->jacobi_lanes : ops->project_lanes;
-	if (s->ctx->simd && lanes && end - first >= 8) {
-		const uint32_t split = first + (end - first) / 8 * 8;
-		lanes(s->ctx, f, first, split);
-		first = split;
-	}
-	if (first < end) (s->jacobi ? ops->jacobi : ops->project)(s->ctx, f, first, end);
-	pbd_prof_end_family(s->w, worker, t, t0);
-}
-
 /* Runs group g of the families in `mask` (bit t: family t) as one stage. */
 static void run_group(pbd_world* w, const pbd_step_ctx* ctx, bool jacobi, int g, uint32_t mask) {
-	range_stage s;
-	s.w = w;
-	s.ctx = ctx;
-	s.jacobi = jacobi;
-	uint32_t blocks = 0;
-	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
-		const pbd_family* f = &w->fam[t];
-		s.start[t] = blocks;
-		s.first[t] = g ? f->group_end[g - 1] : 0;
-		s.end[t] = f->group_end[g];
-		if (!(mask >> t & 1u)) s.end[t] = s.first[t];
-		const uint32_t n = s.end[t] - s.first[t];
-		if (n) blocks += pbd_family_table[t]->shared_work ? 1u : pbd_blocks(n, w->exec.block_constraints);
-	}
-	s.start[PBD_FAMILY_COUNT] = blocks;
-	pbd_exec_stage(&w->exec, range_block, &s, blocks);
+	pbd_range_stage s;
+	const uint32_t blocks = pbd_range_stage_init(&s, w, ctx, jacobi, g, mask);
+	pbd_exec_stage(&w->exec, pbd_range_block, &s, blocks);
 }
 
 /* Family t's last group, the constraints the colouring could not place: in order, on the calling
@@ -131,7 +82,11 @@ static void run_last_group(pbd_world* w, const pbd_step_ctx* ctx, bool jacobi, i
  * each particle moves at most once per group, in the same order on any number of threads. The
  * last group, the constraints the colouring could not place, goes in order on one thread. */
 static void sweep_gauss_seidel(pbd_world* w, const pbd_step_ctx* ctx) {
-	for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) run_group(w, ctx, false, g, ALL_FAMILIES);
+	/* on threads, as a chain: the same order of projection, with less waiting (sweep_plan.c) */
+	if (w->exec.threads > 1 && w->plan.valid && w->plan.topology == w->topology)
+		pbd_sweep_plan_run(w, ctx);
+	else
+		for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) run_group(w, ctx, false, g, ALL_FAMILIES);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) run_last_group(w, ctx, false, t);
 }
 

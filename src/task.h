@@ -44,6 +44,24 @@ typedef struct pbd_exec_share {
 	_Atomic uint64_t done;
 } pbd_exec_share;
 
+/* A chain: stages run one after the other, where a block of stage s may start as soon as the
+ * blocks of stage s - 1 it depends on (those sharing particles with it) are done and every stage
+ * before s - 1 is done, instead of waiting for the whole of stage s - 1. The result is that of
+ * the stages in order, on any number of threads. Stage s holds the chain's blocks
+ * [first[s], first[s + 1]); fn(ctx[s], block - first[s], worker) runs one. */
+#define PBD_CHAIN_MAX_STAGES 64u
+
+typedef struct pbd_chain {
+	uint32_t stages; /* 1 .. PBD_CHAIN_MAX_STAGES */
+	pbd_stage_fn* fn;
+	void* const* ctx;
+	const uint32_t* first; /* stages + 1 entries */
+	/* Per block of stage s >= 1: the blocks of stage s - 1 it waits for, [dep_first, dep_last]
+	 * (empty when dep_first > dep_last); a superset of those sharing a particle with it. */
+	const uint32_t *dep_first, *dep_last;
+	_Atomic uint32_t* flag; /* per block: the gen of the chain that last ran it (never 0 for one) */
+} pbd_chain;
+
 typedef struct pbd_exec_worker {
 	pbd_exec* exec;
 	uint32_t index; /* 1 .. threads - 1 */
@@ -63,7 +81,13 @@ struct pbd_exec {
 	 * read by a worker only after it claimed a block of it, so they never change under a reader. */
 	pbd_stage_fn* fn;
 	void* ctx;
+	/* The current chain, or NULL for a stage. A worker reads the chain only between claiming one
+	 * of its blocks and marking that block done: the caller keeps it alive until then. */
+	const pbd_chain* _Atomic chain;
 	uint32_t gen; /* stages announced so far (the calling thread's count) */
+	/* A chain's shares: stage s, thread i at [s * threads + i]. */
+	pbd_exec_share* chain_share;
+	void* chain_mem; /* chain_share's allocation, aligned within */
 	pbd_exec_share share[PBD_MAX_THREADS];
 	_Atomic uint32_t sync; /* gen of the current stage: what workers wait on */
 	_Atomic uint32_t quit; /* workers return: at the end of a step, or the pool's when freed */
@@ -116,6 +140,8 @@ pbd_status pbd_exec_init(pbd_exec* e, pbd_alloc_ctx* mem, uint32_t threads, pbd_
 void pbd_exec_free(pbd_exec* e, pbd_alloc_ctx* mem);
 /* Runs fn over blocks 0 .. count-1 and returns when all are done. */
 void pbd_exec_stage(pbd_exec* e, pbd_stage_fn* fn, void* ctx, uint32_t count);
+/* Runs the chain's stages and returns when all are done. */
+void pbd_exec_chain(pbd_exec* e, const pbd_chain* c);
 /* Ends the step's parallel part: the game's tasks return and are finished; the pool's threads
  * stay for the next step (pbd_exec_free ends them). Idempotent. */
 void pbd_exec_end(pbd_exec* e);

@@ -228,6 +228,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->block_first, w->cap_block * sizeof *w->block_first);
 	pbd_particle_collision_free(w);
 	pbd_stats_free(w);
+	pbd_sweep_plan_free(w);
 	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
 	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
 	pbd_free(&mem, w->colour_mask, cp * sizeof *w->colour_mask);
@@ -435,6 +436,8 @@ pbd_status pbd_world_step(pbd_world* w) {
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for particle collision");
 	if (pbd_stats_reserve(w) != PBD_OK)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the statistics");
+	if (w->exec.threads > 1 && d->solver == PBD_SOLVER_GAUSS_SEIDEL && pbd_sweep_plan_update(w) != PBD_OK)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the sweep's plan");
 	w->step_status = PBD_OK;
 	pbd_particles_begin_step(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_step);

@@ -8,6 +8,7 @@
 #include "integrate.h"
 #include "profile.h"
 #include "self_collision.h"
+#include "sweep_plan.h"
 #include "task.h"
 
 enum {
@@ -149,6 +150,7 @@ struct pbd_world {
 	pbd_broad broad;        /* colliders against chunks of particles (contact.c) */
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 	pbd_exec exec;          /* the threads a step's stages run on (task.c) */
+	pbd_sweep_plan plan;    /* the Gauss-Seidel sweep as a chain, for threads (sweep_plan.c) */
 	uint32_t cap_block;     /* per block of particles (PBD_BLOCK_PARTICLES_MIN at least): what a stage counted */
 	uint32_t *block_count, *block_index, *block_first;
 
