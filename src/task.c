@@ -207,6 +207,16 @@ static void set_fp_env(const fenv_t* env, uint32_t mxcsr) {
 #endif
 }
 
+/* Takes the caller's floating-point environment on a worker after a claim (see run_share). */
+static inline void take_env(pbd_exec* e, uint32_t worker, uint32_t* env_seen) {
+	if (!worker) return;
+	const uint32_t env = atomic_load_explicit(&e->env_gen, memory_order_relaxed);
+	if (env != *env_seen) {
+		set_fp_env(&e->fenv, e->mxcsr);
+		*env_seen = env;
+	}
+}
+
 /* Claims and runs the blocks of one share of stage `gen` until none is left, and returns how many
  * it ran; returns at once when the stage announced is another one. The share's owner claims half
  * of what is left at a time, the others one block. A worker takes up the caller's floating-point
@@ -222,13 +232,7 @@ static uint32_t run_share(pbd_exec* e, _Atomic uint64_t* claim, uint32_t gen, ui
 		const uint32_t take = own ? (end - next + 1) / 2 : 1;
 		if (!atomic_compare_exchange_weak_explicit(claim, &c, c + take, memory_order_acq_rel, memory_order_acquire))
 			continue;
-		if (worker) {
-			const uint32_t env = atomic_load_explicit(&e->env_gen, memory_order_relaxed);
-			if (env != *env_seen) {
-				set_fp_env(&e->fenv, e->mxcsr);
-				*env_seen = env;
-			}
-		}
+		take_env(e, worker, env_seen);
 		for (uint32_t b = next; b < next + take; ++b) e->fn(e->ctx, b, worker);
 		ran += take;
 		c = atomic_load_explicit(claim, memory_order_acquire);
@@ -241,16 +245,6 @@ static uint32_t run_blocks(pbd_exec* e, uint32_t gen, uint32_t worker, uint32_t*
 	for (uint32_t k = 0; k < e->threads; ++k)
 		ran += run_share(e, &e->share[(worker + k) % e->threads].claim, gen, worker, k == 0, env_seen);
 	return ran;
-}
-
-/* Takes the caller's floating-point environment on a worker (see run_share). */
-static inline void take_env(pbd_exec* e, uint32_t worker, uint32_t* env_seen) {
-	if (!worker) return;
-	const uint32_t env = atomic_load_explicit(&e->env_gen, memory_order_relaxed);
-	if (env != *env_seen) {
-		set_fp_env(&e->fenv, e->mxcsr);
-		*env_seen = env;
-	}
 }
 
 static inline void spin_wait(uint32_t* spin) {
