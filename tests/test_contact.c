@@ -542,8 +542,9 @@ static void test_broad_phase_equals_brute_force(void** state) {
 }
 
 /* The issue's first complaint: a cloth dropped on a ball lying on a floor slid off the ball and
- * skated away. With friction it stays draped: after 4 s its centre is still over the ball and it
- * is at rest. */
+ * skated away. With friction it stays draped: after 6 s its centre is still over the ball and it
+ * is at rest (its wrinkles settle slowly: the fastest particle is at about 0.1 m/s after 4 s and
+ * 0.03 m/s after 6 s). */
 static void test_cloth_stays_on_ball(void** state) {
 	(void)state;
 	pbd_world_def def = pbd_world_def_default();
@@ -577,7 +578,7 @@ static void test_cloth_stays_on_ball(void** state) {
 	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 	double worst = 0;
-	for (int s = 0; s < 240; ++s) {
+	for (int s = 0; s < 360; ++s) {
 		assert_int_equal(pbd_world_step(w), PBD_OK);
 		const pbd_vec3* x = pbd_world_positions(w);
 		for (uint32_t i = 0; i < pbd_world_particle_count(w); ++i) {
@@ -589,7 +590,7 @@ static void test_cloth_stays_on_ball(void** state) {
 	const tp_dvec3 c = tp_center_of_mass(w);
 	double vmax = 0;
 	for (uint32_t i = 0; i < pbd_world_particle_count(w); ++i) vmax = fmax(vmax, tp_len(pbd_world_velocities(w)[i]));
-	printf("  cloth on a ball on a floor, friction 0.6/0.4, 4 s: centre %.3f m from the ball's axis, fastest "
+	printf("  cloth on a ball on a floor, friction 0.6/0.4, 6 s: centre %.3f m from the ball's axis, fastest "
 	       "particle %.2g m/s, deepest %.2g m into a margin\n",
 	       sqrt(c.x * c.x + c.z * c.z), vmax, worst);
 	assert_true(sqrt(c.x * c.x + c.z * c.z) < 0.1);
