@@ -217,26 +217,36 @@ static inline void take_env(pbd_exec* e, uint32_t worker, uint32_t* env_seen) {
 	}
 }
 
-/* Claims and runs the blocks of one share of stage `gen` until none is left, and returns how many
- * it ran; returns at once when the stage announced is another one. The share's owner claims half
- * of what is left at a time, the others one block. A worker takes up the caller's floating-point
- * environment after a claim succeeded: the caller is still in that stage then, and cannot be
- * writing the environment of its next step. */
-static uint32_t run_share(pbd_exec* e, _Atomic uint64_t* claim, uint32_t gen, uint32_t worker, bool own,
-                          uint32_t* env_seen) {
-	uint32_t ran = 0;
+/* Claims blocks of a share of stage `gen`: half of what is left for the share's owner, one for the
+ * others. Returns false when none is left or the stage announced is another one; else the claimed
+ * blocks are [*first, *first + *take). A worker takes up the caller's floating-point environment
+ * after a claim succeeded: the caller is still in that stage then, and cannot be writing the
+ * environment of its next step. */
+static bool claim_blocks(pbd_exec* e, _Atomic uint64_t* claim, uint32_t gen, uint32_t worker, bool own,
+                         uint32_t* env_seen, uint32_t* first, uint32_t* take) {
 	uint64_t c = atomic_load_explicit(claim, memory_order_acquire);
 	for (;;) {
 		const uint32_t end = (uint32_t)(c >> 16) & 0xffffu, next = (uint32_t)c & 0xffffu;
-		if ((uint32_t)(c >> 32) != gen || next >= end) return ran;
-		const uint32_t take = own ? (end - next + 1) / 2 : 1;
-		if (!atomic_compare_exchange_weak_explicit(claim, &c, c + take, memory_order_acq_rel, memory_order_acquire))
-			continue;
-		take_env(e, worker, env_seen);
-		for (uint32_t b = next; b < next + take; ++b) e->fn(e->ctx, b, worker);
-		ran += take;
-		c = atomic_load_explicit(claim, memory_order_acquire);
+		if ((uint32_t)(c >> 32) != gen || next >= end) return false;
+		const uint32_t n = own ? (end - next + 1) / 2 : 1;
+		if (atomic_compare_exchange_weak_explicit(claim, &c, c + n, memory_order_acq_rel, memory_order_acquire)) {
+			take_env(e, worker, env_seen);
+			*first = next;
+			*take = n;
+			return true;
+		}
 	}
+}
+
+/* Runs the blocks of one share of stage `gen` until none is left, and returns how many it ran. */
+static uint32_t run_share(pbd_exec* e, _Atomic uint64_t* claim, uint32_t gen, uint32_t worker, bool own,
+                          uint32_t* env_seen) {
+	uint32_t ran = 0, first, take;
+	while (claim_blocks(e, claim, gen, worker, own, env_seen, &first, &take)) {
+		for (uint32_t b = first; b < first + take; ++b) e->fn(e->ctx, b, worker);
+		ran += take;
+	}
+	return ran;
 }
 
 /* The thread's own share, then the others' in turn; returns the blocks it ran. */
@@ -288,21 +298,13 @@ static void run_chain_block(const pbd_chain* c, uint32_t gen, uint32_t s, uint32
 static uint32_t run_chain_share(pbd_exec* e, uint32_t gen, uint32_t s, uint32_t share, uint32_t worker,
                                 uint32_t* complete, uint32_t* env_seen) {
 	_Atomic uint64_t* claim = &e->chain_share[s * e->threads + share].claim;
-	const bool own = share == worker;
-	uint32_t ran = 0;
-	uint64_t v = atomic_load_explicit(claim, memory_order_acquire);
-	for (;;) {
-		const uint32_t end = (uint32_t)(v >> 16) & 0xffffu, next = (uint32_t)v & 0xffffu;
-		if ((uint32_t)(v >> 32) != gen || next >= end) return ran;
-		const uint32_t take = own ? (end - next + 1) / 2 : 1;
-		if (!atomic_compare_exchange_weak_explicit(claim, &v, v + take, memory_order_acq_rel, memory_order_acquire))
-			continue;
-		take_env(e, worker, env_seen);
+	uint32_t ran = 0, first, take;
+	while (claim_blocks(e, claim, gen, worker, share == worker, env_seen, &first, &take)) {
 		const pbd_chain* c = atomic_load_explicit(&e->chain, memory_order_relaxed);
-		for (uint32_t k = next; k < next + take; ++k) run_chain_block(c, gen, s, c->first[s] + k, worker, complete);
+		for (uint32_t k = first; k < first + take; ++k) run_chain_block(c, gen, s, c->first[s] + k, worker, complete);
 		ran += take;
-		v = atomic_load_explicit(claim, memory_order_acquire);
 	}
+	return ran;
 }
 
 /* The stages of the chain of `gen` in order (as many as have their claim words in that gen),

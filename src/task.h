@@ -32,11 +32,12 @@ typedef struct pbd_pool pbd_pool;
 typedef struct pbd_exec pbd_exec;
 
 /* A thread's share of the current stage: gen << 32 | end << 16 | next block, alone on its cache
- * line with the thread's count of blocks done. Each thread takes the blocks of its own share first
- * (half of what is left at a time, so that a share of 8 blocks costs 4 atomic claims, and the last
- * ones one at a time, which keeps the threads' finishing times a block apart), so that from one stage to the next
- * a thread works on the same part of the cloth and its particles stay in its cache; then it takes
- * blocks from the others' shares, so a thread that starts late or runs slowly holds nothing up. */
+ * line with the thread's count of blocks done. Each thread takes the blocks of its own share
+ * first, so that from one stage to the next a thread works on the same part of the cloth and its
+ * particles stay in its cache: half of what is left at a time (a share of 8 blocks costs 4 atomic
+ * claims), the last ones one at a time (the threads finish within a block of each other). Then it
+ * takes blocks from the others' shares, so a thread that starts late or runs slowly holds nothing
+ * up. */
 typedef struct pbd_exec_share {
 	_Alignas(64) _Atomic uint64_t claim;
 	/* gen << 32 | the blocks the thread ran in stage gen (any share's), written when it found
@@ -89,7 +90,7 @@ struct pbd_exec {
 	pbd_exec_share* chain_share;
 	void* chain_mem; /* chain_share's allocation, aligned within */
 	pbd_exec_share share[PBD_MAX_THREADS];
-	_Atomic uint32_t sync; /* gen of the current stage: what workers wait on */
+	_Atomic uint32_t sync; /* gen of the current stage: what a sleeping worker waits on */
 	_Atomic uint32_t quit; /* workers return: at the end of a step, or the pool's when freed */
 	/* The built-in pool's workers that sleep between steps, and what wakes them. */
 	_Atomic uint32_t sleepers;

@@ -436,7 +436,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for particle collision");
 	if (pbd_stats_reserve(w) != PBD_OK)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the statistics");
-	if (w->exec.threads > 1 && d->solver == PBD_SOLVER_GAUSS_SEIDEL && pbd_sweep_plan_update(w) != PBD_OK)
+	if (w->exec.threads > 1 && !forces && d->solver == PBD_SOLVER_GAUSS_SEIDEL && pbd_sweep_plan_update(w) != PBD_OK)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the sweep's plan");
 	w->step_status = PBD_OK;
 	pbd_particles_begin_step(w);
