@@ -5,6 +5,7 @@
 
 #include "constraints_distance.h"
 #include "rows.h"
+#include "simd/lanes.h"
 #include "world.h"
 
 /* Cold data: the parameters as given, kept to rebuild s[] when settings change. */
@@ -139,6 +140,36 @@ pbd_status pbd_world_get_distance(const pbd_world* w, uint32_t index, pbd_distan
 	return PBD_OK;
 }
 
+/* Which layout the ends of the 8 constraints from position k have (PBD_RUN_*). Two rows of 8
+ * that overlap cannot both belong to one colour group, but a batch whose ends coincide could
+ * look like it; it is left to the general path. */
+static uint8_t run_kind(const pbd_distance_lanes* l, uint32_t k) {
+	const uint32_t a0 = l->a[k], b0 = l->b[k];
+	bool pairs = true, rows = b0 - a0 >= PBD_LANES && a0 - b0 >= PBD_LANES;
+	for (uint32_t j = 0; j < PBD_LANES; ++j) {
+		const uint32_t a = l->a[k + j], b = l->b[k + j];
+		pairs = pairs && a == a0 + 2 * j && b == a + 1;
+		rows = rows && a == a0 + j && b == b0 + j;
+	}
+	return pairs ? PBD_RUN_PAIRS : rows ? PBD_RUN_ROWS : PBD_RUN_NONE;
+}
+
+/* pbd_distance_lanes: the records field by field, and the layout of every 8 from each position
+ * (a batch may start anywhere: a block starts where its colour group does). */
+void pbd_distance_copy_lanes(pbd_family* f) {
+	if (!f->lanes) return;
+	const pbd_distance_lanes l = pbd_distance_lanes_of(f);
+	const pbd_distance_c* c = HOT(f);
+	for (uint32_t k = 0; k < f->n; ++k) {
+		l.a[k] = c[k].a;
+		l.b[k] = c[k].b;
+		l.rest[k] = c[k].rest;
+		l.s0[k] = c[k].s[0];
+		l.s1[k] = c[k].s[1];
+	}
+	for (uint32_t k = 0; k < f->n; ++k) l.run[k] = k + PBD_LANES <= f->n ? run_kind(&l, k) : (uint8_t)PBD_RUN_NONE;
+}
+
 /* Derives s[] for the formulation and iteration count. PBD: k' = 1 - (1 - k)^(1/n) so that n
  * iterations of k' remove the same fraction of the error as one projection with k (Müller et al.
  * 2007, section 3.3). The pow runs here, once per change, not in every step. */
@@ -158,6 +189,7 @@ static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 			HOT(f)[k].s[j] = xpbd ? q->compliance[j] : pbd_stiffness_per_iteration(kk, inv_n);
 		}
 	}
+	pbd_distance_copy_lanes(f);
 }
 
 static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap) {
@@ -235,7 +267,10 @@ static void project_xpbd(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first,
 
 uint32_t pbd_distance_run_batches(const pbd_family* f, uint32_t first, uint32_t end) {
 #ifdef PBD_HAVE_AVX512
-	return pbd_distance_run_batches_avx512(f, first, end);
+	const pbd_distance_lanes l = pbd_distance_lanes_of(f);
+	uint32_t runs = 0;
+	for (uint32_t k = first; k + PBD_LANES <= end; k += PBD_LANES) runs += l.run[k] != PBD_RUN_NONE;
+	return runs;
 #else
 	(void)f;
 	(void)first;
@@ -392,6 +427,9 @@ const pbd_family_ops pbd_family_distance_ops = {
     .hot_size = sizeof(pbd_distance_c),
     .cold_size = sizeof(pbd_distance_p),
     .lambdas = 1,
+#ifdef PBD_HAVE_AVX2
+    .lanes_size = PBD_DISTANCE_LANES_SIZE,
+#endif
     .layout = layout,
     .particles = particles,
     .refresh = refresh,

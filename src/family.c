@@ -45,9 +45,10 @@ pbd_status pbd_family_reserve(pbd_world* w, pbd_family_type type, uint32_t capac
 	    {(void**)&f->slot, sizeof *f->slot},
 	    {(void**)&f->user, sizeof *f->user},
 	    {(void**)&f->scratch, sizeof *f->scratch},
+	    {&f->lanes, ops->lanes_size},
 	};
-	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), f->cap, capacity))
-		return PBD_ERR_OUT_OF_MEMORY;
+	const int n_items = (int)(sizeof items / sizeof items[0]) - (ops->lanes_size ? 0 : 1);
+	if (!pbd_grow_all(&w->mem, items, n_items, f->cap, capacity)) return PBD_ERR_OUT_OF_MEMORY;
 	f->cap = capacity;
 	return pbd_stats_reserve(w);
 }
@@ -87,6 +88,7 @@ void pbd_family_free(pbd_world* w, pbd_family* f, const pbd_family_ops* ops) {
 	pbd_free(&w->mem, f->slot, c * sizeof *f->slot);
 	pbd_free(&w->mem, f->user, c * sizeof *f->user);
 	pbd_free(&w->mem, f->scratch, c * sizeof *f->scratch);
+	pbd_free(&w->mem, f->lanes, c * ops->lanes_size);
 	if (ops->pool_size) pbd_free(&w->mem, f->pool, (size_t)f->pool_cap * ops->pool_size);
 	pbd_free(&w->mem, f->data, f->data_cap);
 	pbd_free(&w->mem, f->work, f->work_size);

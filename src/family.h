@@ -61,6 +61,9 @@ typedef struct pbd_family {
 	void* data;
 	void* work;
 	size_t data_size, data_cap, work_size;
+	/* The vector kernels' own copy of the records (ops.lanes_size bytes per constraint of cap),
+	 * field by field, written by refresh; never saved. */
+	void* lanes;
 	/* the settings hot[] was derived for (refresh); stale forces a refresh */
 	bool stale;
 	int refresh_iterations;
@@ -106,6 +109,8 @@ typedef struct pbd_family_ops {
 	/* The kernels use f->work for one constraint at a time, so the constraints of a range are
 	 * projected by one thread (task.h), never split among several. */
 	bool shared_work;
+	/* Bytes per constraint of f->lanes; 0 when the family keeps no such copy. */
+	size_t lanes_size;
 	/* Optional: the place of the constraint at position k in the layout order, in which the
 	 * partition colours the family instead of the order of addition (partition.c). Constraints
 	 * of one class lie alike (edges of one kind between particles the same index apart), and a

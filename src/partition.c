@@ -238,5 +238,7 @@ void pbd_partition_build(pbd_world* w) {
 			           sizeof *f->lambda);
 	}
 	count_degrees(w);
+	/* the records moved: what refresh derives from them per position is rebuilt */
+	pbd_families_touch_all(w);
 	w->partitioned = true;
 }

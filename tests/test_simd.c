@@ -22,6 +22,7 @@ typedef struct state {
 	uint32_t degree[NP];
 	pbd_distance_c c[NC];
 	pbd_real lambda[NC];
+	pbd_real lanes[(NC * PBD_DISTANCE_LANES_SIZE + sizeof(pbd_real) - 1) / sizeof(pbd_real)]; /* pbd_family.lanes */
 } kstate;
 
 typedef struct kernel_case {
@@ -112,7 +113,9 @@ static void make_ctx(const kernel_case* kc, kstate* s, pbd_step_ctx* ctx, pbd_fa
 	f->n = f->cap = NC;
 	f->hot = s->c;
 	f->lambda = s->lambda;
+	f->lanes = s->lanes;
 	for (int g = 0; g < PBD_GROUP_COUNT; ++g) f->group_end[g] = NC;
+	pbd_distance_copy_lanes(f);
 }
 
 static bool have_avx2(void) {
@@ -279,6 +282,27 @@ static void test_worlds_same_hash(void** state) {
 		                                 : NULL;
 		const uint64_t h0 = pbd_world_hash(ws);
 		for (int step = 0; step < 200; ++step) {
+			if (step == 60 || step == 120) {
+				/* changes the lanes' copy of the records must follow (pbd_family.lanes): new
+				 * materials on a third of the distances, then a new distance, which reorders them
+				 * all, and a pin */
+				pbd_world* all[3] = {ws, wv, ww};
+				for (int k = 0; k < 3 && all[k]; ++k) {
+					pbd_world* w = all[k];
+					const uint32_t nd = pbd_world_distance_count(w);
+					if (step == 60) {
+						const pbd_edge_material m = {true, (pbd_real)0.3, 1, (pbd_real)1e-3, 0};
+						assert_int_equal(pbd_world_set_distance_material(w, nd / 3, nd / 3, &m), PBD_OK);
+					} else {
+						pbd_distance_def d = pbd_distance_def_default();
+						d.a = 1;
+						d.b = setups[i].n + 3;
+						d.rest = (pbd_real)0.05;
+						assert_int_equal(pbd_world_add_distances(w, 1, &d, NULL), PBD_OK);
+						assert_int_equal(pbd_particle_pin(w, setups[i].n / 2), PBD_OK);
+					}
+				}
+			}
 			assert_int_equal(pbd_world_step(ws), PBD_OK);
 			assert_int_equal(pbd_world_step(wv), PBD_OK);
 			if (pbd_world_hash(ws) != pbd_world_hash(wv)) fail_msg("setup %zu: hashes differ after step %d", i, step);

@@ -24,12 +24,12 @@
 #include "simd/runs_avx512.h"
 #endif
 
-/* Words per record. The kernels read a distance record {a, b, rest, s[0], s[1]} and a coarse one
- * {a, b, rest, wa, wb} alike, as 5 words from the first one's a. */
-#define REC ((int)(sizeof(pbd_distance_c) / sizeof(float)))
-_Static_assert(sizeof(pbd_coarse_c) == sizeof(pbd_distance_c) && offsetof(pbd_coarse_c, rest) == 8 &&
-                   offsetof(pbd_distance_c, rest) == 8 && offsetof(pbd_coarse_c, wb) == 16 &&
-                   offsetof(pbd_distance_c, s[1]) == 16,
+/* Words per coarse record {a, b, rest, wa, wb}, which the coarse kernel reads as 5 words from
+ * the first one's a; the distance kernels read the family's copy field by field
+ * (pbd_distance_lanes). */
+#define REC ((int)(sizeof(pbd_coarse_c) / sizeof(float)))
+_Static_assert(sizeof(pbd_coarse_c) == 5 * sizeof(float) && offsetof(pbd_coarse_c, rest) == 8 &&
+                   offsetof(pbd_coarse_c, wb) == 16,
                "records of another shape");
 
 /* The AVX-512 variant (distance_avx512.c) is this file again with PBD_LANES_AVX512 defined: its
@@ -49,8 +49,26 @@ typedef struct lanes {
 	__m256 rest, s0, s1; /* the records' other fields */
 } lanes;
 
+/* The ends of lane j: a[j * stride], b[j * stride]. */
+typedef struct ends {
+	const uint32_t *a, *b;
+	int stride;
+} ends;
+
+static inline void load_params(const pbd_distance_lanes* v, uint32_t k, lanes* l) {
+	l->rest = _mm256_loadu_ps(v->rest + k);
+	l->s0 = _mm256_loadu_ps(v->s0 + k);
+	l->s1 = _mm256_loadu_ps(v->s1 + k);
+}
+
+static inline void load_fields(const pbd_distance_lanes* v, uint32_t k, lanes* l) {
+	l->ia = _mm256_loadu_si256((const __m256i*)(const void*)(v->a + k));
+	l->ib = _mm256_loadu_si256((const __m256i*)(const void*)(v->b + k));
+	load_params(v, k, l);
+}
+
 static inline void load_records(const uint32_t* rec, lanes* l) {
-	/* the first 16 bytes of each 20-byte record, {a, b, rest, s[0]}, moved as bits; s[1] gathered */
+	/* the first 16 bytes of each 20-byte record, {a, b, rest, wa}, moved as bits; wb gathered */
 	__m128 r[LANES];
 	__m256 col[4];
 	for (int j = 0; j < LANES; ++j) r[j] = _mm_loadu_ps((const float*)(const void*)(rec + j * REC));
@@ -63,12 +81,12 @@ static inline void load_records(const uint32_t* rec, lanes* l) {
 	                            _mm256_setr_epi32(0, REC, 2 * REC, 3 * REC, 4 * REC, 5 * REC, 6 * REC, 7 * REC), 4);
 }
 
-static inline void load_particles(const pbd_step_ctx* ctx, const uint32_t* rec, lanes* l) {
+static inline void load_particles(const pbd_step_ctx* ctx, ends e, lanes* l) {
 	const pbd_vec3* x = ctx->x;
 	const pbd_vec3* q = ctx->q;
 	__m256 col[4];
 	for (int j = 0; j < LANES; ++j) {
-		const uint32_t a = rec[j * REC], b = rec[j * REC + 1];
+		const uint32_t a = e.a[j * e.stride], b = e.b[j * e.stride];
 		l->qa[j] = load3(&q[a]);
 		l->qb[j] = load3(&q[b]);
 		l->d[j] = _mm_add_ps(_mm_sub_ps(load_x(&x[a]), load_x(&x[b])), _mm_sub_ps(l->qa[j], l->qb[j]));
@@ -79,10 +97,8 @@ static inline void load_particles(const pbd_step_ctx* ctx, const uint32_t* rec, 
 	l->dz = col[2];
 }
 
-static inline void load_lanes(const pbd_step_ctx* ctx, const uint32_t* rec, lanes* l) {
-	load_records(rec, l);
-	load_particles(ctx, rec, l);
-}
+static inline ends record_ends(const uint32_t* rec) { return (ends){rec, rec + 1, REC}; }
+static inline ends field_ends(const pbd_distance_lanes* v, uint32_t k) { return (ends){v->a + k, v->b + k, 1}; }
 
 /* pbd_v3_dot(d, d), left to right as the scalar sum. */
 static inline __m256 length(const lanes* l) {
@@ -97,8 +113,8 @@ static inline __m256 side_param(const lanes* l, __m256 C) {
 
 /* Moves the active lanes' ends: a by -sa d (add_a: +sa d), b by the opposite. The scalar kernel
  * skips the other constraints, so their particles are not written at all. */
-static inline void store_lanes(const uint32_t* rec, const lanes* l, const pbd_vec3* q, pbd_vec3* upd, __m256 sa,
-                               __m256 sb, __m256 active, bool add_a, __m256 wa, __m256 wb) {
+static inline void store_lanes(ends e, const lanes* l, const pbd_vec3* q, pbd_vec3* upd, __m256 sa, __m256 sb,
+                               __m256 active, bool add_a, __m256 wa, __m256 wb) {
 	_Alignas(32) float fa[LANES], fb[LANES];
 	_mm256_store_ps(fa, sa);
 	_mm256_store_ps(fb, sb);
@@ -111,7 +127,7 @@ static inline void store_lanes(const uint32_t* rec, const lanes* l, const pbd_ve
 	if ((m & free_a & free_b) == 0xffu) {
 		/* every lane moves both ends, the common case: no test per lane */
 		for (int j = 0; j < LANES; ++j) {
-			const uint32_t a = rec[j * REC], b = rec[j * REC + 1];
+			const uint32_t a = e.a[j * e.stride], b = e.b[j * e.stride];
 			const __m128 ma = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fa[j]));
 			const __m128 mb = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fb[j]));
 			const __m128 pa = upd == q ? l->qa[j] : load3(&upd[a]), pb = upd == q ? l->qb[j] : load3(&upd[b]);
@@ -122,7 +138,7 @@ static inline void store_lanes(const uint32_t* rec, const lanes* l, const pbd_ve
 	}
 	for (int j = 0; j < LANES; ++j) {
 		if (!(m >> j & 1)) continue;
-		const uint32_t a = rec[j * REC], b = rec[j * REC + 1];
+		const uint32_t a = e.a[j * e.stride], b = e.b[j * e.stride];
 		const __m128 ma = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fa[j]));
 		const __m128 mb = _mm_mul_ps(l->d[j], _mm_broadcast_ss(&fb[j]));
 		/* Gauss-Seidel moves q, read before any store of this block: the lanes share no particle */
@@ -137,7 +153,7 @@ typedef struct batch {
 	lanes l;
 	__m256 wa, wb, sa, sb, act;
 #ifdef PBD_LANES_AVX512
-	int run; /* RUN_NONE, or the layout its ends have (runs_avx512.h) */
+	int run; /* PBD_RUN_NONE, or the layout its ends have (runs_avx512.h) */
 	uint32_t a0, b0;
 	run16 q;         /* pairs: q of the ends, which l.qa and l.qb then do not hold */
 	run24 qa, qb, d; /* rows: q of the two runs, and the separations float by float */
@@ -148,7 +164,7 @@ typedef struct batch {
 /* The separations in the order of load_particles, (x_a - x_b) + (q_a - q_b), and the inverse
  * masses, from runs. */
 static inline void run_batch_load(const pbd_step_ctx* ctx, batch* b) {
-	if (b->run == RUN_ROWS) {
+	if (b->run == PBD_RUN_ROWS) {
 		b->qa = run24_load(ctx->q, b->a0);
 		b->qb = run24_load(ctx->q, b->b0);
 		b->d = run24_add(run24_sub(run24_load(ctx->x, b->a0), run24_load(ctx->x, b->b0)), run24_sub(b->qa, b->qb));
@@ -184,7 +200,7 @@ static inline void run_batch_store(const pbd_step_ctx* ctx, const batch* b, bool
 	const unsigned free_b = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(b->wb, zero, _CMP_GT_OQ));
 	const __mmask16 write = (__mmask16)((m & free_a) | (m & free_b) << LANES);
 	if (!write) return;
-	if (b->run == RUN_ROWS) {
+	if (b->run == PBD_RUN_ROWS) {
 		/* the written lanes are active, where d is what the lanes computed with */
 		const unsigned wa = m & free_a, wb = m & free_b;
 		if (wa) run24_store(ctx->q, b->a0, run24_update(b->qa, b->d, run24_spread(b->sa), wa, !add_a), wa);
@@ -205,18 +221,19 @@ static inline void run_batch_store(const pbd_step_ctx* ctx, const batch* b, bool
 }
 #endif
 
-static inline void batch_load(const pbd_step_ctx* ctx, const pbd_distance_c* c, batch* b) {
-	load_records(&c->a, &b->l);
+static inline void batch_load(const pbd_step_ctx* ctx, const pbd_distance_lanes* v, uint32_t k, batch* b) {
 #ifdef PBD_LANES_AVX512
-	b->run = run_kind(b->l.ia, b->l.ib);
-	if (b->run != RUN_NONE) {
-		b->a0 = c->a;
-		b->b0 = c->b;
+	b->run = v->run[k];
+	if (b->run != PBD_RUN_NONE) {
+		load_params(v, k, &b->l);
+		b->a0 = v->a[k];
+		b->b0 = v->b[k];
 		run_batch_load(ctx, b);
 		return;
 	}
 #endif
-	load_particles(ctx, &c->a, &b->l);
+	load_fields(v, k, &b->l);
+	load_particles(ctx, field_ends(v, k), &b->l);
 	b->wa = _mm256_i32gather_ps(ctx->iw, b->l.ia, 4);
 	b->wb = _mm256_i32gather_ps(ctx->iw, b->l.ib, 4);
 }
@@ -270,14 +287,15 @@ static inline void solve(const pbd_step_ctx* ctx, batch* b, float* lambda, bool 
 		solve_pbd(b);
 }
 
-static inline void batch_store(const pbd_step_ctx* ctx, const pbd_distance_c* c, const batch* b, bool xpbd) {
+static inline void batch_store(const pbd_step_ctx* ctx, const pbd_distance_lanes* v, uint32_t k, const batch* b,
+                               bool xpbd) {
 #ifdef PBD_LANES_AVX512
-	if (b->run != RUN_NONE) {
+	if (b->run != PBD_RUN_NONE) {
 		run_batch_store(ctx, b, xpbd);
 		return;
 	}
 #endif
-	store_lanes(&c->a, &b->l, ctx->q, ctx->q, b->sa, b->sb, b->act, xpbd, b->wa, b->wb);
+	store_lanes(field_ends(v, k), &b->l, ctx->q, ctx->q, b->sa, b->sb, b->act, xpbd, b->wa, b->wb);
 }
 
 /* Two batches at a time: their dependency chains (loads, square root, division, stores) are
@@ -285,37 +303,24 @@ static inline void batch_store(const pbd_step_ctx* ctx, const pbd_distance_c* c,
  * overlaps them, where one batch alone leaves it waiting on the chain. Called with a constant
  * xpbd, so that each formulation gets its own loop. */
 static inline void project_batches(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end, bool xpbd) {
-	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
+	const pbd_distance_lanes v = pbd_distance_lanes_of(f);
 	uint32_t k = first;
 	for (; k + 2 * LANES <= end; k += 2 * LANES) {
 		batch b0, b1;
-		batch_load(ctx, &c[k], &b0);
-		batch_load(ctx, &c[k + LANES], &b1);
+		batch_load(ctx, &v, k, &b0);
+		batch_load(ctx, &v, k + LANES, &b1);
 		solve(ctx, &b0, f->lambda + k, xpbd);
 		solve(ctx, &b1, f->lambda + k + LANES, xpbd);
-		batch_store(ctx, &c[k], &b0, xpbd);
-		batch_store(ctx, &c[k + LANES], &b1, xpbd);
+		batch_store(ctx, &v, k, &b0, xpbd);
+		batch_store(ctx, &v, k + LANES, &b1, xpbd);
 	}
 	if (k < end) {
 		batch b0;
-		batch_load(ctx, &c[k], &b0);
+		batch_load(ctx, &v, k, &b0);
 		solve(ctx, &b0, f->lambda + k, xpbd);
-		batch_store(ctx, &c[k], &b0, xpbd);
+		batch_store(ctx, &v, k, &b0, xpbd);
 	}
 }
-
-#ifdef PBD_LANES_AVX512
-uint32_t pbd_distance_run_batches_avx512(const pbd_family* f, uint32_t first, uint32_t end) {
-	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
-	uint32_t runs = 0;
-	for (uint32_t k = first; k + LANES <= end; k += LANES) {
-		lanes l;
-		load_records(&c[k].a, &l);
-		runs += run_kind(l.ia, l.ib) != RUN_NONE;
-	}
-	return runs;
-}
-#endif
 
 /* The AVX2 entries hand over to the AVX-512 variant where the world chose it (cpu.h). */
 #if defined(PBD_HAVE_AVX512) && !defined(PBD_LANES_AVX512)
@@ -343,7 +348,7 @@ void LANES_FN(pbd_distance_project)(const pbd_step_ctx* ctx, pbd_family* f, uint
 /* constraints_distance.c's jacobi: weights and the shared factor fk are formed for every
  * constraint there too, before the length test. */
 void LANES_FN(pbd_distance_jacobi)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
-	const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
+	const pbd_distance_lanes v = pbd_distance_lanes_of(f);
 	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
 	const bool equal = ctx->jacobi_equal;
 	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
@@ -351,7 +356,8 @@ void LANES_FN(pbd_distance_jacobi)(const pbd_step_ctx* ctx, pbd_family* f, uint3
 	const __m256 alpha = _mm256_set1_ps(ctx->jacobi_alpha), omega = _mm256_set1_ps(ctx->jacobi_omega);
 	for (uint32_t k = first; k < end; k += LANES) {
 		lanes l;
-		load_lanes(ctx, &c[k].a, &l);
+		load_fields(&v, k, &l);
+		load_particles(ctx, field_ends(&v, k), &l);
 		__m256 wa = one, wb = one, fk = one;
 		if (!equal) {
 			wa = _mm256_i32gather_ps(ctx->iw, l.ia, 4);
@@ -382,7 +388,8 @@ void LANES_FN(pbd_distance_jacobi)(const pbd_step_ctx* ctx, pbd_family* f, uint3
 			const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(ws, len), act);
 			s = _mm256_mul_ps(fk, _mm256_div_ps(_mm256_mul_ps(sp, C), den));
 		}
-		store_lanes(&c[k].a, &l, ctx->q, ctx->dx, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false, wa, wb);
+		store_lanes(field_ends(&v, k), &l, ctx->q, ctx->dx, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false, wa,
+		            wb);
 	}
 }
 #endif
@@ -394,7 +401,8 @@ void LANES_FN(pbd_coarse_project)(const pbd_step_ctx* ctx, const pbd_coarse_c* c
 	const __m256 one = _mm256_set1_ps(1), eps = _mm256_set1_ps(PBD_EPSILON_LENGTH);
 	for (uint32_t k = first; k < end; k += LANES) {
 		lanes l;
-		load_lanes(ctx, &c[k].a, &l);
+		load_records(&c[k].a, &l);
+		load_particles(ctx, record_ends(&c[k].a), &l);
 		const __m256 wa = l.s0, wb = l.s1;
 		const __m256 len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(l.dx, l.dx), _mm256_mul_ps(l.dy, l.dy)),
 		                                  _mm256_mul_ps(l.dz, l.dz));
@@ -403,6 +411,7 @@ void LANES_FN(pbd_coarse_project)(const pbd_step_ctx* ctx, const pbd_coarse_c* c
 		act = _mm256_and_ps(act, _mm256_cmp_ps(len, eps, _CMP_GE_OS));
 		const __m256 den = _mm256_blendv_ps(one, _mm256_mul_ps(_mm256_add_ps(wa, wb), len), act);
 		const __m256 s = _mm256_div_ps(_mm256_sub_ps(len, l.rest), den);
-		store_lanes(&c[k].a, &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false, wa, wb);
+		store_lanes(record_ends(&c[k].a), &l, ctx->q, ctx->q, _mm256_mul_ps(wa, s), _mm256_mul_ps(wb, s), act, false,
+		            wa, wb);
 	}
 }

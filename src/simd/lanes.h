@@ -6,6 +6,9 @@
 
 #include "family.h"
 
+/* Constraints per vector: 8 floats of AVX2. */
+#define PBD_LANES 8
+
 #define PBD_LANES_DECLARE(family)                                                                                      \
 	void pbd_##family##_project_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);            \
 	void pbd_##family##_jacobi_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);

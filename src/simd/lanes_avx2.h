@@ -10,9 +10,9 @@
 #include <immintrin.h>
 
 #include "core.h"
+#include "simd/lanes.h"
 
-#define PBD_LANES 8
-#define LANES     PBD_LANES
+#define LANES PBD_LANES
 
 #ifdef PBD_LANES_AVX512
 /* The AVX-512 variant (simd/distance_avx512.c): a particle moves in and out as one masked load or

@@ -4,35 +4,17 @@
  * a row of vertical edges, (p + k, p + k + nx) ("rows": two runs of 8). They move as a few wide
  * loads and stores and permutes, where the general path needs 16 moves of 12 bytes and transposes
  * each way; the values are the same bits. Particles outside the batch are neither read nor
- * written: the runs are exactly its particles, and a partial store is masked per particle. */
+ * written: the runs are exactly its particles, and a partial store is masked per particle. Which
+ * batches are runs is found once per refresh (constraints_distance.c, PBD_RUN_*). */
 #ifndef PBD_SIMD_RUNS_AVX512_H
 #define PBD_SIMD_RUNS_AVX512_H
 
 #include "simd/lanes_avx2.h"
 
-enum { RUN_NONE, RUN_PAIRS, RUN_ROWS };
-
 /* One coordinate per register, the 8 lanes' a ends in elements 0-7, their b ends in 8-15. */
 typedef struct run16 {
 	__m512 c[3];
 } run16;
-
-/* Which layout the ends ia, ib of a batch have. Two distinct rows of 8 cannot overlap in a colour
- * group, but a batch whose ends coincide (a = b) would: it takes the general path. */
-static inline int run_kind(__m256i ia, __m256i ib) {
-	const __m256i step = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-	const __m256i a0 = _mm256_broadcastd_epi32(_mm256_castsi256_si128(ia));
-	const __m256i b0 = _mm256_broadcastd_epi32(_mm256_castsi256_si128(ib));
-	if (_mm256_cmpeq_epi32_mask(ia, _mm256_add_epi32(a0, _mm256_add_epi32(step, step))) == 0xff &&
-	    _mm256_cmpeq_epi32_mask(ib, _mm256_add_epi32(ia, _mm256_set1_epi32(1))) == 0xff)
-		return RUN_PAIRS;
-	if (_mm256_cmpeq_epi32_mask(ia, _mm256_add_epi32(a0, step)) == 0xff &&
-	    _mm256_cmpeq_epi32_mask(ib, _mm256_add_epi32(b0, step)) == 0xff) {
-		const uint32_t a = (uint32_t)_mm256_cvtsi256_si32(ia), b = (uint32_t)_mm256_cvtsi256_si32(ib);
-		if (a - b >= (uint32_t)LANES && b - a >= (uint32_t)LANES) return RUN_ROWS;
-	}
-	return RUN_NONE;
-}
 
 static inline __m256 run_lo(__m512 v) { return _mm512_castps512_ps256(v); }
 static inline __m256 run_hi(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
