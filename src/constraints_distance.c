@@ -156,16 +156,19 @@ static uint8_t run_kind(const pbd_distance_lanes* l, uint32_t k) {
 
 /* pbd_distance_lanes: the records field by field, and the layout of every 8 from each position
  * (a batch may start anywhere: a block starts where its colour group does). */
-void pbd_distance_copy_lanes(pbd_family* f) {
+void pbd_distance_copy_lanes(pbd_family* f, bool records) {
 	if (!f->lanes) return;
 	const pbd_distance_lanes l = pbd_distance_lanes_of(f);
 	const pbd_distance_c* c = HOT(f);
 	for (uint32_t k = 0; k < f->n; ++k) {
+		l.s0[k] = c[k].s[0];
+		l.s1[k] = c[k].s[1];
+	}
+	if (!records) return;
+	for (uint32_t k = 0; k < f->n; ++k) {
 		l.a[k] = c[k].a;
 		l.b[k] = c[k].b;
 		l.rest[k] = c[k].rest;
-		l.s0[k] = c[k].s[0];
-		l.s1[k] = c[k].s[1];
 	}
 	for (uint32_t k = 0; k < f->n; ++k) l.run[k] = k + PBD_LANES <= f->n ? run_kind(&l, k) : (uint8_t)PBD_RUN_NONE;
 }
@@ -189,7 +192,9 @@ static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 			HOT(f)[k].s[j] = xpbd ? q->compliance[j] : pbd_stiffness_per_iteration(kk, inv_n);
 		}
 	}
-	pbd_distance_copy_lanes(f);
+	/* a new step length or iteration count changes s[] only; the ends and rest lengths change
+	 * with the constraint set, its order or a material, which mark the family stale */
+	pbd_distance_copy_lanes(f, f->stale);
 }
 
 static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap) {

@@ -31,9 +31,8 @@ typedef struct pbd_distance_lanes {
 
 static inline pbd_distance_lanes pbd_distance_lanes_of(const pbd_family* f) {
 	pbd_distance_lanes l;
-	char* p = (char*)f->lanes;
 	const size_t cap = f->cap;
-	l.a = (uint32_t*)(void*)p;
+	l.a = (uint32_t*)f->lanes;
 	l.b = l.a + cap;
 	l.rest = (pbd_real*)(void*)(l.b + cap);
 	l.s0 = l.rest + cap;
@@ -47,9 +46,10 @@ static inline pbd_distance_lanes pbd_distance_lanes_of(const pbd_family* f) {
  * consecutive particles; "rows", (p + j, r + j), two runs of 8 that do not overlap. */
 enum { PBD_RUN_NONE, PBD_RUN_PAIRS, PBD_RUN_ROWS };
 
-/* Writes f->lanes from the records where the family has them; refresh calls it, after the
- * partition and any change. */
-void pbd_distance_copy_lanes(pbd_family* f);
+/* Writes f->lanes from the records where the family has them: s0 and s1, and with `records` the
+ * ends, rest lengths and layouts too. Refresh calls it, with `records` after the partition and
+ * any change of the constraints. */
+void pbd_distance_copy_lanes(pbd_family* f, bool records);
 
 #ifdef PBD_HAVE_AVX2
 /* The scalar kernels' operations, 8 constraints at a time; (end - first) % 8 == 0, and the range

@@ -115,7 +115,7 @@ static void make_ctx(const kernel_case* kc, kstate* s, pbd_step_ctx* ctx, pbd_fa
 	f->lambda = s->lambda;
 	f->lanes = s->lanes;
 	for (int g = 0; g < PBD_GROUP_COUNT; ++g) f->group_end[g] = NC;
-	pbd_distance_copy_lanes(f);
+	pbd_distance_copy_lanes(f, true);
 }
 
 static bool have_avx2(void) {
@@ -282,15 +282,17 @@ static void test_worlds_same_hash(void** state) {
 		                                 : NULL;
 		const uint64_t h0 = pbd_world_hash(ws);
 		for (int step = 0; step < 200; ++step) {
-			if (step == 60 || step == 120) {
-				/* changes the lanes' copy of the records must follow (pbd_family.lanes): new
-				 * materials on a third of the distances, then a new distance, which reorders them
-				 * all, and a pin */
+			if (step == 40 || step == 60 || step == 120) {
+				/* changes the lanes' copy of the records must follow (pbd_family.lanes): another
+				 * iteration count (the PBD stiffness per iteration alone changes), new materials on
+				 * a third of the distances, then a new distance, which reorders them all, and a pin */
 				pbd_world* all[3] = {ws, wv, ww};
 				for (int k = 0; k < 3 && all[k]; ++k) {
 					pbd_world* w = all[k];
 					const uint32_t nd = pbd_world_distance_count(w);
-					if (step == 60) {
+					if (step == 40) {
+						assert_int_equal(pbd_world_set_iterations(w, 3), PBD_OK);
+					} else if (step == 60) {
 						const pbd_edge_material m = {true, (pbd_real)0.3, 1, (pbd_real)1e-3, 0};
 						assert_int_equal(pbd_world_set_distance_material(w, nd / 3, nd / 3, &m), PBD_OK);
 					} else {
