@@ -569,7 +569,7 @@ static int compare(const compare_options* o) {
 			       vr.width, vr.height, vr.frames, vr.fps, vr.codec,
 			       vr.captions ? "captioned" : "no captions (ffmpeg could not draw text)", vr.seconds, vr.device);
 	}
-	if (!o->quiet && fflush(stdout) != 0) {
+	if (!o->quiet && (fflush(stdout) != 0 || ferror(stdout))) {
 		pbd_scene_error_set(&err, "standard output: write failed");
 		goto done;
 	}

@@ -83,8 +83,9 @@ int cli_new(int argc, char** argv) {
 		}
 	}
 	if (!path) {
+		/* A failed write fails the command in main, with the message. */
 		fputs(cli_new_scene, stdout);
-		return fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;
+		return CLI_OK;
 	}
 	/* O_EXCL: the check and the creation are one step, so no file appears in between. */
 	const int fd = open(path, O_WRONLY | O_CREAT | (force ? O_TRUNC : O_EXCL), 0666);

@@ -652,7 +652,7 @@ static int run(const run_options* o) {
 		}
 	}
 	if (o->profile) profile_print(stdout, &prof);
-	if (fflush(stdout) != 0) {
+	if (fflush(stdout) != 0 || ferror(stdout)) {
 		pbd_scene_error_set(&err, "standard output: write failed");
 		goto done;
 	}

@@ -1,4 +1,6 @@
 /* The `pbd` command: run scenes, compare methods on one, list the built-in ones, run the benchmark. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,7 +64,7 @@ static void list_help(FILE* fp) {
 static int cmd_list(int argc, char** argv) {
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		list_help(stdout);
-		return fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;
+		return CLI_OK;
 	}
 	if (argc > 1) {
 		fprintf(stderr, "pbd: list takes no arguments (see 'pbd list --help')\n");
@@ -79,7 +81,7 @@ static int cmd_list(int argc, char** argv) {
 		pbd_scene_builtin_description(b, description, sizeof description);
 		printf("%-*s  %s\n", (int)width, b->name, description);
 	}
-	return fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;
+	return CLI_OK;
 }
 
 static int cmd_view(int argc, char** argv) {
@@ -104,7 +106,24 @@ static int cmd_bench(int argc, char** argv) {
 #endif
 }
 
-int main(int argc, char** argv) {
+/* What a command wrote to stdout must have arrived: a full disk or /dev/full fails the command,
+ * whichever it was. stdio reports a failed write only through the stream's error flag, and may
+ * have dropped the bytes by the time of the last flush, so both are asked. A command that failed
+ * has said why already; one that succeeded is failed here with the message. */
+static int check_stdout(int rc) {
+	errno = 0;
+	const bool flush_failed = fflush(stdout) != 0;
+	const int e = errno;
+	if (!flush_failed && !ferror(stdout)) return rc;
+	if (rc != CLI_OK) return rc;
+	if (flush_failed && e)
+		fprintf(stderr, "pbd: standard output: write failed: %s\n", strerror(e));
+	else
+		fprintf(stderr, "pbd: standard output: write failed\n");
+	return CLI_FAILED;
+}
+
+static int run_command(int argc, char** argv) {
 	if (argc < 2) {
 		print_help(stderr);
 		return CLI_USAGE;
@@ -139,3 +158,5 @@ int main(int argc, char** argv) {
 		fprintf(stderr, "pbd: unknown command '%s' (see 'pbd --help')\n", cmd);
 	return CLI_USAGE;
 }
+
+int main(int argc, char** argv) { return check_stdout(run_command(argc, argv)); }

@@ -3,11 +3,13 @@
 #include "plot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_args.h"
 #include "cli_clock.h"
@@ -177,21 +179,41 @@ static bool check_row(char* line, long lineno, const char* path, metrics_info* i
 }
 
 /* Reads the whole CSV; gnuplot is started only for a file that passes. */
-static bool check_csv(const char* path, metrics_info* info, pbd_scene_error* err) {
+/* Opens the CSV only when it is a regular file. O_NONBLOCK, and the type taken from the
+ * descriptor: opening a FIFO without a writer would otherwise wait forever, and /dev/zero would be
+ * read to the end of the line bound. */
+static FILE* open_csv(const char* path, pbd_scene_error* err) {
+	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
-	if (stat(path, &st) != 0) {
+	if (fd < 0 || fstat(fd, &st) != 0) {
 		pbd_scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
-		return false;
+		if (fd >= 0) close(fd);
+		return NULL;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		pbd_scene_error_set(err, "%s: is a folder, not a metrics.csv file", path);
-		return false;
+	if (!S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			pbd_scene_error_set(err, "%s: is a folder, not a metrics.csv file", path);
+		else
+			pbd_scene_error_set(err, "%s: cannot read %s, only a regular file", path,
+			                    S_ISFIFO(st.st_mode)                         ? "a FIFO"
+			                    : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+			                                                                 : "a special file");
+		close(fd);
+		return NULL;
 	}
-	FILE* fp = fopen(path, "rb");
+	const int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	FILE* fp = fdopen(fd, "rb");
 	if (!fp) {
 		pbd_scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
-		return false;
+		close(fd);
 	}
+	return fp;
+}
+
+static bool check_csv(const char* path, metrics_info* info, pbd_scene_error* err) {
+	FILE* fp = open_csv(path, err);
+	if (!fp) return false;
 	char* line = malloc(PLOT_LINE_MAX);
 	if (!line) {
 		fclose(fp);
@@ -438,7 +460,7 @@ int plot_main(int argc, char** argv) {
 	}
 	if (!quiet) {
 		print_written(&r, csv);
-		if (fflush(stdout) != 0) {
+		if (fflush(stdout) != 0 || ferror(stdout)) {
 			fprintf(stderr, "pbd: standard output: write failed\n");
 			return CLI_FAILED;
 		}
@@ -452,7 +474,7 @@ bool plot_after_run(const char* csv_path, const char* dir, bool quiet, pbd_scene
 	if (quiet) return true;
 	printf("  plots %.3f s: " PLOT_ENERGY_PNG ", " PLOT_STRAIN_PNG "%s, " PLOT_CONTACTS_PNG "\n", r.seconds,
 	       r.strain_log ? " (log scale)" : "");
-	if (fflush(stdout) != 0) {
+	if (fflush(stdout) != 0 || ferror(stdout)) {
 		pbd_scene_error_set(err, "standard output: write failed");
 		return false;
 	}

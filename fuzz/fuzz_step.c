@@ -1,33 +1,62 @@
-/* libFuzzer target: the step on a world built from a recipe. The input bytes are read as world
- * settings, then as a list of operations through the public API (particles with inverse mass 0
- * among them, distance constraints, colliders, pins, targets, forces, bodies from the grid and
- * rope builders, setting changes, steps). Every value may be in range or not; the library must
- * refuse what it cannot take, with a message and without changing the world, and after every
- * step:
- *  - no position or velocity is NaN or infinite unless PBD_WARN_NONFINITE or PBD_WARN_DIVERGED
- *    says so;
+/* libFuzzer target: the step on a world built from a recipe, run twice. The input bytes are read
+ * as world settings (every method, solver, formulation, the hierarchy, 1 to 4 threads of the
+ * built-in pool, every SIMD kernel), then as a list of operations through the public API:
+ * particles, every constraint family by its single add call, colliders of every shape (static,
+ * kinematic, triggers), bodies from every mesh builder (cloth grids, ropes, triangle meshes,
+ * tetrahedral boxes and balls, balloons) with every soft def option, pins, targets, forces,
+ * impulses, materials and setting changes between steps. Every value may be in range or not; the
+ * library must refuse what it cannot take, with a message and without changing the world.
+ *
+ * The same recipe builds a second world that runs on 1 thread with the scalar kernels. The library
+ * promises the same bits for any thread count and kernel (README, "Threads and SIMD"), so after
+ * every step the two must agree on every position, velocity, hash, warning, statistic, contact and
+ * trigger event, and every call must give both the same status. After every step, also:
+ *  - no position or velocity is NaN or infinite unless that step reported PBD_WARN_NONFINITE or
+ *    PBD_WARN_DIVERGED;
  *  - every pinned particle (inverse mass 0) that was not given a target for that step stays where
  *    it was, bit for bit.
- * Sizes are bounded (particles, constraints, substeps, iterations, steps) so that one input runs
- * in milliseconds. The recipe format is documented in docs/fuzzing.md. */
+ * Both worlds allocate through a capped allocator (HEAP_CAP for both together, or far less when
+ * the recipe asks, to take the library down its out-of-memory paths) that checks the size the
+ * library gives back with every block and that a destroyed world holds nothing; a call may report
+ * PBD_ERR_OUT_OF_MEMORY only after the allocator refused something. Sizes are bounded
+ * (particles, constraints, substeps, iterations, steps, a budget of projections) so that one input
+ * runs in well under a second.
+ * The recipe format is documented in docs/fuzzing.md; fuzz/make_step_seeds.py writes the seeds. */
 #include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "fuzz_check.h"
+#include "world.h" /* the stage block sizes, which the tests of threads lower too (tests/test_threads.c) */
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 enum {
 	MAX_PARTICLES = 512,
-	MAX_DISTANCES = 1024,
+	MAX_CONSTRAINTS = 1024, /* per family */
+	MAX_TRIANGLES = 1024,
+	MAX_COLLIDERS = 6,
 	MAX_SUBSTEPS = 8,
 	MAX_ITERATIONS = 16,
-	MAX_STEPS = 24,
+	MAX_STEPS = 16,
 	MAX_OPS = 64,
+	MAX_THREADS = 4,
+	ADD_MAX = 8,          /* constraints per single add call */
+	SHAPE_POINTS = 16,    /* convex hull points, collider mesh vertices */
+	SHAPE_TRIANGLES = 16, /* collider mesh triangles */
+	FIELD_SAMPLES = 8,    /* height field samples along x and z */
+	CLUSTER_MAX = 32,     /* members of a shape-matching cluster */
+	VOLUME_TRIANGLES = 256,
 };
 
-/* The input as a stream; past its end every read gives zeros. */
+/* Projections (substeps x iterations x constraints, colliders and particles) both worlds together
+ * may run for one input: the steps past it are skipped. */
+#define WORK_BUDGET 4e5
+/* What both worlds may hold at once, half each; an allocation beyond it is refused. */
+#define HEAP_CAP ((size_t)512 << 20)
+
+/* ---- the input as a stream; past its end every read gives zeros -------------------------- */
+
 typedef struct reader {
 	const uint8_t* p;
 	size_t n;
@@ -79,7 +108,7 @@ static pbd_vec3 rd_vec3(reader* r) {
 	return pbd_v3(x, y, rd_real(r));
 }
 
-/* A particle index: usually one that exists, sometimes just past the end or far off. */
+/* An index below n: usually one that exists, sometimes just past the end or far off. */
 static uint32_t rd_index(reader* r, uint32_t n) {
 	const uint8_t t = rd_u8(r);
 	if (t == 255) return rd_u32(r);
@@ -104,29 +133,217 @@ tr(const char* fmt, ...) {
 	fputc('\n', stderr);
 }
 
-typedef struct harness {
-	pbd_world* w;
-	unsigned char moving[MAX_PARTICLES + 64]; /* given a target since the last step */
-	int steps;
-} harness;
+/* ---- the allocator of both worlds ---------------------------------------------------------- */
 
-/* A refused call must leave the world as it was: counts unchanged and a message given. */
-static void check_refused(const harness* h, pbd_status st, uint32_t np, uint32_t nd, uint32_t nt, const char* what) {
-	if (st == PBD_OK) return;
-	if (pbd_world_particle_count(h->w) != np || pbd_world_distance_count(h->w) != nd ||
-	    pbd_world_triangle_count(h->w) != nt)
-		fuzz_fail("%s failed (%s) but changed the world's counts", what, pbd_status_string(st));
-	const char* msg = pbd_world_last_error(h->w);
-	if (!msg || !msg[0]) fuzz_fail("%s failed (%s) without a message", what, pbd_status_string(st));
+/* Every block carries its size: a free or a realloc that names another size than the one the
+ * block was allocated with is a finding, as is a world that does not give everything back. */
+typedef struct heap_block {
+	size_t size, magic; /* 16 bytes: the block keeps malloc's alignment */
+} heap_block;
+
+#define HEAP_MAGIC ((size_t)0x7062645f68656170u)
+
+/* One world's allocations: each world has its own cap, so that the reference world is not
+ * starved by what the threads and kernels of the tested one take. */
+typedef struct fuzz_heap {
+	size_t held, cap;
+	bool refused; /* an allocation was refused for the cap */
+} fuzz_heap;
+
+static bool heap_take(fuzz_heap* h, size_t size) {
+	if (size > h->cap - h->held) {
+		h->refused = true;
+		return false;
+	}
+	h->held += size;
+	return true;
 }
 
-static void op_add_particles(harness* h, reader* r, bool by_mass) {
-	const uint32_t np = pbd_world_particle_count(h->w);
+static void heap_give(fuzz_heap* h, size_t size) { h->held -= size; }
+
+static heap_block* heap_head(void* p, size_t size, const char* what) {
+	heap_block* b = (heap_block*)p - 1;
+	if (b->magic != HEAP_MAGIC) fuzz_fail("allocator: %s of a pointer it did not hand out", what);
+	if (b->size != size) fuzz_fail("allocator: %s of a block of %zu bytes, said to be %zu bytes", what, b->size, size);
+	return b;
+}
+
+static void* heap_alloc(size_t size, void* user) {
+	fuzz_heap* h = (fuzz_heap*)user;
+	if (!heap_take(h, size)) return NULL;
+	heap_block* b = (heap_block*)malloc(sizeof *b + size);
+	if (!b) {
+		heap_give(h, size);
+		return NULL;
+	}
+	b->size = size;
+	b->magic = HEAP_MAGIC;
+	return b + 1;
+}
+
+static void* heap_realloc(void* p, size_t old_size, size_t new_size, void* user) {
+	fuzz_heap* h = (fuzz_heap*)user;
+	if (!p) {
+		if (old_size) fuzz_fail("allocator: realloc of NULL said to hold %zu bytes", old_size);
+		return heap_alloc(new_size, user);
+	}
+	heap_block* b = heap_head(p, old_size, "realloc");
+	if (new_size > old_size && !heap_take(h, new_size - old_size)) return NULL;
+	heap_block* n = (heap_block*)realloc(b, sizeof *n + new_size);
+	if (!n) {
+		if (new_size > old_size) heap_give(h, new_size - old_size);
+		return NULL;
+	}
+	if (new_size < old_size) heap_give(h, old_size - new_size);
+	n->size = new_size;
+	return n + 1;
+}
+
+static void heap_free(void* p, size_t size, void* user) {
+	if (!p) return;
+	heap_block* b = heap_head(p, size, "free");
+	b->magic = 0;
+	heap_give((fuzz_heap*)user, size);
+	free(b);
+}
+
+/* ---- two worlds, one recipe ---------------------------------------------------------------- */
+
+/* The stage block sizes of both worlds, from the input: the defaults, or blocks small enough that
+ * a world of a few hundred particles runs its stages on several threads. The same in both worlds
+ * (the statistics sum per block), and set again after pbd_world_set_threads, which resets them. */
+typedef struct blocks {
+	uint32_t constraints, particles, min_blocks;
+} blocks;
+
+typedef struct harness {
+	pbd_world* w[2]; /* [0]: threads and kernels from the input; [1]: 1 thread, scalar kernels */
+	fuzz_heap heap[2];
+	blocks blk;
+	pbd_collider_id colliders[MAX_COLLIDERS];
+	uint32_t collider_count;
+	unsigned char moving[MAX_PARTICLES + 64]; /* given a target since the last step */
+	int steps;
+	double work;
+	/* An allocation was refused in one world and not in the other: they may differ from here on,
+	 * so the recipe ends. */
+	bool stop;
+} harness;
+
+/* Runs `expr` on both worlds (as W), its result into st[0] and st[1]. */
+#define BOTH(st, expr)                                                                                                 \
+	do {                                                                                                               \
+		for (int both_k = 0; both_k < 2; ++both_k) {                                                                   \
+			pbd_world* const W = h->w[both_k];                                                                         \
+			(st)[both_k] = (expr);                                                                                     \
+		}                                                                                                              \
+	} while (0)
+
+static const char* simd_name(pbd_simd s) {
+	static const char* const names[] = {"auto", "scalar", "avx2", "avx512"};
+	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
+}
+
+static void set_blocks(harness* h, int k) {
+	pbd_world* w = h->w[k];
+	w->exec.block_constraints = h->blk.constraints;
+	w->exec.block_particles = h->blk.particles;
+	w->exec.min_blocks = h->blk.min_blocks;
+}
+
+/* Whether a difference between the worlds is explained by an allocation refused in one of them
+ * (then the recipe stops here); otherwise it is a finding. */
+static bool agree(harness* h, bool same, const char* fmt, ...) {
+	if (same) return true;
+	if (h->heap[0].refused || h->heap[1].refused) {
+		h->stop = true;
+		tr("an allocation was refused: the worlds may differ from here on");
+		return false;
+	}
+	const pbd_world_def d = pbd_world_get_def(h->w[0]);
+	char what[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	fuzz_fail("%s: %d threads and the %s kernels against 1 thread and the scalar ones (blocks of %u constraints, %u "
+	          "particles)",
+	          what, d.threads, simd_name(d.simd), h->blk.constraints, h->blk.particles);
+}
+
+/* What a refused call must leave as it was. */
+enum { COUNT_PARTICLES = PBD_FAMILY_COUNT, COUNT_TRIANGLES, COUNT_COLLIDERS, COUNT_SOFTS, COUNT_N };
+typedef struct counts {
+	uint32_t n[COUNT_N];
+} counts;
+
+static uint32_t (*const family_count[])(const pbd_world*) = {
+    [PBD_FAMILY_DISTANCE] = pbd_world_distance_count,
+    [PBD_FAMILY_TET_VOLUME] = pbd_world_tet_volume_count,
+    [PBD_FAMILY_TET_NEOHOOKEAN] = pbd_world_tet_neohookean_count,
+    [PBD_FAMILY_ATTACHMENT] = pbd_world_attachment_count,
+    [PBD_FAMILY_LRA] = pbd_world_lra_count,
+    [PBD_FAMILY_SHAPE] = pbd_world_shape_count,
+    [PBD_FAMILY_BEND_DIHEDRAL] = pbd_world_bend_dihedral_count,
+    [PBD_FAMILY_BEND_ISOMETRIC] = pbd_world_bend_isometric_count,
+    [PBD_FAMILY_TRIANGLE] = pbd_world_triangle_strain_count,
+    [PBD_FAMILY_VOLUME] = pbd_world_volume_count,
+};
+_Static_assert(sizeof family_count / sizeof family_count[0] == PBD_FAMILY_COUNT,
+               "fuzz_step counts every constraint family: add the new one's count function");
+
+static counts take_counts(const pbd_world* w) {
+	counts c;
+	for (int f = 0; f < PBD_FAMILY_COUNT; ++f) c.n[f] = family_count[f](w);
+	c.n[COUNT_PARTICLES] = pbd_world_particle_count(w);
+	c.n[COUNT_TRIANGLES] = pbd_world_triangle_count(w);
+	c.n[COUNT_COLLIDERS] = pbd_world_collider_count(w);
+	c.n[COUNT_SOFTS] = pbd_world_soft_count(w);
+	return c;
+}
+
+/* After a call made on both worlds: the same status in both, and a refusal that changed no count
+ * and left a message. Returns whether the call succeeded (in both). */
+static bool settle(harness* h, const pbd_status st[2], const counts before[2], const char* what) {
+	if (!agree(h, st[0] == st[1], "%s: %s in one world, %s in the other", what, pbd_status_string(st[0]),
+	           pbd_status_string(st[1])))
+		return false;
+	if (st[0] == PBD_OK) {
+		const counts a = take_counts(h->w[0]), b = take_counts(h->w[1]);
+		agree(h, memcmp(&a, &b, sizeof a) == 0, "%s: the worlds hold different counts after it", what);
+		return !h->stop;
+	}
+	for (int k = 0; k < 2; ++k) {
+		const counts now = take_counts(h->w[k]);
+		if (before && memcmp(&now, &before[k], sizeof now) != 0)
+			fuzz_fail("%s failed (%s) but changed the world's counts", what, pbd_status_string(st[k]));
+		const char* msg = pbd_world_last_error(h->w[k]);
+		if (!msg || !msg[0]) fuzz_fail("%s failed (%s) without a message", what, pbd_status_string(st[k]));
+		if (st[k] == PBD_ERR_OUT_OF_MEMORY && !h->heap[k].refused)
+			fuzz_fail("%s: out of memory while the allocator refused nothing", what);
+	}
+	return false;
+}
+
+static void take_both(const harness* h, counts c[2]) {
+	c[0] = take_counts(h->w[0]);
+	c[1] = take_counts(h->w[1]);
+}
+
+/* ---- particles ----------------------------------------------------------------------------- */
+
+/* The range a free particle's inverse mass must be in (types.h): below it, the projections'
+ * (w_a + w_b) |d| underflows. */
+static bool inv_mass_ok(pbd_real w) { return w >= (pbd_real)PBD_INV_MASS_MIN && w <= (pbd_real)PBD_INV_MASS_MAX; }
+
+static void op_add_particles(harness* h, reader* r) {
+	const uint32_t np = pbd_world_particle_count(h->w[0]);
+	const uint8_t mode = rd_u8(r);
+	const bool by_mass = mode & 1, with_v = mode & 2;
 	uint32_t count = 1 + rd_u8(r) % 16;
 	if (np + count > MAX_PARTICLES) return;
 	pbd_vec3 x[16], v[16];
 	pbd_real m[16];
-	const bool with_v = rd_u8(r) & 1;
 	for (uint32_t i = 0; i < count; ++i) {
 		x[i] = rd_vec3(r);
 		if (with_v) v[i] = rd_vec3(r);
@@ -134,22 +351,127 @@ static void op_add_particles(harness* h, reader* r, bool by_mass) {
 		const uint8_t k = rd_u8(r);
 		m[i] = (k & 3) == 0 && !by_mass ? 0 : rd_real(r);
 	}
-	if (rd_u8(r) == 0xff) count = 0; /* a zero count must be refused or be harmless */
-	uint32_t first = UINT32_MAX;
-	const pbd_status st = by_mass ? pbd_world_add_particles_mass(h->w, count, x, with_v ? v : NULL, m, &first)
-	                              : pbd_world_add_particles(h->w, count, x, with_v ? v : NULL, m, &first);
+	if (mode & 4) count = 0; /* a zero count must be refused or be harmless */
+	counts before[2];
+	take_both(h, before);
+	pbd_status st[2];
+	uint32_t first[2] = {UINT32_MAX, UINT32_MAX};
+	for (int k = 0; k < 2; ++k)
+		st[k] = by_mass ? pbd_world_add_particles_mass(h->w[k], count, x, with_v ? v : NULL, m, &first[k])
+		                : pbd_world_add_particles(h->w[k], count, x, with_v ? v : NULL, m, &first[k]);
 	tr("add particles%s x%u (first at %g %g %g, inverse mass %g) -> %s", by_mass ? " by mass" : "", count,
-	   (double)x[0].x, (double)x[0].y, (double)x[0].z, (double)m[0], pbd_status_string(st));
-	check_refused(h, st, np, pbd_world_distance_count(h->w), pbd_world_triangle_count(h->w), "add particles");
-	if (st == PBD_OK && (first != np || pbd_world_particle_count(h->w) != np + count))
-		fuzz_fail("add particles: first %u, count %u after adding %u to %u", first, pbd_world_particle_count(h->w),
-		          count, np);
+	   (double)x[0].x, (double)x[0].y, (double)x[0].z, (double)m[0], pbd_status_string(st[0]));
+	if (!settle(h, st, before, "add particles")) return;
+	if (first[0] != np || first[1] != np || pbd_world_particle_count(h->w[0]) != np + count)
+		fuzz_fail("add particles: first %u, count %u after adding %u to %u", first[0],
+		          pbd_world_particle_count(h->w[0]), count, np);
+	for (uint32_t i = 0; i < count; ++i) {
+		const pbd_real w = pbd_world_inv_masses(h->w[0])[np + i];
+		if (w != 0 && !inv_mass_ok(w))
+			fuzz_fail("particle %u accepted with inverse mass %g (given %g%s)", np + i, (double)w, (double)m[i],
+			          by_mass ? " kg" : "");
+	}
 }
 
-static void op_add_distances(harness* h, reader* r) {
-	const uint32_t np = pbd_world_particle_count(h->w), nd = pbd_world_distance_count(h->w);
+static void op_particle(harness* h, reader* r) {
+	const uint8_t k = rd_u8(r);
+	const uint32_t np = pbd_world_particle_count(h->w[0]);
+	const uint32_t i = rd_index(r, np);
+	pbd_status st[2];
+	switch (k % 10) {
+	case 0:
+		BOTH(st, pbd_particle_pin(W, i));
+		tr("pin %u -> %s", i, pbd_status_string(st[0]));
+		if (st[0] == PBD_OK && (pbd_world_inv_masses(h->w[0])[i] != 0 || !pbd_particle_is_pinned(h->w[0], i)))
+			fuzz_fail("pinned particle %u has inverse mass %g", i, (double)pbd_world_inv_masses(h->w[0])[i]);
+		break;
+	case 1:
+		BOTH(st, pbd_particle_unpin(W, i));
+		tr("unpin %u -> %s", i, pbd_status_string(st[0]));
+		break;
+	case 2: {
+		const pbd_vec3 t = rd_vec3(r);
+		BOTH(st, pbd_particle_set_target(W, i, t));
+		tr("target %u to %g %g %g -> %s", i, (double)t.x, (double)t.y, (double)t.z, pbd_status_string(st[0]));
+		if (st[0] == PBD_OK) {
+			if (i >= np) fuzz_fail("target accepted for particle %u of %u", i, np);
+			h->moving[i] = 1;
+		}
+		break;
+	}
+	case 3: {
+		const pbd_vec3 f = rd_vec3(r);
+		BOTH(st, pbd_particle_set_force(W, i, f));
+		tr("force on %u: %g %g %g -> %s", i, (double)f.x, (double)f.y, (double)f.z, pbd_status_string(st[0]));
+		break;
+	}
+	case 4: {
+		const pbd_real m = rd_real(r);
+		BOTH(st, pbd_particle_set_inv_mass(W, i, m));
+		tr("inverse mass of %u: %g -> %s", i, (double)m, pbd_status_string(st[0]));
+		if (st[0] == PBD_OK && !inv_mass_ok(m)) fuzz_fail("inverse mass %g accepted for particle %u", (double)m, i);
+		break;
+	}
+	case 5: {
+		/* Overwrite positions or velocities of a range. */
+		const uint32_t count = rd_u8(r) % 4;
+		pbd_vec3 v[4];
+		for (uint32_t j = 0; j < count; ++j) v[j] = rd_vec3(r);
+		if (k & 0x80)
+			BOTH(st, pbd_world_set_velocities(W, i, count, v));
+		else
+			BOTH(st, pbd_world_set_positions(W, i, count, v));
+		tr("set %s of %u (+%u) -> %s", (k & 0x80) ? "velocities" : "positions", i, count, pbd_status_string(st[0]));
+		break;
+	}
+	case 6: {
+		const pbd_vec3 j = rd_vec3(r);
+		BOTH(st, pbd_particle_apply_impulse(W, i, j));
+		tr("impulse on %u: %g %g %g -> %s", i, (double)j.x, (double)j.y, (double)j.z, pbd_status_string(st[0]));
+		break;
+	}
+	case 7: {
+		const pbd_vec3 c = rd_vec3(r);
+		const pbd_real radius = rd_real(r), impulse = rd_real(r);
+		uint32_t pushed[2] = {0, 0};
+		for (int w = 0; w < 2; ++w) st[w] = pbd_world_explode(h->w[w], c, radius, impulse, &pushed[w]);
+		tr("explode at %g %g %g radius %g impulse %g -> %s, %u pushed", (double)c.x, (double)c.y, (double)c.z,
+		   (double)radius, (double)impulse, pbd_status_string(st[0]), pushed[0]);
+		agree(h, pushed[0] == pushed[1], "explode: %u particles pushed in one world, %u in the other", pushed[0],
+		      pushed[1]);
+		break;
+	}
+	case 8: {
+		const uint32_t count = rd_u8(r) % 64, mask = rd_u8(r) & 1 ? rd_u32(r) : 0;
+		BOTH(st, pbd_particles_set_collision_mask(W, i, count, mask));
+		tr("collision mask of %u (+%u): %#x -> %s", i, count, mask, pbd_status_string(st[0]));
+		break;
+	}
+	default: {
+		const uint32_t count = rd_u8(r) % 64;
+		const pbd_real drag = rd_real(r);
+		const pbd_vec3 wind = rd_vec3(r);
+		if (k & 0x80) {
+			const pbd_real tangent = rd_real(r);
+			BOTH(st, pbd_world_set_triangle_drag(W, i, count, drag, tangent, wind));
+		} else {
+			BOTH(st, pbd_particles_set_drag(W, i, count, drag, wind));
+		}
+		tr("%s drag of %u (+%u): %g -> %s", (k & 0x80) ? "triangle" : "particle", i, count, (double)drag,
+		   pbd_status_string(st[0]));
+		break;
+	}
+	}
+	settle(h, st, NULL, "particle edit");
+}
+
+/* ---- constraints: one add call per family -------------------------------------------------- */
+
+typedef void family_op(harness* h, reader* r, pbd_status st[2]);
+
+static void add_distances(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t np = pbd_world_particle_count(h->w[0]);
 	const uint32_t count = 1 + rd_u8(r) % 32;
-	if (nd + count > MAX_DISTANCES) return;
 	pbd_distance_def d[32];
 	const uint8_t mode = rd_u8(r);
 	for (uint32_t k = 0; k < count; ++k) {
@@ -165,18 +487,18 @@ static void op_add_distances(harness* h, reader* r) {
 			d[k].compliance_stretch = rd_real(r);
 			d[k].compliance_compress = rd_real(r);
 		}
+		if (mode & 8) d[k].kind = rd_u8(r) % (PBD_EDGE_KIND_COUNT + 1);
+		d[k].stiffness_from_compliance = mode & 16;
 	}
-	uint32_t first = UINT32_MAX;
-	const pbd_status st = pbd_world_add_distances(h->w, count, d, &first);
+	BOTH(st, pbd_world_add_distances(W, count, d, NULL));
 	tr("add distances x%u (first %u-%u rest %g stiffness %g/%g compliance %g/%g) -> %s", count, d[0].a, d[0].b,
 	   (double)d[0].rest, (double)d[0].stiffness_stretch, (double)d[0].stiffness_compress,
-	   (double)d[0].compliance_stretch, (double)d[0].compliance_compress, pbd_status_string(st));
-	check_refused(h, st, np, nd, pbd_world_triangle_count(h->w), "add distances");
-	if (st == PBD_OK) {
-		if (first != nd || pbd_world_distance_count(h->w) != nd + count) fuzz_fail("add distances: wrong counts");
+	   (double)d[0].compliance_stretch, (double)d[0].compliance_compress, pbd_status_string(st[0]));
+	if (st[0] == PBD_OK) {
+		const uint32_t nd = pbd_world_distance_count(h->w[0]) - count;
 		for (uint32_t k = 0; k < count; ++k) {
 			pbd_distance_def back;
-			if (pbd_world_get_distance(h->w, nd + k, &back) != PBD_OK || back.a != d[k].a || back.b != d[k].b)
+			if (pbd_world_get_distance(h->w[0], nd + k, &back) != PBD_OK || back.a != d[k].a || back.b != d[k].b)
 				fuzz_fail("distance %u does not read back", nd + k);
 			if (!isfinite(back.rest) || back.rest < 0)
 				fuzz_fail("distance %u accepted with rest length %g", nd + k, (double)back.rest);
@@ -184,219 +506,906 @@ static void op_add_distances(harness* h, reader* r) {
 	}
 }
 
-static void op_collider(harness* h, reader* r) {
-	const uint8_t k = rd_u8(r);
-	if (k & 0x80) { /* remove one, maybe a stale or made-up id */
-		pbd_collider_id id = {rd_u8(r) % 6, rd_u8(r) % 3};
-		const uint32_t before = pbd_world_collider_count(h->w);
-		const bool valid = pbd_collider_is_valid(h->w, id);
-		const pbd_status st = pbd_collider_destroy(h->w, id);
-		tr("destroy collider %u/%u -> %s", id.index1, id.generation, pbd_status_string(st));
-		if ((st == PBD_OK) != valid) fuzz_fail("collider destroy: status %d for an id valid=%d", (int)st, valid);
-		if (st == PBD_OK && pbd_collider_is_valid(h->w, id)) fuzz_fail("collider id valid after destroy");
-		if (st == PBD_OK && pbd_world_collider_count(h->w) + 1 != before) fuzz_fail("collider count not decreased");
+static void rd_quad(reader* r, uint32_t np, uint32_t p[4]) {
+	for (int k = 0; k < 4; ++k) p[k] = rd_index(r, np);
+}
+
+static void add_tet_volumes(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t np = pbd_world_particle_count(h->w[0]), count = 1 + rd_u8(r) % ADD_MAX;
+	pbd_tet_volume_def d[ADD_MAX];
+	const uint8_t mode = rd_u8(r);
+	for (uint32_t k = 0; k < count; ++k) {
+		d[k] = pbd_tet_volume_def_default();
+		rd_quad(r, np, d[k].p);
+		if (mode & 1) d[k].rest_volume = rd_real(r);
+		if (mode & 2) d[k].stiffness = rd_real(r);
+		if (mode & 4) d[k].compliance = rd_real(r);
+	}
+	BOTH(st, pbd_world_add_tet_volumes(W, count, d, NULL));
+	tr("add tet volumes x%u (first %u %u %u %u rest %g) -> %s", count, d[0].p[0], d[0].p[1], d[0].p[2], d[0].p[3],
+	   (double)d[0].rest_volume, pbd_status_string(st[0]));
+}
+
+static void add_tet_neohookeans(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t np = pbd_world_particle_count(h->w[0]), count = 1 + rd_u8(r) % ADD_MAX;
+	pbd_tet_neohookean_def d[ADD_MAX];
+	const uint8_t mode = rd_u8(r);
+	for (uint32_t k = 0; k < count; ++k) {
+		d[k] = pbd_tet_neohookean_def_default();
+		rd_quad(r, np, d[k].p);
+		if (mode & 1) d[k].youngs_modulus = rd_real(r);
+		if (mode & 2) d[k].poisson_ratio = rd_real(r);
+		if (mode & 4) {
+			d[k].stiffness_deviatoric = rd_real(r);
+			d[k].stiffness_hydrostatic = rd_real(r);
+		}
+	}
+	BOTH(st, pbd_world_add_tet_neohookeans(W, count, d, NULL));
+	tr("add neo-hookean tets x%u (first %u %u %u %u E %g nu %g) -> %s", count, d[0].p[0], d[0].p[1], d[0].p[2],
+	   d[0].p[3], (double)d[0].youngs_modulus, (double)d[0].poisson_ratio, pbd_status_string(st[0]));
+}
+
+static void add_attachments(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t np = pbd_world_particle_count(h->w[0]), count = 1 + rd_u8(r) % ADD_MAX;
+	pbd_attachment_def d[ADD_MAX];
+	const uint8_t mode = rd_u8(r);
+	for (uint32_t k = 0; k < count; ++k) {
+		d[k] = pbd_attachment_def_default();
+		d[k].particle = rd_index(r, np);
+		d[k].target = rd_vec3(r);
+		if (mode & 1) d[k].rest = rd_real(r);
+		if (mode & 2) d[k].stiffness = rd_real(r);
+		if (mode & 4) d[k].compliance = rd_real(r);
+	}
+	BOTH(st, pbd_world_add_attachments(W, count, d, NULL));
+	tr("add attachments x%u (first %u to %g %g %g rest %g) -> %s", count, d[0].particle, (double)d[0].target.x,
+	   (double)d[0].target.y, (double)d[0].target.z, (double)d[0].rest, pbd_status_string(st[0]));
+}
+
+static void add_lras(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t np = pbd_world_particle_count(h->w[0]), count = 1 + rd_u8(r) % 2;
+	pbd_lra_def d[2];
+	const uint8_t mode = rd_u8(r);
+	for (uint32_t k = 0; k < count; ++k) {
+		d[k] = pbd_lra_def_default();
+		d[k].first_particle = rd_index(r, np);
+		d[k].particle_count = rd_u16(r) % (MAX_PARTICLES + 2);
+		if (mode & 1) d[k].mode = (pbd_lra_mode)(rd_u8(r) % 3);
+		if (mode & 2) d[k].scale = rd_real(r);
+		if (mode & 4) d[k].stiffness = rd_real(r);
+		if (mode & 8) d[k].compliance = rd_real(r);
+	}
+	const uint32_t nl = pbd_world_lra_count(h->w[0]);
+	if (nl + d[0].particle_count + (count > 1 ? d[1].particle_count : 0) > MAX_CONSTRAINTS) return;
+	BOTH(st, pbd_world_add_lras(W, count, d, NULL));
+	tr("add long-range attachment sets x%u (first %u +%u mode %d scale %g) -> %s", count, d[0].first_particle,
+	   d[0].particle_count, (int)d[0].mode, (double)d[0].scale, pbd_status_string(st[0]));
+}
+
+static void add_shapes(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t np = pbd_world_particle_count(h->w[0]);
+	const uint8_t mode = rd_u8(r);
+	uint32_t members[CLUSTER_MAX];
+	pbd_vec3 rest[CLUSTER_MAX];
+	pbd_shape_def d = pbd_shape_def_default();
+	d.count = rd_u8(r) % (CLUSTER_MAX + 1);
+	const uint32_t first = rd_index(r, np);
+	for (uint32_t k = 0; k < d.count; ++k) {
+		/* a run of particles (distinct), or any indices (repeats refused) */
+		members[k] = (mode & 1) ? rd_index(r, np) : first + k;
+		if (mode & 2) rest[k] = rd_vec3(r);
+	}
+	d.particles = members;
+	d.rest = (mode & 2) ? rest : NULL;
+	if (mode & 4) d.stiffness = rd_real(r);
+	if (mode & 8) d.compliance = rd_real(r);
+	BOTH(st, pbd_world_add_shapes(W, 1, &d, NULL));
+	tr("add shape cluster of %u (first %u, rest %s) -> %s", d.count, d.count ? members[0] : 0,
+	   d.rest ? "given" : "measured", pbd_status_string(st[0]));
+}
+
+/* A hinge: usually the corners of a world triangle and one more particle, else any four. */
+static void rd_hinge(harness* h, reader* r, uint32_t p[4]) {
+	const uint32_t np = pbd_world_particle_count(h->w[0]), nt = pbd_world_triangle_count(h->w[0]);
+	const uint8_t mode = rd_u8(r);
+	if (!(mode & 1) || nt == 0) {
+		rd_quad(r, np, p);
 		return;
 	}
-	if (pbd_world_collider_count(h->w) >= 4) return;
-	pbd_collider_def c = pbd_collider_def_default();
-	c.type = (pbd_shape_type)(k % 3); /* 2 is no shape */
-	if (c.type == PBD_SHAPE_PLANE) {
-		c.shape.plane.normal = rd_vec3(r);
-		c.shape.plane.offset = rd_real(r);
-	} else {
-		c.shape.sphere.center = rd_vec3(r);
-		c.shape.sphere.radius = rd_real(r);
-	}
-	if (k & 0x40) c.margin = rd_real(r);
-	const pbd_collider_id id = pbd_collider_create(h->w, &c);
-	tr("collider %s (%g %g %g, %g) margin %g -> id %u", c.type == PBD_SHAPE_PLANE ? "plane" : "sphere",
-	   (double)c.shape.sphere.center.x, (double)c.shape.sphere.center.y, (double)c.shape.sphere.center.z,
-	   (double)c.shape.sphere.radius, (double)c.margin, id.index1);
-	if (id.index1 && !pbd_collider_is_valid(h->w, id)) fuzz_fail("new collider id is not valid");
-	if (id.index1) {
-		pbd_collider_def back;
-		if (pbd_collider_get_def(h->w, id, &back) != PBD_OK) fuzz_fail("new collider cannot be read back");
-	}
+	const uint32_t* t = pbd_world_triangles(h->w[0]) + 3 * (rd_u16(r) % nt);
+	p[0] = t[0];
+	p[1] = t[1];
+	p[2] = t[2];
+	p[3] = rd_index(r, np);
 }
 
-static void op_particle(harness* h, reader* r) {
-	const uint8_t k = rd_u8(r);
-	const uint32_t np = pbd_world_particle_count(h->w);
-	const uint32_t i = rd_index(r, np);
-	pbd_status st;
-	switch (k % 6) {
-	case 0:
-		st = pbd_particle_pin(h->w, i);
-		tr("pin %u -> %s", i, pbd_status_string(st));
-		if (st == PBD_OK && (pbd_world_inv_masses(h->w)[i] != 0 || !pbd_particle_is_pinned(h->w, i)))
-			fuzz_fail("pinned particle %u has inverse mass %g", i, (double)pbd_world_inv_masses(h->w)[i]);
-		break;
-	case 1:
-		st = pbd_particle_unpin(h->w, i);
-		tr("unpin %u -> %s", i, pbd_status_string(st));
-		break;
-	case 2: {
-		const pbd_vec3 t = rd_vec3(r);
-		st = pbd_particle_set_target(h->w, i, t);
-		tr("target %u to %g %g %g -> %s", i, (double)t.x, (double)t.y, (double)t.z, pbd_status_string(st));
-		if (st == PBD_OK) {
-			if (i >= np) fuzz_fail("target accepted for particle %u of %u", i, np);
-			h->moving[i] = 1;
+static void add_bend_dihedrals(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t count = 1 + rd_u8(r) % ADD_MAX;
+	pbd_bend_dihedral_def d[ADD_MAX];
+	const uint8_t mode = rd_u8(r);
+	for (uint32_t k = 0; k < count; ++k) {
+		d[k] = pbd_bend_dihedral_def_default();
+		rd_hinge(h, r, d[k].p);
+		if (mode & 1) {
+			d[k].measure_rest = false;
+			d[k].rest = rd_real(r);
 		}
-		break;
+		if (mode & 2) d[k].stiffness = rd_real(r);
+		if (mode & 4) d[k].compliance = rd_real(r);
 	}
-	case 3: {
-		const pbd_vec3 f = rd_vec3(r);
-		st = pbd_particle_set_force(h->w, i, f);
-		tr("force on %u: %g %g %g -> %s", i, (double)f.x, (double)f.y, (double)f.z, pbd_status_string(st));
-		break;
-	}
-	case 4: {
-		const pbd_real m = rd_real(r);
-		st = pbd_particle_set_inv_mass(h->w, i, m);
-		tr("inverse mass of %u: %g -> %s", i, (double)m, pbd_status_string(st));
-		if (st == PBD_OK && !(m > 0)) fuzz_fail("inverse mass %g accepted for particle %u", (double)m, i);
-		break;
-	}
-	default: {
-		/* Overwrite positions or velocities of a range. */
-		const uint32_t count = rd_u8(r) % 4;
-		pbd_vec3 v[4];
-		for (uint32_t j = 0; j < count; ++j) v[j] = rd_vec3(r);
-		st = (k & 0x80) ? pbd_world_set_velocities(h->w, i, count, v) : pbd_world_set_positions(h->w, i, count, v);
-		tr("set %s of %u (+%u) -> %s", (k & 0x80) ? "velocities" : "positions", i, count, pbd_status_string(st));
-		break;
-	}
-	}
+	BOTH(st, pbd_world_add_bend_dihedrals(W, count, d, NULL));
+	tr("add dihedral bends x%u (first %u %u %u %u) -> %s", count, d[0].p[0], d[0].p[1], d[0].p[2], d[0].p[3],
+	   pbd_status_string(st[0]));
 }
 
-static void op_settings(harness* h, reader* r) {
-	const uint8_t k = rd_u8(r);
-	pbd_status st;
-	switch (k % 10) {
-	case 0: {
-		const pbd_real dt = rd_real(r);
-		st = pbd_world_set_dt(h->w, dt);
-		tr("dt %g -> %s", (double)dt, pbd_status_string(st));
-		break;
+static void add_bend_isometrics(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t count = 1 + rd_u8(r) % ADD_MAX;
+	pbd_bend_isometric_def d[ADD_MAX];
+	const uint8_t mode = rd_u8(r);
+	for (uint32_t k = 0; k < count; ++k) {
+		d[k] = pbd_bend_isometric_def_default();
+		rd_hinge(h, r, d[k].p);
+		if (mode & 1) {
+			d[k].measure_rest = false;
+			d[k].rest = rd_real(r);
+		}
+		if (mode & 2) d[k].stiffness = rd_real(r);
+		if (mode & 4) d[k].compliance = rd_real(r);
 	}
-	case 1: {
-		const int n = (int)(rd_u8(r) % (MAX_SUBSTEPS + 2)) - 1;
-		st = pbd_world_set_substeps(h->w, n);
-		tr("substeps %d -> %s", n, pbd_status_string(st));
-		break;
-	}
-	case 2: {
-		const int n = (int)(rd_u8(r) % (MAX_ITERATIONS + 2)) - 1;
-		st = pbd_world_set_iterations(h->w, n);
-		tr("iterations %d -> %s", n, pbd_status_string(st));
-		break;
-	}
-	case 3: {
-		const int n = rd_u8(r) % 3;
-		st = pbd_world_set_solver(h->w, (pbd_solver)n);
-		tr("solver %d -> %s", n, pbd_status_string(st));
-		break;
-	}
-	case 4: {
-		const int n = rd_u8(r) % 3;
-		st = pbd_world_set_formulation(h->w, (pbd_formulation)n);
-		tr("formulation %d -> %s", n, pbd_status_string(st));
-		break;
-	}
-	case 5: {
-		const pbd_vec3 g = rd_vec3(r);
-		st = pbd_world_set_gravity(h->w, g);
-		tr("gravity %g %g %g -> %s", (double)g.x, (double)g.y, (double)g.z, pbd_status_string(st));
-		break;
-	}
-	case 6: {
-		const pbd_real d = rd_real(r);
-		st = pbd_world_set_damping(h->w, d);
-		tr("damping %g -> %s", (double)d, pbd_status_string(st));
-		break;
-	}
-	case 7: {
-		const pbd_real alpha = rd_real(r), omega = rd_real(r);
-		const bool split = rd_u8(r) & 1;
-		st = pbd_world_set_jacobi(h->w, alpha, omega, split);
-		tr("jacobi alpha %g omega %g split %d -> %s", (double)alpha, (double)omega, split, pbd_status_string(st));
-		break;
-	}
-	case 8: {
-		/* every method and one past the end */
-		const int n = rd_u8(r) % (PBD_METHOD_COUNT + 1);
-		st = pbd_world_set_method(h->w, (pbd_method)n);
-		tr("method %d -> %s", n, pbd_status_string(st));
-		break;
-	}
-	default: {
-		const int n = rd_u8(r) % 3;
-		st = pbd_world_set_collision_mode(h->w, (pbd_collision_mode)n);
-		tr("collision mode %d -> %s", n, pbd_status_string(st));
-		break;
-	}
-	}
-	/* The settings the world runs with stay inside what its setters accept. */
-	const pbd_world_def d = pbd_world_get_def(h->w);
-	if (d.substeps < 1 || d.substeps > MAX_SUBSTEPS || d.iterations < 1 || d.iterations > MAX_ITERATIONS ||
-	    !(d.dt > 0) || !isfinite(d.dt))
-		fuzz_fail("world settings out of range: substeps %d iterations %d dt %g", d.substeps, d.iterations,
-		          (double)d.dt);
+	BOTH(st, pbd_world_add_bend_isometrics(W, count, d, NULL));
+	tr("add isometric bends x%u (first %u %u %u %u) -> %s", count, d[0].p[0], d[0].p[1], d[0].p[2], d[0].p[3],
+	   pbd_status_string(st[0]));
 }
 
-static void op_material(harness* h, reader* r) {
-	const uint32_t nd = pbd_world_distance_count(h->w);
-	const uint32_t first = rd_index(r, nd), count = rd_u8(r) % 8;
+static void add_triangle_strains(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t np = pbd_world_particle_count(h->w[0]), nt = pbd_world_triangle_count(h->w[0]);
+	const uint8_t mode = rd_u8(r);
+	pbd_triangle_strain_def proto = pbd_triangle_strain_def_default();
+	if (mode & 2) proto.axis = rd_vec3(r);
+	if (mode & 4) {
+		proto.stretch_stiffness = rd_real(r);
+		proto.shear_stiffness = rd_real(r);
+	}
+	if (mode & 8) {
+		proto.stretch_compliance = rd_real(r);
+		proto.shear_compliance = rd_real(r);
+	}
+	if (mode & 1) { /* over a range of the world's surface triangles */
+		const uint32_t first = rd_index(r, nt), count = rd_u8(r);
+		BOTH(st, pbd_world_add_surface_strains(W, first, count, &proto, NULL));
+		tr("add surface strains of triangles %u (+%u) -> %s", first, count, pbd_status_string(st[0]));
+		return;
+	}
+	const uint32_t count = 1 + rd_u8(r) % ADD_MAX;
+	pbd_triangle_strain_def d[ADD_MAX];
+	for (uint32_t k = 0; k < count; ++k) {
+		d[k] = proto;
+		d[k].a = rd_index(r, np);
+		d[k].b = rd_index(r, np);
+		d[k].c = rd_index(r, np);
+	}
+	BOTH(st, pbd_world_add_triangle_strains(W, count, d, NULL));
+	tr("add triangle strains x%u (first %u %u %u) -> %s", count, d[0].a, d[0].b, d[0].c, pbd_status_string(st[0]));
+}
+
+static void add_volumes(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t nt = pbd_world_triangle_count(h->w[0]), np = pbd_world_particle_count(h->w[0]);
+	const uint8_t mode = rd_u8(r);
+	uint32_t idx[3 * VOLUME_TRIANGLES];
+	pbd_volume_def d = pbd_volume_def_default();
+	d.triangle_count = rd_u16(r) % (VOLUME_TRIANGLES + 1);
+	if (mode & 1) { /* any indices */
+		for (uint32_t k = 0; k < 3 * d.triangle_count; ++k) idx[k] = rd_index(r, np);
+	} else { /* a run of the world's triangles: a body's closed surface when it starts at its first */
+		const uint32_t first = rd_index(r, nt + 1);
+		const uint32_t have = first < nt ? nt - first : 0;
+		if (d.triangle_count > have) d.triangle_count = have;
+		if (d.triangle_count) memcpy(idx, pbd_world_triangles(h->w[0]) + 3 * first, 12 * d.triangle_count);
+	}
+	d.triangles = idx;
+	if (mode & 2) d.rest_volume = rd_real(r);
+	if (mode & 4) d.pressure = rd_real(r);
+	if (mode & 8) d.stiffness = rd_real(r);
+	if (mode & 16) d.compliance = rd_real(r);
+	BOTH(st, pbd_world_add_volumes(W, 1, &d, NULL));
+	tr("add volume over %u triangles (rest %g pressure %g) -> %s", d.triangle_count, (double)d.rest_volume,
+	   (double)d.pressure, pbd_status_string(st[0]));
+}
+
+static family_op* const add_family[] = {
+    [PBD_FAMILY_DISTANCE] = add_distances,
+    [PBD_FAMILY_TET_VOLUME] = add_tet_volumes,
+    [PBD_FAMILY_TET_NEOHOOKEAN] = add_tet_neohookeans,
+    [PBD_FAMILY_ATTACHMENT] = add_attachments,
+    [PBD_FAMILY_LRA] = add_lras,
+    [PBD_FAMILY_SHAPE] = add_shapes,
+    [PBD_FAMILY_BEND_DIHEDRAL] = add_bend_dihedrals,
+    [PBD_FAMILY_BEND_ISOMETRIC] = add_bend_isometrics,
+    [PBD_FAMILY_TRIANGLE] = add_triangle_strains,
+    [PBD_FAMILY_VOLUME] = add_volumes,
+};
+_Static_assert(sizeof add_family / sizeof add_family[0] == PBD_FAMILY_COUNT,
+               "fuzz_step adds every constraint family: give the new one its add operation");
+
+static void op_constraints(harness* h, reader* r) {
+	const uint32_t f = rd_u8(r) % PBD_FAMILY_COUNT;
+	if (!add_family[f]) fuzz_fail("fuzz_step has no add operation for family %s", pbd_family_name((pbd_family_type)f));
+	if (family_count[f](h->w[0]) + ADD_MAX > MAX_CONSTRAINTS) return;
+	counts before[2];
+	take_both(h, before);
+	pbd_status st[2] = {PBD_OK, PBD_OK};
+	add_family[f](h, r, st);
+	char what[64];
+	snprintf(what, sizeof what, "add %s constraints", pbd_family_name((pbd_family_type)f));
+	settle(h, st, before, what);
+}
+
+/* ---- materials: one change per family ------------------------------------------------------ */
+
+static void rd_range(harness* h, reader* r, int family, uint32_t* first, uint32_t* count) {
+	*first = rd_index(r, family_count[family](h->w[0]));
+	*count = rd_u8(r) % 16;
+}
+
+static void mat_distances(harness* h, reader* r, pbd_status st[2]) {
+	uint32_t first, count;
+	rd_range(h, r, PBD_FAMILY_DISTANCE, &first, &count);
 	pbd_edge_material m;
 	m.enabled = true;
 	m.stiffness_stretch = rd_real(r);
 	m.stiffness_compress = rd_real(r);
 	m.compliance_stretch = rd_real(r);
 	m.compliance_compress = rd_real(r);
-	const pbd_status st = pbd_world_set_distance_material(h->w, first, count, &m);
+	BOTH(st, pbd_world_set_distance_material(W, first, count, &m));
 	tr("material of distances %u (+%u): stiffness %g/%g compliance %g/%g -> %s", first, count,
 	   (double)m.stiffness_stretch, (double)m.stiffness_compress, (double)m.compliance_stretch,
-	   (double)m.compliance_compress, pbd_status_string(st));
+	   (double)m.compliance_compress, pbd_status_string(st[0]));
+}
+
+static void mat_tet_volumes(harness* h, reader* r, pbd_status st[2]) {
+	uint32_t first, count;
+	rd_range(h, r, PBD_FAMILY_TET_VOLUME, &first, &count);
+	const pbd_real s = rd_real(r), c = rd_real(r);
+	BOTH(st, pbd_world_set_tet_volume_material(W, first, count, s, c));
+	tr("material of tet volumes %u (+%u): %g %g -> %s", first, count, (double)s, (double)c, pbd_status_string(st[0]));
+}
+
+static void mat_tet_neohookeans(harness* h, reader* r, pbd_status st[2]) {
+	uint32_t first, count;
+	rd_range(h, r, PBD_FAMILY_TET_NEOHOOKEAN, &first, &count);
+	const pbd_real e = rd_real(r), nu = rd_real(r), sd = rd_real(r), sh = rd_real(r);
+	BOTH(st, pbd_world_set_tet_neohookean_material(W, first, count, e, nu, sd, sh));
+	tr("material of neo-hookean tets %u (+%u): E %g nu %g -> %s", first, count, (double)e, (double)nu,
+	   pbd_status_string(st[0]));
+}
+
+static void mat_attachments(harness* h, reader* r, pbd_status st[2]) {
+	uint32_t first, count;
+	rd_range(h, r, PBD_FAMILY_ATTACHMENT, &first, &count);
+	if (count & 1) { /* move one's point over the next step */
+		const pbd_vec3 t = rd_vec3(r);
+		BOTH(st, pbd_world_set_attachment_target(W, first, t));
+		tr("attachment %u to %g %g %g -> %s", first, (double)t.x, (double)t.y, (double)t.z, pbd_status_string(st[0]));
+		return;
+	}
+	const pbd_real s = rd_real(r), c = rd_real(r);
+	BOTH(st, pbd_world_set_attachment_material(W, first, count, s, c));
+	tr("material of attachments %u (+%u): %g %g -> %s", first, count, (double)s, (double)c, pbd_status_string(st[0]));
+}
+
+static void mat_lras(harness* h, reader* r, pbd_status st[2]) {
+	uint32_t first, count;
+	rd_range(h, r, PBD_FAMILY_LRA, &first, &count);
+	const pbd_real s = rd_real(r), c = rd_real(r);
+	BOTH(st, pbd_world_set_lra_material(W, first, count, s, c));
+	tr("material of long-range attachments %u (+%u): %g %g -> %s", first, count, (double)s, (double)c,
+	   pbd_status_string(st[0]));
+}
+
+static void mat_shapes(harness* h, reader* r, pbd_status st[2]) {
+	uint32_t first, count;
+	rd_range(h, r, PBD_FAMILY_SHAPE, &first, &count);
+	const pbd_real s = rd_real(r), c = rd_real(r);
+	BOTH(st, pbd_world_set_shape_material(W, first, count, s, c));
+	tr("material of shape clusters %u (+%u): %g %g -> %s", first, count, (double)s, (double)c,
+	   pbd_status_string(st[0]));
+}
+
+static void mat_bend_dihedrals(harness* h, reader* r, pbd_status st[2]) {
+	uint32_t first, count;
+	rd_range(h, r, PBD_FAMILY_BEND_DIHEDRAL, &first, &count);
+	const pbd_real s = rd_real(r), c = rd_real(r);
+	BOTH(st, pbd_world_set_bend_dihedral_material(W, first, count, s, c));
+	tr("material of dihedral bends %u (+%u): %g %g -> %s", first, count, (double)s, (double)c,
+	   pbd_status_string(st[0]));
+}
+
+static void mat_bend_isometrics(harness* h, reader* r, pbd_status st[2]) {
+	uint32_t first, count;
+	rd_range(h, r, PBD_FAMILY_BEND_ISOMETRIC, &first, &count);
+	const pbd_real s = rd_real(r), c = rd_real(r);
+	BOTH(st, pbd_world_set_bend_isometric_material(W, first, count, s, c));
+	tr("material of isometric bends %u (+%u): %g %g -> %s", first, count, (double)s, (double)c,
+	   pbd_status_string(st[0]));
+}
+
+static void mat_triangle_strains(harness* h, reader* r, pbd_status st[2]) {
+	uint32_t first, count;
+	rd_range(h, r, PBD_FAMILY_TRIANGLE, &first, &count);
+	pbd_triangle_strain_material m;
+	m.stretch_stiffness = rd_real(r);
+	m.shear_stiffness = rd_real(r);
+	m.stretch_compliance = rd_real(r);
+	m.shear_compliance = rd_real(r);
+	BOTH(st, pbd_world_set_triangle_strain_material(W, first, count, &m));
+	tr("material of triangle strains %u (+%u) -> %s", first, count, pbd_status_string(st[0]));
+}
+
+static void mat_volumes(harness* h, reader* r, pbd_status st[2]) {
+	uint32_t first, count;
+	rd_range(h, r, PBD_FAMILY_VOLUME, &first, &count);
+	if (count & 1) { /* inflate or deflate one */
+		const pbd_real p = rd_real(r);
+		BOTH(st, pbd_world_set_volume_pressure(W, first, p));
+		tr("pressure of volume %u: %g -> %s", first, (double)p, pbd_status_string(st[0]));
+		return;
+	}
+	const pbd_real s = rd_real(r), c = rd_real(r);
+	BOTH(st, pbd_world_set_volume_material(W, first, count, s, c));
+	tr("material of volumes %u (+%u): %g %g -> %s", first, count, (double)s, (double)c, pbd_status_string(st[0]));
+}
+
+static family_op* const material_family[] = {
+    [PBD_FAMILY_DISTANCE] = mat_distances,
+    [PBD_FAMILY_TET_VOLUME] = mat_tet_volumes,
+    [PBD_FAMILY_TET_NEOHOOKEAN] = mat_tet_neohookeans,
+    [PBD_FAMILY_ATTACHMENT] = mat_attachments,
+    [PBD_FAMILY_LRA] = mat_lras,
+    [PBD_FAMILY_SHAPE] = mat_shapes,
+    [PBD_FAMILY_BEND_DIHEDRAL] = mat_bend_dihedrals,
+    [PBD_FAMILY_BEND_ISOMETRIC] = mat_bend_isometrics,
+    [PBD_FAMILY_TRIANGLE] = mat_triangle_strains,
+    [PBD_FAMILY_VOLUME] = mat_volumes,
+};
+_Static_assert(sizeof material_family / sizeof material_family[0] == PBD_FAMILY_COUNT,
+               "fuzz_step changes the material of every constraint family: give the new one its operation");
+
+static void op_material(harness* h, reader* r) {
+	const uint32_t f = rd_u8(r) % PBD_FAMILY_COUNT;
+	if (!material_family[f])
+		fuzz_fail("fuzz_step has no material operation for family %s", pbd_family_name((pbd_family_type)f));
+	pbd_status st[2] = {PBD_OK, PBD_OK};
+	material_family[f](h, r, st);
+	char what[64];
+	snprintf(what, sizeof what, "change %s materials", pbd_family_name((pbd_family_type)f));
+	settle(h, st, NULL, what);
 }
 
 static void op_triangles(harness* h, reader* r) {
-	const uint32_t np = pbd_world_particle_count(h->w), nt = pbd_world_triangle_count(h->w);
+	const uint32_t np = pbd_world_particle_count(h->w[0]), nt = pbd_world_triangle_count(h->w[0]);
 	const uint32_t count = 1 + rd_u8(r) % 4;
+	if (nt + count > MAX_TRIANGLES) return;
 	uint32_t t[12];
 	for (uint32_t k = 0; k < 3 * count; ++k) t[k] = rd_index(r, np);
-	const pbd_status st = pbd_world_add_triangles(h->w, count, t, NULL);
-	tr("add triangles x%u (first %u %u %u) -> %s", count, t[0], t[1], t[2], pbd_status_string(st));
-	check_refused(h, st, np, pbd_world_distance_count(h->w), nt, "add triangles");
+	counts before[2];
+	take_both(h, before);
+	pbd_status st[2];
+	BOTH(st, pbd_world_add_triangles(W, count, t, NULL));
+	tr("add triangles x%u (first %u %u %u) -> %s", count, t[0], t[1], t[2], pbd_status_string(st[0]));
+	settle(h, st, before, "add triangles");
 }
 
-/* A body from the grid or rope builder, with every def field from the input. */
-static void op_body(harness* h, reader* r) {
+/* ---- colliders: every shape, each from its own fields --------------------------------------- */
+
+typedef struct shape_arrays {
+	pbd_vec3 points[SHAPE_POINTS];
+	uint32_t triangles[3 * SHAPE_TRIANGLES];
+	pbd_real heights[FIELD_SAMPLES * FIELD_SAMPLES];
+} shape_arrays;
+
+typedef void shape_fill(reader* r, pbd_collider_def* c, shape_arrays* a);
+
+static void fill_plane(reader* r, pbd_collider_def* c, shape_arrays* a) {
+	(void)a;
+	c->shape.plane.normal = rd_vec3(r);
+	c->shape.plane.offset = rd_real(r);
+}
+
+static void fill_sphere(reader* r, pbd_collider_def* c, shape_arrays* a) {
+	(void)a;
+	c->shape.sphere.center = rd_vec3(r);
+	c->shape.sphere.radius = rd_real(r);
+}
+
+static void fill_capsule(reader* r, pbd_collider_def* c, shape_arrays* a) {
+	(void)a;
+	c->shape.capsule.half_height = rd_real(r);
+	c->shape.capsule.radius = rd_real(r);
+}
+
+static void fill_box(reader* r, pbd_collider_def* c, shape_arrays* a) {
+	(void)a;
+	c->shape.box.half_extents = rd_vec3(r);
+}
+
+/* Points of a solid: the corners of a box of the input's extents moved by the input, or any. */
+static uint32_t rd_points(reader* r, shape_arrays* a, uint8_t mode) {
+	uint32_t n = rd_u8(r) % (SHAPE_POINTS + 1);
+	if (mode & 1) {
+		const pbd_vec3 e = rd_vec3(r);
+		n = 8;
+		for (uint32_t k = 0; k < n; ++k) {
+			a->points[k] = pbd_v3(k & 1 ? e.x : -e.x, k & 2 ? e.y : -e.y, k & 4 ? e.z : -e.z);
+			if (mode & 2) a->points[k] = pbd_v3_add(a->points[k], rd_vec3(r));
+		}
+		return n;
+	}
+	for (uint32_t k = 0; k < n; ++k) a->points[k] = rd_vec3(r);
+	return n;
+}
+
+static void fill_convex(reader* r, pbd_collider_def* c, shape_arrays* a) {
+	const uint8_t mode = rd_u8(r);
+	c->shape.convex.point_count = rd_points(r, a, mode);
+	c->shape.convex.points = (mode & 4) ? NULL : a->points;
+}
+
+static void fill_mesh(reader* r, pbd_collider_def* c, shape_arrays* a) {
+	/* The 12 outward triangles of the box of rd_points (corner k at bit 0: x, 1: y, 2: z). */
+	static const uint32_t box[36] = {0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6, 0, 1, 5, 0, 5, 4,
+	                                 2, 6, 7, 2, 7, 3, 0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5};
+	const uint8_t mode = rd_u8(r);
+	pbd_trimesh* m = &c->shape.mesh;
+	m->vertex_count = rd_points(r, a, mode);
+	m->vertices = a->points;
+	if ((mode & 1) && !(mode & 8)) {
+		memcpy(a->triangles, box, sizeof box);
+		m->triangle_count = 12;
+	} else {
+		m->triangle_count = rd_u8(r) % (SHAPE_TRIANGLES + 1);
+		for (uint32_t k = 0; k < 3 * m->triangle_count; ++k) a->triangles[k] = rd_index(r, m->vertex_count);
+	}
+	m->triangles = (mode & 4) ? NULL : a->triangles;
+	m->closed = mode & 16;
+}
+
+static void fill_heightfield(reader* r, pbd_collider_def* c, shape_arrays* a) {
+	pbd_heightfield* f = &c->shape.heightfield;
+	f->nx = rd_u8(r) % (FIELD_SAMPLES + 1);
+	f->nz = rd_u8(r) % (FIELD_SAMPLES + 1);
+	f->cell_x = rd_real(r);
+	f->cell_z = rd_real(r);
+	for (uint32_t k = 0; k < f->nx * f->nz; ++k) a->heights[k] = rd_real(r);
+	f->heights = a->heights;
+}
+
+static shape_fill* const fill_shape[] = {
+    [PBD_SHAPE_PLANE] = fill_plane,
+    [PBD_SHAPE_SPHERE] = fill_sphere,
+    [PBD_SHAPE_CAPSULE] = fill_capsule,
+    [PBD_SHAPE_BOX] = fill_box,
+    [PBD_SHAPE_CONVEX] = fill_convex,
+    [PBD_SHAPE_MESH] = fill_mesh,
+    [PBD_SHAPE_HEIGHTFIELD] = fill_heightfield,
+};
+_Static_assert(sizeof fill_shape / sizeof fill_shape[0] == PBD_SHAPE_COUNT,
+               "fuzz_step makes colliders of every shape: give the new one its fill function");
+
+static pbd_pose rd_pose(reader* r) {
+	pbd_pose p;
+	p.position = rd_vec3(r);
+	p.rotation.x = rd_real(r);
+	p.rotation.y = rd_real(r);
+	p.rotation.z = rd_real(r);
+	p.rotation.w = rd_real(r);
+	return p;
+}
+
+/* A collider id: usually one made before (maybe destroyed since), sometimes made up. */
+static pbd_collider_id rd_collider(harness* h, reader* r) {
 	const uint8_t k = rd_u8(r);
-	pbd_mesh m;
-	pbd_error err;
-	pbd_status st;
-	if (k & 1) {
+	if (h->collider_count && !(k & 0x80)) return h->colliders[k % h->collider_count];
+	pbd_collider_id id = {rd_u8(r) % 8, rd_u8(r) % 3};
+	return id;
+}
+
+static void create_collider(harness* h, reader* r) {
+	if (pbd_world_collider_count(h->w[0]) >= MAX_COLLIDERS) return;
+	pbd_collider_def c = pbd_collider_def_default();
+	shape_arrays a;
+	const uint32_t type = rd_u8(r) % (PBD_SHAPE_COUNT + 1); /* and one past the last */
+	c.type = (pbd_shape_type)type;
+	if (type < PBD_SHAPE_COUNT) {
+		if (!fill_shape[type]) fuzz_fail("fuzz_step has no fill function for shape %u", type);
+		fill_shape[type](r, &c, &a);
+	}
+	const uint8_t f = rd_u8(r);
+	if (f & 1) c.margin = rd_real(r);
+	if (f & 2) {
+		c.kind = (pbd_actor_kind)(rd_u8(r) % 3);
+		c.velocity = rd_vec3(r);
+		c.angular_velocity = rd_vec3(r);
+	}
+	if (f & 4) c.pose = rd_pose(r);
+	if (f & 8) {
+		c.static_friction = rd_real(r);
+		c.kinetic_friction = rd_real(r);
+	}
+	if (f & 16) c.restitution = rd_real(r);
+	c.trigger = f & 32;
+	if (f & 64) c.category = rd_u32(r);
+	const uint32_t before[2] = {pbd_world_collider_count(h->w[0]), pbd_world_collider_count(h->w[1])};
+	pbd_collider_id id[2];
+	for (int k = 0; k < 2; ++k) id[k] = pbd_collider_create(h->w[k], &c);
+	tr("collider type %u kind %d%s margin %g -> id %u/%u: %s", type, (int)c.kind, c.trigger ? " trigger" : "",
+	   (double)c.margin, id[0].index1, id[0].generation, id[0].index1 ? "" : pbd_world_last_error(h->w[0]));
+	if (!agree(h, id[0].index1 == id[1].index1 && id[0].generation == id[1].generation,
+	           "collider create: id %u/%u in one world, %u/%u in the other", id[0].index1, id[0].generation,
+	           id[1].index1, id[1].generation))
+		return;
+	for (int k = 0; k < 2; ++k) {
+		pbd_world* w = h->w[k];
+		if (!id[k].index1) {
+			if (pbd_world_collider_count(w) != before[k]) fuzz_fail("collider create failed but added a collider");
+			if (!pbd_world_last_error(w)[0]) fuzz_fail("collider create failed without a message");
+			continue;
+		}
+		if (!pbd_collider_is_valid(w, id[k])) fuzz_fail("new collider id is not valid");
+		pbd_collider_def back;
+		if (pbd_collider_get_def(w, id[k], &back) != PBD_OK) fuzz_fail("new collider cannot be read back");
+		if (back.type != c.type) fuzz_fail("collider of type %u reads back as %u", type, (unsigned)back.type);
+		pbd_vec3 lo, hi;
+		if (pbd_collider_get_bounds(w, id[k], &lo, &hi) && !(lo.x <= hi.x && lo.y <= hi.y && lo.z <= hi.z))
+			fuzz_fail("collider bounds %g %g %g to %g %g %g", (double)lo.x, (double)lo.y, (double)lo.z, (double)hi.x,
+			          (double)hi.y, (double)hi.z);
+		uint32_t nv = 0, nt = 0;
+		const pbd_status st = pbd_collider_get_triangles(w, id[k], NULL, 0, NULL, 0, &nv, &nt);
+		const bool surface = c.type == PBD_SHAPE_CONVEX || c.type == PBD_SHAPE_MESH || c.type == PBD_SHAPE_HEIGHTFIELD;
+		if ((st == PBD_OK) != surface)
+			fuzz_fail("collider get_triangles -> %s for type %u", pbd_status_string(st), type);
+	}
+	if (id[0].index1 && h->collider_count < MAX_COLLIDERS) h->colliders[h->collider_count++] = id[0];
+}
+
+static void op_collider(harness* h, reader* r) {
+	const uint8_t k = rd_u8(r);
+	if (k % 5 < 2) {
+		create_collider(h, r);
+		return;
+	}
+	const pbd_collider_id id = rd_collider(h, r);
+	bool valid[2];
+	for (int w = 0; w < 2; ++w) valid[w] = pbd_collider_is_valid(h->w[w], id);
+	if (!agree(h, valid[0] == valid[1], "collider %u/%u valid in one world only", id.index1, id.generation)) return;
+	pbd_status st[2];
+	counts before[2];
+	take_both(h, before);
+	switch (k % 5) {
+	case 2:
+		BOTH(st, pbd_collider_destroy(W, id));
+		tr("destroy collider %u/%u -> %s", id.index1, id.generation, pbd_status_string(st[0]));
+		if ((st[0] == PBD_OK) != valid[0])
+			fuzz_fail("collider destroy: status %s for an id valid=%d", pbd_status_string(st[0]), valid[0]);
+		if (st[0] == PBD_OK && pbd_collider_is_valid(h->w[0], id)) fuzz_fail("collider id valid after destroy");
+		if (st[0] == PBD_OK && pbd_world_collider_count(h->w[0]) + 1 != before[0].n[COUNT_COLLIDERS])
+			fuzz_fail("collider count not decreased");
+		settle(h, st, NULL, "destroy collider");
+		return;
+	case 3: {
+		const pbd_pose p = rd_pose(r);
+		if (k & 0x80)
+			BOTH(st, pbd_collider_move_to(W, id, p));
+		else
+			BOTH(st, pbd_collider_set_pose(W, id, p));
+		tr("%s collider %u/%u to %g %g %g -> %s", (k & 0x80) ? "move" : "teleport", id.index1, id.generation,
+		   (double)p.position.x, (double)p.position.y, (double)p.position.z, pbd_status_string(st[0]));
+		break;
+	}
+	default: {
+		const pbd_vec3 v = rd_vec3(r), wv = rd_vec3(r);
+		BOTH(st, pbd_collider_set_velocity(W, id, v, wv));
+		tr("velocity of collider %u/%u: %g %g %g, angular %g %g %g -> %s", id.index1, id.generation, (double)v.x,
+		   (double)v.y, (double)v.z, (double)wv.x, (double)wv.y, (double)wv.z, pbd_status_string(st[0]));
+		break;
+	}
+	}
+	settle(h, st, before, "collider edit");
+}
+
+/* ---- settings, both worlds; threads, kernels and the profile on the tested world only ------ */
+
+static void op_settings(harness* h, reader* r) {
+	const uint8_t k = rd_u8(r);
+	pbd_status st[2] = {PBD_OK, PBD_OK};
+	switch (k % 18) {
+	case 0: {
+		const pbd_real dt = rd_real(r);
+		BOTH(st, pbd_world_set_dt(W, dt));
+		tr("dt %g -> %s", (double)dt, pbd_status_string(st[0]));
+		break;
+	}
+	case 1: {
+		const int n = (int)(rd_u8(r) % (MAX_SUBSTEPS + 2)) - 1;
+		BOTH(st, pbd_world_set_substeps(W, n));
+		tr("substeps %d -> %s", n, pbd_status_string(st[0]));
+		break;
+	}
+	case 2: {
+		const int n = (int)(rd_u8(r) % (MAX_ITERATIONS + 2)) - 1;
+		BOTH(st, pbd_world_set_iterations(W, n));
+		tr("iterations %d -> %s", n, pbd_status_string(st[0]));
+		break;
+	}
+	case 3: {
+		const int n = rd_u8(r) % 3;
+		BOTH(st, pbd_world_set_solver(W, (pbd_solver)n));
+		tr("solver %d -> %s", n, pbd_status_string(st[0]));
+		break;
+	}
+	case 4: {
+		const int n = rd_u8(r) % 3;
+		BOTH(st, pbd_world_set_formulation(W, (pbd_formulation)n));
+		tr("formulation %d -> %s", n, pbd_status_string(st[0]));
+		break;
+	}
+	case 5: {
+		const pbd_vec3 g = rd_vec3(r);
+		BOTH(st, pbd_world_set_gravity(W, g));
+		tr("gravity %g %g %g -> %s", (double)g.x, (double)g.y, (double)g.z, pbd_status_string(st[0]));
+		break;
+	}
+	case 6: {
+		const pbd_real d = rd_real(r);
+		BOTH(st, pbd_world_set_damping(W, d));
+		tr("damping %g -> %s", (double)d, pbd_status_string(st[0]));
+		break;
+	}
+	case 7: {
+		const pbd_real alpha = rd_real(r), omega = rd_real(r);
+		const bool split = rd_u8(r) & 1;
+		BOTH(st, pbd_world_set_jacobi(W, alpha, omega, split));
+		tr("jacobi alpha %g omega %g split %d -> %s", (double)alpha, (double)omega, split, pbd_status_string(st[0]));
+		break;
+	}
+	case 8: {
+		/* every method and one past the end */
+		const int n = rd_u8(r) % (PBD_METHOD_COUNT + 1);
+		BOTH(st, pbd_world_set_method(W, (pbd_method)n));
+		tr("method %s -> %s", pbd_method_name((pbd_method)n), pbd_status_string(st[0]));
+		break;
+	}
+	case 9: {
+		const int n = rd_u8(r) % 3;
+		BOTH(st, pbd_world_set_collision_mode(W, (pbd_collision_mode)n));
+		tr("collision mode %d -> %s", n, pbd_status_string(st[0]));
+		break;
+	}
+	case 10: {
+		const bool on = rd_u8(r) & 1;
+		const pbd_real rho = rd_real(r), gamma = rd_real(r);
+		const int delay = (int)(rd_u8(r) % 20) - 1;
+		BOTH(st, pbd_world_set_chebyshev(W, on, rho, delay, gamma));
+		tr("chebyshev %d rho %g delay %d gamma %g -> %s", on, (double)rho, delay, (double)gamma,
+		   pbd_status_string(st[0]));
+		break;
+	}
+	case 11: {
+		const int levels = (int)(rd_u8(r) % (PBD_HIERARCHY_MAX_LEVELS + 3)) - 1;
+		const int iterations = (int)(rd_u8(r) % 18) - 1;
+		BOTH(st, pbd_world_set_hierarchy(W, levels, iterations));
+		tr("hierarchy %d levels, %d iterations -> %s", levels, iterations, pbd_status_string(st[0]));
+		break;
+	}
+	case 12: {
+		const pbd_real s = rd_real(r);
+		BOTH(st, pbd_world_set_rigid_stiffness(W, s));
+		tr("rigid stiffness %g -> %s", (double)s, pbd_status_string(st[0]));
+		break;
+	}
+	case 13: {
+		const pbd_real damping = rd_real(r), tolerance = rd_real(r);
+		BOTH(st, pbd_world_set_force_settings(W, damping, tolerance));
+		tr("stiffness damping %g, linear tolerance %g -> %s", (double)damping, (double)tolerance,
+		   pbd_status_string(st[0]));
+		break;
+	}
+	case 14: {
+		const pbd_vec3 wind = rd_vec3(r);
+		const pbd_real strength = rd_real(r), frequency = rd_real(r);
+		BOTH(st, pbd_world_set_wind(W, wind, strength, frequency));
+		tr("wind %g %g %g gusts %g at %g Hz -> %s", (double)wind.x, (double)wind.y, (double)wind.z, (double)strength,
+		   (double)frequency, pbd_status_string(st[0]));
+		break;
+	}
+	case 15: {
+		/* threads of the tested world: 1 to MAX_THREADS, and 0 and one past PBD_MAX_THREADS refused */
+		const uint8_t b = rd_u8(r);
+		const int n = b & 0x80 ? (b & 1 ? 0 : PBD_MAX_THREADS + 1) : 1 + b % MAX_THREADS;
+		const pbd_status s = pbd_world_set_threads(h->w[0], n);
+		set_blocks(h, 0);
+		tr("threads %d -> %s", n, pbd_status_string(s));
+		if ((s == PBD_OK) != (n >= 1 && n <= PBD_MAX_THREADS) && s != PBD_ERR_OUT_OF_MEMORY)
+			fuzz_fail("set threads %d -> %s", n, pbd_status_string(s));
+		return;
+	}
+	case 16: {
+		/* the kernels of the tested world, each of them and one past the last */
+		const pbd_simd n = (pbd_simd)(rd_u8(r) % (PBD_SIMD_AVX512 + 2));
+		const pbd_status s = pbd_world_set_simd(h->w[0], n);
+		tr("simd %s -> %s", simd_name(n), pbd_status_string(s));
+		if (s != PBD_OK && (n == PBD_SIMD_AUTO || n == PBD_SIMD_SCALAR))
+			fuzz_fail("set simd %s -> %s", simd_name(n), pbd_status_string(s));
+		return;
+	}
+	default: {
+		/* the profile, which never changes a result, on the tested world only */
+		const bool on = rd_u8(r) & 1;
+		const pbd_status s = pbd_world_set_profile(h->w[0], on);
+		tr("profile %d -> %s", on, pbd_status_string(s));
+		if (s != PBD_OK) fuzz_fail("set profile -> %s", pbd_status_string(s));
+		return;
+	}
+	}
+	settle(h, st, NULL, "world setting");
+	/* The settings the world runs with stay inside what its setters accept. */
+	const pbd_world_def d = pbd_world_get_def(h->w[0]);
+	if (d.substeps < 1 || d.substeps > MAX_SUBSTEPS || d.iterations < 1 || d.iterations > MAX_ITERATIONS ||
+	    !(d.dt > 0) || !isfinite(d.dt) || (int)d.method < 0 || d.method >= PBD_METHOD_COUNT)
+		fuzz_fail("world settings out of range: substeps %d iterations %d dt %g method %d", d.substeps, d.iterations,
+		          (double)d.dt, (int)d.method);
+}
+
+/* ---- bodies from every mesh builder ------------------------------------------------------- */
+
+enum { BODY_GRID, BODY_ROPE, BODY_TRIANGLES, BODY_TET_BOX, BODY_TET_BALL, BODY_KINDS };
+
+static pbd_status build_mesh(reader* r, uint8_t kind, pbd_mesh* m, pbd_error* err) {
+	/* An octahedron, closed and wound outward: a balloon's surface. */
+	static const uint32_t octahedron[24] = {0, 2, 4, 2, 1, 4, 1, 3, 4, 3, 0, 4, 2, 0, 5, 1, 2, 5, 3, 1, 5, 0, 3, 5};
+	switch (kind) {
+	case BODY_GRID: {
 		pbd_grid_def g = pbd_grid_def_default();
-		g.nx = rd_u8(r) % 9;
-		g.ny = rd_u8(r) % 9;
+		const uint8_t f = rd_u8(r);
+		g.nx = rd_u8(r) % 12;
+		g.ny = rd_u8(r) % 12;
 		g.size_u = rd_real(r);
 		g.size_v = rd_real(r);
 		g.origin = rd_vec3(r);
-		if (k & 2) g.axis_u = rd_vec3(r);
-		if (k & 4) g.axis_v = rd_vec3(r);
+		if (f & 1) g.axis_u = rd_vec3(r);
+		if (f & 2) g.axis_v = rd_vec3(r);
 		g.diagonals = (int)(rd_u8(r) % 4);
-		g.bend = k & 8;
-		st = pbd_mesh_grid(&g, &m, &err);
-	} else {
+		g.bend = f & 4;
+		return pbd_mesh_grid(&g, m, err);
+	}
+	case BODY_ROPE: {
 		pbd_rope_def d = pbd_rope_def_default();
 		d.segments = rd_u8(r) % 40;
 		d.start = rd_vec3(r);
 		d.end = rd_vec3(r);
-		d.bend = k & 8;
-		st = pbd_mesh_rope(&d, &m, &err);
+		d.bend = rd_u8(r) & 1;
+		return pbd_mesh_rope(&d, m, err);
 	}
-	tr("%s -> %s %s", (k & 1) ? "grid" : "rope", pbd_status_string(st), st == PBD_OK ? "" : err.message);
+	case BODY_TRIANGLES: {
+		const uint8_t f = rd_u8(r);
+		pbd_vec3 x[16];
+		uint32_t t[3 * 16];
+		uint32_t nv, nt;
+		if (f & 1) { /* the octahedron, of the input's size, its corners maybe moved */
+			const pbd_real s = rd_real(r);
+			nv = 6;
+			nt = 8;
+			for (uint32_t k = 0; k < nv; ++k) {
+				const pbd_real sign = k & 1 ? -s : s;
+				x[k] = pbd_v3(k / 2 == 0 ? sign : 0, k / 2 == 1 ? sign : 0, k / 2 == 2 ? sign : 0);
+				if (f & 2) x[k] = pbd_v3_add(x[k], rd_vec3(r));
+			}
+			memcpy(t, octahedron, sizeof octahedron);
+		} else {
+			nv = rd_u8(r) % 17;
+			nt = rd_u8(r) % 17;
+			for (uint32_t k = 0; k < nv; ++k) x[k] = rd_vec3(r);
+			for (uint32_t k = 0; k < 3 * nt; ++k) t[k] = rd_u8(r) % (nv + 1);
+		}
+		return pbd_mesh_from_triangles(nv, x, nt, t, f & 4, m, err);
+	}
+	case BODY_TET_BOX: {
+		pbd_tet_box_def d = pbd_tet_box_def_default();
+		d.nx = rd_u8(r) % 4;
+		d.ny = rd_u8(r) % 4;
+		d.nz = rd_u8(r) % 4;
+		d.size = rd_vec3(r);
+		d.origin = rd_vec3(r);
+		const uint8_t t = rd_u8(r);
+		d.tets_per_cell = t & 0x80 ? (int)(int8_t)t : 5 + (t & 1);
+		return pbd_mesh_tet_box(&d, m, err);
+	}
+	default: {
+		pbd_tet_sphere_def d = pbd_tet_sphere_def_default();
+		d.center = rd_vec3(r);
+		d.radius = rd_real(r);
+		d.subdivisions = rd_u8(r) % 3;
+		return pbd_mesh_tet_sphere(&d, m, err);
+	}
+	}
+}
+
+/* The soft def's options, each read when its bit of `f` is set. */
+static void rd_soft_def(reader* r, uint32_t f, pbd_soft_def* bd, pbd_cloth_material* cloth) {
+	if (f & 1u << 0) bd->translation = rd_vec3(r);
+	if (f & 1u << 1) bd->velocity = rd_vec3(r);
+	bd->mass_mode = (pbd_mass_mode)(rd_u8(r) % 4);
+	bd->mass = rd_real(r);
+	if (f & 1u << 2)
+		for (int e = 0; e < PBD_EDGE_KIND_COUNT; ++e) {
+			bd->material[e].enabled = rd_u8(r) & 1;
+			bd->material[e].stiffness_stretch = rd_real(r);
+			bd->material[e].stiffness_compress = rd_real(r);
+			bd->material[e].compliance_stretch = rd_real(r);
+			bd->material[e].compliance_compress = rd_real(r);
+		}
+	if (f & 1u << 3) { /* a physical material: a preset, or any numbers */
+		const uint32_t n = pbd_cloth_material_preset_count(), k = rd_u8(r) % (n + 1);
+		pbd_error err;
+		if (k < n && pbd_cloth_material_preset(pbd_cloth_material_preset_name(k), cloth, &err) != PBD_OK)
+			fuzz_fail("cloth preset %u: %s", k, err.message);
+		if (k == n) {
+			cloth->density = rd_real(r);
+			cloth->stretch = rd_real(r);
+			cloth->shear = rd_real(r);
+			cloth->bending = rd_real(r);
+		}
+		bd->cloth = cloth;
+	}
+	if (f & 1u << 4) {
+		bd->bend = (pbd_bend_model)(rd_u8(r) % 5);
+		bd->bend_stiffness = rd_real(r);
+		bd->bend_compliance = rd_real(r);
+	}
+	if (f & 1u << 5) {
+		bd->tets = (pbd_tet_model)(rd_u8(r) % 4);
+		bd->tet_stiffness = rd_real(r);
+		bd->tet_compliance = rd_real(r);
+		bd->tet_youngs_modulus = rd_real(r);
+		bd->tet_poisson_ratio = rd_real(r);
+	}
+	if (f & 1u << 6) {
+		bd->long_range = true;
+		bd->long_range_mode = (pbd_lra_mode)(rd_u8(r) % 3);
+		bd->long_range_scale = rd_real(r);
+	}
+	if (f & 1u << 7) {
+		bd->membrane = (pbd_membrane_model)(rd_u8(r) % 3);
+		bd->membrane_stiffness = rd_real(r);
+		bd->membrane_compliance = rd_real(r);
+	}
+	if (f & 1u << 8) {
+		bd->balloon = true;
+		bd->pressure = rd_real(r);
+		bd->volume_stiffness = rd_real(r);
+		bd->volume_compliance = rd_real(r);
+	}
+	if (f & 1u << 9) {
+		bd->collision_mask = rd_u32(r);
+		bd->thickness = rd_real(r);
+		const uint8_t b = rd_u8(r);
+		bd->self_collision = b & 1;
+		bd->edge_contacts = b & 2;
+	}
+	if (f & 1u << 10) {
+		bd->drag_normal = rd_real(r);
+		bd->drag_tangent = rd_real(r);
+		bd->drag_particle = rd_real(r);
+		bd->wind = rd_vec3(r);
+	}
+}
+
+static void op_body(harness* h, reader* r) {
+	const uint8_t kind = rd_u8(r) % BODY_KINDS;
+	pbd_mesh m;
+	pbd_error err;
+	err.message[0] = 0;
+	pbd_status st = build_mesh(r, kind, &m, &err);
+	tr("mesh of kind %u -> %s %s", kind, pbd_status_string(st), st == PBD_OK ? "" : err.message);
 	if (st != PBD_OK) {
 		if (!err.message[0] || m.positions) fuzz_fail("builder failed without a message or left a mesh");
 		return;
@@ -405,116 +1414,378 @@ static void op_body(harness* h, reader* r) {
 		const pbd_vec3 d = pbd_v3_sub(m.positions[m.edges[2 * e]], m.positions[m.edges[2 * e + 1]]);
 		if (!isfinite(pbd_v3_length(d))) fuzz_fail("builder made edge %u without a finite length", e);
 	}
-	const uint32_t np = pbd_world_particle_count(h->w), nd = pbd_world_distance_count(h->w);
-	if (np + m.vertex_count > MAX_PARTICLES || nd + m.edge_count > MAX_DISTANCES) {
+	counts before[2];
+	take_both(h, before);
+	if (before[0].n[COUNT_PARTICLES] + m.vertex_count > MAX_PARTICLES ||
+	    before[0].n[PBD_FAMILY_DISTANCE] + m.edge_count > MAX_CONSTRAINTS ||
+	    before[0].n[COUNT_TRIANGLES] + m.triangle_count > MAX_TRIANGLES ||
+	    before[0].n[PBD_FAMILY_TET_NEOHOOKEAN] + m.tet_count > MAX_CONSTRAINTS ||
+	    before[0].n[PBD_FAMILY_TET_VOLUME] + m.tet_count > MAX_CONSTRAINTS) {
 		pbd_mesh_free(&m);
 		return;
 	}
 	pbd_soft_def bd = pbd_soft_def_default();
+	pbd_cloth_material cloth;
 	bd.mesh = &m;
-	bd.translation = (k & 16) ? rd_vec3(r) : pbd_v3(0, 0, 0);
-	bd.velocity = (k & 32) ? rd_vec3(r) : pbd_v3(0, 0, 0);
-	bd.mass_mode = (pbd_mass_mode)(rd_u8(r) % 4);
-	bd.mass = rd_real(r);
-	for (int e = 0; e < PBD_EDGE_KIND_COUNT; ++e)
-		if (k & 64) {
-			bd.material[e].enabled = rd_u8(r) & 1;
-			bd.material[e].stiffness_stretch = rd_real(r);
-			bd.material[e].compliance_stretch = rd_real(r);
-		}
+	rd_soft_def(r, rd_u32(r), &bd, &cloth);
 	uint32_t pinned[4];
 	bd.pinned_count = rd_u8(r) % 5;
 	for (uint32_t p = 0; p < bd.pinned_count; ++p) pinned[p] = rd_index(r, m.vertex_count);
 	bd.pinned = pinned;
-	pbd_soft_info body;
-	pbd_soft_id id;
-	st = pbd_soft_create(h->w, &bd, &id);
-	if (st == PBD_OK) st = pbd_soft_get_info(h->w, id, &body);
-	tr("body of %u vertices, %u edges, mass mode %d mass %g, %u pinned -> %s", m.vertex_count, m.edge_count,
-	   (int)bd.mass_mode, (double)bd.mass, bd.pinned_count, pbd_status_string(st));
-	check_refused(h, st, np, nd, pbd_world_triangle_count(h->w), "body create");
-	if (st == PBD_OK && (body.first_particle != np || body.particle_count != m.vertex_count))
-		fuzz_fail("body landed at %u (+%u), expected %u (+%u)", body.first_particle, body.particle_count, np,
-		          m.vertex_count);
+	pbd_status sts[2];
+	pbd_soft_id id[2];
+	BOTH(sts, pbd_soft_create(W, &bd, &id[both_k]));
+	tr("body of %u vertices, %u edges, %u triangles, %u tets, mass mode %d mass %g, %u pinned -> %s %s", m.vertex_count,
+	   m.edge_count, m.triangle_count, m.tet_count, (int)bd.mass_mode, (double)bd.mass, bd.pinned_count,
+	   pbd_status_string(sts[0]), sts[0] == PBD_OK ? "" : pbd_world_last_error(h->w[0]));
+	if (settle(h, sts, before, "body create")) {
+		pbd_soft_info body;
+		if (pbd_soft_get_info(h->w[0], id[0], &body) != PBD_OK) fuzz_fail("new body has no info");
+		if (body.first_particle != before[0].n[COUNT_PARTICLES] || body.particle_count != m.vertex_count)
+			fuzz_fail("body landed at %u (+%u), expected %u (+%u)", body.first_particle, body.particle_count,
+			          before[0].n[COUNT_PARTICLES], m.vertex_count);
+	} else if (!h->stop && (id[0].index1 || id[1].index1)) {
+		fuzz_fail("body create failed but returned id %u", id[0].index1);
+	}
 	pbd_mesh_free(&m);
+}
+
+/* ---- steps, and the comparison of the two worlds ------------------------------------------ */
+
+/* What a constraint of each family costs to project, against a distance (a cluster or an enclosed
+ * volume spans many particles). */
+static const double family_work[] = {
+    [PBD_FAMILY_DISTANCE] = 1,
+    [PBD_FAMILY_TET_VOLUME] = 2,
+    [PBD_FAMILY_TET_NEOHOOKEAN] = 6,
+    [PBD_FAMILY_ATTACHMENT] = 1,
+    [PBD_FAMILY_LRA] = 1,
+    [PBD_FAMILY_SHAPE] = CLUSTER_MAX,
+    [PBD_FAMILY_BEND_DIHEDRAL] = 3,
+    [PBD_FAMILY_BEND_ISOMETRIC] = 2,
+    [PBD_FAMILY_TRIANGLE] = 4,
+    [PBD_FAMILY_VOLUME] = 64,
+};
+_Static_assert(sizeof family_work / sizeof family_work[0] == PBD_FAMILY_COUNT,
+               "fuzz_step weighs every constraint family: give the new one its cost");
+
+/* The work of one step of a world, in distance projections; more on several threads, whose stages
+ * meet at barriers (on a loaded machine a barrier can cost a time slice). */
+static double step_work(const pbd_world* w) {
+	const pbd_world_def d = pbd_world_get_def(w);
+	double c = 0;
+	for (int f = 0; f < PBD_FAMILY_COUNT; ++f) c += family_work[f] * family_count[f](w);
+	const double np = pbd_world_particle_count(w);
+	c += np * (1 + pbd_world_collider_count(w));
+	const double levels = d.hierarchy_levels > 0 ? 2 : 1, threads = d.threads > 1 ? 2 : 1;
+	return threads * (double)d.substeps * ((double)d.iterations * c * levels + 4 * np);
+}
+
+#define SAME(a, b) (memcmp(&(a), &(b), sizeof(a)) == 0)
+
+static void compare_stats(harness* h) {
+	pbd_stats s[2];
+	for (int k = 0; k < 2; ++k) pbd_world_get_stats(h->w[k], &s[k]);
+	const pbd_stats *a = &s[0], *b = &s[1];
+	bool same = SAME(a->time, b->time) && a->steps == b->steps && SAME(a->kinetic_energy, b->kinetic_energy) &&
+	            SAME(a->potential_energy, b->potential_energy) && SAME(a->elastic_energy, b->elastic_energy) &&
+	            a->energy_defined == b->energy_defined && SAME(a->momentum, b->momentum) &&
+	            SAME(a->max_strain, b->max_strain) && SAME(a->mean_strain, b->mean_strain) &&
+	            SAME(a->max_violation, b->max_violation) && SAME(a->edge_max_strain, b->edge_max_strain) &&
+	            SAME(a->edge_mean_strain, b->edge_mean_strain) && SAME(a->linear_residual, b->linear_residual) &&
+	            a->linear_iterations == b->linear_iterations && a->contacts == b->contacts &&
+	            a->particles == b->particles && a->distances == b->distances && a->colliders == b->colliders;
+	for (int f = 0; f < PBD_FAMILY_COUNT; ++f) {
+		const pbd_family_stats *fa = &a->family[f], *fb = &b->family[f];
+		same = same && fa->count == fb->count && SAME(fa->max_violation, fb->max_violation) &&
+		       SAME(fa->max_strain, fb->max_strain) && SAME(fa->mean_strain, fb->mean_strain) &&
+		       SAME(fa->elastic_energy, fb->elastic_energy) && fa->energy_defined == fb->energy_defined;
+	}
+	agree(h, same,
+	      "step %d: statistics differ (kinetic energy %a / %a, max strain %a / %a, elastic %a / %a, contacts %u / %u)",
+	      h->steps, a->kinetic_energy, b->kinetic_energy, a->max_strain, b->max_strain, a->elastic_energy,
+	      b->elastic_energy, a->contacts, b->contacts);
+}
+
+static void compare_events(harness* h) {
+	enum { CAP = 64 };
+	pbd_contact c[2][CAP];
+	uint32_t n[2];
+	for (int k = 0; k < 2; ++k) n[k] = pbd_world_get_contacts(h->w[k], c[k], CAP);
+	bool same = n[0] == n[1];
+	for (uint32_t i = 0; same && i < n[0] && i < CAP; ++i)
+		same = c[0][i].particle == c[1][i].particle && c[0][i].collider_index1 == c[1][i].collider_index1 &&
+		       SAME(c[0][i].point, c[1][i].point) && SAME(c[0][i].normal, c[1][i].normal) &&
+		       SAME(c[0][i].distance, c[1][i].distance) && SAME(c[0][i].normal_correction, c[1][i].normal_correction);
+	if (!agree(h, same, "step %d: contacts differ (%u and %u)", h->steps, n[0], n[1])) return;
+	pbd_trigger_event e[2][CAP];
+	for (int k = 0; k < 2; ++k) n[k] = pbd_world_get_trigger_events(h->w[k], e[k], CAP);
+	same = n[0] == n[1];
+	for (uint32_t i = 0; same && i < n[0] && i < CAP; ++i)
+		same = e[0][i].collider_index1 == e[1][i].collider_index1 && e[0][i].particle == e[1][i].particle &&
+		       e[0][i].entered == e[1][i].entered;
+	if (!agree(h, same, "step %d: trigger events differ (%u and %u)", h->steps, n[0], n[1])) return;
+	pbd_trigger_object_event o[2][CAP];
+	for (int k = 0; k < 2; ++k) n[k] = pbd_world_get_trigger_object_events(h->w[k], o[k], CAP);
+	same = n[0] == n[1];
+	for (uint32_t i = 0; same && i < n[0] && i < CAP; ++i)
+		same = o[0][i].collider_index1 == o[1][i].collider_index1 && o[0][i].object.index1 == o[1][i].object.index1 &&
+		       o[0][i].object.generation == o[1][i].object.generation && o[0][i].entered == o[1][i].entered;
+	agree(h, same, "step %d: trigger object events differ (%u and %u)", h->steps, n[0], n[1]);
+}
+
+static void compare_worlds(harness* h) {
+	const pbd_world *a = h->w[0], *b = h->w[1];
+	const uint32_t n = pbd_world_particle_count(a);
+	if (!agree(h, n == pbd_world_particle_count(b), "step %d: %u particles against %u", h->steps, n,
+	           pbd_world_particle_count(b)))
+		return;
+	const pbd_vec3 *xa = pbd_world_positions(a), *xb = pbd_world_positions(b);
+	const pbd_vec3 *va = pbd_world_velocities(a), *vb = pbd_world_velocities(b);
+	for (uint32_t i = 0; i < n; ++i)
+		if (!agree(h, SAME(xa[i], xb[i]) && SAME(va[i], vb[i]),
+		           "step %d: particle %u of %u at %a %a %a moving %a %a %a, against %a %a %a moving %a %a %a", h->steps,
+		           i, n, (double)xa[i].x, (double)xa[i].y, (double)xa[i].z, (double)va[i].x, (double)va[i].y,
+		           (double)va[i].z, (double)xb[i].x, (double)xb[i].y, (double)xb[i].z, (double)vb[i].x, (double)vb[i].y,
+		           (double)vb[i].z))
+			return;
+	if (!agree(h, pbd_world_hash(a) == pbd_world_hash(b), "step %d: the hashes differ (the positions' remainders)",
+	           h->steps))
+		return;
+	for (int k = 0; k < PBD_WARN_COUNT; ++k) {
+		const pbd_warning_stat wa = pbd_world_get_warning(a, (pbd_warning)k),
+		                       wb = pbd_world_get_warning(b, (pbd_warning)k);
+		if (!agree(h, wa.count == wb.count && wa.last_index == wb.last_index,
+		           "step %d: warning %d counted %llu times (last %u) against %llu (last %u)", h->steps, k,
+		           (unsigned long long)wa.count, wa.last_index, (unsigned long long)wb.count, wb.last_index))
+			return;
+	}
+	uint32_t la[PBD_HIERARCHY_MAX_LEVELS + 1] = {0}, lb[PBD_HIERARCHY_MAX_LEVELS + 1] = {0};
+	const uint32_t levels = pbd_world_hierarchy_levels(a, la);
+	if (!agree(h, levels == pbd_world_hierarchy_levels(b, lb) && memcmp(la, lb, (levels + 1) * sizeof *la) == 0,
+	           "step %d: the hierarchies differ", h->steps))
+		return;
+	compare_stats(h);
+	if (!h->stop) compare_events(h);
+}
+
+/* One step of both worlds. A force-based method may refuse a world (a family it has no force model
+ * for, or under projective dynamics more large constraints than its low-rank update takes): the
+ * step then returns PBD_ERR_INVALID_ARGUMENT, says why and leaves the world as it was. Returns
+ * whether the worlds stepped. */
+static bool step_both(harness* h) {
+	fuzz_pins pins;
+	fuzz_pins_take(&pins, h->w[0], h->moving);
+	pbd_warning_stat nonfinite = pbd_world_get_warning(h->w[0], PBD_WARN_NONFINITE),
+	                 diverged = pbd_world_get_warning(h->w[0], PBD_WARN_DIVERGED);
+	uint64_t hash[2];
+	pbd_status st[2];
+	for (int k = 0; k < 2; ++k) {
+		hash[k] = pbd_world_hash(h->w[k]);
+		st[k] = pbd_world_step(h->w[k]);
+	}
+	++h->steps;
+	const pbd_world_def d = pbd_world_get_def(h->w[0]);
+	tr("step %d: %u particles (%u pinned), %u distances, %u colliders, method %s, %d threads, %s kernels -> %s; "
+	   "warnings nonfinite %llu diverged %llu",
+	   h->steps, pbd_world_particle_count(h->w[0]), pins.n, pbd_world_distance_count(h->w[0]),
+	   pbd_world_collider_count(h->w[0]), pbd_method_name(d.method), d.threads, simd_name(d.simd),
+	   pbd_status_string(st[0]), (unsigned long long)pbd_world_get_warning(h->w[0], PBD_WARN_NONFINITE).count,
+	   (unsigned long long)pbd_world_get_warning(h->w[0], PBD_WARN_DIVERGED).count);
+	if (!agree(h, st[0] == st[1], "step %d: %s in one world, %s in the other", h->steps, pbd_status_string(st[0]),
+	           pbd_status_string(st[1]))) {
+		fuzz_pins_check(&pins, h->w[0]);
+		return false;
+	}
+	if (st[0] != PBD_OK) {
+		for (int k = 0; k < 2; ++k) {
+			const char* e = pbd_world_last_error(h->w[k]);
+			if (st[k] == PBD_ERR_OUT_OF_MEMORY && h->heap[k].refused) {
+				h->stop = true;
+			} else if (!(d.method != PBD_METHOD_POSITION_BASED && st[k] == PBD_ERR_INVALID_ARGUMENT &&
+			             (strstr(e, "no force model") || strstr(e, "constraints over more than")))) {
+				fuzz_fail("pbd_world_step failed: %s", e);
+			}
+			if (!h->stop && pbd_world_hash(h->w[k]) != hash[k]) fuzz_fail("a refused step moved the world: %s", e);
+		}
+		fuzz_pins_check(&pins, h->w[0]);
+		return false;
+	}
+	/* A state that is not finite is allowed only after a step that says so. */
+	if (pbd_world_get_warning(h->w[0], PBD_WARN_NONFINITE).count == nonfinite.count &&
+	    pbd_world_get_warning(h->w[0], PBD_WARN_DIVERGED).count == diverged.count) {
+		const uint32_t n = pbd_world_particle_count(h->w[0]);
+		const pbd_vec3* x = pbd_world_positions(h->w[0]);
+		const pbd_vec3* v = pbd_world_velocities(h->w[0]);
+		for (uint32_t i = 0; i < n; ++i)
+			if (!fuzz_v3_finite(x[i]) || !fuzz_v3_finite(v[i]))
+				fuzz_fail("step %d: particle %u of %u is not finite (x %g %g %g, v %g %g %g) and the step reported "
+				          "neither a non-finite state nor a divergence",
+				          h->steps, i, n, (double)x[i].x, (double)x[i].y, (double)x[i].z, (double)v[i].x,
+				          (double)v[i].y, (double)v[i].z);
+	}
+	fuzz_pins_check(&pins, h->w[0]);
+	memset(h->moving, 0, sizeof h->moving);
+	compare_worlds(h);
+	return true;
 }
 
 static void op_step(harness* h, reader* r) {
 	const int n = 1 + rd_u8(r) % 3;
-	for (int s = 0; s < n && h->steps < MAX_STEPS; ++s, ++h->steps) {
-		fuzz_pins pins;
-		fuzz_pins_take(&pins, h->w, h->moving);
-		fuzz_step_once(h->w);
-		tr("step %d: %u particles (%u pinned), %u distances, %u colliders; warnings nonfinite %llu diverged %llu",
-		   h->steps + 1, pbd_world_particle_count(h->w), pins.n, pbd_world_distance_count(h->w),
-		   pbd_world_collider_count(h->w), (unsigned long long)pbd_world_get_warning(h->w, PBD_WARN_NONFINITE).count,
-		   (unsigned long long)pbd_world_get_warning(h->w, PBD_WARN_DIVERGED).count);
-		fuzz_check_finite(h->w);
-		fuzz_pins_check(&pins, h->w);
-		memset(h->moving, 0, sizeof h->moving);
-		pbd_stats st;
-		pbd_world_get_stats(h->w, &st);
-		if (st.particles != pbd_world_particle_count(h->w)) fuzz_fail("stats count %u particles", st.particles);
+	for (int s = 0; s < n && h->steps < MAX_STEPS && !h->stop; ++s) {
+		h->work += step_work(h->w[0]) + step_work(h->w[1]);
+		if (h->work > WORK_BUDGET) {
+			tr("step skipped: past the work budget");
+			h->steps = MAX_STEPS;
+			return;
+		}
+		if (!step_both(h)) return;
+	}
+}
+
+/* ---- the world def, and the recipe --------------------------------------------------------- */
+
+static pbd_world_def rd_world_def(reader* r, pbd_simd* simd, blocks* blk, size_t* heap_cap) {
+	pbd_world_def wd = pbd_world_def_default();
+	const uint8_t flags = rd_u8(r), more = rd_u8(r);
+	if (flags & 1) wd.gravity = rd_vec3(r);
+	if (flags & 2) wd.dt = rd_real(r);
+	wd.substeps = 1 + rd_u8(r) % MAX_SUBSTEPS;
+	wd.iterations = 1 + rd_u8(r) % MAX_ITERATIONS;
+	wd.method = (pbd_method)(rd_u8(r) % PBD_METHOD_COUNT);
+	wd.solver = (pbd_solver)(rd_u8(r) % 2);
+	wd.formulation = (pbd_formulation)(rd_u8(r) % 2);
+	wd.collision_mode = (pbd_collision_mode)(rd_u8(r) % 2);
+	wd.threads = 1 + rd_u8(r) % MAX_THREADS;
+	*simd = (pbd_simd)(rd_u8(r) % (PBD_SIMD_AVX512 + 1));
+	const uint8_t b = rd_u8(r);
+	static const uint32_t constraint_blocks[4] = {PBD_BLOCK_CONSTRAINTS, 64, 16, 8};
+	static const uint32_t particle_blocks[4] = {PBD_BLOCK_PARTICLES, 256, 128, PBD_BLOCK_PARTICLES_MIN};
+	blk->constraints = constraint_blocks[b & 3];
+	blk->particles = particle_blocks[(b >> 2) & 3];
+	blk->min_blocks = b & 16 ? PBD_EXEC_MIN_BLOCKS : 2;
+	if (flags & 4) wd.damping = rd_real(r);
+	if (flags & 8) {
+		wd.jacobi_alpha = rd_real(r);
+		wd.jacobi_omega = rd_real(r);
+		wd.jacobi_equal_split = rd_u8(r) & 1;
+	}
+	if (flags & 16) wd.max_speed = rd_real(r);
+	wd.diagnostics = flags & 32;
+	if (flags & 64) {
+		wd.chebyshev = true;
+		wd.chebyshev_rho = rd_real(r);
+		wd.chebyshev_delay = (int)(rd_u8(r) % 20) - 1;
+		wd.chebyshev_gamma = rd_real(r);
+	}
+	if (flags & 128) {
+		wd.hierarchy_levels = (int)(rd_u8(r) % (PBD_HIERARCHY_MAX_LEVELS + 3)) - 1;
+		wd.hierarchy_iterations = (int)(rd_u8(r) % 18) - 1;
+	}
+	if (more & 1) wd.damping_mode = (pbd_damping_mode)(rd_u8(r) % 3);
+	if (more & 2) wd.divergence_strain = rd_real(r);
+	if (more & 4) {
+		wd.stiffness_damping = rd_real(r);
+		wd.linear_tolerance = rd_real(r);
+	}
+	if (more & 8) wd.rigid_stiffness = rd_real(r);
+	if (more & 16) {
+		wd.wind = rd_vec3(r);
+		wd.gust_strength = rd_real(r);
+		wd.gust_frequency = rd_real(r);
+	}
+	wd.profile = more & 32;
+	if (more & 64) {
+		wd.particle_capacity = rd_u8(r);
+		wd.distance_capacity = rd_u8(r);
+	}
+	/* each world's share of the memory: half of HEAP_CAP, or 4 KiB to 128 MiB */
+	*heap_cap = more & 128 ? (size_t)4096 << (rd_u8(r) % 16) : HEAP_CAP / 2;
+	return wd;
+}
+
+static void destroy_worlds(harness* h) {
+	for (int k = 0; k < 2; ++k) {
+		pbd_world_destroy(h->w[k]);
+		h->w[k] = NULL;
+		if (h->heap[k].held)
+			fuzz_fail("world %d kept %zu bytes of the allocator after pbd_world_destroy", k, h->heap[k].held);
 	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 	reader r = {data, size};
-	pbd_world_def wd = pbd_world_def_default();
-	const uint8_t flags = rd_u8(&r);
-	if (flags & 1) wd.gravity = rd_vec3(&r);
-	if (flags & 2) wd.dt = rd_real(&r);
-	wd.substeps = 1 + rd_u8(&r) % MAX_SUBSTEPS;
-	wd.iterations = 1 + rd_u8(&r) % MAX_ITERATIONS;
-	wd.solver = (pbd_solver)(rd_u8(&r) % 2);
-	wd.formulation = (pbd_formulation)(rd_u8(&r) % 2);
-	if (flags & 4) wd.damping = rd_real(&r);
-	if (flags & 8) {
-		wd.jacobi_alpha = rd_real(&r);
-		wd.jacobi_omega = rd_real(&r);
-		wd.jacobi_equal_split = rd_u8(&r) & 1;
-	}
-	wd.collision_mode = (pbd_collision_mode)(rd_u8(&r) % 2);
-	if (flags & 16) wd.max_speed = rd_real(&r);
-	wd.diagnostics = flags & 32;
 	harness h;
 	memset(&h, 0, sizeof h);
-	const pbd_status created = pbd_world_create(&wd, &h.w);
-	tr("world: gravity %g %g %g dt %g substeps %d iterations %d solver %d formulation %d damping %g jacobi %g %g %d "
-	   "collision %d max speed %g -> %s",
+	pbd_simd simd;
+	size_t heap_cap;
+	pbd_world_def wd = rd_world_def(&r, &simd, &h.blk, &heap_cap);
+	pbd_world_def def[2] = {wd, wd};
+	def[0].simd = simd;
+	def[1].threads = 1;
+	def[1].simd = PBD_SIMD_SCALAR;
+	def[1].profile = false;
+	pbd_status st[2];
+	for (int k = 0; k < 2; ++k) {
+		h.heap[k].cap = heap_cap;
+		def[k].allocator.alloc = heap_alloc;
+		def[k].allocator.realloc = heap_realloc;
+		def[k].allocator.free = heap_free;
+		def[k].allocator.user = &h.heap[k];
+		st[k] = pbd_world_create(&def[k], &h.w[k]);
+		if (st[k] != PBD_OK && h.w[k]) fuzz_fail("pbd_world_create failed but returned a world");
+		if (st[k] == PBD_ERR_OUT_OF_MEMORY && !h.heap[k].refused)
+			fuzz_fail("pbd_world_create: out of memory while the allocator refused nothing");
+	}
+	/* Kernels this CPU lacks are refused: the tested world takes the widest it has instead. */
+	if (st[0] != PBD_OK && st[1] == PBD_OK && (simd == PBD_SIMD_AVX2 || simd == PBD_SIMD_AVX512)) {
+		def[0].simd = PBD_SIMD_AUTO;
+		st[0] = pbd_world_create(&def[0], &h.w[0]);
+	}
+	tr("world: gravity %g %g %g dt %g substeps %d iterations %d method %s solver %d formulation %d damping %g "
+	   "collision %d threads %d simd %s (asked %s), blocks %u/%u/%u, %zu bytes each -> %s",
 	   (double)wd.gravity.x, (double)wd.gravity.y, (double)wd.gravity.z, (double)wd.dt, wd.substeps, wd.iterations,
-	   (int)wd.solver, (int)wd.formulation, (double)wd.damping, (double)wd.jacobi_alpha, (double)wd.jacobi_omega,
-	   wd.jacobi_equal_split, (int)wd.collision_mode, (double)wd.max_speed, pbd_status_string(created));
-	if (created != PBD_OK) {
-		if (h.w) fuzz_fail("pbd_world_create failed but returned a world");
+	   pbd_method_name(wd.method), (int)wd.solver, (int)wd.formulation, (double)wd.damping, (int)wd.collision_mode,
+	   wd.threads, simd_name(def[0].simd), simd_name(simd), h.blk.constraints, h.blk.particles, h.blk.min_blocks,
+	   heap_cap, pbd_status_string(st[0]));
+	if (st[0] != st[1]) {
+		if (!(h.heap[0].refused || h.heap[1].refused))
+			fuzz_fail("pbd_world_create: %s with %d threads and the %s kernels, %s with 1 thread and the scalar ones",
+			          pbd_status_string(st[0]), def[0].threads, simd_name(def[0].simd), pbd_status_string(st[1]));
+		destroy_worlds(&h);
 		return 0;
 	}
-	for (int op = 0; op < MAX_OPS && r.n; ++op) {
+	if (st[0] != PBD_OK) {
+		destroy_worlds(&h);
+		return 0;
+	}
+	for (int k = 0; k < 2; ++k) set_blocks(&h, k);
+	for (int op = 0; op < MAX_OPS && r.n && !h.stop; ++op) {
 		switch (rd_u8(&r) % 10) {
 		case 0:
-			op_add_particles(&h, &r, false);
+			op_add_particles(&h, &r);
 			break;
 		case 1:
-			op_add_particles(&h, &r, true);
+			op_constraints(&h, &r);
 			break;
 		case 2:
-			op_add_distances(&h, &r);
-			break;
-		case 3:
 			op_collider(&h, &r);
 			break;
+		case 3:
 		case 4:
-		case 5:
 			op_particle(&h, &r);
 			break;
-		case 6:
+		case 5:
 			op_settings(&h, &r);
 			break;
-		case 7:
+		case 6:
 			op_body(&h, &r);
 			break;
+		case 7:
+			op_material(&h, &r);
+			break;
 		case 8:
-			rd_u8(&r) & 1 ? op_material(&h, &r) : op_triangles(&h, &r);
+			op_triangles(&h, &r);
 			break;
 		default:
 			op_step(&h, &r);
@@ -522,10 +1793,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 		}
 	}
 	/* Every recipe ends with a step, so that recipes cut short still exercise it. */
-	if (h.steps < MAX_STEPS) {
+	if (h.steps < MAX_STEPS && !h.stop) {
 		reader none = {NULL, 0};
 		op_step(&h, &none);
 	}
-	pbd_world_destroy(h.w);
+	destroy_worlds(&h);
 	return 0;
 }

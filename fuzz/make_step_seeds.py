@@ -1,13 +1,25 @@
 #!/usr/bin/env python3
-"""Writes the seed recipes of fuzz_step into fuzz/corpus/step/ (the files are committed; this
-script documents their bytes and remakes them after a change of the format in fuzz_step.c)."""
+"""Writes the seed recipes of fuzz_step into fuzz/corpus/step/ and its reproducers into
+fuzz/regressions/step/ (the files are committed; this script documents their bytes and remakes
+them after a change of the format in fuzz_step.c, described in docs/fuzzing.md)."""
+import math
 import os
 import struct
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "step")
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus", "step")
+REGRESSIONS_DIR = os.path.join(HERE, "regressions", "step")
 
 # Ops, as fuzz_step.c reads the byte that picks one (modulo 10).
-ADD_PARTICLES, ADD_MASSES, ADD_DISTANCES, COLLIDER, PARTICLE, _, SETTINGS, BODY, MATERIAL_OR_TRIANGLES, STEP = range(10)
+PARTICLES, CONSTRAINTS, COLLIDER, PARTICLE, _, SETTINGS, BODY, MATERIAL, TRIANGLES, STEP = range(10)
+# Constraint families (pbd_family_type), shapes (pbd_shape_type), methods (pbd_method), kernels (pbd_simd).
+DISTANCE, TET_VOLUME, TET_NEOHOOKEAN, ATTACHMENT, LRA, SHAPE, BEND_DIHEDRAL, BEND_ISOMETRIC, TRIANGLE, VOLUME = \
+    range(10)
+PLANE, SPHERE, CAPSULE, BOX, CONVEX, MESH, HEIGHTFIELD = range(7)
+PBD, EXPLICIT_EULER, SYMPLECTIC_EULER, IMPLICIT_EULER, PROJECTIVE_DYNAMICS, VBD = range(6)
+AUTO, SCALAR, AVX2, AVX512 = range(4)
+# Body kinds of op_body.
+GRID, ROPE, TRIANGLE_MESH, TET_BOX, TET_BALL = range(5)
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 1e-30, 1e30, "FLT_MAX", "-FLT_MAX", 1e-6, 1e6, "FLT_MIN", "denormal", "inf", "-inf",
            "nan", 0.5]
 
@@ -16,6 +28,8 @@ def real(x):
     """A scalar as tag 0 (int16 / 1000) when it fits, else tag 6 (raw float bits)."""
     if isinstance(x, str):
         return bytes([5, SPECIAL.index(x)])
+    if x == 0 and math.copysign(1, x) < 0:
+        return bytes([5, 1])
     if abs(x) <= 32.767 and abs(round(x * 1000) - x * 1000) < 1e-6:
         return bytes([0]) + struct.pack("<h", round(x * 1000))
     return bytes([6]) + struct.pack("<f", x)
@@ -25,42 +39,75 @@ def vec(x, y, z):
     return real(x) + real(y) + real(z)
 
 
-def header(substeps=4, iterations=8, solver=0, formulation=0, collision=0, gravity=None, dt=None, damping=None,
-           jacobi=None, max_speed=None, diagnostics=True):
+def u8(*values):
+    return bytes(values)
+
+
+def index(i):
+    """An index as fuzz_step reads one: a byte below 254, then 16 bits (taken modulo the count)."""
+    return bytes([0]) + struct.pack("<H", i)
+
+
+def header(substeps=4, iterations=8, method=PBD, solver=0, formulation=0, collision=0, threads=1, simd=AUTO,
+           blocks=0, gravity=None, dt=None, damping=None, jacobi=None, max_speed=None, diagnostics=True,
+           chebyshev=None, hierarchy=None, damping_mode=None, divergence=None, force=None, rigid=None, wind=None,
+           profile=False, heap=None):
+    """blocks: bits 0-1 the constraint block (256, 64, 16, 8), bits 2-3 the particle block (1024, 256,
+    128, 64), bit 4 the default least number of blocks to share a stage (else 2). heap: each world's
+    memory as 4096 << heap bytes (default 256 MiB)."""
     flags = (1 if gravity else 0) | (2 if dt is not None else 0) | (4 if damping is not None else 0) | \
-        (8 if jacobi else 0) | (16 if max_speed is not None else 0) | (32 if diagnostics else 0)
-    b = bytes([flags])
+        (8 if jacobi else 0) | (16 if max_speed is not None else 0) | (32 if diagnostics else 0) | \
+        (64 if chebyshev else 0) | (128 if hierarchy else 0)
+    more = (1 if damping_mode is not None else 0) | (2 if divergence is not None else 0) | (4 if force else 0) | \
+        (8 if rigid is not None else 0) | (16 if wind else 0) | (32 if profile else 0) | \
+        (128 if heap is not None else 0)
+    b = u8(flags, more)
     if gravity:
         b += vec(*gravity)
     if dt is not None:
         b += real(dt)
-    b += bytes([substeps - 1, iterations - 1, solver, formulation])
+    b += u8(substeps - 1, iterations - 1, method, solver, formulation, collision, threads - 1, simd, blocks)
     if damping is not None:
         b += real(damping)
     if jacobi:
-        b += real(jacobi[0]) + real(jacobi[1]) + bytes([jacobi[2]])
-    b += bytes([collision])
+        b += real(jacobi[0]) + real(jacobi[1]) + u8(jacobi[2])
     if max_speed is not None:
         b += real(max_speed)
+    if chebyshev:  # (rho, delay, gamma)
+        b += real(chebyshev[0]) + u8(chebyshev[1] + 1) + real(chebyshev[2])
+    if hierarchy:  # (levels, iterations)
+        b += u8(hierarchy[0] + 1, hierarchy[1] + 1)
+    if damping_mode is not None:
+        b += u8(damping_mode)
+    if divergence is not None:
+        b += real(divergence)
+    if force:  # (stiffness damping, linear tolerance)
+        b += real(force[0]) + real(force[1])
+    if rigid is not None:
+        b += real(rigid)
+    if wind:  # (wind, gust strength, gust frequency)
+        b += vec(*wind[0]) + real(wind[1]) + real(wind[2])
+    if heap is not None:
+        b += u8(heap)
     return b
 
 
-def particles(items, velocities=None):
-    """items: (position, inverse mass); inverse mass 0 is written as the pinned choice."""
-    b = bytes([ADD_PARTICLES, len(items) - 1, 1 if velocities else 0])
+def particles(items, velocities=None, by_mass=False):
+    """items: (position, inverse mass, or mass when by_mass); inverse mass 0 is written as the pinned choice."""
+    b = u8(PARTICLES, (1 if by_mass else 0) | (2 if velocities else 0), len(items) - 1)
     for k, (x, w) in enumerate(items):
         b += vec(*x)
         if velocities:
             b += vec(*velocities[k])
-        b += bytes([0]) if w == 0 else bytes([1]) + real(w)
-    return b + bytes([0])
+        b += u8(0) if w == 0 and not by_mass else u8(1) + real(w)
+    return b
 
 
 def distances(pairs, rest=None, compliance=None):
     mode = (1 if rest is not None else 0) | (4 if compliance is not None else 0)
-    b = bytes([ADD_DISTANCES, len(pairs) - 1, mode])
+    b = u8(CONSTRAINTS, DISTANCE, len(pairs) - 1, mode)
     for a, c in pairs:
-        b += bytes([0]) + struct.pack("<H", a) + bytes([0]) + struct.pack("<H", c)
+        b += index(a) + index(c)
         if rest is not None:
             b += real(rest)
         if compliance is not None:
@@ -68,87 +115,348 @@ def distances(pairs, rest=None, compliance=None):
     return b
 
 
-def plane(normal, offset, margin=None):
-    # The kind byte: bit 0x40 reads a margin, the byte modulo 3 is the shape (0 plane).
-    return bytes([COLLIDER, 0x42 if margin is not None else 0]) + vec(*normal) + real(offset) + \
-        (real(margin) if margin is not None else b"")
+def tet_volumes(tets, compliance=None):
+    b = u8(CONSTRAINTS, TET_VOLUME, len(tets) - 1, 4 if compliance is not None else 0)
+    for t in tets:
+        b += b"".join(index(p) for p in t) + (real(compliance) if compliance is not None else b"")
+    return b
 
 
-def sphere(center, radius):
-    return bytes([COLLIDER, 1]) + vec(*center) + real(radius)
+def tet_neohookeans(tets, youngs=None):
+    b = u8(CONSTRAINTS, TET_NEOHOOKEAN, len(tets) - 1, 1 if youngs is not None else 0)
+    for t in tets:
+        b += b"".join(index(p) for p in t) + (real(youngs) if youngs is not None else b"")
+    return b
 
 
-def particle(kind, index, *rest):
-    """kind: 0 pin, 1 unpin, 2 target (vec3), 3 force (vec3), 4 inverse mass (real)."""
-    b = bytes([PARTICLE, kind, 0]) + struct.pack("<H", index)
+def attachments(items, compliance=None):
+    """items: (particle, target)."""
+    b = u8(CONSTRAINTS, ATTACHMENT, len(items) - 1, 4 if compliance is not None else 0)
+    for p, target in items:
+        b += index(p) + vec(*target) + (real(compliance) if compliance is not None else b"")
+    return b
+
+
+def lras(first, count, mode=1, scale=1.0):
+    return u8(CONSTRAINTS, LRA, 0, 1 | 2) + index(first) + struct.pack("<H", count) + u8(mode) + real(scale)
+
+
+def shape_cluster(first, count, stiffness=0.5):
+    return u8(CONSTRAINTS, SHAPE, 4, count) + index(first) + real(stiffness)
+
+
+def bends(family, triangles, compliance=None):
+    """One hinge per (triangle, fourth particle): the triangle's corners and the wing."""
+    b = u8(CONSTRAINTS, family, len(triangles) - 1, 4 if compliance is not None else 0)
+    for t, wing in triangles:
+        b += u8(1) + struct.pack("<H", t) + index(wing) + (real(compliance) if compliance is not None else b"")
+    return b
+
+
+def surface_strains(first, count, compliance):
+    return u8(CONSTRAINTS, TRIANGLE, 1 | 8) + real(compliance) + real(compliance) + index(first) + u8(count)
+
+
+def volume(first_triangle, count, pressure):
+    return u8(CONSTRAINTS, VOLUME, 4) + struct.pack("<H", count) + index(first_triangle) + real(pressure)
+
+
+def collider(kind, shape, margin=None, kinematic=None, pose=None, friction=None, restitution=None, trigger=False):
+    """A collider made by op_collider (kind byte 0: create). shape: the bytes of its fields (below);
+    kinematic: (velocity, angular velocity); pose: (position, quaternion)."""
+    f = (1 if margin is not None else 0) | (2 if kinematic else 0) | (4 if pose else 0) | \
+        (8 if friction else 0) | (16 if restitution is not None else 0) | (32 if trigger else 0)
+    b = u8(COLLIDER, 0, kind) + shape + u8(f)
+    if margin is not None:
+        b += real(margin)
+    if kinematic:
+        b += u8(1) + vec(*kinematic[0]) + vec(*kinematic[1])
+    if pose:
+        b += vec(*pose[0]) + b"".join(real(q) for q in pose[1])
+    if friction:
+        b += real(friction[0]) + real(friction[1])
+    if restitution is not None:
+        b += real(restitution)
+    return b
+
+
+def plane(normal, offset, **kw):
+    return collider(PLANE, vec(*normal) + real(offset), **kw)
+
+
+def sphere(center, radius, **kw):
+    return collider(SPHERE, vec(*center) + real(radius), **kw)
+
+
+def capsule(half_height, radius, **kw):
+    return collider(CAPSULE, real(half_height) + real(radius), **kw)
+
+
+def box(half_extents, **kw):
+    return collider(BOX, vec(*half_extents), **kw)
+
+
+def convex_box(half_extents, **kw):
+    """The hull of a box's corners (mode 1: corners from the extents)."""
+    return collider(CONVEX, u8(1, 0) + vec(*half_extents), **kw)
+
+
+def mesh_box(half_extents, closed, **kw):
+    """A collider mesh of a box's 12 triangles (mode 1, and 16 when closed)."""
+    return collider(MESH, u8(1 | (16 if closed else 0), 0) + vec(*half_extents), **kw)
+
+
+def heightfield(heights, cell, **kw):
+    nz = len(heights)
+    nx = len(heights[0])
+    b = u8(nx, nz) + real(cell) + real(cell) + b"".join(real(v) for row in heights for v in row)
+    return collider(HEIGHTFIELD, b, **kw)
+
+
+def collider_velocity(slot, velocity, angular):
+    return u8(COLLIDER, 4, slot) + vec(*velocity) + vec(*angular)
+
+
+def collider_move(slot, position, rotation=(0, 0, 0, 1)):
+    # 128: modulo 5 the pose change, and bit 7 asks for a move (pbd_collider_move_to), not a teleport
+    return u8(COLLIDER, 128, slot) + vec(*position) + b"".join(real(q) for q in rotation)
+
+
+def particle(kind, i, *rest):
+    """kind: 0 pin, 1 unpin, 2 target (vec3), 3 force (vec3), 4 inverse mass (real), 6 impulse (vec3),
+    7 explosion (centre, radius, impulse; i unused)."""
+    b = u8(PARTICLE, kind) + index(i)
     for r in rest:
         b += vec(*r) if isinstance(r, tuple) else real(r)
     return b
 
 
+def positions(first, items):
+    """Overwrites the positions of particles first, first + 1, ... (3 at most)."""
+    return u8(PARTICLE, 5) + index(first) + u8(len(items)) + b"".join(vec(*x) for x in items)
+
+
 def settings(kind, *values):
-    """kind: 0 dt, 1 substeps, 2 iterations, 3 solver, 4 formulation, 5 gravity, 6 damping,
-    7 jacobi (alpha, omega, split), 8 collision mode."""
-    b = bytes([SETTINGS, kind])
+    """kind: 0 dt, 1 substeps, 2 iterations, 3 solver, 4 formulation, 5 gravity, 6 damping, 7 jacobi (alpha,
+    omega, split), 8 method, 9 collision mode, 10 chebyshev (on, rho, delay, gamma), 11 hierarchy (levels,
+    iterations), 12 rigid stiffness, 13 force settings, 14 wind (vec3, strength, frequency), 15 threads of the
+    tested world, 16 its kernels, 17 its profile."""
+    b = u8(SETTINGS, kind)
     if kind in (1, 2):
-        return b + bytes([values[0] + 1])
-    if kind in (3, 4, 8):
-        return b + bytes([values[0]])
+        return b + u8(values[0] + 1)
+    if kind in (3, 4, 8, 9, 16, 17):
+        return b + u8(values[0])
+    if kind == 15:
+        return b + u8(values[0] - 1)
     if kind == 5:
         return b + vec(*values[0])
     if kind == 7:
-        return b + real(values[0]) + real(values[1]) + bytes([values[2]])
+        return b + real(values[0]) + real(values[1]) + u8(values[2])
+    if kind == 10:
+        return b + u8(values[0]) + real(values[1]) + real(values[3]) + u8(values[2] + 1)
+    if kind == 11:
+        return b + u8(values[0] + 1, values[1] + 1)
+    if kind == 13:
+        return b + real(values[0]) + real(values[1])
+    if kind == 14:
+        return b + vec(*values[0]) + real(values[1]) + real(values[2])
     return b + real(values[0])
 
 
-def grid(nx, ny, size, origin, diagonals, bend, mass_mode, mass, pinned):
-    k = 1 | (8 if bend else 0)
-    b = bytes([BODY, k, nx, ny]) + real(size) + real(size) + vec(*origin) + bytes([diagonals])
-    b += bytes([mass_mode]) + real(mass) + bytes([len(pinned)])
+def soft(mass_mode=0, mass=1.0, pinned=(), translation=None, velocity=None, cloth=None, bend=None, tets=None,
+         long_range=None, membrane=None, balloon=None, collision=None, drag=None):
+    """The soft def of op_body after the mesh: a flags word, then each option whose bit is set.
+    cloth: a preset index; bend: (model, stiffness, compliance); tets: (model, stiffness, compliance, E, nu);
+    long_range: (mode, scale); membrane: (model, stiffness, compliance); balloon: (pressure, stiffness,
+    compliance); collision: (mask, thickness, self, edges); drag: (normal, tangent, particle, wind)."""
+    opts = [translation, velocity, None, cloth, bend, tets, long_range, membrane, balloon, collision, drag]
+    f = sum(1 << k for k, o in enumerate(opts) if o is not None)
+    b = struct.pack("<I", f)
+    if translation is not None:
+        b += vec(*translation)
+    if velocity is not None:
+        b += vec(*velocity)
+    b += u8(mass_mode) + real(mass)
+    if cloth is not None:
+        b += u8(cloth)
+    if bend is not None:
+        b += u8(bend[0]) + real(bend[1]) + real(bend[2])
+    if tets is not None:
+        b += u8(tets[0]) + b"".join(real(v) for v in tets[1:])
+    if long_range is not None:
+        b += u8(long_range[0]) + real(long_range[1])
+    if membrane is not None:
+        b += u8(membrane[0]) + real(membrane[1]) + real(membrane[2])
+    if balloon is not None:
+        b += b"".join(real(v) for v in balloon)
+    if collision is not None:
+        b += struct.pack("<I", collision[0]) + real(collision[1]) + u8((1 if collision[2] else 0) |
+                                                                         (2 if collision[3] else 0))
+    if drag is not None:
+        b += real(drag[0]) + real(drag[1]) + real(drag[2]) + vec(*drag[3])
+    b += u8(len(pinned))
     for p in pinned:
-        b += bytes([0]) + struct.pack("<H", p)
+        b += index(p)
     return b
 
 
-def rope(segments, start, end, bend, mass_mode, mass, pinned):
-    b = bytes([BODY, 8 if bend else 0, segments]) + vec(*start) + vec(*end)
-    b += bytes([mass_mode]) + real(mass) + bytes([len(pinned)])
-    for p in pinned:
-        b += bytes([0]) + struct.pack("<H", p)
+def grid(nx, ny, size, origin, diagonals=2, bend=False, **kw):
+    b = u8(BODY, GRID, 4 if bend else 0, nx, ny) + real(size) + real(size) + vec(*origin) + u8(diagonals)
+    return b + soft(**kw)
+
+
+def rope(segments, start, end, bend=False, **kw):
+    return u8(BODY, ROPE, segments) + vec(*start) + vec(*end) + u8(1 if bend else 0) + soft(**kw)
+
+
+def octahedron(size, **kw):
+    """The closed octahedron of op_body, corners at +-size on the axes."""
+    return u8(BODY, TRIANGLE_MESH, 1) + real(size) + soft(**kw)
+
+
+def tet_box(n, size, origin, tets_per_cell=5, **kw):
+    return u8(BODY, TET_BOX, n[0], n[1], n[2]) + vec(*size) + vec(*origin) + u8(tets_per_cell - 5) + soft(**kw)
+
+
+def tet_ball(center, radius, subdivisions, **kw):
+    return u8(BODY, TET_BALL) + vec(*center) + real(radius) + u8(subdivisions) + soft(**kw)
+
+
+def material(family, first, count, *values):
+    """count < 16; for attachments and volumes an odd count asks for a new target or pressure of `first`."""
+    return u8(MATERIAL, family) + index(first) + u8(count) + b"".join(vec(*v) if isinstance(v, tuple) else real(v)
+                                                                      for v in values)
+
+
+def triangles(items):
+    b = u8(TRIANGLES, len(items) - 1)
+    for t in items:
+        b += b"".join(index(p) for p in t)
     return b
 
 
 def step(n):
-    return bytes([STEP, n - 1])
+    return u8(STEP, n - 1)
 
+
+CLOTH = dict(mass_mode=1, mass=0.2)
 
 SEEDS = {
     # Two particles, the first pinned, one stiff link: a pendulum released from horizontal.
     "pendulum": header() + particles([((0, 1, 0), 0), ((1, 1, 0), 1)]) + distances([(0, 1)]) + step(3) + step(3),
-    # An XPBD cloth pinned at two corners over a sphere; one corner then moved by a target.
-    "cloth_sphere_xpbd": header(substeps=4, iterations=4, formulation=1, gravity=(0, -9.81, 0)) +
-    grid(5, 5, 1, (-0.5, 1, -0.5), 2, True, 1, 0.2, [0, 4]) + sphere((0, 0, 0), 0.6) + step(3) +
-    particle(2, 4, (1, 1.5, -0.5)) + step(2) + step(3),
-    # A Jacobi rope on a plane, pushed by a force, with damping and a speed clamp.
+    # An XPBD cloth pinned at two corners over a sphere on 4 threads in AVX-512 lanes, small blocks; one
+    # corner then moved by a target.
+    "cloth_sphere_xpbd": header(substeps=4, iterations=4, formulation=1, threads=4, simd=AVX512, blocks=1 | 12) +
+    grid(8, 8, 1, (-0.5, 1, -0.5), bend=True, pinned=[0, 7], **CLOTH) + sphere((0, 0, 0), 0.6) + step(3) +
+    particle(2, 7, (1, 1.5, -0.5)) + step(2) + step(3),
+    # A Jacobi rope on a plane with Chebyshev and the hierarchy, pushed by a force, with damping and a
+    # speed clamp, on 2 threads in AVX2 lanes.
     "rope_jacobi_plane": header(substeps=2, iterations=16, solver=1, collision=1, damping=0.99,
-                                jacobi=(0.2, 1.0, 1), max_speed=20) +
-    rope(10, (0, 1, 0), (2, 1, 0), True, 2, 0.1, [0]) + plane((0, 1, 0), 0, 0.01) + particle(3, 10, (5, 0, 0)) +
+                                jacobi=(0.2, 1.0, 1), max_speed=20, chebyshev=(0, 2, 0.9), hierarchy=(2, 4),
+                                threads=2, simd=AVX2, blocks=2 | 12) +
+    rope(30, (0, 1, 0), (3, 1, 0), bend=True, mass_mode=2, mass=0.1, pinned=[0]) +
+    plane((0, 1, 0), 0, margin=0.01, friction=(0.5, 0.3)) + particle(3, 30, (5, 0, 0)) +
     step(3) + settings(3, 0) + settings(4, 1) + step(3),
     # Free particles with velocities and soft links, a changed gravity and time step, unpinning.
-    "particles_soft": header(substeps=3, iterations=5, formulation=1) +
+    "particles_soft": header(substeps=3, iterations=5, formulation=1, threads=3, blocks=3 | 12) +
     particles([((0, 0, 0), 0), ((0.5, 0, 0), 2), ((1, 0, 0), 1), ((1, 0.5, 0), 0.5)],
               velocities=[(0, 0, 0), (0, 1, 0), (0, 0, 1), (-1, 0, 0)]) +
     distances([(0, 1), (1, 2), (2, 3), (3, 0)], rest=0.6, compliance=0.001) + step(2) + settings(5, (0, 0, -3)) +
     settings(0, 0.005) + particle(1, 0) + particle(4, 0, 3) + step(3),
-    # Values at the edge: a huge time step (the world accepts up to about 9e18 s), the largest float in a position, a NaN mass (refused).
-    "extremes": header(substeps=1, iterations=1, dt=1e15) +
+    # Values at the edge: the longest step, the largest float in a position, a NaN mass (refused).
+    "extremes": header(substeps=1, iterations=1, dt=1000) +
     particles([((0, 0, 0), 0), (("FLT_MAX", 0, 0), 1), ((1, 1, 1), "nan")]) +
-    particles([((0, 0, 0), 1), ((1e-30, 0, 0), 1)]) + distances([(0, 1)]) + step(2) + settings(0, "denormal") + step(1),
+    particles([((0, 0, 0), 1), ((1e-30, 0, 0), 1)]) + distances([(3, 4)]) + step(2) + settings(0, "denormal") +
+    step(1),
+    # A cloth falls on every shape at once, a kinematic capsule turning and a trigger among them, on 2
+    # threads with small blocks.
+    "colliders": header(substeps=4, iterations=6, formulation=1, threads=2, blocks=1 | 12) +
+    grid(10, 10, 3, (-1.5, 1.2, -1.5), collision=(0xffffffff, 0.02, True, True), **CLOTH) +
+    heightfield([[0, 0.1, 0], [0.1, 0.3, 0.1], [0, 0.1, 0]], 1.5, pose=((-1.5, -0.5, -1.5), (0, 0, 0, 1))) +
+    box((0.3, 0.3, 0.3), margin=0.01, pose=((0.8, 0.3, 0.8), (0, 0.383, 0, 0.924))) +
+    capsule(0.4, 0.2, kinematic=((0, 0, 0), (0, 1, 0)), pose=((-0.8, 0.4, 0.8), (0.707, 0, 0, 0.707)),
+            friction=(0.4, 0.3)) +
+    convex_box((0.25, 0.2, 0.25), pose=((0.8, 0.3, -0.8), (0, 0, 0, 1))) +
+    mesh_box((0.3, 0.3, 0.3), True, pose=((-0.8, 0.3, -0.8), (0, 0, 0, 1))) +
+    sphere((0, 0.5, 0), 0.8, trigger=True) + step(3) + collider_velocity(2, (0.5, 0, 0), (0, 2, 0)) +
+    step(1) + collider_move(2, (-0.5, 0.5, 0.8)) + step(2),
+    # A stable Neo-Hookean ball on 3 threads in AVX-512 lanes, then a tetrahedral box with volume
+    # constraints after the first step, on a plane.
+    "tets": header(substeps=4, iterations=4, formulation=1, threads=3, simd=AVX512, blocks=2 | 12) +
+    plane((0, 1, 0), 0) + tet_ball((0, 0.6, 0), 0.5, 1, mass_mode=2, mass=100, tets=(2, 1, 0, 2e5, 0.4)) +
+    step(2) + tet_box((2, 2, 2), (0.4, 0.4, 0.4), (0.8, 0.2, 0), tets=(1, 1, 1e-6, 1e6, 0.45), mass_mode=2,
+                      mass=200) + step(3) + material(TET_NEOHOOKEAN, 0, 8, 5e4, 0.3, 1, 1) + step(2),
+    # A balloon: a closed octahedron with triangle membranes, dihedral bends and an enclosed volume,
+    # inflated between steps, against a box, on 4 threads.
+    "balloon": header(substeps=4, iterations=8, formulation=1, threads=4, blocks=3 | 12) +
+    box((1, 0.1, 1), pose=((0, -0.1, 0), (0, 0, 0, 1))) +
+    octahedron(0.4, translation=(0, 0.6, 0), mass_mode=1, mass=0.1, bend=(1, 1, 0.01), membrane=(1, 1, 1e-4),
+               balloon=(1.2, 1, 0)) + step(3) + material(VOLUME, 0, 1, 1.6) + step(3),
+    # A cloth under every method in turn (the hierarchy on for PBD), on 2 threads with small blocks.
+    "methods": header(substeps=2, iterations=8, formulation=1, threads=2, blocks=2 | 12, hierarchy=(3, 4),
+                      force=(0.01, 1e-4)) +
+    grid(6, 6, 1, (0, 1, 0), bend=True, pinned=[0, 5], **CLOTH) + step(2) +
+    settings(8, EXPLICIT_EULER) + settings(1, 8) + step(1) + settings(8, SYMPLECTIC_EULER) + step(1) +
+    settings(8, IMPLICIT_EULER) + step(2) + settings(8, PROJECTIVE_DYNAMICS) + step(2) + settings(8, VBD) +
+    step(2) + settings(8, PBD) + settings(3, 1) + step(1),
+    # One constraint of every family by its own add call on a cloth and free particles: attachments,
+    # long-range attachments, a shape-matching cluster, both bends, triangle strains, tetrahedra, an
+    # enclosed volume over an octahedron's triangles; materials changed between steps.
+    "families": header(substeps=2, iterations=6, formulation=1, threads=2, blocks=2 | 12) +
+    grid(5, 5, 1, (0, 1, 0), diagonals=0, pinned=[0], **CLOTH) +
+    attachments([(4, (1, 1.2, 0)), (24, (1, 1, 1))], compliance=0.001) + lras(0, 25) +
+    bends(BEND_DIHEDRAL, [(0, 5), (3, 9)], compliance=0.1) + bends(BEND_ISOMETRIC, [(5, 12)]) +
+    surface_strains(0, 8, 1e-3) + step(2) +
+    particles([((2, 0, 0), 1), ((3, 0, 0), 1), ((2, 1, 0), 1), ((2, 0, 1), 1), ((3, 1, 1), 1)]) +
+    tet_volumes([(25, 26, 27, 28)], compliance=1e-6) + tet_neohookeans([(26, 29, 27, 28)]) +
+    shape_cluster(25, 5) + octahedron(0.3, translation=(-1, 1, 0)) + volume(32, 8, 1.1) + step(2) +
+    material(ATTACHMENT, 0, 1, (0.5, 1.5, 0)) + material(LRA, 0, 12, 1, 0) + material(SHAPE, 0, 1, 0.2, 0) +
+    material(BEND_DIHEDRAL, 0, 2, 1, 0.5) + material(TRIANGLE, 0, 8, 1, 1, 0, 0) + step(2),
+    # A cloth, a Neo-Hookean ball and a second cloth in worlds of 256 KiB each: the second cloth runs
+    # out of memory and must leave the world as it was.
+    "small_heap": header(substeps=2, iterations=4, formulation=1, threads=2, blocks=2 | 12, heap=6) +
+    grid(10, 10, 1, (0, 1, 0), bend=True, pinned=[0, 9], **CLOTH) + step(2) +
+    tet_ball((0, 0, 0), 0.5, 1, tets=(2, 1, 0, 1e5, 0.4), mass_mode=2, mass=100) + step(2) +
+    grid(8, 8, 1, (0, 2, 0), **CLOTH) + step(2),
+    # Edits between steps: threads and kernels switched, the profile on, pins, impulses, an explosion,
+    # wind with gusts and drag, a new body after some steps.
+    "edits": header(substeps=3, iterations=6, threads=1, blocks=1 | 12, wind=((2, 0, 0), 0.5, 1)) +
+    grid(8, 8, 1, (0, 1, 0), pinned=[0, 7], drag=(0.5, 0.1, 0, (0, 0, 1)), **CLOTH) + step(1) +
+    settings(15, 4) + settings(16, AVX2) + settings(17, 1) + step(2) + particle(0, 27) + particle(1, 0) +
+    particle(6, 40, (0, 0.1, 0)) + particle(7, 0, (0.5, 1, 0.5), 1, 0.05) + step(1) + settings(15, 2) +
+    settings(16, SCALAR) + rope(10, (2, 1, 0), (2, 0, 0), pinned=[0]) + settings(14, (0, 0, 3), 1, 2) +
+    settings(16, AVX512) + step(3),
+}
+
+# The reproducers of fuzz/regressions/step/, each the recipe of a finding of an earlier format of
+# fuzz_step, written again in this one (docs/fuzzing.md, "Findings").
+REGRESSIONS = {
+    # A denormal inverse mass (1.4e-45) on a grid particle, which made (w_a + w_b) |d| underflow to 0 in the
+    # Gauss-Seidel PBD projection: now refused by pbd_particle_set_inv_mass.
+    "distance-divide-by-zero": header(substeps=1, iterations=1, collision=1, gravity=(0, 8.224, 8.224)) +
+    grid(2, 3, 1, (0, 0, 0), pinned=[0, 1, 2, 3]) + particle(4, 5, "denormal") + step(1),
+    # Particles 1e20 m apart joined by a distance that measures its rest length: it would be infinite,
+    # and is refused.
+    "measured-rest-inf": header(substeps=1, iterations=1) + particles([((0, 0, 0), 1), ((1e20, 0, 0), 1)]) +
+    distances([(0, 1)], rest=-1) + step(2),
+    # A pinned particle at a coordinate of -0 in a distance constraint must keep its sign bit.
+    "pinned-negative-zero": header(substeps=6, iterations=2, damping=0.004) +
+    particles([((6.912, 0, 0.002), 0.001), ((-0.0, 0.8, 0.468), 0), ((8.485, 0, -9.81), 0)]) +
+    distances([(1, 0)], rest=0.002) + step(1),
+    # A cloth triangle with an edge of zero length (one corner moved onto another) resting on a box
+    # corner, which lies on the triangle's other edge: the closest point on it divided 0 by 0.
+    "triangle-zero-length-edge": header(substeps=4, iterations=4, solver=1, formulation=1) +
+    grid(3, 3, 1, (-0.5, 0.3, -0.5), collision=(0xffffffff, 0.01, True, True)) +
+    box((0.3, 0.3, 0.3)) + positions(1, [(-0.5, 0.3, -0.5)]) + step(3),
+    # Vertex block descent on a world with particles and no constraint rows.
+    "vbd-no-rows": header(substeps=4, iterations=8, method=VBD) + particles([((0, 1, 0), 0), ((1, 1, 0), 1)]) +
+    step(3) + step(3) + particles([((1, 0, 2), 0)]) + step(1),
 }
 
 if __name__ == "__main__":
-    os.makedirs(OUT, exist_ok=True)
-    for name, data in SEEDS.items():
-        with open(os.path.join(OUT, name + ".bin"), "wb") as f:
-            f.write(data)
-        print(f"{name}.bin: {len(data)} bytes")
+    for out, recipes in ((CORPUS, SEEDS), (REGRESSIONS_DIR, REGRESSIONS)):
+        os.makedirs(out, exist_ok=True)
+        for name, data in recipes.items():
+            with open(os.path.join(out, name + ".bin"), "wb") as f:
+                f.write(data)
+            print(f"{os.path.relpath(out, HERE)}/{name}.bin: {len(data)} bytes")

@@ -176,18 +176,112 @@ static int vec3_of(PyObject* o, const char* name, pbd_vec3* out) {
 	return rc;
 }
 
+/* An integer in [lo, hi] from any object with __index__ (an int, a NumPy integer): a float, even
+ * a whole one, raises TypeError instead of being truncated, and a value out of range raises
+ * OverflowError instead of wrapping. */
+static int integer_in(PyObject* o, const char* name, long long lo, long long hi, long long* out) {
+	if (PyBool_Check(o) || PyFloat_Check(o) || !PyIndex_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s: expected an integer, got %s", name, Py_TYPE(o)->tp_name);
+		return -1;
+	}
+	PyObject* i = PyNumber_Index(o);
+	if (!i) return -1;
+	int overflow = 0;
+	const long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+	if (v == -1 && !overflow && PyErr_Occurred()) {
+		Py_DECREF(i);
+		return -1;
+	}
+	if (overflow || v < lo || v > hi) {
+		PyErr_Format(PyExc_OverflowError, "%s: %S is out of range [%lld, %lld]", name, i, lo, hi);
+		Py_DECREF(i);
+		return -1;
+	}
+	Py_DECREF(i);
+	*out = v;
+	return 0;
+}
+
 static int int_of(PyObject* o, const char* name, int* out) {
-	long v = PyLong_AsLong(o);
-	if (v == -1 && PyErr_Occurred()) {
-		PyErr_Format(PyExc_TypeError, "%s: expected an integer", name);
-		return -1;
-	}
-	if (v < -2147483647L || v > 2147483647L) {
-		PyErr_Format(PyExc_ValueError, "%s: %ld is out of range", name, v);
-		return -1;
-	}
+	long long v = 0;
+	if (integer_in(o, name, -2147483647LL, 2147483647LL, &v) < 0) return -1;
 	*out = (int)v;
 	return 0;
+}
+
+/* An argument converter ("O&") for an index or a count of particles, constraints or vertices: a
+ * uint32_t, named in messages by `name`. */
+typedef struct py_u32 {
+	const char* name;
+	uint32_t value;
+} py_u32;
+
+static int u32_converter(PyObject* o, void* p) {
+	py_u32* u = (py_u32*)p;
+	long long v = 0;
+	if (integer_in(o, u->name, 0, (long long)UINT32_MAX, &v) < 0) return 0;
+	u->value = (uint32_t)v;
+	return 1;
+}
+
+/* The same for an int argument (frames, image sizes). */
+typedef struct py_int {
+	const char* name;
+	int value;
+} py_int;
+
+static int int_converter(PyObject* o, void* p) {
+	py_int* u = (py_int*)p;
+	return int_of(o, u->name, &u->value) < 0 ? 0 : 1;
+}
+
+/* An array of indices as uint32_t, C-contiguous: integers only (a float array raises TypeError
+ * instead of being truncated), each in [0, 2^32 - 1] (OverflowError instead of wrapping). An
+ * empty sequence is accepted whatever its dtype (NumPy makes [] a float array). */
+static PyArrayObject* index_array(PyObject* o, const char* what) {
+	PyArrayObject* a = (PyArrayObject*)PyArray_FROM_O(o);
+	if (!a) return NULL;
+	const char kind = PyArray_DESCR(a)->kind;
+	if (PyArray_SIZE(a) > 0 && kind != 'i' && kind != 'u') {
+		PyErr_Format(PyExc_TypeError, "%s: expected integer indices, got an array of %S", what,
+		             (PyObject*)PyArray_DESCR(a));
+		Py_DECREF(a);
+		return NULL;
+	}
+	if (PyArray_SIZE(a) > 0) {
+		/* Range-checked as 64-bit integers, which hold every NumPy integer type but uint64. */
+		PyArrayObject* wide =
+		    (PyArrayObject*)PyArray_FROM_OTF((PyObject*)a, kind == 'u' ? NPY_UINT64 : NPY_INT64, NPY_ARRAY_IN_ARRAY);
+		if (!wide) {
+			Py_DECREF(a);
+			return NULL;
+		}
+		const npy_intp n = PyArray_SIZE(wide);
+		for (npy_intp k = 0; k < n; ++k) {
+			const bool bad = kind == 'u' ? ((const uint64_t*)PyArray_DATA(wide))[k] > UINT32_MAX
+			                             : ((const int64_t*)PyArray_DATA(wide))[k] < 0 ||
+			                                   ((const int64_t*)PyArray_DATA(wide))[k] > (int64_t)UINT32_MAX;
+			if (bad) {
+				if (kind == 'u')
+					PyErr_Format(PyExc_OverflowError, "%s: index %llu (entry %zd) is out of range [0, %lu]", what,
+					             (unsigned long long)((const uint64_t*)PyArray_DATA(wide))[k], (Py_ssize_t)k,
+					             (unsigned long)UINT32_MAX);
+				else
+					PyErr_Format(PyExc_OverflowError, "%s: index %lld (entry %zd) is out of range [0, %lu]", what,
+					             (long long)((const int64_t*)PyArray_DATA(wide))[k], (Py_ssize_t)k,
+					             (unsigned long)UINT32_MAX);
+				Py_DECREF(wide);
+				Py_DECREF(a);
+				return NULL;
+			}
+		}
+		Py_DECREF(wide);
+	}
+	/* Every value fits now: the cast to uint32 changes none. */
+	PyArrayObject* u =
+	    (PyArrayObject*)PyArray_FROM_OTF((PyObject*)a, NPY_UINT32, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+	Py_DECREF(a);
+	return u;
 }
 
 static int enum_of(PyObject* o, const char* name, const char* const* names, int count, int* out) {
@@ -364,8 +458,9 @@ static PyObject* World_close(World* self, PyObject* unused) {
 
 static PyObject* World_step(World* self, PyObject* args, PyObject* kwargs) {
 	static char* keywords[] = {"frames", NULL};
-	int frames = 1;
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|i:step", keywords, &frames)) return NULL;
+	py_int frames_arg = {"step: frames", 1};
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O&:step", keywords, int_converter, &frames_arg)) return NULL;
+	const int frames = frames_arg.value;
 	if (check_world(self) < 0) return NULL;
 	if (frames < 0) {
 		PyErr_SetString(PyExc_ValueError, "step: frames must be >= 0");
@@ -445,9 +540,12 @@ static PyArrayObject* vec3_array(PyObject* o, const char* what) {
 static PyObject* set_vec3(World* self, PyObject* args, PyObject* kwargs, bool velocities) {
 	static char* keywords[] = {"values", "first", NULL};
 	PyObject* values;
-	unsigned int first = 0;
 	const char* what = velocities ? "set_velocities" : "set_positions";
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I", keywords, &values, &first)) return NULL;
+	py_u32 first_arg = {velocities ? "set_velocities: first" : "set_positions: first", 0};
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, velocities ? "O|O&:set_velocities" : "O|O&:set_positions", keywords,
+	                                 &values, u32_converter, &first_arg))
+		return NULL;
+	const uint32_t first = first_arg.value;
 	if (check_world(self) < 0) return NULL;
 	PyArrayObject* a = vec3_array(values, what);
 	if (!a) return NULL;
@@ -529,7 +627,7 @@ static PyObject* World_add_distances(World* self, PyObject* args, PyObject* kwar
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|Odd:add_distances", keywords, &po, &ro, &stiffness, &compliance))
 		return NULL;
 	if (check_world(self) < 0) return NULL;
-	PyArrayObject* p = (PyArrayObject*)PyArray_FROM_OTF(po, NPY_UINT32, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+	PyArrayObject* p = index_array(po, "add_distances: pairs");
 	PyArrayObject* r = NULL;
 	pbd_distance_def* defs = NULL;
 	PyObject* result = NULL;
@@ -586,18 +684,20 @@ static PyObject* soft_info_dict(const pbd_soft_info* in) {
 static PyObject* World_add_cloth(World* self, PyObject* args, PyObject* kwargs) {
 	static char* keywords[] = {"nx",     "ny",        "size", "origin",    "axis_u",     "axis_v", "mass",
 	                           "pinned", "diagonals", "bend", "stiffness", "compliance", NULL};
-	unsigned int nx, ny;
+	py_u32 nx = {"add_cloth: nx", 0}, ny = {"add_cloth: ny", 0};
 	PyObject *size_o = NULL, *origin_o = NULL, *au_o = NULL, *av_o = NULL, *pinned_o = Py_None;
 	double mass = 0.1, stiffness = 1, compliance = 0;
-	int diagonals = 2, bend = 1;
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "II|OOOOdOipdd:add_cloth", keywords, &nx, &ny, &size_o, &origin_o,
-	                                 &au_o, &av_o, &mass, &pinned_o, &diagonals, &bend, &stiffness, &compliance))
+	py_int diagonals = {"add_cloth: diagonals", 2};
+	int bend = 1;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&|OOOOdOO&pdd:add_cloth", keywords, u32_converter, &nx,
+	                                 u32_converter, &ny, &size_o, &origin_o, &au_o, &av_o, &mass, &pinned_o,
+	                                 int_converter, &diagonals, &bend, &stiffness, &compliance))
 		return NULL;
 	if (check_world(self) < 0 || check_no_views(self, "add_cloth") < 0) return NULL;
 	pbd_grid_def g = pbd_grid_def_default();
-	g.nx = nx;
-	g.ny = ny;
-	g.diagonals = diagonals;
+	g.nx = nx.value;
+	g.ny = ny.value;
+	g.diagonals = diagonals.value;
 	g.bend = bend != 0;
 	if (size_o) {
 		pbd_real s[2];
@@ -619,9 +719,9 @@ static PyObject* World_add_cloth(World* self, PyObject* args, PyObject* kwargs) 
 		return NULL;
 	PyArrayObject* pins = NULL;
 	if (pinned_o != Py_None) {
-		pins = (PyArrayObject*)PyArray_FROM_OTF(pinned_o, NPY_UINT32, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+		pins = index_array(pinned_o, "add_cloth: pinned");
 		if (!pins) return NULL;
-		if (PyArray_NDIM(pins) != 1) {
+		if (PyArray_NDIM(pins) != 1 || PyArray_DIM(pins, 0) > (npy_intp)UINT32_MAX) {
 			Py_DECREF(pins);
 			PyErr_SetString(PyExc_ValueError, "add_cloth: pinned: expected a list of vertex indices");
 			return NULL;
@@ -866,14 +966,14 @@ static PyObject* World_configure(World* self, PyObject* args, PyObject* kwargs) 
 
 static PyObject* World_set_distance_material(World* self, PyObject* args, PyObject* kwargs) {
 	static char* keywords[] = {"first", "count", "stiffness", "compliance", NULL};
-	unsigned int first, count;
+	py_u32 first = {"set_distance_material: first", 0}, count = {"set_distance_material: count", 0};
 	double stiffness = 1, compliance = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "II|dd:set_distance_material", keywords, &first, &count, &stiffness,
-	                                 &compliance))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&|dd:set_distance_material", keywords, u32_converter, &first,
+	                                 u32_converter, &count, &stiffness, &compliance))
 		return NULL;
 	if (check_world(self) < 0) return NULL;
 	pbd_edge_material m = {true, (pbd_real)stiffness, (pbd_real)stiffness, (pbd_real)compliance, (pbd_real)compliance};
-	if (pbd_world_set_distance_material(self->world, first, count, &m) != PBD_OK)
+	if (pbd_world_set_distance_material(self->world, first.value, count.value, &m) != PBD_OK)
 		return raise_world(self, "set_distance_material");
 	Py_RETURN_NONE;
 }
@@ -882,8 +982,11 @@ static PyObject* World_set_distance_material(World* self, PyObject* args, PyObje
 /* One image of the current state, framed automatically, in a context made for this call. */
 static PyObject* World_render(World* self, PyObject* args, PyObject* kwargs) {
 	static char* keywords[] = {"width", "height", NULL};
-	int width = 640, height = 360;
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ii:render", keywords, &width, &height)) return NULL;
+	py_int width_arg = {"render: width", 640}, height_arg = {"render: height", 360};
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O&O&:render", keywords, int_converter, &width_arg, int_converter,
+	                                 &height_arg))
+		return NULL;
+	const int width = width_arg.value, height = height_arg.value;
 	if (check_world(self) < 0) return NULL;
 	if (width < 16 || height < 16 || width > 8192 || height > 8192) {
 		PyErr_SetString(PyExc_ValueError, "render: width and height must be in [16, 8192]");

@@ -1,16 +1,18 @@
 /* JSON scene -> pbd_world, through the public API. Every value is checked here first so that a
  * mistake is reported with the path of the field that holds it; whatever the library still
  * refuses is passed through with the path of the object it came from. */
-#define _POSIX_C_SOURCE 200809L /* fileno */
+#define _POSIX_C_SOURCE 200809L /* fileno, fdopen, O_CLOEXEC */
 #include "pbd/scene.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "json_read.h"
 #include "motion.h"
@@ -1726,9 +1728,11 @@ static bool read_data_file(loader* L, const char* fpath, const char* file, size_
 		return true;
 	}
 	if (!resolve_path(L, fpath, file, name, SCENE_FILE_NAME_MAX)) return false;
-	FILE* fp = fopen(name, "rb");
+	const char* kind;
+	FILE* fp = scene_open_regular(name, &kind);
+	if (!fp && kind) return jr_fail(r, fpath, "%s: cannot read %s, only a regular file", name, kind);
 	if (!fp) return jr_fail(r, fpath, "%s: cannot open: %s", name, strerror(errno));
-	/* In chunks, as the scene text is read: the path may be a pipe or a special file. */
+	/* In chunks, as the scene text is read: the file may grow while it is read. */
 	size_t cap = 1 << 16, n = 0;
 	unsigned char* buf = malloc(cap);
 	bool ok = buf != NULL;
@@ -2611,9 +2615,49 @@ bool scene_load_builtin_text(const char* text, size_t size, const char* source, 
 	return load(text, size, NULL, source, NULL, true, stem, options, out, err);
 }
 
+FILE* scene_open_regular(const char* path, const char** kind) {
+	*kind = NULL;
+	/* O_NONBLOCK: opening a FIFO to read would otherwise wait for a writer, maybe forever. The
+	 * type is then taken from the descriptor, not the path, so that nothing can be swapped in
+	 * between the check and the read. */
+	const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) return NULL;
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		const int e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			*kind = "a directory";
+		else if (S_ISFIFO(st.st_mode))
+			*kind = "a FIFO";
+		else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+			*kind = "a device";
+		else if (S_ISSOCK(st.st_mode))
+			*kind = "a socket";
+		else
+			*kind = "not a regular file";
+		close(fd);
+		return NULL;
+	}
+	/* Back to blocking reads, which stdio expects; a regular file never blocks. */
+	const int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	FILE* fp = fdopen(fd, "rb");
+	if (!fp) {
+		const int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return fp;
+}
+
 /* Reads at most PBD_SCENE_MAX_FILE_BYTES + 1 bytes, so that a file past the cap costs no more than
- * the cap; in chunks rather than trusting the size fstat gives, since the path may be a pipe or a
- * special file. The buffer has room for a terminating 0. */
+ * the cap; in chunks rather than trusting the size fstat gives, since the file may grow while it
+ * is read. The buffer has room for a terminating 0. */
 char* scene_read_text(FILE* fp, const char* path, size_t* out_size, pbd_scene_error* err) {
 	size_t cap = 1 << 16, size = 0;
 	struct stat st;
@@ -2667,7 +2711,12 @@ char* scene_read_text(FILE* fp, const char* path, size_t* out_size, pbd_scene_er
 bool pbd_scene_load_file(const char* path, const pbd_scene_options* options, pbd_scene* out, pbd_scene_error* err) {
 	memset(out, 0, sizeof *out);
 	err->message[0] = '\0';
-	FILE* fp = fopen(path, "rb");
+	const char* kind;
+	FILE* fp = scene_open_regular(path, &kind);
+	if (!fp && kind) {
+		pbd_scene_error_set(err, "%s: cannot read %s, only a regular file", path, kind);
+		return false;
+	}
 	if (!fp) {
 		pbd_scene_error_set(err, "%s: cannot open: %s", path, strerror(errno));
 		return false;

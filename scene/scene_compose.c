@@ -195,7 +195,9 @@ static bool include_one(compose* c, const cJSON* item, const char* ipath, const 
 	if (b) {
 		tree = jr_parse(&sub, (const char*)b->json, b->size, true);
 	} else {
-		FILE* fp = fopen(full, "rb");
+		const char* kind;
+		FILE* fp = scene_open_regular(full, &kind);
+		if (!fp && kind) return jr_fail(r, ipath, "%.200s: cannot read %s, only a regular file", full, kind);
 		if (!fp) return jr_fail(r, ipath, "cannot open \"%.200s\": %s", full, strerror(errno));
 		size_t size = 0;
 		pbd_scene_error e;

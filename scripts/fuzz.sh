@@ -5,12 +5,32 @@
 # broken check or a timeout fails the script and leaves the input under <build>/work/<target>/.
 # Without clang's libFuzzer runtime it says it skipped and exits 0. See docs/fuzzing.md.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: scene obj step (default: all three)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]          each target for SECONDS
+#   scripts/fuzz.sh --total SECONDS [TARGET...]    SECONDS in all, shared evenly among the targets
+#
+# TARGET is a name of fuzz/fuzz_<name>.c (scene, obj, tet, step, ...); the default is every
+# target the build made.
 set -eu
 cd "$(dirname "$0")/.."
-seconds=${1:-30}
-[ $# -gt 0 ] && shift
-targets=${*:-scene obj step}
+total=""
+if [ "${1:-}" = "--total" ]; then
+	if [ $# -lt 2 ]; then
+		echo "fuzz: --total needs a number of seconds" >&2
+		exit 2
+	fi
+	total=$2
+	shift 2
+else
+	seconds=${1:-30}
+	[ $# -gt 0 ] && shift
+fi
+case "${total:-$seconds}" in
+'' | *[!0-9]*)
+	echo "fuzz: the time must be a whole number of seconds (got '${total:-$seconds}')" >&2
+	exit 2
+	;;
+esac
+targets=$*
 build=${PBD_FUZZ_BUILD:-build-fuzz}
 rss_mb=${PBD_FUZZ_RSS_MB:-3072}
 
@@ -28,6 +48,15 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clan
 	-DPBD_FUZZ=ON -DPBD_WERROR=ON -DPBD_BUILD_TESTS=OFF -DPBD_BUILD_BENCH=OFF -DPBD_BUILD_EXAMPLES=OFF \
 	-DPBD_BUILD_RENDER=OFF -DPBD_BUILD_VIEWER=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target pbd_fuzz
+if [ -z "$targets" ]; then
+	targets=$(for f in "$build"/fuzz/fuzz_*; do [ -f "$f" ] && [ -x "$f" ] && basename "$f"; done | sed 's/^fuzz_//')
+fi
+if [ -n "$total" ]; then
+	count=$(echo "$targets" | wc -w)
+	seconds=$((total / count))
+	[ "$seconds" -ge 1 ] || seconds=1
+	echo "fuzz: ${total} s shared among $count targets ($(printf '%s\n' "$targets" | tr '\n' ' ' | sed 's/ $//')): ${seconds} s each"
+fi
 
 for t in $targets; do
 	bin="$build/fuzz/fuzz_$t"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds pbd and runs every test in the configurations CI requires: gcc Release, gcc Debug
 # with AddressSanitizer + UndefinedBehaviorSanitizer, clang Release, the threaded tests under
-# ThreadSanitizer, and clang in double precision. Warnings are errors in all of them. Then each fuzz target runs for 30 s.
+# ThreadSanitizer, and clang in double precision. Warnings are errors in all of them. Then the fuzz targets share 180 s.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -39,8 +39,8 @@ run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=
 # CMake files, the program and the scenes, usable from a non-system prefix.
 echo "=== install"
 tests/consumer/check.sh build-ci-release
-# Fuzzing: each libFuzzer target for 30 s from its seed corpus (docs/fuzzing.md). A crash fails
-# CI; without clang's libFuzzer the script says it skipped.
+# Fuzzing: 180 s shared evenly among the libFuzzer targets, each from its seed corpus
+# (docs/fuzzing.md). A crash fails CI; without clang's libFuzzer the script says it skipped.
 echo "=== fuzz"
-PBD_FUZZ_BUILD=build-ci-fuzz ./scripts/fuzz.sh 30
+PBD_FUZZ_BUILD=build-ci-fuzz ./scripts/fuzz.sh --total 180
 echo "all configurations passed"

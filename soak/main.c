@@ -40,6 +40,8 @@ typedef struct options {
 	double case_timeout;
 	double max_work;
 	soak_inject inject;
+	bool diverge;      /* --diverge: the diverged-world sweep instead (diverge.c) */
+	const char* scene; /* --scene: that built-in scene alone */
 } options;
 
 static void print_help(FILE* fp) {
@@ -67,6 +69,10 @@ static void print_help(FILE* fp) {
 	      "  --no-fork         run the cases in this process (for a debugger; a crash ends the soak)\n"
 	      "  --inject KIND     plant a fault in every case at step 3, to check that the soak sees it:\n"
 	      "                    crash, nan, pinned or hang\n"
+	      "  --diverge         instead: every built-in scene under every method, kicked until it blows\n"
+	      "                    up; fails when a diverged frame's peak memory passes 4 x the first\n"
+	      "                    frame's or its time 10 x the healthy frame's + 2 ms (--frames: diverged\n"
+	      "                    frames, default 10; --scene NAME: one scene; --csv: one row per case)\n"
 	      "  -h, --help        this text\n"
 	      "\n"
 	      "Classes: ok; diverged (a non-finite or divergence warning, or max strain > 10: expected of some\n"
@@ -160,6 +166,12 @@ static int parse_options(int argc, char** argv, options* o) {
 			random_only = true;
 		} else if (strcmp(a, "--no-fork") == 0) {
 			o->fork = false;
+		} else if (strcmp(a, "--diverge") == 0) {
+			o->diverge = true;
+		} else if (match(argv, argc, &i, "--scene", &v)) {
+			if (!v || !pbd_scene_builtin_find(v))
+				return usage("--scene: expected a built-in scene (got '%s')", v ? v : "");
+			o->scene = v;
 		} else if (match(argv, argc, &i, "--seed", &v)) {
 			if (!parse_u64(v, &o->seed))
 				return usage("--seed: expected an unsigned 64-bit integer (got '%s')", v ? v : "");
@@ -198,6 +210,8 @@ static int parse_options(int argc, char** argv, options* o) {
 		}
 	}
 	if (scenes_only && random_only) return usage("--scenes-only and --random-only exclude each other");
+	if (o->scene && !o->diverge) return usage("--scene goes with --diverge");
+	if (o->diverge) return 0;
 	if (scenes_only) o->random = false;
 	if (random_only) o->scenes = false;
 	if (o->seconds > 0 && !o->cases_given) o->cases = 0;
@@ -408,6 +422,7 @@ int main(int argc, char** argv) {
 	int st = parse_options(argc, argv, &o);
 	if (st < 0) return EXIT_PASS;
 	if (st > 0) return st;
+	if (o.diverge) return soak_diverge(o.frames ? (int)o.frames : 10, o.case_timeout, o.scene, o.csv, o.verbose);
 
 	FILE* csv = NULL;
 	if (o.csv) {

@@ -108,4 +108,13 @@ bool soak_random_events(soak_random* rs, char* msg, size_t msg_size);
 
 void soak_random_destroy(soak_random* rs);
 
+/* --diverge (diverge.c): every built-in scene under every method, kicked until it blows up, each
+ * case in its own process. A diverged frame may hold at most SOAK_DIVERGE_MEMORY times the peak
+ * memory of the first frame, and take at most SOAK_DIVERGE_TIME times the healthy frame plus
+ * SOAK_DIVERGE_SLACK_MS. Prints the table and returns the exit status. */
+#define SOAK_DIVERGE_MEMORY   4.0
+#define SOAK_DIVERGE_TIME     10.0
+#define SOAK_DIVERGE_SLACK_MS 2.0
+int soak_diverge(int frames, double case_timeout, const char* only, const char* csv_path, bool verbose);
+
 #endif

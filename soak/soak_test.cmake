@@ -16,7 +16,8 @@ endfunction()
 
 if(FAULT STREQUAL "usage")
   foreach(bad "--bogus" "--cases;x" "--steps;0" "--steps" "--seed;-1" "--seconds;0" "--frames;1.5"
-          "--scenes-only;--random-only" "--inject;fire" "--csv=" "--cases;0" "--case-timeout;nan")
+          "--scenes-only;--random-only" "--inject;fire" "--csv=" "--cases;0" "--case-timeout;nan"
+          "--diverge;--scene;no_such_scene" "--scene;rope")
     run_soak(${bad})
     string(REPLACE ";" " " shown "${bad}")
     string(REGEX MATCHALL "\n" lines "${err}")

@@ -41,8 +41,9 @@ bool pbd_block_out_begin(pbd_block_out* o, pbd_alloc_ctx* mem, uint32_t threads,
 		    {(void**)&o->bworker, sizeof *o->bworker},
 		    {(void**)&o->bfirst, sizeof *o->bfirst},
 		    {(void**)&o->bcount, sizeof *o->bcount},
+		    {(void**)&o->tally, sizeof *o->tally},
 		};
-		if (!pbd_grow_all(mem, items, 3, o->cap_blocks, blocks)) return false;
+		if (!pbd_grow_all(mem, items, 4, o->cap_blocks, blocks)) return false;
 		o->cap_blocks = blocks;
 	}
 	if (!grow_stamps(o, mem, threads, stamps)) return false;
@@ -57,9 +58,18 @@ bool pbd_block_out_begin(pbd_block_out* o, pbd_alloc_ctx* mem, uint32_t threads,
 }
 
 bool pbd_block_out_finish(pbd_block_out* o, pbd_alloc_ctx* mem, void (*fn)(void* ctx, uint32_t block, uint32_t worker),
-                          void* ctx, void** out, uint32_t* count, uint32_t* cap) {
+                          void* ctx, uint32_t limit, void** out, uint32_t* count, uint32_t* cap) {
 	pbd_block_out_worker* w0 = &o->worker[0];
+	uint64_t total = 0;
+	o->dropped = 0;
 	for (uint32_t b = 0; b < o->blocks; ++b) {
+		if (total >= limit) {
+			/* Past the limit: dropped, whether or not the block fit. Its tally is complete either
+			 * way (a block that runs out of room goes on examining its candidates). */
+			o->dropped += o->tally[b].found;
+			o->bcount[b] = 0;
+			continue;
+		}
 		/* in what is left of the calling thread's buffer first (the block may have overflowed
 		 * another thread's), then in a buffer twice as large each time */
 		for (bool grow = w0->n == w0->cap; o->bcount[b] == UINT32_MAX; grow = true) {
@@ -67,9 +77,21 @@ bool pbd_block_out_finish(pbd_block_out* o, pbd_alloc_ctx* mem, void (*fn)(void*
 			next_gen(o); /* the block's items were partly seen by the run that did not fit */
 			fn(ctx, b, 0);
 		}
+		if (total + o->bcount[b] > limit) {
+			o->dropped += total + o->bcount[b] - limit;
+			o->bcount[b] = (uint32_t)(limit - total);
+		}
+		total += o->bcount[b];
 	}
-	uint64_t total = 0;
-	for (uint32_t b = 0; b < o->blocks; ++b) total += o->bcount[b];
+	o->candidates = 0;
+	o->most_candidates = o->most_kept = o->capped = 0;
+	for (uint32_t b = 0; b < o->blocks; ++b) {
+		const pbd_block_tally* t = &o->tally[b];
+		o->candidates += t->candidates;
+		if (t->most > o->most_candidates) o->most_candidates = t->most;
+		if (t->most_kept > o->most_kept) o->most_kept = t->most_kept;
+		o->capped += t->capped;
+	}
 	if (total > UINT32_MAX - 1) return false;
 	/* Each thread's buffer starts the next pass large enough for all of this one's records, so
 	 * that however the blocks fall to the threads, a pass like it runs no block again. */
@@ -95,5 +117,6 @@ void pbd_block_out_free(pbd_block_out* o, pbd_alloc_ctx* mem) {
 	pbd_free(mem, o->bworker, (size_t)o->cap_blocks * sizeof *o->bworker);
 	pbd_free(mem, o->bfirst, (size_t)o->cap_blocks * sizeof *o->bfirst);
 	pbd_free(mem, o->bcount, (size_t)o->cap_blocks * sizeof *o->bcount);
+	pbd_free(mem, o->tally, (size_t)o->cap_blocks * sizeof *o->tally);
 	memset(o, 0, sizeof *o);
 }

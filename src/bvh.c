@@ -267,7 +267,7 @@ uint32_t pbd_bvh_nearest(const pbd_bvh_node* nodes, const uint32_t* order, pbd_v
                          pbd_bvh_dist2_fn dist2, void* ctx, pbd_real* best_d2) {
 	stack_entry stack[PBD_BVH_MAX_DEPTH + 1];
 	int sp = 0;
-	uint32_t best = UINT32_MAX;
+	uint32_t best = PBD_BVH_NONE;
 	pbd_real bd2 = PBD_REAL_MAX, limit = PBD_REAL_MAX;
 	uint32_t node = 0;
 	for (;;) {
@@ -276,6 +276,7 @@ uint32_t pbd_bvh_nearest(const pbd_bvh_node* nodes, const uint32_t* order, pbd_v
 			for (uint32_t k = 0; k < nd->count; ++k) {
 				const uint32_t prim = order[nd->first + k];
 				const pbd_real d2 = dist2(ctx, prim);
+				/* A NaN or infinite d2 is no answer: compared false, it leaves best alone. */
 				if (d2 < bd2 || (d2 == bd2 && prim < best)) {
 					bd2 = d2;
 					best = prim;
@@ -345,7 +346,7 @@ uint32_t pbd_bvh_first_hit(const pbd_bvh_node* nodes, const uint32_t* order, pbd
 	stack_entry stack[PBD_BVH_MAX_DEPTH + 1];
 	int sp = 0;
 	const pbd_vec3 d = pbd_v3_sub(p1, p0);
-	uint32_t best = UINT32_MAX;
+	uint32_t best = PBD_BVH_NONE;
 	pbd_real bs = 2;
 	uint32_t node = 0;
 	if (box_entry(&nodes[0], p0, d, grow, bs) > 1) {

@@ -5,7 +5,9 @@
  * queries walk it depth first with a small fixed stack, nearer child first:
  * - pbd_bvh_nearest: the primitive nearest a point (branch and bound on box distances),
  * - pbd_bvh_first_hit: the primitive a moving point reaches first (boxes grown by a radius).
- * Ties go to the lowest primitive index, so the answers do not depend on the tree's shape. */
+ * Ties go to the lowest primitive index, so the answers do not depend on the tree's shape. Both
+ * may find nothing, and then answer PBD_BVH_NONE, which every caller must test before it
+ * indexes anything with the answer. */
 #ifndef PBD_BVH_H
 #define PBD_BVH_H
 
@@ -19,6 +21,9 @@ typedef struct pbd_bvh_node {
 	uint32_t first;  /* leaf: first entry of the order array; inner: left child (the right one is first + 1) */
 	uint32_t count;  /* leaf: number of primitives (>= 1); inner: 0 */
 } pbd_bvh_node;
+
+/* The answer of a query that found no primitive. */
+#define PBD_BVH_NONE UINT32_MAX
 
 /* Most primitives in a leaf. */
 #define PBD_BVH_LEAF_SIZE 4
@@ -46,7 +51,9 @@ typedef pbd_real (*pbd_bvh_dist2_fn)(void* ctx, uint32_t prim);
 /* The primitive with the least dist2 (lowest index among equals) and, in *best_d2, its dist2.
  * The node boxes are multiplied by `scale` (a power of two; 1 for none) before they are
  * compared with p, so that a query may run in scaled units; dist2 must use the same units.
- * Squared distances of p from the scaled boxes must not overflow. */
+ * Squared distances of p from the scaled boxes must not overflow. Only a finite dist2 counts:
+ * where none is (p not finite, or squares that overflowed), the answer is PBD_BVH_NONE and
+ * *best_d2 is PBD_REAL_MAX. */
 uint32_t pbd_bvh_nearest(const pbd_bvh_node* nodes, const uint32_t* order, pbd_vec3 p, pbd_real scale,
                          pbd_bvh_dist2_fn dist2, void* ctx, pbd_real* best_d2);
 
@@ -55,7 +62,7 @@ uint32_t pbd_bvh_nearest(const pbd_bvh_node* nodes, const uint32_t* order, pbd_v
 typedef pbd_real (*pbd_bvh_hit_fn)(void* ctx, uint32_t prim, pbd_real best);
 
 /* The primitive the segment p0..p1 reaches first (lowest index among equal s) and in *best_s its
- * s; UINT32_MAX (and *best_s > 1) when none. Only primitives whose boxes grown by `grow` the
+ * s; PBD_BVH_NONE (and *best_s > 1) when none. Only primitives whose boxes grown by `grow` the
  * segment crosses are asked. */
 uint32_t pbd_bvh_first_hit(const pbd_bvh_node* nodes, const uint32_t* order, pbd_vec3 p0, pbd_vec3 p1, pbd_real grow,
                            pbd_bvh_hit_fn hit, void* ctx, pbd_real* best_s);

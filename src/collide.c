@@ -49,6 +49,23 @@ static pbd_status normalise_rotation(pbd_world* w, const char* fn, pbd_quat* q) 
 	return PBD_OK;
 }
 
+static bool within(pbd_vec3 v, double bound) {
+	return PBD_FABS(v.x) <= (pbd_real)bound && PBD_FABS(v.y) <= (pbd_real)bound && PBD_FABS(v.z) <= (pbd_real)bound;
+}
+
+pbd_status pbd_check_kinematic_velocity(pbd_world* w, const char* fn, pbd_vec3 velocity, pbd_vec3 angular_velocity) {
+	if (!within(velocity, PBD_MAX_KINEMATIC_SPEED))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+		                "%s: velocity (%.9g, %.9g, %.9g) m/s: each component must be within +-%g m/s", fn,
+		                (double)velocity.x, (double)velocity.y, (double)velocity.z, PBD_MAX_KINEMATIC_SPEED);
+	if (!within(angular_velocity, PBD_MAX_KINEMATIC_ANGULAR_SPEED))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+		                "%s: angular_velocity (%.9g, %.9g, %.9g) rad/s: each component must be within +-%g rad/s", fn,
+		                (double)angular_velocity.x, (double)angular_velocity.y, (double)angular_velocity.z,
+		                PBD_MAX_KINEMATIC_ANGULAR_SPEED);
+	return PBD_OK;
+}
+
 /* The actor part of a def: kind, pose, velocities, material, margin. */
 static pbd_status check_actor(pbd_world* w, const char* fn, pbd_collider_def* d) {
 	if (!pbd_is_finite(d->margin) || d->margin < 0)
@@ -64,6 +81,7 @@ static pbd_status check_actor(pbd_world* w, const char* fn, pbd_collider_def* d)
 	if (d->kind == PBD_ACTOR_STATIC && (!v3_is_zero(d->velocity) || !v3_is_zero(d->angular_velocity)))
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
 		                "%s: a static collider has no velocity (make it PBD_ACTOR_KINEMATIC to move it)", fn);
+	if (pbd_check_kinematic_velocity(w, fn, d->velocity, d->angular_velocity) != PBD_OK) return PBD_ERR_OUT_OF_RANGE;
 	if (!pbd_is_finite(d->static_friction) || d->static_friction < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: static_friction must be finite and >= 0 (got %.9g)", fn,
 		                (double)d->static_friction);
@@ -198,8 +216,7 @@ pbd_status pbd_collider_set_velocity(pbd_world* w, pbd_collider_id id, pbd_vec3 
 
 /* The velocities that carry the current pose to `target` in one step of dt: the translation
  * over dt, and the rotation q_t q^-1 (the shorter way round) as an axis times its angle over
- * dt. The substeps integrate them, so the pose arrives to within the rotation's linearisation
- * per substep. */
+ * dt. The substeps integrate them exactly (contact.c), so the pose arrives to within rounding. */
 pbd_status pbd_collider_move_to(pbd_world* w, pbd_collider_id id, pbd_pose target) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_collider* c = lookup(w, id);
@@ -218,8 +235,9 @@ pbd_status pbd_collider_move_to(pbd_world* w, pbd_collider_id id, pbd_pose targe
 	const pbd_real k = s > 0 ? (pbd_real)(angle / s) * inv_dt : 2 * inv_dt;
 	d.velocity = pbd_v3_scale(pbd_v3_sub(d.pose.position, c->def.pose.position), inv_dt);
 	d.angular_velocity = pbd_v3(r.x * k, r.y * k, r.z * k);
-	if (!pbd_v3_is_finite(d.velocity) || !pbd_v3_is_finite(d.angular_velocity))
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_collider_move_to: the move overflows in one step");
+	/* An overflowing move is infinite, and past the bounds too. */
+	if (pbd_check_kinematic_velocity(w, "pbd_collider_move_to", d.velocity, d.angular_velocity) != PBD_OK)
+		return PBD_ERR_OUT_OF_RANGE;
 	c->def.velocity = d.velocity;
 	c->def.angular_velocity = d.angular_velocity;
 	return PBD_OK;
@@ -236,8 +254,18 @@ uint32_t pbd_collide_count_contacts(pbd_world* w) {
 		if (!c->alive || c->def.trigger) continue;
 		const pbd_shape_ops* ops = shape_ops[c->def.type];
 		const pbd_real reach = c->def.margin + PBD_CONTACT_TOLERANCE;
+		/* A particle farther from the shape's box than reach and radius is not near it (a height
+		 * field's solid goes on below its box): from far off, a mesh's query visits every face. */
+		pbd_vec3 lo, hi;
+		const bool boxed =
+		    c->def.type != PBD_SHAPE_HEIGHTFIELD && pbd_collider_world_box(c, &c->def.pose, 1, reach, &lo, &hi);
 		for (uint32_t k = 0; k < w->np; ++k) {
 			if (w->w[k] <= 0 || !(w->cmask[k] & c->def.category)) continue;
+			const pbd_vec3 x = w->x[k];
+			const pbd_real r = w->radius[k];
+			if (boxed && !(x.x >= lo.x - r && x.x <= hi.x + r && x.y >= lo.y - r && x.y <= hi.y + r &&
+			               x.z >= lo.z - r && x.z <= hi.z + r))
+				continue;
 			pbd_vec3 n;
 			if (ops->distance(&c->def, pbd_pose_apply_inverse(c->def.pose, w->x[k]), &n) <= reach + w->radius[k])
 				w->flags[k] = (uint8_t)(w->flags[k] | PBD_PARTICLE_CONTACT);
@@ -268,10 +296,11 @@ void pbd_colliders_free(pbd_world* w) {
 	pbd_free(&w->mem, w->colliders, w->cap_c * sizeof *w->colliders);
 }
 
-bool pbd_collider_def_valid(pbd_world* w, const pbd_collider_def* def) {
-	if ((int)def->type < 0 || def->type >= PBD_SHAPE_COUNT || !shape_ops[def->type]) return false;
+pbd_status pbd_collider_def_check(pbd_world* w, const pbd_collider_def* def) {
+	if ((int)def->type < 0 || def->type >= PBD_SHAPE_COUNT || !shape_ops[def->type]) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_collider_def d = *def;
-	return check_actor(w, "pbd_world_load", &d) == PBD_OK && shape_ops[d.type]->validate(w, &d) == PBD_OK;
+	const pbd_status st = check_actor(w, "pbd_world_load", &d);
+	return st != PBD_OK ? st : shape_ops[d.type]->validate(w, &d);
 }
 
 bool pbd_collider_world_box(const pbd_collider* c, const pbd_pose* poses, int pose_count, pbd_real grow, pbd_vec3* lo,

@@ -87,8 +87,9 @@ bool pbd_collider_world_box(const pbd_collider* c, const pbd_pose* poses, int po
 /* Frees every collider's arrays and the collider array (world destruction). */
 void pbd_colliders_free(pbd_world* w);
 
-/* True when a def passes pbd_collider_create's checks (a loaded snapshot's colliders). */
-bool pbd_collider_def_valid(pbd_world* w, const pbd_collider_def* def);
+/* pbd_collider_create's checks of a def (a loaded snapshot's colliders): PBD_OK, the status of
+ * the first check it fails, or PBD_ERR_OUT_OF_MEMORY when a check could not get its scratch. */
+pbd_status pbd_collider_def_check(pbd_world* w, const pbd_collider_def* def);
 
 /* The ops of a shape type (type checked by the caller). */
 const pbd_shape_ops* pbd_shape_ops_of(pbd_shape_type type);

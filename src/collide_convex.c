@@ -218,6 +218,12 @@ static pbd_real real_of(double d) {
 static pbd_vec3 normal_of(const double n[3]) { return pbd_v3((pbd_real)n[0], (pbd_real)n[1], (pbd_real)n[2]); }
 
 static pbd_real convex_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
+	/* A point that is not finite (a state that overflowed, which the step undoes) has no nearest
+	 * face: no contact. */
+	if (!pbd_v3_is_finite(p)) {
+		*normal = pbd_v3(0, 1, 0);
+		return PBD_REAL_MAX;
+	}
 	const double x[3] = {(double)p.x, (double)p.y, (double)p.z};
 	double n[3];
 	const double d = convex_distance_d(hull_of(def), x, n);
@@ -266,6 +272,7 @@ static pbd_real t_down(double t) {
  * hull's normalised coordinates. */
 static bool convex_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t,
                          pbd_vec3* normal) {
+	if (!pbd_v3_is_finite(a) || !pbd_v3_is_finite(b)) return false;
 	const pbd_hull* h = hull_of(def);
 	const double r = (double)radius;
 	const double ad[3] = {(double)a.x, (double)a.y, (double)a.z}, bd[3] = {(double)b.x, (double)b.y, (double)b.z};

@@ -460,6 +460,10 @@ static int hf_start_level(const hf_view* v, uint32_t i0, uint32_t i1, uint32_t j
 }
 
 static pbd_real hf_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
+	/* A point that is not finite (a state that overflowed, which the step undoes) is near no
+	 * cell: no contact. */
+	*normal = pbd_v3(0, 1, 0);
+	if (!pbd_v3_is_finite(p)) return PBD_REAL_MAX;
 	hf_view v;
 	hf_view_init(&v, &def->shape.heightfield);
 	const pbd_real cap = hf_cap();

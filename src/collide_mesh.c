@@ -527,8 +527,12 @@ static pbd_real direction_tolerance(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c) {
 }
 
 /* Points farther out than the vertices' bound are scaled down by a power of two (the mesh with
- * them), so that no squared distance overflows; the distance is scaled back, saturating. */
+ * them), so that no squared distance overflows; the distance is scaled back, saturating. A point
+ * that is not finite (a particle whose state overflowed, a step the world then undoes) has no
+ * nearest triangle: PBD_REAL_MAX, outside, no contact. */
 static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
+	*normal = pbd_v3(1, 0, 0);
+	if (!pbd_v3_is_finite(p)) return PBD_REAL_MAX;
 	const mesh_view m = view_of(def);
 	const pbd_real cap = PBD_SQRT(PBD_REAL_MAX) / 4;
 	int e = 0;
@@ -542,7 +546,9 @@ static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3*
 	near_ctx ctx = {&m, p, scale};
 	pbd_real d2;
 	const uint32_t t = pbd_bvh_nearest(m.nodes, m.order, p, scale, near_dist2, &ctx, &d2);
-	PBD_ASSERT(t < m.nt);
+	/* A finite p, its squares kept finite by the scaling, always finds one; the test keeps an
+	 * answer that was not found from ever indexing the triangles. */
+	if (t == PBD_BVH_NONE || t >= m.nt) return PBD_REAL_MAX;
 	const pbd_vec3 a = pbd_v3_scale(vertex_of(&m, t, 0), scale), b = pbd_v3_scale(vertex_of(&m, t, 1), scale),
 	               c = pbd_v3_scale(vertex_of(&m, t, 2), scale);
 	int f;
@@ -693,11 +699,11 @@ static pbd_real sweep_hit(void* vctx, uint32_t t, pbd_real best) {
  * too small for that direction to be reliable, the face normal turned against the motion. */
 static bool mesh_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t,
                        pbd_vec3* normal) {
-	if (!(radius >= 0)) return false;
+	if (!(radius >= 0) || !pbd_v3_is_finite(a) || !pbd_v3_is_finite(b)) return false;
 	pbd_vec3 n0;
 	if (!(mesh_distance(def, a, &n0) > radius)) return false;
 	const pbd_vec3 d = pbd_v3_sub(b, a);
-	if (d.x == 0 && d.y == 0 && d.z == 0) return false;
+	if ((d.x == 0 && d.y == 0 && d.z == 0) || !pbd_v3_is_finite(d)) return false;
 	const mesh_view m = view_of(def);
 	const pbd_bvh_node* root = &m.nodes[0];
 	const pbd_real size = max_abs(pbd_v3_sub(root->hi, root->lo));
@@ -712,7 +718,7 @@ static bool mesh_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_
 	sweep_ctx ctx = {&m, p0, pbd_v3_sub(p1, p0), radius, pad};
 	pbd_real s;
 	const uint32_t tri = pbd_bvh_first_hit(m.nodes, m.order, p0, p1, g, sweep_hit, &ctx, &s);
-	if (tri == UINT32_MAX) return false;
+	if (tri == PBD_BVH_NONE || tri >= m.nt) return false;
 	*t = pbd_shape_min(t0 + s * (t1 - t0), 1);
 	const pbd_vec3 x = pbd_v3_add(p0, pbd_v3_scale(ctx.u, s));
 	const pbd_vec3 A = vertex_of(&m, tri, 0), B = vertex_of(&m, tri, 1), C = vertex_of(&m, tri, 2);

@@ -99,6 +99,8 @@ pbd_status pbd_world_set_attachment_target(pbd_world* w, uint32_t index, pbd_vec
 	pbd_family* f = FAM(w);
 	if (index >= f->n) return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: constraint %u out of range (%u)", fn, index, f->n);
 	if (!pbd_v3_is_finite(target)) return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: target is not finite", fn);
+	const pbd_status st = pbd_check_kinematic_move(w, fn, "target", HOT(f)[f->slot[index]].from, target);
+	if (st != PBD_OK) return st;
 	HOT(f)[f->slot[index]].to = target;
 	w->stats_valid = false;
 	return PBD_OK;

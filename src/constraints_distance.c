@@ -173,6 +173,22 @@ void pbd_distance_copy_lanes(pbd_family* f, bool records) {
 	for (uint32_t k = 0; k < f->n; ++k) l.run[k] = k + PBD_LANES <= f->n ? run_kind(&l, k) : (uint8_t)PBD_RUN_NONE;
 }
 
+#if defined(PBD_HAVE_AVX2) && !defined(NDEBUG)
+/* pbd_family_ops.lanes_agree: every field and layout of the first n entries, bit for bit. */
+static bool lanes_agree(const pbd_family* f) {
+	if (!f->lanes || f->n > f->cap) return false;
+	const pbd_distance_lanes l = pbd_distance_lanes_of(f);
+	const pbd_distance_c* c = HOT(f);
+	for (uint32_t k = 0; k < f->n; ++k) {
+		if (l.a[k] != c[k].a || l.b[k] != c[k].b || memcmp(&l.rest[k], &c[k].rest, sizeof c[k].rest) ||
+		    memcmp(&l.s0[k], &c[k].s[0], sizeof c[k].s[0]) || memcmp(&l.s1[k], &c[k].s[1], sizeof c[k].s[1]))
+			return false;
+		if (l.run[k] != (k + PBD_LANES <= f->n ? run_kind(&l, k) : (uint8_t)PBD_RUN_NONE)) return false;
+	}
+	return true;
+}
+#endif
+
 /* Derives s[] for the formulation and iteration count. PBD: k' = 1 - (1 - k)^(1/n) so that n
  * iterations of k' remove the same fraction of the error as one projection with k (Müller et al.
  * 2007, section 3.3). The pow runs here, once per change, not in every step. */
@@ -434,6 +450,9 @@ const pbd_family_ops pbd_family_distance_ops = {
     .lambdas = 1,
 #ifdef PBD_HAVE_AVX2
     .lanes_size = PBD_DISTANCE_LANES_SIZE,
+#ifndef NDEBUG
+    .lanes_agree = lanes_agree,
+#endif
 #endif
     .layout = layout,
     .particles = particles,

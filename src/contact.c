@@ -13,6 +13,7 @@
  * then push particles out of the planes; friction (Macklin et al. 2014) acts on the tangential
  * slip once the iterations are done, and restitution on the normal velocity after the velocity
  * update. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,20 +40,33 @@ static bool segment_misses(pbd_vec3 a, pbd_vec3 b, pbd_vec3 lo, pbd_vec3 hi) {
 	       PBD_FMIN(a.y, b.y) > hi.y || PBD_FMAX(a.z, b.z) < lo.z || PBD_FMIN(a.z, b.z) > hi.z;
 }
 
-/* Kinematic motion over one substep: x += v h, and the rotation by the angular velocity,
- * q <- normalise(q + h/2 (w, 0) q). */
+/* Kinematic motion over one substep: x += v h, and q <- dq q with dq the rotation by the angle
+ * |w| h about w, exact for any angle. In double: |w| from w scaled by its largest component,
+ * the half angle reduced modulo 2 pi before its sine and cosine (the bounds on kinematic
+ * velocities, PBD_MAX_KINEMATIC_ANGULAR_SPEED and PBD_MAX_DT, keep it finite), so that no square
+ * overflows and the quaternion stays a unit one whatever the speed. */
 static void advance(pbd_collider* c, pbd_real h) {
 	c->pose0 = c->def.pose;
 	if (c->def.kind != PBD_ACTOR_KINEMATIC) return;
 	pbd_pose* p = &c->def.pose;
 	p->position = pbd_v3_add(p->position, pbd_v3_scale(c->def.velocity, h));
 	const pbd_vec3 om = c->def.angular_velocity;
-	if (om.x == 0 && om.y == 0 && om.z == 0) return;
-	const pbd_quat spin = {om.x * h / 2, om.y * h / 2, om.z * h / 2, 0};
-	const pbd_quat dq = pbd_quat_mul(spin, p->rotation);
-	pbd_quat r = {p->rotation.x + dq.x, p->rotation.y + dq.y, p->rotation.z + dq.z, p->rotation.w + dq.w};
-	const pbd_real len = PBD_SQRT(r.x * r.x + r.y * r.y + r.z * r.z + r.w * r.w);
-	p->rotation = (pbd_quat){r.x / len, r.y / len, r.z / len, r.w / len};
+	const double m = fmax(fabs((double)om.x), fmax(fabs((double)om.y), fabs((double)om.z)));
+	if (!(m > 0)) return;
+	const double u[3] = {(double)om.x / m, (double)om.y / m, (double)om.z / m};
+	const double n = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]); /* in [1, sqrt 3] */
+	const double two_pi = 6.283185307179586476925;
+	const double half = fmod(0.5 * m * n * (double)h, two_pi);
+	const double s = sin(half) / n, co = cos(half);
+	const double a[4] = {u[0] * s, u[1] * s, u[2] * s, co};
+	const double b[4] = {(double)p->rotation.x, (double)p->rotation.y, (double)p->rotation.z, (double)p->rotation.w};
+	/* a b, the Hamilton product (vector part first, scalar last) */
+	const double r[4] = {
+	    a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1], a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+	    a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3], a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]};
+	const double len = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3]);
+	p->rotation =
+	    (pbd_quat){(pbd_real)(r[0] / len), (pbd_real)(r[1] / len), (pbd_real)(r[2] / len), (pbd_real)(r[3] / len)};
 }
 
 static bool reserve_contacts(pbd_world* w, uint32_t need) {
@@ -77,7 +91,9 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 	for (uint32_t i = first; i < end; ++i) {
 		if (w->w[i] <= 0 || !(w->cmask[i] & c->def.category)) continue;
 		const pbd_vec3 xi = w->x[i], pi = pbd_v3_add(xi, w->q[i]);
-		if (bounded && segment_misses(xi, pi, lo, hi)) continue;
+		/* A particle gone non-finite in this step has no contact: the step will undo it, and a
+		 * shape's queries have no answer for a NaN. */
+		if (!pbd_v3_is_finite(pi) || (bounded && segment_misses(xi, pi, lo, hi))) continue;
 		/* A particle with a thickness keeps its radius off the surface too. */
 		const pbd_real margin = collider_margin + w->radius[i];
 		const pbd_vec3 a = pbd_pose_apply_inverse(p0, xi), b = pbd_pose_apply_inverse(p1, pi);
@@ -272,12 +288,13 @@ pbd_status pbd_collide_begin_substep(pbd_world* w, pbd_real h) {
 	for (uint32_t s = 0; s < w->nc; ++s)
 		if (w->colliders[s].alive) advance(&w->colliders[s], h);
 	w->ncon = 0;
-	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER) return PBD_OK;
+	/* a torn substep (pbd_collision_torn) has no contacts */
+	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->pcol.torn) return PBD_OK;
 	return find_contacts(w, true);
 }
 
 pbd_status pbd_collide_after_iterations(pbd_world* w) {
-	if (w->def.collision_mode != PBD_COLLISION_AFTER_SOLVER) return PBD_OK;
+	if (w->def.collision_mode != PBD_COLLISION_AFTER_SOLVER || w->pcol.torn) return PBD_OK;
 	const pbd_status st = find_contacts(w, false);
 	pbd_collide_project_contacts(w);
 	return st;

@@ -265,8 +265,15 @@ static void ee_block(void* arg, uint32_t block, uint32_t worker) {
 		const uint32_t a = c->edge[2 * e], b = c->edge[2 * e + 1];
 		const uint32_t first = o->bcount[block]; /* this edge's first record in the block */
 		const uint32_t ns = pbd_hash_grid_box_slots(g, c->ebox[e], slots);
-		for (uint32_t k = 0; k < ns; ++k)
+		uint32_t examined = 0, kept = 0;
+		bool capped = false;
+		for (uint32_t k = 0; k < ns && !capped; ++k)
 			for (uint32_t j = g->start[slots[k]]; j < g->start[slots[k] + 1]; ++j) {
+				if (examined == PBD_COLLISION_MAX_CANDIDATES) {
+					capped = true;
+					break;
+				}
+				examined++;
 				const uint32_t f = g->entry[j];
 				if (f <= e || pbd_block_out_seen(o, worker, f, e)) continue;
 				const pbd_box3 be = c->ebox[e], bf = c->ebox[f];
@@ -279,10 +286,13 @@ static void ee_block(void* arg, uint32_t block, uint32_t worker) {
 				pbd_ee_c k2;
 				if (!pbd_edge_edge_contact(w, a, b, cc, dd, thick, &k2) || mesh_neighbours(w, a, b, cc, dd, thick))
 					continue;
-				if (!pbd_block_out_push(o, block, worker)) {
-					pbd_block_out_close(o, block, worker);
-					return;
+				if (kept == PBD_COLLISION_MAX_CONTACTS) {
+					capped = true;
+					break;
 				}
+				kept++;
+				/* Out of room: counted, and the block runs again. */
+				if (!pbd_block_out_push(o, block, worker)) continue;
 				/* Insertion by the other edge, (c, d) in the edge list's order. */
 				pbd_ee_c* ee = (pbd_ee_c*)pbd_block_out_records(o, worker, block);
 				uint32_t at = o->bcount[block] - 1;
@@ -290,6 +300,7 @@ static void ee_block(void* arg, uint32_t block, uint32_t worker) {
 					ee[at] = ee[at - 1];
 				ee[at] = k2;
 			}
+		pbd_block_out_item(o, block, examined, kept, capped);
 	}
 	pbd_block_out_close(o, block, worker);
 }

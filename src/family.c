@@ -50,6 +50,10 @@ pbd_status pbd_family_reserve(pbd_world* w, pbd_family_type type, uint32_t capac
 	const int n_items = (int)(sizeof items / sizeof items[0]) - (ops->lanes_size ? 0 : 1);
 	if (!pbd_grow_all(&w->mem, items, n_items, f->cap, capacity)) return PBD_ERR_OUT_OF_MEMORY;
 	f->cap = capacity;
+	/* The lanes' fields lie cap entries apart: moved into the larger block byte for byte, they
+	 * no longer line up with the records, whether or not constraints follow (a soft object
+	 * reserves for all its edges and may add none, or fail after reserving). */
+	f->stale = true;
 	return pbd_stats_reserve(w);
 }
 
@@ -155,6 +159,14 @@ void pbd_families_refresh(pbd_world* w, const pbd_step_ctx* ctx) {
 		f->refresh_formulation = ctx->formulation;
 		f->refresh_h = ctx->h;
 	}
+#ifndef NDEBUG
+	/* The kernels read the lanes of the families refreshed now and of those left as they were:
+	 * both must mirror the records. */
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		const pbd_family* f = &w->fam[t];
+		if (f->n && pbd_family_table[t]->lanes_agree) PBD_ASSERT(pbd_family_table[t]->lanes_agree(f));
+	}
+#endif
 }
 
 pbd_status pbd_family_check_range(pbd_world* w, const char* fn, const pbd_family* f, uint32_t first, uint32_t count) {

@@ -62,7 +62,10 @@ typedef struct pbd_family {
 	void* work;
 	size_t data_size, data_cap, work_size;
 	/* The vector kernels' own copy of the records (ops.lanes_size bytes per constraint of cap),
-	 * field by field, written by refresh; never saved. */
+	 * field by field, written by refresh; never saved. Its layout depends on cap, and its
+	 * contents on the records, so whatever changes either (append, reserve, the partition, a
+	 * load, a roll back, a material, a mass) marks the family stale, and refresh writes it
+	 * again before the next sweep. */
 	void* lanes;
 	/* the settings hot[] was derived for (refresh); stale forces a refresh */
 	bool stale;
@@ -111,6 +114,10 @@ typedef struct pbd_family_ops {
 	bool shared_work;
 	/* Bytes per constraint of f->lanes; 0 when the family keeps no such copy. */
 	size_t lanes_size;
+	/* Debug builds: whether f->lanes holds what refresh writes from the records as they are now.
+	 * pbd_families_refresh asserts it of every family before the step's kernels read the lanes.
+	 * NULL: the family keeps no lanes, or NDEBUG. */
+	bool (*lanes_agree)(const pbd_family* f);
 	/* Optional: the place of the constraint at position k in the layout order, in which the
 	 * partition colours the family instead of the order of addition (partition.c). Constraints
 	 * of one class lie alike (edges of one kind between particles the same index apart), and a

@@ -59,10 +59,11 @@ static inline uint32_t pbd_hash_grid_slot(const pbd_hash_grid* g, int64_t ix, in
 	const uint64_t h = ((uint64_t)ix * 92837111u) ^ ((uint64_t)iy * 689287499u) ^ ((uint64_t)iz * 283923481u);
 	return (uint32_t)(h % g->slots);
 }
-/* The integer cell coordinate of a coordinate, clamped so that a far point cannot overflow. */
+/* The integer cell coordinate of a coordinate, clamped so that a far point cannot overflow (and a
+ * NaN, which has no cell, gets cell 0). */
 static inline int64_t pbd_hash_grid_coord(const pbd_hash_grid* g, pbd_real x) {
 	const double c = floor((double)x * (double)g->inv_cell);
-	return c < -1e15 ? (int64_t)-1e15 : c > 1e15 ? (int64_t)1e15 : (int64_t)c;
+	return c < -1e15 ? (int64_t)-1e15 : c > 1e15 ? (int64_t)1e15 : c == c ? (int64_t)c : 0;
 }
 
 #endif

@@ -3,9 +3,10 @@
  * mtllib, l, p) are skipped.
  *
  * One parser serves files and memory: the input arrives in pieces, is cut into lines, and each
- * line is parsed on its own, so a file is never held whole. Every size is bounded (a line, the
- * input, the vertex and triangle counts): a path such as /dev/zero, a FIFO or a binary file ends
- * in one error line instead of reading until memory runs out. */
+ * line is parsed on its own, so a file is never held whole. Only regular files are read (a FIFO
+ * or a device is refused before its first byte), and every size is bounded (a line, the input,
+ * the vertex and triangle counts): a binary file, or one growing as it is read, ends in one error
+ * line instead of reading until memory runs out. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <float.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_in.h"
 #include "mesh.h"
 
 #ifdef PBD_DOUBLE
@@ -504,8 +506,9 @@ pbd_status pbd_obj_load_file_groups(const char* path, bool bend, const pbd_obj_l
 	if (groups) memset(groups, 0, sizeof *groups);
 	if (!path || !out) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_mesh_load_obj: NULL argument");
 	memset(out, 0, sizeof *out);
-	FILE* fp = fopen(path, "rb");
-	if (!fp) return pbd_fail_err(err, PBD_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+	FILE* fp;
+	const pbd_status opened = pbd_file_open_regular(path, &fp, NULL, err);
+	if (opened != PBD_OK) return opened;
 	obj_parser p;
 	obj_init(&p, path, lim, groups, err);
 	char chunk[16384];

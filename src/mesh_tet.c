@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_in.h"
 #include "mesh.h"
 #include "tet.h"
 
@@ -425,14 +426,18 @@ pbd_tetgen_limits pbd_tetgen_limits_default(void) {
 	return lim;
 }
 
-/* One file read line by line, every size bounded: a wrong path (/dev/zero, a binary file) ends
- * in one error line instead of reading until memory runs out. */
+/* One file, or one text in memory, read line by line, every size bounded: a wrong path (a binary
+ * file, a file growing as it is read) ends in one error line instead of reading until memory runs
+ * out. The same parser serves both, so a fuzzer of the memory entry point reaches all of it. */
 typedef struct tg_reader {
-	FILE* fp;
+	FILE* fp;        /* NULL: the text is mem[0, mem_size) */
+	const char* mem; /* the text in memory, given whole as the first chunk */
+	size_t mem_size;
 	const char* name;
 	const pbd_tetgen_limits* lim;
 	pbd_error* err;
 	char buf[16384];
+	const char* chunk; /* buf, or the text in memory */
 	size_t blen, bpos;
 	char* line; /* the current line, its comment cut off, terminated */
 	size_t cap;
@@ -450,12 +455,19 @@ static int tg_next(tg_reader* r, pbd_status* st) {
 		bool any = false, ended = false;
 		for (;;) {
 			if (r->bpos == r->blen) {
-				r->blen = fread(r->buf, 1, sizeof r->buf, r->fp);
+				if (r->fp) {
+					r->chunk = r->buf;
+					r->blen = fread(r->buf, 1, sizeof r->buf, r->fp);
+				} else {
+					r->chunk = r->mem;
+					r->blen = r->mem_size;
+					r->mem_size = 0;
+				}
 				r->bpos = 0;
 				if (r->blen == 0) {
-					if (ferror(r->fp)) {
-						*st = pbd_fail_err(r->err, PBD_ERR_IO, "%s:%lu: read error: %s", r->name, tg_ln(r) + 1,
-						                   strerror(errno));
+					if (r->fp && ferror(r->fp)) {
+						*st = pbd_fail_err(r->err, PBD_ERR_IO, "%s:%lu: read error: %s", r->name,
+						                   (unsigned long)r->lineno + 1, strerror(errno));
 						return -1;
 					}
 					ended = true;
@@ -463,12 +475,12 @@ static int tg_next(tg_reader* r, pbd_status* st) {
 				}
 				if (r->blen > r->lim->max_bytes - r->bytes) {
 					*st = pbd_fail_err(r->err, PBD_ERR_OUT_OF_RANGE, "%s:%lu: file longer than %llu bytes", r->name,
-					                   tg_ln(r) + 1, (unsigned long long)r->lim->max_bytes);
+					                   (unsigned long)r->lineno + 1, (unsigned long long)r->lim->max_bytes);
 					return -1;
 				}
 				r->bytes += r->blen;
 			}
-			const char ch = r->buf[r->bpos++];
+			const char ch = r->chunk[r->bpos++];
 			any = true;
 			if (ch == '\n') break;
 			if (ch == 0) {
@@ -789,14 +801,26 @@ static pbd_status tg_read_tets(tg_reader* r, tg_mesh* m, const char* node_name) 
 	return PBD_OK;
 }
 
-static pbd_status tg_open(tg_reader* r, const char* path, const pbd_tetgen_limits* lim, pbd_error* err) {
+/* Where one of the two texts comes from: a path, or bytes in memory named `name` in messages. */
+typedef struct tg_source {
+	const char* path; /* NULL: data[0, size) */
+	const char* name;
+	const char* data;
+	size_t size;
+} tg_source;
+
+static pbd_status tg_open(tg_reader* r, const tg_source* src, const pbd_tetgen_limits* lim, pbd_error* err) {
 	memset(r, 0, sizeof *r);
-	r->name = path;
+	r->name = src->name;
 	r->lim = lim;
 	r->err = err;
-	r->fp = fopen(path, "rb");
-	if (!r->fp) return pbd_fail_err(err, PBD_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-	return PBD_OK;
+	if (!src->path) {
+		r->mem = src->data;
+		r->mem_size = src->size;
+		return PBD_OK;
+	}
+	/* A FIFO or a device is refused before it is read: a FIFO without a writer blocks forever. */
+	return pbd_file_open_regular(src->path, &r->fp, NULL, err);
 }
 
 static void tg_close(tg_reader* r) {
@@ -806,20 +830,19 @@ static void tg_close(tg_reader* r) {
 	r->line = NULL;
 }
 
-pbd_status pbd_tetgen_load(const char* node_path, const char* ele_path, const pbd_tetgen_limits* lim, pbd_mesh* out,
-                           pbd_error* err) {
-	if (!node_path || !ele_path || !out || !lim)
-		return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_mesh_load_tetgen: NULL argument");
+static pbd_status tg_load(const tg_source* node, const tg_source* ele, const pbd_tetgen_limits* lim, pbd_mesh* out,
+                          pbd_error* err) {
 	memset(out, 0, sizeof *out);
 	tg_mesh m;
 	memset(&m, 0, sizeof m);
 	tg_reader r;
-	pbd_status st = tg_open(&r, node_path, lim, err);
+	pbd_status st = tg_open(&r, node, lim, err);
 	if (st == PBD_OK) st = tg_read_nodes(&r, &m);
 	tg_close(&r);
-	if (st == PBD_OK) st = tg_open(&r, ele_path, lim, err);
-	if (st == PBD_OK) st = tg_read_tets(&r, &m, node_path);
+	if (st == PBD_OK) st = tg_open(&r, ele, lim, err);
+	if (st == PBD_OK) st = tg_read_tets(&r, &m, node->name);
 	tg_close(&r);
+	const char* ele_name = ele->name;
 	if (st == PBD_OK) {
 		out->owned = true;
 		out->vertex_count = (uint32_t)m.np;
@@ -838,17 +861,17 @@ pbd_status pbd_tetgen_load(const char* node_path, const char* ele_path, const pb
 				pbd_fail_err(err, st,
 				             "%s:%lu: this tetrahedron and the one on line %lu lie on the same side of their face "
 				             "(%lld, %lld, %lld): they overlap",
-				             ele_path, (unsigned long)m.lines[t[1]], (unsigned long)m.lines[t[0]], fault.face[0] + b,
+				             ele_name, (unsigned long)m.lines[t[1]], (unsigned long)m.lines[t[0]], fault.face[0] + b,
 				             fault.face[1] + b, fault.face[2] + b);
 			else
 				pbd_fail_err(err, st,
 				             "%s:%lu: face (%lld, %lld, %lld) of this tetrahedron is shared by more than two "
 				             "tetrahedra (lines %lu, %lu and %lu)",
-				             ele_path, (unsigned long)m.lines[t[2]], fault.face[0] + b, fault.face[1] + b,
+				             ele_name, (unsigned long)m.lines[t[2]], fault.face[0] + b, fault.face[1] + b,
 				             fault.face[2] + b, (unsigned long)m.lines[t[0]], (unsigned long)m.lines[t[1]],
 				             (unsigned long)m.lines[t[2]]);
 		} else if (st != PBD_OK) {
-			pbd_fail_err(err, st, "%s: %s", ele_path, inner.message);
+			pbd_fail_err(err, st, "%s: %s", ele_name, inner.message);
 		}
 		if (st == PBD_OK) st = pbd_mesh_check_lengths(out, "pbd_mesh_load_tetgen", err);
 		if (st != PBD_OK) pbd_mesh_free(out);
@@ -858,7 +881,7 @@ pbd_status pbd_tetgen_load(const char* node_path, const char* ele_path, const pb
 			snprintf(err->message, sizeof err->message,
 			         "%s:%lu: note: %u tetrahedra were listed with negative orientation and reoriented (their last two "
 			         "points swapped); this is the first",
-			         ele_path, (unsigned long)m.first_reoriented, m.reoriented);
+			         ele_name, (unsigned long)m.first_reoriented, m.reoriented);
 		else
 			err->message[0] = 0;
 	}
@@ -868,7 +891,33 @@ pbd_status pbd_tetgen_load(const char* node_path, const char* ele_path, const pb
 	return st;
 }
 
+pbd_status pbd_tetgen_load(const char* node_path, const char* ele_path, const pbd_tetgen_limits* lim, pbd_mesh* out,
+                           pbd_error* err) {
+	if (!node_path || !ele_path || !out || !lim)
+		return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_mesh_load_tetgen: NULL argument");
+	const tg_source node = {node_path, node_path, NULL, 0}, ele = {ele_path, ele_path, NULL, 0};
+	return tg_load(&node, &ele, lim, out, err);
+}
+
+pbd_status pbd_tetgen_load_memory(const char* node_text, size_t node_size, const char* ele_text, size_t ele_size,
+                                  const char* name, const pbd_tetgen_limits* lim, pbd_mesh* out, pbd_error* err) {
+	if (!out || !lim || (!node_text && node_size) || (!ele_text && ele_size))
+		return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_mesh_load_tetgen_memory: NULL argument");
+	/* "<name>.node" and "<name>.ele", as the files would be called. */
+	char node_name[256], ele_name[256];
+	snprintf(node_name, sizeof node_name, "%s.node", name ? name : "<memory>");
+	snprintf(ele_name, sizeof ele_name, "%s.ele", name ? name : "<memory>");
+	const tg_source node = {NULL, node_name, node_text, node_size}, ele = {NULL, ele_name, ele_text, ele_size};
+	return tg_load(&node, &ele, lim, out, err);
+}
+
 pbd_status pbd_mesh_load_tetgen(const char* node_path, const char* ele_path, pbd_mesh* out, pbd_error* err) {
 	const pbd_tetgen_limits lim = pbd_tetgen_limits_default();
 	return pbd_tetgen_load(node_path, ele_path, &lim, out, err);
+}
+
+pbd_status pbd_mesh_load_tetgen_memory(const char* node_text, size_t node_size, const char* ele_text, size_t ele_size,
+                                       const char* name, pbd_mesh* out, pbd_error* err) {
+	const pbd_tetgen_limits lim = pbd_tetgen_limits_default();
+	return pbd_tetgen_load_memory(node_text, node_size, ele_text, ele_size, name, &lim, out, err);
 }

@@ -265,6 +265,18 @@ bool pbd_particle_is_pinned(const pbd_world* w, uint32_t index) {
 	return w && index < w->np && (w->flags[index] & PBD_PARTICLE_PINNED) != 0;
 }
 
+pbd_status pbd_check_kinematic_move(pbd_world* w, const char* fn, const char* field, pbd_vec3 from, pbd_vec3 to) {
+	/* In double, where neither the difference nor the bound times dt can overflow. */
+	const double limit = PBD_MAX_KINEMATIC_SPEED * (double)w->def.dt;
+	const double d[3] = {(double)to.x - (double)from.x, (double)to.y - (double)from.y, (double)to.z - (double)from.z};
+	if (fabs(d[0]) <= limit && fabs(d[1]) <= limit && fabs(d[2]) <= limit) return PBD_OK;
+	const double inv_dt = 1 / (double)w->def.dt;
+	return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+	                "%s: %s moves at (%.9g, %.9g, %.9g) m/s over the step of %.9g s; each component must be within "
+	                "+-%g m/s",
+	                fn, field, d[0] * inv_dt, d[1] * inv_dt, d[2] * inv_dt, (double)w->def.dt, PBD_MAX_KINEMATIC_SPEED);
+}
+
 pbd_status pbd_particle_set_target(pbd_world* w, uint32_t index, pbd_vec3 target) {
 	pbd_status st = pbd_check_particle(w, index, "pbd_particle_set_target");
 	if (st != PBD_OK) return st;
@@ -272,6 +284,8 @@ pbd_status pbd_particle_set_target(pbd_world* w, uint32_t index, pbd_vec3 target
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_particle_set_target: particle %u is not pinned", index);
 	if (!pbd_v3_is_finite(target))
 		return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_particle_set_target: target is not finite");
+	st = pbd_check_kinematic_move(w, "pbd_particle_set_target", "target", w->x[index], target);
+	if (st != PBD_OK) return st;
 	w->target[index] = target;
 	w->flags[index] = (uint8_t)(w->flags[index] | PBD_PARTICLE_TARGET);
 	return PBD_OK;

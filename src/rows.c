@@ -7,18 +7,21 @@
 
 pbd_status pbd_rows_reserve(pbd_world* w, pbd_rows* r, uint32_t rows, uint32_t entries) {
 	if (rows > r->cap) {
-		/* start[] holds one more than the rows; grown together with them. */
+		/* start[] holds one more than the rows. It grows first and keeps its own count, so that a
+		 * failure of the others leaves it larger than cap + 1 but known. */
 		size_t cap = r->cap ? r->cap : 64;
 		while (cap < rows) cap *= 2;
 		if (cap >= UINT32_MAX) return PBD_ERR_OUT_OF_MEMORY;
+		if (cap + 1 > r->cap_start) {
+			if (!pbd_grow(&w->mem, (void**)&r->start, sizeof *r->start, r->cap_start, cap + 1))
+				return PBD_ERR_OUT_OF_MEMORY;
+			r->cap_start = (uint32_t)(cap + 1);
+		}
 		const pbd_grow_item items[] = {{(void**)&r->C, sizeof *r->C},       {(void**)&r->k, sizeof *r->k},
 		                               {(void**)&r->g, sizeof *r->g},       {(void**)&r->dir, sizeof *r->dir},
 		                               {(void**)&r->rest, sizeof *r->rest}, {(void**)&r->kf, sizeof *r->kf},
 		                               {(void**)&r->hard, sizeof *r->hard}};
 		if (!pbd_grow_all(&w->mem, items, 7, r->cap, cap)) return PBD_ERR_OUT_OF_MEMORY;
-		const size_t old_starts = r->cap ? (size_t)r->cap + 1 : (r->start ? 1u : 0u);
-		if (!pbd_grow(&w->mem, (void**)&r->start, sizeof *r->start, old_starts, cap + 1))
-			return PBD_ERR_OUT_OF_MEMORY; /* the other arrays are larger now; cap stays, they are regrown */
 		r->cap = (uint32_t)cap;
 	}
 	if (entries > r->cap_e) {
@@ -30,17 +33,17 @@ pbd_status pbd_rows_reserve(pbd_world* w, pbd_rows* r, uint32_t rows, uint32_t e
 		if (!pbd_grow_all(&w->mem, items, 3, r->cap_e, cap)) return PBD_ERR_OUT_OF_MEMORY;
 		r->cap_e = (uint32_t)cap;
 	}
-	if (!r->start) {
+	if (r->cap_start == 0) {
 		/* Zero rows asked and none held yet: start[0] must exist all the same. */
 		if (!pbd_grow(&w->mem, (void**)&r->start, sizeof *r->start, 0, 1)) return PBD_ERR_OUT_OF_MEMORY;
+		r->cap_start = 1;
 	}
 	return PBD_OK;
 }
 
 void pbd_rows_free(pbd_world* w, pbd_rows* r) {
 	const size_t nr = r->cap, ne = r->cap_e;
-	const size_t ns = r->cap ? nr + 1 : (r->start ? 1u : 0u);
-	pbd_free(&w->mem, r->start, ns * sizeof *r->start);
+	pbd_free(&w->mem, r->start, (size_t)r->cap_start * sizeof *r->start);
 	pbd_free(&w->mem, r->C, nr * sizeof *r->C);
 	pbd_free(&w->mem, r->k, nr * sizeof *r->k);
 	pbd_free(&w->mem, r->g, nr * sizeof *r->g);

@@ -22,12 +22,16 @@
 
 typedef struct pbd_rows {
 	uint32_t n, cap; /* rows */
-	uint32_t* start; /* entries of row r: [start[r], start[r + 1]), cap + 1 */
-	pbd_real* C;     /* constraint value */
-	pbd_real* k;     /* spring constant, > 0 */
-	pbd_real* g;     /* transverse stiffness k max(C, 0) / |u| of a norm row; 0 for the others */
-	pbd_vec3* dir;   /* n = u / |u| of a norm row */
-	pbd_real* rest;  /* r of a norm row; -1 for a general row */
+	/* entries of row r: [start[r], start[r + 1]); cap_start of them allocated (cap + 1 once any
+	 * row is held, 1 before), counted apart from cap so that every array is freed with the size
+	 * it has after a failed reserve */
+	uint32_t* start;
+	uint32_t cap_start;
+	pbd_real* C;    /* constraint value */
+	pbd_real* k;    /* spring constant, > 0 */
+	pbd_real* g;    /* transverse stiffness k max(C, 0) / |u| of a norm row; 0 for the others */
+	pbd_vec3* dir;  /* n = u / |u| of a norm row */
+	pbd_real* rest; /* r of a norm row; -1 for a general row */
 	/* The constant a projective method puts in its matrix, which must not change with the state:
 	 * a distance's stretch constant, whatever side it is on now (k is the current side's). */
 	pbd_real* kf;

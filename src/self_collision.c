@@ -11,10 +11,15 @@
 #include <math.h>
 #include <string.h>
 
+#include "constraints_distance.h"
 #include "world.h"
 
 pbd_status pbd_particle_collision_prepare(pbd_world* w) {
 	pbd_particle_collision* c = &w->pcol;
+	const pbd_collision_work total = c->work;
+	memset(&c->work, 0, sizeof c->work);
+	c->work.capped_total = total.capped_total;
+	c->work.skipped_total = total.skipped_total;
 	c->solid = 0;
 	c->max_radius = 0;
 	for (uint32_t i = 0; i < w->np; ++i)
@@ -68,7 +73,58 @@ bool pbd_find_in_blocks(pbd_world* w, pbd_find_stage* st, void (*fn)(void*, uint
 	const uint32_t blocks = pbd_blocks(items, st->block);
 	if (!pbd_block_out_begin(st->o, &w->mem, w->exec.threads, rec, blocks, stamps)) return false;
 	pbd_exec_stage(&w->exec, fn, st, blocks);
-	return pbd_block_out_finish(st->o, &w->mem, fn, st, out, n, cap);
+	pbd_block_out* o = st->o;
+	if (!pbd_block_out_finish(o, &w->mem, fn, st, pbd_collision_limit(items), out, n, cap)) return false;
+	pbd_collision_count(w, o->candidates, o->most_candidates, o->most_kept, *n, o->capped + (o->dropped ? 1u : 0u));
+	return true;
+}
+
+void pbd_collision_count(pbd_world* w, uint64_t candidates, uint32_t most, uint32_t most_kept, uint32_t found,
+                         uint32_t capped) {
+	pbd_collision_work* k = &w->pcol.work;
+	k->candidates += candidates;
+	if (most > k->most_candidates) k->most_candidates = most;
+	if (most_kept > k->most_item_contacts) k->most_item_contacts = most_kept;
+	if (found > k->most_contacts) k->most_contacts = found;
+	if (!capped) return;
+	if (k->capped_total == 0)
+		pbd_log(w,
+		        "pbd_world_step: step %llu: a contact search reached its bound (%u candidates or %u contacts per "
+		        "particle or edge): the state has blown up; the searches stop there (pbd_world_get_collision_work)",
+		        (unsigned long long)w->steps + 1, PBD_COLLISION_MAX_CANDIDATES, PBD_COLLISION_MAX_CONTACTS);
+	k->capped += capped;
+	k->capped_total += capped;
+}
+
+bool pbd_collision_torn(pbd_world* w) {
+	/* Torn: a predicted position that is not finite, or a distance constraint predicted longer than
+	 * (1 + divergence_strain) times its rest length, a stretch past which the step counts as
+	 * diverged anyway (a world with that test off, 0, is judged by finiteness alone). Stretch only:
+	 * crumpled cloth compresses its shear and bend distances a long way while healthy. */
+	const pbd_real s = w->def.divergence_strain;
+	bool torn = false;
+	for (uint32_t i = 0; i < w->np && !torn; ++i) torn = !pbd_v3_is_finite(pbd_v3_add(w->x[i], w->q[i]));
+	if (s > 0) {
+		const pbd_real grow2 = (1 + s) * (1 + s);
+		const pbd_family* f = &w->fam[PBD_FAMILY_DISTANCE];
+		const pbd_distance_c* c = (const pbd_distance_c*)f->hot;
+		for (uint32_t k = 0; k < f->n && !torn; ++k) {
+			const pbd_vec3 d =
+			    pbd_v3_add(pbd_v3_sub(w->x[c[k].a], w->x[c[k].b]), pbd_v3_sub(w->q[c[k].a], w->q[c[k].b]));
+			torn = pbd_v3_dot(d, d) > grow2 * c[k].rest * c[k].rest;
+		}
+	}
+	if (!torn) return false;
+	pbd_collision_work* k = &w->pcol.work;
+	if (k->skipped_total == 0)
+		pbd_log(w,
+		        "pbd_world_step: step %llu: contact searches skipped: a predicted position is not finite or a "
+		        "distance constraint is stretched past 1 + divergence_strain (%g) times its rest length "
+		        "(pbd_world_get_collision_work)",
+		        (unsigned long long)w->steps + 1, (double)s);
+	k->skipped++;
+	k->skipped_total++;
+	return true;
 }
 
 /* The particles of one block against those near them. */
@@ -87,28 +143,36 @@ static void pair_block(void* arg, uint32_t block, uint32_t worker) {
 		/* The 27 cells may share slots; each slot is visited once. */
 		uint32_t seen[27];
 		int nseen = 0;
-		for (int dz = -1; dz <= 1; ++dz)
-			for (int dy = -1; dy <= 1; ++dy)
-				for (int dx = -1; dx <= 1; ++dx) {
-					const uint32_t s = pbd_hash_grid_slot(&c->grid, cx + dx, cy + dy, cz + dz);
-					bool dup = false;
-					for (int k = 0; k < nseen && !dup; ++k) dup = seen[k] == s;
-					if (dup) continue;
-					seen[nseen++] = s;
-					for (uint32_t e = c->grid.start[s]; e < c->grid.start[s + 1]; ++e) {
-						const uint32_t j = c->grid.entry[e];
-						if (j <= i) continue;
-						const pbd_real dist = ri + w->radius[j];
-						const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(w->x[i], w->x[j]), pbd_v3_sub(w->q[i], w->q[j]));
-						if (!(pbd_v3_dot(d, d) < 4 * dist * dist) || !may_collide(w, i, j, dist)) continue;
-						pbd_pair_c* pair = (pbd_pair_c*)pbd_block_out_push(o, block, worker);
-						if (!pair) {
-							pbd_block_out_close(o, block, worker);
-							return;
-						}
-						*pair = (pbd_pair_c){i, j, dist};
-					}
+		uint32_t examined = 0, kept = 0;
+		bool capped = false;
+		for (int cell = 0; cell < 27 && !capped; ++cell) {
+			const uint32_t s =
+			    pbd_hash_grid_slot(&c->grid, cx + cell % 3 - 1, cy + cell / 3 % 3 - 1, cz + cell / 9 - 1);
+			bool dup = false;
+			for (int k = 0; k < nseen && !dup; ++k) dup = seen[k] == s;
+			if (dup) continue;
+			seen[nseen++] = s;
+			for (uint32_t e = c->grid.start[s]; e < c->grid.start[s + 1]; ++e) {
+				if (examined == PBD_COLLISION_MAX_CANDIDATES) {
+					capped = true;
+					break;
 				}
+				examined++;
+				const uint32_t j = c->grid.entry[e];
+				if (j <= i) continue;
+				const pbd_real dist = ri + w->radius[j];
+				const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(w->x[i], w->x[j]), pbd_v3_sub(w->q[i], w->q[j]));
+				if (!(pbd_v3_dot(d, d) < 4 * dist * dist) || !may_collide(w, i, j, dist)) continue;
+				if (kept == PBD_COLLISION_MAX_CONTACTS) {
+					capped = true;
+					break;
+				}
+				kept++;
+				pbd_pair_c* pair = (pbd_pair_c*)pbd_block_out_push(o, block, worker);
+				if (pair) *pair = (pbd_pair_c){i, j, dist};
+			}
+		}
+		pbd_block_out_item(o, block, examined, kept, capped);
 	}
 	pbd_block_out_close(o, block, worker);
 }

@@ -62,8 +62,10 @@ typedef struct pbd_particle_collision {
 	uint32_t nee, cap_ee;
 	/* the searches' results per block, in block order (block_out.h) */
 	pbd_block_out pair_out, vt_out, ee_out;
-	pbd_real max_radius; /* over the particles, at the last prepare */
-	uint32_t solid;      /* particles with a radius */
+	pbd_real max_radius;     /* over the particles, at the last prepare */
+	uint32_t solid;          /* particles with a radius */
+	pbd_collision_work work; /* the step's counters; the totals since creation */
+	bool torn;               /* the current substep's state is torn: its contacts are not searched */
 } pbd_particle_collision;
 
 typedef struct pbd_world pbd_world;
@@ -77,10 +79,28 @@ typedef struct pbd_find_stage {
 } pbd_find_stage;
 
 /* Runs fn over `items` query items in blocks on the world's threads and leaves the records, in
- * block order, in *out (count and capacity in *n, *cap); stamps: candidates per thread's stamp
- * array. False when out of memory. */
+ * block order, in *out (count and capacity in *n, *cap), at most pbd_collision_limit(items) of
+ * them; stamps: candidates per thread's stamp array. Adds the pass to the step's counters. False
+ * when out of memory. */
 bool pbd_find_in_blocks(pbd_world* w, pbd_find_stage* st, void (*fn)(void*, uint32_t, uint32_t), size_t rec,
                         uint32_t items, uint32_t stamps, void** out, uint32_t* n, uint32_t* cap);
+
+/* The most contacts one search over `items` query items keeps (PBD_COLLISION_CONTACTS_PER_ITEM). */
+static inline uint32_t pbd_collision_limit(uint32_t items) {
+	const uint64_t n = (uint64_t)items * PBD_COLLISION_CONTACTS_PER_ITEM;
+	return n < PBD_COLLISION_MAX_CONTACTS ? PBD_COLLISION_MAX_CONTACTS
+	       : n > UINT32_MAX - 1           ? UINT32_MAX - 1
+	                                      : (uint32_t)n;
+}
+/* Adds a search's candidates, contacts and cut items to the step's counters (the first cut is
+ * logged): `candidates` examined, the most one item examined and kept, `found` kept in all,
+ * `capped` items and searches stopped at a bound. */
+void pbd_collision_count(pbd_world* w, uint64_t candidates, uint32_t most, uint32_t most_kept, uint32_t found,
+                         uint32_t capped);
+/* Before a substep's searches: whether the predicted state is torn (pbd_collision_work.skipped):
+ * a position not finite, or a distance constraint stretched past 1 + divergence_strain times its
+ * rest length. Counted and, the first time, logged. */
+bool pbd_collision_torn(pbd_world* w);
 
 /* At the start of a step: counts the particles with a radius and makes room for the hash
  * (allocates only when the particle count grew). */

@@ -12,22 +12,36 @@
  * give the same levels.
  *
  * Layout: an 8-byte magic, then fixed-size native-endian fields and arrays, then an FNV-1a hash
- * of everything before it. The header records the scalar size and the byte order, and a reader
- * refuses a snapshot of the other precision or byte order rather than convert it: a conversion
- * could not be bit-exact. Loading checks every count against the bytes present before
- * allocating, and every value as the API would, so a corrupt file is an error, not a crash. */
+ * of everything before it. The header records the scalar size, the byte order and the
+ * snapshot's size, and a reader refuses a snapshot of the other precision or byte order rather
+ * than convert it: a conversion could not be bit-exact.
+ *
+ * A snapshot is untrusted input. A file is opened only when it is a regular one, its header is
+ * read first and then exactly the bytes it announces (PBD_SNAPSHOT_MAX_BYTES at most). Loading
+ * checks every count against the bytes present before allocating, and every value against the
+ * bounds the API sets, through the API's own checks where there is one, before anything is
+ * built from it; what only a step writes (the remainders, the warning counters) is held to what
+ * a step leaves. A corrupt or forged file is one line of error naming the file and the field,
+ * not a crash. */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "collide.h"
+#include "file_in.h"
 #include "forces.h"
 
-#define SNAP_MAGIC   "PBDSNAP\0"
-#define SNAP_VERSION 7u
+#define SNAP_MAGIC "PBDSNAP\0"
+/* 8: the header records the snapshot's size in bytes, so that a reader reads exactly that. */
+#define SNAP_VERSION 8u
 /* The oldest version read: 6 lacks the projective dynamics block, and a world loaded from it takes
  * its weights from the positions, as every world did then. */
 #define SNAP_VERSION_OLDEST 6u
 #define SNAP_ENDIAN         0x01020304u
+/* Magic, version, scalar size, byte order; from version 8 the size (8 bytes) follows. */
+#define SNAP_HEADER_OLD 20u
+#define SNAP_HEADER     28u
 /* Flags a snapshot may carry: the persistent ones (CONTACT is scratch of the diagnostics). */
 #define SNAP_FLAGS (PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET | PBD_PARTICLE_FORCE)
 
@@ -175,11 +189,13 @@ static void write_air(writer* wr, const pbd_world* w) {
 	put_flagged(wr, w->nt_drag > 0, w->nt, w->tri_drag, sizeof *w->tri_drag, w->tri_wind, sizeof *w->tri_wind);
 }
 
-static void write_world(writer* wr, const pbd_world* w) {
+/* `size`: the snapshot's size in bytes, hash included (0 while it is being counted). */
+static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 	put(wr, SNAP_MAGIC, 8);
 	put_u32(wr, SNAP_VERSION);
 	put_u32(wr, (uint32_t)sizeof(pbd_real));
 	put_u32(wr, SNAP_ENDIAN);
+	put_u64(wr, size);
 	write_def(wr, &w->def);
 	put_real(wr, w->rho_estimate);
 	put_f64(wr, w->time);
@@ -304,7 +320,7 @@ static void write_world(writer* wr, const pbd_world* w) {
 pbd_status pbd_world_save_memory(const pbd_world* w, void* buffer, size_t capacity, size_t* size) {
 	if (!w || !size) return PBD_ERR_INVALID_ARGUMENT;
 	writer count = {NULL, 0, 0, PBD_FNV1A_START};
-	write_world(&count, w);
+	write_world(&count, w, 0);
 	*size = count.pos;
 	if (!buffer) return PBD_OK;
 	if (capacity < count.pos)
@@ -312,7 +328,7 @@ pbd_status pbd_world_save_memory(const pbd_world* w, void* buffer, size_t capaci
 		                "pbd_world_save_memory: the snapshot needs %zu bytes, the buffer holds %zu", count.pos,
 		                capacity);
 	writer wr = {(uint8_t*)buffer, capacity, 0, PBD_FNV1A_START};
-	write_world(&wr, w);
+	write_world(&wr, w, count.pos);
 	return PBD_OK;
 }
 
@@ -409,16 +425,116 @@ static bool fits(const reader* rd, uint64_t count, uint64_t record) {
 	return record == 0 || count <= left / record;
 }
 
-static bool all_finite(const pbd_vec3* v, size_t n) {
-	for (size_t i = 0; i < n; ++i)
-		if (!pbd_v3_is_finite(v[i])) return false;
-	return true;
-}
-
 #define LOAD_FAIL(status, ...) (st = pbd_fail_err(err, (status), __VA_ARGS__), (void)0)
 
+/* A refusal by a check the API makes (pbd_fail left its line in w->last_error), as the
+ * snapshot's: the file, the record, then the check's own words without the name of the API
+ * function it was written for. */
+static pbd_status refused(const pbd_world* w, pbd_status status, const char* name, const char* record, pbd_error* err) {
+	const char* why = w->last_error;
+	const char* colon = strstr(why, ": ");
+	if (strncmp(why, "pbd_", 4) == 0 && colon) why = colon + 2;
+	return pbd_fail_err(err, status, "%s: %s: %s", name, record, why);
+}
+
+#ifdef PBD_DOUBLE
+#define SNAP_MANT_DIG DBL_MANT_DIG
+#else
+#define SNAP_MANT_DIG FLT_MANT_DIG
+#endif
+
+/* Half a unit in the last place of x (in double, exactly): the largest remainder that rounding
+ * a sum to x leaves (the TwoSum error of every step's x + q). Where that half is below the
+ * smallest subnormal every such sum was exact: the remainder must be 0, and only 0 passes. */
+static double half_ulp(pbd_real x) {
+	if (x == 0) return 0;
+	int e;
+	(void)frexp(fabs((double)x), &e); /* |x| in [2^(e-1), 2^e) */
+	return ldexp(1.0, e - SNAP_MANT_DIG - 1);
+}
+
+static pbd_real max_abs3(pbd_vec3 v) { return PBD_FMAX(PBD_FABS(v.x), PBD_FMAX(PBD_FABS(v.y), PBD_FABS(v.z))); }
+
+/* The index of the first component of v that is not finite, -1 for none. */
+static int bad_component(pbd_vec3 v) {
+	const pbd_real c[3] = {v.x, v.y, v.z};
+	for (int k = 0; k < 3; ++k)
+		if (!pbd_is_finite(c[k])) return k;
+	return -1;
+}
+
+static pbd_real component(pbd_vec3 v, int k) { return k == 0 ? v.x : (k == 1 ? v.y : v.z); }
+
+/* One particle's state, checked as the API checks what it accepts and as a step leaves what it
+ * derives: every vector finite (pbd_world_add_particles, pbd_world_set_velocities,
+ * pbd_particle_set_force, pbd_particle_set_target), the position's remainder within half an
+ * ulp of the position (every step commits x + q by TwoSum; the API sets it to 0), the
+ * velocity's remainder no larger than the velocity's largest component (a compensated sum
+ * leaves half an ulp, damping up to a whole one, and a bounce, which changes the velocity but
+ * not its remainder, less than the speed it bounced with), inverse masses as
+ * pbd_particle_set_inv_mass takes them, a target only on a pinned particle, the force flag
+ * exactly where the force is not zero, and a collision radius as pbd_soft_create makes it (half a
+ * thickness within its bound, with a group exactly where it is not 0). */
+static pbd_status check_particle(const pbd_world* w, uint32_t i, const char* name, pbd_error* err) {
+	static const char* const axis[3] = {"x", "y", "z"};
+	const struct {
+		const char* what;
+		pbd_vec3 v;
+	} vecs[5] = {{"position", w->x[i]},
+	             {"velocity", w->v[i]},
+	             {"force", w->force[i]},
+	             {"target", w->target[i]},
+	             {"rest position", w->x_rest[i]}};
+	for (int k = 0; k < 5; ++k) {
+		const int c = bad_component(vecs[k].v);
+		if (c >= 0)
+			return pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s: particle %u: %s %s = %g is not finite", name, i,
+			                    vecs[k].what, axis[c], (double)component(vecs[k].v, c));
+	}
+	for (int c = 0; c < 3; ++c) {
+		const pbd_real lo = component(w->x_lo[i], c), x = component(w->x[i], c);
+		if (!(fabs((double)lo) <= half_ulp(x)))
+			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
+			                    "%s: particle %u: remainder %g of position %s = %.9g out of range (at most %g, half "
+			                    "its last place)",
+			                    name, i, (double)lo, axis[c], (double)x, half_ulp(x));
+	}
+	const pbd_real speed = max_abs3(w->v[i]);
+	for (int c = 0; c < 3; ++c) {
+		const pbd_real lo = component(w->v_lo[i], c);
+		if (!(PBD_FABS(lo) <= speed))
+			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
+			                    "%s: particle %u: remainder %g of velocity %s out of range (at most %g, the velocity's "
+			                    "largest component)",
+			                    name, i, (double)lo, axis[c], (double)speed);
+	}
+	const uint8_t flags = w->flags[i];
+	const bool pinned = (flags & PBD_PARTICLE_PINNED) != 0;
+	if (flags & ~SNAP_FLAGS)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: particle %u: unknown flags 0x%x", name, i, (unsigned)flags);
+	if (!pbd_inv_mass_ok(w->w[i]) || pinned != (w->w[i] == 0))
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
+		                    "%s: particle %u: inverse mass %g out of range (0 exactly when pinned, else in [%g, %g])",
+		                    name, i, (double)w->w[i], PBD_INV_MASS_MIN, PBD_INV_MASS_MAX);
+	if (!pbd_inv_mass_ok(w->w_free[i]) || !(w->w_free[i] > 0))
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
+		                    "%s: particle %u: inverse mass when unpinned %g out of range [%g, %g]", name, i,
+		                    (double)w->w_free[i], PBD_INV_MASS_MIN, PBD_INV_MASS_MAX);
+	if ((flags & PBD_PARTICLE_TARGET) && !pinned)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: particle %u: has a target but is not pinned", name, i);
+	const pbd_vec3 f = w->force[i];
+	if (((flags & PBD_PARTICLE_FORCE) != 0) != (f.x != 0 || f.y != 0 || f.z != 0))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: particle %u: the force flag does not match the force", name, i);
+	const pbd_real r = w->radius[i];
+	if (!pbd_is_finite(r) || !(r >= 0) || !(r <= PBD_SQRT(PBD_REAL_MAX) / 8) || (r > 0) != (w->cgroup[i] != 0))
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
+		                    "%s: particle %u: collision radius %g or group %u out of range (radius in [0, %g], a "
+		                    "group exactly when it is not 0)",
+		                    name, i, (double)r, w->cgroup[i], (double)(PBD_SQRT(PBD_REAL_MAX) / 8));
+	return PBD_OK;
+}
+
 static pbd_status load_particles(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
-	pbd_status st = PBD_OK;
 	const uint32_t np = get_u32(rd);
 	const uint64_t record = 7 * sizeof(pbd_vec3) + 3 * sizeof(pbd_real) + 2 * sizeof(uint32_t) + 1;
 	if (rd->short_read || np >= UINT32_MAX || !fits(rd, np, record))
@@ -441,23 +557,27 @@ static pbd_status load_particles(reader* rd, pbd_world* w, const char* name, pbd
 	get(rd, w->x_rest, n * sizeof *w->x_rest);
 	get(rd, w->flags, n);
 	w->np = np;
-	if (!all_finite(w->x, n) || !all_finite(w->x_lo, n) || !all_finite(w->v, n) || !all_finite(w->v_lo, n) ||
-	    !all_finite(w->force, n) || !all_finite(w->target, n) || !all_finite(w->x_rest, n))
-		return pbd_fail_err(err, PBD_ERR_NOT_FINITE, "%s: a particle position, velocity or force is not finite", name);
-	for (uint32_t i = 0; i < np && st == PBD_OK; ++i) {
-		const bool pinned = (w->flags[i] & PBD_PARTICLE_PINNED) != 0;
-		if (w->flags[i] & ~SNAP_FLAGS)
-			LOAD_FAIL(PBD_ERR_PARSE, "%s: particle %u has unknown flags 0x%x", name, i, (unsigned)w->flags[i]);
-		else if (!pbd_inv_mass_ok(w->w[i]) || !pbd_inv_mass_ok(w->w_free[i]) || !(w->w_free[i] > 0) ||
-		         pinned != (w->w[i] == 0))
-			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: particle %u has an invalid inverse mass", name, i);
-		else if ((w->flags[i] & PBD_PARTICLE_TARGET) && !pinned)
-			LOAD_FAIL(PBD_ERR_PARSE, "%s: particle %u has a target but is not pinned", name, i);
-		else if (!pbd_is_finite(w->radius[i]) || !(w->radius[i] >= 0) ||
-		         !(w->radius[i] <= PBD_SQRT(PBD_REAL_MAX) / 8) || (w->radius[i] > 0) != (w->cgroup[i] != 0))
-			LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: particle %u has an invalid collision radius or group", name, i);
+	for (uint32_t i = 0; i < np; ++i) {
+		const pbd_status st = check_particle(w, i, name, err);
+		if (st != PBD_OK) return st;
 	}
-	return st;
+	return PBD_OK;
+}
+
+/* The warning counters, once the particles are in: a particle's warning names a particle there
+ * is, DIVERGED (counted once per step) a step that was, and a counter never raised names 0. */
+static pbd_status check_warnings(const pbd_world* w, const char* name, pbd_error* err) {
+	for (int k = 0; k < PBD_WARN_COUNT; ++k) {
+		const pbd_warning_stat* s = &w->warnings[k];
+		const bool steps = k == PBD_WARN_DIVERGED;
+		const bool ok = s->count == 0 ? s->last_index == 0
+		                : steps       ? s->count <= w->steps && s->last_index <= w->steps
+		                              : s->last_index < w->np;
+		if (!ok)
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: warning counter %d: count %llu, last %s %u is invalid", name,
+			                    k, (unsigned long long)s->count, steps ? "step" : "particle", s->last_index);
+	}
+	return PBD_OK;
 }
 
 static pbd_status load_family(reader* rd, pbd_world* w, pbd_family_type t, const char* name, pbd_error* err) {
@@ -595,53 +715,61 @@ typedef struct shape_scratch {
 	size_t size;
 } shape_scratch;
 
-/* Reads the arrays put_shape_arrays wrote into one scratch block and points the def at them. */
+/* Reads the arrays put_shape_arrays wrote into one scratch block and points the def at them.
+ * The counts are checked against the bytes left before anything is allocated (in 64 bits: a
+ * height field's nx nz sizeof(pbd_real) could wrap a size_t), and an array of no bytes is no
+ * pointer at all: nothing is computed from a null block. */
 static pbd_status get_shape_arrays(reader* rd, pbd_world* w, pbd_collider_def* d, shape_scratch* scratch) {
 	uint32_t n0 = 0, n1 = 0, closed = 0;
-	size_t a = 0, b = 0; /* bytes of the first and second array */
+	uint64_t a = 0, b = 0; /* bytes of the first and second array */
 	switch (d->type) {
 	case PBD_SHAPE_CONVEX:
 		n0 = get_u32(rd);
-		a = (size_t)n0 * sizeof(pbd_vec3);
+		if (rd->short_read || !fits(rd, n0, sizeof(pbd_vec3))) return PBD_ERR_PARSE;
+		a = (uint64_t)n0 * sizeof(pbd_vec3);
 		break;
 	case PBD_SHAPE_MESH:
 		n0 = get_u32(rd);
 		n1 = get_u32(rd);
 		closed = get_u32(rd);
-		a = (size_t)n0 * sizeof(pbd_vec3);
-		b = 3 * (size_t)n1 * sizeof(uint32_t);
-		if (closed > 1) return PBD_ERR_PARSE;
+		if (rd->short_read || closed > 1 || !fits(rd, n0, sizeof(pbd_vec3)) || !fits(rd, n1, 3 * sizeof(uint32_t)))
+			return PBD_ERR_PARSE;
+		a = (uint64_t)n0 * sizeof(pbd_vec3);
+		b = 3 * (uint64_t)n1 * sizeof(uint32_t);
 		break;
 	case PBD_SHAPE_HEIGHTFIELD:
 		n0 = get_u32(rd);
 		n1 = get_u32(rd);
-		a = (size_t)n0 * n1 * sizeof(pbd_real);
+		if (rd->short_read || !fits(rd, (uint64_t)n0 * n1, sizeof(pbd_real))) return PBD_ERR_PARSE;
+		a = (uint64_t)n0 * n1 * sizeof(pbd_real);
 		break;
 	default:
 		return PBD_OK;
 	}
-	if (rd->short_read || !fits(rd, 1, (uint64_t)a + b)) return PBD_ERR_PARSE;
-	scratch->size = a + b;
+	if (!fits(rd, 1, a + b)) return PBD_ERR_PARSE;
+	scratch->size = (size_t)(a + b);
 	scratch->p = scratch->size ? pbd_alloc(&w->mem, scratch->size) : NULL;
 	if (scratch->size && !scratch->p) return PBD_ERR_OUT_OF_MEMORY;
-	get(rd, scratch->p, a);
-	get(rd, (char*)scratch->p + a, b);
+	const void* first = a ? scratch->p : NULL;
+	const void* second = b ? (const void*)((const char*)scratch->p + a) : NULL;
+	if (a) get(rd, scratch->p, (size_t)a);
+	if (b) get(rd, (char*)scratch->p + a, (size_t)b);
 	switch (d->type) {
 	case PBD_SHAPE_CONVEX:
 		d->shape.convex.point_count = n0;
-		d->shape.convex.points = (const pbd_vec3*)scratch->p;
+		d->shape.convex.points = (const pbd_vec3*)first;
 		break;
 	case PBD_SHAPE_MESH:
 		d->shape.mesh.vertex_count = n0;
 		d->shape.mesh.triangle_count = n1;
 		d->shape.mesh.closed = closed == 1;
-		d->shape.mesh.vertices = (const pbd_vec3*)scratch->p;
-		d->shape.mesh.triangles = (const uint32_t*)((char*)scratch->p + a);
+		d->shape.mesh.vertices = (const pbd_vec3*)first;
+		d->shape.mesh.triangles = (const uint32_t*)second;
 		break;
 	default:
 		d->shape.heightfield.nx = n0;
 		d->shape.heightfield.nz = n1;
-		d->shape.heightfield.heights = (const pbd_real*)scratch->p;
+		d->shape.heightfield.heights = (const pbd_real*)first;
 		break;
 	}
 	return rd->short_read ? PBD_ERR_PARSE : PBD_OK;
@@ -666,15 +794,22 @@ static pbd_status load_air(reader* rd, pbd_world* w, const char* name, pbd_error
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: particle drag does not fit the snapshot", name);
 	if (!get_flagged(rd, &triangles, w->nt, w->tri_drag, sizeof *w->tri_drag, w->tri_wind, sizeof *w->tri_wind))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: triangle drag does not fit the snapshot", name);
-	/* Checked as the setters check them; the counts that gate the air are recounted. */
-	for (uint32_t i = 0; i < w->np; ++i)
-		if (!pbd_is_finite(w->drag[i]) || !(w->drag[i] >= 0) || !pbd_v3_is_finite(w->drag_wind[i]))
-			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: particle %u has an invalid drag or wind", name, i);
-	for (uint32_t f = 0; f < w->nt; ++f)
-		if (!pbd_is_finite(w->tri_drag[f].normal) || !(w->tri_drag[f].normal >= 0) ||
-		    !pbd_is_finite(w->tri_drag[f].tangent) || !(w->tri_drag[f].tangent >= 0) ||
-		    !pbd_v3_is_finite(w->tri_wind[f]))
-			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: triangle %u has an invalid drag or wind", name, f);
+	/* Checked by the setters' own checks (pbd_particles_set_drag, pbd_world_set_triangle_drag);
+	 * the counts that gate the air are recounted. */
+	char record[48];
+	for (uint32_t i = 0; i < w->np; ++i) {
+		snprintf(record, sizeof record, "particle %u", i);
+		pbd_status st = pbd_forces_check_drag(w, record, "drag", w->drag[i]);
+		if (st == PBD_OK) st = pbd_forces_check_wind(w, record, "wind", w->drag_wind[i]);
+		if (st != PBD_OK) return pbd_fail_err(err, st, "%s: %s", name, w->last_error);
+	}
+	for (uint32_t f = 0; f < w->nt; ++f) {
+		snprintf(record, sizeof record, "triangle %u", f);
+		pbd_status st = pbd_forces_check_drag(w, record, "normal drag", w->tri_drag[f].normal);
+		if (st == PBD_OK) st = pbd_forces_check_drag(w, record, "tangential drag", w->tri_drag[f].tangent);
+		if (st == PBD_OK) st = pbd_forces_check_wind(w, record, "wind", w->tri_wind[f]);
+		if (st != PBD_OK) return pbd_fail_err(err, st, "%s: %s", name, w->last_error);
+	}
 	pbd_forces_recount(w);
 	if (particles != (w->n_drag > 0) || triangles != (w->nt_drag > 0))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: the air flags do not match the drag stored", name);
@@ -689,10 +824,18 @@ static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_erro
 		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u triangles", name, nt);
 	get(rd, w->tri, 3 * (size_t)nt * sizeof *w->tri);
 	w->nt = nt;
-	for (size_t k = 0; k < 3 * (size_t)nt; ++k)
-		if (w->tri[k] >= w->np)
-			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: triangle %zu has an invalid particle index", name,
-			                    k / 3);
+	/* As pbd_world_add_triangles takes them. */
+	for (uint32_t t = 0; t < nt; ++t) {
+		const uint32_t* v = w->tri + 3 * (size_t)t;
+		for (int k = 0; k < 3; ++k)
+			if (v[k] >= w->np)
+				return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
+				                    "%s: triangle %u: particle index %u out of range (%u particles)", name, t, v[k],
+				                    w->np);
+		if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
+			return pbd_fail_err(err, PBD_ERR_DEGENERATE, "%s: triangle %u repeats a particle (%u, %u, %u)", name, t,
+			                    v[0], v[1], v[2]);
+	}
 	const pbd_status air = load_air(rd, w, name, err);
 	if (air != PBD_OK) return air;
 
@@ -726,30 +869,39 @@ static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_erro
 		c->generation = get_u32(rd);
 		const uint32_t alive = get_u32(rd);
 		w->nc = i + 1;
-		bool ok = alive <= 1 && trigger <= 1 && type >= 0 && type < PBD_SHAPE_COUNT && kind >= 0 &&
-		          kind <= PBD_ACTOR_KINEMATIC;
-		if (ok) {
-			d->type = (pbd_shape_type)type;
-			d->kind = (pbd_actor_kind)kind;
-			d->trigger = trigger == 1;
-			shape_from_reals(d, shape);
-		}
-		/* The arrays are read into scratch, checked with the def, then copied into the
-		 * collider's own memory as pbd_collider_create would. */
-		shape_scratch scratch = {NULL, 0};
-		if (ok) {
-			const pbd_status st = get_shape_arrays(rd, w, d, &scratch);
-			if (st != PBD_OK) {
-				pbd_free(&w->mem, scratch.p, scratch.size);
-				return pbd_fail_err(err, st, "%s: collider %u: its arrays do not fit the snapshot", name, i);
-			}
-			/* Checked on a copy: the checks normalise, and the saved bits must stay as saved. */
-			ok = pbd_collider_def_valid(w, d) && pbd_collider_attach_data(w, c) == PBD_OK;
-		}
-		pbd_free(&w->mem, scratch.p, scratch.size);
 		c->pose0 = d->pose;
 		c->alive = alive == 1;
-		if (!ok) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: collider %u is invalid", name, i);
+		if (rd->short_read)
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: collider %u does not fit the snapshot", name, i);
+		if (type < 0 || type >= PBD_SHAPE_COUNT || kind < 0 || kind > PBD_ACTOR_KINEMATIC || trigger > 1 || alive > 1)
+			return pbd_fail_err(err, PBD_ERR_PARSE,
+			                    "%s: collider %u: shape type %d, kind %d, trigger %u or alive %u out of range", name, i,
+			                    (int)type, (int)kind, trigger, alive);
+		d->type = (pbd_shape_type)type;
+		d->kind = (pbd_actor_kind)kind;
+		d->trigger = trigger == 1;
+		shape_from_reals(d, shape);
+		/* The arrays are read into scratch, checked with the def by pbd_collider_create's own
+		 * checks, then copied into the collider's own memory as pbd_collider_create would. */
+		shape_scratch scratch = {NULL, 0};
+		pbd_status st = get_shape_arrays(rd, w, d, &scratch);
+		if (st != PBD_OK) {
+			st = pbd_fail_err(err, st, "%s: collider %u: %s", name, i,
+			                  st == PBD_ERR_OUT_OF_MEMORY ? "out of memory for its arrays"
+			                                              : "its arrays do not fit the snapshot");
+		} else {
+			/* Checked on a copy: the checks normalise, and the saved bits must stay as saved. */
+			const pbd_status valid = pbd_collider_def_check(w, d);
+			if (valid == PBD_ERR_OUT_OF_MEMORY || (valid == PBD_OK && pbd_collider_attach_data(w, c) != PBD_OK)) {
+				st = pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: collider %u: out of memory", name, i);
+			} else if (valid != PBD_OK) {
+				char what[32];
+				snprintf(what, sizeof what, "collider %u", i);
+				st = refused(w, valid, name, what, err);
+			}
+		}
+		pbd_free(&w->mem, scratch.p, scratch.size);
+		if (st != PBD_OK) return st;
 	}
 	const uint32_t ninside = get_u32(rd);
 	if (rd->short_read || !fits(rd, ninside, 2 * sizeof(uint32_t)))
@@ -773,13 +925,14 @@ static pbd_status load_rest(reader* rd, pbd_world* w, const char* name, pbd_erro
 
 typedef struct log_capture {
 	pbd_error* err;
+	const char* name;
 	pbd_log_fn log;
 	void* user;
 } log_capture;
 
 static void capture_log(const char* message, void* user) {
 	log_capture* c = (log_capture*)user;
-	if (c->err) snprintf(c->err->message, sizeof c->err->message, "snapshot: %s", message);
+	if (c->err) snprintf(c->err->message, sizeof c->err->message, "%s: %s", c->name, message);
 	if (c->log) c->log(message, c->user);
 }
 
@@ -797,7 +950,8 @@ static pbd_status load_vbd(reader* rd, pbd_world* w, const char* name, pbd_error
 	pbd_status st = PBD_OK;
 	for (size_t k = 0; k < 2 * (size_t)nr && st == PBD_OK; ++k)
 		if (!pbd_is_finite(buf[k]) || (k >= nr && buf[k] < 0))
-			st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: invalid block descent state", name);
+			st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: block descent row %zu: %s %g out of range", name, k % nr,
+			                  k < nr ? "multiplier" : "penalty", (double)buf[k]);
 	if (st == PBD_OK && pbd_vbd_restore(w, nr, buf, buf + nr) != PBD_OK)
 		st = pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
 	pbd_free(&w->mem, buf, 2 * (size_t)nr * sizeof *buf);
@@ -840,21 +994,20 @@ static pbd_status load_pd(reader* rd, pbd_world* w, const char* name, pbd_error*
 	return st;
 }
 
-pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_def* hooks, pbd_world** out,
-                                 pbd_error* err) {
-	const char* name = "snapshot";
-	if (!out) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_world_load_memory: out is NULL");
-	*out = NULL;
-	if (!data) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_world_load_memory: data is NULL");
-	if (hooks && hooks->cookie != PBD_COOKIE)
-		return pbd_fail_err(err, PBD_ERR_UNINITIALIZED_DEF, "pbd_world_load: def not made by pbd_world_def_default()");
-	reader rd = {(const uint8_t*)data, size, 0, false};
+/* The header: the magic, then the version, the scalar size and the byte order, each refused
+ * with its own line, and from version 8 the snapshot's size. */
+typedef struct snap_header {
+	uint32_t version;
+	uint64_t size; /* version 8 on: bytes of the whole snapshot, its hash included; else 0 */
+} snap_header;
+
+static pbd_status read_header(reader* rd, const char* name, snap_header* h, pbd_error* err) {
 	char magic[8];
-	get(&rd, magic, 8);
-	if (rd.short_read || memcmp(magic, SNAP_MAGIC, 8) != 0)
+	get(rd, magic, 8);
+	if (rd->short_read || memcmp(magic, SNAP_MAGIC, 8) != 0)
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: not a pbd snapshot", name);
-	const uint32_t version = get_u32(&rd), real_size = get_u32(&rd), endian = get_u32(&rd);
-	if (rd.short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated header", name);
+	const uint32_t version = get_u32(rd), real_size = get_u32(rd), endian = get_u32(rd);
+	if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated header", name);
 	if (version < SNAP_VERSION_OLDEST || version > SNAP_VERSION)
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: version %u, this library reads versions %u to %u", name, version,
 		                    SNAP_VERSION_OLDEST, SNAP_VERSION);
@@ -866,14 +1019,19 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 		                    : real_size == 4 ? "float"
 		                                     : "foreign",
 		                    sizeof(pbd_real) == 8 ? "double" : "float");
-	uint64_t stored;
-	if (size < rd.pos + 8) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated", name);
-	memcpy(&stored, (const uint8_t*)data + size - 8, 8);
-	if (pbd_fnv1a(PBD_FNV1A_START, data, size - 8) != stored)
-		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated or corrupt (checksum mismatch)", name);
-	rd.size = size - 8; /* the hash is not payload */
+	h->version = version;
+	h->size = version >= 8 ? get_u64(rd) : 0;
+	if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated header", name);
+	if (version >= 8 && h->size < SNAP_HEADER + 8)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: the header gives a size of %llu bytes, less than any snapshot",
+		                    name, (unsigned long long)h->size);
+	return PBD_OK;
+}
 
-	/* Settings: through pbd_world_create, which checks every one as for a new world. */
+/* The settings, through pbd_world_create, which checks every one as for a new world and logs why
+ * it refuses (the line is caught for err too); then the clock and the warning counters. */
+static pbd_status load_world(reader* rd, const pbd_world_def* hooks, const char* name, pbd_world** out,
+                             pbd_error* err) {
 	pbd_world_def def = pbd_world_def_default();
 	if (hooks) {
 		def.allocator = hooks->allocator;
@@ -884,122 +1042,206 @@ pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_
 		def.finish_task = hooks->finish_task;
 		def.task_user = hooks->task_user;
 	}
-	def.gravity = get_vec(&rd);
-	def.dt = get_real(&rd);
-	def.substeps = get_i32(&rd);
-	def.iterations = get_i32(&rd);
-	def.solver = (pbd_solver)get_i32(&rd);
-	def.formulation = (pbd_formulation)get_i32(&rd);
-	def.damping = get_real(&rd);
-	def.damping_mode = (pbd_damping_mode)get_i32(&rd);
-	def.jacobi_alpha = get_real(&rd);
-	def.jacobi_omega = get_real(&rd);
-	const uint32_t equal_split = get_u32(&rd);
-	def.collision_mode = (pbd_collision_mode)get_i32(&rd);
-	def.max_speed = get_real(&rd);
-	const uint32_t diagnostics = get_u32(&rd);
-	def.divergence_strain = get_real(&rd);
-	const uint32_t chebyshev = get_u32(&rd);
+	def.gravity = get_vec(rd);
+	def.dt = get_real(rd);
+	def.substeps = get_i32(rd);
+	def.iterations = get_i32(rd);
+	def.solver = (pbd_solver)get_i32(rd);
+	def.formulation = (pbd_formulation)get_i32(rd);
+	def.damping = get_real(rd);
+	def.damping_mode = (pbd_damping_mode)get_i32(rd);
+	def.jacobi_alpha = get_real(rd);
+	def.jacobi_omega = get_real(rd);
+	const uint32_t equal_split = get_u32(rd);
+	def.collision_mode = (pbd_collision_mode)get_i32(rd);
+	def.max_speed = get_real(rd);
+	const uint32_t diagnostics = get_u32(rd);
+	def.divergence_strain = get_real(rd);
+	const uint32_t chebyshev = get_u32(rd);
 	def.chebyshev = chebyshev != 0;
-	def.chebyshev_rho = get_real(&rd);
-	def.chebyshev_delay = get_i32(&rd);
-	def.chebyshev_gamma = get_real(&rd);
-	def.hierarchy_levels = get_i32(&rd);
-	def.hierarchy_iterations = get_i32(&rd);
-	def.method = (pbd_method)get_i32(&rd);
-	def.stiffness_damping = get_real(&rd);
-	def.linear_tolerance = get_real(&rd);
-	def.rigid_stiffness = get_real(&rd);
-	def.wind = get_vec(&rd);
-	def.gust_strength = get_real(&rd);
-	def.gust_frequency = get_real(&rd);
-	const pbd_real rho_estimate = get_real(&rd);
+	def.chebyshev_rho = get_real(rd);
+	def.chebyshev_delay = get_i32(rd);
+	def.chebyshev_gamma = get_real(rd);
+	def.hierarchy_levels = get_i32(rd);
+	def.hierarchy_iterations = get_i32(rd);
+	def.method = (pbd_method)get_i32(rd);
+	def.stiffness_damping = get_real(rd);
+	def.linear_tolerance = get_real(rd);
+	def.rigid_stiffness = get_real(rd);
+	def.wind = get_vec(rd);
+	def.gust_strength = get_real(rd);
+	def.gust_frequency = get_real(rd);
+	const pbd_real rho_estimate = get_real(rd);
 	def.jacobi_equal_split = equal_split != 0;
 	def.diagnostics = diagnostics != 0;
-	const double time = get_f64(&rd);
-	const uint64_t steps = get_u64(&rd);
+	const double time = get_f64(rd);
+	const uint64_t steps = get_u64(rd);
 	pbd_warning_stat warnings[PBD_WARN_COUNT];
 	for (int k = 0; k < PBD_WARN_COUNT; ++k) {
-		warnings[k].count = get_u64(&rd);
-		warnings[k].last_index = get_u32(&rd);
+		warnings[k].count = get_u64(rd);
+		warnings[k].last_index = get_u32(rd);
 	}
-	if (rd.short_read || equal_split > 1 || diagnostics > 1 || chebyshev > 1 || !isfinite(time) || time < 0 ||
-	    !(rho_estimate >= 0 && rho_estimate < 1))
-		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: invalid settings block", name);
+	if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated settings", name);
+	if (equal_split > 1 || diagnostics > 1 || chebyshev > 1)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: settings: a flag is neither 0 nor 1 (%u, %u, %u)", name,
+		                    equal_split, diagnostics, chebyshev);
+	if (!isfinite(time) || time < 0)
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: clock: time %g out of range (finite and >= 0)", name, time);
+	if (!(rho_estimate >= 0 && rho_estimate < 1))
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: settings: spectral radius estimate %g out of range [0, 1)",
+		                    name, (double)rho_estimate);
 
-	/* Creation checks the settings and logs why it refuses; the line is caught for err too. */
-	log_capture cap = {err, def.log, def.log_user};
+	log_capture cap = {err, name, def.log, def.log_user};
 	def.log = capture_log;
 	def.log_user = &cap;
 	pbd_world* w = NULL;
-	pbd_status st = pbd_world_create(&def, &w);
+	const pbd_status st = pbd_world_create(&def, &w);
 	if (st != PBD_OK) return st;
-	w->def.log = cap.log;
 	w->def.log_user = cap.user;
 	w->rho_estimate = rho_estimate;
 	w->time = time;
 	w->steps = steps;
 	memcpy(w->warnings, warnings, sizeof warnings);
+	/* The checks of the API that the loader shares report through w->last_error, which the
+	 * loader turns into err; the user's log hears from the world once it is loaded. */
+	w->def.log = NULL;
+	*out = w;
+	return PBD_OK;
+}
+
+/* A snapshot in memory, named `name` in every error. */
+static pbd_status load_named(const void* data, size_t size, const pbd_world_def* hooks, const char* name,
+                             pbd_world** out, pbd_error* err) {
+	*out = NULL;
+	if (hooks && hooks->cookie != PBD_COOKIE)
+		return pbd_fail_err(err, PBD_ERR_UNINITIALIZED_DEF, "pbd_world_load: def not made by pbd_world_def_default()");
+	reader rd = {(const uint8_t*)data, size, 0, false};
+	snap_header h;
+	pbd_status st = read_header(&rd, name, &h, err);
+	if (st != PBD_OK) return st;
+	if (h.version >= 8 && h.size != size)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s: %zu bytes, the header says %llu", name,
+		                    size < h.size ? "truncated" : "trailing bytes", size, (unsigned long long)h.size);
+	uint64_t stored;
+	if (size < rd.pos + 8) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated", name);
+	memcpy(&stored, (const uint8_t*)data + size - 8, 8);
+	if (pbd_fnv1a(PBD_FNV1A_START, data, size - 8) != stored)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated or corrupt (checksum mismatch)", name);
+	rd.size = size - 8; /* the hash is not payload */
+
+	pbd_world* w = NULL;
+	st = load_world(&rd, hooks, name, &w, err);
+	if (st != PBD_OK) return st;
+	const pbd_log_fn log = hooks ? hooks->log : NULL;
 	st = load_particles(&rd, w, name, err);
+	if (st == PBD_OK) st = check_warnings(w, name, err);
 	if (st == PBD_OK) st = load_families(&rd, w, name, err);
 	if (st == PBD_OK) st = load_rest(&rd, w, name, err);
 	if (st == PBD_OK) st = load_vbd(&rd, w, name, err);
-	if (st == PBD_OK && version >= 7) st = load_pd(&rd, w, name, err);
+	if (st == PBD_OK && h.version >= 7) st = load_pd(&rd, w, name, err);
 	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
 		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");
 	if (st != PBD_OK) {
 		pbd_world_destroy(w);
 		return st;
 	}
+	w->def.log = log;
 	*out = w;
 	return PBD_OK;
+}
+
+pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_def* hooks, pbd_world** out,
+                                 pbd_error* err) {
+	if (!out) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_world_load_memory: out is NULL");
+	*out = NULL;
+	if (!data) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_world_load_memory: data is NULL");
+	return load_named(data, size, hooks, "snapshot", out, err);
+}
+
+/* Reads exactly `total` bytes (the header's `got` already in head) into a block grown as they
+ * arrive, so that a header announcing more than the file holds costs no more memory than the
+ * file; with `exact` false, `total` is only the most that may come and the file ends first. */
+static pbd_status read_body(FILE* f, const char* path, pbd_alloc_ctx* mem, const uint8_t* head, size_t got,
+                            uint64_t total, bool exact, uint8_t** out, size_t* out_size, size_t* out_cap,
+                            pbd_error* err) {
+	size_t cap = (size_t)(total < ((uint64_t)1 << 20) ? total : ((uint64_t)1 << 20));
+	if (cap < got) cap = got; /* > 0: the header was read */
+	uint8_t* buf = (uint8_t*)pbd_alloc(mem, cap);
+	if (!buf) return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+	memcpy(buf, head, got);
+	size_t size = got;
+	pbd_status st = PBD_OK;
+	while (size < total) {
+		if (size == cap) {
+			const size_t bigger = (uint64_t)cap * 2 < total ? cap * 2 : (size_t)total;
+			uint8_t* grown = (uint8_t*)pbd_alloc(mem, bigger);
+			if (!grown) {
+				st = pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", path, bigger);
+				break;
+			}
+			memcpy(grown, buf, size);
+			pbd_free(mem, buf, cap);
+			buf = grown;
+			cap = bigger;
+		}
+		const size_t want = (uint64_t)(cap - size) < total - size ? cap - size : (size_t)(total - size);
+		const size_t n = fread(buf + size, 1, want, f);
+		size += n;
+		if (n == 0) break;
+	}
+	if (st == PBD_OK && ferror(f)) st = pbd_fail_err(err, PBD_ERR_IO, "%s: read error", path);
+	if (st == PBD_OK && exact && size < total)
+		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated: %zu bytes, the header says %llu", path, size,
+		                  (unsigned long long)total);
+	if (st == PBD_OK && size == total && fgetc(f) != EOF)
+		st = exact ? pbd_fail_err(err, PBD_ERR_PARSE, "%s: trailing bytes past the %llu the header says", path,
+		                          (unsigned long long)total)
+		           : pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: larger than the %llu bytes a snapshot may have", path,
+		                          (unsigned long long)total);
+	*out = buf;
+	*out_size = size;
+	*out_cap = cap;
+	return st;
 }
 
 pbd_status pbd_world_load(const char* path, const pbd_world_def* hooks, pbd_world** out, pbd_error* err) {
 	if (!out) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_world_load: out is NULL");
 	*out = NULL;
 	if (!path) return pbd_fail_err(err, PBD_ERR_INVALID_ARGUMENT, "pbd_world_load: path is NULL");
-	FILE* f = fopen(path, "rb");
-	if (!f) return pbd_fail_err(err, PBD_ERR_IO, "%s: cannot open", path);
+	if (hooks && hooks->cookie != PBD_COOKIE)
+		return pbd_fail_err(err, PBD_ERR_UNINITIALIZED_DEF, "pbd_world_load: def not made by pbd_world_def_default()");
+	FILE* f = NULL;
+	uint64_t file_size = 0; /* 0 where the platform does not tell */
+	pbd_status st = pbd_file_open_regular(path, &f, &file_size, err);
+	if (st != PBD_OK) return st;
+	/* The header first: a file that is no snapshot of this build is refused after 28 bytes. */
+	uint8_t head[SNAP_HEADER];
+	const size_t got = fread(head, 1, sizeof head, f);
+	reader hr = {head, got, 0, false};
+	snap_header h = {0, 0};
+	if (ferror(f))
+		st = pbd_fail_err(err, PBD_ERR_IO, "%s: read error", path);
+	else
+		st = read_header(&hr, path, &h, err);
+	/* Then exactly what it announces (before version 8, what the file holds), within the cap. */
+	const uint64_t limit = (uint64_t)SIZE_MAX < PBD_SNAPSHOT_MAX_BYTES ? (uint64_t)SIZE_MAX : PBD_SNAPSHOT_MAX_BYTES;
+	const bool exact = h.version >= 8 || file_size > 0;
+	const uint64_t total = h.version >= 8 ? h.size : (file_size > 0 ? file_size : limit);
+	if (st == PBD_OK && exact && total > limit)
+		st = pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
+		                  "%s: a snapshot of %llu bytes, more than the %llu this library reads", path,
+		                  (unsigned long long)total, (unsigned long long)limit);
+	if (st == PBD_OK && h.version >= 8 && file_size > 0 && file_size != total)
+		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s: the file holds %llu bytes, the header says %llu", path,
+		                  file_size < total ? "truncated" : "trailing bytes", (unsigned long long)file_size,
+		                  (unsigned long long)total);
 	pbd_alloc_ctx mem;
 	pbd_alloc_init(&mem, hooks ? &hooks->allocator : NULL);
-	size_t cap = 1 << 16, size = 0;
-	uint8_t* buf = (uint8_t*)pbd_alloc(&mem, cap);
-	pbd_status st = buf ? PBD_OK : PBD_ERR_OUT_OF_MEMORY;
-	while (st == PBD_OK) {
-		if (size == cap) {
-			if (cap > ((size_t)1 << 40)) {
-				st = pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: larger than any snapshot", path);
-				break;
-			}
-			uint8_t* bigger = (uint8_t*)pbd_alloc(&mem, cap * 2);
-			if (!bigger) {
-				st = PBD_ERR_OUT_OF_MEMORY;
-				break;
-			}
-			memcpy(bigger, buf, size);
-			pbd_free(&mem, buf, cap);
-			buf = bigger;
-			cap *= 2;
-		}
-		const size_t got = fread(buf + size, 1, cap - size, f);
-		size += got;
-		if (got == 0) {
-			if (ferror(f)) st = pbd_fail_err(err, PBD_ERR_IO, "%s: read error", path);
-			break;
-		}
-	}
+	uint8_t* buf = NULL;
+	size_t size = 0, cap = 0;
+	if (st == PBD_OK) st = read_body(f, path, &mem, head, got, total, exact, &buf, &size, &cap, err);
 	fclose(f);
-	if (st == PBD_ERR_OUT_OF_MEMORY) st = pbd_fail_err(err, st, "%s: out of memory", path);
-	if (st == PBD_OK) {
-		st = pbd_world_load_memory(buf, size, hooks, out, err);
-		/* Name the file in place of the generic "snapshot". */
-		if (st != PBD_OK && err && strncmp(err->message, "snapshot:", 9) == 0) {
-			char msg[sizeof err->message];
-			snprintf(msg, sizeof msg, "%s:%s", path, err->message + 9);
-			memcpy(err->message, msg, sizeof msg);
-		}
-	}
+	if (st == PBD_OK) st = load_named(buf, size, hooks, path, out, err);
 	if (buf) pbd_free(&mem, buf, cap);
 	return st;
 }

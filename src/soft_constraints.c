@@ -221,6 +221,9 @@ pbd_status pbd_soft_check_extras(pbd_world* w, const pbd_soft_def* d, const char
 	if (!pbd_is_finite(d->membrane_compliance) || d->membrane_compliance < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: membrane_compliance must be finite and >= 0 (got %.9g)", fn,
 		                (double)d->membrane_compliance);
+	if (d->balloon && d->mesh->triangle_count == 0)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "%s: a balloon needs a closed triangle surface (the mesh has none)", fn);
 	if (d->balloon && (!pbd_is_finite(d->pressure) || !(d->pressure > 0)))
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: pressure must be > 0 (got %.9g)", fn, (double)d->pressure);
 	if (d->balloon && (!pbd_is_finite(d->volume_stiffness) || d->volume_stiffness < 0 || d->volume_stiffness > 1))

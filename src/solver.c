@@ -179,11 +179,19 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 	/* Out of memory for contacts leaves the ones found so far: the step goes on and returns the
 	 * first failure (step_status). */
 	const uint64_t t0 = pbd_prof_begin(w);
+	/* A torn state (non-finite, or stretched past the divergence bound) is a step that blew up:
+	 * its contacts are not searched, neither among the world's own particles and triangles, whose
+	 * candidates grow with the square of how far it flew apart, nor against the colliders, whose
+	 * queries from kilometres away visit every face of a mesh. The colliders still move. */
+	const bool torn = (w->nc > 0 || w->pcol.solid > 1) && pbd_collision_torn(w);
+	w->pcol.torn = torn;
+	w->ntc = 0;
+	w->pcol.npairs = w->pcol.nvt = w->pcol.nee = 0;
 	if (w->nc > 0) {
 		note(w, pbd_collide_begin_substep(w, h));
-		note(w, pbd_triangle_contacts_find(w));
+		if (!torn) note(w, pbd_triangle_contacts_find(w));
 	}
-	if (w->pcol.solid > 1) {
+	if (w->pcol.solid > 1 && !torn) {
 		note(w, pbd_particle_collision_find(w));
 		note(w, pbd_vertex_triangle_find(w));
 		note(w, pbd_edge_edge_find(w));

@@ -87,5 +87,7 @@ typedef struct pbd_tetgen_limits {
 pbd_tetgen_limits pbd_tetgen_limits_default(void);
 pbd_status pbd_tetgen_load(const char* node_path, const char* ele_path, const pbd_tetgen_limits* lim, pbd_mesh* out,
                            pbd_error* err);
+pbd_status pbd_tetgen_load_memory(const char* node_text, size_t node_size, const char* ele_text, size_t ele_size,
+                                  const char* name, const pbd_tetgen_limits* lim, pbd_mesh* out, pbd_error* err);
 
 #endif

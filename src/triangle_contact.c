@@ -77,6 +77,16 @@ static bool push(pbd_world* w, const pbd_tri_contact* k) {
 /* Weights of a point off the vertices: above this, the vertex's own contact does the work. */
 #define VERTEX_WEIGHT PBD_R(0.999)
 
+/* The bounds of the search (PBD_COLLISION_MAX_CANDIDATES): what the current triangle examined,
+ * where its contacts start and whether it stopped at a bound; the most contacts of the search,
+ * and whether it reached them. */
+typedef struct tri_tally {
+	uint32_t examined, first;
+	bool capped;
+	uint32_t limit;
+	bool full;
+} tri_tally;
+
 /* One triangle in the frame of its first vertex's x (so that far from the origin the small
  * numbers keep their precision): the predicted points, their box and the contact thickness of
  * its vertices. */
@@ -85,7 +95,19 @@ typedef struct tri_view {
 	const uint32_t* v;
 	pbd_vec3 o, p[3], lo, hi;
 	pbd_real radius; /* the largest radius of its vertices */
+	tri_tally* tally;
 } tri_view;
+
+/* Whether the triangle may examine one more of a shape's features: false, and marked, at a bound. */
+static bool examine(pbd_world* w, const tri_view* tv) {
+	tri_tally* k = tv->tally;
+	if (k->examined == PBD_COLLISION_MAX_CANDIDATES || w->ntc - k->first == PBD_COLLISION_MAX_CONTACTS) {
+		k->capped = true;
+		return false;
+	}
+	k->examined++;
+	return true;
+}
 
 /* Comparisons, not fmin/fmax: these run for every triangle near a collider, and the library
  * calls cannot be inlined (their NaN rules); the coordinates here are finite. */
@@ -137,6 +159,10 @@ static bool add_contact(pbd_world* w, const tri_view* tv, const pbd_real b[3], p
 	pbd_real base = 0;
 	for (int m = 0; m < 3; ++m) base += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
 	k.offset = pbd_v3_dot(n, core) + thick - base;
+	if (w->ntc == tv->tally->limit) {
+		tv->tally->full = true;
+		return true;
+	}
 	return push(w, &k);
 }
 
@@ -246,27 +272,36 @@ static void segments_closest(pbd_vec3 p0, pbd_vec3 p1, pbd_vec3 q0, pbd_vec3 q1,
 
 /* The closest pair of segment [e0, e1] and the triangle p[3], exactly: the point where the
  * segment passes through the triangle, else the nearest of its ends against the triangle and of
- * the segment against the triangle's three sides. Returns the triangle's point with its weights
- * and, in *u, the parameter of the segment's point. */
-static pbd_vec3 segment_triangle(pbd_vec3 e0, pbd_vec3 e1, const pbd_vec3 p[3], pbd_real* u, pbd_real bary[3]) {
+ * the segment against the triangle's three sides. Gives the triangle's point in *q_out with its
+ * weights and, in *u, the parameter of the segment's point; false when no candidate has a finite
+ * distance (coordinates that overflowed), and then nothing is written. */
+static bool segment_triangle(pbd_vec3 e0, pbd_vec3 e1, const pbd_vec3 p[3], pbd_vec3* q_out, pbd_real* u,
+                             pbd_real bary[3]) {
 	const pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(p[1], p[0]), pbd_v3_sub(p[2], p[0]));
 	const pbd_real h0 = pbd_v3_dot(fn, pbd_v3_sub(e0, p[0])), h1 = pbd_v3_dot(fn, pbd_v3_sub(e1, p[0]));
 	if ((h0 < 0 && h1 > 0) || (h0 > 0 && h1 < 0)) {
 		const pbd_real s = h0 / (h0 - h1);
 		const pbd_vec3 x = pbd_v3_add(e0, pbd_v3_scale(pbd_v3_sub(e1, e0), s));
-		const pbd_vec3 q = pbd_closest_on_triangle(x, p[0], p[1], p[2], bary);
-		if (bary[0] > 0 && bary[1] > 0 && bary[2] > 0) {
+		pbd_real b[3];
+		const pbd_vec3 q = pbd_closest_on_triangle(x, p[0], p[1], p[2], b);
+		if (b[0] > 0 && b[1] > 0 && b[2] > 0) {
+			*q_out = q;
 			*u = s;
-			return q;
+			memcpy(bary, b, sizeof b);
+			return true;
 		}
 	}
+	/* A candidate counts only at a finite squared distance: with none, there is no pair. */
 	pbd_real best = PBD_REAL_MAX, b[3];
-	pbd_vec3 q = p[0];
+	bool found = false;
 	for (int end = 0; end < 2; ++end) {
 		const pbd_vec3 x = end ? e1 : e0;
 		const pbd_vec3 y = pbd_closest_on_triangle(x, p[0], p[1], p[2], b);
 		const pbd_vec3 d = pbd_v3_sub(y, x);
-		if (pbd_v3_dot(d, d) < best) best = pbd_v3_dot(d, d), q = y, *u = (pbd_real)end, memcpy(bary, b, sizeof b);
+		const pbd_real d2 = pbd_v3_dot(d, d);
+		if (!(found ? d2 < best : d2 <= best)) continue;
+		best = d2, *q_out = y, *u = (pbd_real)end, memcpy(bary, b, sizeof b);
+		found = true;
 	}
 	for (int m = 0; m < 3; ++m) {
 		pbd_real s, t;
@@ -274,11 +309,13 @@ static pbd_vec3 segment_triangle(pbd_vec3 e0, pbd_vec3 e1, const pbd_vec3 p[3], 
 		const pbd_vec3 x = pbd_v3_add(e0, pbd_v3_scale(pbd_v3_sub(e1, e0), s));
 		const pbd_vec3 y = pbd_v3_add(p[m], pbd_v3_scale(pbd_v3_sub(p[(m + 1) % 3], p[m]), t));
 		const pbd_vec3 d = pbd_v3_sub(y, x);
-		if (!(pbd_v3_dot(d, d) < best)) continue;
-		best = pbd_v3_dot(d, d), q = y, *u = s;
+		const pbd_real d2 = pbd_v3_dot(d, d);
+		if (!(found ? d2 < best : d2 <= best)) continue;
+		best = d2, *q_out = y, *u = s;
 		bary[m] = 1 - t, bary[(m + 1) % 3] = t, bary[(m + 2) % 3] = 0;
+		found = true;
 	}
-	return q;
+	return found;
 }
 
 /* The part of the parameter range of an edge near either end that its corners' contacts cover. */
@@ -289,7 +326,8 @@ static pbd_vec3 segment_triangle(pbd_vec3 e0, pbd_vec3 e1, const pbd_vec3 p[3], 
 static bool edge_contact(pbd_world* w, const tri_view* tv, pbd_vec3 e0, pbd_vec3 e1, pbd_vec3 out, pbd_real thick) {
 	if (vertex_touches(tv, e0, e1, thick)) return true;
 	pbd_real b[3], u = 0;
-	const pbd_vec3 q = segment_triangle(e0, e1, tv->p, &u, b);
+	pbd_vec3 q;
+	if (!segment_triangle(e0, e1, tv->p, &q, &u, b)) return true;
 	if (b[0] > VERTEX_WEIGHT || b[1] > VERTEX_WEIGHT || b[2] > VERTEX_WEIGHT) return true;
 	if (!(u > EDGE_END && u < 1 - EDGE_END)) return true;
 	const pbd_vec3 core = pbd_v3_add(e0, pbd_v3_scale(pbd_v3_sub(e1, e0), u));
@@ -432,7 +470,7 @@ static bool gather_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_op
 /* The corners gathered for the triangle's chunk against the triangle, those near its box. */
 static bool corners_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv) {
 	const pbd_real thick = tv->radius + c->def.margin;
-	for (uint32_t i = 0; i < w->ncorner; ++i) {
+	for (uint32_t i = 0; i < w->ncorner && examine(w, tv); ++i) {
 		const pbd_corner_rec* r = &w->corner[i];
 		const pbd_vec3 corner = pbd_v3_sub(r->p, tv->o);
 		if (box_far(corner, corner, thick, tv)) continue;
@@ -448,7 +486,7 @@ static bool edges_contacts(pbd_world* w, const pbd_collider* c, const tri_view* 
 	 * distance from the ball's centre to the edge turns most of them away for one projection. */
 	const pbd_vec3 centre = pbd_v3_scale(pbd_v3_add(tv->lo, tv->hi), PBD_R(0.5));
 	const pbd_real reach = pbd_v3_length(pbd_v3_sub(tv->hi, centre)) + thick;
-	for (uint32_t i = 0; i < w->nedge; ++i) {
+	for (uint32_t i = 0; i < w->nedge && examine(w, tv); ++i) {
 		const pbd_edge_rec* r = &w->edge[i];
 		const pbd_vec3 a = pbd_v3_sub(r->a, tv->o), b = pbd_v3_sub(r->b, tv->o);
 		if (box_far(a, b, thick, tv)) continue;
@@ -495,6 +533,9 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->nt == 0) return PBD_OK;
 	const uint32_t nchunk = (w->nt + PBD_TRI_CHUNK - 1) / PBD_TRI_CHUNK;
 	bool boxed = false;
+	tri_tally tally = {0, 0, false, pbd_collision_limit(w->nt), false};
+	uint64_t candidates = 0;
+	uint32_t most = 0, most_kept = 0, capped = 0;
 	for (uint32_t s = 0; s < w->nc; ++s) {
 		const pbd_collider* c = &w->colliders[s];
 		if (!c->alive || c->def.trigger) continue;
@@ -545,14 +586,23 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 					tv.hi = v3_max(tv.hi, tv.p[m]);
 				}
 				tv.radius = greater(greater(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
+				tally.examined = rounded ? 1 : 0;
+				tally.first = w->ntc;
+				tally.capped = false;
+				tv.tally = &tally;
 				const bool ok = rounded ? rounded_contact(w, c, &tv, c0, c1, radius)
 				                        : corners_contacts(w, c, &tv) && edges_contacts(w, c, &tv);
 				if (!ok)
 					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle contacts",
 					                w->ntc + 1);
+				candidates += tally.examined;
+				most = tally.examined > most ? tally.examined : most;
+				most_kept = w->ntc - tally.first > most_kept ? w->ntc - tally.first : most_kept;
+				capped += tally.capped ? 1u : 0u;
 			}
 		}
 	}
+	pbd_collision_count(w, candidates, most, most_kept, w->ntc, capped + (tally.full ? 1u : 0u));
 	return PBD_OK;
 }
 

@@ -45,8 +45,9 @@
 
 void pbd_vbd_free(pbd_world* w) {
 	pbd_integrator* in = &w->integ;
-	pbd_free(&w->mem, in->inc_start, (in->vbd_cap_np ? (size_t)in->vbd_cap_np + 1 : 0) * sizeof *in->inc_start);
-	pbd_free(&w->mem, in->order, in->vbd_cap_np * sizeof *in->order);
+	const size_t np_alloc = in->vbd_cap_np ? (size_t)in->vbd_cap_np + 1 : 0;
+	pbd_free(&w->mem, in->inc_start, np_alloc * sizeof *in->inc_start);
+	pbd_free(&w->mem, in->order, np_alloc * sizeof *in->order);
 	pbd_free(&w->mem, in->inc, in->vbd_cap_e * sizeof *in->inc);
 	pbd_free(&w->mem, in->entry_row, in->vbd_cap_e * sizeof *in->entry_row);
 	pbd_free(&w->mem, in->u, in->vbd_cap_r * sizeof *in->u);
@@ -64,9 +65,11 @@ static bool reserve(pbd_world* w) {
 	pbd_integrator* in = &w->integ;
 	const pbd_rows* r = &in->rows;
 	if (in->vbd_cap_np < w->np) {
+		/* Both hold cap + 1 (order one spare), so that they grow together or not at all. */
 		const size_t old = in->vbd_cap_np, cap = w->cap_p;
-		if (!pbd_grow(&w->mem, (void**)&in->inc_start, sizeof *in->inc_start, old ? old + 1 : 0, cap + 1)) return false;
-		if (!pbd_grow(&w->mem, (void**)&in->order, sizeof *in->order, old, cap)) return false;
+		const pbd_grow_item items[] = {{(void**)&in->inc_start, sizeof *in->inc_start},
+		                               {(void**)&in->order, sizeof *in->order}};
+		if (!pbd_grow_all(&w->mem, items, 2, old ? old + 1 : 0, cap + 1)) return false;
 		in->vbd_cap_np = (uint32_t)cap;
 	}
 	if (in->vbd_cap_e < r->ne) {
@@ -253,7 +256,9 @@ static void vertex_step(pbd_world* w, uint32_t i, pbd_real inv_h2, pbd_real damp
 		const double fd = hard ? 0 : (double)damp * ka2 * proj;
 		for (int c = 0; c < 3; ++c) f[c] -= (force * a + fd) * n[c];
 		const double gn = ka2 * (1 + (hard ? 0 : (double)damp));
-		const double gt = rest == 0 ? ka2 : force > 0 ? a * a * force / len : 0;
+		/* The transverse stiffness a^2 force / |u| of a stretched norm; none for a norm too short
+		 * for a direction, whose ends (coincident, with rest > 0) have no side to be held on. */
+		const double gt = rest == 0 ? ka2 : force > 0 && len >= (double)PBD_EPSILON_LENGTH ? a * a * force / len : 0;
 		H[0] += gn * n[0] * n[0] + gt * (1 - n[0] * n[0]);
 		H[1] += (gn - gt) * n[0] * n[1];
 		H[2] += (gn - gt) * n[0] * n[2];

@@ -65,8 +65,15 @@ static void vt_block(void* arg, uint32_t block, uint32_t worker) {
 		const pbd_box3 box = {pbd_v3(PBD_FMIN(xi.x, pi.x), PBD_FMIN(xi.y, pi.y), PBD_FMIN(xi.z, pi.z)),
 		                      pbd_v3(PBD_FMAX(xi.x, pi.x), PBD_FMAX(xi.y, pi.y), PBD_FMAX(xi.z, pi.z))};
 		const uint32_t n = pbd_hash_grid_box_slots(g, box, slots);
-		for (uint32_t k = 0; k < n; ++k)
+		uint32_t examined = 0, kept = 0;
+		bool capped = false;
+		for (uint32_t k = 0; k < n && !capped; ++k)
 			for (uint32_t e = g->start[slots[k]]; e < g->start[slots[k] + 1]; ++e) {
+				if (examined == PBD_COLLISION_MAX_CANDIDATES) {
+					capped = true;
+					break;
+				}
+				examined++;
 				const uint32_t t = g->entry[e];
 				if (pbd_block_out_seen(o, worker, t, i)) continue;
 				const uint32_t* v = &w->tri[3 * t];
@@ -124,11 +131,13 @@ static void vt_block(void* arg, uint32_t block, uint32_t worker) {
 				} else if (!(dd < reach * reach)) {
 					continue;
 				}
-				pbd_vt_c* k2 = (pbd_vt_c*)pbd_block_out_push(o, block, worker);
-				if (!k2) {
-					pbd_block_out_close(o, block, worker);
-					return;
+				if (kept == PBD_COLLISION_MAX_CONTACTS) {
+					capped = true;
+					break;
 				}
+				kept++;
+				pbd_vt_c* k2 = (pbd_vt_c*)pbd_block_out_push(o, block, worker);
+				if (!k2) continue; /* out of room: counted, and the block runs again */
 				k2->p = i;
 				k2->t = t;
 				k2->b[0] = b[0], k2->b[1] = b[1], k2->b[2] = b[2];
@@ -138,6 +147,7 @@ static void vt_block(void* arg, uint32_t block, uint32_t worker) {
 				for (int m = 0; m < 3; ++m) base += b[m] * pbd_v3_dot(n1, a[m]);
 				k2->offset = thick + base;
 			}
+		pbd_block_out_item(o, block, examined, kept, capped);
 	}
 	pbd_block_out_close(o, block, worker);
 }

@@ -162,6 +162,11 @@ static bool simd_avx512(const pbd_world_def* d) {
 	return (d->simd == PBD_SIMD_AUTO || d->simd == PBD_SIMD_AVX512) && pbd_cpu_avx512();
 }
 
+/* A world is allocated with room to move it to the alignment of its type: malloc, and any
+ * allocator of the user's, promise only that of max_align_t. */
+#define WORLD_ALIGN ((uintptr_t) _Alignof(struct pbd_world))
+static size_t world_block_size(void) { return sizeof(struct pbd_world) + (size_t)WORLD_ALIGN - 1; }
+
 pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	if (!out) return PBD_ERR_INVALID_ARGUMENT;
 	*out = NULL;
@@ -176,11 +181,14 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 
 	pbd_alloc_ctx mem;
 	pbd_alloc_init(&mem, &def->allocator);
-	pbd_world* w = (pbd_world*)pbd_alloc(&mem, sizeof *w);
-	if (!w) return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
+	char* block = (char*)pbd_alloc(&mem, world_block_size());
+	if (!block) return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
+	const size_t offset = (size_t)(-(uintptr_t)block & (WORLD_ALIGN - 1));
+	pbd_world* w = (pbd_world*)(void*)(block + offset);
 	memset(w, 0, sizeof *w);
 	w->def = *def;
 	w->mem = mem;
+	w->block_offset = offset;
 	if (pbd_exec_init(&w->exec, &w->mem, (uint32_t)def->threads, def->enqueue_task, def->finish_task, def->task_user) !=
 	    PBD_OK) {
 		pbd_world_destroy(w);
@@ -265,7 +273,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->obj_prev, w->cap_obj_prev * sizeof *w->obj_prev);
 	pbd_free(&mem, w->obj_next, w->cap_obj_next * sizeof *w->obj_next);
 	pbd_free(&mem, w->softs, w->cap_s * sizeof *w->softs);
-	pbd_free(&mem, w, sizeof *w);
+	pbd_free(&mem, (char*)w - w->block_offset, world_block_size());
 }
 
 const char* pbd_world_last_error(const pbd_world* w) { return w ? w->last_error : "no world"; }
@@ -371,6 +379,25 @@ pbd_status pbd_world_set_jacobi(pbd_world* w, pbd_real alpha, pbd_real omega, bo
 	return apply_def(w, &d);
 }
 
+/* The multipliers of an undone step belong to a state that no longer is, and need not be
+ * finite. The families' are read by nothing before the next substep sets them to 0 (XPBD starts
+ * every substep without them); vertex block descent's multipliers and penalties carry from step
+ * to step, and its rows start cold again, as after a change of the constraints, rather than carry
+ * a NaN into every later step. Cleared, they leave the world as a snapshot may carry it, so that
+ * a world saved after an undone step loads again. */
+static void clear_multipliers(pbd_world* w) {
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		pbd_family* f = &w->fam[t];
+		const uint32_t nl = pbd_family_table[t]->lambdas;
+		if (f->n && nl) memset(f->lambda, 0, (size_t)f->n * nl * sizeof *f->lambda);
+	}
+	const uint32_t rows = pbd_vbd_saved_rows(w);
+	if (rows) {
+		memset(w->integ.lam, 0, (size_t)rows * sizeof *w->integ.lam);
+		memset(w->integ.pen, 0, (size_t)rows * sizeof *w->integ.pen);
+	}
+}
+
 /* A blown-up step is reported, never passed off as a result: a non-finite state (already
  * undone per particle) or a strain no material reaches marks the step as diverged. The first
  * occurrence is logged with its cause; the counter counts diverged steps. */
@@ -449,6 +476,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	}
 	const uint64_t t_end = pbd_prof_begin(w);
 	const uint32_t restored = pbd_particles_end_step(w);
+	if (restored) clear_multipliers(w);
 	const pbd_status contacts = pbd_collide_end_step(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_end);
 
@@ -484,6 +512,12 @@ pbd_warning_stat pbd_world_get_warning(const pbd_world* w, pbd_warning which) {
 	pbd_warning_stat none = {0, 0};
 	if (!w || (int)which < 0 || which >= PBD_WARN_COUNT) return none;
 	return w->warnings[which];
+}
+
+pbd_collision_work pbd_world_get_collision_work(const pbd_world* w) {
+	pbd_collision_work none;
+	memset(&none, 0, sizeof none);
+	return w ? w->pcol.work : none;
 }
 
 uint64_t pbd_world_hash(const pbd_world* w) {

@@ -67,6 +67,10 @@ typedef struct pbd_soft_rec {
 struct pbd_world {
 	pbd_world_def def; /* current settings; cookie valid */
 	pbd_alloc_ctx mem;
+	/* The world sits this many bytes into the block it was allocated in, placed at the alignment
+	 * its type declares (pbd_exec's per-thread shares are cache-line aligned), which the
+	 * allocator does not promise. */
+	size_t block_offset;
 	char last_error[256];
 
 	/* particles, structure of arrays */
@@ -195,6 +199,13 @@ void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real 
 void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep);
 uint32_t pbd_particles_end_step(pbd_world* w);
 pbd_status pbd_check_particle(pbd_world* w, uint32_t index, const char* fn);
+/* Kinematic motion within PBD_MAX_KINEMATIC_SPEED: a point of `field` moved from `from` to `to`
+ * over one step of the world's dt (a pinned particle's target, an attachment's point);
+ * PBD_ERR_OUT_OF_RANGE with the message otherwise. */
+pbd_status pbd_check_kinematic_move(pbd_world* w, const char* fn, const char* field, pbd_vec3 from, pbd_vec3 to);
+/* collide.c: a kinematic collider's velocities within PBD_MAX_KINEMATIC_SPEED and
+ * PBD_MAX_KINEMATIC_ANGULAR_SPEED. */
+pbd_status pbd_check_kinematic_velocity(pbd_world* w, const char* fn, pbd_vec3 velocity, pbd_vec3 angular_velocity);
 /* v += dv for a free particle, carried in (v, v_lo) as the step carries its own changes. */
 void pbd_particle_add_velocity(pbd_world* w, uint32_t index, pbd_vec3 dv);
 bool pbd_inv_mass_ok(pbd_real inv_mass);

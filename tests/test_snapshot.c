@@ -1,7 +1,13 @@
 /* Snapshots: a world saved after some steps and loaded again ends bit-identical to the world
  * that never stopped, under every solver and formulation, with colliders, pins, targets,
- * forces and air; every corrupt, truncated or foreign snapshot is refused with one line. */
+ * forces and air; every corrupt, truncated or foreign snapshot is refused with one line, also
+ * a forged one (a remainder past its position's rounding, a warning naming no particle, a mesh
+ * collider without arrays), and a file that is no regular file or not the size its header says
+ * is refused without reading it; a world saved after an undone step loads and steps on. */
+#define _GNU_SOURCE /* mkdtemp, mkfifo */
+#include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test_physics.h"
@@ -190,7 +196,7 @@ static void test_corrupt_snapshots_refused(void** state) {
 	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_PARSE);
 	assert_non_null(strstr(msg, sizeof(pbd_real) == 4 ? "written by a double build" : "written by a float build"));
 
-	const size_t settings = 20; /* magic, version, scalar size, byte order */
+	const size_t settings = 28; /* magic, version, scalar size, byte order, size */
 	memcpy(bad, good, n);
 	const pbd_real huge_dt = (pbd_real)1e9;
 	memcpy(bad + settings + sizeof(pbd_vec3), &huge_dt, sizeof huge_dt);
@@ -383,13 +389,333 @@ static void test_empty_parts(void** state) {
 	}
 }
 
+/* ---- snapshots as untrusted input ----------------------------------------------------------- */
+
+/* Offsets of a snapshot of this build: the header (magic, version, scalar size, byte order, the
+ * snapshot's size), the settings with the Chebyshev estimate, the clock, the step count and the
+ * warning counters, then the particle count and the particle arrays. */
+#define AT_SIZE     20u
+#define AT_SETTINGS 28u
+#define DEF_BYTES   (2 * sizeof(pbd_vec3) + 14 * sizeof(pbd_real) + 13 * 4)
+#define AT_WARNINGS (AT_SETTINGS + DEF_BYTES + 8 + 8)
+#define AT_NP       (AT_WARNINGS + PBD_WARN_COUNT * 12)
+/* Component c of particle i's vector in the particle array `array` (0 positions, 1 their
+ * remainders, 2 velocities, 3 their remainders, ...). */
+static size_t at_particle(uint32_t np, int array, uint32_t i, int c) {
+	return AT_NP + 4 + ((size_t)array * np + i) * sizeof(pbd_vec3) + (size_t)c * sizeof(pbd_real);
+}
+
+static const pbd_vec3 rock_v[8] = {{-0.3f, -0.2f, -0.3f}, {0.3f, -0.2f, -0.3f}, {-0.3f, 0.2f, -0.3f},
+                                   {0.3f, 0.2f, -0.3f},   {-0.3f, -0.2f, 0.3f}, {0.3f, -0.2f, 0.3f},
+                                   {-0.3f, 0.2f, 0.3f},   {0.3f, 0.2f, 0.3f}};
+static const uint32_t rock_t[36] = {1, 3, 7, 1, 7, 5, 0, 4, 6, 0, 6, 2, 2, 6, 7, 2, 7, 3,
+                                    0, 1, 5, 0, 5, 4, 4, 5, 7, 4, 7, 6, 0, 2, 3, 0, 3, 1};
+
+/* A cloth dropped on a closed triangle-mesh collider (a box of 12 triangles, the rock of
+ * cloth_on_mesh in small), stepped until it rests on it: the contacts go through the mesh's
+ * hierarchy. */
+static pbd_world* mesh_world(void) {
+	pbd_world* w = test_world(NULL);
+	pbd_mesh m;
+	tp_grid(&m, 8, 8, 1, pbd_v3((pbd_real)-0.5, (pbd_real)0.25, (pbd_real)-0.5), 1, false);
+	pbd_soft_def bd = pbd_soft_def_default();
+	bd.mesh = &m;
+	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
+	pbd_mesh_free(&m);
+	pbd_collider_def cd = pbd_collider_def_default();
+	cd.type = PBD_SHAPE_MESH;
+	cd.shape.mesh.vertices = rock_v;
+	cd.shape.mesh.triangles = rock_t;
+	cd.shape.mesh.vertex_count = 8;
+	cd.shape.mesh.triangle_count = 12;
+	cd.shape.mesh.closed = true;
+	assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &cd)));
+	for (int k = 0; k < 30; ++k) assert_int_equal(pbd_world_step(w), PBD_OK);
+	pbd_stats st;
+	pbd_world_get_stats(w, &st);
+	assert_true(st.contacts > 0);
+	return w;
+}
+
+static uint8_t* save(const pbd_world* w, size_t* n) {
+	assert_int_equal(pbd_world_save_memory(w, NULL, 0, n), PBD_OK);
+	uint8_t* d = malloc(*n);
+	assert_int_equal(pbd_world_save_memory(w, d, *n, n), PBD_OK);
+	return d;
+}
+
+static void put_real_at(uint8_t* d, size_t at, pbd_real v) { memcpy(d + at, &v, sizeof v); }
+
+static pbd_real real_at(const uint8_t* d, size_t at) {
+	pbd_real v;
+	memcpy(&v, d + at, sizeof v);
+	return v;
+}
+
+/* Half a unit in the last place of x, exactly (0 for 0, where every sum rounding to x is exact). */
+static double half_ulp_of(pbd_real x) {
+	if (x == 0) return 0;
+	int e;
+	(void)frexp(fabs((double)x), &e);
+	return ldexp(1.0, e - (sizeof(pbd_real) == 4 ? 24 : 53) - 1);
+}
+
+/* A particle's rounding remainder is at most half an ulp of its position: a snapshot of a world
+ * resting on a mesh collider with one remainder set to -1.7e38 (resealed, so that the content
+ * checks must catch it) is refused with a line naming the particle and the remainder, before
+ * anything steps it (loaded, its first step read past the mesh's triangles). The bound itself is
+ * exact: half an ulp loads, the next number up does not. A velocity's remainder above the
+ * velocity is refused too. */
+static void test_remainder_out_of_range(void** state) {
+	(void)state;
+	pbd_world* w = mesh_world();
+	size_t n = 0;
+	uint8_t* good = save(w, &n);
+	uint8_t* bad = malloc(n);
+	const uint32_t np = pbd_world_particle_count(w);
+	uint32_t np_saved;
+	memcpy(&np_saved, good + AT_NP, 4);
+	assert_int_equal(np_saved, np);
+	char msg[256];
+	assert_int_equal(load_bytes(good, n, msg), PBD_OK);
+
+	const uint32_t i = np / 2 + 3;
+	memcpy(bad, good, n);
+	put_real_at(bad, at_particle(np, 1, i, 1), (pbd_real)-1.7e38);
+	reseal(bad, n);
+	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_OUT_OF_RANGE);
+	char want[64];
+	snprintf(want, sizeof want, "snapshot: particle %u: remainder", i);
+	assert_non_null(strstr(msg, want));
+	assert_non_null(strstr(msg, "-1.7e+38"));
+
+	/* At the bound and just past it. */
+	const pbd_real x = real_at(good, at_particle(np, 0, i, 1));
+	assert_true(x != 0);
+	const pbd_real half = (pbd_real)half_ulp_of(x);
+	assert_true((double)half == half_ulp_of(x));
+	memcpy(bad, good, n);
+	put_real_at(bad, at_particle(np, 1, i, 1), -half);
+	reseal(bad, n);
+	pbd_world* edge = NULL;
+	pbd_error err;
+	assert_int_equal(pbd_world_load_memory(bad, n, NULL, &edge, &err), PBD_OK);
+	assert_int_equal(pbd_world_step(edge), PBD_OK);
+	assert_true(tp_all_finite(edge));
+	pbd_world_destroy(edge);
+	memcpy(bad, good, n);
+	put_real_at(bad, at_particle(np, 1, i, 1), -nextafterf((float)half, INFINITY));
+	if (sizeof(pbd_real) == 8) put_real_at(bad, at_particle(np, 1, i, 1), (pbd_real)-nextafter((double)half, INFINITY));
+	reseal(bad, n);
+	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, want));
+
+	/* A velocity's remainder larger than the velocity. */
+	memcpy(bad, good, n);
+	put_real_at(bad, at_particle(np, 3, i, 0), (pbd_real)1e30);
+	reseal(bad, n);
+	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "remainder 1e+30 of velocity x"));
+	free(bad);
+	free(good);
+	pbd_world_destroy(w);
+}
+
+/* A warning counter names a particle there is (a user may index the positions with it). */
+static void test_warning_counter_out_of_range(void** state) {
+	(void)state;
+	pbd_world* w = mesh_world();
+	size_t n = 0;
+	uint8_t* d = save(w, &n);
+	const uint64_t count = 1;
+	const uint32_t last = pbd_world_particle_count(w) + 5;
+	memcpy(d + AT_WARNINGS + 12 * PBD_WARN_NONFINITE, &count, 8);
+	memcpy(d + AT_WARNINGS + 12 * PBD_WARN_NONFINITE + 8, &last, 4);
+	reseal(d, n);
+	char msg[256];
+	assert_int_equal(load_bytes(d, n, msg), PBD_ERR_PARSE);
+	assert_non_null(strstr(msg, "warning counter 0"));
+	free(d);
+	pbd_world_destroy(w);
+}
+
+/* A mesh collider whose arrays are empty (the counts 0 and the arrays cut out, the size and the
+ * checksum made to match) is refused by the mesh's own check, naming the collider; no pointer is
+ * formed from the empty block. */
+static void test_empty_collider_arrays(void** state) {
+	(void)state;
+	pbd_world* w = mesh_world();
+	size_t n = 0;
+	uint8_t* d = save(w, &n);
+	/* The vertices as the collider keeps them follow its counts (8, 12, closed). */
+	size_t at = 0;
+	for (size_t k = AT_NP; k + sizeof rock_v <= n && !at; ++k)
+		if (memcmp(d + k, rock_v, sizeof rock_v) == 0) at = k;
+	assert_true(at > 12);
+	uint32_t counts[3];
+	memcpy(counts, d + at - 12, sizeof counts);
+	assert_true(counts[0] == 8 && counts[1] == 12 && counts[2] == 1);
+	const size_t cut = sizeof rock_v + sizeof rock_t;
+	const size_t m = n - cut;
+	uint8_t* e = malloc(m);
+	memcpy(e, d, at);
+	memcpy(e + at, d + at + cut, n - at - cut);
+	const uint32_t zero[2] = {0, 0};
+	memcpy(e + at - 12, zero, sizeof zero);
+	const uint64_t size = m;
+	memcpy(e + AT_SIZE, &size, 8);
+	reseal(e, m);
+	char msg[256];
+	assert_int_not_equal(load_bytes(e, m, msg), PBD_OK);
+	assert_non_null(strstr(msg, "snapshot: collider 0: mesh"));
+	free(e);
+	free(d);
+	pbd_world_destroy(w);
+}
+
+static pbd_status load_file(const char* path, char* msg) {
+	pbd_world* w = NULL;
+	pbd_error err;
+	err.message[0] = 0;
+	const pbd_status st = pbd_world_load(path, NULL, &w, &err);
+	if (st == PBD_OK) {
+		pbd_world_destroy(w);
+	} else {
+		assert_null(w);
+		assert_true(err.message[0] != 0 && strchr(err.message, '\n') == NULL);
+	}
+	snprintf(msg, 256, "%s", err.message);
+	return st;
+}
+
+static void write_file(const char* path, const uint8_t* d, size_t n) {
+	FILE* f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(d, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Only a regular file is read, and only as much as its header says: /dev/zero (a device that
+ * never ends), a FIFO without a writer (whose open would block) and a directory are refused
+ * before a byte is read, with a line naming the file and what it is; a file cut short or with
+ * bytes past its end, and a header announcing more than the file or the cap, are refused
+ * without reading (or allocating) more. The alarm turns a hang into a failure. */
+static void test_files_that_are_not_snapshots(void** state) {
+	(void)state;
+	char dir[] = "/tmp/pbd_snapshot_test_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char msg[256], path[256];
+	alarm(20);
+	assert_int_equal(load_file("/dev/zero", msg), PBD_ERR_IO);
+	assert_non_null(strstr(msg, "/dev/zero: cannot read a device"));
+	snprintf(path, sizeof path, "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(load_file(path, msg), PBD_ERR_IO);
+	assert_non_null(strstr(msg, path));
+	assert_non_null(strstr(msg, "a FIFO"));
+	assert_int_equal(load_file(dir, msg), PBD_ERR_IO);
+	assert_non_null(strstr(msg, "a directory"));
+	alarm(0);
+	remove(path);
+
+	pbd_world* w = busy_world(PBD_SOLVER_GAUSS_SEIDEL, PBD_FORMULATION_PBD);
+	drive(w);
+	size_t n = 0;
+	uint8_t* d = save(w, &n);
+	snprintf(path, sizeof path, "%s/x.pbds", dir);
+	write_file(path, d, n);
+	assert_int_equal(load_file(path, msg), PBD_OK);
+	write_file(path, d, n / 2);
+	assert_int_equal(load_file(path, msg), PBD_ERR_PARSE);
+	assert_non_null(strstr(msg, "x.pbds: truncated"));
+	uint8_t* longer = malloc(n + 3);
+	memcpy(longer, d, n);
+	memset(longer + n, 7, 3);
+	write_file(path, longer, n + 3);
+	assert_int_equal(load_file(path, msg), PBD_ERR_PARSE);
+	assert_non_null(strstr(msg, "x.pbds: trailing bytes"));
+	free(longer);
+	/* A header announcing a terabyte, resealed: refused before a byte past it is read. */
+	const uint64_t huge = (uint64_t)1 << 40;
+	memcpy(d + AT_SIZE, &huge, 8);
+	reseal(d, n);
+	write_file(path, d, n);
+	assert_int_equal(load_file(path, msg), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "more than"));
+	assert_int_equal(load_bytes(d, n, msg), PBD_ERR_PARSE);
+	assert_non_null(strstr(msg, "truncated"));
+	remove(path);
+	rmdir(dir);
+	free(d);
+	pbd_world_destroy(w);
+}
+
+/* A step undone for a non-finite state leaves the world loadable and steppable: the multipliers
+ * it left, which were not finite, are cleared with the undo (XPBD's, which nothing reads before
+ * the next substep sets them; vertex block descent's, which carry from step to step and would
+ * make every later step non-finite too), so that what `pbd run --save-every` writes after a
+ * diverged frame resumes, and the world goes on from where the undo put it. */
+static void test_saved_after_undone_step(void** state) {
+	(void)state;
+	const pbd_method methods[2] = {PBD_METHOD_POSITION_BASED, PBD_METHOD_VBD};
+	for (int k = 0; k < 2; ++k) {
+		char last[256] = "";
+		pbd_world_def def = pbd_world_def_default();
+		def.formulation = PBD_FORMULATION_XPBD;
+		def.method = methods[k];
+		def.log = test_log_keep; /* the undone step is logged */
+		def.log_user = last;
+		pbd_world* w = NULL;
+		assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+		pbd_mesh m;
+		tp_grid(&m, 4, 4, 1, pbd_v3(0, 1, 0), 1, false);
+		pbd_soft_def bd = pbd_soft_def_default();
+		bd.mesh = &m;
+		bd.material[PBD_EDGE_STRUCTURAL].compliance_stretch = (pbd_real)1e-6;
+		const uint32_t pin = 0;
+		bd.pinned = &pin;
+		bd.pinned_count = 1;
+		assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
+		pbd_mesh_free(&m);
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		const uint32_t n = pbd_world_particle_count(w);
+		pbd_vec3 fast[16];
+		for (uint32_t i = 0; i < n; ++i) fast[i] = pbd_v3((i % 2 ? 1 : -1) * (pbd_real)3e38, 0, 0);
+		assert_int_equal(pbd_world_set_velocities(w, 0, n, fast), PBD_OK);
+		test_disable_fp_traps();
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		test_enable_fp_traps();
+		const uint64_t undone = pbd_world_get_warning(w, PBD_WARN_NONFINITE).count;
+		assert_true(undone > 0);
+		size_t size = 0;
+		uint8_t* d = save(w, &size);
+		pbd_world* back = NULL;
+		pbd_error err;
+		err.message[0] = 0;
+		assert_int_equal(pbd_world_load_memory(d, size, NULL, &back, &err), PBD_OK);
+		assert_true(pbd_world_hash(back) == pbd_world_hash(w));
+		/* At rest where the undo put it, the cloth steps on as any cloth does. */
+		for (int s = 0; s < 3; ++s) {
+			assert_int_equal(pbd_world_step(back), PBD_OK);
+			assert_int_equal(pbd_world_step(w), PBD_OK);
+		}
+		assert_true(pbd_world_hash(back) == pbd_world_hash(w));
+		assert_true(pbd_world_get_warning(w, PBD_WARN_NONFINITE).count == undone);
+		assert_true(tp_all_finite(w));
+		free(d);
+		pbd_world_destroy(back);
+		pbd_world_destroy(w);
+	}
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_resume_is_bit_identical),
-	    cmocka_unit_test(test_corrupt_snapshots_refused),
-	    cmocka_unit_test(test_load_out_of_memory),
-	    cmocka_unit_test(test_empty_parts),
+	    cmocka_unit_test(test_resume_is_bit_identical), cmocka_unit_test(test_corrupt_snapshots_refused),
+	    cmocka_unit_test(test_load_out_of_memory),      cmocka_unit_test(test_empty_parts),
+	    cmocka_unit_test(test_remainder_out_of_range),  cmocka_unit_test(test_warning_counter_out_of_range),
+	    cmocka_unit_test(test_empty_collider_arrays),   cmocka_unit_test(test_files_that_are_not_snapshots),
+	    cmocka_unit_test(test_saved_after_undone_step),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

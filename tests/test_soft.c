@@ -148,6 +148,29 @@ static void test_tets_and_long_range(void** state) {
 	pbd_world_destroy(w);
 }
 
+/* A balloon is an enclosed volume: a mesh without triangles (a rope) is refused as such, before
+ * anything is added, not reported as an out-of-memory. */
+static void test_balloon_needs_triangles(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world* w = test_world_keep(msg);
+	pbd_rope_def rd = pbd_rope_def_default();
+	rd.segments = 4;
+	rd.start = pbd_v3(0, 1, 0);
+	rd.end = pbd_v3(1, 1, 0);
+	pbd_mesh m;
+	pbd_error err;
+	assert_int_equal(pbd_mesh_rope(&rd, &m, &err), PBD_OK);
+	pbd_soft_def sd = pbd_soft_def_default();
+	sd.mesh = &m;
+	sd.balloon = true;
+	assert_int_equal(pbd_soft_create(w, &sd, NULL), PBD_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(msg, "balloon needs a closed triangle surface"));
+	assert_int_equal(pbd_world_particle_count(w), 0);
+	pbd_mesh_free(&m);
+	pbd_world_destroy(w);
+}
+
 /* The triangle membrane replaces the structural and shear edges; a balloon is one volume
  * constraint over the object's closed surface, and with pressure 1.3 it swells. */
 static void test_membrane_and_balloon(void** state) {
@@ -269,6 +292,7 @@ int main(void) {
 	    cmocka_unit_test(test_hinge_models),
 	    cmocka_unit_test(test_tets_and_long_range),
 	    cmocka_unit_test(test_membrane_and_balloon),
+	    cmocka_unit_test(test_balloon_needs_triangles),
 	    cmocka_unit_test(test_failed_object_leaves_no_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -426,6 +426,93 @@ static void test_tetgen_refusals(void** state) {
 	assert_int_equal(pbd_mesh_load_tetgen(NULL, "x.ele", &m, &err), PBD_ERR_INVALID_ARGUMENT);
 }
 
+/* The texts in memory give the mesh the files give, bit for bit, with the same note; messages
+ * name "<name>.node" and "<name>.ele"; the texts need not be terminated. */
+static void test_tetgen_memory(void** state) {
+	(void)state;
+	pbd_mesh f, m;
+	pbd_error ferr, err;
+	assert_int_equal(load(cube_node1, cube_ele1, &f, &ferr, NULL), PBD_OK);
+	assert_int_equal(
+	    pbd_mesh_load_tetgen_memory(cube_node1, strlen(cube_node1), cube_ele1, strlen(cube_ele1), "cube", &m, &err),
+	    PBD_OK);
+	assert_int_equal(m.vertex_count, f.vertex_count);
+	assert_int_equal(m.tet_count, f.tet_count);
+	assert_int_equal(m.triangle_count, f.triangle_count);
+	assert_int_equal(m.edge_count, f.edge_count);
+	assert_memory_equal(m.positions, f.positions, f.vertex_count * sizeof *f.positions);
+	assert_memory_equal(m.tets, f.tets, 4 * (size_t)f.tet_count * sizeof *f.tets);
+	assert_memory_equal(m.triangles, f.triangles, 3 * (size_t)f.triangle_count * sizeof *f.triangles);
+	assert_memory_equal(m.edges, f.edges, 2 * (size_t)f.edge_count * sizeof *f.edges);
+	assert_non_null(strstr(err.message, "cube.ele:3: note: 4 tetrahedra"));
+	pbd_mesh_free(&m);
+	pbd_mesh_free(&f);
+
+	/* Cut short of their terminators: the last line of each is read without its line end, and a
+	 * byte past the size would make the .ele one line too long. */
+	const char node[] = "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n";
+	const char ele[] = "1 4 0\n0 0 1 2 3\n1 0 1 2 3";
+	assert_int_equal(pbd_mesh_load_tetgen_memory(node, sizeof node - 2, ele, 16, NULL, &m, &err), PBD_OK);
+	assert_int_equal(m.tet_count, 1);
+	assert_string_equal(err.message, "");
+	pbd_mesh_free(&m);
+
+	/* Errors name the texts; a NUL byte inside the size is refused as in a file. */
+	assert_int_equal(pbd_mesh_load_tetgen_memory(node, sizeof node - 1, ele, sizeof ele - 1, "m", &m, &err),
+	                 PBD_ERR_PARSE);
+	assert_non_null(strstr(err.message, "m.ele:3: more lines"));
+	assert_null(m.positions);
+	assert_int_equal(pbd_mesh_load_tetgen_memory("4 3 0 0\n0 0", 12, ele, 16, NULL, &m, &err), PBD_ERR_PARSE);
+	assert_non_null(strstr(err.message, "<memory>.node:2: NUL byte"));
+	assert_int_equal(pbd_mesh_load_tetgen_memory(node, 0, ele, 16, "m", &m, &err), PBD_ERR_PARSE);
+	assert_non_null(strstr(err.message, "m.node:1: no header"));
+	/* The bound on a file's bytes holds for a text. */
+	pbd_tetgen_limits lim = pbd_tetgen_limits_default();
+	lim.max_bytes = 20;
+	assert_int_equal(pbd_tetgen_load_memory(node, sizeof node - 1, ele, 16, "m", &lim, &m, &err), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(err.message, "m.node:1: file longer than 20 bytes"));
+	assert_int_equal(pbd_mesh_load_tetgen_memory(NULL, 1, ele, 16, "m", &m, &err), PBD_ERR_INVALID_ARGUMENT);
+}
+
+/* A path that is not a regular file is refused, as the .node or the .ele, before a byte is read:
+ * a FIFO without a writer (opening it to read would wait for one forever), a device without end
+ * and a directory. The alarm turns a reader that blocks into a failure instead of a hang. */
+static void test_tetgen_special_files(void** state) {
+	(void)state;
+	char np[128], ep[128], fifo[128], sub[128];
+	snprintf(np, sizeof np, "%s/t.node", dir);
+	snprintf(ep, sizeof ep, "%s/t.ele", dir);
+	snprintf(fifo, sizeof fifo, "%s/fifo.node", dir);
+	snprintf(sub, sizeof sub, "%s/sub.node", dir);
+	write_file(np, "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
+	write_file(ep, "1 4 0\n0 0 1 2 3\n");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	const struct {
+		const char *path, *kind;
+	} odd[] = {{fifo, "a FIFO"}, {sub, "a directory"}, {"/dev/zero", "a device"}};
+	alarm(20);
+	for (size_t k = 0; k < sizeof odd / sizeof odd[0]; ++k) {
+		if (access(odd[k].path, R_OK) != 0) continue; /* no /dev/zero in this sandbox */
+		char want[192];
+		snprintf(want, sizeof want, "%s: cannot read %s, only a regular file", odd[k].path, odd[k].kind);
+		for (int as_ele = 0; as_ele < 2; ++as_ele) {
+			pbd_mesh m;
+			pbd_error err;
+			const pbd_tetgen_limits lim = pbd_tetgen_limits_default();
+			const pbd_status st = pbd_tetgen_load(as_ele ? np : odd[k].path, as_ele ? odd[k].path : ep, &lim, &m, &err);
+			if (st != PBD_ERR_IO || !strstr(err.message, want))
+				fail_msg("%s as the %s: status %d, message '%s'", odd[k].path, as_ele ? ".ele" : ".node", (int)st,
+				         err.message);
+			assert_null(m.positions);
+			assert_null(m.tets);
+		}
+	}
+	alarm(0);
+	assert_int_equal(remove(fifo), 0);
+	assert_int_equal(rmdir(sub), 0);
+}
+
 /* A body of tetrahedra: mass by volume (a quarter of each tetrahedron per corner), total as
  * asked, or by density; surface triangles as the body's triangles. */
 static void test_body_masses(void** state) {
@@ -474,12 +561,15 @@ static int setup(void** state) {
 
 static int teardown(void** state) {
 	(void)state;
-	const char* names[3] = {"t.node", "t.ele", "nul.node"};
-	for (int i = 0; i < 3; ++i) {
+	const char* names[4] = {"t.node", "t.ele", "nul.node", "fifo.node"};
+	for (int i = 0; i < 4; ++i) {
 		char p[128];
 		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
 		remove(p);
 	}
+	char sub[128];
+	snprintf(sub, sizeof sub, "%s/sub.node", dir);
+	rmdir(sub);
 	return rmdir(dir);
 }
 
@@ -493,6 +583,8 @@ int main(void) {
 	    cmocka_unit_test(test_tetgen_loads),
 	    cmocka_unit_test(test_tetgen_example),
 	    cmocka_unit_test(test_tetgen_refusals),
+	    cmocka_unit_test(test_tetgen_memory),
+	    cmocka_unit_test(test_tetgen_special_files),
 	    cmocka_unit_test(test_body_masses),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -8,8 +8,11 @@
  * radius), a particle at 100 m/s through a thin plate (never tunnels, also through the shared
  * diagonal and the corners), validation (indices, NaN, closedness with the edge named, winding,
  * inside out), degenerate triangles (no NaN), deterministic builds (and rebuilding from the
- * copy), bounds and triangles, an OBJ loaded as a mesh, unit normals at extreme points, and
- * the cost of building and querying a 100k-triangle mesh. */
+ * copy), bounds and triangles, an OBJ loaded as a mesh, unit normals at extreme points, no
+ * nearest triangle for a point that is not finite (and no read with the answer not found), a
+ * kinematic mesh collider at 1.7e15 m/s and faster and a cloth thrown off a mesh at 1e30 m/s
+ * (their overflowing steps undone, nothing read past the triangles), and the cost of building
+ * and querying a 100k-triangle mesh. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1150,6 +1153,129 @@ static void test_extreme_points(void** state) {
 	mesh_free(&c);
 }
 
+/* A point that is not finite (a particle whose state overflowed in a substep, which the step
+ * then undoes) has no nearest triangle: the hierarchy says so (PBD_BVH_NONE), and the mesh
+ * answers no contact (PBD_REAL_MAX, a unit normal, no sweep hit) without indexing its triangles
+ * with the answer it did not find. */
+static void test_no_nearest_triangle(void** state) {
+	(void)state;
+	const pbd_real inf = (pbd_real)INFINITY, nan = (pbd_real)NAN;
+	const pbd_vec3 pts[] = {pbd_v3(inf, 0, 0), pbd_v3(0, -inf, 0),    pbd_v3(inf, -inf, inf),
+	                        pbd_v3(0, 0, nan), pbd_v3(nan, nan, nan), pbd_v3(1, inf, nan)};
+	const size_t np = sizeof pts / sizeof pts[0];
+	test_disable_fp_traps(); /* inf - inf, as a step that overflowed computes it */
+	mesh ms[2] = {cube_mesh(1, 0.5, 0.25), quad_mesh(1, 0)};
+	for (int i = 0; i < 2; ++i) {
+		built b = build_mesh(&ms[i], i == 0);
+		for (size_t k = 0; k < np; ++k) {
+			pbd_vec3 n = pbd_v3(0, 0, 0);
+			assert_true(ops->distance(&b.def, pts[k], &n) >= PBD_REAL_MAX);
+			check_unit_normal(n, "no nearest triangle");
+			pbd_real t = 2;
+			assert_false(ops->sweep(&b.def, pts[k], pbd_v3(0, 0, 0), (pbd_real)0.01, &t, &n));
+			assert_false(ops->sweep(&b.def, pbd_v3(0, 3, 0), pts[k], (pbd_real)0.01, &t, &n));
+		}
+		built_free(&b);
+		mesh_free(&ms[i]);
+	}
+	/* The hierarchy itself, over a random soup: every squared distance is inf or NaN. */
+	mesh m = soup(200, 0.1, 17);
+	soup_ctx c = {&m, dv(0, 0, 0), 0};
+	pbd_bvh_node* nodes = malloc(pbd_bvh_node_capacity(m.nt) * sizeof *nodes);
+	uint32_t* order = malloc(m.nt * sizeof *order);
+	pbd_bvh_build(nodes, order, m.nt, soup_box, &c);
+	for (size_t k = 0; k < np; ++k) {
+		c.p = tp_d(pts[k]);
+		pbd_real d2 = 0;
+		assert_int_equal(pbd_bvh_nearest(nodes, order, pts[k], 1, soup_dist2, &c, &d2), PBD_BVH_NONE);
+		assert_true(d2 == PBD_REAL_MAX);
+	}
+	test_enable_fp_traps();
+	free(nodes);
+	free(order);
+	mesh_free(&m);
+}
+
+/* A kinematic mesh collider moving at 1.7e15 m/s and faster through a cloth: the collider's
+ * contacts push particles so far that a substep's state overflows, and the settling of the
+ * contacts then asks the mesh for the distance of a point that is not finite. No read past the
+ * triangles (ASan), no NaN: each such step is undone (the state stays finite) and counted. A
+ * speed the API refuses (a bound on kinematic velocities) has nothing to test. */
+static void test_kinematic_mesh_at_extreme_speed(void** state) {
+	(void)state;
+	const double speeds[] = {1.7e15, -1.7e15, 1e22, 1e30};
+	for (int axis = 0; axis < 3; ++axis)
+		for (size_t k = 0; k < sizeof speeds / sizeof speeds[0]; ++k)
+			for (int closed = 0; closed < 2; ++closed) {
+				char msg[256] = "";
+				pbd_world* w = test_world_keep(msg);
+				pbd_mesh g;
+				tp_grid(&g, 6, 6, 1, pbd_v3((pbd_real)-0.5, (pbd_real)0.3, (pbd_real)-0.5), 1, false);
+				pbd_soft_def bd = pbd_soft_def_default();
+				bd.mesh = &g;
+				assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
+				pbd_mesh_free(&g);
+				mesh m = cube_mesh(0.5, 0.25, 0.5);
+				pbd_collider_def cd = mesh_def(&m, closed == 1);
+				cd.kind = PBD_ACTOR_KINEMATIC;
+				const pbd_real v = (pbd_real)speeds[k];
+				cd.velocity = pbd_v3(axis == 0 ? v : 0, axis == 1 ? v : 0, axis == 2 ? v : 0);
+				const bool made = pbd_collider_is_valid(w, pbd_collider_create(w, &cd));
+				mesh_free(&m);
+				if (!made) {
+					assert_true(msg[0] != 0);
+					pbd_world_destroy(w);
+					continue;
+				}
+				/* The state overflows: the step undoes it and says so, which is the result here. */
+				test_disable_fp_traps();
+				for (int s = 0; s < 30; ++s) {
+					const pbd_status st = pbd_world_step(w);
+					assert_true(st == PBD_OK || st == PBD_ERR_NOT_FINITE);
+					assert_true(tp_all_finite(w));
+				}
+				test_enable_fp_traps();
+				pbd_world_destroy(w);
+			}
+}
+
+/* A cloth lying on a mesh collider is thrown at 1e30 m/s and more: the contacts found at the
+ * start of the substep hold particles whose predicted positions overflow, and settling them asks
+ * the mesh for the distance of a point that is not finite. No read past the triangles (ASan), no
+ * NaN left behind: the step is undone, said so, and the state stays finite. */
+static void test_mesh_contact_overflow(void** state) {
+	(void)state;
+	const double speeds[] = {1e30, (double)PBD_REAL_MAX / 2};
+	for (int closed = 0; closed < 2; ++closed)
+		for (size_t k = 0; k < sizeof speeds / sizeof speeds[0]; ++k) {
+			char msg[256] = "";
+			pbd_world* w = test_world_keep(msg);
+			pbd_mesh g;
+			tp_grid(&g, 6, 6, (pbd_real)0.4, pbd_v3((pbd_real)-0.2, (pbd_real)0.25, (pbd_real)-0.2), 1, false);
+			pbd_soft_def bd = pbd_soft_def_default();
+			bd.mesh = &g;
+			assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
+			pbd_mesh_free(&g);
+			mesh m = cube_mesh(0.5, 0.25, 0.5); /* the cloth lies on its top face */
+			pbd_collider_def cd = mesh_def(&m, closed == 1);
+			cd.margin = (pbd_real)0.01;
+			assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &cd)));
+			mesh_free(&m);
+			const uint32_t n = pbd_world_particle_count(w);
+			pbd_vec3 v[36];
+			for (uint32_t i = 0; i < n; ++i) v[i] = pbd_v3(0, (pbd_real)((i % 2 ? 1 : -1) * speeds[k]), 0);
+			assert_int_equal(pbd_world_set_velocities(w, 0, n, v), PBD_OK);
+			test_disable_fp_traps(); /* the overflow is the point */
+			for (int s = 0; s < 3; ++s) {
+				assert_int_equal(pbd_world_step(w), PBD_OK);
+				assert_true(tp_all_finite(w));
+			}
+			test_enable_fp_traps();
+			assert_true(pbd_world_get_warning(w, PBD_WARN_NONFINITE).count > 0);
+			pbd_world_destroy(w);
+		}
+}
+
 /* Processor time, so that a loaded machine does not inflate the figures. */
 static double now(void) { return (double)clock() / CLOCKS_PER_SEC; }
 
@@ -1218,6 +1344,9 @@ int main(void) {
 	    cmocka_unit_test(test_bounds_and_triangles),
 	    cmocka_unit_test(test_obj_mesh),
 	    cmocka_unit_test(test_extreme_points),
+	    cmocka_unit_test(test_no_nearest_triangle),
+	    cmocka_unit_test(test_kinematic_mesh_at_extreme_speed),
+	    cmocka_unit_test(test_mesh_contact_overflow),
 	    cmocka_unit_test(test_cost_100k),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

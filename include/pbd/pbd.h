@@ -42,7 +42,15 @@ PBD_API pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out);
 /// Frees the world and everything in it. NULL is accepted.
 PBD_API void pbd_world_destroy(pbd_world* world);
 
-/// Advances the world by its dt (world def, or pbd_world_set_dt).
+/// Advances the world by its dt (world def, or pbd_world_set_dt). Returns PBD_OK, or:
+/// PBD_ERR_INVALID_ARGUMENT for a NULL world, or when the world's method cannot run its
+/// constraints (see pbd_world_set_method); PBD_ERR_OUT_OF_MEMORY when an allocation fails (the
+/// arrays the step needs grow before any particle moves; the contact arrays may grow inside the
+/// substeps, and the step then ends with this status and its contacts incomplete); under
+/// projective dynamics PBD_ERR_DEGENERATE when its system matrix is not positive definite to the
+/// factor's pivot tolerance and PBD_ERR_NOT_FINITE when an entry of it overflows. Every failure
+/// but a contact array's leaves the particles untouched. A step that blows up is not a failure: it
+/// returns PBD_OK and is counted as PBD_WARN_DIVERGED.
 PBD_API pbd_status pbd_world_step(pbd_world* world);
 
 /// The last error message of this world ("" if none).
@@ -70,7 +78,9 @@ PBD_API uint32_t pbd_world_hierarchy_levels(const pbd_world* world, uint32_t* pa
 /// methods but VBD integrate a constraint of compliance 0 (a rigid link) as a stiff spring (see
 /// pbd_world_def.rigid_stiffness). The step fails with PBD_ERR_INVALID_ARGUMENT when a family of
 /// the world has no force model yet, or, under projective dynamics, when more than 8 constraints
-/// span over 64 free particles each (enclosed volumes of large meshes).
+/// span over 64 free particles each (enclosed volumes of large meshes), and under projective
+/// dynamics with PBD_ERR_DEGENERATE or PBD_ERR_NOT_FINITE when its matrix cannot be factored
+/// (see pbd_world_step).
 PBD_API pbd_status pbd_world_set_method(pbd_world* world, pbd_method method);
 /// The distance kernels (pbd_world_def.simd); results do not depend on them. PBD_SIMD_AVX2 or
 /// PBD_SIMD_AVX512 on a build or CPU without them is refused.
@@ -117,6 +127,10 @@ PBD_API void pbd_world_get_stats(pbd_world* world, pbd_stats* out);
 /// Recovered-from run-time events, indexed by pbd_warning.
 PBD_API pbd_warning_stat pbd_world_get_warning(const pbd_world* world, pbd_warning which);
 
+/// What the contact searches of the last step examined and kept, and what they skipped or cut
+/// at their bounds (pbd_collision_work; all zero for a NULL world).
+PBD_API pbd_collision_work pbd_world_get_collision_work(const pbd_world* world);
+
 /// FNV-1a hash of the bits of every position and velocity (with the remainders the library keeps
 /// below their rounding): equal hashes mean bit-identical state.
 PBD_API uint64_t pbd_world_hash(const pbd_world* world);
@@ -132,12 +146,24 @@ PBD_API pbd_status pbd_world_save(const pbd_world* world, const char* path);
 /// The same into memory: *size receives the bytes needed; with buffer NULL nothing is written.
 PBD_API pbd_status pbd_world_save_memory(const pbd_world* world, void* buffer, size_t capacity, size_t* size);
 
+/// The most bytes pbd_world_load reads: a snapshot records its size in its header, and a larger
+/// one is refused before anything past the header is read.
+#define PBD_SNAPSHOT_MAX_BYTES ((uint64_t)1 << 34)
+
 /// Creates a world from a snapshot file. `def` may be NULL; when given (made by
 /// pbd_world_def_default), only its allocator, log, threads and task system are used, every
-/// setting comes from the snapshot. A file that is not a valid snapshot of this precision fails with one line in err.
+/// setting comes from the snapshot. A snapshot is untrusted input: only a regular file is
+/// opened (a FIFO, a device or a directory fails with PBD_ERR_IO before a byte is read), its
+/// header is read first and then exactly the bytes it announces (at most
+/// PBD_SNAPSHOT_MAX_BYTES), and every value is checked against the bounds the API sets before
+/// anything is built from it. A file that is not a valid snapshot of this precision fails with
+/// one line in err naming the file and the field, e.g. "x.pbds: particle 12: remainder ...":
+/// PBD_ERR_PARSE, or PBD_ERR_OUT_OF_RANGE, PBD_ERR_NOT_FINITE or PBD_ERR_DEGENERATE for a value
+/// the API would refuse so, PBD_ERR_IO when it cannot be read; PBD_ERR_OUT_OF_MEMORY when an
+/// allocation fails.
 PBD_API pbd_status pbd_world_load(const char* path, const pbd_world_def* def, pbd_world** out, pbd_error* err);
 
-/// The same from memory.
+/// The same from memory; the errors name "snapshot" for the file.
 PBD_API pbd_status pbd_world_load_memory(const void* data, size_t size, const pbd_world_def* def, pbd_world** out,
                                          pbd_error* err);
 
@@ -186,7 +212,9 @@ PBD_API bool pbd_particle_is_pinned(const pbd_world* world, uint32_t index);
 
 /// Moves a pinned particle kinematically to `target` over the next step (linearly through the
 /// substeps, so the cloth it holds sees a smooth motion and the velocity it reports is the
-/// motion's). It stays there afterwards. Fails on a particle that is not pinned.
+/// motion's). It stays there afterwards. Fails on a particle that is not pinned
+/// (PBD_ERR_INVALID_ARGUMENT), and with PBD_ERR_OUT_OF_RANGE on a target that a component of the
+/// motion would reach faster than PBD_MAX_KINEMATIC_SPEED over one step of dt.
 PBD_API pbd_status pbd_particle_set_target(pbd_world* world, uint32_t index, pbd_vec3 target);
 
 /// A force in N applied to the particle at every step until changed (zero to clear).
@@ -269,6 +297,7 @@ PBD_API pbd_status pbd_world_get_attachment(const pbd_world* world, uint32_t ind
 
 /// Moves the point of attachment `index` to `target` over the next step, linearly through its
 /// substeps (as pbd_particle_set_target moves a pinned particle); it stays there afterwards.
+/// PBD_ERR_OUT_OF_RANGE, as there, for a point that would move faster than PBD_MAX_KINEMATIC_SPEED.
 PBD_API pbd_status pbd_world_set_attachment_target(pbd_world* world, uint32_t index, pbd_vec3 target);
 
 /// Changes the stiffness and compliance of attachments [first, first + count).
@@ -444,11 +473,15 @@ PBD_API uint32_t pbd_world_collider_count(const pbd_world* world);
 /// Teleports a collider: nothing is swept along the jump (particles it lands on are pushed out
 /// of it by the nearest way). Use pbd_collider_move_to for motion that drags and sweeps.
 PBD_API pbd_status pbd_collider_set_pose(pbd_world* world, pbd_collider_id id, pbd_pose pose);
-/// Sets a kinematic collider's velocities (a static one accepts only zeros).
+/// Sets a kinematic collider's velocities (a static one accepts only zeros: PBD_ERR_INVALID_ARGUMENT).
+/// PBD_ERR_NOT_FINITE for a non-finite component, PBD_ERR_OUT_OF_RANGE for one past
+/// PBD_MAX_KINEMATIC_SPEED or PBD_MAX_KINEMATIC_ANGULAR_SPEED.
 PBD_API pbd_status pbd_collider_set_velocity(pbd_world* world, pbd_collider_id id, pbd_vec3 velocity,
                                              pbd_vec3 angular_velocity);
 /// Sets a kinematic collider's velocities so that the next step carries it to `target` (a
 /// keyframe); they stay until changed, so the collider goes on moving unless called again.
+/// PBD_ERR_OUT_OF_RANGE when those velocities pass PBD_MAX_KINEMATIC_SPEED or
+/// PBD_MAX_KINEMATIC_ANGULAR_SPEED (a keyframe too far for one step of dt).
 PBD_API pbd_status pbd_collider_move_to(pbd_world* world, pbd_collider_id id, pbd_pose target);
 
 /// The world bounding box of a collider's shape at its current pose, without margin; false (and
@@ -494,8 +527,8 @@ PBD_API pbd_status pbd_mesh_rope(const pbd_rope_def* def, pbd_mesh* out, pbd_err
 PBD_API pbd_status pbd_mesh_from_triangles(uint32_t vertex_count, const pbd_vec3* positions, uint32_t triangle_count,
                                            const uint32_t* indices, bool bend, pbd_mesh* out, pbd_error* err);
 
-/// Bounds of the OBJ reader, so that a wrong path (/dev/zero, a FIFO, a binary file) ends in an
-/// error instead of exhausting memory: bytes of one line, of the whole input, and the most
+/// Bounds of the OBJ reader, so that a wrong file (a binary one, one growing as it is read) ends
+/// in an error instead of exhausting memory: bytes of one line, of the whole input, and the most
 /// vertices and triangles (2^24 particles, as for grids and ropes, is far past interactive use).
 #define PBD_OBJ_MAX_LINE      (1u << 20)
 #define PBD_OBJ_MAX_BYTES     ((uint64_t)1 << 31)
@@ -507,7 +540,8 @@ PBD_API pbd_status pbd_mesh_from_triangles(uint32_t vertex_count, const pbd_vec3
 /// Errors name the file and line ("mesh.obj:12: ..."), vertices 1-based as the file numbers
 /// them. PBD_ERR_OUT_OF_RANGE past the PBD_OBJ_MAX_* bounds, PBD_ERR_NOT_FINITE for a
 /// coordinate, or an edge length, beyond the scalar's range, PBD_ERR_OUT_OF_MEMORY when an
-/// allocation fails.
+/// allocation fails, PBD_ERR_IO for a path that is not a regular file (a FIFO, a device, a
+/// directory), refused before it is read.
 PBD_API pbd_status pbd_mesh_load_obj(const char* path, bool bend, pbd_mesh* out, pbd_error* err);
 
 /// The same from `size` bytes of OBJ text in memory (need not be terminated), for data that does
@@ -560,8 +594,14 @@ PBD_API pbd_status pbd_mesh_tet_sphere(const pbd_tet_sphere_def* def, pbd_mesh* 
 /// of range, a non-finite coordinate, a repeated or degenerate tetrahedron, a face shared by more
 /// than two tetrahedra or by two on the same side. A tetrahedron listed with negative orientation
 /// is reoriented (its last two vertices swapped); on success err then holds a note saying how
-/// many and where the first one was, and is empty otherwise.
+/// many and where the first one was, and is empty otherwise. A path that is not a regular file
+/// (a FIFO, a device, a directory) is refused with PBD_ERR_IO before it is read.
 PBD_API pbd_status pbd_mesh_load_tetgen(const char* node_path, const char* ele_path, pbd_mesh* out, pbd_error* err);
+/// The same from the texts of the two files in memory, `node_size` and `ele_size` bytes (need not
+/// be terminated), for data that does not come from files. Messages name them "<name>.node" and
+/// "<name>.ele" (name NULL = "<memory>").
+PBD_API pbd_status pbd_mesh_load_tetgen_memory(const char* node_text, size_t node_size, const char* ele_text,
+                                               size_t ele_size, const char* name, pbd_mesh* out, pbd_error* err);
 /// The hinges of a mesh's triangles, for the bending constraints: for every edge shared by
 /// exactly two triangles, 4 vertex indices (x0, x1, x2, x3) such that (x0, x1, x2) is the first of
 /// the two triangles (lower index) with its own orientation and x3 is the other's third vertex;

@@ -153,8 +153,19 @@ PBD_API bool pbd_method_from_name(const char* name, pbd_method* out);
 #define PBD_MAX_DT      1e3
 /// Largest pbd_world_def.rigid_stiffness.
 #define PBD_MAX_RIGID_STIFFNESS 1e8
+/// Caps on kinematic motion: each component of a kinematic collider's velocity (m/s) and angular
+/// velocity (rad/s), as given or as pbd_collider_move_to derives them, and each component of the
+/// speed at which a pinned particle's target or an attachment's point moves over one step
+/// ((target - current) / dt). Beyond them the motion of one step is no simulation result, and the
+/// products of the contact stage leave the scalar's range; a value past them is refused with
+/// PBD_ERR_OUT_OF_RANGE.
+#define PBD_MAX_KINEMATIC_SPEED         1e5
+#define PBD_MAX_KINEMATIC_ANGULAR_SPEED 1e5
 
-/// Allocation hooks. All NULL means the C library's malloc/free.
+/// Allocation hooks. All NULL means the C library's malloc/free. Blocks need the alignment of
+/// max_align_t only (the world places what needs more, its cache-line-aligned members, within a
+/// larger block itself). free and realloc receive the size the block was allocated, or last
+/// reallocated, with, also after an allocation failed; realloc may be NULL (alloc, copy, free).
 typedef struct pbd_allocator {
 	void* (*alloc)(size_t size, void* user);
 	void* (*realloc)(void* ptr, size_t old_size, size_t new_size, void* user);
@@ -872,6 +883,36 @@ typedef struct pbd_stats {
 	uint32_t particles, distances, colliders;
 	pbd_profile profile; ///< the last step's time per phase (pbd_world_def.profile)
 } pbd_stats;
+
+/// Bounds on the contact searches of one substep (docs/collision.md, "Bounded work"), far above
+/// what a simulation that has not blown up reaches (the built-in scenes under every method stay
+/// below a tenth of them, a fold snapping shut with its edges 9.4 times stretched below a fifth):
+/// they keep a step on a state crushed or flung apart from costing unbounded time and memory. Each query item (a particle against particles, a particle against surface triangles, an
+/// edge against edges, a surface triangle against a collider's corners and edges) examines at most
+/// PBD_COLLISION_MAX_CANDIDATES candidates and keeps at most PBD_COLLISION_MAX_CONTACTS contacts;
+/// one search keeps at most PBD_COLLISION_CONTACTS_PER_ITEM contacts per query item in all (and
+/// PBD_COLLISION_MAX_CONTACTS at least). An item or search stopped there is counted in
+/// pbd_collision_work.capped, and the first one is logged.
+#define PBD_COLLISION_MAX_CANDIDATES    16384u
+#define PBD_COLLISION_MAX_CONTACTS      1024u
+#define PBD_COLLISION_CONTACTS_PER_ITEM 64u
+
+/// What the contact searches of the last step did (pbd_world_get_collision_work): integer counts,
+/// the same on any number of threads.
+typedef struct pbd_collision_work {
+	uint64_t candidates;         ///< candidates the searches examined, over the step's substeps
+	uint32_t most_candidates;    ///< the most one query item examined in one search
+	uint32_t most_item_contacts; ///< the most contacts one query item kept in one search
+	uint32_t most_contacts;      ///< the most contacts one search kept in one substep
+	uint32_t capped;             ///< query items and searches stopped at a bound (see PBD_COLLISION_MAX_CANDIDATES)
+	/// Substeps whose searches among the world's own particles and triangles (particle pairs,
+	/// vertex-triangle, edge-edge, triangles against colliders) were skipped because the
+	/// predicted state was torn: a non-finite position, or a surface triangle's edge stretched
+	/// past (1 + divergence_strain) times its length when added. Such a state is a blown-up step
+	/// (PBD_WARN_DIVERGED), and contacts found in it would only cost time; the first is logged.
+	uint32_t skipped;
+	uint64_t capped_total, skipped_total; ///< capped and skipped since the world was created
+} pbd_collision_work;
 
 /// Run-time events the library counts. The first of each kind is also logged.
 typedef enum pbd_warning {

@@ -123,6 +123,59 @@ def test_bad_input_raises_the_library_message(tmp_path):
     assert w.take_warnings() == []
 
 
+def test_indices_and_counts_are_range_checked():
+    """An index or a count that is not an integer, is negative or passes 2**32 - 1 raises, naming the
+    argument, instead of being truncated or wrapped onto another particle (2**32 is particle 0)."""
+    w = pbd.World(dt=0.01)
+    w.add_particles(np.zeros((3, 3)))
+    w.add_distances([[0, 1], [1, 2]])
+    before = w.positions.copy()
+    for first in (2**32, 2**32 + 1, 2**64, -1, np.int64(-1), np.uint64(2**32)):
+        with pytest.raises(OverflowError, match=r"set_positions: first: -?\d+ is out of range \[0, 4294967295\]"):
+            w.set_positions(np.ones((1, 3)), first=first)
+        with pytest.raises(OverflowError, match=r"set_velocities: first: .* out of range"):
+            w.set_velocities(np.ones((1, 3)), first=first)
+    for first in (1.9, 1.0, np.float64(1.0), "1", True, None):
+        with pytest.raises(TypeError, match="set_positions: first: expected an integer"):
+            w.set_positions(np.ones((1, 3)), first=first)
+    assert np.array_equal(w.positions, before)
+    w.set_positions(np.ones((1, 3)), first=np.uint32(2))  # NumPy integers are integers
+    assert np.array_equal(w.positions[2], np.ones(3))
+
+    # Index arrays: integers in range only.
+    for pairs, error, text in (([[0, 2**32]], OverflowError, r"pairs: index 4294967296 \(entry 1\) is out of range"),
+                               ([[0, -1]], OverflowError, r"index -1 \(entry 1\)"),
+                               ([[0, 1.5]], TypeError, "expected integer indices, got an array of float64"),
+                               ([[0.0, 1.0]], TypeError, "integer indices")):
+        with pytest.raises(error, match=text):
+            w.add_distances(pairs)
+    assert w.add_distances(np.array([[0, 2]], dtype=np.uint64)) == 2
+    with pytest.raises(OverflowError, match=r"add_cloth: nx: 4294967299 is out of range"):
+        w.add_cloth(2**32 + 3, 3)
+    with pytest.raises(TypeError, match="add_cloth: ny: expected an integer"):
+        w.add_cloth(3, 3.5)
+    with pytest.raises(TypeError, match="add_cloth: pinned: expected integer indices"):
+        w.add_cloth(3, 3, pinned=[0.5])
+    with pytest.raises(OverflowError, match="add_cloth: pinned: index -1"):
+        w.add_cloth(3, 3, pinned=[-1])
+    assert w.particle_count == 3
+    assert w.add_cloth(3, 3, pinned=[])["particle_count"] == 9
+
+    # set_distance_material(first=2**32) once changed constraint 0.
+    with pytest.raises(OverflowError, match="set_distance_material: first"):
+        w.set_distance_material(2**32, 1, compliance=1)
+    with pytest.raises(OverflowError, match="set_distance_material: count"):
+        w.set_distance_material(0, -1)
+    with pytest.raises(TypeError, match="step: frames: expected an integer"):
+        w.step(1.5)
+    with pytest.raises(OverflowError, match="step: frames"):
+        w.step(2**31)
+    with pytest.raises(OverflowError, match="substeps"):
+        pbd.World(substeps=2**40)
+    with pytest.raises(TypeError, match="iterations: expected an integer, got float"):
+        pbd.World(iterations=10.0)
+
+
 def test_world_in_code_falls_and_hangs():
     w = pbd.World(dt=1 / 60, substeps=10, iterations=2, formulation="xpbd", gravity=(0, -9.81, 0))
     p = w.add_particles([[0, 0, 0]])
