@@ -267,13 +267,10 @@ static void ee_block(void* arg, uint32_t block, uint32_t worker) {
 		const uint32_t ns = pbd_hash_grid_box_slots(g, c->ebox[e], slots);
 		uint32_t examined = 0, kept = 0;
 		bool capped = false;
-		for (uint32_t k = 0; k < ns && !capped; ++k)
-			for (uint32_t j = g->start[slots[k]]; j < g->start[slots[k] + 1]; ++j) {
-				if (examined == PBD_COLLISION_MAX_CANDIDATES) {
-					capped = true;
-					break;
-				}
-				examined++;
+		for (uint32_t k = 0; k < ns && !capped; ++k) {
+			const uint32_t stop =
+			    pbd_collision_slot_end(g->start[slots[k]], g->start[slots[k] + 1], &examined, &capped);
+			for (uint32_t j = g->start[slots[k]]; j < stop; ++j) {
 				const uint32_t f = g->entry[j];
 				if (f <= e || pbd_block_out_seen(o, worker, f, e)) continue;
 				const pbd_box3 be = c->ebox[e], bf = c->ebox[f];
@@ -288,6 +285,7 @@ static void ee_block(void* arg, uint32_t block, uint32_t worker) {
 					continue;
 				if (kept == PBD_COLLISION_MAX_CONTACTS) {
 					capped = true;
+					examined -= stop - j - 1; /* the rest of the slot was not examined */
 					break;
 				}
 				kept++;
@@ -300,6 +298,7 @@ static void ee_block(void* arg, uint32_t block, uint32_t worker) {
 					ee[at] = ee[at - 1];
 				ee[at] = k2;
 			}
+		}
 		pbd_block_out_item(o, block, examined, kept, capped);
 	}
 	pbd_block_out_close(o, block, worker);

@@ -145,33 +145,32 @@ static void pair_block(void* arg, uint32_t block, uint32_t worker) {
 		int nseen = 0;
 		uint32_t examined = 0, kept = 0;
 		bool capped = false;
-		for (int cell = 0; cell < 27 && !capped; ++cell) {
-			const uint32_t s =
-			    pbd_hash_grid_slot(&c->grid, cx + cell % 3 - 1, cy + cell / 3 % 3 - 1, cz + cell / 9 - 1);
-			bool dup = false;
-			for (int k = 0; k < nseen && !dup; ++k) dup = seen[k] == s;
-			if (dup) continue;
-			seen[nseen++] = s;
-			for (uint32_t e = c->grid.start[s]; e < c->grid.start[s + 1]; ++e) {
-				if (examined == PBD_COLLISION_MAX_CANDIDATES) {
-					capped = true;
-					break;
+		for (int dz = -1; dz <= 1 && !capped; ++dz)
+			for (int dy = -1; dy <= 1 && !capped; ++dy)
+				for (int dx = -1; dx <= 1 && !capped; ++dx) {
+					const uint32_t s = pbd_hash_grid_slot(&c->grid, cx + dx, cy + dy, cz + dz);
+					bool dup = false;
+					for (int k = 0; k < nseen && !dup; ++k) dup = seen[k] == s;
+					if (dup) continue;
+					seen[nseen++] = s;
+					const uint32_t stop =
+					    pbd_collision_slot_end(c->grid.start[s], c->grid.start[s + 1], &examined, &capped);
+					for (uint32_t e = c->grid.start[s]; e < stop; ++e) {
+						const uint32_t j = c->grid.entry[e];
+						if (j <= i) continue;
+						const pbd_real dist = ri + w->radius[j];
+						const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(w->x[i], w->x[j]), pbd_v3_sub(w->q[i], w->q[j]));
+						if (!(pbd_v3_dot(d, d) < 4 * dist * dist) || !may_collide(w, i, j, dist)) continue;
+						if (kept == PBD_COLLISION_MAX_CONTACTS) {
+							capped = true;
+							examined -= stop - e - 1; /* the rest of the slot was not examined */
+							break;
+						}
+						kept++;
+						pbd_pair_c* pair = (pbd_pair_c*)pbd_block_out_push(o, block, worker);
+						if (pair) *pair = (pbd_pair_c){i, j, dist};
+					}
 				}
-				examined++;
-				const uint32_t j = c->grid.entry[e];
-				if (j <= i) continue;
-				const pbd_real dist = ri + w->radius[j];
-				const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(w->x[i], w->x[j]), pbd_v3_sub(w->q[i], w->q[j]));
-				if (!(pbd_v3_dot(d, d) < 4 * dist * dist) || !may_collide(w, i, j, dist)) continue;
-				if (kept == PBD_COLLISION_MAX_CONTACTS) {
-					capped = true;
-					break;
-				}
-				kept++;
-				pbd_pair_c* pair = (pbd_pair_c*)pbd_block_out_push(o, block, worker);
-				if (pair) *pair = (pbd_pair_c){i, j, dist};
-			}
-		}
 		pbd_block_out_item(o, block, examined, kept, capped);
 	}
 	pbd_block_out_close(o, block, worker);

@@ -92,6 +92,19 @@ static inline uint32_t pbd_collision_limit(uint32_t items) {
 	       : n > UINT32_MAX - 1           ? UINT32_MAX - 1
 	                                      : (uint32_t)n;
 }
+/* Of the entries [first, end) of a hash slot, those a query item that examined *examined
+ * candidates so far may still examine: [first, return), all of them or as many as
+ * PBD_COLLISION_MAX_CANDIDATES leaves (then *capped). Counts them in *examined; one checked per
+ * slot, not per candidate, so the cap costs the search nothing. */
+static inline uint32_t pbd_collision_slot_end(uint32_t first, uint32_t end, uint32_t* examined, bool* capped) {
+	const uint32_t room = PBD_COLLISION_MAX_CANDIDATES - *examined;
+	if (end - first > room) {
+		end = first + room;
+		*capped = true;
+	}
+	*examined += end - first;
+	return end;
+}
 /* Adds a search's candidates, contacts and cut items to the step's counters (the first cut is
  * logged): `candidates` examined, the most one item examined and kept, `found` kept in all,
  * `capped` items and searches stopped at a bound. */

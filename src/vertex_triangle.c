@@ -67,13 +67,10 @@ static void vt_block(void* arg, uint32_t block, uint32_t worker) {
 		const uint32_t n = pbd_hash_grid_box_slots(g, box, slots);
 		uint32_t examined = 0, kept = 0;
 		bool capped = false;
-		for (uint32_t k = 0; k < n && !capped; ++k)
-			for (uint32_t e = g->start[slots[k]]; e < g->start[slots[k] + 1]; ++e) {
-				if (examined == PBD_COLLISION_MAX_CANDIDATES) {
-					capped = true;
-					break;
-				}
-				examined++;
+		for (uint32_t k = 0; k < n && !capped; ++k) {
+			const uint32_t stop =
+			    pbd_collision_slot_end(g->start[slots[k]], g->start[slots[k] + 1], &examined, &capped);
+			for (uint32_t e = g->start[slots[k]]; e < stop; ++e) {
 				const uint32_t t = g->entry[e];
 				if (pbd_block_out_seen(o, worker, t, i)) continue;
 				const uint32_t* v = &w->tri[3 * t];
@@ -133,6 +130,7 @@ static void vt_block(void* arg, uint32_t block, uint32_t worker) {
 				}
 				if (kept == PBD_COLLISION_MAX_CONTACTS) {
 					capped = true;
+					examined -= stop - e - 1; /* the rest of the slot was not examined */
 					break;
 				}
 				kept++;
@@ -147,6 +145,7 @@ static void vt_block(void* arg, uint32_t block, uint32_t worker) {
 				for (int m = 0; m < 3; ++m) base += b[m] * pbd_v3_dot(n1, a[m]);
 				k2->offset = thick + base;
 			}
+		}
 		pbd_block_out_item(o, block, examined, kept, capped);
 	}
 	pbd_block_out_close(o, block, worker);

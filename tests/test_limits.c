@@ -77,7 +77,7 @@ static void test_kinematic_velocities_bounded(void** state) {
 	/* pbd_collider_move_to: a keyframe 1e6 m away in 1/60 s, or a quarter turn in 1e-9 s. */
 	pbd_pose far = got.pose;
 	far.position.x += (pbd_real)1e6;
-	EXPECT_OUT_OF_RANGE(msg, pbd_collider_move_to(w, id, far), "velocity (5999", "m/s");
+	EXPECT_OUT_OF_RANGE(msg, pbd_collider_move_to(w, id, far), "velocity (", "m/s: each component");
 	assert_int_equal(pbd_world_set_dt(w, (pbd_real)1e-9), PBD_OK);
 	pbd_pose turned = got.pose;
 	turned.rotation = (pbd_quat){0, (pbd_real)sqrt(0.5), 0, (pbd_real)sqrt(0.5)};

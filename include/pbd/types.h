@@ -887,8 +887,9 @@ typedef struct pbd_stats {
 /// Bounds on the contact searches of one substep (docs/collision.md, "Bounded work"), far above
 /// what a simulation that has not blown up reaches (the built-in scenes under every method stay
 /// below a tenth of them, a fold snapping shut with its edges 9.4 times stretched below a fifth):
-/// they keep a step on a state crushed or flung apart from costing unbounded time and memory. Each query item (a particle against particles, a particle against surface triangles, an
-/// edge against edges, a surface triangle against a collider's corners and edges) examines at most
+/// they keep a step on a state crushed or flung apart from costing unbounded time and memory.
+/// Each query item (a particle against particles, a particle against surface triangles, an edge
+/// against edges, a surface triangle against a collider's corners and edges) examines at most
 /// PBD_COLLISION_MAX_CANDIDATES candidates and keeps at most PBD_COLLISION_MAX_CONTACTS contacts;
 /// one search keeps at most PBD_COLLISION_CONTACTS_PER_ITEM contacts per query item in all (and
 /// PBD_COLLISION_MAX_CONTACTS at least). An item or search stopped there is counted in
