@@ -680,7 +680,7 @@ static void test_saved_after_undone_step(void** state) {
 		assert_int_equal(pbd_world_step(w), PBD_OK);
 		const uint32_t n = pbd_world_particle_count(w);
 		pbd_vec3 fast[16];
-		for (uint32_t i = 0; i < n; ++i) fast[i] = pbd_v3((i % 2 ? 1 : -1) * (pbd_real)3e38, 0, 0);
+		for (uint32_t i = 0; i < n; ++i) fast[i] = pbd_v3((i % 2 ? 1 : -1) * (TEST_REAL_MAX / 2), 0, 0);
 		assert_int_equal(pbd_world_set_velocities(w, 0, n, fast), PBD_OK);
 		test_disable_fp_traps();
 		assert_int_equal(pbd_world_step(w), PBD_OK);

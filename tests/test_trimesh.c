@@ -1271,7 +1271,9 @@ static void test_mesh_contact_overflow(void** state) {
 				assert_true(tp_all_finite(w));
 			}
 			test_enable_fp_traps();
-			assert_true(pbd_world_get_warning(w, PBD_WARN_NONFINITE).count > 0);
+			/* 1e30 m/s overflows a float's squared distances, not a double's. */
+			if (speeds[k] > sqrt((double)PBD_REAL_MAX))
+				assert_true(pbd_world_get_warning(w, PBD_WARN_NONFINITE).count > 0);
 			pbd_world_destroy(w);
 		}
 }

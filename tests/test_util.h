@@ -2,6 +2,7 @@
 #ifndef PBD_TEST_UTIL_H
 #define PBD_TEST_UTIL_H
 
+#include <float.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,12 @@
 #define TEST_TOL(dbl, flt) (dbl)
 #else
 #define TEST_TOL(dbl, flt) (flt)
+#endif
+/* The largest finite pbd_real, for states meant to overflow in either precision. */
+#ifdef PBD_DOUBLE
+#define TEST_REAL_MAX DBL_MAX
+#else
+#define TEST_REAL_MAX FLT_MAX
 #endif
 
 /* Traps invalid operations, division by zero and overflow (glibc), so a NaN born anywhere in
