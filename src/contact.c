@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "collide.h"
+#include "self_collision.h"
 
 static bool grow_to(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t need) {
 	if (need <= *cap) return true;
@@ -189,7 +190,7 @@ static bool broad_phase(pbd_world* w, uint32_t* npairs) {
 	    !grow_to(w, (void**)&bp->bounded_of, sizeof *bp->bounded_of, &bp->cap_bounded, w->nc) ||
 	    !grow_to(w, (void**)&bp->collider, sizeof *bp->collider, &bp->cap_collider, w->nc))
 		return false;
-	const pbd_real grow = w->pcol.max_radius;
+	const pbd_real grow = w->pcol->max_radius;
 	uint32_t nk = 0;
 	for (uint32_t k = 0; k < nchunk; ++k) {
 		pbd_box3 b = {{PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX}, {-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX}};
@@ -275,7 +276,7 @@ static pbd_status find_contacts(pbd_world* w, bool sweep) {
 		const uint32_t first = chunk * PBD_CHUNK, end = first + PBD_CHUNK < w->np ? first + PBD_CHUNK : w->np;
 		const pbd_box3 box = bp->collider[s];
 		/* The particles' own test uses the collider's box grown by the largest radius. */
-		const pbd_real r = w->pcol.max_radius;
+		const pbd_real r = w->pcol->max_radius;
 		const pbd_vec3 lo = pbd_v3(box.lo.x - r, box.lo.y - r, box.lo.z - r),
 		               hi = pbd_v3(box.hi.x + r, box.hi.y + r, box.hi.z + r);
 		if (!find_for(w, s, sweep, first, end, bp->bounded_of[s], lo, hi))
@@ -289,12 +290,12 @@ pbd_status pbd_collide_begin_substep(pbd_world* w, pbd_real h) {
 		if (w->colliders[s].alive) advance(&w->colliders[s], h);
 	w->ncon = 0;
 	/* a torn substep (pbd_collision_torn) has no contacts */
-	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->pcol.torn) return PBD_OK;
+	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->pcol->torn) return PBD_OK;
 	return find_contacts(w, true);
 }
 
 pbd_status pbd_collide_after_iterations(pbd_world* w) {
-	if (w->def.collision_mode != PBD_COLLISION_AFTER_SOLVER || w->pcol.torn) return PBD_OK;
+	if (w->def.collision_mode != PBD_COLLISION_AFTER_SOLVER || w->pcol->torn) return PBD_OK;
 	const pbd_status st = find_contacts(w, false);
 	pbd_collide_project_contacts(w);
 	return st;

@@ -84,6 +84,11 @@ bool pbd_grow(pbd_alloc_ctx* ctx, void** ptr, size_t elem_size, size_t old_count
  * once per substep settle at their size after a few steps; false when out of memory. */
 bool pbd_grow_to(pbd_alloc_ctx* ctx, void** ptr, size_t elem_size, uint32_t* cap, uint32_t need);
 
+/* An axis-aligned box. */
+typedef struct pbd_box3 {
+	pbd_vec3 lo, hi;
+} pbd_box3;
+
 /* One array of a structure of arrays, for pbd_grow_all. */
 typedef struct pbd_grow_item {
 	void** ptr;

@@ -34,6 +34,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "self_collision.h"
 #include "shape_math.h"
 #include "world.h"
 
@@ -67,7 +68,7 @@ static bool edge_on(const pbd_world* w, uint32_t a, uint32_t b) {
 
 /* Allocates; the caller reports a failure. */
 pbd_status pbd_edge_edge_prepare(pbd_world* w) {
-	pbd_particle_collision* c = &w->pcol;
+	pbd_particle_collision* c = w->pcol;
 	c->nedge = 0;
 	if (w->nt == 0 || c->solid < 4) return PBD_OK;
 	/* Nothing to list when no edge can meet another: one object with edge contacts, without
@@ -255,7 +256,7 @@ bool pbd_edge_edge_contact(const pbd_world* w, uint32_t a, uint32_t b, uint32_t 
 static void ee_block(void* arg, uint32_t block, uint32_t worker) {
 	const pbd_find_stage* s = (const pbd_find_stage*)arg;
 	const pbd_world* w = s->w;
-	const pbd_particle_collision* c = &w->pcol;
+	const pbd_particle_collision* c = w->pcol;
 	const pbd_hash_grid* g = s->g;
 	pbd_block_out* o = s->o;
 	uint32_t slots[PBD_HASH_GRID_MAX_CELLS];
@@ -305,7 +306,7 @@ static void ee_block(void* arg, uint32_t block, uint32_t worker) {
 }
 
 pbd_status pbd_edge_edge_find(pbd_world* w) {
-	pbd_particle_collision* c = &w->pcol;
+	pbd_particle_collision* c = w->pcol;
 	c->nee = 0;
 	if (c->nedge < 2) return PBD_OK;
 	const pbd_real rmax = c->max_radius;
@@ -329,7 +330,7 @@ pbd_status pbd_edge_edge_find(pbd_world* w) {
 }
 
 void pbd_edge_edge_project(pbd_world* w) {
-	const pbd_particle_collision* c = &w->pcol;
+	const pbd_particle_collision* c = w->pcol;
 	for (uint32_t k = 0; k < c->nee; ++k) {
 		const pbd_ee_c* e = &c->ee[k];
 		const uint32_t idx[4] = {e->a, e->b, e->c, e->d};

@@ -9,11 +9,6 @@
 
 #include "core.h"
 
-/* An axis-aligned box. */
-typedef struct pbd_box3 {
-	pbd_vec3 lo, hi;
-} pbd_box3;
-
 /* The box of the paths x[i] -> x[i] + q[i] of the n particles idx[0..n), grown by g. */
 static inline pbd_box3 pbd_box3_of_paths(const pbd_vec3* x, const pbd_vec3* q, const uint32_t* idx, int n, pbd_real g) {
 	pbd_box3 b = {x[idx[0]], x[idx[0]]};

@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hierarchy.h"
 #include "world.h"
 
 typedef struct hedge {
@@ -409,7 +410,7 @@ static void ring_angles(build* b, uint32_t i, uint32_t src) {
 /* Steps 2 to 4 for the fine particles of level l: parents and weights appended to the
  * hierarchy, masses aggregated, coarse edges through each fine particle added to b->next. */
 static bool parents(build* b, int l) {
-	pbd_hierarchy* h = &b->w->hier;
+	pbd_hierarchy* h = b->w->hier;
 	pbd_alloc_ctx* mem = &b->w->mem;
 	const graph* g = &b->lev;
 	for (uint32_t i = 0; i < b->np; ++i) {
@@ -479,7 +480,7 @@ static bool parents(build* b, int l) {
 
 /* The coarse constraints of level l from b->next, coloured first-fit and stored colour by colour. */
 static bool coarse_constraints(build* b, uint32_t l) {
-	pbd_hierarchy* h = &b->w->hier;
+	pbd_hierarchy* h = b->w->hier;
 	pbd_alloc_ctx* mem = &b->w->mem;
 	const edge_buf* E = &b->next;
 	const pbd_grow_item cons = {(void**)&h->con, sizeof *h->con};
@@ -531,7 +532,7 @@ static void reset(pbd_hierarchy* h) {
 
 static bool build_levels(build* b, int want) {
 	pbd_world* w = b->w;
-	pbd_hierarchy* h = &w->hier;
+	pbd_hierarchy* h = w->hier;
 	pbd_alloc_ctx* mem = &w->mem;
 	const uint32_t np = b->np;
 	/* Level 0: the structural and shear distance constraints, in the order of addition. Bend
@@ -582,10 +583,11 @@ static bool build_levels(build* b, int want) {
 }
 
 pbd_status pbd_hierarchy_build(pbd_world* w) {
-	pbd_hierarchy* h = &w->hier;
+	pbd_hierarchy* h = w->hier;
 	reset(h);
 	const int want = w->def.hierarchy_levels;
 	h->built_for = want;
+	w->masses_changed = false;
 	if (want <= 0 || w->np == 0) {
 		h->valid = true;
 		return PBD_OK;
@@ -621,14 +623,14 @@ pbd_status pbd_hierarchy_build(pbd_world* w) {
 }
 
 uint32_t pbd_world_hierarchy_levels(const pbd_world* w, uint32_t* particles) {
-	if (!w || !w->hier.valid || w->def.hierarchy_levels == 0) return 0;
+	if (!w || !w->hier->valid || w->masses_changed || w->def.hierarchy_levels == 0) return 0;
 	if (particles)
-		for (uint32_t l = 0; l <= w->hier.levels; ++l) particles[l] = w->hier.particles[l];
-	return w->hier.levels;
+		for (uint32_t l = 0; l <= w->hier->levels; ++l) particles[l] = w->hier->particles[l];
+	return w->hier->levels;
 }
 
 void pbd_hierarchy_free(pbd_world* w) {
-	pbd_hierarchy* h = &w->hier;
+	pbd_hierarchy* h = w->hier;
 	pbd_free(&w->mem, h->con, (size_t)h->cap_c * sizeof *h->con);
 	pbd_free(&w->mem, h->fine, (size_t)h->cap_f * sizeof *h->fine);
 	pbd_free(&w->mem, h->par_end, (size_t)h->cap_f * sizeof *h->par_end);
@@ -675,17 +677,17 @@ static void coarse_block(void* p, uint32_t block, uint32_t worker) {
 	/* AVX2 lanes over the block's multiple of 8, the scalar kernel on its tail: the same bits. */
 	if (s->ctx->simd && end - first >= 8) {
 		const uint32_t split = first + (end - first) / 8 * 8;
-		pbd_coarse_project_avx2(s->ctx, s->w->hier.con, first, split);
+		pbd_coarse_project_avx2(s->ctx, s->w->hier->con, first, split);
 		first = split;
 	}
 #endif
-	if (first < end) project_coarse(s->ctx, s->w->hier.con, first, end);
+	if (first < end) project_coarse(s->ctx, s->w->hier->con, first, end);
 }
 
 static void interpolate_block(void* p, uint32_t block, uint32_t worker) {
 	(void)worker;
 	const coarse_stage* s = (const coarse_stage*)p;
-	const pbd_hierarchy* h = &s->w->hier;
+	const pbd_hierarchy* h = s->w->hier;
 	const pbd_vec3* restrict q0 = s->w->q_iter;
 	pbd_vec3* restrict q = s->w->q;
 	const uint32_t size = s->w->exec.block_particles, first = s->first + block * size;
@@ -700,7 +702,7 @@ static void interpolate_block(void* p, uint32_t block, uint32_t worker) {
 }
 
 void pbd_hierarchy_solve(pbd_world* w, const pbd_step_ctx* ctx) {
-	const pbd_hierarchy* h = &w->hier;
+	const pbd_hierarchy* h = w->hier;
 	if (!h->levels) return;
 	/* q_iter is Chebyshev's scratch during the iterations, which begin after this pass. */
 	memcpy(w->q_iter, w->q, (size_t)w->np * sizeof *w->q_iter);

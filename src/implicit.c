@@ -19,7 +19,7 @@ static inline pbd_vec3 sym3_mul(const pbd_sym3* k, pbd_vec3 v) {
 /* out = A x over the free particles; the air's drag joins the damping (h D_air). */
 static void apply(const pbd_world* w, pbd_real cg, pbd_real ct, pbd_real h, const pbd_vec3* x, pbd_vec3* out) {
 	for (uint32_t i = 0; i < w->np; ++i) out[i] = pbd_v3(0, 0, 0);
-	pbd_rows_mul(&w->integ.rows, cg, ct, x, out);
+	pbd_rows_mul(&w->integ->rows, cg, ct, x, out);
 	for (uint32_t i = 0; i < w->np; ++i) {
 		const pbd_real iw = w->w[i];
 		if (!(iw > 0)) {
@@ -42,7 +42,7 @@ static double dot(const pbd_world* w, const pbd_vec3* a, const pbd_vec3* b) {
  * not invertible (a pinned particle's zero block) becomes 0, which the filter makes harmless. */
 static void invert_blocks(pbd_world* w) {
 	for (uint32_t i = 0; i < w->np; ++i) {
-		pbd_real* out = w->integ.diag + (size_t)i * 9;
+		pbd_real* out = w->integ->diag + (size_t)i * 9;
 		double a[9];
 		for (int k = 0; k < 9; ++k) a[k] = (double)out[k];
 		const double c00 = a[4] * a[8] - a[5] * a[7], c01 = a[5] * a[6] - a[3] * a[8], c02 = a[3] * a[7] - a[4] * a[6];
@@ -61,7 +61,7 @@ static void invert_blocks(pbd_world* w) {
 
 static void precondition(const pbd_world* w, const pbd_vec3* r, pbd_vec3* z) {
 	for (uint32_t i = 0; i < w->np; ++i) {
-		const pbd_real* m = w->integ.diag + (size_t)i * 9;
+		const pbd_real* m = w->integ->diag + (size_t)i * 9;
 		const pbd_vec3 v = r[i];
 		z[i] = pbd_v3(m[0] * v.x + m[1] * v.y + m[2] * v.z, m[3] * v.x + m[4] * v.y + m[5] * v.z,
 		              m[6] * v.x + m[7] * v.y + m[8] * v.z);
@@ -69,7 +69,7 @@ static void precondition(const pbd_world* w, const pbd_vec3* r, pbd_vec3* z) {
 }
 
 void pbd_implicit_solve(pbd_world* w, const pbd_step_ctx* ctx) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_real h = ctx->h;
 	/* A = M + cg K_GN + ct K_geo: damping joins the Gauss-Newton part, the transverse part is
 	 * elastic only. */

@@ -25,7 +25,7 @@ pbd_status pbd_integrate_prepare(pbd_world* w) {
 		if (entries > UINT32_MAX / 2 || rows > UINT32_MAX / 2)
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: too many constraints for the %s method", method);
 	}
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	if (pbd_rows_reserve(w, &in->rows, (uint32_t)rows, (uint32_t)entries) != PBD_OK)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the %s method's %llu rows", method,
 		                (unsigned long long)rows);
@@ -67,7 +67,7 @@ pbd_status pbd_integrate_prepare(pbd_world* w) {
 }
 
 void pbd_integrator_free(pbd_world* w) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const size_t n = in->cap;
 	pbd_free(&w->mem, in->f, n * sizeof *in->f);
 	pbd_free(&w->mem, in->dv, n * sizeof *in->dv);
@@ -97,7 +97,7 @@ static void damp(pbd_world* w, pbd_real damping) {
 /* The external forces on every particle at the substep's start (time t): gravity, the applied
  * forces and the air (forces.c, which also leaves the air's drag matrices for implicit Euler). */
 static void external_forces(pbd_world* w, double t) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_vec3 g = w->def.gravity;
 	pbd_forces_substep(w, t);
 	for (uint32_t i = 0; i < w->np; ++i) {
@@ -111,7 +111,7 @@ static void external_forces(pbd_world* w, double t) {
 
 /* The total force: the external ones and the constraints' elastic and damping forces. */
 static void total_forces(pbd_world* w, const pbd_step_ctx* ctx, double t) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	external_forces(w, t);
 	pbd_integrate_linearize(w, ctx);
 	pbd_rows_forces(&in->rows, w->v, w->def.stiffness_damping, in->f);
@@ -147,7 +147,7 @@ static void euler(pbd_world* w, const pbd_step_ctx* ctx, pbd_real h, pbd_real da
 void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {
 	const pbd_method method = w->def.method;
 	const bool after_forces = w->def.damping_mode == PBD_DAMPING_AFTER_FORCES;
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	if (w->np == 0) return; /* no particle: nothing moves, and the working arrays may not exist */
 	const uint64_t t0 = pbd_prof_begin(w);
 	if (damping != 1 && !after_forces) damp(w, damping);
@@ -192,7 +192,7 @@ void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int subst
  * (explicit Euler moves with the old velocities and takes the new ones after the contact stage). */
 static void euler(pbd_world* w, const pbd_step_ctx* ctx, pbd_real h, pbd_real damping, bool after_forces, double t) {
 	const pbd_method method = w->def.method;
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	total_forces(w, ctx, t);
 	if (method == PBD_METHOD_IMPLICIT_EULER) pbd_implicit_solve(w, ctx);
 	for (uint32_t i = 0; i < w->np; ++i) {

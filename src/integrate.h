@@ -110,11 +110,11 @@ void pbd_pd_free(pbd_world* w);
 pbd_pd_saved pbd_pd_saved_state(const pbd_world* w);
 pbd_status pbd_pd_restore(pbd_world* w, const pbd_pd_saved* s, const double* wt, const double* key);
 
-/* rows_rigid.c: the rows of every family at the context's positions into w->integ.rows; under
+/* rows_rigid.c: the rows of every family at the context's positions into w->integ->rows; under
  * every method but VBD, which solves them as they are, the rigid rows (compliance 0) then get a
  * stiff spring for the substep h (pbd_rows_soften_hard). */
 void pbd_integrate_linearize(pbd_world* w, const pbd_step_ctx* ctx);
-/* Gives every hard row of w->integ.rows its spring constant for the world's method at substep h. */
+/* Gives every hard row of w->integ->rows its spring constant for the world's method at substep h. */
 void pbd_rows_soften_hard(pbd_world* w, pbd_real h);
 /* Explicit Euler: the extra damping along the rigid rows that keeps their springs stable (added
  * to f, at the velocities v). */

@@ -226,7 +226,7 @@ pbd_status pbd_particle_set_inv_mass(pbd_world* w, uint32_t index, pbd_real inv_
 	/* Families derive data from inverse masses; the hierarchy's coarse masses are aggregated from them. */
 	if (!(w->flags[index] & PBD_PARTICLE_PINNED)) {
 		w->w[index] = inv_mass;
-		w->hier.valid = false;
+		w->masses_changed = true;
 	}
 	pbd_families_touch_all(w);
 	return PBD_OK;
@@ -238,7 +238,7 @@ pbd_status pbd_particle_pin(pbd_world* w, uint32_t index) {
 	/* Pins are coarse particles at every level of the hierarchy. */
 	if (!(w->flags[index] & PBD_PARTICLE_PINNED)) {
 		w->w_free[index] = w->w[index];
-		w->hier.valid = false;
+		w->masses_changed = true;
 	}
 	w->flags[index] = (uint8_t)(w->flags[index] | PBD_PARTICLE_PINNED);
 	w->w[index] = 0;
@@ -255,7 +255,7 @@ pbd_status pbd_particle_unpin(pbd_world* w, uint32_t index) {
 	if (w->flags[index] & PBD_PARTICLE_PINNED) {
 		w->flags[index] = (uint8_t)(w->flags[index] & ~(PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET));
 		w->w[index] = w->w_free[index];
-		w->hier.valid = false;
+		w->masses_changed = true;
 	}
 	pbd_families_touch_all(w);
 	return PBD_OK;

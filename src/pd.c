@@ -46,7 +46,7 @@
 #include "world.h"
 
 void pbd_pd_free(pbd_world* w) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	pbd_sparse_chol_free(&in->chol, &w->mem);
 	pbd_free(&w->mem, in->node, in->pd_cap_np * sizeof *in->node);
 	pbd_free(&w->mem, in->pd_free, in->pd_cap_np * sizeof *in->pd_free);
@@ -72,7 +72,7 @@ void pbd_pd_free(pbd_world* w) {
 }
 
 pbd_pd_saved pbd_pd_saved_state(const pbd_world* w) {
-	const pbd_integrator* in = &w->integ;
+	const pbd_integrator* in = w->integ;
 	pbd_pd_saved s = {0, 0, 0, 0};
 	if (w->def.method != PBD_METHOD_PROJECTIVE_DYNAMICS) return s;
 	if (in->pd_restored) return in->pd_saved; /* loaded and not stepped: what it was given */
@@ -89,7 +89,7 @@ pbd_pd_saved pbd_pd_saved_state(const pbd_world* w) {
 }
 
 pbd_status pbd_pd_restore(pbd_world* w, const pbd_pd_saved* s, const double* wt, const double* key) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	if (in->pd_cap_rows < s->rows) {
 		const pbd_grow_item items[] = {{(void**)&in->pd_wt, sizeof *in->pd_wt},
 		                               {(void**)&in->pd_key, sizeof *in->pd_key}};
@@ -117,7 +117,7 @@ static bool in_matrix(const pbd_rows* r, uint32_t row, uint32_t free) {
 }
 
 uint32_t pbd_pd_large_rows(const pbd_world* w) {
-	const pbd_rows* r = &w->integ.rows;
+	const pbd_rows* r = &w->integ->rows;
 	uint32_t n = 0;
 	for (uint32_t row = 0; row < r->n; ++row) n += !in_matrix(r, row, free_count(w, r, row));
 	return n;
@@ -126,7 +126,7 @@ uint32_t pbd_pd_large_rows(const pbd_world* w) {
 /* Entries of the matrix: one diagonal per free particle, and the square of each row's free
  * particles. */
 static uint64_t entries(const pbd_world* w) {
-	const pbd_rows* r = &w->integ.rows;
+	const pbd_rows* r = &w->integ->rows;
 	uint64_t nnz = 0;
 	for (uint32_t i = 0; i < w->np; ++i) nnz += w->w[i] > 0;
 	for (uint32_t row = 0; row < r->n; ++row) {
@@ -153,7 +153,7 @@ static double row_key(const pbd_world* w, const pbd_rows* r, uint32_t row) {
  * as one over its size) is a spring of (omega h)^2 > 10^8, rigid in every practical sense. */
 #define PBD_PD_WEIGHT_MAX 1e8
 static double row_weight(const pbd_world* w, uint32_t row, double kappa_ih2, double ih2) {
-	const pbd_rows* r = &w->integ.rows;
+	const pbd_rows* r = &w->integ->rows;
 	const uint32_t e0 = r->start[row], e1 = r->start[row + 1];
 	double G = 0, iw_max = 0;
 	for (uint32_t e = e0; e < e1; ++e) {
@@ -173,7 +173,7 @@ static double row_weight(const pbd_world* w, uint32_t row, double kappa_ih2, dou
 /* The general rows too large for the matrix into pd_lr, each with weight -1, and room for their
  * columns. */
 static pbd_status reserve_low_rank(pbd_world* w) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	in->pd_nlr = 0;
 	for (uint32_t row = 0; row < r->n; ++row) {
@@ -195,7 +195,7 @@ static pbd_status reserve_low_rank(pbd_world* w) {
 /* Every general row's weight and key, and the low-rank rows. With `grow` a row keeps its weight
  * where that is larger, so that weights only grow while the rows stay. */
 static pbd_status refresh_weights(pbd_world* w, pbd_real h, bool grow) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	const double kappa_ih2 = (double)w->def.rigid_stiffness / ((double)h * (double)h);
 	for (uint32_t row = 0; row < r->n; ++row) {
@@ -214,7 +214,7 @@ static pbd_status refresh_weights(pbd_world* w, pbd_real h, bool grow) {
 
 /* Whether every general row still has the constant its weight was taken for. */
 static bool keys_kept(const pbd_world* w) {
-	const pbd_integrator* in = &w->integ;
+	const pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	for (uint32_t row = 0; row < r->n; ++row)
 		if (r->rest[row] < 0 && row_key(w, r, row) != in->pd_key[row]) return false;
@@ -227,7 +227,7 @@ static bool keys_kept(const pbd_world* w) {
  * element asks once it unfolds. Past twice the weight the factor is rebuilt with the larger
  * weights; below, a larger weight than needed only slows the iteration. */
 static bool weights_hold(const pbd_world* w, pbd_real h) {
-	const pbd_integrator* in = &w->integ;
+	const pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	const double ih2 = 1 / ((double)h * (double)h), kappa_ih2 = (double)w->def.rigid_stiffness * ih2;
 	for (uint32_t row = 0; row < r->n; ++row) {
@@ -239,7 +239,7 @@ static bool weights_hold(const pbd_world* w, pbd_real h) {
 
 /* The values of the matrix in the pattern's order into v (the pattern into row/col when given). */
 static void assemble(const pbd_world* w, pbd_real h, uint32_t* prow, uint32_t* pcol, double* v) {
-	const pbd_integrator* in = &w->integ;
+	const pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	const double ih2 = 1 / ((double)h * (double)h);
 	uint32_t q = 0;
@@ -273,7 +273,7 @@ static void assemble(const pbd_world* w, pbd_real h, uint32_t* prow, uint32_t* p
 /* Before the step, after the rows were linearised: a new analysis when the constraint set or the
  * pins changed, a new factor when a value did. */
 pbd_status pbd_pd_prepare(pbd_world* w) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
 	const uint64_t nnz64 = entries(w);
 	if (nnz64 > UINT32_MAX / 2) return PBD_ERR_OUT_OF_MEMORY;
@@ -369,7 +369,7 @@ pbd_status pbd_pd_prepare(pbd_world* w) {
  * 2 w / |g|^2 for the rest of the step, and the next step's factor takes a larger weight
  * (weights_hold). */
 static void general_rhs(const pbd_world* w, uint32_t row, double* b) {
-	const pbd_integrator* in = &w->integ;
+	const pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	const uint32_t e0 = r->start[row], e1 = r->start[row + 1];
 	const double wt = in->pd_wt[row];
@@ -415,7 +415,7 @@ static void general_rhs(const pbd_world* w, uint32_t row, double* b) {
 
 /* g . v over a row's free particles, v 3 per node. */
 static double row_dot(const pbd_world* w, uint32_t row, const double* v) {
-	const pbd_integrator* in = &w->integ;
+	const pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	double s = 0;
 	for (uint32_t e = r->start[row]; e < r->start[row + 1]; ++e) {
@@ -430,7 +430,7 @@ static double row_dot(const pbd_world* w, uint32_t row, const double* v) {
 /* z = B^-1 b in, (B + G K G^T)^-1 b out (see above), over the low-rank rows with a spring now (a
  * slack one has k = 0 and no stiffness). */
 static pbd_status low_rank(pbd_world* w, double* z) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	const size_t n3 = 3 * (size_t)in->pd_n;
 	uint32_t act[PBD_PD_LOW_RANK_MAX], na = 0;
@@ -484,7 +484,7 @@ static pbd_status low_rank(pbd_world* w, double* z) {
 }
 
 void pbd_pd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	const pbd_real h = ctx->h;
 	const double ih2 = (double)ctx->inv_h2;

@@ -77,8 +77,8 @@ static double euler_budget(const pbd_world* w, pbd_real h) {
 /* Explicit and symplectic Euler: each rigid row's share of the stable budget (see above), capped
  * at kappa m_eff / h^2 like the implicit methods' springs. */
 static void share_budget(pbd_world* w, pbd_real h) {
-	pbd_rows* r = &w->integ.rows;
-	pbd_real *load = w->integ.load, *unit = w->integ.unit;
+	pbd_rows* r = &w->integ->rows;
+	pbd_real *load = w->integ->load, *unit = w->integ->unit;
 	for (uint32_t i = 0; i < w->np; ++i) load[i] = unit[i] = 0;
 	for (uint32_t row = 0; row < r->n; ++row) {
 		const uint32_t e0 = r->start[row], e1 = r->start[row + 1];
@@ -117,7 +117,7 @@ static void share_budget(pbd_world* w, pbd_real h) {
 }
 
 void pbd_rows_soften_hard(pbd_world* w, pbd_real h) {
-	pbd_rows* r = &w->integ.rows;
+	pbd_rows* r = &w->integ->rows;
 	if (r->n_hard == 0) return;
 	const pbd_method method = w->def.method;
 	if (method == PBD_METHOD_EXPLICIT_EULER || method == PBD_METHOD_SYMPLECTIC_EULER) {
@@ -133,12 +133,12 @@ void pbd_rows_soften_hard(pbd_world* w, pbd_real h) {
 }
 
 void pbd_integrate_linearize(pbd_world* w, const pbd_step_ctx* ctx) {
-	pbd_rows_linearize_all(w, ctx, &w->integ.rows);
+	pbd_rows_linearize_all(w, ctx, &w->integ->rows);
 	if (w->def.method != PBD_METHOD_VBD) pbd_rows_soften_hard(w, ctx->h);
 }
 
 void pbd_rows_hard_damping(const pbd_world* w, pbd_real h, pbd_vec3* f) {
-	const pbd_rows* r = &w->integ.rows;
+	const pbd_rows* r = &w->integ->rows;
 	const pbd_real beta = w->def.stiffness_damping;
 	const pbd_real extra = 2 * h - beta;
 	if (r->n_hard == 0 || !(extra > 0)) return;

@@ -12,10 +12,11 @@
 #include <string.h>
 
 #include "constraints_distance.h"
+#include "self_collision.h"
 #include "world.h"
 
 pbd_status pbd_particle_collision_prepare(pbd_world* w) {
-	pbd_particle_collision* c = &w->pcol;
+	pbd_particle_collision* c = w->pcol;
 	const pbd_collision_work total = c->work;
 	memset(&c->work, 0, sizeof c->work);
 	c->work.capped_total = total.capped_total;
@@ -41,7 +42,7 @@ pbd_status pbd_particle_collision_prepare(pbd_world* w) {
 }
 
 void pbd_particle_collision_free(pbd_world* w) {
-	pbd_particle_collision* c = &w->pcol;
+	pbd_particle_collision* c = w->pcol;
 	pbd_hash_grid_free(&c->grid, &w->mem);
 	pbd_free(&w->mem, c->p, (size_t)c->cap_p * sizeof *c->p);
 	pbd_free(&w->mem, c->pairs, (size_t)c->cap_pairs * sizeof *c->pairs);
@@ -81,7 +82,7 @@ bool pbd_find_in_blocks(pbd_world* w, pbd_find_stage* st, void (*fn)(void*, uint
 
 void pbd_collision_count(pbd_world* w, uint64_t candidates, uint32_t most, uint32_t most_kept, uint32_t found,
                          uint32_t capped) {
-	pbd_collision_work* k = &w->pcol.work;
+	pbd_collision_work* k = &w->pcol->work;
 	k->candidates += candidates;
 	if (most > k->most_candidates) k->most_candidates = most;
 	if (most_kept > k->most_item_contacts) k->most_item_contacts = most_kept;
@@ -115,7 +116,7 @@ bool pbd_collision_torn(pbd_world* w) {
 		}
 	}
 	if (!torn) return false;
-	pbd_collision_work* k = &w->pcol.work;
+	pbd_collision_work* k = &w->pcol->work;
 	if (k->skipped_total == 0)
 		pbd_log(w,
 		        "pbd_world_step: step %llu: contact searches skipped: a predicted position is not finite or a "
@@ -131,7 +132,7 @@ bool pbd_collision_torn(pbd_world* w) {
 static void pair_block(void* arg, uint32_t block, uint32_t worker) {
 	const pbd_find_stage* st = (const pbd_find_stage*)arg;
 	const pbd_world* w = st->w;
-	const pbd_particle_collision* c = &w->pcol;
+	const pbd_particle_collision* c = w->pcol;
 	pbd_block_out* o = st->o;
 	const uint32_t first = block * st->block, end = pbd_block_end(first, w->np, st->block);
 	pbd_block_out_open(o, block, worker);
@@ -177,7 +178,7 @@ static void pair_block(void* arg, uint32_t block, uint32_t worker) {
 }
 
 pbd_status pbd_particle_collision_find(pbd_world* w) {
-	pbd_particle_collision* c = &w->pcol;
+	pbd_particle_collision* c = w->pcol;
 	c->npairs = 0;
 	if (c->solid < 2) return PBD_OK;
 	const uint32_t n = w->np;
@@ -194,7 +195,7 @@ pbd_status pbd_particle_collision_find(pbd_world* w) {
 }
 
 void pbd_particle_collision_project(pbd_world* w) {
-	const pbd_particle_collision* c = &w->pcol;
+	const pbd_particle_collision* c = w->pcol;
 	const pbd_vec3* restrict x = w->x;
 	pbd_vec3* restrict q = w->q;
 	const pbd_real* restrict iw = w->w;

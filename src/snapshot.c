@@ -31,6 +31,7 @@
 #include "collide.h"
 #include "file_in.h"
 #include "forces.h"
+#include "integrate.h"
 
 #define SNAP_MAGIC "PBDSNAP\0"
 /* 8: the header records the snapshot's size in bytes, so that a reader reads exactly that. */
@@ -300,8 +301,8 @@ static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 	/* Vertex block descent's multipliers and penalties, which carry from step to step. */
 	const uint32_t nr = pbd_vbd_saved_rows(w);
 	put_u32(wr, nr);
-	put(wr, w->integ.lam, (size_t)nr * sizeof *w->integ.lam);
-	put(wr, w->integ.pen, (size_t)nr * sizeof *w->integ.pen);
+	put(wr, w->integ->lam, (size_t)nr * sizeof *w->integ->lam);
+	put(wr, w->integ->pen, (size_t)nr * sizeof *w->integ->pen);
 	/* Projective dynamics' weights of the general rows and their keys, which the factor keeps from
 	 * step to step; a low-rank row (weight -1, which the rows themselves give) as 0. */
 	const pbd_pd_saved pd = pbd_pd_saved_state(w);
@@ -310,8 +311,8 @@ static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 		put_u32(wr, pd.free);
 		put_u32(wr, pd.entries);
 		put_u64(wr, pd.hash);
-		for (uint32_t r = 0; r < pd.rows; ++r) put_f64(wr, w->integ.pd_wt[r] > 0 ? w->integ.pd_wt[r] : 0);
-		put(wr, w->integ.pd_key, (size_t)pd.rows * sizeof *w->integ.pd_key);
+		for (uint32_t r = 0; r < pd.rows; ++r) put_f64(wr, w->integ->pd_wt[r] > 0 ? w->integ->pd_wt[r] : 0);
+		put(wr, w->integ->pd_key, (size_t)pd.rows * sizeof *w->integ->pd_key);
 	}
 	const uint64_t h = wr->hash;
 	put_u64(wr, h);

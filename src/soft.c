@@ -6,6 +6,7 @@
 
 #include "forces.h"
 #include "mesh.h"
+#include "self_collision.h"
 #include "soft.h"
 #include "tet.h"
 #include "world.h"

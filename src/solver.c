@@ -5,6 +5,9 @@
 
 #include "collide.h"
 #include "forces.h"
+#include "hierarchy.h"
+#include "self_collision.h"
+#include "sweep_plan.h"
 #include "world.h"
 #ifdef PBD_HAVE_AVX2
 #include "simd/particles_avx2.h"
@@ -83,7 +86,7 @@ static void run_last_group(pbd_world* w, const pbd_step_ctx* ctx, bool jacobi, i
  * last group, the constraints the colouring could not place, goes in order on one thread. */
 static void sweep_gauss_seidel(pbd_world* w, const pbd_step_ctx* ctx) {
 	/* on threads, as a chain: the same order of projection, with less waiting (sweep_plan.c) */
-	if (w->exec.threads > 1 && w->plan.valid && w->plan.topology == w->topology)
+	if (w->exec.threads > 1 && w->plan->valid && w->plan->topology == w->topology)
 		pbd_sweep_plan_run(w, ctx);
 	else
 		for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) run_group(w, ctx, false, g, ALL_FAMILIES);
@@ -183,15 +186,15 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 	 * its contacts are not searched, neither among the world's own particles and triangles, whose
 	 * candidates grow with the square of how far it flew apart, nor against the colliders, whose
 	 * queries from kilometres away visit every face of a mesh. The colliders still move. */
-	const bool torn = (w->nc > 0 || w->pcol.solid > 1) && pbd_collision_torn(w);
-	w->pcol.torn = torn;
+	const bool torn = (w->nc > 0 || w->pcol->solid > 1) && pbd_collision_torn(w);
+	w->pcol->torn = torn;
 	w->ntc = 0;
-	w->pcol.npairs = w->pcol.nvt = w->pcol.nee = 0;
+	w->pcol->npairs = w->pcol->nvt = w->pcol->nee = 0;
 	if (w->nc > 0) {
 		note(w, pbd_collide_begin_substep(w, h));
 		if (!torn) note(w, pbd_triangle_contacts_find(w));
 	}
-	if (w->pcol.solid > 1 && !torn) {
+	if (w->pcol->solid > 1 && !torn) {
 		note(w, pbd_particle_collision_find(w));
 		note(w, pbd_vertex_triangle_find(w));
 		note(w, pbd_edge_edge_find(w));
@@ -201,9 +204,9 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 
 void pbd_substep_project_contacts(pbd_world* w) {
 	const uint64_t t0 = pbd_prof_begin(w);
-	if (w->pcol.npairs > 0) pbd_particle_collision_project(w);
-	if (w->pcol.nvt > 0) pbd_vertex_triangle_project(w);
-	if (w->pcol.nee > 0) pbd_edge_edge_project(w);
+	if (w->pcol->npairs > 0) pbd_particle_collision_project(w);
+	if (w->pcol->nvt > 0) pbd_vertex_triangle_project(w);
+	if (w->pcol->nee > 0) pbd_edge_edge_project(w);
 	/* Triangles before vertices: a vertex's own contact has the last word. */
 	if (w->ntc > 0) pbd_triangle_contacts_project(w);
 	if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->ncon > 0) pbd_collide_project_contacts(w);

@@ -8,6 +8,7 @@
  * statistics are the same bits on any number of threads. */
 #include <string.h>
 
+#include "integrate.h"
 #include "world.h"
 
 typedef struct stats_stage {
@@ -179,8 +180,8 @@ void pbd_stats_compute(pbd_world* w, pbd_stats* s) {
 	s->potential_energy = pe;
 	s->momentum = pbd_v3((pbd_real)p[0], (pbd_real)p[1], (pbd_real)p[2]);
 	family_stats(w, &st, s);
-	s->linear_residual = w->integ.residual;
-	s->linear_iterations = w->integ.cg_iterations;
+	s->linear_residual = w->integ->residual;
+	s->linear_iterations = w->integ->cg_iterations;
 	s->contacts = pbd_collide_count_contacts(w);
 	s->particles = w->np;
 	s->distances = w->fam[PBD_FAMILY_DISTANCE].n;

@@ -93,7 +93,7 @@ static void block_particles(const pbd_range_stage* s, uint32_t block, uint32_t* 
 #define PLAN_BYTES (4 * sizeof(uint32_t) + sizeof(_Atomic uint32_t))
 
 static bool grow(pbd_world* w, uint32_t need) {
-	pbd_sweep_plan* pl = &w->plan;
+	pbd_sweep_plan* pl = w->plan;
 	if (need <= pl->cap) return true;
 	pbd_free(&w->mem, pl->lo, (size_t)pl->cap * PLAN_BYTES);
 	pl->lo = NULL;
@@ -110,7 +110,7 @@ static bool grow(pbd_world* w, uint32_t need) {
 }
 
 pbd_status pbd_sweep_plan_update(pbd_world* w) {
-	pbd_sweep_plan* pl = &w->plan;
+	pbd_sweep_plan* pl = w->plan;
 	if (pl->valid && pl->topology == w->topology && pl->block_constraints == w->exec.block_constraints) return PBD_OK;
 	pl->valid = false;
 	uint32_t stages = 0, total = 0;
@@ -149,13 +149,13 @@ pbd_status pbd_sweep_plan_update(pbd_world* w) {
 }
 
 void pbd_sweep_plan_free(pbd_world* w) {
-	pbd_sweep_plan* pl = &w->plan;
+	pbd_sweep_plan* pl = w->plan;
 	pbd_free(&w->mem, pl->lo, (size_t)pl->cap * PLAN_BYTES);
 	memset(pl, 0, sizeof *pl);
 }
 
 void pbd_sweep_plan_run(pbd_world* w, const pbd_step_ctx* ctx) {
-	pbd_sweep_plan* pl = &w->plan;
+	pbd_sweep_plan* pl = w->plan;
 	for (uint32_t s = 0; s < pl->stages; ++s) pl->stage[s].ctx = ctx;
 	const pbd_chain c = {pl->stages, pbd_range_block, pl->ctx, pl->first, pl->dep_first, pl->dep_last, pl->flag};
 	pbd_exec_chain(&w->exec, &c);

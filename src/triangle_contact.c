@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "collide.h"
+#include "self_collision.h"
 #include "shape_math.h"
 
 /* The core of a rounded shape in world coordinates at the collider's current pose: a point or a
@@ -505,7 +506,7 @@ static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
 		if (!pbd_grow(&w->mem, (void**)&w->tri_chunk, sizeof *w->tri_chunk, w->cap_tri_chunk, nchunk)) return false;
 		w->cap_tri_chunk = nchunk;
 	}
-	const pbd_real g = w->pcol.max_radius;
+	const pbd_real g = w->pcol->max_radius;
 	for (uint32_t k = 0; k < nchunk; ++k) {
 		pbd_box3 b = {{PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX}, {-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX}};
 		const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;

@@ -44,7 +44,7 @@
 #define AVBD_PEN_MAX 1e6
 
 void pbd_vbd_free(pbd_world* w) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const size_t np_alloc = in->vbd_cap_np ? (size_t)in->vbd_cap_np + 1 : 0;
 	pbd_free(&w->mem, in->inc_start, np_alloc * sizeof *in->inc_start);
 	pbd_free(&w->mem, in->order, np_alloc * sizeof *in->order);
@@ -62,7 +62,7 @@ void pbd_vbd_free(pbd_world* w) {
 
 /* Grows the arrays for the rows of the current linearisation (in->rows). */
 static bool reserve(pbd_world* w) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	if (in->vbd_cap_np < w->np) {
 		/* Both hold cap + 1 (order one spare), so that they grow together or not at all. */
@@ -93,7 +93,7 @@ static bool reserve(pbd_world* w) {
  * get different colours. Particles in order, lowest free colour first: deterministic. A particle
  * whose neighbours hold all PBD_PARTITION_COLOURS colours goes to a last group, swept in order. */
 static void build(pbd_world* w) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	const uint32_t np = w->np;
 	memset(in->inc_start, 0, ((size_t)np + 1) * sizeof *in->inc_start);
@@ -140,10 +140,10 @@ static void build(pbd_world* w) {
 	memset(used, 0, (size_t)np * sizeof *used);
 }
 
-static void linearise(pbd_world* w, const pbd_step_ctx* ctx) { pbd_rows_linearize_all(w, ctx, &w->integ.rows); }
+static void linearise(pbd_world* w, const pbd_step_ctx* ctx) { pbd_rows_linearize_all(w, ctx, &w->integ->rows); }
 
 pbd_status pbd_vbd_prepare(pbd_world* w) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	if (!reserve(w)) return PBD_ERR_OUT_OF_MEMORY;
 	if (w->np == 0) return PBD_OK; /* nothing to colour, and no arrays to do it in */
 	if (in->vbd_topology != w->topology || in->vbd_np != w->np) {
@@ -155,12 +155,12 @@ pbd_status pbd_vbd_prepare(pbd_world* w) {
 }
 
 uint32_t pbd_vbd_saved_rows(const pbd_world* w) {
-	const pbd_integrator* in = &w->integ;
+	const pbd_integrator* in = w->integ;
 	return w->def.method == PBD_METHOD_VBD && in->vbd_topology == w->topology && in->lam ? in->rows.n : 0;
 }
 
 pbd_status pbd_vbd_restore(pbd_world* w, uint32_t n, const pbd_real* lam, const pbd_real* pen) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	if (in->vbd_cap_r < n) {
 		const pbd_grow_item items[] = {{(void**)&in->u, sizeof *in->u},
 		                               {(void**)&in->lam, sizeof *in->lam},
@@ -222,7 +222,7 @@ static void general_step(const pbd_integrator* in, const pbd_rows* r, uint32_t e
 
 /* One vertex's Newton step; moves q[i] and the rows at it. */
 static void vertex_step(pbd_world* w, uint32_t i, pbd_real inv_h2, pbd_real damp) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	const double m = 1 / (double)w->w[i], mh = m * (double)inv_h2;
 	const pbd_vec3 qi = w->q[i], dy = pbd_v3_sub(qi, in->y[i]), dn = pbd_v3_sub(qi, w->x_lo[i]);
@@ -284,7 +284,7 @@ static void vertex_step(pbd_world* w, uint32_t i, pbd_real inv_h2, pbd_real damp
  * the lightest one, the ramp would take thousands of sweeps to get there (a light chain under a
  * heavy weight). */
 static pbd_real pen_start(const pbd_world* w, uint32_t row, pbd_real inv_h2) {
-	const pbd_rows* r = &w->integ.rows;
+	const pbd_rows* r = &w->integ->rows;
 	pbd_real wmin = 0;
 	for (uint32_t e = r->start[row]; e < r->start[row + 1]; ++e) {
 		const pbd_real wi = w->w[r->p[e]];
@@ -294,7 +294,7 @@ static pbd_real pen_start(const pbd_world* w, uint32_t row, pbd_real inv_h2) {
 }
 
 static void warm_start(pbd_world* w, pbd_real inv_h2) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	for (uint32_t row = 0; row < r->n; ++row) {
 		const pbd_real p0 = pen_start(w, row, inv_h2);
@@ -307,7 +307,7 @@ static void warm_start(pbd_world* w, pbd_real inv_h2) {
 /* After a sweep: each hard row's multiplier takes the force its penalty exerts, and the penalty
  * grows with what is left of C (AVBD's k <- k + beta |C|, with beta scaled by the start). */
 static void dual_update(pbd_world* w, pbd_real inv_h2) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
 	for (uint32_t row = 0; row < r->n; ++row) {
 		const bool hard = r->k[row] == 0;
@@ -335,7 +335,7 @@ typedef struct colour_stage {
 
 static void run_vertices(pbd_world* w, uint32_t first, uint32_t end, pbd_real inv_h2, pbd_real damp) {
 	for (uint32_t k = first; k < end; ++k) {
-		const uint32_t i = w->integ.order[k];
+		const uint32_t i = w->integ->order[k];
 		if (w->w[i] > 0) vertex_step(w, i, inv_h2, damp);
 	}
 }
@@ -348,7 +348,7 @@ static void colour_block(void* arg, uint32_t block, uint32_t worker) {
 }
 
 static void sweep(pbd_world* w, pbd_real inv_h2, pbd_real damp) {
-	const pbd_integrator* in = &w->integ;
+	const pbd_integrator* in = w->integ;
 	colour_stage s = {w, 0, 0, inv_h2, damp};
 	for (uint32_t c = 0; c < in->colours; ++c) {
 		s.first = in->colour_start[c];
@@ -361,7 +361,7 @@ static void sweep(pbd_world* w, pbd_real inv_h2, pbd_real damp) {
 }
 
 void pbd_vbd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
-	pbd_integrator* in = &w->integ;
+	pbd_integrator* in = w->integ;
 	const pbd_real h = ctx->h;
 	/* The inertial target, and the first guess: where the particles would go without constraints. */
 	for (uint32_t i = 0; i < w->np; ++i) {
@@ -371,7 +371,7 @@ void pbd_vbd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 		w->q[i] = in->y[i];
 	}
 	pbd_step_ctx lin = *ctx;
-	if (w->integ.rows.rigid_family != UINT32_MAX) {
+	if (w->integ->rows.rigid_family != UINT32_MAX) {
 		/* the hard rows' error at the substep's start, for the stabilisation */
 		lin.q = w->x_lo;
 		linearise(w, &lin);

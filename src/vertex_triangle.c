@@ -23,6 +23,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "self_collision.h"
 #include "shape_math.h"
 #include "world.h"
 
@@ -152,7 +153,7 @@ static void vt_block(void* arg, uint32_t block, uint32_t worker) {
 }
 
 pbd_status pbd_vertex_triangle_find(pbd_world* w) {
-	pbd_particle_collision* c = &w->pcol;
+	pbd_particle_collision* c = w->pcol;
 	c->nvt = 0;
 	if (c->solid < 3 || w->nt == 0) return PBD_OK;
 	const pbd_real rmax = c->max_radius;
@@ -180,7 +181,7 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 }
 
 void pbd_vertex_triangle_project(pbd_world* w) {
-	const pbd_particle_collision* c = &w->pcol;
+	const pbd_particle_collision* c = w->pcol;
 	for (uint32_t k = 0; k < c->nvt; ++k) {
 		const pbd_vt_c* e = &c->vt[k];
 		const uint32_t* v = &w->tri[3 * e->t];

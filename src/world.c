@@ -2,8 +2,12 @@
 #include <float.h>
 #include <string.h>
 
-#include "cpu.h"
 #include "collide.h"
+#include "cpu.h"
+#include "hierarchy.h"
+#include "integrate.h"
+#include "self_collision.h"
+#include "sweep_plan.h"
 #include "world.h"
 
 pbd_world_def pbd_world_def_default(void) {
@@ -162,10 +166,18 @@ static bool simd_avx512(const pbd_world_def* d) {
 	return (d->simd == PBD_SIMD_AUTO || d->simd == PBD_SIMD_AVX512) && pbd_cpu_avx512();
 }
 
-/* A world is allocated with room to move it to the alignment of its type: malloc, and any
- * allocator of the user's, promise only that of max_align_t. */
-#define WORLD_ALIGN ((uintptr_t) _Alignof(struct pbd_world))
-static size_t world_block_size(void) { return sizeof(struct pbd_world) + (size_t)WORLD_ALIGN - 1; }
+/* One allocation holds the world and the state of the stages it points at (world.h), each part
+ * at its own alignment inside the struct. The block has room to move it to the alignment of its
+ * type: malloc, and any allocator of the user's, promise only that of max_align_t. */
+typedef struct world_block {
+	struct pbd_world world; /* first: the block's address is the world's */
+	pbd_hierarchy hier;
+	pbd_integrator integ;
+	pbd_particle_collision pcol;
+	pbd_sweep_plan plan;
+} world_block;
+#define WORLD_ALIGN ((uintptr_t) _Alignof(world_block))
+static size_t world_block_size(void) { return sizeof(world_block) + (size_t)WORLD_ALIGN - 1; }
 
 pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	if (!out) return PBD_ERR_INVALID_ARGUMENT;
@@ -184,8 +196,13 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	char* block = (char*)pbd_alloc(&mem, world_block_size());
 	if (!block) return pbd_fail(&probe, PBD_ERR_OUT_OF_MEMORY, "pbd_world_create: out of memory");
 	const size_t offset = (size_t)(-(uintptr_t)block & (WORLD_ALIGN - 1));
-	pbd_world* w = (pbd_world*)(void*)(block + offset);
-	memset(w, 0, sizeof *w);
+	world_block* parts = (world_block*)(void*)(block + offset);
+	memset(parts, 0, sizeof *parts);
+	pbd_world* w = &parts->world;
+	w->hier = &parts->hier;
+	w->integ = &parts->integ;
+	w->pcol = &parts->pcol;
+	w->plan = &parts->plan;
 	w->def = *def;
 	w->mem = mem;
 	w->block_offset = offset;
@@ -393,8 +410,8 @@ static void clear_multipliers(pbd_world* w) {
 	}
 	const uint32_t rows = pbd_vbd_saved_rows(w);
 	if (rows) {
-		memset(w->integ.lam, 0, (size_t)rows * sizeof *w->integ.lam);
-		memset(w->integ.pen, 0, (size_t)rows * sizeof *w->integ.pen);
+		memset(w->integ->lam, 0, (size_t)rows * sizeof *w->integ->lam);
+		memset(w->integ->pen, 0, (size_t)rows * sizeof *w->integ->pen);
 	}
 }
 
@@ -442,10 +459,11 @@ pbd_status pbd_world_step(pbd_world* w) {
 
 	if (!w->partitioned) {
 		pbd_partition_build(w);
-		w->hier.valid = false;
+		w->hier->valid = false;
 	}
 	/* Built here, before any particle moves: a failure leaves the world as it was. */
-	if (d->hierarchy_levels > 0 && (!w->hier.valid || w->hier.built_for != d->hierarchy_levels) &&
+	if (d->hierarchy_levels > 0 &&
+	    (!w->hier->valid || w->masses_changed || w->hier->built_for != d->hierarchy_levels) &&
 	    pbd_hierarchy_build(w) != PBD_OK)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory building %d hierarchy levels",
 		                d->hierarchy_levels);
@@ -517,7 +535,7 @@ pbd_warning_stat pbd_world_get_warning(const pbd_world* w, pbd_warning which) {
 pbd_collision_work pbd_world_get_collision_work(const pbd_world* w) {
 	pbd_collision_work none;
 	memset(&none, 0, sizeof none);
-	return w ? w->pcol.work : none;
+	return w ? w->pcol->work : none;
 }
 
 uint64_t pbd_world_hash(const pbd_world* w) {

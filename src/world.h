@@ -4,12 +4,15 @@
 
 #include "core.h"
 #include "family.h"
-#include "hierarchy.h"
-#include "integrate.h"
 #include "profile.h"
-#include "self_collision.h"
-#include "sweep_plan.h"
 #include "task.h"
+
+/* The state of stages that live above the world's data (methods/, collision/): the world points
+ * at it, in the block it was allocated in (world.c), so that this header names no stage's types. */
+typedef struct pbd_hierarchy pbd_hierarchy;
+typedef struct pbd_integrator pbd_integrator;
+typedef struct pbd_particle_collision pbd_particle_collision;
+typedef struct pbd_sweep_plan pbd_sweep_plan;
 
 enum {
 	PBD_PARTICLE_PINNED = 1u << 0,
@@ -112,12 +115,13 @@ struct pbd_world {
 
 	/* constraints, one storage block per family (family.h) */
 	pbd_family fam[PBD_FAMILY_COUNT];
-	bool partitioned;     /* every family is in solver order (partition.c) */
-	bool simd_lanes;      /* def.simd resolved against the build and the CPU at creation (cpu.h) */
-	bool simd_avx512;     /* and whether the lanes move particles with AVX-512 masked loads and stores */
-	uint64_t topology;    /* partitions built so far: what depends on the constraint set compares it */
-	pbd_hierarchy hier;   /* coarse levels of the hierarchical solve (hierarchy.c) */
-	pbd_integrator integ; /* the force-based methods' working arrays (integrate.c) */
+	bool partitioned;      /* every family is in solver order (partition.c) */
+	bool simd_lanes;       /* def.simd resolved against the build and the CPU at creation (cpu.h) */
+	bool simd_avx512;      /* and whether the lanes move particles with AVX-512 masked loads and stores */
+	uint64_t topology;     /* partitions built so far: what depends on the constraint set compares it */
+	bool masses_changed;   /* an inverse mass or a pin changed since the hierarchy was built (hierarchy.c) */
+	pbd_hierarchy* hier;   /* coarse levels of the hierarchical solve (hierarchy.c) */
+	pbd_integrator* integ; /* the force-based methods' working arrays (integrate.c) */
 
 	/* surface triangles */
 	uint32_t nt, cap_t;
@@ -140,8 +144,8 @@ struct pbd_world {
 	uint32_t nobj_ev, cap_obj_events, cap_obj_prev, cap_obj_next; /* the same for whole objects */
 	pbd_trigger_object_event* obj_events;
 	uint64_t *obj_prev, *obj_next;
-	pbd_particle_collision pcol; /* particle pairs (self_collision.c) */
-	uint32_t ntc, cap_tc;        /* colliders against surface triangles (triangle_contact.c) */
+	pbd_particle_collision* pcol; /* particle pairs (self_collision.c) */
+	uint32_t ntc, cap_tc;         /* colliders against surface triangles (triangle_contact.c) */
 	struct pbd_tri_contact* tcon;
 	pbd_box3* tri_chunk; /* per chunk of surface triangles: the box of their predicted vertices */
 	uint32_t cap_tri_chunk;
@@ -154,7 +158,7 @@ struct pbd_world {
 	pbd_broad broad;        /* colliders against chunks of particles (contact.c) */
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 	pbd_exec exec;          /* the threads a step's stages run on (task.c) */
-	pbd_sweep_plan plan;    /* the Gauss-Seidel sweep as a chain, for threads (sweep_plan.c) */
+	pbd_sweep_plan* plan;   /* the Gauss-Seidel sweep as a chain, for threads (sweep_plan.c) */
 	uint32_t cap_block;     /* per block of particles (PBD_BLOCK_PARTICLES_MIN at least): what a stage counted */
 	uint32_t *block_count, *block_index, *block_first;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pbd/scene.h"
+#include "self_collision.h"
 #include "test_util.h"
 #include "world.h"
 
@@ -167,7 +168,7 @@ static void test_crushed_particles_capped(void** state) {
 	}
 	assert_int_equal(pbd_world_step(w), PBD_OK);
 	const size_t first = mem.peak;
-	assert_int_equal(w->pcol.npairs, 0);
+	assert_int_equal(w->pcol->npairs, 0);
 	for (int i = 0; i < N; ++i) x[i] = pbd_v3(0, 0, 0);
 	assert_int_equal(pbd_world_set_positions(w, 0, N, x), PBD_OK);
 	free(x);
@@ -183,14 +184,14 @@ static void test_crushed_particles_capped(void** state) {
 	printf("  %d particles crushed into a point: first frame %zu bytes, crushed frame %zu (%.2f x); %llu "
 	       "candidates, %u particles capped, the most one examined %u and kept %u, %u pairs kept\n",
 	       N, first, mem.peak, (double)mem.peak / (double)first, (unsigned long long)k.candidates, k.capped,
-	       k.most_candidates, k.most_item_contacts, w->pcol.npairs);
+	       k.most_candidates, k.most_item_contacts, w->pcol->npairs);
 	assert_int_equal(k.skipped, 0);
 	assert_true(k.capped > 0);
 	assert_int_equal(k.most_candidates, PBD_COLLISION_MAX_CANDIDATES);
 	assert_int_equal(k.most_item_contacts, PBD_COLLISION_MAX_CONTACTS);
 	assert_true(k.candidates <= (uint64_t)N * PBD_COLLISION_MAX_CANDIDATES);
-	assert_int_equal(w->pcol.npairs, N * PBD_COLLISION_CONTACTS_PER_ITEM);
-	assert_int_equal(k.most_contacts, w->pcol.npairs);
+	assert_int_equal(w->pcol->npairs, N * PBD_COLLISION_CONTACTS_PER_ITEM);
+	assert_int_equal(k.most_contacts, w->pcol->npairs);
 	assert_int_equal(log.capped, 1);
 	pbd_world_destroy(w);
 }

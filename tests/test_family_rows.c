@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "integrate.h"
 #include "test_physics.h"
 #include "test_rows.h"
 
@@ -204,7 +205,7 @@ static void prepare(pbd_world* w) {
 static double gradient_error(pbd_world* w, const char* name) {
 	double worst, scale;
 	test_rows_gradient(w, &worst, &scale);
-	printf("  %-15s %u rows: max |f + dE/dx| = %.3g (largest force %.3g N, relative %.2g)\n", name, w->integ.rows.n,
+	printf("  %-15s %u rows: max |f + dE/dx| = %.3g (largest force %.3g N, relative %.2g)\n", name, w->integ->rows.n,
 	       worst, scale, worst / scale);
 	assert_true(scale > 0.1);
 	return worst / scale;

@@ -3,6 +3,7 @@
  * cloth at equal iterations, determinism and snapshots. */
 #include <stdio.h>
 
+#include "hierarchy.h"
 #include "test_physics.h"
 #include "world.h"
 
@@ -50,7 +51,7 @@ static void test_grid_levels(void** state) {
 		pbd_vec3* rest_pos = malloc(np * sizeof *rest_pos);
 		memcpy(rest_pos, pbd_world_positions(w), np * sizeof *rest_pos);
 		assert_int_equal(pbd_world_step(w), PBD_OK);
-		const pbd_hierarchy* h = &w->hier;
+		const pbd_hierarchy* h = w->hier;
 		printf("  33 x 33%s: level sizes %u %u %u %u, coarse constraints %u %u %u\n", bend ? " with bend edges" : "",
 		       h->particles[0], h->particles[1], h->particles[2], h->particles[3], h->con_end[1],
 		       h->con_end[2] - h->con_end[1], h->con_end[3] - h->con_end[2]);
@@ -145,7 +146,7 @@ static void test_rope_and_small_worlds(void** state) {
 	assert_int_equal(pbd_soft_create(w, &bd, NULL), PBD_OK);
 	pbd_mesh_free(&m);
 	for (int s = 0; s < 30; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
-	const pbd_hierarchy* h = &w->hier;
+	const pbd_hierarchy* h = w->hier;
 	printf("  rope of 33: %u levels:", h->levels);
 	for (uint32_t l = 0; l <= h->levels; ++l) printf(" %u", h->particles[l]);
 	printf("\n");
@@ -163,7 +164,7 @@ static void test_rope_and_small_worlds(void** state) {
 	const pbd_real iw[3] = {1, 1, 1};
 	assert_int_equal(pbd_world_add_particles(w, 3, p, NULL, iw, NULL), PBD_OK);
 	assert_int_equal(pbd_world_step(w), PBD_OK);
-	assert_int_equal(w->hier.levels, 0);
+	assert_int_equal(w->hier->levels, 0);
 	pbd_distance_def d = pbd_distance_def_default();
 	d.a = 1;
 	d.b = 2;
@@ -225,7 +226,7 @@ static void test_pins_never_move(void** state) {
 				if (step >= 30) assert_near(pbd_world_positions(w)[19].z, 0.01 * step, 1e-6);
 			}
 			/* Every pin is in every level. */
-			const pbd_hierarchy* h = &w->hier;
+			const pbd_hierarchy* h = w->hier;
 			assert_int_equal(h->levels, 3);
 			uint8_t* in = malloc(4 * (size_t)np);
 			levels_of(h, np, in);
@@ -255,7 +256,7 @@ static void test_coarse_pass_momentum(void** state) {
 		assert_int_equal(pbd_particle_set_inv_mass(w, i, (pbd_real)tp_rand_range(&seed, 0.2, 5.0) * (pbd_real)np),
 		                 PBD_OK);
 	assert_int_equal(pbd_world_step(w), PBD_OK); /* builds the levels */
-	assert_true(w->hier.valid && w->hier.levels == 3);
+	assert_true(w->hier->valid && w->hier->levels == 3);
 	/* Displacements that stretch the cloth by up to 30 %: every coarse level is active. */
 	for (uint32_t i = 0; i < np; ++i) {
 		const pbd_vec3 x = w->x[i];
@@ -266,7 +267,7 @@ static void test_coarse_pass_momentum(void** state) {
 	pbd_vec3* before = malloc(np * sizeof *before);
 	memcpy(before, w->q, np * sizeof *before);
 	double stretch0 = 0, stretch1 = 0;
-	const pbd_hierarchy* h = &w->hier;
+	const pbd_hierarchy* h = w->hier;
 	for (uint32_t k = 0; k < h->nc; ++k) {
 		const pbd_coarse_c* c = &h->con[k];
 		const double len = tp_dist(pbd_v3_add(w->x[c->a], before[c->a]), pbd_v3_add(w->x[c->b], before[c->b]));
@@ -429,7 +430,7 @@ static double mesh_cloth(int levels, int fine_iterations, bool curved, uint32_t*
 		assert_memory_equal(&pbd_world_positions(w)[N - 1], &pos[N - 1], sizeof pos[0]);
 	}
 	*built = pbd_world_hierarchy_levels(w, sizes);
-	const pbd_hierarchy* hi = &w->hier;
+	const pbd_hierarchy* hi = w->hier;
 	/* The coarse rest lengths are the rest shape's distances on a flat mesh and never shorter
 	 * than them on a curved one: a coarse constraint asks nothing the fine ones do not imply. */
 	for (uint32_t l = 1; l <= hi->levels && rest_error; ++l) {

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "integrate.h"
+#include "rows.h"
 #include "test_physics.h"
 #include "test_rows.h"
 
@@ -49,7 +51,7 @@ static void test_forces_are_energy_gradient(void** state) {
 	pbd_world* w = mixed_world();
 	pbd_vec3 f[5];
 	test_rows_linearise(w, f);
-	assert_int_equal(w->integ.rows.n, 6);
+	assert_int_equal(w->integ->rows.n, 6);
 	double worst, scale;
 	test_rows_gradient(w, &worst, &scale);
 	printf("  max |f + dE/dx| = %.3g (largest force %.3g N)\n", worst, scale);
@@ -68,13 +70,13 @@ static void test_stiffness_is_force_derivative(void** state) {
 	assert_int_equal(pbd_world_set_positions(w, 4, 1, &p4), PBD_OK);
 	pbd_vec3 f[5], fp[5], fm[5], ku[5], x0[5], u[5];
 	test_rows_linearise(w, f);
-	for (uint32_t r = 0; r < w->integ.rows.n; ++r) assert_true(w->integ.rows.C[r] >= 0);
+	for (uint32_t r = 0; r < w->integ->rows.n; ++r) assert_true(w->integ->rows.C[r] >= 0);
 	uint64_t seed = 7;
 	for (int i = 0; i < 5; ++i)
 		u[i] = pbd_v3((pbd_real)tp_rand_range(&seed, -1, 1), (pbd_real)tp_rand_range(&seed, -1, 1),
 		              (pbd_real)tp_rand_range(&seed, -1, 1));
 	for (int i = 0; i < 5; ++i) ku[i] = pbd_v3(0, 0, 0);
-	pbd_rows_mul(&w->integ.rows, 1, 1, u, ku);
+	pbd_rows_mul(&w->integ->rows, 1, 1, u, ku);
 	memcpy(x0, w->x, sizeof x0);
 	const pbd_real eps = (pbd_real)TEST_TOL(1e-6, 1e-3);
 	for (int s = 0; s < 2; ++s) {
@@ -95,13 +97,13 @@ static void test_stiffness_is_force_derivative(void** state) {
 	assert_true(worst < TEST_TOL(1e-5, 2e-2) * scale);
 	/* The diagonal blocks are those of the same matrix: e_j^T K e_j. */
 	pbd_real diag[45] = {0};
-	pbd_rows_diag(&w->integ.rows, 1, 1, diag);
+	pbd_rows_diag(&w->integ->rows, 1, 1, diag);
 	for (int i = 0; i < 5; ++i)
 		for (int c = 0; c < 3; ++c) {
 			pbd_vec3 e[5], ke[5];
 			for (int j = 0; j < 5; ++j) e[j] = ke[j] = pbd_v3(0, 0, 0);
 			(&e[i].x)[c] = 1;
-			pbd_rows_mul(&w->integ.rows, 1, 1, e, ke);
+			pbd_rows_mul(&w->integ->rows, 1, 1, e, ke);
 			for (int r = 0; r < 3; ++r)
 				assert_true(fabs((double)diag[i * 9 + r * 3 + c] - (double)(&ke[i].x)[r]) <=
 				            TEST_TOL(1e-12, 1e-5) * (1 + fabs((double)(&ke[i].x)[r])));
@@ -424,12 +426,12 @@ static void test_cg_solves_the_system(void** state) {
 	pbd_vec3 f[5], kv[5] = {0};
 	test_rows_linearise(w, f);
 	const pbd_real h = w->def.dt;
-	pbd_rows_mul(&w->integ.rows, 1, 1, v0, kv);
+	pbd_rows_mul(&w->integ->rows, 1, 1, v0, kv);
 	double A[15][15] = {{0}}, b[15], x[15];
 	for (int j = 0; j < 15; ++j) {
 		pbd_vec3 e[5] = {0}, ke[5] = {0};
 		(&e[j / 3].x)[j % 3] = 1;
-		pbd_rows_mul(&w->integ.rows, h * h, h * h, e, ke);
+		pbd_rows_mul(&w->integ->rows, h * h, h * h, e, ke);
 		for (int i = 0; i < 15; ++i) A[i][j] = (double)(&ke[i / 3].x)[i % 3];
 		A[j][j] += 1 / (double)w->w[j / 3];
 	}

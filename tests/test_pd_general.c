@@ -178,7 +178,7 @@ static void test_balloon_reaches_target(void** state) {
 			       s.nv, (double)compliances[c], ratio - 1, speed);
 			/* measured: within 3e-7 at both sizes and both compliances */
 			assert_true(fabs(ratio - 1) < 1e-4);
-			assert_true(w->integ.pd_nlr == (level == 3 || s.nv > PBD_PD_DENSE_MAX ? 1u : 0u));
+			assert_true(w->integ->pd_nlr == (level == 3 || s.nv > PBD_PD_DENSE_MAX ? 1u : 0u));
 			pbd_world_destroy(w);
 		}
 	}
@@ -347,23 +347,23 @@ static void test_factor_kept(void** state) {
 	uint32_t corner;
 	pbd_world* w = sagging_box(20, PBD_TET_NEOHOOKEAN, &corner);
 	assert_int_equal(pbd_world_step(w), PBD_OK);
-	const uint32_t n = w->integ.rows.n;
+	const uint32_t n = w->integ->rows.n;
 	static double wt[4096];
 	assert_true(n <= 4096);
-	memcpy(wt, w->integ.pd_wt, n * sizeof *wt);
+	memcpy(wt, w->integ->pd_wt, n * sizeof *wt);
 	double general = 0;
-	for (uint32_t r = 0; r < n; ++r) general += w->integ.rows.rest[r] < 0 && wt[r] > 0;
+	for (uint32_t r = 0; r < n; ++r) general += w->integ->rows.rest[r] < 0 && wt[r] > 0;
 	assert_true(general > 0);
 	const pbd_vec3 x0 = pbd_world_positions(w)[corner];
 	for (int k = 0; k < 30; ++k) assert_int_equal(pbd_world_step(w), PBD_OK);
 	const double moved = tp_dist(pbd_world_positions(w)[corner], x0);
 	printf("  %.0f general rows, corner moved %.3g m in 30 steps: weights kept\n", general, moved);
 	assert_true(moved > 1e-3);
-	assert_memory_equal(wt, w->integ.pd_wt, n * sizeof *wt);
+	assert_memory_equal(wt, w->integ->pd_wt, n * sizeof *wt);
 	pbd_world_set_substeps(w, 2);
 	assert_int_equal(pbd_world_step(w), PBD_OK);
 	bool changed = false;
-	for (uint32_t r = 0; r < n; ++r) changed |= wt[r] != w->integ.pd_wt[r];
+	for (uint32_t r = 0; r < n; ++r) changed |= wt[r] != w->integ->pd_wt[r];
 	assert_true(changed);
 	pbd_world_destroy(w);
 }
@@ -426,13 +426,13 @@ static void test_snapshot_resume(void** state) {
 			assert_int_equal(pbd_world_step(w), PBD_OK);
 			assert_int_equal(pbd_world_step(r), PBD_OK);
 		}
-		const uint32_t n = w->integ.rows.n;
-		printf("  scene %d: %u rows, %u low-rank: hashes %s\n", scene, n, w->integ.pd_nlr,
+		const uint32_t n = w->integ->rows.n;
+		printf("  scene %d: %u rows, %u low-rank: hashes %s\n", scene, n, w->integ->pd_nlr,
 		       pbd_world_hash(w) == pbd_world_hash(r) ? "equal" : "differ");
 		assert_true(pbd_world_hash(w) == pbd_world_hash(r));
-		assert_int_equal(r->integ.rows.n, n);
-		assert_int_equal(r->integ.pd_nlr, w->integ.pd_nlr);
-		assert_memory_equal(r->integ.pd_wt, w->integ.pd_wt, n * sizeof *w->integ.pd_wt);
+		assert_int_equal(r->integ->rows.n, n);
+		assert_int_equal(r->integ->pd_nlr, w->integ->pd_nlr);
+		assert_memory_equal(r->integ->pd_wt, w->integ->pd_wt, n * sizeof *w->integ->pd_wt);
 		assert_true(tp_all_finite(w));
 		pbd_world_destroy(w);
 		pbd_world_destroy(r);
@@ -452,13 +452,13 @@ static void test_snapshot_corrupt_block_refused(void** state) {
 	uint8_t* good = save(w, &size);
 	uint8_t* bad = malloc(size);
 	assert_non_null(bad);
-	const uint32_t n = w->integ.rows.n;
+	const uint32_t n = w->integ->rows.n;
 	const size_t at_wt = size - 8 - 2 * (size_t)n * sizeof(double), at_count = at_wt - 8 - 3 * 4;
 	uint32_t count;
 	memcpy(&count, good + at_count, 4);
 	assert_int_equal(count, n);
 	uint32_t first = 0; /* a general row in the matrix */
-	while (first < n && !(w->integ.pd_wt[first] > 0)) ++first;
+	while (first < n && !(w->integ->pd_wt[first] > 0)) ++first;
 	assert_true(first < n);
 	const double values[2] = {NAN, -1};
 	for (int v = 0; v < 3; ++v) {
@@ -485,9 +485,9 @@ static void test_snapshot_corrupt_block_refused(void** state) {
 	pbd_world* r = NULL;
 	pbd_error err;
 	assert_int_equal(pbd_world_load_memory(good, size, NULL, &r, &err), PBD_OK);
-	assert_true(r->integ.pd_restored);
+	assert_true(r->integ->pd_restored);
 	assert_int_equal(pbd_world_step(r), PBD_OK);
-	assert_false(r->integ.pd_restored);
+	assert_false(r->integ->pd_restored);
 	pbd_world_destroy(r);
 	/* A version 6 snapshot, the same bytes without the header's size field (version 8's) and
 	 * without the block (and its count), loads and takes its weights from the positions; versions
@@ -507,7 +507,7 @@ static void test_snapshot_corrupt_block_refused(void** state) {
 	const uint64_t h = pbd_fnv1a(PBD_FNV1A_START, bad, body);
 	memcpy(bad + body, &h, 8);
 	assert_int_equal(pbd_world_load_memory(bad, v6, NULL, &r, &err), PBD_OK);
-	assert_false(r->integ.pd_restored);
+	assert_false(r->integ->pd_restored);
 	assert_int_equal(pbd_world_step(r), PBD_OK);
 	assert_true(tp_all_finite(r));
 	pbd_world_destroy(r);

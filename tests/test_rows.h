@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "integrate.h"
 #include "rows.h"
 #include "test_util.h"
 #include "world.h"
@@ -16,7 +17,7 @@ static inline double test_rows_linearise(pbd_world* w, pbd_vec3* f) {
 	pbd_step_ctx ctx;
 	pbd_step_ctx_init(w, w->def.dt, &ctx);
 	ctx.q = w->x_lo;
-	pbd_rows* r = &w->integ.rows;
+	pbd_rows* r = &w->integ->rows;
 	pbd_rows_linearize_all(w, &ctx, r);
 	for (uint32_t i = 0; i < w->np; ++i) f[i] = pbd_v3(0, 0, 0);
 	return pbd_rows_forces(r, w->v, 0, f);
@@ -32,7 +33,7 @@ static inline void test_rows_gradient(pbd_world* w, double* worst, double* scale
 	assert_non_null(f);
 	pbd_vec3 *scratch = f + np, *x0 = f + 2 * (size_t)np;
 	test_rows_linearise(w, f);
-	const pbd_rows* r = &w->integ.rows;
+	const pbd_rows* r = &w->integ->rows;
 	const uint32_t n = r->n, ne = r->ne;
 	uint32_t* start = (uint32_t*)malloc(((size_t)n + 1 + ne) * sizeof *start);
 	assert_non_null(start);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "self_collision.h"
 #include "shape_math.h"
 #include "test_physics.h"
 #include "world.h"
@@ -78,7 +79,7 @@ static void test_cloth_on_cloth(void** state) {
 		uint32_t within;
 		const double gap = closest_colliding_pair(w, &within);
 		if (gap < worst) worst = gap;
-		if (w->pcol.npairs > most_pairs) most_pairs = w->pcol.npairs;
+		if (w->pcol->npairs > most_pairs) most_pairs = w->pcol->npairs;
 	}
 	printf("  two 16 x 16 cloths of thickness %.2f m on a ball: closest pair %.2g m inside the thickness, up to %u "
 	       "pairs per substep\n",
@@ -97,7 +98,7 @@ static void test_cloth_on_cloth(void** state) {
 	uint32_t pairs = 0;
 	for (int s = 0; s < 30; ++s) {
 		assert_int_equal(pbd_world_step(w), PBD_OK);
-		pairs += w->pcol.npairs;
+		pairs += w->pcol->npairs;
 	}
 	const tp_dvec3 p1 = tp_momentum(w);
 	printf("  two cloths thrown together: momentum change %.2g of %.2g kg m/s over %u pairs\n",
@@ -231,8 +232,8 @@ static double fold(bool self, bool edges, uint32_t* active, uint32_t* crossed, u
 		assert_int_equal(pbd_world_step(w), PBD_OK);
 		if (!self)
 			for (uint32_t i = 0; i < w->np; ++i) w->cgroup[i] |= PBD_GROUP_SELF;
-		*active += w->pcol.npairs;
-		*edge_contacts += w->pcol.nee;
+		*active += w->pcol->npairs;
+		*edge_contacts += w->pcol->nee;
 		const double gap = closest_colliding_pair(w, NULL);
 		/* From 0.1 s: the first steps snap the stretched edges across the fold. */
 		if (s >= 6 && gap < worst) worst = gap;
@@ -415,9 +416,9 @@ static void test_edge_edge_projection(void** state) {
 		pbd_ee_c e;
 		assert_true(pbd_edge_edge_contact(w, 0, 1, 2, 3, thick, &e));
 		assert_near(e.n.y, -1, 1e-6); /* from cd down to ab: the starting side */
-		assert_true(pbd_grow_to(&w->mem, (void**)&w->pcol.ee, sizeof *w->pcol.ee, &w->pcol.cap_ee, 1));
-		w->pcol.ee[0] = e;
-		w->pcol.nee = 1;
+		assert_true(pbd_grow_to(&w->mem, (void**)&w->pcol->ee, sizeof *w->pcol->ee, &w->pcol->cap_ee, 1));
+		w->pcol->ee[0] = e;
+		w->pcol->nee = 1;
 		pbd_vec3 before[4];
 		memcpy(before, w->q, sizeof before);
 		pbd_edge_edge_project(w);
@@ -478,8 +479,8 @@ static double crossing_strips(bool edges, bool* crossed, uint32_t* contacts, uin
 	*contacts = *others = 0;
 	for (int s = 0; s < 30; ++s) {
 		assert_int_equal(pbd_world_step(w), PBD_OK);
-		*contacts += w->pcol.nee;
-		*others += w->pcol.npairs + w->pcol.nvt;
+		*contacts += w->pcol->nee;
+		*others += w->pcol->npairs + w->pcol->nvt;
 		/* Every edge of A's triangles against every edge of B's. */
 		double step_least = INFINITY;
 		for (uint32_t t = 0; t < w->nt; ++t)
@@ -550,10 +551,10 @@ static void test_hash_equals_brute_force(void** state) {
 			const double dist = (double)w->radius[a] + (double)w->radius[b];
 			if (tp_dist(x[a], x[b]) < 2 * dist) brute++;
 		}
-	printf("  %d random balls: %u pairs found by the hash, %u by brute force\n", N, w->pcol.npairs, brute);
-	assert_int_equal(w->pcol.npairs, brute);
-	for (uint32_t k = 0; k < w->pcol.npairs; ++k) {
-		const pbd_pair_c* p = &w->pcol.pairs[k];
+	printf("  %d random balls: %u pairs found by the hash, %u by brute force\n", N, w->pcol->npairs, brute);
+	assert_int_equal(w->pcol->npairs, brute);
+	for (uint32_t k = 0; k < w->pcol->npairs; ++k) {
+		const pbd_pair_c* p = &w->pcol->pairs[k];
 		assert_true(p->a < p->b);
 		assert_true(tp_dist(x[p->a], x[p->b]) < 2 * (double)p->dist);
 	}
@@ -575,7 +576,7 @@ static void test_deterministic(void** state) {
 		add_cloth(w, 12, 1, pbd_v3((pbd_real)-0.4, (pbd_real)0.4, (pbd_real)-0.6), (pbd_real)0.04, true, NULL);
 		for (int s = 0; s < 60; ++s) {
 			assert_int_equal(pbd_world_step(w), PBD_OK);
-			const pbd_particle_collision* c = &w->pcol;
+			const pbd_particle_collision* c = w->pcol;
 			contacts[run] += c->nee;
 			for (uint32_t k = 1; k < c->nee; ++k) {
 				const pbd_ee_c *p = &c->ee[k - 1], *e = &c->ee[k];
@@ -586,9 +587,9 @@ static void test_deterministic(void** state) {
 			}
 		}
 		/* 2 cloths of 11 x 11 quads, one diagonal each: 2 (2 x 11 x 12 + 121) edges. */
-		assert_int_equal(w->pcol.nedge, 2 * (2 * 11 * 12 + 121));
-		for (uint32_t e = 0; e < w->pcol.nedge; ++e) {
-			const uint32_t* p = &w->pcol.edge[2 * e];
+		assert_int_equal(w->pcol->nedge, 2 * (2 * 11 * 12 + 121));
+		for (uint32_t e = 0; e < w->pcol->nedge; ++e) {
+			const uint32_t* p = &w->pcol->edge[2 * e];
 			assert_true(p[0] < p[1]);
 			if (e > 0) assert_true(p[-2] < p[0] || (p[-2] == p[0] && p[-1] < p[1]));
 		}

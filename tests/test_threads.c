@@ -13,6 +13,7 @@
 
 #include "constraints_distance.h"
 #include "pbd/scene.h"
+#include "self_collision.h"
 #include "test_physics.h"
 #include "test_util.h"
 #include "world.h"
@@ -176,7 +177,7 @@ static void test_search_buffers_settle(void** state) {
 	pbd_world* w = s.world;
 	assert_int_equal(pbd_world_set_threads(w, 8), PBD_OK);
 	for (int i = 0; i < 12; ++i) pbd_scene_step(&s);
-	const pbd_particle_collision* c = &w->pcol;
+	const pbd_particle_collision* c = w->pcol;
 	const pbd_block_out* outs[3] = {&c->pair_out, &c->vt_out, &c->ee_out};
 	const uint32_t found[3] = {c->npairs, c->nvt, c->nee};
 	assert_true(c->npairs > 0 && c->nee > 0);
