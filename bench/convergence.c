@@ -301,7 +301,7 @@ static pbd_world_def base_def(void) {
 	return d;
 }
 
-/* The library's partition of distances (src/partition.c): the constraints sorted by class (edge
+/* The library's partition of distances (src/constraints/partition.c): the constraints sorted by class (edge
  * kind, then b - a) and first particle, then coloured in that order, each taking the colour of the
  * one before it when that is of its class and free, else the lowest free colour; each colour's
  * constraints in that order, the overflow last. */
@@ -450,7 +450,7 @@ static residual measure(const problem* P, const pbd_vec3* x) {
 
 /* One substep of k iterations from the reference state, in `order` (NULL: order of addition),
  * with the library's arithmetic: the prediction q = (v + g h) h from positions whose remainders
- * are zero, and the projection of src/constraints_distance.c at stiffness 1. Leaves the rounded
+ * are zero, and the projection of src/constraints/distance.c at stiffness 1. Leaves the rounded
  * positions x + q in P->p. */
 static void emulate(problem* P, const uint32_t* order, int k) {
 	const pbd_real h = (pbd_real)DT;

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "fuzz_check.h"
-#include "world.h" /* the stage block sizes, which the tests of threads lower too (tests/test_threads.c) */
+#include "model/world.h" /* the stage block sizes, which the tests of threads lower too (tests/test_threads.c) */
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 

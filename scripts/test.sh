@@ -10,7 +10,7 @@ jobs=$(nproc)
 # Formatting is part of the build: the sources must match .clang-format.
 if command -v clang-format >/dev/null 2>&1; then
 	echo "=== clang-format"
-	clang-format --dry-run --Werror src/*.c src/*.h include/pbd/*.h scene/*.c scene/*.h app/*.c app/*.h ui/*.c ui/*.h bench/*.c bench/*.h \
+	clang-format --dry-run --Werror src/*/*.c src/*/*.h include/pbd/*.h scene/*.c scene/*.h app/*.c app/*.h ui/*.c ui/*.h bench/*.c bench/*.h \
 		bench/*.cpp tests/*.c tests/*.h examples/*.c tests/consumer/*.c viewer/*.c viewer/*.h render/*.c render/*.h \
 		soak/*.c soak/*.h fuzz/*.c fuzz/*.h python/*.c
 fi

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 /* ---- a tracking allocator ----------------------------------------------------------------- */
 

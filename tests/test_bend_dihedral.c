@@ -5,7 +5,7 @@
  * sags the same whatever the iteration count. */
 #include <stdio.h>
 
-#include "bend.h"
+#include "constraints/bend.h"
 #include "test_bend.h"
 
 /* The library's gradient of the hinge world's constraint (true units, from the scaled one). */

@@ -5,7 +5,7 @@
  * dihedral family. */
 #include <stdio.h>
 
-#include "bend.h"
+#include "constraints/bend.h"
 #include "test_bend.h"
 
 /* The library's weights for a world's hinge 0..3 (double, from positions relative to x0). */

@@ -1,4 +1,4 @@
-/* The contact stage (src/contact.c): continuous collision that neither tunnels nor adds
+/* The contact stage (src/collision/contact.c): continuous collision that neither tunnels nor adds
  * energy, Coulomb friction against the analytic sliding law, restitution, kinematic colliders
  * that carry what rests on them, triggers, collision filtering, published contacts and exact
  * snapshot resume with moving colliders. */
@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "test_physics.h"
-#include "shape_math.h"
-#include "world.h"
+#include "collision/shape_math.h"
+#include "model/world.h"
 
 static pbd_world* bare_world(pbd_vec3 gravity, int substeps) {
 	pbd_world_def def = pbd_world_def_default();

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "collide.h"
-#include "convex_hull.h"
+#include "collision/collide.h"
+#include "collision/convex_hull.h"
 #include "test_physics.h"
 
 /* Hulls of about 1 m: the float tolerances follow from a few roundings of numbers near 1 (the

@@ -1,5 +1,5 @@
-/* Work after divergence (src/self_collision.c, src/vertex_triangle.c, src/edge_edge.c,
- * src/triangle_contact.c, src/block_out.c; docs/collision.md, "Bounded work"): a world that blew
+/* Work after divergence (src/collision/self_collision.c, src/collision/vertex_triangle.c, src/collision/edge_edge.c,
+ * src/collision/triangle_contact.c, src/collision/block_out.c; docs/collision.md, "Bounded work"): a world that blew
  * up costs bounded memory and bounded contact searches per step. Memory is what the world's own
  * allocator holds live, work what pbd_world_get_collision_work counts; nothing here reads a
  * clock. The scene is the built-in cloth_stack (two self-colliding cloths of 2048 particles in
@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "pbd/scene.h"
-#include "self_collision.h"
+#include "collision/self_collision.h"
 #include "test_util.h"
-#include "world.h"
+#include "model/world.h"
 
 /* A diverged frame may hold at most this many times the peak memory of the first frame
  * (creation included). */

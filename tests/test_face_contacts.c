@@ -1,4 +1,4 @@
-/* Face contacts of shapes with corners and edges (src/triangle_contact.c): a coarse cloth (2 x 2
+/* Face contacts of shapes with corners and edges (src/collision/triangle_contact.c): a coarse cloth (2 x 2
  * cells of 0.5 m) dropped flat on a floor over a sharp feature smaller than a cell, lying under
  * the middle of one triangle: a box whose top is a fifth of a cell wide, a box standing on a
  * corner, a thin hull spike, a height field with one raised sample and a closed pyramid mesh.
@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collide.h"
+#include "collision/collide.h"
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 typedef enum feature {
 	SMALL_BOX,

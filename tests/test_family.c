@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "test_physics.h"
-#include "constraints_distance.h"
+#include "constraints/distance.h"
 #include "test_util.h"
-#include "world.h"
+#include "model/world.h"
 
 /* A grid cloth with both diagonals and bend edges, perturbed so that every constraint has work. */
 static pbd_world* cloth_world(uint32_t n, pbd_formulation formulation) {
@@ -198,7 +198,7 @@ static uint32_t kind_at(const pbd_world* w, uint32_t k) {
 	return d.kind;
 }
 
-/* Distances are coloured in layout order (src/partition.c): on a 40 x 40 grid with both diagonals
+/* Distances are coloured in layout order (src/constraints/partition.c): on a 40 x 40 grid with both diagonals
  * the colours are 8, each (but for a few edges at the border) of one edge kind, structural ones
  * first; at least 80 % of the batches of 8 are runs of consecutive particles, (p + i, p + d + i)
  * or (p + 2i, p + 2i + 1); and the colouring, hence every bit of the motion, does not depend on the order of addition.

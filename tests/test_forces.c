@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forces.h"
+#include "model/forces.h"
 #include "test_physics.h"
 
 static pbd_world_def no_gravity(void) {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collide.h"
+#include "collision/collide.h"
 #include "test_physics.h"
 
 /* Fields of about 1 m: the float tolerances follow from a few roundings of numbers near 1. */

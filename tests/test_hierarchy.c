@@ -1,11 +1,11 @@
-/* The hierarchical solve (src/hierarchy.c): the levels a grid gets, the interpolation weights,
+/* The hierarchical solve (src/methods/hierarchy.c): the levels a grid gets, the interpolation weights,
  * pins at every level, what the coarse pass conserves, the strain it removes from a hanging
  * cloth at equal iterations, determinism and snapshots. */
 #include <stdio.h>
 
-#include "hierarchy.h"
+#include "methods/hierarchy.h"
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 /* A horizontal n x n cloth of 1 m (both diagonals, optional bend edges), 1 kg in all,
  * pinned at the listed vertices. */

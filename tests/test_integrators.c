@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "integrate.h"
-#include "rows.h"
+#include "methods/integrate.h"
+#include "constraints/rows.h"
 #include "test_physics.h"
 #include "test_rows.h"
 

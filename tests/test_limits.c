@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "integrate.h"
+#include "methods/integrate.h"
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 static double quat_norm(pbd_quat q) {
 	return sqrt((double)q.x * q.x + (double)q.y * q.y + (double)q.z * q.z + (double)q.w * q.w);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 /* Central differences: a step that keeps the truncation error (h^2) and the rounding of the
  * coordinates (eps / h) both well below the tolerances, in each precision. */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mesh.h" /* the OBJ reader's limits, to reach them without gigabytes of input */
+#include "mesh/mesh.h" /* the OBJ reader's limits, to reach them without gigabytes of input */
 #include "test_physics.h"
 
 static uint32_t count_kind(const pbd_mesh* m, pbd_edge_kind kind) {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "integrate.h"
+#include "methods/integrate.h"
 #include "test_physics.h"
 #include "test_rows.h"
 

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "integrate.h"
-#include "rows.h"
+#include "methods/integrate.h"
+#include "constraints/rows.h"
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 #define G 9.81
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "integrate.h"
-#include "rows.h"
+#include "methods/integrate.h"
+#include "constraints/rows.h"
 #include "test_util.h"
-#include "world.h"
+#include "model/world.h"
 
 /* Rows of the world at its current positions, forces into f (elastic only); returns the energy. */
 static inline double test_rows_linearise(pbd_world* w, pbd_vec3* f) {

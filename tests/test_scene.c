@@ -15,7 +15,7 @@
 #include "pbd/scene.h"
 #include "scene_embedded.h" /* scene_load_builtin_text */
 #include "test_util.h"
-#include "world.h" /* the air the keys set */
+#include "model/world.h" /* the air the keys set */
 
 /* Folder (in the test's working directory) for the OBJ files that mesh_cloth scenes read. */
 #define DATA_DIR "test_scene_data"

@@ -1,15 +1,15 @@
-/* Particle collision (src/self_collision.c, src/hash_grid.c, src/vertex_triangle.c,
- * src/edge_edge.c): objects with a thickness keep apart from each other and, with
+/* Particle collision (src/collision/self_collision.c, src/collision/hash_grid.c, src/collision/vertex_triangle.c,
+ * src/collision/edge_edge.c): objects with a thickness keep apart from each other and, with
  * self-collision, from themselves; pairs keep momentum; mesh neighbours closer than the thickness
  * at rest are left to the mesh; edges do not pass through edges; results are deterministic and
  * the hash finds exactly the pairs a brute-force search finds. */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "self_collision.h"
-#include "shape_math.h"
+#include "collision/self_collision.h"
+#include "collision/shape_math.h"
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 static pbd_world* world_with(pbd_vec3 gravity, int substeps, int iterations) {
 	pbd_world_def def = pbd_world_def_default();

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collide.h"
+#include "collision/collide.h"
 #include "test_physics.h"
 
 /* Shapes of about 1 m: the float tolerances follow from a few roundings of numbers near 1. */

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "constraints_distance.h"
-#include "cpu.h"
+#include "constraints/distance.h"
+#include "core/cpu.h"
 #include "pbd/scene.h"
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 #define NC 61 /* 7 lanes of 8 and a scalar tail of 5 */
 #define NP (2 * NC + 6)

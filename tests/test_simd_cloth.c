@@ -6,9 +6,9 @@
  * themselves on scattered states. Skipped where the build or the CPU has no AVX2. */
 #include <stdio.h>
 
-#include "cpu.h"
+#include "core/cpu.h"
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 typedef struct cloth_case {
 	const char* name;

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cpu.h"
+#include "core/cpu.h"
 #include "test_physics.h"
 
 /* An allocator that refuses one allocation on request, to fail a creation part way. */

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cpu.h"
+#include "core/cpu.h"
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 #define NP 203u
 

@@ -1,4 +1,4 @@
-/* The sparse Cholesky factorisation (src/sparse_chol.c) and its ordering (src/sparse_amd.c):
+/* The sparse Cholesky factorisation (src/methods/sparse_chol.c) and its ordering (src/methods/sparse_amd.c):
  * solves of known SPD systems (tridiagonal, 2D grids with the 8-neighbour stencil, random,
  * disconnected, 1 x 1), refactorisation, matrices that are not positive definite, bad input,
  * the permutation and elimination tree, the fill on a grid, and failing allocations. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sparse_chol.h"
+#include "methods/sparse_chol.h"
 #include "test_util.h"
 
 #define RESIDUAL_TOL 1e-10

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "test_tet.h"
-#include "tet.h"
+#include "mesh/tet.h"
 
 static int cmp_u64(const void* a, const void* b) {
 	const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;

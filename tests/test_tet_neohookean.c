@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "test_tet.h"
-#include "world.h"
+#include "model/world.h"
 
 typedef struct nh_ctx {
 	double X[4][3]; /* rest shape */

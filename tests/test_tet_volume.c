@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "test_tet.h"
-#include "world.h"
+#include "model/world.h"
 
 static double fn_volume(double x[4][3], const void* ctx) {
 	(void)ctx;

@@ -11,12 +11,12 @@
 #include <xmmintrin.h>
 #endif
 
-#include "constraints_distance.h"
+#include "constraints/distance.h"
 #include "pbd/scene.h"
-#include "self_collision.h"
+#include "collision/self_collision.h"
 #include "test_physics.h"
 #include "test_util.h"
-#include "world.h"
+#include "model/world.h"
 
 /* Blocks this small put even a 32^2 cloth's colours and particles on several threads. */
 static void small_blocks(pbd_world* w) {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "strain.h"
+#include "constraints/strain.h"
 #include "test_physics.h"
 
 /* ---- the constraint values in double, from the rest frame as the library defines it (u along the axis projected

@@ -18,8 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "bvh.h"
-#include "collide.h"
+#include "collision/bvh.h"
+#include "collision/collide.h"
 #include "test_physics.h"
 
 #define DIST_TOL TEST_TOL(1e-12, 3e-6)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "test_physics.h"
-#include "world.h"
+#include "model/world.h"
 
 /* ---- icospheres ---- */
 

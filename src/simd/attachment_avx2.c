@@ -1,11 +1,11 @@
 /* The attachment family's kernels in AVX2 lanes, 8 consecutive positions of one colour group at
- * a time, bit-identical to constraints_attachment.c's under the rules of distance_avx2.c: each
+ * a time, bit-identical to constraints/attachment.c's under the rules of distance_avx2.c: each
  * lane makes the scalar code's operations in its order, a lane the scalar code skips (a pinned
  * particle, one on its point) is zeroed before its arithmetic and not written. */
 #include <stddef.h>
 
-#include "constraints_attachment.h"
-#include "simd/lanes.h"
+#include "constraints/attachment.h"
+#include "constraints/lanes.h"
 #include "simd/v8_avx2.h"
 
 #define REC sizeof(pbd_attachment_c)
@@ -63,7 +63,7 @@ static inline void pull8_jacobi(const pbd_step_ctx* ctx, const pull8* l, __m256 
 }
 
 /* The particles' offsets d = (x - p) + q from their points p at the substep's fraction t,
- * p = from + (to - from) t (constraints_attachment.c, offset), and |d|. The scalar code skips a
+ * p = from + (to - from) t (constraints/attachment.c, offset), and |d|. The scalar code skips a
  * pinned particle before it forms d: its lane's d becomes 0, whose length fails the test as well.
  * Gives the lanes that act. */
 static inline __m256 load_lanes(const pbd_step_ctx* ctx, const pbd_attachment_c* c, const pbd_vec3* base, pull8* l) {

@@ -1,14 +1,14 @@
 /* The dihedral bending family's Gauss-Seidel and Jacobi kernels in AVX2 lanes: 8 consecutive
  * positions of one colour group at a time (docs/solvers.md, "SIMD lanes").
  *
- * Bit-identical to the scalar kernels of constraints_bend_dihedral.c under the rules of
+ * Bit-identical to the scalar kernels of constraints/bend_dihedral.c under the rules of
  * distance_avx2.c. pbd_hinge_dihedral's bounds are tested in its order, and a lane that fails one
  * has the inputs of the next steps zeroed (or its divisors set to 1) before they are formed, so
  * that it raises nothing the scalar code would not. The angle is bend.h's PBD_ATAN2, called per
  * active lane. */
-#include "bend.h"
+#include "constraints/bend.h"
 #include "simd/hinge_avx2.h"
-#include "simd/lanes.h"
+#include "constraints/lanes.h"
 #include "simd/step_avx2.h"
 
 #define LANES PBD_LANES
@@ -81,7 +81,7 @@ static inline __m256 acting(const hinge8* h, bool xpbd) {
 	return xpbd ? on : _mm256_and_ps(on, _mm256_cmp_ps(h->s, zero, _CMP_NEQ_UQ));
 }
 
-/* XPBD in units of the hinge (constraints_bend_dihedral.c): mu = scale ((-C - at lambda) /
+/* XPBD in units of the hinge (constraints/bend_dihedral.c): mu = scale ((-C - at lambda) /
  * (W + at L^2)), the multipliers grow by mu L^2 and the particles move by w_i g_i (mu L), the
  * factor returned; *act loses the lanes whose denominator is not positive. scale NULL: none. */
 static inline __m256 xpbd_factor(__m256 s, __m256 W, __m256 C, __m256 len, __m256 inv_h2, const __m256* scale,

@@ -1,13 +1,13 @@
 /* The isometric bending family's Gauss-Seidel and Jacobi kernels in AVX2 lanes: 8 consecutive
  * positions of one colour group at a time (docs/solvers.md, "SIMD lanes").
  *
- * Bit-identical to the scalar kernels of constraints_bend_isometric.c under the rules of
+ * Bit-identical to the scalar kernels of constraints/bend_isometric.c under the rules of
  * distance_avx2.c: a lane whose hinge the scalar code skips (all pinned, stiffness 0, flat to
  * rounding) has its hinge vectors zeroed and its divisors set to 1 before the arithmetic the scalar
  * code would not perform, and writes nothing. */
-#include "bend.h"
+#include "constraints/bend.h"
 #include "simd/hinge_avx2.h"
-#include "simd/lanes.h"
+#include "constraints/lanes.h"
 #include "simd/step_avx2.h"
 
 #define LANES PBD_LANES

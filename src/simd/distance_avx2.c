@@ -1,7 +1,7 @@
 /* The distance family's Gauss-Seidel and Jacobi kernels in AVX2 lanes: 8 consecutive positions
  * of one colour group at a time (docs/solvers.md, "SIMD lanes").
  *
- * Bit-identical to the scalar kernels of constraints_distance.c, which stay the reference:
+ * Bit-identical to the scalar kernels of constraints/distance.c, which stay the reference:
  * - The constraints of a colour group share no particle, so reading the 8 constraints' particles
  *   before writing any is what the scalar loop would read, and a particle's Jacobi sum receives
  *   its terms in the same order.
@@ -17,8 +17,8 @@
  *   store3); only the committed positions, which no sweep writes, are read as 16 (load_x). */
 #include <stddef.h>
 
-#include "constraints_distance.h"
-#include "hierarchy.h"
+#include "constraints/distance.h"
+#include "methods/hierarchy.h"
 #include "simd/lanes_avx2.h"
 #ifdef PBD_LANES_AVX512
 #include "simd/runs_avx512.h"
@@ -345,7 +345,7 @@ void LANES_FN(pbd_distance_project)(const pbd_step_ctx* ctx, pbd_family* f, uint
 /* Jacobi stays on the AVX2 moves: it reads each particle's accumulator right after the previous
  * colour's stage stored into it, and a masked store cannot be forwarded to that read (the Jacobi
  * step ran twice as long with AVX-512 moves, where Gauss-Seidel ran 10-20 % faster). */
-/* constraints_distance.c's jacobi: weights and the shared factor fk are formed for every
+/* constraints/distance.c's jacobi: weights and the shared factor fk are formed for every
  * constraint there too, before the length test. */
 void LANES_FN(pbd_distance_jacobi)(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	const pbd_distance_lanes v = pbd_distance_lanes_of(f);

@@ -2,4 +2,4 @@
  * particle's 12 bytes move as one masked load or store (1 instruction instead of 3); chosen at
  * run time where the CPU has AVX-512F and VL (cpu.h). */
 #define PBD_LANES_AVX512 1
-#include "distance_avx2.c"
+#include "simd/distance_avx2.c"

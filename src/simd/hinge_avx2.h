@@ -4,7 +4,7 @@
 #ifndef PBD_SIMD_HINGE_AVX2_H
 #define PBD_SIMD_HINGE_AVX2_H
 
-#include "family.h"
+#include "model/family.h"
 #include "simd/v8_avx2.h"
 
 typedef struct hinge8 {

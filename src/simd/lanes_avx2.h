@@ -9,8 +9,8 @@
 
 #include <immintrin.h>
 
-#include "core.h"
-#include "simd/lanes.h"
+#include "core/core.h"
+#include "constraints/lanes.h"
 
 #define LANES PBD_LANES
 

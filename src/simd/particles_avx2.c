@@ -21,7 +21,7 @@
 #include <float.h>
 #include <string.h>
 
-#include "simd/particles_avx2.h"
+#include "model/particles_simd.h"
 
 _Static_assert(sizeof(pbd_vec3) == 3 * sizeof(float), "pbd_vec3 is read as 3 consecutive floats");
 

@@ -5,7 +5,7 @@
  * loads and stores and permutes, where the general path needs 16 moves of 12 bytes and transposes
  * each way; the values are the same bits. Particles outside the batch are neither read nor
  * written: the runs are exactly its particles, and a partial store is masked per particle. Which
- * batches are runs is found once per refresh (constraints_distance.c, PBD_RUN_*). */
+ * batches are runs is found once per refresh (constraints/distance.c, PBD_RUN_*). */
 #ifndef PBD_SIMD_RUNS_AVX512_H
 #define PBD_SIMD_RUNS_AVX512_H
 

@@ -114,7 +114,7 @@ static inline void tet8_add_dx(const pbd_step_ctx* ctx, const tet8* t, const v8 
 }
 
 /* pbd_constraint_jacobi: dl = scale dlambda, scale = omega / (max degree + alpha) or 1; with
- * part = 1/2 the Neo-Hookean PBD halves (constraints_tet_neohookean.c, jacobi_half), whose scale
+ * part = 1/2 the Neo-Hookean PBD halves (constraints/tet_neohookean.c, jacobi_half), whose scale
  * is (omega / 2) / (max degree + alpha) or 1/2 (part omega is omega exactly for part = 1). */
 static inline void tet8_jacobi(const pbd_step_ctx* ctx, const tet8* t, __m256 act, __m256 C, v8 g[4], __m256 s,
                                float* lambda, float part) {

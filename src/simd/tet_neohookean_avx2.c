@@ -1,12 +1,12 @@
 /* The Neo-Hookean tetrahedron family's kernels in AVX2 lanes, 8 consecutive positions of one
- * colour group at a time, bit-identical to constraints_tet_neohookean.c's under the rules of
+ * colour group at a time, bit-identical to constraints/tet_neohookean.c's under the rules of
  * distance_avx2.c. The coupled XPBD step's branches (both constraints, one of them, a singular
  * system) become masks: each lane takes the values its branch computes, from inputs zeroed where
  * the branch does not compute them. */
-#include "constraints_tet_neohookean.h"
-#include "simd/lanes.h"
+#include "constraints/tet_neohookean.h"
+#include "constraints/lanes.h"
 #include "simd/tet_avx2.h"
-#include "tet.h"
+#include "mesh/tet.h"
 
 #define REC sizeof(pbd_tet_nh_c)
 
@@ -63,7 +63,7 @@ static inline __m256 hydrostatic(const tet8* t, const nh8* n, const v8 f[3], __m
 	return gradients(t, n, P, g);
 }
 
-/* constraints_tet_neohookean.c's xpbd_pair: the 2x2 system of both constraints. The lanes with
+/* constraints/tet_neohookean.c's xpbd_pair: the 2x2 system of both constraints. The lanes with
  * neither constraint return there before anything else: their compliances are zeroed, their
  * gradients are already. */
 static inline void xpbd_pair(const pbd_step_ctx* ctx, const tet8* t, const nh8* n, const v8 f[3], float* lambda,

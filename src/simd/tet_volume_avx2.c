@@ -1,13 +1,13 @@
 /* The tetrahedral volume family's kernels in AVX2 lanes, 8 consecutive positions of one colour
- * group at a time, bit-identical to constraints_tet_volume.c's under the rules of
+ * group at a time, bit-identical to constraints/tet_volume.c's under the rules of
  * distance_avx2.c. */
-#include "constraints_tet_volume.h"
-#include "simd/lanes.h"
+#include "constraints/tet_volume.h"
+#include "constraints/lanes.h"
 #include "simd/tet_avx2.h"
 
 #define REC sizeof(pbd_tet_volume_c)
 
-/* constraints_tet_volume.c's evaluate: C = e1 . g1 - V0 with g1 = e2 x e3 / 6, g2 = e3 x e1 / 6,
+/* constraints/tet_volume.c's evaluate: C = e1 . g1 - V0 with g1 = e2 x e3 / 6, g2 = e3 x e1 / 6,
  * g3 = e1 x e2 / 6, g0 = -(g1 + g2 + g3), all formed for every tetrahedron as there; gives the
  * lanes whose free particles' gradients do not vanish. */
 static inline __m256 evaluate(const pbd_tet_volume_c* c, const tet8* t, __m256* C, v8 g[4]) {

@@ -1,7 +1,7 @@
 /* The triangle strain family's Gauss-Seidel and Jacobi kernels in AVX2 lanes: 8 consecutive
  * positions of one colour group at a time (docs/solvers.md, "SIMD lanes").
  *
- * Bit-identical to the scalar kernels of constraints_triangle.c under the rules of
+ * Bit-identical to the scalar kernels of constraints/triangle.c under the rules of
  * distance_avx2.c. A triangle's three parts are a chain, each seeing the corners the previous one
  * moved, and whether a part acts differs from lane to lane: a lane whose part the scalar code skips
  * keeps its corners, edges and multiplier through a select, and its inputs are zeroed or replaced
@@ -9,11 +9,11 @@
  * shear's atanf is libm's, called per active lane. */
 #include <string.h>
 
-#include "constraints_triangle.h"
-#include "simd/lanes.h"
+#include "constraints/triangle.h"
+#include "constraints/lanes.h"
 #include "simd/step_avx2.h"
 #include "simd/v8_avx2.h"
-#include "strain.h"
+#include "constraints/strain.h"
 
 #define LANES PBD_LANES
 
@@ -198,7 +198,7 @@ void pbd_triangle_project_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t 
 	for (uint32_t k = first; k < end; k += LANES) project_block(ctx, c + k, f->lambda + 3 * (size_t)k);
 }
 
-/* constraints_triangle.c's jacobi: the three parts from the same edges through
+/* constraints/triangle.c's jacobi: the three parts from the same edges through
  * pbd_constraint_jacobi, each adding to dx in turn. */
 static void jacobi_block(const pbd_step_ctx* ctx, const pbd_triangle_c* c, float* lambda) {
 	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD, equal = ctx->jacobi_equal;

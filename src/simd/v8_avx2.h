@@ -5,7 +5,7 @@
 #ifndef PBD_SIMD_V8_AVX2_H
 #define PBD_SIMD_V8_AVX2_H
 
-#include "family.h"
+#include "model/family.h"
 #include "simd/lanes_avx2.h"
 
 typedef struct v8 {

@@ -1,0 +1,163 @@
+/* The contact stage and the interface every collider shape implements.
+ *
+ * A shape is one file, collide_<shape>.c, that defines one pbd_shape_ops and is listed in the
+ * table in collide.c. Its functions work in the shape's local frame (the collider's pose maps it
+ * to the world) and never see the world's particles: the stage (collide.c) finds, once per
+ * substep, which particles are near which collider, asks the shape for a distance or a sweep,
+ * and writes a contact plane per pair; the iterations project against the planes
+ * (docs/collision.md). */
+#ifndef PBD_COLLIDE_H
+#define PBD_COLLIDE_H
+
+#include "model/world.h"
+
+/* A corner of a shape's surface (pbd_shape_ops.corners): a name for the vertex, unique within the
+ * shape, its local point and a unit direction out of the solid there, or zero where the shape
+ * has no inside (an open mesh). */
+typedef void (*pbd_corner_fn)(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 outward);
+
+/* A convex edge of a shape's surface (pbd_shape_ops.edges): a name for it, unique within the
+ * shape, its local end points and a unit direction out of the solid there (the normalised sum
+ * of the unit normals of the two faces that meet at it). */
+typedef void (*pbd_edge_fn)(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_vec3 outward);
+
+/* The cosine of the angle between two faces' normals below which their edge is sharp (10
+ * degrees): over a flatter crease a cloth face rests on the faces beside it, held by its
+ * vertices' contacts within the sagitta of the crease. */
+#define PBD_SHARP_EDGE_COS PBD_R(0.985)
+
+typedef struct pbd_shape_ops {
+	const char* name;
+	/* Checks the shape part of a def and normalises it in place (e.g. unit normal). The caller
+	 * has checked the margin, the pose and the material; the shape checks that its sizes plus
+	 * the margin stay far enough from overflow for its own arithmetic. */
+	pbd_status (*validate)(pbd_world* w, pbd_collider_def* def);
+	/* Signed distance from the local point p to the surface (negative inside) and, in *normal,
+	 * the outward unit normal of the surface at the closest point; for a point inside, the
+	 * direction of the nearest way out. Finite and unit for every finite p, also where the
+	 * nearest point is not unique (a sphere's centre, a box's centre): a fixed choice then. */
+	pbd_real (*distance)(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal);
+	/* Continuous collision: the first t in [0, 1] at which the point a + t (b - a) comes within
+	 * `radius` of the surface, for a point a farther than `radius` from it. Returns false when it
+	 * never does (or when a is not outside); otherwise *t and, in *normal, the outward unit
+	 * normal of the surface at the point it first touches. */
+	bool (*sweep)(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t, pbd_vec3* normal);
+	/* Local bounding box of the shape (without margin); false when it is unbounded (a plane). */
+	bool (*bounds)(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi);
+	/* Shapes with arrays (NULL for the others): the bytes the world must own for a validated
+	 * def, and the copy into `data` (aligned for any type) of the caller's arrays and of what
+	 * the shape derives from them, after which the def's pointers must point into `data`. A
+	 * copied def given again (a snapshot reload) must build the same bytes. */
+	size_t (*data_size)(const pbd_collider_def* def);
+	void (*build)(pbd_collider_def* def, void* data);
+	/* Shapes with arrays (NULL for the others): the surface as triangles in the local frame,
+	 * for drawing. Writes up to vertex_cap vertices and triangle_cap triangles (either array may
+	 * be NULL) and returns the counts the whole surface needs in *vertices and *triangles. */
+	void (*triangles)(const pbd_collider_def* def, pbd_vec3* vertex_out, uint32_t vertex_cap, uint32_t* triangle_out,
+	                  uint32_t triangle_cap, uint32_t* vertices, uint32_t* triangles);
+	/* Shapes with sharp corners (NULL for the others): emit(ctx, ...) for every vertex of the
+	 * surface whose local point lies in [lo, hi], in a fixed order; the same vertex may come
+	 * more than once. The outward direction lies in the cone of the normals of the faces that
+	 * meet there (for the face contacts of triangle_contact.c, which need to know on which side
+	 * of a cloth triangle the solid is). */
+	void (*corners)(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx);
+	/* Shapes with sharp edges (NULL for the others): emit(ctx, ...) for every convex edge whose
+	 * faces' normals meet at a cosine below PBD_SHARP_EDGE_COS and whose box meets [lo, hi], in
+	 * a fixed order; the same edge may come more than once. Flat edges (a triangulation's
+	 * diagonals) and concave ones are left out: the faces beside them hold a cloth there. An
+	 * open mesh, which has no outside, lists none. */
+	void (*edges)(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_edge_fn emit, void* ctx);
+} pbd_shape_ops;
+
+extern const pbd_shape_ops pbd_shape_plane_ops;
+extern const pbd_shape_ops pbd_shape_sphere_ops;
+extern const pbd_shape_ops pbd_shape_capsule_ops;
+extern const pbd_shape_ops pbd_shape_box_ops;
+extern const pbd_shape_ops pbd_shape_convex_ops;
+extern const pbd_shape_ops pbd_shape_mesh_ops;
+extern const pbd_shape_ops pbd_shape_heightfield_ops;
+
+/* Copies a validated def's arrays into memory the world owns (pbd_shape_ops.build) and points
+ * the def at them; PBD_ERR_OUT_OF_MEMORY leaves c->data NULL. */
+pbd_status pbd_collider_attach_data(pbd_world* w, pbd_collider* c);
+/* The world box of a collider's shape over `pose_count` poses, grown by `grow`; false for an
+ * unbounded shape (a plane). */
+bool pbd_collider_world_box(const pbd_collider* c, const pbd_pose* poses, int pose_count, pbd_real grow, pbd_vec3* lo,
+                            pbd_vec3* hi);
+/* Frees every collider's arrays and the collider array (world destruction). */
+void pbd_colliders_free(pbd_world* w);
+
+/* pbd_collider_create's checks of a def (a loaded snapshot's colliders): PBD_OK, the status of
+ * the first check it fails, or PBD_ERR_OUT_OF_MEMORY when a check could not get its scratch. */
+pbd_status pbd_collider_def_check(pbd_world* w, const pbd_collider_def* def);
+
+/* The ops of a shape type (type checked by the caller). */
+const pbd_shape_ops* pbd_shape_ops_of(pbd_shape_type type);
+
+/* A contact of the stage: particle `particle` must stay where dot(n, q) >= offset, with q its
+ * displacement from x (world.h), i.e. on the outer side of a plane through the point the
+ * particle may reach. Relative to x, so that a world far from the origin keeps the precision of
+ * the step's small numbers. */
+typedef struct pbd_contact_c {
+	uint32_t particle;
+	uint32_t collider; /* slot */
+	pbd_vec3 n;
+	pbd_real offset;
+	pbd_vec3 vc;   /* velocity of the collider's surface at the contact, m/s */
+	pbd_real vn0;  /* normal velocity relative to the surface when the contact was found */
+	pbd_real dn;   /* normal correction accumulated over the iterations of the substep, m */
+	pbd_real pad_; /* keeps the record a whole number of reals */
+} pbd_contact_c;
+
+_Static_assert(sizeof(pbd_contact_c) == 2 * sizeof(uint32_t) + 10 * sizeof(pbd_real), "padding in pbd_contact_c");
+
+/* A rounded collider against a surface triangle (triangle_contact.c): the point sum_k b_k p_k
+ * of triangle t must keep dot(n, sum_k b_k q_k) >= offset. */
+typedef struct pbd_tri_contact {
+	pbd_real b[3];
+	pbd_vec3 n;
+	pbd_real offset;
+	uint32_t t;
+	uint32_t pad_; /* a whole number of doubles in the double build */
+} pbd_tri_contact;
+
+_Static_assert(sizeof(pbd_tri_contact) == 2 * sizeof(uint32_t) + 7 * sizeof(pbd_real), "padding in pbd_tri_contact");
+
+/* A corner of a collider near a surface triangle (triangle_contact.c's scratch): the shape's
+ * name for it, its local point and outward direction (pbd_corner_fn). */
+typedef struct pbd_corner_rec {
+	uint32_t index;
+	pbd_vec3 p, out;
+} pbd_corner_rec;
+
+/* An edge of a collider near a surface triangle (triangle_contact.c's scratch): the shape's name
+ * for it, its local end points and outward direction (pbd_edge_fn). */
+typedef struct pbd_edge_rec {
+	uint32_t index;
+	pbd_vec3 a, b, out;
+} pbd_edge_rec;
+
+/* After the substep's particle contacts: the triangle contacts (PBD_COLLISION_IN_SOLVER). */
+pbd_status pbd_triangle_contacts_find(pbd_world* w);
+/* One pass over them (every iteration). */
+void pbd_triangle_contacts_project(pbd_world* w);
+
+/* Advances kinematic colliders by one substep of h (their pose at the start of it is kept for
+ * the sweeps), then, in PBD_COLLISION_IN_SOLVER, finds the substep's contacts from x (start)
+ * and x + q (predicted). */
+pbd_status pbd_collide_begin_substep(pbd_world* w, pbd_real h);
+/* PBD_COLLISION_AFTER_SOLVER: the contacts of the finished positions, projected once. */
+pbd_status pbd_collide_after_iterations(pbd_world* w);
+/* One pass of the contact planes over q (every iteration in PBD_COLLISION_IN_SOLVER). */
+void pbd_collide_project_contacts(pbd_world* w);
+/* After friction: particles still deeper than the tolerance in a collider move out by its
+ * closest point (PBD_COLLISION_IN_SOLVER). */
+void pbd_collide_settle(pbd_world* w);
+/* After the iterations: Coulomb friction on the substep's tangential slip. */
+void pbd_collide_friction(pbd_world* w, pbd_real h);
+/* After the velocity update: restitution of fast approaches. */
+void pbd_collide_restitution(pbd_world* w, pbd_real h);
+/* After the step: the published contacts and the trigger events. */
+pbd_status pbd_collide_end_step(pbd_world* w);
+
+#endif

@@ -1,0 +1,528 @@
+/* The contact stage (docs/collision.md). Once per substep, every pair of a collider and a
+ * particle near it becomes at most one contact: a plane the particle must stay on the outer side
+ * of, found from where the particle started the substep (x) and where it is predicted (x + q):
+ *  - a particle that started outside the margin and whose path crosses into it is caught by the
+ *    shape's sweep: the plane is the surface's tangent plane where the path first touches, moved
+ *    out by the margin. Nothing tunnels, and the push-out never goes through the shape (a
+ *    radial push from a predicted point past the centre of a ball would);
+ *  - otherwise a particle predicted within the margin plus its substep motion gets the tangent
+ *    plane at its closest surface point (a speculative contact when it is still outside: it acts
+ *    only if the constraints push the particle in).
+ * The sweep runs in the collider's frame, from x in the frame at the start of the substep to
+ * x + q in the frame at its end, so a moving collider sweeps through particles too. The iterations
+ * then push particles out of the planes; friction (Macklin et al. 2014) acts on the tangential
+ * slip once the iterations are done, and restitution on the normal velocity after the velocity
+ * update. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collision/collide.h"
+#include "collision/self_collision.h"
+
+static bool grow_to(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t need) {
+	if (need <= *cap) return true;
+	uint32_t c = *cap ? *cap : 64;
+	while (c < need) c = c > UINT32_MAX / 2 ? need : 2 * c;
+	if (!pbd_grow(&w->mem, p, size, *cap, c)) return false;
+	*cap = c;
+	return true;
+}
+
+/* The world bounds of a collider over a substep (both poses), grown by `grow`; false when
+ * unbounded. */
+static bool world_bounds(const pbd_collider* c, pbd_real grow, pbd_vec3* lo, pbd_vec3* hi) {
+	const pbd_pose poses[2] = {c->pose0, c->def.pose};
+	return pbd_collider_world_box(c, poses, 2, grow, lo, hi);
+}
+
+static bool segment_misses(pbd_vec3 a, pbd_vec3 b, pbd_vec3 lo, pbd_vec3 hi) {
+	return PBD_FMAX(a.x, b.x) < lo.x || PBD_FMIN(a.x, b.x) > hi.x || PBD_FMAX(a.y, b.y) < lo.y ||
+	       PBD_FMIN(a.y, b.y) > hi.y || PBD_FMAX(a.z, b.z) < lo.z || PBD_FMIN(a.z, b.z) > hi.z;
+}
+
+/* Kinematic motion over one substep: x += v h, and q <- dq q with dq the rotation by the angle
+ * |w| h about w, exact for any angle. In double: |w| from w scaled by its largest component,
+ * the half angle reduced modulo 2 pi before its sine and cosine (the bounds on kinematic
+ * velocities, PBD_MAX_KINEMATIC_ANGULAR_SPEED and PBD_MAX_DT, keep it finite), so that no square
+ * overflows and the quaternion stays a unit one whatever the speed. */
+static void advance(pbd_collider* c, pbd_real h) {
+	c->pose0 = c->def.pose;
+	if (c->def.kind != PBD_ACTOR_KINEMATIC) return;
+	pbd_pose* p = &c->def.pose;
+	p->position = pbd_v3_add(p->position, pbd_v3_scale(c->def.velocity, h));
+	const pbd_vec3 om = c->def.angular_velocity;
+	const double m = fmax(fabs((double)om.x), fmax(fabs((double)om.y), fabs((double)om.z)));
+	if (!(m > 0)) return;
+	const double u[3] = {(double)om.x / m, (double)om.y / m, (double)om.z / m};
+	const double n = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]); /* in [1, sqrt 3] */
+	const double two_pi = 6.283185307179586476925;
+	const double half = fmod(0.5 * m * n * (double)h, two_pi);
+	const double s = sin(half) / n, co = cos(half);
+	const double a[4] = {u[0] * s, u[1] * s, u[2] * s, co};
+	const double b[4] = {(double)p->rotation.x, (double)p->rotation.y, (double)p->rotation.z, (double)p->rotation.w};
+	/* a b, the Hamilton product (vector part first, scalar last) */
+	const double r[4] = {
+	    a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1], a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+	    a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3], a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]};
+	const double len = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3]);
+	p->rotation =
+	    (pbd_quat){(pbd_real)(r[0] / len), (pbd_real)(r[1] / len), (pbd_real)(r[2] / len), (pbd_real)(r[3] / len)};
+}
+
+static bool reserve_contacts(pbd_world* w, uint32_t need) {
+	if (need <= w->cap_con) return true;
+	uint32_t cap = w->cap_con ? w->cap_con : 256;
+	while (cap < need) cap = cap > UINT32_MAX / 2 ? need : 2 * cap;
+	if (!pbd_grow(&w->mem, (void**)&w->con, sizeof *w->con, w->cap_con, cap)) return false;
+	w->cap_con = cap;
+	return true;
+}
+
+/* The contacts of one collider with particles [first, end). `sweep` false: closest points only
+ * (the after-solver mode, which moves the finished positions out once, as Games103 lab 2 does).
+ * lo, hi: the collider's box over the substep (both poses), when bounded; a particle's path is
+ * tested against it as a whole. */
+static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, uint32_t end, bool bounded, pbd_vec3 lo,
+                     pbd_vec3 hi) {
+	const pbd_collider* c = &w->colliders[slot];
+	const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
+	const pbd_real collider_margin = c->def.margin;
+	const pbd_pose p0 = c->pose0, p1 = c->def.pose;
+	for (uint32_t i = first; i < end; ++i) {
+		if (w->w[i] <= 0 || !(w->cmask[i] & c->def.category)) continue;
+		const pbd_vec3 xi = w->x[i], pi = pbd_v3_add(xi, w->q[i]);
+		/* A particle gone non-finite in this step has no contact: the step will undo it, and a
+		 * shape's queries have no answer for a NaN. */
+		if (!pbd_v3_is_finite(pi) || (bounded && segment_misses(xi, pi, lo, hi))) continue;
+		/* A particle with a thickness keeps its radius off the surface too. */
+		const pbd_real margin = collider_margin + w->radius[i];
+		const pbd_vec3 a = pbd_pose_apply_inverse(p0, xi), b = pbd_pose_apply_inverse(p1, pi);
+		pbd_vec3 n, target;
+		pbd_real t;
+		/* Where it starts counts only when the path is swept (the after-solver mode looks at
+		 * the finished position alone). */
+		pbd_vec3 na = pbd_v3(0, 1, 0);
+		const pbd_real da = sweep ? ops->distance(&c->def, a, &na) : 0;
+		const pbd_vec3 move = pbd_v3_sub(b, a);
+		/* The distance changes by at most the length of the path (it is 1-Lipschitz), so a
+		 * particle farther than that from the margin can neither be swept into it nor end in
+		 * reach of it: no sweep and no second distance for the particles around a collider that
+		 * do not come near its surface. */
+		const pbd_real path = pbd_v3_length(move);
+		if (sweep && da - margin > 2 * path + 2 * PBD_CONTACT_TOLERANCE) continue;
+		/* The sweep's radius: the margin, or for a particle that starts on the surface (within
+		 * rounding) a hair less than where it is, so that the path is still swept: on a
+		 * non-convex surface, sliding along the face it rests on can carry it into the next bump. */
+		const pbd_real swept = PBD_FMIN(margin, da - PBD_R(0.5) * PBD_CONTACT_TOLERANCE);
+		if (sweep && da > margin - PBD_CONTACT_TOLERANCE && ops->sweep(&c->def, a, b, swept, &t, &n)) {
+			/* The point it first touches, moved out to the margin along the normal there. */
+			target = pbd_v3_add(pbd_v3_add(a, pbd_v3_scale(move, t)), pbd_v3_scale(n, margin - swept));
+		} else if (sweep && PBD_FABS(da - margin) <= PBD_CONTACT_TOLERANCE && pbd_v3_dot(na, move) < 0) {
+			/* Started on the surface (within rounding) and heading in, where the sweep, which
+			 * needs a start outside, sees nothing: the tangent plane where it started, not the
+			 * nearest way out of where it is predicted, which may lie on the far side. */
+			n = na;
+			target = pbd_v3_add(a, pbd_v3_scale(na, margin - da));
+		} else {
+			const pbd_real db = ops->distance(&c->def, b, &n);
+			const pbd_real reach = sweep ? path + PBD_CONTACT_TOLERANCE : 0;
+			if (!(db < margin + reach)) continue;
+			target = pbd_v3_add(b, pbd_v3_scale(n, margin - db));
+		}
+		if (w->ncon == w->cap_con && !reserve_contacts(w, w->ncon + 1)) return false;
+		pbd_contact_c* k = &w->con[w->ncon++];
+		k->particle = i;
+		k->collider = slot;
+		k->n = pbd_quat_rotate(p1.rotation, n);
+		/* The target relative to x: the frame's offset from x first, exact for a particle near a
+		 * collider far from the origin. */
+		const pbd_vec3 arm = pbd_quat_rotate(p1.rotation, target);
+		k->offset = pbd_v3_dot(k->n, pbd_v3_add(pbd_v3_sub(p1.position, xi), arm));
+		k->vc = c->def.kind == PBD_ACTOR_KINEMATIC
+		            ? pbd_v3_add(c->def.velocity, pbd_v3_cross(c->def.angular_velocity, arm))
+		            : pbd_v3(0, 0, 0);
+		k->vn0 = pbd_v3_dot(k->n, pbd_v3_sub(w->v[i], k->vc));
+		k->dn = 0;
+		k->pad_ = 0;
+	}
+	return true;
+}
+
+/* ---- broad phase ---------------------------------------------------------------------------
+ * Particles go in chunks of PBD_CHUNK consecutive indices (a mesh numbers its neighbours close
+ * together, so a chunk is a small patch), each with the box of its particles' paths x -> x + q.
+ * Boxes of bounded colliders and of chunks are sorted by their low x and swept (sort and sweep):
+ * each box meets the boxes of the other kind whose x intervals overlap its own, then y and z are
+ * compared. Unbounded colliders (planes) meet every chunk. The (collider, chunk) pairs are sorted
+ * so that contacts come out by collider, then particle, as without the broad phase. */
+
+#define PBD_CHUNK 64u
+
+static bool boxes_overlap(const pbd_box3* a, const pbd_box3* b) {
+	return a->lo.x <= b->hi.x && b->lo.x <= a->hi.x && a->lo.y <= b->hi.y && b->lo.y <= a->hi.y && a->lo.z <= b->hi.z &&
+	       b->lo.z <= a->hi.z;
+}
+
+/* Insertion sort of indices by the low x of their boxes: the order barely changes from one
+ * substep to the next, so this is close to linear, and it is stable, hence deterministic. */
+static void sort_by_low_x(uint32_t* idx, uint32_t n, const pbd_box3* box) {
+	for (uint32_t i = 1; i < n; ++i) {
+		const uint32_t v = idx[i];
+		const pbd_real key = box[v].lo.x;
+		uint32_t j = i;
+		for (; j > 0 && box[idx[j - 1]].lo.x > key; --j) idx[j] = idx[j - 1];
+		idx[j] = v;
+	}
+}
+
+static int pair_cmp(const void* a, const void* b) {
+	const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool broad_phase(pbd_world* w, uint32_t* npairs) {
+	pbd_broad* bp = &w->broad;
+	const uint32_t nchunk = (w->np + PBD_CHUNK - 1) / PBD_CHUNK;
+	if (!grow_to(w, (void**)&bp->chunk, sizeof *bp->chunk, &bp->cap_chunk, nchunk) ||
+	    !grow_to(w, (void**)&bp->chunk_order, sizeof *bp->chunk_order, &bp->cap_chunk_order, nchunk) ||
+	    !grow_to(w, (void**)&bp->collider_order, sizeof *bp->collider_order, &bp->cap_collider_order, w->nc) ||
+	    !grow_to(w, (void**)&bp->bounded_of, sizeof *bp->bounded_of, &bp->cap_bounded, w->nc) ||
+	    !grow_to(w, (void**)&bp->collider, sizeof *bp->collider, &bp->cap_collider, w->nc))
+		return false;
+	const pbd_real grow = w->pcol->max_radius;
+	uint32_t nk = 0;
+	for (uint32_t k = 0; k < nchunk; ++k) {
+		pbd_box3 b = {{PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX}, {-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX}};
+		const uint32_t end = (k + 1) * PBD_CHUNK < w->np ? (k + 1) * PBD_CHUNK : w->np;
+		bool any = false;
+		for (uint32_t i = k * PBD_CHUNK; i < end; ++i) {
+			if (w->w[i] <= 0) continue;
+			const pbd_vec3 a = w->x[i], p = pbd_v3_add(a, w->q[i]);
+			b.lo = pbd_v3(PBD_FMIN(b.lo.x, PBD_FMIN(a.x, p.x)), PBD_FMIN(b.lo.y, PBD_FMIN(a.y, p.y)),
+			              PBD_FMIN(b.lo.z, PBD_FMIN(a.z, p.z)));
+			b.hi = pbd_v3(PBD_FMAX(b.hi.x, PBD_FMAX(a.x, p.x)), PBD_FMAX(b.hi.y, PBD_FMAX(a.y, p.y)),
+			              PBD_FMAX(b.hi.z, PBD_FMAX(a.z, p.z)));
+			any = true;
+		}
+		if (!any) continue;
+		b.lo = pbd_v3(b.lo.x - grow, b.lo.y - grow, b.lo.z - grow);
+		b.hi = pbd_v3(b.hi.x + grow, b.hi.y + grow, b.hi.z + grow);
+		bp->chunk[k] = b;
+		bp->chunk_order[nk++] = k;
+	}
+	uint32_t nb = 0, n = 0;
+	for (uint32_t s = 0; s < w->nc; ++s) {
+		const pbd_collider* c = &w->colliders[s];
+		if (!c->alive || c->def.trigger) continue;
+		bp->bounded_of[s] =
+		    world_bounds(c, c->def.margin + PBD_CONTACT_TOLERANCE, &bp->collider[s].lo, &bp->collider[s].hi);
+		if (bp->bounded_of[s]) {
+			bp->collider_order[nb++] = s;
+			continue;
+		}
+		for (uint32_t k = 0; k < nk; ++k) { /* unbounded: every chunk */
+			if (!grow_to(w, (void**)&bp->pairs, sizeof *bp->pairs, &bp->cap_pairs, n + 1)) return false;
+			bp->pairs[n++] = (uint64_t)s << 32 | bp->chunk_order[k];
+		}
+	}
+	if (bp->brute_force) {
+		for (uint32_t a = 0; a < nb; ++a)
+			for (uint32_t k = 0; k < nk; ++k) {
+				const uint32_t sa = bp->collider_order[a], kk = bp->chunk_order[k];
+				if (!grow_to(w, (void**)&bp->pairs, sizeof *bp->pairs, &bp->cap_pairs, n + 1)) return false;
+				bp->pairs[n++] = (uint64_t)sa << 32 | kk;
+			}
+		if (n > 1) qsort(bp->pairs, n, sizeof *bp->pairs, pair_cmp);
+		*npairs = n;
+		return true;
+	}
+	sort_by_low_x(bp->collider_order, nb, bp->collider);
+	sort_by_low_x(bp->chunk_order, nk, bp->chunk);
+	uint32_t i = 0, j = 0;
+	while (i < nb && j < nk) {
+		const uint32_t s = bp->collider_order[i], k = bp->chunk_order[j];
+		if (bp->collider[s].lo.x <= bp->chunk[k].lo.x) {
+			for (uint32_t m = j; m < nk && bp->chunk[bp->chunk_order[m]].lo.x <= bp->collider[s].hi.x; ++m) {
+				const uint32_t km = bp->chunk_order[m];
+				if (!boxes_overlap(&bp->collider[s], &bp->chunk[km])) continue;
+				if (!grow_to(w, (void**)&bp->pairs, sizeof *bp->pairs, &bp->cap_pairs, n + 1)) return false;
+				bp->pairs[n++] = (uint64_t)s << 32 | km;
+			}
+			++i;
+		} else {
+			for (uint32_t m = i; m < nb && bp->collider[bp->collider_order[m]].lo.x <= bp->chunk[k].hi.x; ++m) {
+				const uint32_t sm = bp->collider_order[m];
+				if (!boxes_overlap(&bp->collider[sm], &bp->chunk[k])) continue;
+				if (!grow_to(w, (void**)&bp->pairs, sizeof *bp->pairs, &bp->cap_pairs, n + 1)) return false;
+				bp->pairs[n++] = (uint64_t)sm << 32 | k;
+			}
+			++j;
+		}
+	}
+	if (n > 1) qsort(bp->pairs, n, sizeof *bp->pairs, pair_cmp);
+	*npairs = n;
+	return true;
+}
+
+static pbd_status find_contacts(pbd_world* w, bool sweep) {
+	w->ncon = 0;
+	uint32_t npairs = 0;
+	if (!broad_phase(w, &npairs))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the broad phase");
+	const pbd_broad* bp = &w->broad;
+	for (uint32_t k = 0; k < npairs; ++k) {
+		const uint32_t s = (uint32_t)(bp->pairs[k] >> 32), chunk = (uint32_t)bp->pairs[k];
+		const uint32_t first = chunk * PBD_CHUNK, end = first + PBD_CHUNK < w->np ? first + PBD_CHUNK : w->np;
+		const pbd_box3 box = bp->collider[s];
+		/* The particles' own test uses the collider's box grown by the largest radius. */
+		const pbd_real r = w->pcol->max_radius;
+		const pbd_vec3 lo = pbd_v3(box.lo.x - r, box.lo.y - r, box.lo.z - r),
+		               hi = pbd_v3(box.hi.x + r, box.hi.y + r, box.hi.z + r);
+		if (!find_for(w, s, sweep, first, end, bp->bounded_of[s], lo, hi))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u contacts", w->ncon + 1);
+	}
+	return PBD_OK;
+}
+
+pbd_status pbd_collide_begin_substep(pbd_world* w, pbd_real h) {
+	for (uint32_t s = 0; s < w->nc; ++s)
+		if (w->colliders[s].alive) advance(&w->colliders[s], h);
+	w->ncon = 0;
+	/* a torn substep (pbd_collision_torn) has no contacts */
+	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->pcol->torn) return PBD_OK;
+	return find_contacts(w, true);
+}
+
+pbd_status pbd_collide_after_iterations(pbd_world* w) {
+	if (w->def.collision_mode != PBD_COLLISION_AFTER_SOLVER || w->pcol->torn) return PBD_OK;
+	const pbd_status st = find_contacts(w, false);
+	pbd_collide_project_contacts(w);
+	return st;
+}
+
+void pbd_collide_project_contacts(pbd_world* w) {
+	pbd_vec3* restrict q = w->q;
+	pbd_contact_c* restrict con = w->con;
+	for (uint32_t k = 0, n = w->ncon; k < n; ++k) {
+		pbd_contact_c* c = &con[k];
+		const pbd_real depth = c->offset - pbd_v3_dot(c->n, q[c->particle]);
+		if (!(depth > 0)) continue;
+		q[c->particle] = pbd_v3_add(q[c->particle], pbd_v3_scale(c->n, depth));
+		c->dn += depth;
+	}
+}
+
+/* The last word of the substep, after the iterations and friction: a particle that a contact
+ * plane let into its collider anyway (a plane is one face of a shape; on a non-convex surface the
+ * constraints can slide a particle along it into the next bump) moves out by its closest point.
+ * Only deeper than the tolerance, so that resting contacts keep the planes' exact, energy-free
+ * answer. */
+void pbd_collide_settle(pbd_world* w) {
+	pbd_vec3* restrict q = w->q;
+	for (uint32_t k = 0; k < w->ncon; ++k) {
+		const pbd_contact_c* c = &w->con[k];
+		const pbd_collider* col = &w->colliders[c->collider];
+		const uint32_t i = c->particle;
+		const pbd_real margin = col->def.margin + w->radius[i];
+		const pbd_vec3 local = pbd_pose_apply_inverse(col->def.pose, pbd_v3_add(w->x[i], q[i]));
+		pbd_vec3 n;
+		const pbd_real d = pbd_shape_ops_of(col->def.type)->distance(&col->def, local, &n);
+		if (!(d < margin - PBD_CONTACT_TOLERANCE)) continue;
+		q[i] = pbd_v3_add(q[i], pbd_v3_scale(pbd_quat_rotate(col->def.pose.rotation, n), margin - d));
+	}
+}
+
+/* Coulomb friction on the substep's slip relative to the surface, s = (q - vc h) less its
+ * normal part, bounded by the normal correction dn the contact made: below static_friction dn
+ * the particle sticks (s is undone); above, s shrinks by kinetic_friction dn. A particle sliding
+ * on a floor with dn = g h^2 per substep thus slows by mu_k g, Coulomb's law. */
+void pbd_collide_friction(pbd_world* w, pbd_real h) {
+	pbd_vec3* restrict q = w->q;
+	for (uint32_t k = 0; k < w->ncon; ++k) {
+		const pbd_contact_c* c = &w->con[k];
+		if (!(c->dn > 0)) continue;
+		const pbd_collider_def* d = &w->colliders[c->collider].def;
+		if (!(d->static_friction > 0)) continue;
+		const pbd_vec3 slip = pbd_v3_sub(q[c->particle], pbd_v3_scale(c->vc, h));
+		const pbd_vec3 tan = pbd_v3_sub(slip, pbd_v3_scale(c->n, pbd_v3_dot(c->n, slip)));
+		const pbd_real len = pbd_v3_length(tan);
+		if (!(len > 0)) continue;
+		const pbd_real cut = len <= d->static_friction * c->dn ? 1 : PBD_FMIN(d->kinetic_friction * c->dn / len, 1);
+		q[c->particle] = pbd_v3_sub(q[c->particle], pbd_v3_scale(tan, cut));
+	}
+}
+
+/* A particle that hit the surface faster than 2 |g| h leaves with restitution times its
+ * approach speed along the normal; slower contacts keep what the projection left (zero), so a
+ * resting particle does not hop. */
+void pbd_collide_restitution(pbd_world* w, pbd_real h) {
+	const pbd_real slow = 2 * pbd_v3_length(w->def.gravity) * h;
+	for (uint32_t k = 0; k < w->ncon; ++k) {
+		const pbd_contact_c* c = &w->con[k];
+		const pbd_real e = w->colliders[c->collider].def.restitution;
+		if (!(c->dn > 0) || !(e > 0) || !(c->vn0 < -slow)) continue;
+		pbd_vec3* v = &w->v[c->particle];
+		const pbd_real vn = pbd_v3_dot(c->n, pbd_v3_sub(*v, c->vc));
+		*v = pbd_v3_add(*v, pbd_v3_scale(c->n, -e * c->vn0 - vn));
+	}
+}
+
+/* ---- after the step ----------------------------------------------------------------------- */
+
+/* The published contacts: those of the last substep that touch (within the margin plus a
+ * tolerance) or pushed, with the distance and closest point of the final position. */
+static bool publish_contacts(pbd_world* w) {
+	w->npub = 0;
+	if (!grow_to(w, (void**)&w->pub, sizeof *w->pub, &w->cap_pub, w->ncon)) return false;
+	for (uint32_t k = 0; k < w->ncon; ++k) {
+		const pbd_contact_c* c = &w->con[k];
+		const pbd_collider* col = &w->colliders[c->collider];
+		pbd_vec3 n;
+		const pbd_vec3 local = pbd_pose_apply_inverse(col->def.pose, w->x[c->particle]);
+		const pbd_real d = pbd_shape_ops_of(col->def.type)->distance(&col->def, local, &n);
+		if (!(c->dn > 0) && !(d <= col->def.margin + w->radius[c->particle] + PBD_CONTACT_TOLERANCE)) continue;
+		pbd_contact* out = &w->pub[w->npub++];
+		out->particle = c->particle;
+		out->collider_index1 = c->collider + 1;
+		out->point = pbd_pose_apply(col->def.pose, pbd_v3_sub(local, pbd_v3_scale(n, d)));
+		out->normal = pbd_quat_rotate(col->def.pose.rotation, n);
+		out->distance = d;
+		out->normal_correction = c->dn;
+	}
+	return true;
+}
+
+/* Trigger occupancy as sorted keys (slot << 32 | particle); events are the difference between
+ * the last step's keys and this one's. */
+/* The soft object a particle belongs to (its index in w->softs), or UINT32_MAX: the objects'
+ * particle ranges are disjoint and in increasing order. */
+static uint32_t object_of(const pbd_world* w, uint32_t particle) {
+	uint32_t lo = 0, hi = w->ns;
+	while (lo < hi) {
+		const uint32_t mid = lo + (hi - lo) / 2;
+		if (w->softs[mid].info.first_particle + w->softs[mid].info.particle_count <= particle)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < w->ns && w->softs[lo].alive && w->softs[lo].info.first_particle <= particle) return lo;
+	return UINT32_MAX;
+}
+
+/* The distinct (trigger slot, object) keys of a sorted occupancy list, sorted. */
+static bool object_keys(pbd_world* w, const uint64_t* list, uint32_t n, uint64_t** out, uint32_t* cap,
+                        uint32_t* count) {
+	*count = 0;
+	for (uint32_t k = 0; k < n; ++k) {
+		const uint32_t o = object_of(w, (uint32_t)list[k]);
+		if (o == UINT32_MAX) continue;
+		const uint64_t key = (list[k] >> 32) << 32 | o;
+		if (*count && (*out)[*count - 1] == key) continue;
+		if (!grow_to(w, (void**)out, sizeof **out, cap, *count + 1)) return false;
+		(*out)[(*count)++] = key;
+	}
+	return true;
+}
+
+/* An object entered a trigger when the first of its particles did, and left when the last did. */
+static bool object_events(pbd_world* w, uint32_t n_next) {
+	w->nobj_ev = 0;
+	uint32_t na, nb;
+	if (!object_keys(w, w->inside, w->ninside, &w->obj_prev, &w->cap_obj_prev, &na) ||
+	    !object_keys(w, w->inside_next, n_next, &w->obj_next, &w->cap_obj_next, &nb))
+		return false;
+	uint32_t a = 0, b = 0;
+	while (a < na || b < nb) {
+		const uint64_t ka = a < na ? w->obj_prev[a] : UINT64_MAX, kb = b < nb ? w->obj_next[b] : UINT64_MAX;
+		if (ka == kb) {
+			++a;
+			++b;
+			continue;
+		}
+		const bool entered = kb < ka;
+		const uint64_t key = entered ? kb : ka;
+		entered ? ++b : ++a;
+		if (!entered && !w->colliders[key >> 32].alive) continue;
+		if (!grow_to(w, (void**)&w->obj_events, sizeof *w->obj_events, &w->cap_obj_events, w->nobj_ev + 1))
+			return false;
+		const pbd_soft_rec* r = &w->softs[(uint32_t)key];
+		w->obj_events[w->nobj_ev++] =
+		    (pbd_trigger_object_event){(uint32_t)(key >> 32) + 1, {(uint32_t)key + 1, r->generation}, entered};
+	}
+	return true;
+}
+
+static bool update_triggers(pbd_world* w) {
+	w->nev = 0;
+	uint32_t n = 0;
+	for (uint32_t s = 0; s < w->nc; ++s) {
+		const pbd_collider* c = &w->colliders[s];
+		if (!c->alive || !c->def.trigger) continue;
+		const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
+		pbd_vec3 lo, hi;
+		const bool bounded = world_bounds(c, c->def.margin, &lo, &hi);
+		for (uint32_t i = 0; i < w->np; ++i) {
+			if (!(w->cmask[i] & c->def.category)) continue;
+			const pbd_vec3 xi = w->x[i];
+			if (bounded && segment_misses(xi, xi, lo, hi)) continue;
+			pbd_vec3 nrm;
+			if (!(ops->distance(&c->def, pbd_pose_apply_inverse(c->def.pose, xi), &nrm) <= c->def.margin)) continue;
+			if (!grow_to(w, (void**)&w->inside_next, sizeof *w->inside_next, &w->cap_inside_next, n + 1)) return false;
+			w->inside_next[n++] = (uint64_t)s << 32 | i;
+		}
+	}
+	/* Both lists are sorted: merge them. */
+	uint32_t a = 0, b = 0;
+	while (a < w->ninside || b < n) {
+		const uint64_t ka = a < w->ninside ? w->inside[a] : UINT64_MAX, kb = b < n ? w->inside_next[b] : UINT64_MAX;
+		if (ka == kb) {
+			++a;
+			++b;
+			continue;
+		}
+		const bool entered = kb < ka;
+		const uint64_t key = entered ? kb : ka;
+		entered ? ++b : ++a;
+		/* A trigger destroyed since the last step reports nothing more. */
+		if (!entered && !w->colliders[key >> 32].alive) continue;
+		if (!grow_to(w, (void**)&w->events, sizeof *w->events, &w->cap_events, w->nev + 1)) return false;
+		w->events[w->nev++] = (pbd_trigger_event){(uint32_t)(key >> 32) + 1, (uint32_t)key, entered};
+	}
+	if (!object_events(w, n)) return false;
+	uint64_t* t = w->inside;
+	const uint32_t tc = w->cap_inside;
+	w->inside = w->inside_next;
+	w->cap_inside = w->cap_inside_next;
+	w->ninside = n;
+	w->inside_next = t;
+	w->cap_inside_next = tc;
+	return true;
+}
+
+pbd_status pbd_collide_end_step(pbd_world* w) {
+	if (!publish_contacts(w) || !update_triggers(w))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory publishing contacts");
+	return PBD_OK;
+}
+
+uint32_t pbd_world_get_contacts(const pbd_world* w, pbd_contact* out, uint32_t capacity) {
+	if (!w) return 0;
+	if (out)
+		for (uint32_t k = 0; k < w->npub && k < capacity; ++k) out[k] = w->pub[k];
+	return w->npub;
+}
+
+uint32_t pbd_world_get_trigger_events(const pbd_world* w, pbd_trigger_event* out, uint32_t capacity) {
+	if (!w) return 0;
+	if (out)
+		for (uint32_t k = 0; k < w->nev && k < capacity; ++k) out[k] = w->events[k];
+	return w->nev;
+}
+
+uint32_t pbd_world_get_trigger_object_events(const pbd_world* w, pbd_trigger_object_event* out, uint32_t capacity) {
+	if (!w) return 0;
+	if (out)
+		for (uint32_t k = 0; k < w->nobj_ev && k < capacity; ++k) out[k] = w->obj_events[k];
+	return w->nobj_ev;
+}

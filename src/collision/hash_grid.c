@@ -1,0 +1,104 @@
+/* The spatial hash (hash_grid.h). */
+#include <math.h>
+#include <string.h>
+
+#include "collision/hash_grid.h"
+
+bool pbd_hash_grid_reserve(pbd_hash_grid* g, pbd_alloc_ctx* mem, uint32_t points) {
+	const uint32_t need_slots = 2 * (points ? points : 1) + 1;
+	if (need_slots > g->cap_slots) {
+		if (!pbd_grow(mem, (void**)&g->start, sizeof *g->start, g->cap_slots, need_slots)) return false;
+		g->cap_slots = need_slots;
+	}
+	if (points > g->cap_points) {
+		if (!pbd_grow(mem, (void**)&g->entry, sizeof *g->entry, g->cap_points, points)) return false;
+		g->cap_points = points;
+	}
+	return true;
+}
+
+void pbd_hash_grid_free(pbd_hash_grid* g, pbd_alloc_ctx* mem) {
+	pbd_free(mem, g->start, (size_t)g->cap_slots * sizeof *g->start);
+	pbd_free(mem, g->entry, (size_t)g->cap_points * sizeof *g->entry);
+	memset(g, 0, sizeof *g);
+}
+
+static uint32_t slot_of(const pbd_hash_grid* g, pbd_vec3 p) {
+	return pbd_hash_grid_slot(g, pbd_hash_grid_coord(g, p.x), pbd_hash_grid_coord(g, p.y), pbd_hash_grid_coord(g, p.z));
+}
+
+void pbd_hash_grid_build(pbd_hash_grid* g, const pbd_vec3* points, const pbd_real* radius, uint32_t n, pbd_real cell) {
+	g->cell = cell;
+	g->inv_cell = 1 / cell;
+	g->slots = 2 * (n ? n : 1);
+	memset(g->start, 0, ((size_t)g->slots + 1) * sizeof *g->start);
+	/* Count per slot, prefix-sum to the end of each slot's run, then place each point by
+	 * decrementing its slot's end: start[s] ends at the run's first entry. */
+	for (uint32_t i = 0; i < n; ++i)
+		if (!radius || radius[i] > 0) g->start[slot_of(g, points[i])]++;
+	uint32_t sum = 0;
+	for (uint32_t s = 0; s < g->slots; ++s) {
+		sum += g->start[s];
+		g->start[s] = sum;
+	}
+	g->start[g->slots] = sum;
+	/* Backwards, so that each slot's entries end up in increasing index order: the pairs a
+	 * query finds come out in the same order on every run. */
+	for (uint32_t i = n; i-- > 0;)
+		if (!radius || radius[i] > 0) g->entry[--g->start[slot_of(g, points[i])]] = i;
+}
+
+uint32_t pbd_hash_grid_box_slots(const pbd_hash_grid* g, pbd_box3 b, uint32_t* out) {
+	int64_t lo[3] = {pbd_hash_grid_coord(g, b.lo.x), pbd_hash_grid_coord(g, b.lo.y), pbd_hash_grid_coord(g, b.lo.z)};
+	int64_t hi[3] = {pbd_hash_grid_coord(g, b.hi.x), pbd_hash_grid_coord(g, b.hi.y), pbd_hash_grid_coord(g, b.hi.z)};
+	for (int a = 0; a < 3; ++a)
+		if (hi[a] - lo[a] > 3) {
+			const int64_t mid = lo[a] + (hi[a] - lo[a]) / 2;
+			lo[a] = mid - 1;
+			hi[a] = mid + 2;
+		}
+	uint32_t n = 0;
+	for (int64_t z = lo[2]; z <= hi[2]; ++z)
+		for (int64_t y = lo[1]; y <= hi[1]; ++y)
+			for (int64_t x = lo[0]; x <= hi[0] && n < PBD_HASH_GRID_MAX_CELLS; ++x) {
+				const uint32_t s = pbd_hash_grid_slot(g, x, y, z);
+				bool dup = false;
+				for (uint32_t k = 0; k < n && !dup; ++k) dup = out[k] == s;
+				if (!dup) out[n++] = s;
+			}
+	return n;
+}
+
+bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, const pbd_box3* box, uint32_t n, pbd_real cell) {
+	uint32_t used = 0;
+	for (uint32_t k = 0; k < n; ++k) used += box[k].lo.x <= box[k].hi.x;
+	g->cell = cell;
+	g->inv_cell = 1 / cell;
+	g->slots = 2 * (used ? used : 1);
+	if (!pbd_grow_to(mem, (void**)&g->start, sizeof *g->start, &g->cap_slots, g->slots + 1)) return false;
+	memset(g->start, 0, ((size_t)g->slots + 1) * sizeof *g->start);
+	uint32_t slots[PBD_HASH_GRID_MAX_CELLS];
+	/* Two passes: count the entries per slot, then place them (backwards, as pbd_hash_grid_build). */
+	for (int pass = 0; pass < 2; ++pass) {
+		if (pass == 1) {
+			uint32_t sum = 0;
+			for (uint32_t s = 0; s < g->slots; ++s) {
+				sum += g->start[s];
+				g->start[s] = sum;
+			}
+			g->start[g->slots] = sum;
+			if (!pbd_grow_to(mem, (void**)&g->entry, sizeof *g->entry, &g->cap_points, sum)) return false;
+		}
+		for (uint32_t k = n; k-- > 0;) {
+			if (!(box[k].lo.x <= box[k].hi.x)) continue;
+			const uint32_t m = pbd_hash_grid_box_slots(g, box[k], slots);
+			for (uint32_t j = 0; j < m; ++j) {
+				if (pass == 0)
+					g->start[slots[j]]++;
+				else
+					g->entry[--g->start[slots[j]]] = k;
+			}
+		}
+	}
+	return true;
+}

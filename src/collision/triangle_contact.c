@@ -1,0 +1,615 @@
+/* Rounded colliders (spheres and capsules) against the surface triangles of objects, so that a
+ * ball smaller than a cloth's spacing cannot slip between its vertices: the particle contacts
+ * of contact.c only see vertices. Once per substep, for each triangle near such a collider, the
+ * point of the triangle closest to the collider's core (the sphere's centre, the capsule's
+ * segment) is found with its barycentric weights b; when it lies off the triangle's vertices,
+ * within the collider's radius plus margin, while none of the vertices is, the triangle gets a
+ * contact: the point
+ * sum_k b_k p_k must stay on the outer side of the plane through core + (radius + margin) n,
+ * with n the direction from the core to the point. Each iteration projects it with the
+ * vertices' inverse masses weighted by b (the projection of a point interpolated from three
+ * particles, as in Bridson et al. 2002's cloth collisions), which keeps the momentum of the
+ * three.
+ *
+ * Shapes with corners (boxes, hulls, meshes, height fields) meet the triangles the same way at
+ * their corners, each a core of radius zero: a corner that pokes up under a coarse cloth between
+ * its vertices holds the face up. Where the corner lies over the inside of the face, the contact's
+ * normal is the face's, turned to the side the solid is not on (the corner's outward direction
+ * says which), so that a corner that got through the face in a substep is brought back, not
+ * pushed on; beside the face, the direction from the corner to the nearest point of an edge.
+ *
+ * Their sharp convex edges do the same along a segment, a core of radius zero like a capsule's:
+ * a table's edge under a cloth whose vertices hang on both sides of it, far from a corner. The
+ * closest pair of the segment and the triangle is found exactly (where the segment passes
+ * through, else ends against the triangle and the segment against its sides); apart, the
+ * direction between the two points, when it leaves the solid; through the face or touching it,
+ * the face's normal, on the side the edge's outward direction gives.
+ *
+ * Triangles go in chunks of PBD_TRI_CHUNK consecutive indices (a mesh numbers its neighbours
+ * close together), each with the box of its vertices; a collider looks only at the triangles of
+ * the chunks its box meets. */
+#include <string.h>
+
+#include "collision/collide.h"
+#include "collision/self_collision.h"
+#include "collision/shape_math.h"
+
+/* The core of a rounded shape in world coordinates at the collider's current pose: a point or a
+ * segment [c0, c1] and the radius around it. False for shapes without one. */
+static bool core_of(const pbd_collider* c, pbd_vec3* c0, pbd_vec3* c1, pbd_real* radius) {
+	const pbd_collider_def* d = &c->def;
+	if (d->type == PBD_SHAPE_SPHERE) {
+		*c0 = *c1 = pbd_pose_apply(d->pose, d->shape.sphere.center);
+		*radius = d->shape.sphere.radius;
+		return true;
+	}
+	if (d->type == PBD_SHAPE_CAPSULE) {
+		*c0 = pbd_pose_apply(d->pose, pbd_v3(0, -d->shape.capsule.half_height, 0));
+		*c1 = pbd_pose_apply(d->pose, pbd_v3(0, d->shape.capsule.half_height, 0));
+		*radius = d->shape.capsule.radius;
+		return true;
+	}
+	return false;
+}
+
+/* The closest points of segment [s0, s1] and triangle (a, b, c): alternating projections, which
+ * converge to the closest pair of two convex sets; a few rounds are plenty at contact range. */
+static pbd_vec3 closest_pair(pbd_vec3 s0, pbd_vec3 s1, pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, pbd_vec3* on_core,
+                             pbd_real bary[3]) {
+	pbd_vec3 core = pbd_v3_scale(pbd_v3_add(s0, s1), PBD_R(0.5));
+	pbd_vec3 q = pbd_closest_on_triangle(core, a, b, c, bary);
+	const bool segment = s0.x != s1.x || s0.y != s1.y || s0.z != s1.z;
+	for (int round = 0; segment && round < 8; ++round) {
+		core = pbd_v3_add(s0, pbd_v3_scale(pbd_v3_sub(s1, s0), pbd_closest_on_segment(q, s0, s1)));
+		q = pbd_closest_on_triangle(core, a, b, c, bary);
+	}
+	*on_core = core;
+	return q;
+}
+
+static bool push(pbd_world* w, const pbd_tri_contact* k) {
+	if (!pbd_grow_to(&w->mem, (void**)&w->tcon, sizeof *w->tcon, &w->cap_tc, w->ntc + 1)) return false;
+	w->tcon[w->ntc++] = *k;
+	return true;
+}
+
+#define PBD_TRI_CHUNK 16u
+
+/* Weights of a point off the vertices: above this, the vertex's own contact does the work. */
+#define VERTEX_WEIGHT PBD_R(0.999)
+
+/* The bounds of the search (PBD_COLLISION_MAX_CANDIDATES): what the current triangle examined,
+ * where its contacts start and whether it stopped at a bound; the most contacts of the search,
+ * and whether it reached them. */
+typedef struct tri_tally {
+	uint32_t examined, first;
+	bool capped;
+	uint32_t limit;
+	bool full;
+} tri_tally;
+
+/* One triangle in the frame of its first vertex's x (so that far from the origin the small
+ * numbers keep their precision): the predicted points, their box and the contact thickness of
+ * its vertices. */
+typedef struct tri_view {
+	uint32_t t;
+	const uint32_t* v;
+	pbd_vec3 o, p[3], lo, hi;
+	pbd_real radius; /* the largest radius of its vertices */
+	tri_tally* tally;
+} tri_view;
+
+/* Whether the triangle may examine one more of a shape's features: false, and marked, at a bound. */
+static bool examine(pbd_world* w, const tri_view* tv) {
+	tri_tally* k = tv->tally;
+	if (k->examined == PBD_COLLISION_MAX_CANDIDATES || w->ntc - k->first == PBD_COLLISION_MAX_CONTACTS) {
+		k->capped = true;
+		return false;
+	}
+	k->examined++;
+	return true;
+}
+
+/* Comparisons, not fmin/fmax: these run for every triangle near a collider, and the library
+ * calls cannot be inlined (their NaN rules); the coordinates here are finite. */
+static inline pbd_real lesser(pbd_real a, pbd_real b) { return b < a ? b : a; }
+static inline pbd_real greater(pbd_real a, pbd_real b) { return b > a ? b : a; }
+static inline pbd_vec3 v3_min(pbd_vec3 a, pbd_vec3 b) {
+	return pbd_v3(lesser(a.x, b.x), lesser(a.y, b.y), lesser(a.z, b.z));
+}
+static inline pbd_vec3 v3_max(pbd_vec3 a, pbd_vec3 b) {
+	return pbd_v3(greater(a.x, b.x), greater(a.y, b.y), greater(a.z, b.z));
+}
+
+/* Whether the box of the segment [r0, r1] grown by thick misses the triangle's box. */
+static bool box_far(pbd_vec3 r0, pbd_vec3 r1, pbd_real thick, const tri_view* tv) {
+	const pbd_vec3 lo = v3_min(r0, r1), hi = v3_max(r0, r1);
+	return lo.x - thick > tv->hi.x || hi.x + thick < tv->lo.x || lo.y - thick > tv->hi.y || hi.y + thick < tv->lo.y ||
+	       lo.z - thick > tv->hi.z || hi.z + thick < tv->lo.z;
+}
+
+/* Whether one of the triangle's vertices lies within `thick` of the core [r0, r1] (with a band
+ * of a tenth of the longest edge: vertices resting on the shape sit at `thick` give or take
+ * rounding, and a face between them is no gap). Where a vertex rests on the shape, its own
+ * contact holds the surface, and a face contact on top would only fight it over the sagitta of
+ * the face. */
+static bool vertex_touches(const tri_view* tv, pbd_vec3 r0, pbd_vec3 r1, pbd_real thick) {
+	pbd_real edge2 = 0;
+	for (int m = 0; m < 3; ++m) {
+		const pbd_vec3 e = pbd_v3_sub(tv->p[(m + 1) % 3], tv->p[m]);
+		edge2 = PBD_FMAX(edge2, pbd_v3_dot(e, e));
+	}
+	const pbd_real band = thick + PBD_CONTACT_TOLERANCE + PBD_R(0.1) * PBD_SQRT(edge2);
+	for (int m = 0; m < 3; ++m) {
+		const pbd_vec3 on = pbd_v3_add(r0, pbd_v3_scale(pbd_v3_sub(r1, r0), pbd_closest_on_segment(tv->p[m], r0, r1)));
+		const pbd_vec3 dv = pbd_v3_sub(tv->p[m], on);
+		if (pbd_v3_dot(dv, dv) < band * band) return true;
+	}
+	return false;
+}
+
+/* The contact of point b of the triangle with normal n: sum_k b_k (x_k + q_k) . n >=
+ * (core + thick n) . n, relative to x of each vertex. */
+static bool add_contact(pbd_world* w, const tri_view* tv, const pbd_real b[3], pbd_vec3 n, pbd_vec3 core,
+                        pbd_real thick) {
+	pbd_tri_contact k;
+	k.t = tv->t;
+	k.pad_ = 0;
+	k.b[0] = b[0], k.b[1] = b[1], k.b[2] = b[2];
+	k.n = n;
+	pbd_real base = 0;
+	for (int m = 0; m < 3; ++m) base += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
+	k.offset = pbd_v3_dot(n, core) + thick - base;
+	if (w->ntc == tv->tally->limit) {
+		tv->tally->full = true;
+		return true;
+	}
+	return push(w, &k);
+}
+
+/* A rounded collider's core [c0, c1] of the given radius against the triangle. */
+static bool rounded_contact(pbd_world* w, const pbd_collider* c, const tri_view* tv, pbd_vec3 c0, pbd_vec3 c1,
+                            pbd_real radius) {
+	const pbd_vec3 r0 = pbd_v3_sub(c0, tv->o), r1 = pbd_v3_sub(c1, tv->o);
+	const pbd_real thick = tv->radius + c->def.margin + radius;
+	if (box_far(r0, r1, thick, tv) || vertex_touches(tv, r0, r1, thick)) return true;
+	pbd_real b[3];
+	pbd_vec3 core;
+	const pbd_vec3 q = closest_pair(r0, r1, tv->p[0], tv->p[1], tv->p[2], &core, b);
+	if (b[0] > VERTEX_WEIGHT || b[1] > VERTEX_WEIGHT || b[2] > VERTEX_WEIGHT) return true;
+	const pbd_vec3 d = pbd_v3_sub(q, core);
+	const pbd_real len = pbd_v3_length(d);
+	if (!(len < thick)) return true;
+	/* A triangle through the core has no direction out; its own normal, toward where the
+	 * triangle's vertices were at the start of the substep, is the best guess. */
+	pbd_vec3 n;
+	if (len > PBD_EPSILON_LENGTH) {
+		n = pbd_v3_scale(d, 1 / len);
+	} else {
+		pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(tv->p[1], tv->p[0]), pbd_v3_sub(tv->p[2], tv->p[0]));
+		const pbd_real fl = pbd_v3_length(fn);
+		n = fl > 0 ? pbd_v3_scale(fn, 1 / fl) : pbd_v3(0, 1, 0);
+	}
+	return add_contact(w, tv, b, n, core, thick);
+}
+
+/* The contact of a feature of a shape at `core` (a corner, or a point of an edge) that lies over
+ * the inside of the triangle's face at q, or on it: the face's normal, on the side away from
+ * the solid (`out`, unit or zero), so that a feature that got through the face within a substep
+ * is brought back, not pushed on. */
+static bool face_contact(pbd_world* w, const tri_view* tv, const pbd_real b[3], pbd_vec3 q, pbd_vec3 core, pbd_vec3 out,
+                         pbd_real thick) {
+	const pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(tv->p[1], tv->p[0]), pbd_v3_sub(tv->p[2], tv->p[0]));
+	const pbd_real fl = pbd_v3_length(fn);
+	if (!(fl > 0)) return true;
+	pbd_vec3 n = pbd_v3_scale(fn, 1 / fl);
+	/* The feature's height over the face where the substep started. */
+	pbd_real h0 = -pbd_v3_dot(n, core);
+	for (int m = 0; m < 3; ++m) h0 += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
+	const pbd_real s = pbd_v3_dot(n, out);
+	if (PBD_FABS(s) < PBD_R(0.2)) {
+		/* A face seen edge on from the feature (or a shape without an inside): the side the
+		 * feature was on when the substep started, when that is clear. */
+		if (!(PBD_FABS(h0) > PBD_R(0.5) * thick)) return true;
+	}
+	if (PBD_FABS(s) < PBD_R(0.2) ? h0 < 0 : s < 0) n = pbd_v3_scale(n, -1), h0 = -h0;
+	/* A feature that was already deeper than the thickness behind the face when the substep
+	 * started did not come through it now: the face lies behind it, over the solid (a corner on
+	 * the far side of a box from the cloth), and other features hold it. */
+	if (!(h0 > -thick) || !(pbd_v3_dot(n, pbd_v3_sub(q, core)) < thick)) return true;
+	return add_contact(w, tv, b, n, core, thick);
+}
+
+/* A corner of a shape, at `corner` (in the triangle's frame) with the outward direction `out`
+ * (unit, or zero when the shape does not know one), against the triangle. */
+static bool corner_contact(pbd_world* w, const tri_view* tv, pbd_vec3 corner, pbd_vec3 out, pbd_real thick) {
+	if (vertex_touches(tv, corner, corner, thick)) return true;
+	pbd_real b[3];
+	const pbd_vec3 q = pbd_closest_on_triangle(corner, tv->p[0], tv->p[1], tv->p[2], b);
+	if (b[0] > VERTEX_WEIGHT || b[1] > VERTEX_WEIGHT || b[2] > VERTEX_WEIGHT) return true;
+	if (b[0] > 0 && b[1] > 0 && b[2] > 0) return face_contact(w, tv, b, q, corner, out, thick);
+	/* Beside the face: the distance to its edge, as for a ball of radius zero. */
+	const pbd_vec3 d = pbd_v3_sub(q, corner);
+	const pbd_real len = pbd_v3_length(d);
+	if (!(len < thick) || !(len > PBD_EPSILON_LENGTH)) return true;
+	return add_contact(w, tv, b, pbd_v3_scale(d, 1 / len), corner, thick);
+}
+
+/* The closest points of segments [p0, p1] and [q0, q1], as parameters s on the first and t on the
+ * second. Parallel segments have a whole stretch of closest pairs; the middle of the stretch is
+ * taken, so that a segment lying along another does not read as meeting it at an end. */
+static void segments_closest(pbd_vec3 p0, pbd_vec3 p1, pbd_vec3 q0, pbd_vec3 q1, pbd_real* s, pbd_real* t) {
+	const pbd_vec3 d1 = pbd_v3_sub(p1, p0), d2 = pbd_v3_sub(q1, q0), r = pbd_v3_sub(p0, q0);
+	const pbd_real a = pbd_v3_dot(d1, d1), e = pbd_v3_dot(d2, d2), f = pbd_v3_dot(d2, r);
+	if (!(a > 0)) {
+		*s = 0;
+		*t = pbd_closest_on_segment(p0, q0, q1);
+		return;
+	}
+	if (!(e > 0)) {
+		*t = 0;
+		*s = pbd_closest_on_segment(q0, p0, p1);
+		return;
+	}
+	const pbd_real b = pbd_v3_dot(d1, d2), c = pbd_v3_dot(d1, r), denom = a * e - b * b;
+	pbd_real u;
+	if (denom > PBD_R(1e-6) * a * e) {
+		u = lesser(greater((b * f - c * e) / denom, 0), 1);
+	} else {
+		/* The overlap of the second segment's projection onto the first, and its middle. */
+		const pbd_real u0 = pbd_closest_on_segment(q0, p0, p1), u1 = pbd_closest_on_segment(q1, p0, p1);
+		u = PBD_R(0.5) * (u0 + u1);
+	}
+	pbd_real v = (b * u + f) / e;
+	if (v < 0) {
+		v = 0;
+		u = lesser(greater(-c / a, 0), 1);
+	} else if (v > 1) {
+		v = 1;
+		u = lesser(greater((b - c) / a, 0), 1);
+	}
+	*s = u, *t = v;
+}
+
+/* The closest pair of segment [e0, e1] and the triangle p[3], exactly: the point where the
+ * segment passes through the triangle, else the nearest of its ends against the triangle and of
+ * the segment against the triangle's three sides. Gives the triangle's point in *q_out with its
+ * weights and, in *u, the parameter of the segment's point; false when no candidate has a finite
+ * distance (coordinates that overflowed), and then nothing is written. */
+static bool segment_triangle(pbd_vec3 e0, pbd_vec3 e1, const pbd_vec3 p[3], pbd_vec3* q_out, pbd_real* u,
+                             pbd_real bary[3]) {
+	const pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(p[1], p[0]), pbd_v3_sub(p[2], p[0]));
+	const pbd_real h0 = pbd_v3_dot(fn, pbd_v3_sub(e0, p[0])), h1 = pbd_v3_dot(fn, pbd_v3_sub(e1, p[0]));
+	if ((h0 < 0 && h1 > 0) || (h0 > 0 && h1 < 0)) {
+		const pbd_real s = h0 / (h0 - h1);
+		const pbd_vec3 x = pbd_v3_add(e0, pbd_v3_scale(pbd_v3_sub(e1, e0), s));
+		pbd_real b[3];
+		const pbd_vec3 q = pbd_closest_on_triangle(x, p[0], p[1], p[2], b);
+		if (b[0] > 0 && b[1] > 0 && b[2] > 0) {
+			*q_out = q;
+			*u = s;
+			memcpy(bary, b, sizeof b);
+			return true;
+		}
+	}
+	/* A candidate counts only at a finite squared distance: with none, there is no pair. */
+	pbd_real best = PBD_REAL_MAX, b[3];
+	bool found = false;
+	for (int end = 0; end < 2; ++end) {
+		const pbd_vec3 x = end ? e1 : e0;
+		const pbd_vec3 y = pbd_closest_on_triangle(x, p[0], p[1], p[2], b);
+		const pbd_vec3 d = pbd_v3_sub(y, x);
+		const pbd_real d2 = pbd_v3_dot(d, d);
+		if (!(found ? d2 < best : d2 <= best)) continue;
+		best = d2, *q_out = y, *u = (pbd_real)end, memcpy(bary, b, sizeof b);
+		found = true;
+	}
+	for (int m = 0; m < 3; ++m) {
+		pbd_real s, t;
+		segments_closest(e0, e1, p[m], p[(m + 1) % 3], &s, &t);
+		const pbd_vec3 x = pbd_v3_add(e0, pbd_v3_scale(pbd_v3_sub(e1, e0), s));
+		const pbd_vec3 y = pbd_v3_add(p[m], pbd_v3_scale(pbd_v3_sub(p[(m + 1) % 3], p[m]), t));
+		const pbd_vec3 d = pbd_v3_sub(y, x);
+		const pbd_real d2 = pbd_v3_dot(d, d);
+		if (!(found ? d2 < best : d2 <= best)) continue;
+		best = d2, *q_out = y, *u = s;
+		bary[m] = 1 - t, bary[(m + 1) % 3] = t, bary[(m + 2) % 3] = 0;
+		found = true;
+	}
+	return found;
+}
+
+/* The part of the parameter range of an edge near either end that its corners' contacts cover. */
+#define EDGE_END PBD_R(1e-3)
+
+/* A convex edge [e0, e1] of a shape (in the triangle's frame) with the outward direction `out`
+ * (unit) against the triangle: a core of radius zero, as a corner but along a segment. */
+static bool edge_contact(pbd_world* w, const tri_view* tv, pbd_vec3 e0, pbd_vec3 e1, pbd_vec3 out, pbd_real thick) {
+	if (vertex_touches(tv, e0, e1, thick)) return true;
+	pbd_real b[3], u = 0;
+	pbd_vec3 q;
+	if (!segment_triangle(e0, e1, tv->p, &q, &u, b)) return true;
+	if (b[0] > VERTEX_WEIGHT || b[1] > VERTEX_WEIGHT || b[2] > VERTEX_WEIGHT) return true;
+	if (!(u > EDGE_END && u < 1 - EDGE_END)) return true;
+	const pbd_vec3 core = pbd_v3_add(e0, pbd_v3_scale(pbd_v3_sub(e1, e0), u));
+	const pbd_vec3 d = pbd_v3_sub(q, core);
+	const pbd_real len = pbd_v3_length(d);
+	if (!(len < thick)) return true;
+	if (len > PBD_EPSILON_LENGTH && !(b[0] > 0 && b[1] > 0 && b[2] > 0)) {
+		/* Apart, beside the face: the direction from the edge, when it leaves the solid; toward
+		 * the solid, the face is over another of the shape's features. */
+		const pbd_vec3 n = pbd_v3_scale(d, 1 / len);
+		if (!(pbd_v3_dot(n, out) > 0)) return true;
+		return add_contact(w, tv, b, n, core, thick);
+	}
+	/* Through the face or touching it. */
+	return face_contact(w, tv, b, q, core, out, thick);
+}
+
+typedef struct feature_sink {
+	pbd_world* w;
+	bool failed;
+} feature_sink;
+
+static void collect_corner(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 out) {
+	feature_sink* s = (feature_sink*)ctx;
+	pbd_world* w = s->w;
+	if (!pbd_grow_to(&w->mem, (void**)&w->corner, sizeof *w->corner, &w->cap_corner, w->ncorner + 1)) {
+		s->failed = true;
+		return;
+	}
+	w->corner[w->ncorner++] = (pbd_corner_rec){index, p, out};
+}
+
+/* The box in the collider's frame that holds the world box [lo, hi]: each local axis spans
+ * |axis . world axis| of each half. */
+static void local_box(pbd_pose pose, pbd_vec3 lo, pbd_vec3 hi, pbd_vec3* llo, pbd_vec3* lhi) {
+	const pbd_vec3 half = pbd_v3_scale(pbd_v3_sub(hi, lo), PBD_R(0.5));
+	const pbd_vec3 centre = pbd_pose_apply_inverse(pose, pbd_v3_scale(pbd_v3_add(lo, hi), PBD_R(0.5)));
+	const pbd_quat inv = pbd_quat_conj(pose.rotation);
+	const pbd_vec3 ax = pbd_quat_rotate(inv, pbd_v3(1, 0, 0)), ay = pbd_quat_rotate(inv, pbd_v3(0, 1, 0)),
+	               az = pbd_quat_rotate(inv, pbd_v3(0, 0, 1));
+	const pbd_vec3 e = pbd_v3(PBD_FABS(ax.x) * half.x + PBD_FABS(ay.x) * half.y + PBD_FABS(az.x) * half.z,
+	                          PBD_FABS(ax.y) * half.x + PBD_FABS(ay.y) * half.y + PBD_FABS(az.y) * half.z,
+	                          PBD_FABS(ax.z) * half.x + PBD_FABS(ay.z) * half.y + PBD_FABS(az.z) * half.z);
+	*llo = pbd_v3_sub(centre, e);
+	*lhi = pbd_v3_add(centre, e);
+}
+
+/* The corners of a shape in the local box [llo, lhi], each once, in the order of their indices,
+ * in world coordinates. */
+static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi) {
+	const pbd_pose pose = c->def.pose;
+	w->ncorner = 0;
+	feature_sink sink = {w, false};
+	ops->corners(&c->def, llo, lhi, collect_corner, &sink);
+	if (sink.failed) return false;
+	/* Insertion sort by index (a handful), then duplicates out. */
+	pbd_corner_rec* r = w->corner;
+	for (uint32_t i = 1; i < w->ncorner; ++i) {
+		const pbd_corner_rec x = r[i];
+		uint32_t j = i;
+		for (; j > 0 && r[j - 1].index > x.index; --j) r[j] = r[j - 1];
+		r[j] = x;
+	}
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < w->ncorner; ++i)
+		if (n == 0 || r[n - 1].index != r[i].index) {
+			r[n] = r[i];
+			r[n].p = pbd_pose_apply(pose, r[i].p);
+			r[n].out = pbd_quat_rotate(pose.rotation, r[i].out);
+			++n;
+		}
+	w->ncorner = n;
+	return true;
+}
+
+static void collect_edge(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_vec3 out) {
+	feature_sink* s = (feature_sink*)ctx;
+	pbd_world* w = s->w;
+	if (!pbd_grow_to(&w->mem, (void**)&w->edge, sizeof *w->edge, &w->cap_edge, w->nedge + 1)) {
+		s->failed = true;
+		return;
+	}
+	w->edge[w->nedge++] = (pbd_edge_rec){index, a, b, out};
+}
+
+/* Whether the segment [a, b] misses the box [lo, hi]: the part of it within each slab, clipped in
+ * turn. An axis along which the segment hardly moves is tested by its ends' range (no division
+ * by a tiny step). */
+static bool segment_misses(pbd_vec3 a, pbd_vec3 b, pbd_vec3 lo, pbd_vec3 hi) {
+	const pbd_real pa[3] = {a.x, a.y, a.z}, pb[3] = {b.x, b.y, b.z}, l[3] = {lo.x, lo.y, lo.z},
+	               h[3] = {hi.x, hi.y, hi.z};
+	pbd_real t0 = 0, t1 = 1;
+	for (int k = 0; k < 3; ++k) {
+		const pbd_real d = pb[k] - pa[k];
+		if (PBD_FABS(d) <= PBD_R(1e-6)) {
+			if (lesser(pa[k], pb[k]) > h[k] || greater(pa[k], pb[k]) < l[k]) return true;
+			continue;
+		}
+		pbd_real ta = (l[k] - pa[k]) / d, tb = (h[k] - pa[k]) / d;
+		if (ta > tb) {
+			const pbd_real x = ta;
+			ta = tb, tb = x;
+		}
+		t0 = greater(t0, ta), t1 = lesser(t1, tb);
+		if (t0 > t1) return true;
+	}
+	return false;
+}
+
+/* The shape's sharp edges in the local box [llo, lhi] that pass through the world box [lo, hi],
+ * each once, in the order of their indices, in world coordinates: a long edge's own box meets
+ * many chunks that the edge does not. */
+static bool gather_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi,
+                         pbd_vec3 lo, pbd_vec3 hi) {
+	const pbd_pose pose = c->def.pose;
+	w->nedge = 0;
+	feature_sink sink = {w, false};
+	ops->edges(&c->def, llo, lhi, collect_edge, &sink);
+	if (sink.failed) return false;
+	pbd_edge_rec* r = w->edge;
+	for (uint32_t i = 1; i < w->nedge; ++i) {
+		const pbd_edge_rec x = r[i];
+		uint32_t j = i;
+		for (; j > 0 && r[j - 1].index > x.index; --j) r[j] = r[j - 1];
+		r[j] = x;
+	}
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < w->nedge; ++i)
+		if (n == 0 || r[n - 1].index != r[i].index) {
+			r[n] = r[i];
+			r[n].a = pbd_pose_apply(pose, r[i].a);
+			r[n].b = pbd_pose_apply(pose, r[i].b);
+			r[n].out = pbd_quat_rotate(pose.rotation, r[i].out);
+			if (!segment_misses(r[n].a, r[n].b, lo, hi)) ++n;
+		}
+	w->nedge = n;
+	return true;
+}
+
+/* The corners gathered for the triangle's chunk against the triangle, those near its box. */
+static bool corners_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv) {
+	const pbd_real thick = tv->radius + c->def.margin;
+	for (uint32_t i = 0; i < w->ncorner && examine(w, tv); ++i) {
+		const pbd_corner_rec* r = &w->corner[i];
+		const pbd_vec3 corner = pbd_v3_sub(r->p, tv->o);
+		if (box_far(corner, corner, thick, tv)) continue;
+		if (!corner_contact(w, tv, corner, r->out, thick)) return false;
+	}
+	return true;
+}
+
+/* The edges gathered for the triangle's chunk against the triangle, those near its box. */
+static bool edges_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv) {
+	const pbd_real thick = tv->radius + c->def.margin;
+	/* The ball around the triangle: a long edge's box meets many triangles' boxes, and the
+	 * distance from the ball's centre to the edge turns most of them away for one projection. */
+	const pbd_vec3 centre = pbd_v3_scale(pbd_v3_add(tv->lo, tv->hi), PBD_R(0.5));
+	const pbd_real reach = pbd_v3_length(pbd_v3_sub(tv->hi, centre)) + thick;
+	for (uint32_t i = 0; i < w->nedge && examine(w, tv); ++i) {
+		const pbd_edge_rec* r = &w->edge[i];
+		const pbd_vec3 a = pbd_v3_sub(r->a, tv->o), b = pbd_v3_sub(r->b, tv->o);
+		if (box_far(a, b, thick, tv)) continue;
+		const pbd_vec3 d =
+		    pbd_v3_sub(pbd_v3_add(a, pbd_v3_scale(pbd_v3_sub(b, a), pbd_closest_on_segment(centre, a, b))), centre);
+		if (pbd_v3_dot(d, d) > reach * reach) continue;
+		if (!edge_contact(w, tv, a, b, r->out, thick)) return false;
+	}
+	return true;
+}
+
+/* The box of each chunk of triangles over their vertices' predicted positions, grown by the
+ * largest particle radius; chunks with no free vertex get an empty box. */
+static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
+	if (nchunk > w->cap_tri_chunk) {
+		if (!pbd_grow(&w->mem, (void**)&w->tri_chunk, sizeof *w->tri_chunk, w->cap_tri_chunk, nchunk)) return false;
+		w->cap_tri_chunk = nchunk;
+	}
+	const pbd_real g = w->pcol->max_radius;
+	for (uint32_t k = 0; k < nchunk; ++k) {
+		pbd_box3 b = {{PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX}, {-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX}};
+		const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;
+		for (uint32_t t = k * PBD_TRI_CHUNK; t < end; ++t) {
+			const uint32_t* v = &w->tri[3 * t];
+			if (w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
+			for (int m = 0; m < 3; ++m) {
+				const pbd_vec3 p = pbd_v3_add(w->x[v[m]], w->q[v[m]]);
+				b.lo = v3_min(b.lo, pbd_v3(p.x - g, p.y - g, p.z - g));
+				b.hi = v3_max(b.hi, pbd_v3(p.x + g, p.y + g, p.z + g));
+			}
+		}
+		w->tri_chunk[k] = b;
+	}
+	return true;
+}
+
+static bool boxes_meet(const pbd_box3* a, pbd_vec3 lo, pbd_vec3 hi) {
+	return a->lo.x <= hi.x && lo.x <= a->hi.x && a->lo.y <= hi.y && lo.y <= a->hi.y && a->lo.z <= hi.z &&
+	       lo.z <= a->hi.z;
+}
+
+pbd_status pbd_triangle_contacts_find(pbd_world* w) {
+	w->ntc = 0;
+	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->nt == 0) return PBD_OK;
+	const uint32_t nchunk = (w->nt + PBD_TRI_CHUNK - 1) / PBD_TRI_CHUNK;
+	bool boxed = false;
+	tri_tally tally = {0, 0, false, pbd_collision_limit(w->nt), false};
+	uint64_t candidates = 0;
+	uint32_t most = 0, most_kept = 0, capped = 0;
+	for (uint32_t s = 0; s < w->nc; ++s) {
+		const pbd_collider* c = &w->colliders[s];
+		if (!c->alive || c->def.trigger) continue;
+		const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
+		pbd_vec3 c0 = pbd_v3(0, 0, 0), c1 = c0;
+		pbd_real radius = 0;
+		const bool rounded = core_of(c, &c0, &c1, &radius);
+		const bool corners = !rounded && ops->corners && !w->corners_off,
+		           edges = !rounded && ops->edges && !w->edges_off;
+		if (!rounded && !corners && !edges) continue;
+		pbd_vec3 lo, hi;
+		if (!pbd_collider_world_box(c, &c->def.pose, 1, c->def.margin + PBD_CONTACT_TOLERANCE, &lo, &hi)) continue;
+		if (!boxed && !chunk_boxes(w, nchunk))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle chunks", nchunk);
+		boxed = true;
+		for (uint32_t k = 0; k < nchunk; ++k) {
+			if (!boxes_meet(&w->tri_chunk[k], lo, hi)) continue;
+			if (!rounded) {
+				/* The shape's corners and edges near the chunk, once for its triangles. */
+				const pbd_real g = c->def.margin + PBD_CONTACT_TOLERANCE;
+				const pbd_box3* b = &w->tri_chunk[k];
+				const pbd_vec3 blo = pbd_v3(b->lo.x - g, b->lo.y - g, b->lo.z - g),
+				               bhi = pbd_v3(b->hi.x + g, b->hi.y + g, b->hi.z + g);
+				pbd_vec3 llo, lhi;
+				local_box(c->def.pose, blo, bhi, &llo, &lhi);
+				w->ncorner = w->nedge = 0;
+				if (corners && !gather_corners(w, c, ops, llo, lhi))
+					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u corners",
+					                w->ncorner + 1);
+				if (edges && !gather_edges(w, c, ops, llo, lhi, blo, bhi))
+					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u edges",
+					                w->nedge + 1);
+				if (w->ncorner == 0 && w->nedge == 0) continue;
+			}
+			const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;
+			for (uint32_t t = k * PBD_TRI_CHUNK; t < end; ++t) {
+				tri_view tv;
+				tv.t = t;
+				tv.v = &w->tri[3 * t];
+				const uint32_t* v = tv.v;
+				if (!(w->cmask[v[0]] & c->def.category)) continue;
+				if (w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
+				tv.o = w->x[v[0]];
+				for (int m = 0; m < 3; ++m) tv.p[m] = pbd_v3_add(pbd_v3_sub(w->x[v[m]], tv.o), w->q[v[m]]);
+				tv.lo = tv.p[0], tv.hi = tv.p[0];
+				for (int m = 1; m < 3; ++m) {
+					tv.lo = v3_min(tv.lo, tv.p[m]);
+					tv.hi = v3_max(tv.hi, tv.p[m]);
+				}
+				tv.radius = greater(greater(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
+				tally.examined = rounded ? 1 : 0;
+				tally.first = w->ntc;
+				tally.capped = false;
+				tv.tally = &tally;
+				const bool ok = rounded ? rounded_contact(w, c, &tv, c0, c1, radius)
+				                        : corners_contacts(w, c, &tv) && edges_contacts(w, c, &tv);
+				if (!ok)
+					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle contacts",
+					                w->ntc + 1);
+				candidates += tally.examined;
+				most = tally.examined > most ? tally.examined : most;
+				most_kept = w->ntc - tally.first > most_kept ? w->ntc - tally.first : most_kept;
+				capped += tally.capped ? 1u : 0u;
+			}
+		}
+	}
+	pbd_collision_count(w, candidates, most, most_kept, w->ntc, capped + (tally.full ? 1u : 0u));
+	return PBD_OK;
+}
+
+void pbd_triangle_contacts_project(pbd_world* w) {
+	for (uint32_t i = 0; i < w->ntc; ++i) {
+		const pbd_tri_contact* k = &w->tcon[i];
+		pbd_project_weighted_contact(w->q, w->w, &w->tri[3 * k->t], k->b, 3, k->n, k->offset);
+	}
+}

@@ -1,0 +1,310 @@
+/* Attachments C = |x - p| - rest: a particle held to a world point p, with PBD stiffness or
+ * XPBD compliance. The point moves only by pbd_world_set_attachment_target, linearly through
+ * the substeps of the next step, as a pinned particle's target does (particles.c). */
+#include <string.h>
+
+#include "constraints/attachment.h"
+#include "constraints/rows.h"
+#include "model/world.h"
+#ifdef PBD_HAVE_AVX2
+#include "constraints/lanes.h"
+#endif
+
+typedef struct pbd_attachment_p {
+	pbd_real stiffness, compliance;
+} pbd_attachment_p;
+
+_Static_assert(sizeof(pbd_attachment_p) == 2 * sizeof(pbd_real), "padding in attachment material");
+
+#define FAM(w)  (&(w)->fam[PBD_FAMILY_ATTACHMENT])
+#define HOT(f)  ((pbd_attachment_c*)(f)->hot)
+#define COLD(f) ((pbd_attachment_p*)(f)->cold)
+
+pbd_attachment_def pbd_attachment_def_default(void) {
+	pbd_attachment_def d;
+	memset(&d, 0, sizeof d);
+	d.stiffness = 1;
+	return d;
+}
+
+static pbd_status check_material(pbd_world* w, const char* fn, uint32_t k, pbd_real stiffness, pbd_real compliance) {
+	return pbd_check_softness(w, fn, "constraint", k, stiffness, compliance);
+}
+
+static pbd_status validate(pbd_world* w, uint32_t k, const pbd_attachment_def* d) {
+	const char* fn = "pbd_world_add_attachments";
+	if (d->particle >= w->np)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: constraint %u: particle index %u out of range (%u particles)", fn,
+		                k, d->particle, w->np);
+	if (!pbd_v3_is_finite(d->target))
+		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: constraint %u: target is not finite", fn, k);
+	if (!pbd_is_finite(d->rest)) return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: constraint %u: rest is not finite", fn, k);
+	if (d->rest < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: constraint %u: rest must be >= 0 (got %.9g)", fn, k,
+		                (double)d->rest);
+	return check_material(w, fn, k, d->stiffness, d->compliance);
+}
+
+pbd_status pbd_world_add_attachments(pbd_world* w, uint32_t count, const pbd_attachment_def* defs, uint32_t* first) {
+	const char* fn = "pbd_world_add_attachments";
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	if (count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: count is 0", fn);
+	if (!defs) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: defs is NULL", fn);
+	for (uint32_t k = 0; k < count; ++k) {
+		const pbd_status st = validate(w, k, &defs[k]);
+		if (st != PBD_OK) return st;
+	}
+	const uint32_t base = pbd_family_append(w, PBD_FAMILY_ATTACHMENT, count);
+	if (base == UINT32_MAX)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u constraints", fn, count);
+	pbd_family* f = FAM(w);
+	for (uint32_t k = 0; k < count; ++k) {
+		const pbd_attachment_def* d = &defs[k];
+		pbd_attachment_c* c = &HOT(f)[base + k];
+		c->i = d->particle;
+		c->rest = d->rest;
+		c->from = d->target;
+		c->to = d->target;
+		COLD(f)[base + k].stiffness = d->stiffness;
+		COLD(f)[base + k].compliance = d->compliance;
+	}
+	if (first) *first = base;
+	return PBD_OK;
+}
+
+uint32_t pbd_world_attachment_count(const pbd_world* w) { return w ? FAM(w)->n : 0; }
+
+pbd_status pbd_world_get_attachment(const pbd_world* w, uint32_t index, pbd_attachment_def* out) {
+	if (!w || !out) return PBD_ERR_INVALID_ARGUMENT;
+	const pbd_family* f = FAM(w);
+	if (index >= f->n)
+		return pbd_fail((pbd_world*)w, PBD_ERR_OUT_OF_RANGE,
+		                "pbd_world_get_attachment: constraint %u out of range (%u)", index, f->n);
+	const pbd_attachment_c* c = &HOT(f)[f->slot[index]];
+	const pbd_attachment_p* p = &COLD(f)[f->slot[index]];
+	out->particle = c->i;
+	out->target = c->to;
+	out->rest = c->rest;
+	out->stiffness = p->stiffness;
+	out->compliance = p->compliance;
+	return PBD_OK;
+}
+
+/* Only `to` changes: `from` is where the point was when the coming step begins (the step that
+ * moves it ends with from = to), so setting a target twice before a step moves it once, from
+ * there to the last target. */
+pbd_status pbd_world_set_attachment_target(pbd_world* w, uint32_t index, pbd_vec3 target) {
+	const char* fn = "pbd_world_set_attachment_target";
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_family* f = FAM(w);
+	if (index >= f->n) return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: constraint %u out of range (%u)", fn, index, f->n);
+	if (!pbd_v3_is_finite(target)) return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: target is not finite", fn);
+	const pbd_status st = pbd_check_kinematic_move(w, fn, "target", HOT(f)[f->slot[index]].from, target);
+	if (st != PBD_OK) return st;
+	HOT(f)[f->slot[index]].to = target;
+	w->stats_valid = false;
+	return PBD_OK;
+}
+
+pbd_status pbd_world_set_attachment_material(pbd_world* w, uint32_t first, uint32_t count, pbd_real stiffness,
+                                             pbd_real compliance) {
+	const char* fn = "pbd_world_set_attachment_material";
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_family* f = FAM(w);
+	{
+		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
+		if (range != PBD_OK) return range;
+	}
+	const pbd_status st = check_material(w, fn, first, stiffness, compliance);
+	if (st != PBD_OK) return st;
+	for (uint32_t u = first; u < first + count; ++u) {
+		COLD(f)[f->slot[u]].stiffness = stiffness;
+		COLD(f)[f->slot[u]].compliance = compliance;
+	}
+	pbd_family_touch(w, PBD_FAMILY_ATTACHMENT);
+	return PBD_OK;
+}
+
+/* k' = 1 - (1 - k)^(1/n) for PBD (as distances do), the compliance for XPBD. */
+static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
+	const pbd_real inv_n = PBD_R(1.0) / (pbd_real)ctx->iterations;
+	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
+	for (uint32_t k = 0; k < f->n; ++k) {
+		const pbd_attachment_p* p = &COLD(f)[k];
+		const pbd_real kk = p->stiffness;
+		HOT(f)[k].s = xpbd ? p->compliance : pbd_stiffness_per_iteration(kk, inv_n);
+	}
+}
+
+static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap) {
+	if (first == 0 && cap >= 1) out[0] = HOT(f)[k].i;
+	return 1;
+}
+
+/* The point of the current substep. */
+static inline pbd_vec3 point(const pbd_attachment_c* c, pbd_real t) {
+	return pbd_v3_add(c->from, pbd_v3_scale(pbd_v3_sub(c->to, c->from), t));
+}
+
+/* x - p + q: x - p first, exact when the particle is near its point however far both are from
+ * the origin, then the small displacement (as pbd_rel forms differences of particles). */
+static inline pbd_vec3 offset(const pbd_step_ctx* ctx, const pbd_attachment_c* c) {
+	return pbd_v3_add(pbd_v3_sub(ctx->x[c->i], point(c, ctx->substep_fraction)), ctx->q[c->i]);
+}
+
+/* One particle, so the projection is the distance's with the other end's inverse mass 0:
+ * PBD moves it by -k' C n, XPBD by w n dlambda with dlambda = (-C - alpha~ lambda) / (w + alpha~).
+ * A particle on its point (|d| below PBD_EPSILON_LENGTH) has no direction: with rest 0 it is
+ * satisfied, with rest > 0 it is left alone this iteration. */
+static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	pbd_attachment_c* restrict c = HOT(f);
+	pbd_attachment_settle(ctx, c, first, end);
+	pbd_vec3* restrict q = ctx->q;
+	const pbd_real* restrict iw = ctx->iw;
+	pbd_real* restrict lambda = f->lambda;
+	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
+	const pbd_real inv_h2 = ctx->inv_h2;
+	for (uint32_t k = first; k < end; ++k) {
+		const uint32_t i = c[k].i;
+		const pbd_real w = iw[i];
+		if (w == 0) continue;
+		const pbd_vec3 d = offset(ctx, &c[k]);
+		const pbd_real len = PBD_SQRT(pbd_v3_dot(d, d));
+		if (!(len >= PBD_EPSILON_LENGTH)) continue;
+		const pbd_real C = len - c[k].rest;
+		pbd_real s; /* the move is d * s */
+		if (xpbd) {
+			const pbd_real at = c[k].s * inv_h2;
+			const pbd_real dl = (-C - at * lambda[k]) / (w + at);
+			lambda[k] += dl;
+			s = w * dl / len;
+		} else {
+			s = -c[k].s * C / len;
+		}
+		q[i] = pbd_v3_add(q[i], pbd_v3_scale(d, s));
+	}
+}
+
+/* A spring of constant 1 / compliance to the point where the current substep ends. */
+static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
+	const pbd_attachment_c* c = HOT(f);
+	static const pbd_real one = 1;
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
+		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_ATTACHMENT, f->user[k]);
+		pbd_rows_add_norm(rows, &c[k].i, &one, 1, offset(ctx, &c[k]), c[k].rest, kk, kk);
+	}
+}
+
+/* Jacobi: the same move from the iteration's start, scaled by omega / (N + alpha) (mass-weighted,
+ * N the particle's constraint count) or left whole for the per-particle average (equal split,
+ * where the particle's weight is 1 as in pbd_constraint_jacobi). */
+static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+	pbd_attachment_c* restrict c = HOT(f);
+	pbd_attachment_settle(ctx, c, first, end);
+	pbd_vec3* restrict dx = ctx->dx;
+	const pbd_real* restrict iw = ctx->iw;
+	const uint32_t* restrict deg = ctx->degree;
+	pbd_real* restrict lambda = f->lambda;
+	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
+	const bool equal = ctx->jacobi_equal;
+	const pbd_real alpha = ctx->jacobi_alpha, omega = ctx->jacobi_omega, inv_h2 = ctx->inv_h2;
+	for (uint32_t k = first; k < end; ++k) {
+		const uint32_t i = c[k].i;
+		if (iw[i] == 0) continue;
+		const pbd_real w = equal ? 1 : iw[i];
+		const pbd_real fk = equal ? 1 : omega / ((pbd_real)deg[i] + alpha);
+		const pbd_vec3 d = offset(ctx, &c[k]);
+		const pbd_real len = PBD_SQRT(pbd_v3_dot(d, d));
+		if (!(len >= PBD_EPSILON_LENGTH)) continue;
+		const pbd_real C = len - c[k].rest;
+		pbd_real s;
+		if (xpbd) {
+			const pbd_real at = c[k].s * inv_h2;
+			const pbd_real dl = fk * ((-C - at * lambda[k]) / (w + at));
+			lambda[k] += dl;
+			s = w * dl / len;
+		} else {
+			s = fk * (-c[k].s * C / len);
+		}
+		dx[i] = pbd_v3_add(dx[i], pbd_v3_scale(d, s));
+	}
+}
+
+/* C in double from the full position x + x_lo and the point where the step left it. */
+static double violation(const pbd_world* w, const pbd_attachment_c* c) {
+	const pbd_vec3 x = w->x[c->i], lo = w->x_lo[c->i], p = c->from;
+	const double dx = ((double)x.x - (double)p.x) + (double)lo.x;
+	const double dy = ((double)x.y - (double)p.y) + (double)lo.y;
+	const double dz = ((double)x.z - (double)p.z) + (double)lo.z;
+	return sqrt(dx * dx + dy * dy + dz * dz) - (double)c->rest;
+}
+
+/* Violation |C| in m; strain |C| / rest where rest > 0 (an attachment at rest 0 has no length to
+ * compare with, and counts in no strain); energy C^2 / (2 alpha) under XPBD, none for an ideal
+ * constraint, undefined for a PBD stiffness in (0, 1). */
+static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
+	const bool xpbd = pbd_energy_from_compliance(w);
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_attachment_c* c = &HOT(f)[k];
+		const pbd_attachment_p* p = &COLD(f)[k];
+		const double C = violation(w, c), ac = C < 0 ? -C : C;
+		out->max_violation = pbd_max_sticky(out->max_violation, ac);
+		if (c->rest > 0) {
+			const double strain = ac / (double)c->rest;
+			out->max_strain = pbd_max_sticky(out->max_strain, strain);
+			out->sum_strain += strain;
+			out->strained++;
+		}
+		if (xpbd) {
+			if (p->compliance > 0) out->energy += 0.5 * C * C / (double)p->compliance;
+		} else if (p->stiffness > 0 && p->stiffness < 1) {
+			out->energy_defined = false;
+		}
+	}
+}
+
+static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
+	double m = 0;
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_attachment_c* c = &HOT(f)[k];
+		if (!(c->rest > 0)) continue;
+		const double C = violation(w, c);
+		const double strain = (C < 0 ? -C : C) / (double)c->rest;
+		m = pbd_max_sticky(m, strain);
+	}
+	return m;
+}
+
+static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const char** why) {
+	(void)w;
+	const pbd_attachment_c* c = &HOT(f)[k];
+	const pbd_attachment_p* p = &COLD(f)[k];
+	if (c->spare != 0) return *why = "has a malformed record", false;
+	if (!pbd_is_finite(c->rest) || c->rest < 0) return *why = "has an invalid rest distance", false;
+	if (!pbd_v3_is_finite(c->from) || !pbd_v3_is_finite(c->to)) return *why = "has a target that is not finite", false;
+	if (!(p->stiffness >= 0 && p->stiffness <= 1) || !(p->compliance >= 0) || !pbd_is_finite(p->compliance))
+		return *why = "has an invalid material", false;
+	return true;
+}
+
+const pbd_family_ops pbd_family_attachment_ops = {
+    .name = "attachment",
+    .hot_size = sizeof(pbd_attachment_c),
+    .cold_size = sizeof(pbd_attachment_p),
+    .lambdas = 1,
+    .particles = particles,
+    .refresh = refresh,
+    .project = project,
+    .jacobi = jacobi,
+#ifdef PBD_HAVE_AVX2
+    .project_lanes = pbd_attachment_project_avx2,
+    .jacobi_lanes = pbd_attachment_jacobi_avx2,
+#endif
+    .stats = stats,
+    .max_strain = max_strain,
+    .check = check,
+    .linearize = linearize,
+    .row_count = 1,
+    .row_entries = 1,
+};

@@ -1,0 +1,241 @@
+/* Internal layout of a world. Not installed; tests may include it. */
+#ifndef PBD_WORLD_INTERNAL_H
+#define PBD_WORLD_INTERNAL_H
+
+#include "core/core.h"
+#include "model/family.h"
+#include "core/profile.h"
+#include "core/task.h"
+
+/* The state of stages that live above the world's data (methods/, collision/): the world points
+ * at it, in the block it was allocated in (world.c), so that this header names no stage's types. */
+typedef struct pbd_hierarchy pbd_hierarchy;
+typedef struct pbd_integrator pbd_integrator;
+typedef struct pbd_particle_collision pbd_particle_collision;
+typedef struct pbd_sweep_plan pbd_sweep_plan;
+
+enum {
+	PBD_PARTICLE_PINNED = 1u << 0,
+	PBD_PARTICLE_TARGET = 1u << 1, /* pinned and moving to target[] during this step */
+	PBD_PARTICLE_FORCE = 1u << 2,  /* has a non-zero external force */
+	PBD_PARTICLE_CONTACT = 1u << 3 /* scratch mark of the contact count in the diagnostics */
+};
+
+typedef struct pbd_collider {
+	pbd_collider_def def; /* def.pose is where it is now */
+	pbd_pose pose0;       /* where it was at the start of the current substep (collide.c) */
+	void* data;           /* the shape's arrays, owned (pbd_shape_ops.build); NULL for most shapes */
+	size_t data_size;
+	uint32_t generation;
+	bool alive;
+} pbd_collider;
+
+typedef struct pbd_contact_c pbd_contact_c;
+
+/* The broad phase's working arrays (contact.c), grown when the world grows. */
+typedef struct pbd_broad {
+	pbd_box3* chunk; /* per chunk of particles: the box of their paths in the substep */
+	uint32_t* chunk_order;
+	pbd_box3* collider; /* per collider slot: its box over the substep */
+	uint8_t* bounded_of;
+	uint32_t* collider_order;
+	uint64_t* pairs; /* (collider slot << 32 | chunk), sorted */
+	uint32_t cap_chunk, cap_chunk_order, cap_collider, cap_bounded, cap_collider_order, cap_pairs;
+	bool brute_force; /* tests only: every collider against every chunk, to check the sweep */
+} pbd_broad;
+
+/* A symmetric 3x3 matrix. */
+typedef struct pbd_sym3 {
+	pbd_real xx, yy, zz, xy, xz, yz;
+} pbd_sym3;
+
+/* Air drag coefficients of a surface triangle, kg/(m^2 s): across it and along it. */
+typedef struct pbd_tri_drag {
+	pbd_real normal, tangent;
+} pbd_tri_drag;
+
+/* One block's sums in the statistics pass: a range of one family's constraints, or a range of
+ * particles (kinetic and potential energy, momentum). */
+typedef struct pbd_stats_part {
+	pbd_family_sums fam;
+	double kinetic, potential, momentum[3];
+} pbd_stats_part;
+
+typedef struct pbd_soft_rec {
+	pbd_soft_info info;
+	uint32_t generation;
+	uint32_t alive; /* 1; a removal will set 0 and bump the generation */
+} pbd_soft_rec;
+
+struct pbd_world {
+	pbd_world_def def; /* current settings; cookie valid */
+	pbd_alloc_ctx mem;
+	/* The world sits this many bytes into the block it was allocated in, placed at the alignment
+	 * its type declares (pbd_exec's per-thread shares are cache-line aligned), which the
+	 * allocator does not promise. */
+	size_t block_offset;
+	char last_error[256];
+
+	/* particles, structure of arrays */
+	uint32_t np, cap_p;
+	/* A position is x + x_lo: x is the float nearest to it (what the API shows) and x_lo the
+	 * rounding remainder, at most half an ulp of x. Inside a substep the solver moves q, the
+	 * displacement from x (it starts at x_lo + v h), never x itself: constraint math takes
+	 * differences (x_a - x_b) + (q_a - q_b), exact for near particles however far from the
+	 * origin, and the velocity is rebuilt from q, where the small terms are not lost to the
+	 * size of the coordinate (docs/methods.md, "Precision"). */
+	pbd_vec3* x;      /* positions at the end of the last substep, rounded */
+	pbd_vec3* x_lo;   /* remainder: the position is x + x_lo */
+	pbd_vec3* q;      /* displacement from x inside a substep */
+	pbd_vec3* v;      /* velocities, rounded */
+	pbd_vec3* v_lo;   /* remainder: the velocity is v + v_lo, so that many substeps of g h add up */
+	pbd_vec3* x_step; /* positions at the start of the step, to undo a non-finite particle */
+	pbd_vec3* force;  /* external force, N */
+	pbd_vec3* target; /* kinematic target of a pinned particle */
+	pbd_vec3* from;   /* where a targeted particle started the step */
+	pbd_real* w;      /* inverse mass, 0 = pinned */
+	pbd_real* w_free; /* inverse mass to restore when unpinned */
+	uint8_t* flags;
+	uint32_t* cmask;       /* collision mask: collides with colliders whose category shares a bit */
+	pbd_real* radius;      /* collision radius, half the object's thickness; 0: a point */
+	uint32_t* cgroup;      /* particle collision group (object index + 1, | PBD_GROUP_SELF); 0: none */
+	pbd_vec3* x_rest;      /* position when added: self-collision skips pairs closer than this at rest */
+	uint32_t* degree;      /* constraints of all families touching the particle (Jacobi averaging) */
+	pbd_vec3* dx;          /* Jacobi correction accumulator */
+	uint64_t* colour_mask; /* partition.c's scratch: colours used around each particle */
+	pbd_vec3* q_prev;      /* Chebyshev: the iterate before the last (solver.c) */
+	pbd_vec3* q_iter;      /* Chebyshev: the iterate the last sweep started from; the hierarchy's q0 */
+	pbd_real rho_estimate; /* Chebyshev: spectral radius measured in the last substep (0: none yet) */
+	pbd_real* drag;        /* air drag on the particle, kg/s, >= 0 (forces.c) */
+	pbd_vec3* drag_wind;   /* wind of the particle's own, added to the world's, m/s */
+	pbd_vec3* air_force;   /* air force of the current substep, N (forces.c's scratch) */
+	pbd_sym3* air_drag;    /* the air's drag on the particle's velocity, kg/s (forces.c's scratch) */
+	uint32_t n_drag;       /* particles with drag > 0 */
+	bool air_on;           /* air_force and air_drag hold this substep's air */
+
+	/* constraints, one storage block per family (family.h) */
+	pbd_family fam[PBD_FAMILY_COUNT];
+	bool partitioned;      /* every family is in solver order (partition.c) */
+	bool simd_lanes;       /* def.simd resolved against the build and the CPU at creation (cpu.h) */
+	bool simd_avx512;      /* and whether the lanes move particles with AVX-512 masked loads and stores */
+	uint64_t topology;     /* partitions built so far: what depends on the constraint set compares it */
+	bool masses_changed;   /* an inverse mass or a pin changed since the hierarchy was built (hierarchy.c) */
+	pbd_hierarchy* hier;   /* coarse levels of the hierarchical solve (hierarchy.c) */
+	pbd_integrator* integ; /* the force-based methods' working arrays (integrate.c) */
+
+	/* surface triangles */
+	uint32_t nt, cap_t;
+	uint32_t* tri;
+	pbd_tri_drag* tri_drag; /* air drag of each triangle (forces.c) */
+	pbd_vec3* tri_wind;     /* wind of the triangle's own, added to the world's, m/s */
+	uint32_t nt_drag;       /* triangles with a drag coefficient > 0 */
+
+	/* colliders and the contact stage (collide.c, contact.c) */
+	uint32_t nc, cap_c;
+	pbd_collider* colliders;
+	uint32_t ncon, cap_con; /* contacts of the current substep */
+	pbd_contact_c* con;
+	uint32_t npub, cap_pub; /* contacts published after the last step */
+	pbd_contact* pub;
+	uint32_t ninside, cap_inside, cap_inside_next; /* trigger occupancy, sorted (slot << 32 | particle) */
+	uint64_t *inside, *inside_next;
+	uint32_t nev, cap_events; /* trigger events of the last step */
+	pbd_trigger_event* events;
+	uint32_t nobj_ev, cap_obj_events, cap_obj_prev, cap_obj_next; /* the same for whole objects */
+	pbd_trigger_object_event* obj_events;
+	uint64_t *obj_prev, *obj_next;
+	pbd_particle_collision* pcol; /* particle pairs (self_collision.c) */
+	uint32_t ntc, cap_tc;         /* colliders against surface triangles (triangle_contact.c) */
+	struct pbd_tri_contact* tcon;
+	pbd_box3* tri_chunk; /* per chunk of surface triangles: the box of their predicted vertices */
+	uint32_t cap_tri_chunk;
+	uint32_t ncorner, cap_corner; /* the corners of a shape near one triangle (triangle_contact.c's scratch) */
+	struct pbd_corner_rec* corner;
+	uint32_t nedge, cap_edge; /* the edges of a shape near one triangle (triangle_contact.c's scratch) */
+	struct pbd_edge_rec* edge;
+	bool corners_off;       /* tests only: no face contacts for shapes with corners, the path before them */
+	bool edges_off;         /* tests only: no face contacts for the edges of shapes, the path before them */
+	pbd_broad broad;        /* colliders against chunks of particles (contact.c) */
+	pbd_status step_status; /* the first failure inside the current step's substeps */
+	pbd_exec exec;          /* the threads a step's stages run on (task.c) */
+	pbd_sweep_plan* plan;   /* the Gauss-Seidel sweep as a chain, for threads (sweep_plan.c) */
+	uint32_t cap_block;     /* per block of particles (PBD_BLOCK_PARTICLES_MIN at least): what a stage counted */
+	uint32_t *block_count, *block_index, *block_first;
+
+	/* soft objects: the ranges each one got (soft.c) */
+	uint32_t ns, cap_s;
+	pbd_soft_rec* softs;
+
+	/* clock and health */
+	double time;
+	uint64_t steps;
+	pbd_warning_stat warnings[PBD_WARN_COUNT];
+	pbd_stats stats;
+	bool stats_valid;
+	pbd_stats_part* stats_part; /* per block of the statistics pass (stats.c) */
+	uint32_t cap_stats_part;
+	pbd_profile_acc prof; /* the current step's time per phase (profile.h) */
+	pbd_profile profile;  /* the last step's, published; zero when def.profile is off */
+};
+
+/* A phase's start and end: the clock is read only when the world profiles. */
+static inline uint64_t pbd_prof_begin(const pbd_world* w) { return w->def.profile ? pbd_clock_ns() : 0; }
+static inline void pbd_prof_end(pbd_world* w, pbd_phase phase, uint64_t t0) {
+	if (w->def.profile) w->prof.phase[phase] += pbd_clock_ns() - t0;
+}
+/* Per thread (`worker`, task.h): the family kernels run on every thread of a stage. */
+static inline void pbd_prof_end_family(pbd_world* w, uint32_t worker, int family, uint64_t t0) {
+	if (w->def.profile) w->prof.family[worker][family] += pbd_clock_ns() - t0;
+}
+
+/* True when the constraints' energy is the compliance's, C^2 / (2 alpha): under XPBD and under
+ * every force-based method, whose springs have k = 1 / alpha. */
+static inline bool pbd_energy_from_compliance(const pbd_world* w) {
+	return w->def.formulation == PBD_FORMULATION_XPBD || w->def.method != PBD_METHOD_POSITION_BASED;
+}
+
+/* particles.c */
+pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity);
+/* Elements allocated in each particle array for a capacity: one spare past it (particles.c). */
+static inline size_t pbd_particles_allocated(uint32_t capacity) { return capacity ? (size_t)capacity + 1 : 0; }
+void pbd_particles_begin_step(pbd_world* w);
+void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep);
+void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep);
+uint32_t pbd_particles_end_step(pbd_world* w);
+pbd_status pbd_check_particle(pbd_world* w, uint32_t index, const char* fn);
+/* Kinematic motion within PBD_MAX_KINEMATIC_SPEED: a point of `field` moved from `from` to `to`
+ * over one step of the world's dt (a pinned particle's target, an attachment's point);
+ * PBD_ERR_OUT_OF_RANGE with the message otherwise. */
+pbd_status pbd_check_kinematic_move(pbd_world* w, const char* fn, const char* field, pbd_vec3 from, pbd_vec3 to);
+/* collide.c: a kinematic collider's velocities within PBD_MAX_KINEMATIC_SPEED and
+ * PBD_MAX_KINEMATIC_ANGULAR_SPEED. */
+pbd_status pbd_check_kinematic_velocity(pbd_world* w, const char* fn, pbd_vec3 velocity, pbd_vec3 angular_velocity);
+/* v += dv for a free particle, carried in (v, v_lo) as the step carries its own changes. */
+void pbd_particle_add_velocity(pbd_world* w, uint32_t index, pbd_vec3 dv);
+bool pbd_inv_mass_ok(pbd_real inv_mass);
+
+/* triangles.c */
+pbd_status pbd_triangles_reserve(pbd_world* w, uint32_t capacity);
+
+/* solver.c */
+void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps);
+/* The pieces of a substep every method shares: the contacts of the path x -> x + q, found once;
+ * one pass of their projections; then friction, settling, the velocity update and restitution. */
+void pbd_substep_find_contacts(pbd_world* w, pbd_real h);
+void pbd_substep_project_contacts(pbd_world* w);
+void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps);
+void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx);
+
+/* collide.c */
+uint32_t pbd_collide_count_contacts(pbd_world* w);
+
+/* stats.c: the statistics pass runs as a stage of blocks (task.h), the blocks' sums combined in
+ * block order, so that they are the same on any number of threads. */
+/* Sizes the per-block sums for the world's current constraints and particles; the step calls it
+ * before its first stage, so that the pass allocates nothing. */
+pbd_status pbd_stats_reserve(pbd_world* w);
+void pbd_stats_free(pbd_world* w);
+void pbd_stats_compute(pbd_world* w, pbd_stats* out);
+double pbd_stats_max_strain(pbd_world* w);
+
+#endif
