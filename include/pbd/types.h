@@ -138,6 +138,14 @@ typedef enum pbd_method {
 PBD_API const char* pbd_method_name(pbd_method method);
 /// The method of a name as pbd_method_name writes it; false for an unknown name.
 PBD_API bool pbd_method_from_name(const char* name, pbd_method* out);
+/// Name of a solver ("gauss_seidel", "jacobi"); "unknown" for a value outside the enum.
+PBD_API const char* pbd_solver_name(pbd_solver solver);
+/// The solver of a name as pbd_solver_name writes it; false for an unknown name.
+PBD_API bool pbd_solver_from_name(const char* name, pbd_solver* out);
+/// Name of a formulation ("pbd", "xpbd"); "unknown" for a value outside the enum.
+PBD_API const char* pbd_formulation_name(pbd_formulation formulation);
+/// The formulation of a name as pbd_formulation_name writes it; false for an unknown name.
+PBD_API bool pbd_formulation_from_name(const char* name, pbd_formulation* out);
 
 /// Range of a free particle's inverse mass, 1/kg (0 pins). Bounded so that the products the
 /// projections form, (w_a + w_b) |d| and its quotients, stay normal and finite in float.

@@ -5,6 +5,7 @@
 
 #include "model/forces.h"
 #include "methods/integrate.h"
+#include "methods/substep.h"
 #include "model/world.h"
 
 pbd_status pbd_integrate_prepare(pbd_world* w) {
@@ -46,23 +47,32 @@ pbd_status pbd_integrate_prepare(pbd_world* w) {
 	pbd_step_ctx_init(w, w->def.dt / (pbd_real)w->def.substeps, &ctx);
 	ctx.q = w->x_lo;
 	pbd_integrate_linearize(w, &ctx);
-	if (w->def.method == PBD_METHOD_VBD && pbd_vbd_prepare(w) != PBD_OK)
-		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the vbd method");
-	if (w->def.method == PBD_METHOD_PROJECTIVE_DYNAMICS) {
-		const uint32_t large = pbd_pd_large_rows(w);
-		if (large > PBD_PD_LOW_RANK_MAX)
-			return pbd_fail(
-			    w, PBD_ERR_INVALID_ARGUMENT,
-			    "pbd_world_step: the projective_dynamics method takes at most %d constraints over more than %u "
-			    "free particles (enclosed volumes); this world has %u",
-			    PBD_PD_LOW_RANK_MAX, PBD_PD_DENSE_MAX, large);
-		const pbd_status st = pbd_pd_prepare(w);
-		if (st != PBD_OK)
-			return pbd_fail(w, st, "pbd_world_step: the projective dynamics matrix could not be factored (%s)",
-			                pbd_status_string(st));
-	}
 	in->residual = 0;
 	in->cg_iterations = 0;
+	return PBD_OK;
+}
+
+pbd_status pbd_vbd_method_prepare(pbd_world* w) {
+	const pbd_status st = pbd_integrate_prepare(w);
+	if (st != PBD_OK) return st;
+	if (pbd_vbd_prepare(w) != PBD_OK)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the vbd method");
+	return PBD_OK;
+}
+
+pbd_status pbd_pd_method_prepare(pbd_world* w) {
+	pbd_status st = pbd_integrate_prepare(w);
+	if (st != PBD_OK) return st;
+	const uint32_t large = pbd_pd_large_rows(w);
+	if (large > PBD_PD_LOW_RANK_MAX)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "pbd_world_step: the projective_dynamics method takes at most %d constraints over more than %u "
+		                "free particles (enclosed volumes); this world has %u",
+		                PBD_PD_LOW_RANK_MAX, PBD_PD_DENSE_MAX, large);
+	st = pbd_pd_prepare(w);
+	if (st != PBD_OK)
+		return pbd_fail(w, st, "pbd_world_step: the projective dynamics matrix could not be factored (%s)",
+		                pbd_status_string(st));
 	return PBD_OK;
 }
 

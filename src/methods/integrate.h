@@ -77,10 +77,13 @@ typedef struct pbd_integrator {
 	uint32_t cg_iterations;
 } pbd_integrator;
 
-/* Before the step moves anything: sizes the arrays and checks that every family of the world has
- * a force model (and, for projective dynamics, a factored matrix). A failure leaves the world as it
- * was, with the reason in its last error. */
+/* The prepare entries of the force-based methods (method.h): before the step moves anything, size
+ * the arrays and check that every family of the world has a force model; vertex block descent
+ * then builds its colouring, projective dynamics factors its matrix. A failure leaves the world
+ * as it was, with the reason in its last error. */
 pbd_status pbd_integrate_prepare(pbd_world* w);
+pbd_status pbd_vbd_method_prepare(pbd_world* w);
+pbd_status pbd_pd_method_prepare(pbd_world* w);
 /* One substep of the world's force-based method. */
 void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps);
 void pbd_integrator_free(pbd_world* w);

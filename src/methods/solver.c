@@ -3,34 +3,16 @@
  * one kernel call per family and group, the kernels loop over their range. */
 #include <string.h>
 
-#include "collision/collide.h"
 #include "model/forces.h"
 #include "methods/hierarchy.h"
+#include "methods/solver.h"
+#include "methods/substep.h"
 #include "collision/self_collision.h"
 #include "methods/sweep_plan.h"
 #include "model/world.h"
 #ifdef PBD_HAVE_AVX2
 #include "model/particles_simd.h"
 #endif
-
-void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
-	memset(ctx, 0, sizeof *ctx);
-	ctx->x = w->x;
-	ctx->q = w->q;
-	ctx->iw = w->w;
-	ctx->dx = w->dx;
-	ctx->degree = w->degree;
-	ctx->h = h;
-	ctx->inv_h2 = 1 / (h * h);
-	ctx->substep_fraction = 1;
-	ctx->formulation = w->def.formulation;
-	ctx->iterations = w->def.iterations;
-	ctx->jacobi_equal = w->def.jacobi_equal_split;
-	ctx->jacobi_alpha = w->def.jacobi_alpha;
-	ctx->jacobi_omega = w->def.jacobi_omega;
-	ctx->simd = w->simd_lanes;
-	ctx->avx512 = w->simd_avx512;
-}
 
 /* Applies the summed Jacobi corrections to particles [first, end). Mass-weighted corrections
  * arrive already scaled per constraint (see the families' jacobi kernels). Equal-split ones are
@@ -174,55 +156,10 @@ static void chebyshev_update(pbd_world* w, chebyshev* c, int it) {
 	pbd_exec_stage(&w->exec, chebyshev_block, c, pbd_blocks(w->np, w->exec.block_particles));
 }
 
-static void note(pbd_world* w, pbd_status st) {
-	if (st != PBD_OK && w->step_status == PBD_OK) w->step_status = st;
-}
-
-void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
-	/* Out of memory for contacts leaves the ones found so far: the step goes on and returns the
-	 * first failure (step_status). */
-	const uint64_t t0 = pbd_prof_begin(w);
-	/* A torn state (non-finite, or stretched past the divergence bound) is a step that blew up:
-	 * its contacts are not searched, neither among the world's own particles and triangles, whose
-	 * candidates grow with the square of how far it flew apart, nor against the colliders, whose
-	 * queries from kilometres away visit every face of a mesh. The colliders still move. */
-	const bool torn = (w->nc > 0 || w->pcol->solid > 1) && pbd_collision_torn(w);
-	w->pcol->torn = torn;
-	w->ntc = 0;
-	w->pcol->npairs = w->pcol->nvt = w->pcol->nee = 0;
-	if (w->nc > 0) {
-		note(w, pbd_collide_begin_substep(w, h));
-		if (!torn) note(w, pbd_triangle_contacts_find(w));
-	}
-	if (w->pcol->solid > 1 && !torn) {
-		note(w, pbd_particle_collision_find(w));
-		note(w, pbd_vertex_triangle_find(w));
-		note(w, pbd_edge_edge_find(w));
-	}
-	pbd_prof_end(w, PBD_PHASE_COLLIDE, t0);
-}
-
-void pbd_substep_project_contacts(pbd_world* w) {
-	const uint64_t t0 = pbd_prof_begin(w);
-	if (w->pcol->npairs > 0) pbd_particle_collision_project(w);
-	if (w->pcol->nvt > 0) pbd_vertex_triangle_project(w);
-	if (w->pcol->nee > 0) pbd_edge_edge_project(w);
-	/* Triangles before vertices: a vertex's own contact has the last word. */
-	if (w->ntc > 0) pbd_triangle_contacts_project(w);
-	if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->ncon > 0) pbd_collide_project_contacts(w);
-	pbd_prof_end(w, PBD_PHASE_CONTACTS, t0);
-}
-
-void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
-	const uint64_t t0 = pbd_prof_begin(w);
-	if (w->nc > 0) {
-		note(w, pbd_collide_after_iterations(w));
-		pbd_collide_friction(w, h);
-		if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER) pbd_collide_settle(w);
-	}
-	pbd_particles_update_velocities(w, h, substep == substeps);
-	if (w->ncon > 0) pbd_collide_restitution(w, h);
-	pbd_prof_end(w, PBD_PHASE_FINISH, t0);
+pbd_status pbd_solver_prepare(pbd_world* w) {
+	if (w->exec.threads > 1 && w->def.solver == PBD_SOLVER_GAUSS_SEIDEL && pbd_sweep_plan_update(w) != PBD_OK)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the sweep's plan");
+	return PBD_OK;
 }
 
 void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps) {

@@ -217,13 +217,7 @@ bool pbd_inv_mass_ok(pbd_real inv_mass);
 /* triangles.c */
 pbd_status pbd_triangles_reserve(pbd_world* w, uint32_t capacity);
 
-/* solver.c */
-void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep, int substeps);
-/* The pieces of a substep every method shares: the contacts of the path x -> x + q, found once;
- * one pass of their projections; then friction, settling, the velocity update and restitution. */
-void pbd_substep_find_contacts(pbd_world* w, pbd_real h);
-void pbd_substep_project_contacts(pbd_world* w);
-void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps);
+/* context.c: the step context of the world for a substep of length h. */
 void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx);
 
 /* collide.c */

@@ -6,6 +6,7 @@
 #include "core/cpu.h"
 #include "methods/hierarchy.h"
 #include "methods/integrate.h"
+#include "methods/method.h"
 #include "collision/self_collision.h"
 #include "methods/sweep_plan.h"
 #include "model/world.h"
@@ -472,26 +473,19 @@ pbd_status pbd_world_step(pbd_world* w) {
 		pbd_step_ctx_init(w, h, &ctx);
 		pbd_families_refresh(w, &ctx);
 	}
-	const bool forces = d->method != PBD_METHOD_POSITION_BASED;
-	if (forces) {
-		const pbd_status st = pbd_integrate_prepare(w);
+	const pbd_method_ops* method = pbd_method_table[d->method];
+	if (method->prepare) {
+		const pbd_status st = method->prepare(w);
 		if (st != PBD_OK) return st;
 	}
 	if (pbd_particle_collision_prepare(w) != PBD_OK)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for particle collision");
 	if (pbd_stats_reserve(w) != PBD_OK)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the statistics");
-	if (w->exec.threads > 1 && !forces && d->solver == PBD_SOLVER_GAUSS_SEIDEL && pbd_sweep_plan_update(w) != PBD_OK)
-		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the sweep's plan");
 	w->step_status = PBD_OK;
 	pbd_particles_begin_step(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_step);
-	for (int s = 1; s <= substeps; ++s) {
-		if (forces)
-			pbd_integrate_substep(w, h, damping, s, substeps);
-		else
-			pbd_solver_substep(w, h, damping, s, substeps);
-	}
+	for (int s = 1; s <= substeps; ++s) method->substep(w, h, damping, s, substeps);
 	const uint64_t t_end = pbd_prof_begin(w);
 	const uint32_t restored = pbd_particles_end_step(w);
 	if (restored) clear_multipliers(w);
