@@ -1,6 +1,6 @@
 /* The contact stage and the interface every collider shape implements.
  *
- * A shape is one file, collide_<shape>.c, that defines one pbd_shape_ops and is listed in the
+ * A shape is one file, collision/shape_<shape>.c, that defines one pbd_shape_ops and is listed in the
  * table in collide.c. Its functions work in the shape's local frame (the collider's pose maps it
  * to the world) and never see the world's particles: the stage (collide.c) finds, once per
  * substep, which particles are near which collider, asks the shape for a distance or a sweep,
