@@ -321,26 +321,91 @@ static pbd_status apply_def(pbd_world* w, const pbd_world_def* d) {
 	return st;
 }
 
-#define PBD_SETTER(name, type, field)                                                                                  \
-	pbd_status pbd_world_set_##name(pbd_world* w, type value) {                                                        \
-		if (!w) return PBD_ERR_INVALID_ARGUMENT;                                                                       \
-		pbd_world_def d = w->def;                                                                                      \
-		d.field = value;                                                                                               \
-		return apply_def(w, &d);                                                                                       \
-	}
-PBD_SETTER(dt, pbd_real, dt)
-PBD_SETTER(substeps, int, substeps)
-PBD_SETTER(iterations, int, iterations)
-PBD_SETTER(solver, pbd_solver, solver)
-PBD_SETTER(formulation, pbd_formulation, formulation)
-PBD_SETTER(gravity, pbd_vec3, gravity)
-PBD_SETTER(damping, pbd_real, damping)
-PBD_SETTER(collision_mode, pbd_collision_mode, collision_mode)
-PBD_SETTER(method, pbd_method, method)
-PBD_SETTER(rigid_stiffness, pbd_real, rigid_stiffness)
-PBD_SETTER(threads, int, threads)
-PBD_SETTER(simd, pbd_simd, simd)
-#undef PBD_SETTER
+/* The setters of one setting each: a copy of the def with the field changed, checked as create
+ * checks it (apply_def). */
+pbd_status pbd_world_set_dt(pbd_world* w, pbd_real value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.dt = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_substeps(pbd_world* w, int value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.substeps = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_iterations(pbd_world* w, int value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.iterations = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_solver(pbd_world* w, pbd_solver value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.solver = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_formulation(pbd_world* w, pbd_formulation value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.formulation = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_gravity(pbd_world* w, pbd_vec3 value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.gravity = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_damping(pbd_world* w, pbd_real value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.damping = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_collision_mode(pbd_world* w, pbd_collision_mode value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.collision_mode = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_method(pbd_world* w, pbd_method value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.method = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_rigid_stiffness(pbd_world* w, pbd_real value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.rigid_stiffness = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_threads(pbd_world* w, int value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.threads = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_simd(pbd_world* w, pbd_simd value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.simd = value;
+	return apply_def(w, &d);
+}
 
 pbd_status pbd_world_set_profile(pbd_world* w, bool on) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
