@@ -494,6 +494,21 @@ PBD_API pbd_status pbd_collider_get_triangles(const pbd_world* world, pbd_collid
                                               uint32_t vertex_capacity, uint32_t* triangles, uint32_t triangle_capacity,
                                               uint32_t* vertex_count, uint32_t* triangle_count);
 
+/// Mass, centre of mass and inertia of a solid collider shape of uniform `density` (kg/m^3), in
+/// the frame its pose maps to: the sphere, capsule and box in closed form, a convex hull and a
+/// closed mesh from their surface triangles (signed tetrahedra from the origin, Blow & Binstock
+/// 2004). PBD_ERR_INVALID_ARGUMENT for a plane, an open mesh or a height field (they bound no
+/// finite volume), for a closed mesh whose triangles enclose no positive volume (wound inward or
+/// not closed), for a stale id; PBD_ERR_OUT_OF_RANGE for a density that is not finite and > 0;
+/// PBD_ERR_OUT_OF_MEMORY when the triangles cannot be copied.
+PBD_API pbd_status pbd_collider_mass_properties(pbd_world* world, pbd_collider_id id, pbd_real density,
+                                                pbd_mass_properties* out);
+/// The mass properties of `count` parts taken as one solid: masses add, the centre is the mass
+/// average, and each part's inertia moves to that centre by the parallel-axis theorem.
+/// PBD_ERR_INVALID_ARGUMENT for no parts or a part whose mass is not finite and > 0.
+PBD_API pbd_status pbd_mass_properties_combine(const pbd_mass_properties* parts, uint32_t count,
+                                               pbd_mass_properties* out);
+
 /// The contacts after the last step (pbd_contact): copies up to `capacity` into `out` (which
 /// may be NULL) and returns how many there are. Ordered by collider, then particle.
 PBD_API uint32_t pbd_world_get_contacts(const pbd_world* world, pbd_contact* out, uint32_t capacity);

@@ -557,6 +557,17 @@ typedef enum pbd_actor_kind {
 	PBD_ACTOR_KINEMATIC = 1
 } pbd_actor_kind;
 
+/// What a rigid body's motion needs of its matter: mass, where it is centred and how it resists
+/// turning. Double precision: sums over many triangles and shifts by the parallel-axis theorem
+/// lose digits in float.
+typedef struct pbd_mass_properties {
+	double mass;      ///< kg
+	double center[3]; ///< centre of mass
+	/// Inertia tensor about the centre of mass, kg m^2, axes of the frame: the symmetric matrix
+	/// [xx xy xz; xy yy yz; xz yz zz] stored as {xx, yy, zz, xy, xz, yz}.
+	double inertia[6];
+} pbd_mass_properties;
+
 /// A collider: an actor with one shape. Particles are kept at least `margin` away from its
 /// surface, unless it is a trigger, which pushes nothing and reports who entered and left.
 typedef struct pbd_collider_def {
