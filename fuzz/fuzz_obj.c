@@ -1,12 +1,12 @@
 /* libFuzzer target: OBJ text from the input bytes, parsed by pbd_mesh_load_obj_memory_groups, the
  * mesh and its groups checked against their documented shape, the mesh turned into a body and
- * stepped. The input's length picks
- * the options (bend edges, mass rule, a pinned vertex), so a seed file and the same file with a
- * comment appended take different paths. */
+ * stepped in a world on the checking allocator of fuzz_util.h, which must get every byte back.
+ * The input's length picks the options (bend edges, mass rule, a pinned vertex), so a seed file
+ * and the same file with a comment appended take different paths. */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fuzz_check.h"
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -67,6 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 	pbd_world_def wd = pbd_world_def_default();
 	wd.substeps = 2;
 	wd.iterations = 4;
+	fuzz_heap heap;
+	wd.allocator = fuzz_heap_allocator(&heap, FUZZ_HEAP_CAP);
 	pbd_world* w = NULL;
 	if (pbd_world_create(&wd, &w) != PBD_OK) fuzz_fail("pbd_world_create failed");
 	pbd_soft_def bd = pbd_soft_def_default();
@@ -88,11 +90,12 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 			if (pbd_world_get_distance(w, body.first_distance + k, &d) != PBD_OK || !isfinite(d.rest) || d.rest < 0)
 				fuzz_fail("constraint %u has no finite rest length", k);
 		}
-		fuzz_step_checked(w, 4);
+		fuzz_step_checked(w, 4, &heap);
 	} else if (pbd_world_particle_count(w) != 0) {
 		fuzz_fail("refused body left particles behind: %s", pbd_world_last_error(w));
 	}
 	pbd_world_destroy(w);
+	fuzz_heap_check_empty(&heap, "a destroyed world");
 	pbd_mesh_free(&m);
 	return 0;
 }

@@ -1,13 +1,13 @@
 /* libFuzzer target: a scene file (JSON) from the input bytes, loaded by the scene loader of the
  * `pbd` program (app/scene.h, the pbd_scene library), then a few steps of the world it made.
  * Refusing the input is fine; a crash, a sanitizer report, a leak or a broken check of
- * fuzz_check.h is not. Relative "obj" paths start in fuzz/corpus/obj, so a scene can name the
+ * fuzz_util.h is not. Relative "obj" paths start in fuzz/corpus/obj, so a scene can name the
  * OBJ seeds. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "fuzz_check.h"
+#include "fuzz_util.h"
 #include "pbd/scene.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 		return 0;
 	}
 	fuzz_check_finite(s.world);
-	fuzz_step_checked(s.world, 4);
+	fuzz_step_checked(s.world, 4, NULL);
 	pbd_scene_free(&s);
 	return 0;
 }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fuzz_check.h"
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -18,36 +18,6 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 #define AT_VERSION 8u
 #define AT_SIZE    20u
 #define HEADER     28u
-
-/* Live bytes through the hooks, and their cap: a snapshot may ask for much (counts that the
- * bytes present allow), but not for more than this. */
-#define CAP ((size_t)256 << 20)
-
-typedef struct budget {
-	size_t live, peak;
-	long blocks;
-} budget;
-
-static void* cap_alloc(size_t n, void* user) {
-	budget* b = (budget*)user;
-	if (n > CAP - b->live) return NULL;
-	void* p = malloc(n ? n : 1);
-	if (!p) return NULL;
-	b->live += n;
-	b->blocks++;
-	if (b->live > b->peak) b->peak = b->live;
-	return p;
-}
-
-static void cap_free(void* p, size_t n, void* user) {
-	budget* b = (budget*)user;
-	if (!p) return;
-	if (n > b->live || b->blocks <= 0)
-		fuzz_fail("free of %zu bytes with %zu live in %ld blocks", n, b->live, b->blocks);
-	b->live -= n;
-	b->blocks--;
-	free(p);
-}
 
 static uint64_t fnv1a(const uint8_t* d, size_t n) {
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -100,71 +70,36 @@ static void check_round_trip(const pbd_world* w, const pbd_world_def* hooks, con
 	free(d);
 }
 
-/* Constraint projections and particle passes of one step: steps are skipped past a budget, so
- * that a snapshot asking for 1000 substeps of 10000 iterations is loaded and checked but does
- * not turn into a timeout. */
-static double work_per_step(pbd_world* w) {
-	pbd_stats s;
-	pbd_world_get_stats(w, &s);
-	const pbd_world_def d = pbd_world_get_def(w);
-	double constraints = 0;
-	for (int k = 0; k < PBD_FAMILY_COUNT; ++k) constraints += s.family[k].count;
-	return (double)d.substeps *
-	       ((double)d.iterations * (constraints + (double)s.colliders * s.particles) + (double)s.particles);
-}
-
-/* Up to `max_steps` steps within the budget, each checked as fuzz_step_checked checks them; a
- * step refused for want of memory (the cap) ends the stepping. False when that happened. */
-static bool step_some(pbd_world* w, int max_steps) {
-	const double per_step = work_per_step(w);
-	for (int s = 0; s < max_steps && (double)(s + 1) * per_step <= 2e6; ++s) {
-		fuzz_pins pins = {0, NULL, NULL};
-		if (s > 0) fuzz_pins_take(&pins, w, NULL);
-		const pbd_status st = pbd_world_step(w);
-		if (st == PBD_ERR_OUT_OF_MEMORY) {
-			free(pins.index);
-			free(pins.x);
-			return false;
-		}
-		const char* e = pbd_world_last_error(w);
-		const bool refused = st == PBD_ERR_INVALID_ARGUMENT &&
-		                     pbd_world_get_def(w).method != PBD_METHOD_POSITION_BASED &&
-		                     (strstr(e, "no force model") || strstr(e, "constraints over more than"));
-		if (st != PBD_OK && !refused) fuzz_fail("pbd_world_step failed (%d): %s", (int)st, e);
-		fuzz_check_finite(w);
-		if (s > 0) fuzz_pins_check(&pins, w);
-		if (refused) break;
-	}
-	return true;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 	uint8_t* d = (uint8_t*)malloc(size ? size : 1);
 	if (!d) return 0;
 	if (size) memcpy(d, data, size);
 	if (size % 8 != 7) forge(d, size);
 
-	budget b = {0, 0, 0};
+	fuzz_heap heap;
 	pbd_world_def hooks = pbd_world_def_default();
-	hooks.allocator.alloc = cap_alloc;
-	hooks.allocator.free = cap_free;
-	hooks.allocator.user = &b;
+	/* A snapshot may ask for much (counts that the bytes present allow), but not for more than
+	 * the cap. */
+	hooks.allocator = fuzz_heap_allocator(&heap, FUZZ_HEAP_CAP);
+	/* Without realloc the library grows its arrays by alloc, copy and free, a path fuzz_step's
+	 * worlds (with realloc) never take. */
+	hooks.allocator.realloc = NULL;
 	pbd_world* w = NULL;
 	pbd_error err;
 	err.message[0] = 0;
 	const pbd_status st = pbd_world_load_memory(d, size, &hooks, &w, &err);
 	if (st != PBD_OK) {
 		check_refusal(st, w, &err, "load");
-		if (b.live || b.blocks) fuzz_fail("a refused load left %zu bytes in %ld blocks", b.live, b.blocks);
+		fuzz_heap_check_empty(&heap, "a refused load");
 		free(d);
 		return 0;
 	}
 	if (!w) fuzz_fail("loaded without a world");
 	fuzz_check_finite(w);
 	check_round_trip(w, &hooks, "after the load");
-	if (step_some(w, 3)) check_round_trip(w, &hooks, "after stepping");
+	if (fuzz_step_checked(w, 3, &heap)) check_round_trip(w, &hooks, "after stepping");
 	pbd_world_destroy(w);
-	if (b.live || b.blocks) fuzz_fail("a destroyed world left %zu bytes in %ld blocks", b.live, b.blocks);
+	fuzz_heap_check_empty(&heap, "a destroyed world");
 	free(d);
 	return 0;
 }

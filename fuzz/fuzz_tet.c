@@ -2,11 +2,12 @@
  * input up to its first '%' is the .node text, the rest the .ele text (without a '%', the whole
  * input is both). A mesh the reader returns is checked against what pbd.h promises of it (every
  * tetrahedron positive, boundary faces outward and closed, the unique edges of the tetrahedra),
- * then made into a body, volume or Neo-Hookean by the input's length, and stepped. */
+ * then made into a body, volume or Neo-Hookean by the input's length, and stepped in a world on
+ * the checking allocator of fuzz_util.h, which must get every byte back. */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fuzz_check.h"
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -125,6 +126,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 	pbd_world_def wd = pbd_world_def_default();
 	wd.substeps = 2;
 	wd.iterations = 4;
+	fuzz_heap heap;
+	wd.allocator = fuzz_heap_allocator(&heap, FUZZ_HEAP_CAP);
 	pbd_world* w = NULL;
 	if (pbd_world_create(&wd, &w) != PBD_OK) fuzz_fail("pbd_world_create failed");
 	pbd_soft_def bd = pbd_soft_def_default();
@@ -142,11 +145,12 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 		if (body.particle_count != m.vertex_count) fuzz_fail("body particles differ from the mesh's vertices");
 		const pbd_family_type fam = bd.tets == PBD_TET_VOLUME ? PBD_FAMILY_TET_VOLUME : PBD_FAMILY_TET_NEOHOOKEAN;
 		if (body.count[fam] == 0) fuzz_fail("a body of %u tetrahedra has no tetrahedron constraints", m.tet_count);
-		fuzz_step_checked(w, 4);
+		fuzz_step_checked(w, 4, &heap);
 	} else if (pbd_world_particle_count(w) != 0) {
 		fuzz_fail("refused body left particles behind: %s", pbd_world_last_error(w));
 	}
 	pbd_world_destroy(w);
+	fuzz_heap_check_empty(&heap, "a destroyed world");
 	pbd_mesh_free(&m);
 	return 0;
 }

@@ -33,6 +33,8 @@ esac
 targets=$*
 build=${PBD_FUZZ_BUILD:-build-fuzz}
 rss_mb=${PBD_FUZZ_RSS_MB:-3072}
+# No single allocation may exceed 1 GiB: a larger request is a finding (a size read from the input).
+malloc_mb=${PBD_FUZZ_MALLOC_MB:-1024}
 
 probe=$(mktemp -d)
 printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t* d, size_t n);\nint LLVMFuzzerTestOneInput(const uint8_t* d, size_t n) { return d && n ? 0 : 0; }\n' >"$probe/probe.c"
@@ -65,7 +67,7 @@ for t in $targets; do
 	mkdir -p "$work/corpus"
 	# Inputs that once failed must keep passing: libFuzzer runs files given by name once each.
 	if [ -d "fuzz/regressions/$t" ] && [ -n "$(ls "fuzz/regressions/$t")" ]; then
-		if ! "$bin" -rss_limit_mb="$rss_mb" -timeout=60 "fuzz/regressions/$t"/* >"$work/regressions.log" 2>&1; then
+		if ! "$bin" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$malloc_mb" -timeout=60 "fuzz/regressions/$t"/* >"$work/regressions.log" 2>&1; then
 			tail -n 40 "$work/regressions.log"
 			echo "fuzz: fuzz_$t fails on a saved reproducer in fuzz/regressions/$t/"
 			exit 1
@@ -75,12 +77,13 @@ for t in $targets; do
 	dict=""
 	[ -f "fuzz/$t.dict" ] && dict="-dict=fuzz/$t.dict"
 	# shellcheck disable=SC2086
-	if ! "$bin" -max_total_time="$seconds" -rss_limit_mb="$rss_mb" -timeout=60 -print_final_stats=1 $dict \
+	if ! "$bin" -max_total_time="$seconds" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$malloc_mb" -timeout=60 -print_final_stats=1 $dict \
 		-artifact_prefix="$work/" "$work/corpus" </dev/null >"$work/log" 2>&1; then
 		tail -n 60 "$work/log"
 		echo "fuzz: fuzz_$t failed; the input is in $work/ (crash-*, leak-*, timeout-* or oom-*)"
 		exit 1
 	fi
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log")
-	echo "fuzz: fuzz_$t: ${seconds} s, ${runs:-?} inputs, no failure (corpus $(ls "$work/corpus" | wc -l) files)"
+	edges=$(grep -o 'cov: [0-9]*' "$work/log" | tail -n 1 | sed 's/cov: //')
+	echo "fuzz: fuzz_$t: ${seconds} s, ${runs:-?} inputs, ${edges:-?} edges, no failure (corpus $(ls "$work/corpus" | wc -l) files)"
 done

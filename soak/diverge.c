@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "counting.h"
 #include "pbd/math.h"
 #include "pbd/scene.h"
 #include "soak.h"
@@ -39,37 +40,6 @@
 #define HEALTHY_FRAMES 5
 /* The kick: each free particle's velocity gains this many times the scene's size per frame. */
 #define KICK_SIZES 1000.0
-
-typedef struct counting {
-	size_t live, peak;
-} counting;
-
-static void* count_alloc(size_t size, void* user) {
-	counting* c = (counting*)user;
-	void* p = malloc(size);
-	if (p) {
-		c->live += size;
-		if (c->live > c->peak) c->peak = c->live;
-	}
-	return p;
-}
-
-static void* count_realloc(void* ptr, size_t old_size, size_t new_size, void* user) {
-	counting* c = (counting*)user;
-	void* p = realloc(ptr, new_size);
-	if (p) {
-		c->live += new_size - old_size; /* wraps back for a shrink: unsigned arithmetic */
-		if (c->live > c->peak) c->peak = c->live;
-	}
-	return p;
-}
-
-static void count_free(void* ptr, size_t size, void* user) {
-	counting* c = (counting*)user;
-	if (!ptr) return;
-	c->live -= size;
-	free(ptr);
-}
 
 static double clock_s(clockid_t id) {
 	struct timespec ts;
@@ -108,30 +78,14 @@ static uint64_t flagged(const pbd_world* w) {
 	return pbd_world_get_warning(w, PBD_WARN_DIVERGED).count + pbd_world_get_warning(w, PBD_WARN_NONFINITE).count;
 }
 
-/* The world of `s` moved onto the counting allocator: saved and loaded again, which continues it
- * bit for bit. False with a message in r->detail. */
-static bool rebind(pbd_scene* s, counting* mem, diverge_row* r) {
-	size_t size = 0;
-	if (pbd_world_save_memory(s->world, NULL, 0, &size) != PBD_OK) {
-		snprintf(r->detail, sizeof r->detail, "snapshot: %s", pbd_world_last_error(s->world));
-		return false;
-	}
-	void* buf = malloc(size);
-	if (!buf) abort();
-	pbd_status st = pbd_world_save_memory(s->world, buf, size, &size);
+/* The world of `s` moved onto the counting allocator. False with a message in r->detail. */
+static bool rebind(pbd_scene* s, soak_counting* mem, diverge_row* r) {
 	pbd_world_def def = pbd_world_def_default();
-	def.allocator = (pbd_allocator){count_alloc, count_realloc, count_free, mem};
-	pbd_world* w = NULL;
+	def.allocator = soak_counting_allocator(mem, SIZE_MAX);
 	pbd_error err;
-	if (st == PBD_OK) st = pbd_world_load_memory(buf, size, &def, &w, &err);
-	free(buf);
-	if (st != PBD_OK) {
-		snprintf(r->detail, sizeof r->detail, "snapshot: %s", err.message);
-		return false;
-	}
-	pbd_world_destroy(s->world);
-	s->world = w;
-	return true;
+	if (soak_move_world(&s->world, &def, &err)) return true;
+	snprintf(r->detail, sizeof r->detail, "snapshot: %s", err.message);
+	return false;
 }
 
 /* The diagonal of the box of the particles, at least 0.1 m (a scene of a few particles in a row
@@ -184,7 +138,7 @@ static void run_case(const char* scene, pbd_method method, int frames, diverge_r
 		snprintf(r->detail, sizeof r->detail, "%s", err.message);
 		return;
 	}
-	counting mem = {0, 0};
+	soak_counting mem;
 	if (!rebind(&s, &mem, r)) {
 		r->status = ROW_FAILED;
 		pbd_scene_free(&s);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counting.h" /* soak/: the counting allocator pbd-soak --diverge measures with */
 #include "pbd/scene.h"
 #include "collision/self_collision.h"
 #include "test_util.h"
@@ -16,29 +17,6 @@
 /* A diverged frame may hold at most this many times the peak memory of the first frame
  * (creation included). */
 #define MEMORY_BOUND 4
-
-/* The bytes the world holds live and their peak; allocations past `limit` are refused, so that a
- * step that would need more fails at once (out of memory) instead of taking minutes to grow. */
-typedef struct counting {
-	size_t live, peak, limit;
-} counting;
-
-static void* count_alloc(size_t size, void* user) {
-	counting* c = (counting*)user;
-	if (c->live > c->limit || size > c->limit - c->live) return NULL;
-	void* p = malloc(size);
-	if (!p) return NULL;
-	c->live += size;
-	if (c->live > c->peak) c->peak = c->live;
-	return p;
-}
-
-static void count_free(void* ptr, size_t size, void* user) {
-	counting* c = (counting*)user;
-	if (!ptr) return;
-	c->live -= size;
-	free(ptr);
-}
 
 /* What the library logged about the run. */
 typedef struct logged {
@@ -52,28 +30,18 @@ static void keep_log(const char* message, void* user) {
 	l->capped += strstr(message, "reached its bound") != NULL;
 }
 
-/* cloth_stack loaded through the scene library, its world moved onto the counting allocator by a
- * snapshot (which continues it bit for bit). */
-static void load(pbd_scene* s, counting* mem, logged* log) {
+/* cloth_stack loaded through the scene library, its world moved onto the counting allocator
+ * (without a limit until the test sets one). */
+static void load(pbd_scene* s, soak_counting* mem, logged* log) {
 	pbd_scene_error err;
 	if (!pbd_scene_load_builtin("cloth_stack", NULL, s, &err)) fail_msg("cloth_stack: %s", err.message);
-	size_t size = 0;
-	assert_int_equal(pbd_world_save_memory(s->world, NULL, 0, &size), PBD_OK);
-	void* buf = malloc(size);
-	assert_non_null(buf);
-	assert_int_equal(pbd_world_save_memory(s->world, buf, size, &size), PBD_OK);
-	*mem = (counting){0, 0, SIZE_MAX};
 	memset(log, 0, sizeof *log);
 	pbd_world_def def = pbd_world_def_default();
-	def.allocator = (pbd_allocator){count_alloc, NULL, count_free, mem};
+	def.allocator = soak_counting_allocator(mem, SIZE_MAX);
 	def.log = keep_log;
 	def.log_user = log;
-	pbd_world* w = NULL;
 	pbd_error perr;
-	assert_int_equal(pbd_world_load_memory(buf, size, &def, &w, &perr), PBD_OK);
-	free(buf);
-	pbd_world_destroy(s->world);
-	s->world = w;
+	if (!soak_move_world(&s->world, &def, &perr)) fail_msg("cloth_stack: %s", perr.message);
 }
 
 /* The bounds every search of a step keeps (PBD_COLLISION_MAX_CANDIDATES and the rest). */
@@ -95,7 +63,7 @@ static void test_exploded_stack_bounded(void** state) {
 	(void)state;
 	test_disable_fp_traps(); /* the blown-up state overflows on purpose */
 	pbd_scene s;
-	counting mem;
+	soak_counting mem;
 	logged log;
 	load(&s, &mem, &log);
 	pbd_world* w = s.world;
@@ -144,11 +112,11 @@ static void test_exploded_stack_bounded(void** state) {
 static void test_crushed_particles_capped(void** state) {
 	(void)state;
 	enum { N = 20000, SIDE = 30 };
-	counting mem = {0, 0, SIZE_MAX};
+	soak_counting mem;
 	logged log = {0, 0, 0};
 	pbd_world_def def = pbd_world_def_default();
 	def.gravity = pbd_v3(0, 0, 0);
-	def.allocator = (pbd_allocator){count_alloc, NULL, count_free, &mem};
+	def.allocator = soak_counting_allocator(&mem, SIZE_MAX);
 	def.log = keep_log;
 	def.log_user = &log;
 	pbd_world* w = NULL;

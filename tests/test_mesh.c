@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mesh/mesh.h" /* the OBJ reader's limits, to reach them without gigabytes of input */
@@ -492,44 +491,27 @@ static void expect_obj_memory_error(const char* text, size_t size, const pbd_obj
 	assert_null(m.positions);
 }
 
-/* A path that is not a regular file is refused before a byte is read, with and without groups:
- * a FIFO without a writer (opening it to read would wait for one forever), /dev/zero (endless,
- * once read until memory ran out) and a directory. The alarm turns a reader that blocks into a
- * failure instead of a hang. */
+static void refuse_obj(const char* path, const char* want, void* user) {
+	(void)user;
+	for (int with_groups = 0; with_groups < 2; ++with_groups) {
+		pbd_mesh m;
+		pbd_obj_groups g;
+		pbd_error err;
+		err.message[0] = 0;
+		const pbd_status st = with_groups ? pbd_mesh_load_obj_groups(path, false, &m, &g, &err)
+		                                  : pbd_mesh_load_obj(path, false, &m, &err);
+		if (st != PBD_ERR_IO || !strstr(err.message, want))
+			fail_msg("%s: status %d, message '%s'", path, (int)st, err.message);
+		assert_null(m.positions);
+		if (with_groups) assert_int_equal(g.count, 0);
+	}
+}
+
+/* A path that is not a regular file (test_each_special_file) is refused before a byte is read,
+ * with and without groups. */
 static void test_obj_special_files(void** state) {
 	(void)state;
-	char dir[64] = "/tmp/pbd_test_mesh_XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char fifo[96], sub[96];
-	snprintf(fifo, sizeof fifo, "%s/fifo.obj", dir);
-	snprintf(sub, sizeof sub, "%s/sub.obj", dir);
-	assert_int_equal(mkfifo(fifo, 0600), 0);
-	assert_int_equal(mkdir(sub, 0700), 0);
-	const struct {
-		const char *path, *kind;
-	} odd[] = {{fifo, "a FIFO"}, {sub, "a directory"}, {"/dev/zero", "a device"}};
-	alarm(20);
-	for (size_t k = 0; k < sizeof odd / sizeof odd[0]; ++k) {
-		if (access(odd[k].path, R_OK) != 0) continue; /* no /dev/zero in this sandbox */
-		char want[160];
-		snprintf(want, sizeof want, "%s: cannot read %s, only a regular file", odd[k].path, odd[k].kind);
-		for (int with_groups = 0; with_groups < 2; ++with_groups) {
-			pbd_mesh m;
-			pbd_obj_groups g;
-			pbd_error err;
-			err.message[0] = 0;
-			const pbd_status st = with_groups ? pbd_mesh_load_obj_groups(odd[k].path, false, &m, &g, &err)
-			                                  : pbd_mesh_load_obj(odd[k].path, false, &m, &err);
-			if (st != PBD_ERR_IO || !strstr(err.message, want))
-				fail_msg("%s: status %d, message '%s'", odd[k].path, (int)st, err.message);
-			assert_null(m.positions);
-			if (with_groups) assert_int_equal(g.count, 0);
-		}
-	}
-	alarm(0);
-	assert_int_equal(unlink(fifo), 0);
-	assert_int_equal(rmdir(sub), 0);
-	assert_int_equal(rmdir(dir), 0);
+	test_each_special_file(NULL, ".obj", refuse_obj, NULL);
 }
 
 /* A line past PBD_OBJ_MAX_LINE is refused with its file and line, from a file (read in pieces,

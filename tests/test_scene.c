@@ -2,7 +2,7 @@
  * seed scenes keep their invariants (the pendulum's fixed particle and link lengths, the cloth
  * outside the sphere); every kind of bad input is refused with a message that names the field
  * path or the line; a scene loaded and run twice ends bit-identical. */
-#define _POSIX_C_SOURCE 200809L /* mkfifo, alarm */
+#define _POSIX_C_SOURCE 200809L /* mkdir */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -592,55 +592,41 @@ static void test_heightfield_images(void** state) {
 	assert_null(s.world);
 }
 
-/* Every file a scene names, and the scene file itself, must be a regular file: a FIFO without a
- * writer (opening it to read would wait for one forever), /dev/zero (endless) and a directory are
- * refused before a byte is read, with the file and what it is, as the scene file, an include, a
- * height image, an OBJ mesh and a TetGen .node or .ele. The alarm turns a reader that blocks into
- * a failure instead of a hang. */
+/* Each use of a file name in a scene, %s the name. */
+static const char* const file_uses[] = {
+    "{\"include\": [\"%s\"]}",
+    "{\"colliders\": [{\"type\": \"heightfield\", \"image\": \"%s\"}]}",
+    "{\"objects\": [{\"type\": \"mesh_cloth\", \"obj\": \"%s\"}]}",
+    "{\"colliders\": [{\"type\": \"mesh\", \"obj\": \"%s\"}]}",
+    "{\"objects\": [{\"type\": \"tetgen\", \"node\": \"%s\", \"ele\": \"" DATA_DIR "/t.ele\"}]}",
+    "{\"objects\": [{\"type\": \"tetgen\", \"node\": \"" DATA_DIR "/t.node\", \"ele\": \"%s\"}]}",
+};
+
+static void refuse_in_scene(const char* path, const char* want, void* user) {
+	(void)user;
+	pbd_scene s;
+	pbd_scene_error err;
+	if (pbd_scene_load_file(path, NULL, &s, &err) || !strstr(err.message, want))
+		fail_msg("scene file %s: '%s'", path, err.message);
+	assert_null(s.world);
+	for (size_t u = 0; u < sizeof file_uses / sizeof file_uses[0]; ++u) {
+		char json[512];
+		snprintf(json, sizeof json, file_uses[u], path);
+		if (pbd_scene_load_string(json, strlen(json), "t.json", NULL, NULL, &s, &err) || !strstr(err.message, want))
+			fail_msg("%s: '%s'", json, err.message);
+		assert_null(s.world);
+	}
+}
+
+/* Every file a scene names, and the scene file itself, must be a regular file: a path that is not
+ * (test_each_special_file) is refused before a byte is read, with the file and what it is, as the
+ * scene file, an include, a height image, an OBJ mesh and a TetGen .node or .ele. */
 static void test_special_files(void** state) {
 	(void)state;
 	make_data_dir();
-	const char* fifo = DATA_DIR "/fifo.json";
-	const char* sub = DATA_DIR "/sub.json";
-	remove(fifo);
-	rmdir(sub);
-	assert_int_equal(mkfifo(fifo, 0600), 0);
-	assert_int_equal(mkdir(sub, 0700), 0);
 	write_text(DATA_DIR "/t.node", "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
 	write_text(DATA_DIR "/t.ele", "1 4 0\n0 0 1 2 3\n");
-	const struct {
-		const char *path, *kind;
-	} odd[] = {{fifo, "a FIFO"}, {sub, "a directory"}, {"/dev/zero", "a device"}};
-	/* Each use of a file name in a scene, %s the name. */
-	static const char* const uses[] = {
-	    "{\"include\": [\"%s\"]}",
-	    "{\"colliders\": [{\"type\": \"heightfield\", \"image\": \"%s\"}]}",
-	    "{\"objects\": [{\"type\": \"mesh_cloth\", \"obj\": \"%s\"}]}",
-	    "{\"colliders\": [{\"type\": \"mesh\", \"obj\": \"%s\"}]}",
-	    "{\"objects\": [{\"type\": \"tetgen\", \"node\": \"%s\", \"ele\": \"" DATA_DIR "/t.ele\"}]}",
-	    "{\"objects\": [{\"type\": \"tetgen\", \"node\": \"" DATA_DIR "/t.node\", \"ele\": \"%s\"}]}",
-	};
-	alarm(20);
-	for (size_t k = 0; k < sizeof odd / sizeof odd[0]; ++k) {
-		if (access(odd[k].path, R_OK) != 0) continue; /* no /dev/zero in this sandbox */
-		char want[160];
-		snprintf(want, sizeof want, "%s: cannot read %s, only a regular file", odd[k].path, odd[k].kind);
-		pbd_scene s;
-		pbd_scene_error err;
-		if (pbd_scene_load_file(odd[k].path, NULL, &s, &err) || !strstr(err.message, want))
-			fail_msg("scene file %s: '%s'", odd[k].path, err.message);
-		assert_null(s.world);
-		for (size_t u = 0; u < sizeof uses / sizeof uses[0]; ++u) {
-			char json[512];
-			snprintf(json, sizeof json, uses[u], odd[k].path);
-			if (pbd_scene_load_string(json, strlen(json), "t.json", NULL, NULL, &s, &err) || !strstr(err.message, want))
-				fail_msg("%s: '%s'", json, err.message);
-			assert_null(s.world);
-		}
-	}
-	alarm(0);
-	assert_int_equal(remove(fifo), 0);
-	assert_int_equal(rmdir(sub), 0);
+	test_each_special_file(DATA_DIR, ".json", refuse_in_scene, NULL);
 }
 
 /* The built-in scenes that name data files find them in the program, from any folder (the test

@@ -474,43 +474,32 @@ static void test_tetgen_memory(void** state) {
 	assert_int_equal(pbd_mesh_load_tetgen_memory(NULL, 1, ele, 16, "m", &m, &err), PBD_ERR_INVALID_ARGUMENT);
 }
 
-/* A path that is not a regular file is refused, as the .node or the .ele, before a byte is read:
- * a FIFO without a writer (opening it to read would wait for one forever), a device without end
- * and a directory. The alarm turns a reader that blocks into a failure instead of a hang. */
+/* Loads the path as the .node and as the .ele, the other file of the pair a good one. */
+static void refuse_tetgen(const char* path, const char* want, void* user) {
+	const char** good = (const char**)user;
+	for (int as_ele = 0; as_ele < 2; ++as_ele) {
+		pbd_mesh m;
+		pbd_error err;
+		const pbd_tetgen_limits lim = pbd_tetgen_limits_default();
+		const pbd_status st = pbd_tetgen_load(as_ele ? good[0] : path, as_ele ? path : good[1], &lim, &m, &err);
+		if (st != PBD_ERR_IO || !strstr(err.message, want))
+			fail_msg("%s as the %s: status %d, message '%s'", path, as_ele ? ".ele" : ".node", (int)st, err.message);
+		assert_null(m.positions);
+		assert_null(m.tets);
+	}
+}
+
+/* A path that is not a regular file (test_each_special_file) is refused, as the .node or the
+ * .ele, before a byte is read. */
 static void test_tetgen_special_files(void** state) {
 	(void)state;
-	char np[128], ep[128], fifo[128], sub[128];
+	char np[128], ep[128];
 	snprintf(np, sizeof np, "%s/t.node", dir);
 	snprintf(ep, sizeof ep, "%s/t.ele", dir);
-	snprintf(fifo, sizeof fifo, "%s/fifo.node", dir);
-	snprintf(sub, sizeof sub, "%s/sub.node", dir);
 	write_file(np, "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
 	write_file(ep, "1 4 0\n0 0 1 2 3\n");
-	assert_int_equal(mkfifo(fifo, 0600), 0);
-	assert_int_equal(mkdir(sub, 0700), 0);
-	const struct {
-		const char *path, *kind;
-	} odd[] = {{fifo, "a FIFO"}, {sub, "a directory"}, {"/dev/zero", "a device"}};
-	alarm(20);
-	for (size_t k = 0; k < sizeof odd / sizeof odd[0]; ++k) {
-		if (access(odd[k].path, R_OK) != 0) continue; /* no /dev/zero in this sandbox */
-		char want[192];
-		snprintf(want, sizeof want, "%s: cannot read %s, only a regular file", odd[k].path, odd[k].kind);
-		for (int as_ele = 0; as_ele < 2; ++as_ele) {
-			pbd_mesh m;
-			pbd_error err;
-			const pbd_tetgen_limits lim = pbd_tetgen_limits_default();
-			const pbd_status st = pbd_tetgen_load(as_ele ? np : odd[k].path, as_ele ? odd[k].path : ep, &lim, &m, &err);
-			if (st != PBD_ERR_IO || !strstr(err.message, want))
-				fail_msg("%s as the %s: status %d, message '%s'", odd[k].path, as_ele ? ".ele" : ".node", (int)st,
-				         err.message);
-			assert_null(m.positions);
-			assert_null(m.tets);
-		}
-	}
-	alarm(0);
-	assert_int_equal(remove(fifo), 0);
-	assert_int_equal(rmdir(sub), 0);
+	const char* good[2] = {np, ep};
+	test_each_special_file(dir, ".node", refuse_tetgen, good);
 }
 
 /* A body of tetrahedra: mass by volume (a quarter of each tetrahedron per corner), total as

@@ -3,7 +3,10 @@
 
 #include <fenv.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void test_enable_fp_traps(void) {
 #if defined(__GLIBC__) && !defined(PBD_NO_FP_TRAPS)
@@ -52,4 +55,33 @@ pbd_status test_soft_create(pbd_world* w, const pbd_soft_def* def, pbd_soft_info
 	const pbd_status st = pbd_soft_create(w, def, &id);
 	if (st == PBD_OK) assert_int_equal(pbd_soft_get_info(w, id, out), PBD_OK);
 	return st;
+}
+
+void test_each_special_file(const char* dir, const char* suffix, test_refuse_fn* refuse, void* user) {
+	char tmp[] = "/tmp/pbd_test_special_XXXXXX";
+	if (!dir) {
+		assert_non_null(mkdtemp(tmp));
+		dir = tmp;
+	}
+	char fifo[512], sub[512];
+	snprintf(fifo, sizeof fifo, "%s/fifo%s", dir, suffix);
+	snprintf(sub, sizeof sub, "%s/sub%s", dir, suffix);
+	remove(fifo);
+	rmdir(sub);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	const struct {
+		const char *path, *kind;
+	} odd[] = {{fifo, "a FIFO"}, {sub, "a directory"}, {"/dev/zero", "a device"}};
+	alarm(20);
+	for (size_t k = 0; k < sizeof odd / sizeof odd[0]; ++k) {
+		if (access(odd[k].path, R_OK) != 0) continue; /* no /dev/zero in this sandbox */
+		char want[640];
+		snprintf(want, sizeof want, "%s: cannot read %s, only a regular file", odd[k].path, odd[k].kind);
+		refuse(odd[k].path, want, user);
+	}
+	alarm(0);
+	assert_int_equal(remove(fifo), 0);
+	assert_int_equal(rmdir(sub), 0);
+	if (dir == tmp) assert_int_equal(rmdir(tmp), 0);
 }

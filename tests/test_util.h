@@ -46,6 +46,18 @@ pbd_world* test_world_keep(char* msg);
 /* pbd_soft_create, then the ranges the object got (zeroed when creation fails). */
 pbd_status test_soft_create(pbd_world* w, const pbd_soft_def* def, pbd_soft_info* out);
 
+/* Called with a path that is not a regular file and the message its refusal must contain
+ * ("<path>: cannot read a FIFO, only a regular file"). */
+typedef void test_refuse_fn(const char* path, const char* want, void* user);
+
+/* Calls refuse for each kind of path that is not a regular file, which every reader must refuse
+ * before reading a byte: a FIFO without a writer (opening it to read would wait for one forever),
+ * a directory, and /dev/zero (endless; skipped where the sandbox has none). The FIFO and the
+ * directory are made in `dir` (NULL: a fresh folder in /tmp) as fifo<suffix> and sub<suffix>,
+ * after removing any left by an earlier run, and removed afterwards. An alarm turns a reader
+ * that blocks into a failure instead of a hang. */
+void test_each_special_file(const char* dir, const char* suffix, test_refuse_fn* refuse, void* user);
+
 #define assert_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (double)(tol))
 
 #endif

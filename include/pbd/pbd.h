@@ -452,6 +452,38 @@ PBD_API pbd_status pbd_soft_get_info(const pbd_world* world, pbd_soft_id id, pbd
 /// Soft objects in the world.
 PBD_API uint32_t pbd_world_soft_count(const pbd_world* world);
 
+/* ---- rigid bodies ------------------------------------------------------------------------- */
+
+/// Defaults: a static body at the origin, gravity scale 1, no damping.
+PBD_API pbd_body_def pbd_body_def_default(void);
+/// Adds a rigid body; the null id (index1 0) on error, with the field and value named.
+/// Dynamic bodies move under the position-based method; the force-based methods refuse a world
+/// with a dynamic body at its next step. Bodies move freely: what they touch comes later.
+PBD_API pbd_body_id pbd_body_create(pbd_world* world, const pbd_body_def* def);
+/// True while the id names a live body of this world.
+PBD_API bool pbd_body_is_valid(const pbd_world* world, pbd_body_id id);
+/// Removes a body; its id becomes invalid.
+PBD_API pbd_status pbd_body_destroy(pbd_world* world, pbd_body_id id);
+/// Live bodies of the world.
+PBD_API uint32_t pbd_world_body_count(const pbd_world* world);
+/// Where the body is and how it moves, with its momentum and energy.
+PBD_API pbd_status pbd_body_get_state(const pbd_world* world, pbd_body_id id, pbd_body_state* out);
+/// Moves the body's frame to `pose` at once (nothing is swept along the jump).
+PBD_API pbd_status pbd_body_set_pose(pbd_world* world, pbd_body_id id, pbd_pose pose);
+/// Sets the velocity of the centre of mass and the angular velocity (world axes) of a kinematic
+/// or dynamic body. PBD_ERR_NOT_FINITE for a non-finite component, PBD_ERR_OUT_OF_RANGE past
+/// PBD_MAX_KINEMATIC_SPEED or PBD_MAX_KINEMATIC_ANGULAR_SPEED.
+PBD_API pbd_status pbd_body_set_velocity(pbd_world* world, pbd_body_id id, pbd_vec3 velocity,
+                                         pbd_vec3 angular_velocity);
+/// A force (N) at a world point of a dynamic body during the next step: it pushes the centre of
+/// mass and turns the body by (point - centre) x force. Forces add up until the step, which
+/// clears them.
+PBD_API pbd_status pbd_body_apply_force(pbd_world* world, pbd_body_id id, pbd_vec3 force, pbd_vec3 point);
+/// A torque (N m, world axes) on a dynamic body during the next step.
+PBD_API pbd_status pbd_body_apply_torque(pbd_world* world, pbd_body_id id, pbd_vec3 torque);
+/// An impulse (N s) at a world point of a dynamic body, now: v += J / m, w += I^-1 (r x J).
+PBD_API pbd_status pbd_body_apply_impulse(pbd_world* world, pbd_body_id id, pbd_vec3 impulse, pbd_vec3 point);
+
 /* ---- colliders -------------------------------------------------------------------------- */
 
 PBD_API pbd_collider_def pbd_collider_def_default(void);

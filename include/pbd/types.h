@@ -557,6 +557,23 @@ typedef enum pbd_actor_kind {
 	PBD_ACTOR_KINEMATIC = 1
 } pbd_actor_kind;
 
+/// How a rigid body moves (pbd_body_def.type).
+typedef enum pbd_body_type {
+	/// Never moves: the world's ground, walls, furniture.
+	PBD_BODY_STATIC = 0,
+	/// Moves by the velocities it is given, whatever touches it (a platform, an animated hand).
+	PBD_BODY_KINEMATIC = 1,
+	/// Moves by its mass, inertia, gravity and the forces, torques and impulses it receives.
+	PBD_BODY_DYNAMIC = 2
+} pbd_body_type;
+
+/// A rigid body of a world: index1 is its slot + 1 (0 is the null id), generation tells a live
+/// body from one that was destroyed in the same slot.
+typedef struct pbd_body_id {
+	uint32_t index1;
+	uint32_t generation;
+} pbd_body_id;
+
 /// What a rigid body's motion needs of its matter: mass, where it is centred and how it resists
 /// turning. Double precision: sums over many triangles and shifts by the parallel-axis theorem
 /// lose digits in float.
@@ -567,6 +584,35 @@ typedef struct pbd_mass_properties {
 	/// [xx xy xz; xy yy yz; xz yz zz] stored as {xx, yy, zz, xy, xz, yz}.
 	double inertia[6];
 } pbd_mass_properties;
+
+/// A rigid body (pbd_body_create). Its frame is `pose`; its matter is `mass` in that frame (from
+/// pbd_collider_mass_properties and pbd_mass_properties_combine, or given), needed by a dynamic
+/// body only.
+typedef struct pbd_body_def {
+	pbd_body_type type;        ///< static by default
+	pbd_pose pose;             ///< the body's frame in the world; identity by default
+	pbd_vec3 velocity;         ///< m/s of the centre of mass (kinematic and dynamic)
+	pbd_vec3 angular_velocity; ///< rad/s, world axes (kinematic and dynamic)
+	/// Dynamic only: mass > 0 and an inertia about the centre that a solid can have (positive
+	/// principal moments, each at most the sum of the other two), in the body's frame.
+	pbd_mass_properties mass;
+	pbd_real gravity_scale;   ///< multiplies the world's gravity; default 1
+	pbd_real linear_damping;  ///< 1/s, >= 0: v shrinks by 1 / (1 + h c) each substep of length h
+	pbd_real angular_damping; ///< 1/s, >= 0, the same for the angular velocity
+	int cookie;
+} pbd_body_def;
+
+/// What a body is doing now (pbd_body_get_state).
+typedef struct pbd_body_state {
+	pbd_pose pose;             ///< the body's frame
+	pbd_vec3 center;           ///< its centre of mass in the world
+	pbd_vec3 velocity;         ///< of the centre of mass, m/s
+	pbd_vec3 angular_velocity; ///< rad/s, world axes
+	/// Dynamic bodies: linear momentum m v (kg m/s) and angular momentum about the centre of
+	/// mass I w (kg m^2/s, world axes), in double; zero for the others.
+	double momentum[3], angular_momentum[3];
+	double kinetic_energy; ///< J: m v^2 / 2 + w . I w / 2; zero for static and kinematic bodies
+} pbd_body_state;
 
 /// A collider: an actor with one shape. Particles are kept at least `margin` away from its
 /// surface, unless it is a trigger, which pushes nothing and reports who entered and left.

@@ -10,6 +10,12 @@
 
 pbd_status pbd_integrate_prepare(pbd_world* w) {
 	const char* method = pbd_method_name(w->def.method);
+	const uint32_t bodies = pbd_bodies_dynamic(w);
+	if (bodies)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "pbd_world_step: the %s method does not move rigid bodies; this world has %u dynamic bodies "
+		                "(the pbd method moves them)",
+		                method, bodies);
 	uint64_t entries = 0, rows = 0;
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		const pbd_family_ops* ops = pbd_family_table[t];
@@ -71,8 +77,11 @@ pbd_status pbd_pd_method_prepare(pbd_world* w) {
 		                PBD_PD_LOW_RANK_MAX, PBD_PD_DENSE_MAX, large);
 	st = pbd_pd_prepare(w);
 	if (st != PBD_OK)
-		return pbd_fail(w, st, "pbd_world_step: the projective dynamics matrix could not be factored (%s)",
-		                pbd_status_string(st));
+		return pbd_fail(
+		    w, st,
+		    "pbd_world_step: the projective dynamics matrix could not be factored (%s): a compliance too small "
+		    "for the particles' masses, or degenerate geometry",
+		    pbd_status_string(st));
 	return PBD_OK;
 }
 

@@ -3,6 +3,7 @@
 #define PBD_WORLD_INTERNAL_H
 
 #include "core/core.h"
+#include "model/bodies.h"
 #include "model/family.h"
 #include "core/profile.h"
 #include "core/task.h"
@@ -161,6 +162,8 @@ struct pbd_world {
 	pbd_sweep_plan* plan;   /* the Gauss-Seidel sweep as a chain, for threads (sweep_plan.c) */
 	uint32_t cap_block;     /* per block of particles (PBD_BLOCK_PARTICLES_MIN at least): what a stage counted */
 	uint32_t *block_count, *block_index, *block_first;
+
+	pbd_bodies bodies; /* rigid bodies (bodies.c) */
 
 	/* soft objects: the ranges each one got (soft.c) */
 	uint32_t ns, cap_s;

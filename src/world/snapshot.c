@@ -320,6 +320,10 @@ static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 
 pbd_status pbd_world_save_memory(const pbd_world* w, void* buffer, size_t capacity, size_t* size) {
 	if (!w || !size) return PBD_ERR_INVALID_ARGUMENT;
+	if (w->bodies.alive)
+		return pbd_fail((pbd_world*)w, PBD_ERR_INVALID_ARGUMENT,
+		                "pbd_world_save: this world has %u rigid bodies, which snapshots do not hold yet",
+		                w->bodies.alive);
 	writer count = {NULL, 0, 0, PBD_FNV1A_START};
 	write_world(&count, w, 0);
 	*size = count.pos;
@@ -338,7 +342,8 @@ pbd_status pbd_world_save(const pbd_world* w, const char* path) {
 	pbd_world* mw = (pbd_world*)w; /* for the message only */
 	if (!path) return pbd_fail(mw, PBD_ERR_INVALID_ARGUMENT, "pbd_world_save: path is NULL");
 	size_t size = 0;
-	pbd_world_save_memory(w, NULL, 0, &size);
+	const pbd_status counted = pbd_world_save_memory(w, NULL, 0, &size);
+	if (counted != PBD_OK) return counted;
 	pbd_alloc_ctx mem = w->mem;
 	void* buf = pbd_alloc(&mem, size);
 	if (!buf) return pbd_fail(mw, PBD_ERR_OUT_OF_MEMORY, "pbd_world_save: out of memory (%zu bytes)", size);

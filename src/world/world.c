@@ -266,6 +266,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->air_drag, cp * sizeof *w->air_drag);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) pbd_family_free(w, &w->fam[t], pbd_family_table[t]);
 	pbd_hierarchy_free(w);
+	pbd_bodies_free(w);
 	pbd_integrator_free(w);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_free(&mem, w->tri_drag, w->cap_t * sizeof *w->tri_drag);
@@ -549,10 +550,12 @@ pbd_status pbd_world_step(pbd_world* w) {
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the statistics");
 	w->step_status = PBD_OK;
 	pbd_particles_begin_step(w);
+	pbd_bodies_begin_step(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_step);
 	for (int s = 1; s <= substeps; ++s) method->substep(w, h, damping, s, substeps);
 	const uint64_t t_end = pbd_prof_begin(w);
 	const uint32_t restored = pbd_particles_end_step(w);
+	pbd_bodies_end_step(w);
 	if (restored) clear_multipliers(w);
 	const pbd_status contacts = pbd_collide_end_step(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_end);

@@ -1,0 +1,52 @@
+/* Rigid bodies (bodies.c): structure of arrays like the particles, one slot per body.
+ *
+ * A body's state is its centre of mass, kept as x + x_lo like a particle's position so that it
+ * moves right far from the origin, and the orientation q of its principal axes (the axes in
+ * which its inertia is the diagonal `inertia`). The user's frame is q * conj(principal): the
+ * API speaks of that frame and of the centre `center` in it. */
+#ifndef PBD_MODEL_BODIES_H
+#define PBD_MODEL_BODIES_H
+
+#include "core/core.h"
+
+typedef struct pbd_bodies {
+	uint32_t n, cap; /* slots used, slots allocated */
+	uint32_t alive;  /* live bodies */
+	uint8_t* type;   /* pbd_body_type */
+	uint8_t* live;
+	uint32_t* generation;
+	int* cookie;
+	pbd_vec3* x;     /* centre of mass, rounded */
+	pbd_vec3* x_lo;  /* remainder: the centre is x + x_lo */
+	pbd_vec3* v;     /* velocity of the centre, m/s */
+	pbd_quat* q;     /* orientation of the principal axes */
+	pbd_vec3* omega; /* angular velocity, world axes */
+	pbd_real* inv_mass;
+	pbd_vec3* inertia;   /* principal moments, kg m^2 */
+	pbd_quat* principal; /* the principal axes in the body's frame */
+	pbd_vec3* center;    /* centre of mass in the body's frame */
+	pbd_vec3* force;     /* applied during the next step, N, world */
+	pbd_vec3* torque;    /* the same, N m, world axes */
+	pbd_real* gravity_scale;
+	pbd_real* linear_damping;
+	pbd_real* angular_damping;
+	/* the state at the start of the step, put back when the step leaves a body non-finite */
+	pbd_vec3 *x_step, *x_lo_step, *v_step, *omega_step;
+	pbd_quat* q_step;
+} pbd_bodies;
+
+typedef struct pbd_world pbd_world;
+
+void pbd_bodies_free(pbd_world* w);
+/* The step's start: the state kept to undo a body that becomes non-finite. */
+void pbd_bodies_begin_step(pbd_world* w);
+/* One substep of free motion (Müller et al. 2020, "Detailed rigid body simulation with extended
+ * position based dynamics", with the rotation integrated by the implicit midpoint rule). */
+void pbd_bodies_substep(pbd_world* w, pbd_real h);
+/* The step's end: forces and torques cleared; a non-finite body put back where the step found
+ * it, counted as PBD_WARN_NONFINITE. Returns how many were put back. */
+uint32_t pbd_bodies_end_step(pbd_world* w);
+/* Dynamic bodies that are alive: the methods that cannot move them refuse the world. */
+uint32_t pbd_bodies_dynamic(const pbd_world* w);
+
+#endif
