@@ -439,7 +439,7 @@ static void test_snapshot_resume(void** state) {
 	}
 }
 
-/* The projective dynamics block closes the snapshot, before its 8-byte hash: the row count, the
+/* The projective dynamics block comes last but for the rigid bodies, before the 8-byte hash: the row count, the
  * free-particle count, the matrix's entries and its values' hash, then a weight and a key per row.
  * A NaN weight, a negative one and a count past the bytes, resealed so that the checksum passes,
  * are refused with a line naming the field; the world is not made. A version 6 snapshot (no
@@ -453,7 +453,8 @@ static void test_snapshot_corrupt_block_refused(void** state) {
 	uint8_t* bad = malloc(size);
 	assert_non_null(bad);
 	const uint32_t n = w->integ->rows.n;
-	const size_t at_wt = size - 8 - 2 * (size_t)n * sizeof(double), at_count = at_wt - 8 - 3 * 4;
+	/* after it only the rigid bodies' count (4 bytes, 0 here) and the hash */
+	const size_t at_wt = size - 8 - 4 - 2 * (size_t)n * sizeof(double), at_count = at_wt - 8 - 3 * 4;
 	uint32_t count;
 	memcpy(&count, good + at_count, 4);
 	assert_int_equal(count, n);
@@ -491,16 +492,16 @@ static void test_snapshot_corrupt_block_refused(void** state) {
 	pbd_world_destroy(r);
 	/* A version 6 snapshot, the same bytes without the header's size field (version 8's) and
 	 * without the block (and its count), loads and takes its weights from the positions; versions
-	 * 5 and 9 are refused. */
+	 * 5 and 10 are refused. */
 	const size_t head = 20, body = at_count - 8, v6 = body + 8;
 	memcpy(bad, good, head);
 	memcpy(bad + head, good + head + 8, at_count - head - 8);
-	for (uint32_t version = 5; version <= 9; version += 4) {
+	for (uint32_t version = 5; version <= 10; version += 5) {
 		memcpy(bad + 8, &version, 4);
 		const uint64_t h = pbd_fnv1a(PBD_FNV1A_START, bad, body);
 		memcpy(bad + body, &h, 8);
 		assert_int_equal(pbd_world_load_memory(bad, v6, NULL, &r, &err), PBD_ERR_PARSE);
-		assert_non_null(strstr(err.message, "this library reads versions 6 to 8"));
+		assert_non_null(strstr(err.message, "this library reads versions 6 to 9"));
 	}
 	const uint32_t six = 6;
 	memcpy(bad + 8, &six, 4);

@@ -126,7 +126,7 @@ static void eigen_sym3(const double a_in[3][3], double d[3], double v[3][3]) {
 
 /* ---- storage ------------------------------------------------------------------------------ */
 
-static pbd_status reserve(pbd_world* w, uint32_t capacity) {
+pbd_status pbd_bodies_reserve(pbd_world* w, uint32_t capacity) {
 	pbd_bodies* b = &w->bodies;
 	if (capacity <= b->cap) return PBD_OK;
 	uint32_t cap = b->cap ? b->cap : 8;
@@ -281,6 +281,40 @@ static pbd_status check_velocity(pbd_world* w, const char* fn, pbd_vec3 v, pbd_v
 
 static bool nonneg(pbd_real r) { return isfinite(r) && r >= 0; }
 
+static bool unit_q(pbd_quat q) {
+	const dquat d = dq_of(q);
+	return finite_q(q) && fabs(d.x * d.x + d.y * d.y + d.z * d.z + d.w * d.w - 1) < 1e-4;
+}
+static bool within(pbd_vec3 v, pbd_real limit) {
+	return finite3(v) && PBD_FABS(v.x) <= limit && PBD_FABS(v.y) <= limit && PBD_FABS(v.z) <= limit;
+}
+
+const char* pbd_bodies_check(const pbd_world* w, uint32_t i) {
+	const pbd_bodies* b = &w->bodies;
+	if (b->type[i] > PBD_BODY_DYNAMIC) return "type is not a pbd_body_type";
+	if (b->live[i] > 1) return "live flag is not 0 or 1";
+	if (!b->live[i]) return NULL; /* a dead slot keeps only its generation */
+	if (!finite3(b->x[i]) || !finite3(b->x_lo[i])) return "centre is not finite";
+	if (!unit_q(b->q[i]) || !unit_q(b->principal[i])) return "orientation is not a unit quaternion";
+	if (!within(b->v[i], PBD_MAX_KINEMATIC_SPEED) || !within(b->omega[i], PBD_MAX_KINEMATIC_ANGULAR_SPEED))
+		return "velocity is not finite or past the speed limits";
+	if (!within(b->center[i], (pbd_real)1e30)) return "centre of mass in the body's frame is not finite";
+	if (!isfinite(b->gravity_scale[i]) || PBD_FABS(b->gravity_scale[i]) > (pbd_real)1e6)
+		return "gravity_scale out of range";
+	if (!nonneg(b->linear_damping[i]) || !nonneg(b->angular_damping[i])) return "damping is not finite and >= 0";
+	const pbd_real big = PBD_REAL_MAX / 4;
+	if (!within(b->force[i], big) || !within(b->torque[i], big)) return "force or torque is not finite";
+	if (b->type[i] != PBD_BODY_DYNAMIC)
+		return b->inv_mass[i] == 0 ? NULL : "a static or kinematic body has an inverse mass";
+	if (!((double)b->inv_mass[i] >= PBD_INV_MASS_MIN && (double)b->inv_mass[i] <= PBD_INV_MASS_MAX))
+		return "inverse mass out of range";
+	const double I[3] = {(double)b->inertia[i].x, (double)b->inertia[i].y, (double)b->inertia[i].z};
+	for (int k = 0; k < 3; ++k)
+		if (!(I[k] > 0) || !isfinite(I[k]) || !(I[k] <= (I[(k + 1) % 3] + I[(k + 2) % 3]) * (1 + 1e-6)))
+			return "principal moments no solid has";
+	return NULL;
+}
+
 /* ---- the public calls --------------------------------------------------------------------- */
 
 pbd_body_def pbd_body_def_default(void) {
@@ -327,7 +361,7 @@ pbd_body_id pbd_body_create(pbd_world* w, const pbd_body_def* def) {
 	dquat axes = {0, 0, 0, 1};
 	if (def->type == PBD_BODY_DYNAMIC && check_mass(w, &def->mass, moments, &axes) != PBD_OK) return none;
 	pbd_bodies* b = &w->bodies;
-	if (b->n == UINT32_MAX - 1 || reserve(w, b->n + 1) != PBD_OK) {
+	if (b->n == UINT32_MAX - 1 || pbd_bodies_reserve(w, b->n + 1) != PBD_OK) {
 		pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u bodies", fn, b->n + 1);
 		return none;
 	}
@@ -532,6 +566,11 @@ pbd_status pbd_body_apply_impulse(pbd_world* w, pbd_body_id id, pbd_vec3 impulse
 }
 
 /* ---- the step ----------------------------------------------------------------------------- */
+
+void pbd_bodies_recount(pbd_world* w) {
+	w->bodies.alive = 0;
+	for (uint32_t i = 0; i < w->bodies.n; ++i) w->bodies.alive += w->bodies.live[i];
+}
 
 uint32_t pbd_bodies_dynamic(const pbd_world* w) {
 	uint32_t n = 0;

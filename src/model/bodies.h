@@ -38,6 +38,13 @@ typedef struct pbd_bodies {
 typedef struct pbd_world pbd_world;
 
 void pbd_bodies_free(pbd_world* w);
+/* Room for `capacity` slots (snapshots); PBD_ERR_OUT_OF_MEMORY leaves the arrays as they were. */
+pbd_status pbd_bodies_reserve(pbd_world* w, uint32_t capacity);
+/* Slot i as a snapshot gave it: NULL when every value is one the API could have made, else what
+ * is wrong (the remainders of the centre are the loader's to check). */
+const char* pbd_bodies_check(const pbd_world* w, uint32_t i);
+/* Counts the live slots again (after a load). */
+void pbd_bodies_recount(pbd_world* w);
 /* The step's start: the state kept to undo a body that becomes non-finite. */
 void pbd_bodies_begin_step(pbd_world* w);
 /* One substep of free motion (Müller et al. 2020, "Detailed rigid body simulation with extended

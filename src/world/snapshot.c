@@ -35,7 +35,7 @@
 
 #define SNAP_MAGIC "PBDSNAP\0"
 /* 8: the header records the snapshot's size in bytes, so that a reader reads exactly that. */
-#define SNAP_VERSION 8u
+#define SNAP_VERSION 9u
 /* The oldest version read: 6 lacks the projective dynamics block, and a world loaded from it takes
  * its weights from the positions, as every world did then. */
 #define SNAP_VERSION_OLDEST 6u
@@ -191,6 +191,33 @@ static void write_air(writer* wr, const pbd_world* w) {
 }
 
 /* `size`: the snapshot's size in bytes, hash included (0 while it is being counted). */
+/* Version 9 on: the rigid bodies, slot by slot, dead slots too (their generations keep old ids
+ * stale after a resume). */
+static void write_bodies(writer* wr, const pbd_world* w) {
+	const pbd_bodies* b = &w->bodies;
+	put_u32(wr, b->n);
+	for (uint32_t i = 0; i < b->n; ++i) {
+		put_u32(wr, b->type[i]);
+		put_u32(wr, b->live[i]);
+		put_u32(wr, b->generation[i]);
+		put_i32(wr, b->cookie[i]);
+		put_vec(wr, b->x[i]);
+		put_vec(wr, b->x_lo[i]);
+		put_vec(wr, b->v[i]);
+		put(wr, &b->q[i], sizeof b->q[i]);
+		put_vec(wr, b->omega[i]);
+		put_real(wr, b->inv_mass[i]);
+		put_vec(wr, b->inertia[i]);
+		put(wr, &b->principal[i], sizeof b->principal[i]);
+		put_vec(wr, b->center[i]);
+		put_vec(wr, b->force[i]);
+		put_vec(wr, b->torque[i]);
+		put_real(wr, b->gravity_scale[i]);
+		put_real(wr, b->linear_damping[i]);
+		put_real(wr, b->angular_damping[i]);
+	}
+}
+
 static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 	put(wr, SNAP_MAGIC, 8);
 	put_u32(wr, SNAP_VERSION);
@@ -314,16 +341,13 @@ static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 		for (uint32_t r = 0; r < pd.rows; ++r) put_f64(wr, w->integ->pd_wt[r] > 0 ? w->integ->pd_wt[r] : 0);
 		put(wr, w->integ->pd_key, (size_t)pd.rows * sizeof *w->integ->pd_key);
 	}
+	write_bodies(wr, w);
 	const uint64_t h = wr->hash;
 	put_u64(wr, h);
 }
 
 pbd_status pbd_world_save_memory(const pbd_world* w, void* buffer, size_t capacity, size_t* size) {
 	if (!w || !size) return PBD_ERR_INVALID_ARGUMENT;
-	if (w->bodies.alive)
-		return pbd_fail((pbd_world*)w, PBD_ERR_INVALID_ARGUMENT,
-		                "pbd_world_save: this world has %u rigid bodies, which snapshots do not hold yet",
-		                w->bodies.alive);
 	writer count = {NULL, 0, 0, PBD_FNV1A_START};
 	write_world(&count, w, 0);
 	*size = count.pos;
@@ -1000,6 +1024,53 @@ static pbd_status load_pd(reader* rd, pbd_world* w, const char* name, pbd_error*
 	return st;
 }
 
+/* Version 9 on: the bodies write_bodies wrote, each value checked as the API would have made it
+ * (pbd_bodies_check) and the centre's remainder within half an ulp of the centre. */
+static pbd_status load_bodies(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	const uint32_t n = get_u32(rd);
+	const size_t record = 4 * sizeof(uint32_t) + 8 * sizeof(pbd_vec3) + 2 * sizeof(pbd_quat) + 4 * sizeof(pbd_real);
+	if (rd->short_read || !fits(rd, n, record))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %u rigid bodies do not fit the snapshot", name, n);
+	if (n == 0) return PBD_OK;
+	if (pbd_bodies_reserve(w, n) != PBD_OK)
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u rigid bodies", name, n);
+	pbd_bodies* b = &w->bodies;
+	for (uint32_t i = 0; i < n; ++i) {
+		const uint32_t type = get_u32(rd), live = get_u32(rd);
+		b->type[i] = (uint8_t)(type > 255 ? 255 : type);
+		b->live[i] = (uint8_t)(live > 255 ? 255 : live);
+		b->generation[i] = get_u32(rd);
+		b->cookie[i] = get_i32(rd);
+		b->x[i] = get_vec(rd);
+		b->x_lo[i] = get_vec(rd);
+		b->v[i] = get_vec(rd);
+		get(rd, &b->q[i], sizeof b->q[i]);
+		b->omega[i] = get_vec(rd);
+		b->inv_mass[i] = get_real(rd);
+		b->inertia[i] = get_vec(rd);
+		get(rd, &b->principal[i], sizeof b->principal[i]);
+		b->center[i] = get_vec(rd);
+		b->force[i] = get_vec(rd);
+		b->torque[i] = get_vec(rd);
+		b->gravity_scale[i] = get_real(rd);
+		b->linear_damping[i] = get_real(rd);
+		b->angular_damping[i] = get_real(rd);
+		b->n = i + 1;
+		if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated in rigid body %u", name, i + 1);
+		const char* why = pbd_bodies_check(w, i);
+		if (why) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: rigid body %u: %s", name, i + 1, why);
+		const pbd_real xs[3] = {b->x[i].x, b->x[i].y, b->x[i].z}, ls[3] = {b->x_lo[i].x, b->x_lo[i].y, b->x_lo[i].z};
+		for (int k = 0; k < 3; ++k)
+			if (b->live[i] && fabs((double)ls[k]) > half_ulp(xs[k]))
+				return pbd_fail_err(err, PBD_ERR_PARSE,
+				                    "%s: rigid body %u: remainder %g of its centre out of range (at most %g, half an "
+				                    "ulp)",
+				                    name, i + 1, (double)ls[k], half_ulp(xs[k]));
+	}
+	pbd_bodies_recount(w);
+	return PBD_OK;
+}
+
 /* The header: the magic, then the version, the scalar size and the byte order, each refused
  * with its own line, and from version 8 the snapshot's size. */
 typedef struct snap_header {
@@ -1145,6 +1216,7 @@ static pbd_status load_named(const void* data, size_t size, const pbd_world_def*
 	if (st == PBD_OK) st = load_rest(&rd, w, name, err);
 	if (st == PBD_OK) st = load_vbd(&rd, w, name, err);
 	if (st == PBD_OK && h.version >= 7) st = load_pd(&rd, w, name, err);
+	if (st == PBD_OK && h.version >= 9) st = load_bodies(&rd, w, name, err);
 	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
 		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");
 	if (st != PBD_OK) {
