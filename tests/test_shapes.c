@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "collision/collide.h"
+#include "collision/shape_math.h"
 #include "test_physics.h"
 
 /* Shapes of about 1 m: the float tolerances follow from a few roundings of numbers near 1. */
@@ -514,6 +515,72 @@ static void test_box_sweep_cases(void** state) {
 	check_unit(&least, pbd_v3(2 * sub, 2 * sub, 2 * sub));
 }
 
+/* The clipping of a segment to a slab and a box. An interval that is already empty stays empty
+ * whatever the segment does: one parallel to the slab and inside it (d = 0) must not turn [0.75,
+ * 0.25] into a hit, or a caller that clips [t0, best] (the height field's blocks from their key
+ * up to the best hit so far) would take t0 for an entry where the best hit comes before it. */
+static void test_clip_slab(void** state) {
+	(void)state;
+	pbd_real t0 = PBD_R(0.75), t1 = PBD_R(0.25);
+	assert_false(pbd_clip_slab(PBD_R(0.5), 0, 0, 1, &t0, &t1));
+	double d0 = 0.75, d1 = 0.25;
+	assert_false(pbd_clip_slab_d(0.5, 0, 0, 1, &d0, &d1));
+	t0 = PBD_R(0.75), t1 = PBD_R(0.25);
+	assert_false(pbd_clip_box(v3d(0.5, 0.5, 0.5), v3d(0, 0, 0), v3d(0, 0, 0), v3d(1, 1, 1), &t0, &t1));
+	/* Parallel, inside and outside; then narrowed from either side, and mirrored. */
+	t0 = PBD_R(0.25), t1 = PBD_R(0.75);
+	assert_true(pbd_clip_slab(PBD_R(0.5), 0, 0, 1, &t0, &t1));
+	assert_true(t0 == PBD_R(0.25) && t1 == PBD_R(0.75));
+	assert_false(pbd_clip_slab(2, 0, 0, 1, &t0, &t1));
+	t0 = 0, t1 = 1;
+	assert_true(pbd_clip_slab(-1, 4, 0, 1, &t0, &t1));
+	assert_true(t0 == PBD_R(0.25) && t1 == PBD_R(0.5));
+	t0 = 0, t1 = 1;
+	assert_true(pbd_clip_slab(2, -4, 0, 1, &t0, &t1));
+	assert_true(t0 == PBD_R(0.25) && t1 == PBD_R(0.5));
+	d0 = 0, d1 = 1;
+	assert_true(pbd_clip_slab_d(2, -4, 0, 1, &d0, &d1));
+	assert_true(d0 == 0.25 && d1 == 0.5);
+	/* Short of the slab, past it, and a step too short to divide by. */
+	t0 = 0, t1 = 1;
+	assert_false(pbd_clip_slab(-1, PBD_R(0.5), 0, 1, &t0, &t1));
+	assert_false(pbd_clip_slab(2, 1, 0, 1, &t0, &t1));
+	assert_false(pbd_clip_slab(-1, PBD_REAL_MIN_NORMAL, 0, 1, &t0, &t1));
+	assert_true(pbd_clip_slab(PBD_R(0.5), PBD_REAL_MIN_NORMAL, 0, 1, &t0, &t1));
+	assert_true(t0 == 0 && t1 == 1);
+	/* A box: in through one face and out through another. */
+	assert_true(pbd_clip_box(v3d(-1, 0.5, 0.5), v3d(4, 0, 0.5), v3d(0, 0, 0), v3d(1, 1, 1), &t0, &t1));
+	assert_true(t0 == PBD_R(0.25) && t1 == PBD_R(0.5));
+	t0 = 0, t1 = 1;
+	assert_false(pbd_clip_box(v3d(-1, 0.5, 0.5), v3d(4, 0, 3), v3d(0, 0, 0), v3d(1, 1, 1), &t0, &t1));
+}
+
+/* A segment along an edge of the box or along the capsule's axis, outside the grown shape by a few
+ * percent of a radius that is small next to the shape: inside the grown box's bounds, where the
+ * ball at the far corner or cap is tested from about two sizes away. The entry into that ball
+ * must see the miss; the squares of b'^2 - a c cancel there and read it as a touch. */
+static void test_sweep_beside_small_radius(void** state) {
+	(void)state;
+	const double r = 1e-4;
+	const pbd_collider_def box = box_def(1, 1, 1), capsule = capsule_def(1, 1e-3);
+	for (int i = 0; i < 40; ++i) {
+		const double k = 1.02 + 0.01 * i, e = k * r * sqrt(0.5); /* the distance from the edge is k r */
+		for (int sign = -1; sign <= 1; sign += 2) {
+			check_miss(&box, v3d(1 + e, -3 * sign, 1 + e), v3d(1 + e, 3 * sign, 1 + e), r);
+			check_miss(&box, v3d(-3 * sign, 1 + e, -1 - e), v3d(3 * sign, 1 + e, -1 - e), r);
+			check_miss(&capsule, v3d(k * (1e-3 + r), -3 * sign, 0), v3d(k * (1e-3 + r), 3 * sign, 0), r);
+			check_miss(&capsule, v3d(0, -3 * sign, k * 1e-3), v3d(0, 3 * sign, k * 1e-3), 0);
+		}
+	}
+	/* Just inside: the rounded edge or the side is hit. */
+	const double e = 0.9 * r * sqrt(0.5);
+	pbd_real t;
+	pbd_vec3 n;
+	assert_true(pbd_shape_box_ops.sweep(&box, v3d(1 + e, -3, 1 + e), v3d(1 + e, 3, 1 + e), (pbd_real)r, &t, &n));
+	assert_near(t, 2.0 / 6, 1e-4);
+	assert_true(pbd_shape_capsule_ops.sweep(&capsule, v3d(0.9e-3, -3, 0), v3d(0.9e-3, 3, 0), 0, &t, &n));
+}
+
 /* validate with a world that keeps its last message: the status, and a message that names the call. */
 static void check_validate(pbd_world* w, const char* msg, pbd_collider_def cd, pbd_status want, const char* field) {
 	char* m = (char*)msg;
@@ -606,6 +673,8 @@ int main(void) {
 	    cmocka_unit_test(test_sweep_random),
 	    cmocka_unit_test(test_capsule_sweep_cases),
 	    cmocka_unit_test(test_box_sweep_cases),
+	    cmocka_unit_test(test_sweep_beside_small_radius),
+	    cmocka_unit_test(test_clip_slab),
 	    cmocka_unit_test(test_validate),
 	    cmocka_unit_test(test_bounds),
 	};

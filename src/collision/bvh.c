@@ -313,32 +313,11 @@ uint32_t pbd_bvh_nearest(const pbd_bvh_node* nodes, const uint32_t* order, pbd_v
 	return best;
 }
 
-/* Narrows [*t0, *t1] to where a + t d lies in [lo, hi]; false when that is empty. Compares
- * before it divides, so every quotient lies in [0, 1]. */
-static bool clip_axis(pbd_real a, pbd_real d, pbd_real lo, pbd_real hi, pbd_real* t0, pbd_real* t1) {
-	if (d == 0) return lo <= a && a <= hi;
-	if (d < 0) {
-		const pbd_real l = lo;
-		lo = -hi;
-		hi = -l;
-		a = -a;
-		d = -d;
-	}
-	const pbd_real near = lo - a, far = hi - a;
-	if (far < 0 || near > d) return false;
-	if (near > 0) *t0 = PBD_FMAX(*t0, near / d);
-	if (far < d) *t1 = pbd_shape_min(*t1, far / d);
-	return *t0 <= *t1;
-}
-
 /* Where the segment enters the node's box grown by g, or 2 when it misses it before `best`. */
 static pbd_real box_entry(const pbd_bvh_node* nd, pbd_vec3 p0, pbd_vec3 d, pbd_real g, pbd_real best) {
 	pbd_real t0 = 0, t1 = PBD_FMIN(best, 1);
-	if (!clip_axis(p0.x, d.x, nd->lo.x - g, nd->hi.x + g, &t0, &t1) ||
-	    !clip_axis(p0.y, d.y, nd->lo.y - g, nd->hi.y + g, &t0, &t1) ||
-	    !clip_axis(p0.z, d.z, nd->lo.z - g, nd->hi.z + g, &t0, &t1))
-		return 2;
-	return t0;
+	const pbd_vec3 grow = pbd_v3(g, g, g);
+	return pbd_clip_box(p0, d, pbd_v3_sub(nd->lo, grow), pbd_v3_add(nd->hi, grow), &t0, &t1) ? t0 : 2;
 }
 
 uint32_t pbd_bvh_first_hit(const pbd_bvh_node* nodes, const uint32_t* order, pbd_vec3 p0, pbd_vec3 p1, pbd_real grow,
@@ -395,8 +374,7 @@ uint32_t pbd_bvh_first_hit(const pbd_bvh_node* nodes, const uint32_t* order, pbd
 }
 
 static bool node_overlaps(const pbd_bvh_node* nd, pbd_vec3 lo, pbd_vec3 hi) {
-	return nd->lo.x <= hi.x && lo.x <= nd->hi.x && nd->lo.y <= hi.y && lo.y <= nd->hi.y && nd->lo.z <= hi.z &&
-	       lo.z <= nd->hi.z;
+	return pbd_boxes_overlap(nd->lo, nd->hi, lo, hi);
 }
 
 void pbd_bvh_overlap(const pbd_bvh_node* nodes, const uint32_t* order, pbd_vec3 lo, pbd_vec3 hi, pbd_bvh_visit_fn visit,

@@ -19,6 +19,7 @@
 
 #include "collision/collide.h"
 #include "collision/self_collision.h"
+#include "collision/shape_math.h"
 
 static bool grow_to(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t need) {
 	if (need <= *cap) return true;
@@ -34,11 +35,6 @@ static bool grow_to(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t
 static bool world_bounds(const pbd_collider* c, pbd_real grow, pbd_vec3* lo, pbd_vec3* hi) {
 	const pbd_pose poses[2] = {c->pose0, c->def.pose};
 	return pbd_collider_world_box(c, poses, 2, grow, lo, hi);
-}
-
-static bool segment_misses(pbd_vec3 a, pbd_vec3 b, pbd_vec3 lo, pbd_vec3 hi) {
-	return PBD_FMAX(a.x, b.x) < lo.x || PBD_FMIN(a.x, b.x) > hi.x || PBD_FMAX(a.y, b.y) < lo.y ||
-	       PBD_FMIN(a.y, b.y) > hi.y || PBD_FMAX(a.z, b.z) < lo.z || PBD_FMIN(a.z, b.z) > hi.z;
 }
 
 /* Kinematic motion over one substep: x += v h, and q <- dq q with dq the rotation by the angle
@@ -94,7 +90,7 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 		const pbd_vec3 xi = w->x[i], pi = pbd_v3_add(xi, w->q[i]);
 		/* A particle gone non-finite in this step has no contact: the step will undo it, and a
 		 * shape's queries have no answer for a NaN. */
-		if (!pbd_v3_is_finite(pi) || (bounded && segment_misses(xi, pi, lo, hi))) continue;
+		if (!pbd_v3_is_finite(pi) || (bounded && pbd_segment_bounds_miss(xi, pi, lo, hi))) continue;
 		/* A particle with a thickness keeps its radius off the surface too. */
 		const pbd_real margin = collider_margin + w->radius[i];
 		const pbd_vec3 a = pbd_pose_apply_inverse(p0, xi), b = pbd_pose_apply_inverse(p1, pi);
@@ -160,8 +156,7 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 #define PBD_CHUNK 64u
 
 static bool boxes_overlap(const pbd_box3* a, const pbd_box3* b) {
-	return a->lo.x <= b->hi.x && b->lo.x <= a->hi.x && a->lo.y <= b->hi.y && b->lo.y <= a->hi.y && a->lo.z <= b->hi.z &&
-	       b->lo.z <= a->hi.z;
+	return pbd_boxes_overlap(a->lo, a->hi, b->lo, b->hi);
 }
 
 /* Insertion sort of indices by the low x of their boxes: the order barely changes from one
@@ -465,7 +460,7 @@ static bool update_triggers(pbd_world* w) {
 		for (uint32_t i = 0; i < w->np; ++i) {
 			if (!(w->cmask[i] & c->def.category)) continue;
 			const pbd_vec3 xi = w->x[i];
-			if (bounded && segment_misses(xi, xi, lo, hi)) continue;
+			if (bounded && pbd_segment_bounds_miss(xi, xi, lo, hi)) continue;
 			pbd_vec3 nrm;
 			if (!(ops->distance(&c->def, pbd_pose_apply_inverse(c->def.pose, xi), &nrm) <= c->def.margin)) continue;
 			if (!grow_to(w, (void**)&w->inside_next, sizeof *w->inside_next, &w->cap_inside_next, n + 1)) return false;

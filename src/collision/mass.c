@@ -65,7 +65,7 @@ static pbd_status polyhedron(pbd_world* w, const pbd_shape_ops* ops, const pbd_c
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_collider_mass_properties: out of memory for %u triangles", nt);
 	}
 	ops->triangles(def, v, nv, t, nt, &nv, &nt);
-	double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+	double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
 	for (uint32_t i = 0; i < nv; ++i) {
 		const double p[3] = {(double)v[i].x, (double)v[i].y, (double)v[i].z};
 		for (int k = 0; k < 3; ++k) {

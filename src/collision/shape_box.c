@@ -55,32 +55,16 @@ static pbd_real box_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* 
 	return m;
 }
 
-/* Narrows [*t0, *t1] to the parameters at which a + t d lies within [-e, e] on every axis; false
- * when that is empty. *axis is the axis whose face is crossed at *t0 (-1 when a is inside).
- * Compares before it divides, so each quotient lies in [0, 1] and none can overflow however
- * short d is. */
+/* pbd_clip_box on the box [-e, e], with *axis the axis whose face is crossed at *t0 (-1 when a is
+ * inside). */
 static bool box_clip(pbd_vec3 a, pbd_vec3 d, pbd_vec3 e, pbd_real* t0, pbd_real* t1, int* axis) {
 	*axis = -1;
 	for (int i = 0; i < 3; ++i) {
-		pbd_real ai = box_get(a, i), di = box_get(d, i);
-		const pbd_real ei = box_get(e, i);
-		if (di == 0) {
-			if (!(PBD_FABS(ai) <= ei)) return false;
-			continue;
-		}
-		if (di < 0) { /* mirrored, so that the point moves towards +e */
-			ai = -ai;
-			di = -di;
-		}
-		const pbd_real near = -ei - ai, far = ei - ai;
-		if (far < 0 || near > di) return false;
-		if (near > 0 && near / di > *t0) {
-			*t0 = near / di;
-			*axis = i;
-		}
-		if (far < di) *t1 = pbd_shape_min(*t1, far / di);
+		const pbd_real ei = box_get(e, i), before = *t0;
+		if (!pbd_clip_slab(box_get(a, i), box_get(d, i), -ei, ei, t0, t1)) return false;
+		if (*t0 > before) *axis = i;
 	}
-	return *t0 <= *t1;
+	return true;
 }
 
 /* The box grown by `radius` (a sum with a ball: rounded edges and corners) is the union of

@@ -3,19 +3,6 @@
 #include "collision/collide.h"
 #include "collision/shape_math.h"
 
-/* |v| and v / |v|, with v first divided by its largest component: squaring v itself would
- * overflow for a far point and underflow to a zero length (no direction) for a very near one.
- * Saturates at PBD_REAL_MAX, so that the distance stays finite for every finite point. Returns 0
- * for v = 0 and leaves *unit alone then. */
-static pbd_real capsule_unit(pbd_vec3 v, pbd_vec3* unit) {
-	const pbd_real m = PBD_FMAX(PBD_FABS(v.x), PBD_FMAX(PBD_FABS(v.y), PBD_FABS(v.z)));
-	if (!(m > 0)) return 0;
-	const pbd_vec3 u = pbd_v3(v.x / m, v.y / m, v.z / m); /* not times 1 / m: that overflows for a subnormal m */
-	const pbd_real s = pbd_v3_length(u);                  /* in [1, sqrt 3] */
-	*unit = pbd_v3_scale(u, 1 / s);
-	return m > PBD_REAL_MAX / 2 ? PBD_REAL_MAX : m * s;
-}
-
 static pbd_status capsule_validate(pbd_world* w, pbd_collider_def* def) {
 	const pbd_capsule* c = &def->shape.capsule;
 	if (!pbd_is_finite(c->half_height) || !pbd_is_finite(c->radius))
@@ -40,29 +27,10 @@ static pbd_status capsule_validate(pbd_world* w, pbd_collider_def* def) {
 /* A point on the segment itself has no radial direction; it leaves along +x. */
 static pbd_real capsule_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
 	const pbd_real h = def->shape.capsule.half_height;
-	const pbd_real y = p.y > h ? h : (p.y < -h ? -h : p.y);
+	const pbd_real y = pbd_shape_clamp(p.y, -h, h);
 	*normal = pbd_v3(1, 0, 0);
-	const pbd_real len = capsule_unit(pbd_v3(p.x, p.y - y, p.z), normal);
+	const pbd_real len = pbd_shape_unit(pbd_v3(p.x, p.y - y, p.z), normal);
 	return len - def->shape.capsule.radius;
-}
-
-/* Narrows [*t0, *t1] to the parameters at which a + t d lies in [lo, hi]; false when that is
- * empty. Compares before it divides, so each quotient lies in [0, 1] and none can overflow
- * however short d is. */
-static bool capsule_clip(pbd_real a, pbd_real d, pbd_real lo, pbd_real hi, pbd_real* t0, pbd_real* t1) {
-	if (d == 0) return lo <= a && a <= hi;
-	if (d < 0) {
-		const pbd_real l = lo;
-		lo = -hi;
-		hi = -l;
-		a = -a;
-		d = -d;
-	}
-	const pbd_real near = lo - a, far = hi - a;
-	if (far < 0 || near > d) return false;
-	if (near > 0) *t0 = PBD_FMAX(*t0, near / d);
-	if (far < d) *t1 = pbd_shape_min(*t1, far / d);
-	return *t0 <= *t1;
 }
 
 /* The capsule grown by `radius` is the union of a cylinder and two balls, all convex, so the
@@ -84,10 +52,8 @@ static bool capsule_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, p
 	/* The padding keeps the clipping's rounding from cutting into the shape. */
 	const pbd_real size = h + r, pad = size / 16;
 	pbd_real t0 = 0, t1 = 1;
-	if (!capsule_clip(a.x, d.x, -(r + pad), r + pad, &t0, &t1) ||
-	    !capsule_clip(a.y, d.y, -(size + pad), size + pad, &t0, &t1) ||
-	    !capsule_clip(a.z, d.z, -(r + pad), r + pad, &t0, &t1))
-		return false;
+	const pbd_vec3 half = pbd_v3(r + pad, size + pad, r + pad);
+	if (!pbd_clip_box(a, d, pbd_v3_scale(half, -1), half, &t0, &t1)) return false;
 	const int e = -pbd_shape_exponent(size);
 	const pbd_vec3 p0 = pbd_shape_ldexp_v3(t0 > 0 ? pbd_v3_add(a, pbd_v3_scale(d, t0)) : a, e);
 	const pbd_vec3 p1 = pbd_shape_ldexp_v3(t1 < 1 ? pbd_v3_add(a, pbd_v3_scale(d, t1)) : b, e);

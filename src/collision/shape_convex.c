@@ -14,6 +14,7 @@
 
 #include "collision/collide.h"
 #include "collision/convex_hull.h"
+#include "collision/shape_math.h"
 
 /* Points farther than this many scales from the hull's centre are answered from the centre
  * alone (their relative error is below 2^-198); nearer ones have normalised coordinates whose
@@ -231,24 +232,6 @@ static pbd_real convex_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec
 	return real_of(d);
 }
 
-/* Narrows [*t0, *t1] to the parameters at which a + t (2 dh) lies in [lo, hi] along one axis,
- * with ah = a / 2 and the bounds halved too, so that nothing overflows however far the ends
- * are. Compares before it divides, so each quotient lies in [0, 1]. */
-static bool clip_axis(double ah, double dh, double lo, double hi, double* t0, double* t1) {
-	double near = lo / 2 - ah, far = hi / 2 - ah;
-	if (dh == 0) return near <= 0 && far >= 0;
-	if (dh < 0) {
-		const double t = near;
-		near = -far;
-		far = -t;
-		dh = -dh;
-	}
-	if (far < 0 || near > dh) return false;
-	if (near > 0 && near / dh > *t0) *t0 = near / dh;
-	if (far < dh && far / dh < *t1) *t1 = far / dh;
-	return *t0 <= *t1;
-}
-
 /* The largest pbd_real not above t, in [0, 1]: a rounded-up t could lie past the contact. */
 static pbd_real t_down(double t) {
 	if (!(t > 0)) return 0;
@@ -289,9 +272,12 @@ static bool convex_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pb
 	const double grow = fmax(r, 0) + h->scale / 64 + fmax(r, 0) / 64;
 	const double lo[3] = {(double)h->lo.x, (double)h->lo.y, (double)h->lo.z};
 	const double hi[3] = {(double)h->hi.x, (double)h->hi.y, (double)h->hi.z};
+	/* In halves, as ah and dh, so that nothing overflows however far the ends are. */
 	double t0 = 0, t1 = 1;
 	for (int k = 0; k < 3; ++k)
-		if (!clip_axis(ah[k], dh[k], lo[k] - h->center[k] - grow, hi[k] - h->center[k] + grow, &t0, &t1)) return false;
+		if (!pbd_clip_slab_d(ah[k], dh[k], (lo[k] - h->center[k] - grow) / 2, (hi[k] - h->center[k] + grow) / 2, &t0,
+		                     &t1))
+			return false;
 	double q0[3], qd[3];
 	for (int k = 0; k < 3; ++k) {
 		const double p0 = 2 * (ah[k] + t0 * dh[k]), p1 = 2 * (ah[k] + t1 * dh[k]); /* within the box */

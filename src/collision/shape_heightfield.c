@@ -68,10 +68,6 @@ typedef struct hf_view {
 	uint32_t bx[HF_MAX_LEVELS + 1], bz[HF_MAX_LEVELS + 1]; /* blocks per row and per column */
 } hf_view;
 
-static pbd_real hf_min(pbd_real a, pbd_real b) { return b < a ? b : a; }
-static pbd_real hf_max(pbd_real a, pbd_real b) { return b > a ? b : a; }
-static pbd_real hf_clamp(pbd_real x, pbd_real lo, pbd_real hi) { return x < lo ? lo : (x > hi ? hi : x); }
-
 /* Blocks of level l along an axis of n samples (n - 1 cells). */
 static uint32_t hf_blocks(uint32_t n, int l) { return (uint32_t)(((uint64_t)(n - 1) + ((uint64_t)1 << l) - 1) >> l); }
 
@@ -125,8 +121,8 @@ static uint32_t hf_cell_of(pbd_real x, pbd_real c, pbd_real len, uint32_t n) {
 static void hf_cell_minmax(const hf_view* v, uint32_t i, uint32_t j, pbd_real* lo, pbd_real* hi) {
 	const pbd_real* r0 = v->h + (size_t)j * v->nx + i;
 	const pbd_real* r1 = r0 + v->nx;
-	*lo = hf_min(hf_min(r0[0], r0[1]), hf_min(r1[0], r1[1]));
-	*hi = hf_max(hf_max(r0[0], r0[1]), hf_max(r1[0], r1[1]));
+	*lo = pbd_shape_min(pbd_shape_min(r0[0], r0[1]), pbd_shape_min(r1[0], r1[1]));
+	*hi = pbd_shape_max(pbd_shape_max(r0[0], r0[1]), pbd_shape_max(r1[0], r1[1]));
 }
 
 /* A block of level l: its samples [*i0, *i1] x [*j0, *j1] and its lowest and highest height. */
@@ -151,22 +147,6 @@ static void hf_root_minmax(const hf_view* v, pbd_real* lo, pbd_real* hi) {
 	hf_block(v, v->top, 0, 0, &i0, &i1, &j0, &j1, lo, hi);
 }
 
-/* |w| and w / |w|, with w first divided by its largest component, so that neither a far point
- * overflows nor a near one underflows to no direction. Returns 0 and leaves *unit alone for w = 0;
- * saturates at PBD_REAL_MAX. */
-static pbd_real hf_unit(pbd_vec3 w, pbd_vec3* unit) {
-	const pbd_real m = PBD_FMAX(PBD_FABS(w.x), PBD_FMAX(PBD_FABS(w.y), PBD_FABS(w.z)));
-	if (!(m > 0)) return 0;
-	/* In double: gcc -O3 packs the three float divisions into one four-lane division whose
-	 * fourth lane divides whatever follows w in memory, which can overflow (and trap in the tests,
-	 * which trap overflow); two-lane double arithmetic has no spare lane. */
-	const double im = 1 / (double)m;
-	const pbd_vec3 u = pbd_v3((pbd_real)((double)w.x * im), (pbd_real)((double)w.y * im), (pbd_real)((double)w.z * im));
-	const pbd_real s = pbd_v3_length(u); /* in [1, sqrt 3] */
-	*unit = pbd_v3_scale(u, 1 / s);
-	return m > PBD_REAL_MAX / 2 ? PBD_REAL_MAX : m * s;
-}
-
 /* The unit upward normals of a cell's triangles from its sizes and its height differences
  * d10 = h10 - h00, d01 = h01 - h00 and d11 = h11 - h00: T0 has the slopes d10 / cx along x and
  * (d11 - d10) / cz along z, T1 the slopes (d11 - d01) / cx and d01 / cz. Each is the cross product
@@ -176,15 +156,16 @@ static void hf_cell_normals(pbd_real cx, pbd_real cz, const pbd_real* r0, const 
                             pbd_vec3* n1) {
 	*n0 = pbd_v3(0, 1, 0);
 	*n1 = pbd_v3(0, 1, 0);
-	hf_unit(pbd_v3(-cz * (r0[1] - r0[0]), cx * cz, cx * (r0[1] - r1[1])), n0);
-	hf_unit(pbd_v3(cz * (r1[0] - r1[1]), cx * cz, -cx * (r1[0] - r0[0])), n1);
+	pbd_shape_unit(pbd_v3(-cz * (r0[1] - r0[0]), cx * cz, cx * (r0[1] - r1[1])), n0);
+	pbd_shape_unit(pbd_v3(cz * (r1[0] - r1[1]), cx * cz, -cx * (r1[0] - r0[0])), n1);
 }
 
 /* The height of the surface at (x, z), inside the footprint. */
 static pbd_real hf_surface(const hf_view* v, pbd_real x, pbd_real z) {
 	const uint32_t i = hf_cell_of(x, v->cx, v->lx, v->nx), j = hf_cell_of(z, v->cz, v->lz, v->nz);
 	const pbd_real x0 = hf_x(v, i), z0 = hf_z(v, j), cx = hf_x(v, i + 1) - x0, cz = hf_z(v, j + 1) - z0;
-	const pbd_real u = cx > 0 ? hf_clamp((x - x0) / cx, 0, 1) : 0, w = cz > 0 ? hf_clamp((z - z0) / cz, 0, 1) : 0;
+	const pbd_real u = cx > 0 ? pbd_shape_clamp((x - x0) / cx, 0, 1) : 0,
+	               w = cz > 0 ? pbd_shape_clamp((z - z0) / cz, 0, 1) : 0;
 	const pbd_real* r0 = v->h + (size_t)j * v->nx + i;
 	const pbd_real* r1 = r0 + v->nx;
 	if (w <= u) return r0[0] + (r0[1] - r0[0]) * u + (r1[1] - r0[1]) * w;
@@ -196,7 +177,7 @@ static pbd_real hf_surface(const hf_view* v, pbd_real x, pbd_real z) {
 static pbd_real hf_border_z(const hf_view* v, uint32_t i, pbd_real z) {
 	const uint32_t j = hf_cell_of(z, v->cz, v->lz, v->nz);
 	const pbd_real z0 = hf_z(v, j), cz = hf_z(v, j + 1) - z0;
-	const pbd_real w = cz > 0 ? hf_clamp((z - z0) / cz, 0, 1) : 0;
+	const pbd_real w = cz > 0 ? pbd_shape_clamp((z - z0) / cz, 0, 1) : 0;
 	const pbd_real a = hf_height(v, i, j), b = hf_height(v, i, j + 1);
 	return a + (b - a) * w;
 }
@@ -204,7 +185,7 @@ static pbd_real hf_border_z(const hf_view* v, uint32_t i, pbd_real z) {
 static pbd_real hf_border_x(const hf_view* v, uint32_t j, pbd_real x) {
 	const uint32_t i = hf_cell_of(x, v->cx, v->lx, v->nx);
 	const pbd_real x0 = hf_x(v, i), cx = hf_x(v, i + 1) - x0;
-	const pbd_real u = cx > 0 ? hf_clamp((x - x0) / cx, 0, 1) : 0;
+	const pbd_real u = cx > 0 ? pbd_shape_clamp((x - x0) / cx, 0, 1) : 0;
 	const pbd_real a = hf_height(v, i, j), b = hf_height(v, i + 1, j);
 	return a + (b - a) * u;
 }
@@ -286,8 +267,8 @@ static void hf_build(pbd_collider_def* def, void* data) {
 					uint32_t i0, i1, j0, j1;
 					pbd_real clo, chi;
 					hf_block(&v, l - 1, cx, cz, &i0, &i1, &j0, &j1, &clo, &chi);
-					lo = hf_min(lo, clo);
-					hi = hf_max(hi, chi);
+					lo = pbd_shape_min(lo, clo);
+					hi = pbd_shape_max(hi, chi);
 				}
 				m[0] = lo;
 				m[1] = hi;
@@ -405,7 +386,7 @@ static void hf_walls_near(const hf_view* v, pbd_real s, pbd_vec3 p, hf_near* bes
 	for (int k = 0; k < 4; ++k) {
 		const bool along_z = k < 2; /* walls x = 0 and x = lx run along z */
 		const pbd_real c = along_z ? p.z : p.x, len = along_z ? v->lz : v->lx;
-		const pbd_real cc = hf_clamp(c, 0, len);
+		const pbd_real cc = pbd_shape_clamp(c, 0, len);
 		const bool far_side = (k & 1) != 0;
 		const pbd_real hb =
 		    along_z ? hf_border_z(v, far_side ? v->nx - 1 : 0, cc) : hf_border_x(v, far_side ? v->nz - 1 : 0, cc);
@@ -490,10 +471,10 @@ static pbd_real hf_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* n
 	uint32_t b0 = 0, b1 = 0, c0 = 0, c1 = 0;
 	if (k == 0) {
 		const pbd_real r = PBD_SQRT(best.d2);
-		uint32_t i0 = hf_cell_of(hf_clamp(p.x - r, 0, v.lx), v.cx, v.lx, v.nx);
-		uint32_t i1 = hf_cell_of(hf_clamp(p.x + r, 0, v.lx), v.cx, v.lx, v.nx);
-		uint32_t j0 = hf_cell_of(hf_clamp(p.z - r, 0, v.lz), v.cz, v.lz, v.nz);
-		uint32_t j1 = hf_cell_of(hf_clamp(p.z + r, 0, v.lz), v.cz, v.lz, v.nz);
+		uint32_t i0 = hf_cell_of(pbd_shape_clamp(p.x - r, 0, v.lx), v.cx, v.lx, v.nx);
+		uint32_t i1 = hf_cell_of(pbd_shape_clamp(p.x + r, 0, v.lx), v.cx, v.lx, v.nx);
+		uint32_t j0 = hf_cell_of(pbd_shape_clamp(p.z - r, 0, v.lz), v.cz, v.lz, v.nz);
+		uint32_t j1 = hf_cell_of(pbd_shape_clamp(p.z + r, 0, v.lz), v.cz, v.lz, v.nz);
 		/* One more cell on each side for the rounding of the cell index. */
 		i0 -= (uint32_t)(i0 > 0);
 		j0 -= (uint32_t)(j0 > 0);
@@ -538,7 +519,7 @@ static pbd_real hf_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* n
 		*normal = best.face;
 	} else {
 		pbd_vec3 u = best.face;
-		d = hf_unit(best.dir, &u);
+		d = pbd_shape_unit(best.dir, &u);
 		/* Within a few roundings of an edge the direction is noise: the face beside it. */
 		pbd_real ymin, ymax;
 		hf_root_minmax(&v, &ymin, &ymax);
@@ -556,24 +537,6 @@ static pbd_real hf_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* n
 
 /* ---- sweep -------------------------------------------------------------------------------- */
 
-/* Narrows [*t0, *t1] to the parameters at which a + t d lies in [lo, hi]; false when that is
- * empty. Compares before it divides, so each quotient lies in [0, 1]. */
-static bool hf_clip(pbd_real a, pbd_real d, pbd_real lo, pbd_real hi, pbd_real* t0, pbd_real* t1) {
-	if (d == 0) return lo <= a && a <= hi && *t0 <= *t1;
-	if (d < 0) {
-		const pbd_real l = lo;
-		lo = -hi;
-		hi = -l;
-		a = -a;
-		d = -d;
-	}
-	const pbd_real near = lo - a, far = hi - a;
-	if (far < 0 || near > d) return false;
-	if (near > 0) *t0 = PBD_FMAX(*t0, near / d);
-	if (far < d) *t1 = pbd_shape_min(*t1, far / d);
-	return *t0 <= *t1;
-}
-
 typedef struct hf_sweep_best {
 	pbd_real t;
 	pbd_vec3 n;
@@ -586,22 +549,6 @@ static void hf_take(hf_sweep_best* best, pbd_real t, pbd_vec3 n) {
 	}
 }
 
-/* First s >= 0 at which f + s u is within sqrt(rr) of the origin, or 2 when it never is (or only
- * after s = 1 is certain). As pbd_shape_ball_entry, but the discriminant b'^2 - a c is formed as
- * |u|^2 rr - |f x u|^2 (Lagrange's identity): the squares of the first form cancel for a line that
- * passes the origin at a small distance next to |f|, which then reads as a touch when rr is 0 or
- * small; the cross product keeps that distance to a rounding of |f| instead. */
-static pbd_real hf_ball_entry(pbd_vec3 f, pbd_vec3 u, pbd_real rr) {
-	const pbd_real c = pbd_v3_dot(f, f) - rr;
-	if (!(c > 0)) return 0;
-	const pbd_real half_b = pbd_v3_dot(f, u);
-	if (!(half_b < 0)) return 2; /* not approaching */
-	const pbd_vec3 w = pbd_v3_cross(f, u);
-	const pbd_real disc = pbd_v3_dot(u, u) * rr - pbd_v3_dot(w, w);
-	if (!(disc >= 0)) return 2;
-	return c / (-half_b + PBD_SQRT(disc));
-}
-
 /* First s in [0, 1] at which f + s u is within sqrt(rr) of the segment from the origin to e
  * (capsule side only: the ends are the vertex balls), or 2; *dir the perpendicular offset there. */
 static pbd_real hf_edge_entry(pbd_vec3 f, pbd_vec3 u, pbd_vec3 e, pbd_real rr, pbd_vec3* dir) {
@@ -609,7 +556,7 @@ static pbd_real hf_edge_entry(pbd_vec3 f, pbd_vec3 u, pbd_vec3 e, pbd_real rr, p
 	if (!(ee >= PBD_REAL_MIN_NORMAL)) return 2; /* too short to tell from its ends */
 	const pbd_real fe = pbd_v3_dot(f, e), ue = pbd_v3_dot(u, e);
 	const pbd_vec3 fp = pbd_v3_sub(f, pbd_v3_scale(e, fe / ee)), up = pbd_v3_sub(u, pbd_v3_scale(e, ue / ee));
-	const pbd_real s = hf_ball_entry(fp, up, rr);
+	const pbd_real s = pbd_shape_ball_entry(fp, up, rr);
 	if (!(s <= 1)) return 2;
 	const pbd_real along = fe + s * ue;
 	if (!(along >= 0 && along <= ee)) return 2;
@@ -622,7 +569,8 @@ static pbd_real hf_edge_entry(pbd_vec3 f, pbd_vec3 u, pbd_vec3 e, pbd_real rr, p
  * quadratics must stay finite (the answer is then only as good as those points). */
 static pbd_vec3 hf_to_unit(pbd_vec3 w, pbd_real g) {
 	const pbd_real lim = 64 / g;
-	return pbd_v3(hf_clamp(w.x, -lim, lim) * g, hf_clamp(w.y, -lim, lim) * g, hf_clamp(w.z, -lim, lim) * g);
+	return pbd_v3(pbd_shape_clamp(w.x, -lim, lim) * g, pbd_shape_clamp(w.y, -lim, lim) * g,
+	              pbd_shape_clamp(w.z, -lim, lim) * g);
 }
 
 /* The sub-segment a + t d, t in [t0, t1], against the two triangles of cell (i, j). */
@@ -680,16 +628,16 @@ static void hf_cell_sweep(const hf_view* v, uint32_t i, uint32_t j, pbd_vec3 a, 
 		if (s < bs) {
 			bs = s;
 			bn = e < 3 ? n0 : n1;
-			hf_unit(dir, &bn);
+			pbd_shape_unit(dir, &bn);
 		}
 	}
 	for (int c = 0; c < 4; ++c) {
 		const pbd_vec3 f = pbd_v3_sub(l0, vtx[c]);
-		const pbd_real s = hf_ball_entry(f, u, rr);
+		const pbd_real s = pbd_shape_ball_entry(f, u, rr);
 		if (s < bs) {
 			bs = s;
 			bn = c == 2 ? n1 : n0;
-			hf_unit(pbd_v3_add(f, pbd_v3_scale(u, s)), &bn);
+			pbd_shape_unit(pbd_v3_add(f, pbd_v3_scale(u, s)), &bn);
 		}
 	}
 	if (bs <= 1) hf_take(best, pbd_shape_min(t0 + bs * (t1 - t0), t1), bn);
@@ -706,8 +654,7 @@ static bool hf_block_clip(const hf_view* v, int l, uint32_t bx, uint32_t bz, pbd
 	const pbd_real x0 = hf_x(v, i0), x1 = hf_x(v, i1), z0 = hf_z(v, j0), z1 = hf_z(v, j1);
 	const pbd_real size = PBD_FMAX(PBD_FMAX(x1 - x0, z1 - z0), PBD_FMAX(hi - lo, radius));
 	const pbd_real g = radius + size / 16 + tol;
-	return hf_clip(a.x, d.x, x0 - g, x1 + g, t0, t1) && hf_clip(a.z, d.z, z0 - g, z1 + g, t0, t1) &&
-	       hf_clip(a.y, d.y, lo - g, hi + g, t0, t1);
+	return pbd_clip_box(a, d, pbd_v3(x0 - g, lo - g, z0 - g), pbd_v3(x1 + g, hi + g, z1 + g), t0, t1);
 }
 
 /* The walls, entered from outside the footprint, and the vertical lines under the corners. */
@@ -736,7 +683,8 @@ static void hf_walls_sweep(const hf_view* v, pbd_vec3 a, pbd_vec3 d, pbd_real ra
 	 * it, the corner's vertex ball, a cell's, is the first touch). */
 	const pbd_real size = PBD_FMAX(PBD_FMAX(v->lx, v->lz), radius), pad = radius + size / 16 + tol;
 	pbd_real t0 = 0, t1 = pbd_shape_min(best->t, 1);
-	if (!hf_clip(a.x, d.x, -pad, v->lx + pad, &t0, &t1) || !hf_clip(a.z, d.z, -pad, v->lz + pad, &t0, &t1)) return;
+	if (!pbd_clip_slab(a.x, d.x, -pad, v->lx + pad, &t0, &t1) || !pbd_clip_slab(a.z, d.z, -pad, v->lz + pad, &t0, &t1))
+		return;
 	const pbd_real g = pbd_shape_ldexp(1, -pbd_shape_exponent(size));
 	const pbd_vec3 p0 = t0 > 0 ? pbd_v3_add(a, pbd_v3_scale(d, t0)) : a, p1 = pbd_v3_add(a, pbd_v3_scale(d, t1));
 	const pbd_vec3 u = hf_to_unit(pbd_v3(p1.x - p0.x, 0, p1.z - p0.z), g);
@@ -745,15 +693,15 @@ static void hf_walls_sweep(const hf_view* v, pbd_vec3 a, pbd_vec3 d, pbd_real ra
 		const bool hx = (c & 1) != 0, hz = (c & 2) != 0;
 		const pbd_real cxp = hx ? v->lx : 0, czp = hz ? v->lz : 0;
 		const pbd_vec3 f = hf_to_unit(pbd_v3(p0.x - cxp, 0, p0.z - czp), g);
-		const pbd_real s = hf_ball_entry(f, u, rs * rs);
+		const pbd_real s = pbd_shape_ball_entry(f, u, rs * rs);
 		if (!(s <= 1)) continue;
 		const pbd_real t = pbd_shape_min(t0 + s * (t1 - t0), t1);
 		if (!(t < best->t)) continue;
 		const pbd_real corner_h = hf_height(v, hx ? v->nx - 1 : 0, hz ? v->nz - 1 : 0);
 		if (!(a.y + t * d.y <= corner_h)) continue;
 		pbd_vec3 n = pbd_v3(hx ? 1 : -1, 0, hz ? 1 : -1);
-		hf_unit(n, &n);
-		hf_unit(pbd_v3_add(f, pbd_v3_scale(u, s)), &n);
+		pbd_shape_unit(n, &n);
+		pbd_shape_unit(pbd_v3_add(f, pbd_v3_scale(u, s)), &n);
 		hf_take(best, t, n);
 	}
 }
@@ -780,8 +728,7 @@ static bool hf_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_re
 	hf_root_minmax(&v, &ylo, &yhi);
 	pbd_real t0 = 0, t1 = pbd_shape_min(best.t, 1);
 	const pbd_real size = PBD_FMAX(PBD_FMAX(v.lx, v.lz), PBD_FMAX(yhi - ylo, radius)), g = radius + size / 16 + tol;
-	if (hf_clip(a.x, d.x, -g, v.lx + g, &t0, &t1) && hf_clip(a.z, d.z, -g, v.lz + g, &t0, &t1) &&
-	    hf_clip(a.y, d.y, ylo - g, yhi + g, &t0, &t1)) {
+	if (pbd_clip_box(a, d, pbd_v3(-g, ylo - g, -g), pbd_v3(v.lx + g, yhi + g, v.lz + g), &t0, &t1)) {
 		const pbd_vec3 p0 = t0 > 0 ? pbd_v3_add(a, pbd_v3_scale(d, t0)) : a, p1 = pbd_v3_add(a, pbd_v3_scale(d, t1));
 		const pbd_real reach = radius + radius / 16 + tol;
 		uint32_t i0 = hf_cell_of(PBD_FMIN(p0.x, p1.x) - reach, v.cx, v.lx, v.nx);
@@ -841,7 +788,7 @@ static pbd_vec3 hf_sample_up(const hf_view* v, uint32_t i, uint32_t j) {
 	const pbd_real gx = (hf_height(v, ir, j) - hf_height(v, il, j)) / (hf_x(v, ir) - hf_x(v, il));
 	const pbd_real gz = (hf_height(v, i, jr) - hf_height(v, i, jl)) / (hf_z(v, jr) - hf_z(v, jl));
 	pbd_vec3 n = pbd_v3(0, 1, 0);
-	hf_unit(pbd_v3(-gx, 1, -gz), &n);
+	pbd_shape_unit(pbd_v3(-gx, 1, -gz), &n);
 	return n;
 }
 
@@ -917,7 +864,7 @@ static void hf_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pb
 static pbd_vec3 hf_face_up(pbd_vec3 a, pbd_vec3 b, pbd_vec3 o) {
 	pbd_vec3 n = pbd_v3_cross(pbd_v3_sub(b, a), pbd_v3_sub(o, a)), u = pbd_v3(0, 0, 0);
 	if (n.y < 0) n = pbd_v3_scale(n, -1);
-	hf_unit(n, &u);
+	pbd_shape_unit(n, &u);
 	return u;
 }
 
@@ -927,9 +874,7 @@ static pbd_vec3 hf_face_up(pbd_vec3 a, pbd_vec3 b, pbd_vec3 o) {
 static void hf_edge(const hf_view* v, const hf_feature_ctx* c, uint32_t index, uint32_t ia, uint32_t ja, uint32_t ib,
                     uint32_t jb, const bool has[2], const uint32_t oi[2], const uint32_t oj[2]) {
 	const pbd_vec3 a = hf_point(v, ia, ja), b = hf_point(v, ib, jb);
-	if (hf_min(a.x, b.x) > c->hi.x || hf_max(a.x, b.x) < c->lo.x || hf_min(a.y, b.y) > c->hi.y ||
-	    hf_max(a.y, b.y) < c->lo.y || hf_min(a.z, b.z) > c->hi.z || hf_max(a.z, b.z) < c->lo.z)
-		return;
+	if (pbd_segment_bounds_miss(a, b, c->lo, c->hi)) return;
 	const int k = has[0] ? 0 : 1;
 	if (!has[k]) return;
 	const pbd_vec3 o = hf_point(v, oi[k], oj[k]);
@@ -945,11 +890,11 @@ static void hf_edge(const hf_view* v, const hf_feature_ctx* c, uint32_t index, u
 		if (pbd_v3_dot(n2, pbd_v3_sub(o, a)) > 0) n2 = pbd_v3_scale(n2, -1);
 		const pbd_vec3 w = n2;
 		n2 = pbd_v3(0, 0, 0);
-		hf_unit(w, &n2);
+		pbd_shape_unit(w, &n2);
 	}
 	if (!(pbd_v3_dot(n1, n2) < PBD_SHARP_EDGE_COS)) return;
 	pbd_vec3 out = pbd_v3(0, 0, 0);
-	if (hf_unit(pbd_v3_add(n1, n2), &out) > 0) c->edge(c->ctx, index, a, b, out);
+	if (pbd_shape_unit(pbd_v3_add(n1, n2), &out) > 0) c->edge(c->ctx, index, a, b, out);
 }
 
 /* A cell's five edges: its two sides along x, its two along z and its diagonal. An edge along x

@@ -1,6 +1,8 @@
-/* Arithmetic the curved shapes share: exact power-of-two scaling (so that their quadratics see
- * numbers near 1 whatever the size of the shape or the distance of the point) and the entry of
- * a moving point into a ball. */
+/* Geometry the collision code shares, one version of each: exact power-of-two scaling (so that
+ * the shapes' quadratics see numbers near 1 whatever the size of the shape or the distance of the
+ * point), unit vectors that neither overflow nor underflow, the clipping of a segment to a slab or
+ * a box, the entry of a moving point into a ball, box overlap and the closest points of segments
+ * and triangles. */
 #ifndef PBD_SHAPE_MATH_H
 #define PBD_SHAPE_MATH_H
 
@@ -9,7 +11,11 @@
 #include "core/core.h"
 #include "pbd/math.h"
 
+/* Comparisons, not fmin/fmax: they inline, and the coordinates they see are finite (a NaN b gives
+ * a). */
 static inline pbd_real pbd_shape_min(pbd_real a, pbd_real b) { return b < a ? b : a; }
+static inline pbd_real pbd_shape_max(pbd_real a, pbd_real b) { return b > a ? b : a; }
+static inline pbd_real pbd_shape_clamp(pbd_real x, pbd_real lo, pbd_real hi) { return x < lo ? lo : (x > hi ? hi : x); }
 /* x clamped to [0, 1]; NaN gives 0. */
 static inline pbd_real pbd_clamp01(pbd_real x) { return x > 0 ? (x < 1 ? x : 1) : 0; }
 static inline pbd_real pbd_shape_ldexp(pbd_real x, int e) {
@@ -31,15 +37,88 @@ static inline int pbd_shape_exponent(pbd_real x) {
 static inline pbd_vec3 pbd_shape_ldexp_v3(pbd_vec3 v, int e) {
 	return pbd_v3(pbd_shape_ldexp(v.x, e), pbd_shape_ldexp(v.y, e), pbd_shape_ldexp(v.z, e));
 }
+/* The largest |component|. */
+static inline pbd_real pbd_shape_max_abs(pbd_vec3 v) {
+	return PBD_FMAX(PBD_FABS(v.x), PBD_FMAX(PBD_FABS(v.y), PBD_FABS(v.z)));
+}
+/* |v| and v / |v|, v first divided by its largest component, so that neither a far point
+ * overflows nor a near one underflows to a zero length. Saturates at PBD_REAL_MAX, so that the
+ * length stays finite for every finite v. Returns 0 for v = 0 and leaves *unit alone then. */
+static inline pbd_real pbd_shape_unit(pbd_vec3 v, pbd_vec3* unit) {
+	const pbd_real m = pbd_shape_max_abs(v);
+	if (!(m > 0)) return 0;
+#ifdef PBD_DOUBLE
+	const pbd_vec3 u = pbd_v3(v.x / m, v.y / m, v.z / m); /* not times 1 / m: that overflows for a subnormal m */
+#else
+	/* In double: gcc -O3 packs three float divisions into one four-lane division whose fourth lane
+	 * divides whatever follows v in memory, which can overflow (and trap in the tests, which trap
+	 * overflow); two-lane double arithmetic has no spare lane. The quotients are the float ones: a
+	 * quotient of floats lies at least 2^-49 (relative) from a midpoint between floats, farther
+	 * than the two roundings in double can move it. */
+	const double im = 1 / (double)m;
+	const pbd_vec3 u = pbd_v3((pbd_real)((double)v.x * im), (pbd_real)((double)v.y * im), (pbd_real)((double)v.z * im));
+#endif
+	const pbd_real s = pbd_v3_length(u); /* in [1, sqrt 3] */
+	*unit = pbd_v3_scale(u, 1 / s);
+	return m > PBD_REAL_MAX / 2 ? PBD_REAL_MAX : m * s;
+}
+
+/* Narrows [*t0, *t1] to the parameters t at which a + t d lies in [lo, hi]; false when that leaves
+ * it empty (an interval empty on entry included). Compares before it divides, so each quotient
+ * lies in [0, 1] and none can overflow however short d is. One body for pbd_real and for double:
+ * the convex shape clips in double whatever the precision. */
+#define PBD_SHAPE_CLIP_SLAB(name, T)                                                                                   \
+	static inline bool name(T a, T d, T lo, T hi, T* t0, T* t1) {                                                      \
+		if (d == 0) return lo <= a && a <= hi && *t0 <= *t1;                                                           \
+		if (d < 0) { /* mirrored, so that the point moves towards hi */                                                \
+			const T l = lo;                                                                                            \
+			lo = -hi;                                                                                                  \
+			hi = -l;                                                                                                   \
+			a = -a;                                                                                                    \
+			d = -d;                                                                                                    \
+		}                                                                                                              \
+		const T near = lo - a, far = hi - a;                                                                           \
+		if (far < 0 || near > d) return false;                                                                         \
+		if (near > 0 && near / d > *t0) *t0 = near / d;                                                                \
+		if (far < d && far / d < *t1) *t1 = far / d;                                                                   \
+		return *t0 <= *t1;                                                                                             \
+	}
+PBD_SHAPE_CLIP_SLAB(pbd_clip_slab, pbd_real)
+PBD_SHAPE_CLIP_SLAB(pbd_clip_slab_d, double)
+#undef PBD_SHAPE_CLIP_SLAB
+
+/* pbd_clip_slab on every axis: the parameters at which a + t d lies in the box [lo, hi]. */
+static inline bool pbd_clip_box(pbd_vec3 a, pbd_vec3 d, pbd_vec3 lo, pbd_vec3 hi, pbd_real* t0, pbd_real* t1) {
+	return pbd_clip_slab(a.x, d.x, lo.x, hi.x, t0, t1) && pbd_clip_slab(a.y, d.y, lo.y, hi.y, t0, t1) &&
+	       pbd_clip_slab(a.z, d.z, lo.z, hi.z, t0, t1);
+}
+
+/* Whether the closed boxes [alo, ahi] and [blo, bhi] meet. */
+static inline bool pbd_boxes_overlap(pbd_vec3 alo, pbd_vec3 ahi, pbd_vec3 blo, pbd_vec3 bhi) {
+	return alo.x <= bhi.x && blo.x <= ahi.x && alo.y <= bhi.y && blo.y <= ahi.y && alo.z <= bhi.z && blo.z <= ahi.z;
+}
+
+/* Whether the bounding box of segment [a, b] misses the box [lo, hi]: a quick test before an exact
+ * one (a segment can miss the box while its bounding box meets it). A NaN coordinate of one end
+ * counts as the other end's. */
+static inline bool pbd_segment_bounds_miss(pbd_vec3 a, pbd_vec3 b, pbd_vec3 lo, pbd_vec3 hi) {
+	return PBD_FMAX(a.x, b.x) < lo.x || PBD_FMIN(a.x, b.x) > hi.x || PBD_FMAX(a.y, b.y) < lo.y ||
+	       PBD_FMIN(a.y, b.y) > hi.y || PBD_FMAX(a.z, b.z) < lo.z || PBD_FMIN(a.z, b.z) > hi.z;
+}
+
 /* First s >= 0 at which f + s u is within sqrt(rr) of the origin, or 2 when it never is. The
  * smaller root is c / (-b' + sqrt(b'^2 - a c)), which does not cancel; it needs no division by
- * u.u, so a zero or tiny u needs no special case. A start inside gives 0. */
+ * u.u, so a zero or tiny u needs no special case. A start inside gives 0. The discriminant is
+ * taken as |u|^2 rr - |f x u|^2 (Lagrange's identity): the squares of b'^2 - a c cancel for a
+ * motion that passes the origin at a small distance next to |f|, which then reads as a touch
+ * when rr is 0 or small; the cross product keeps that distance to a rounding of |f|. */
 static inline pbd_real pbd_shape_ball_entry(pbd_vec3 f, pbd_vec3 u, pbd_real rr) {
 	const pbd_real c = pbd_v3_dot(f, f) - rr;
 	if (!(c > 0)) return 0;
 	const pbd_real half_b = pbd_v3_dot(f, u);
 	if (!(half_b < 0)) return 2; /* not approaching */
-	const pbd_real disc = half_b * half_b - pbd_v3_dot(u, u) * c;
+	const pbd_vec3 x = pbd_v3_cross(f, u);
+	const pbd_real disc = pbd_v3_dot(u, u) * rr - pbd_v3_dot(x, x);
 	if (!(disc >= 0)) return 2;
 	return c / (-half_b + PBD_SQRT(disc));
 }
@@ -95,13 +174,18 @@ static inline pbd_vec3 pbd_closest_on_triangle(pbd_vec3 p, pbd_vec3 a, pbd_vec3 
 	return pbd_v3_add(a, pbd_v3_add(pbd_v3_scale(ab, v), pbd_v3_scale(ac, w)));
 }
 
+/* The parameter in [0, 1] of the point of the segment from the origin along d closest to q: 0 for
+ * d = 0, and never NaN (an overflowed product takes the end it points to). */
+static inline pbd_real pbd_segment_param(pbd_vec3 q, pbd_vec3 d) {
+	const pbd_real dd = pbd_v3_dot(d, d), qd = pbd_v3_dot(q, d);
+	if (!(dd > 0) || !(qd > 0)) return 0;
+	if (qd >= dd) return 1;
+	return qd / dd;
+}
+
 /* The point of segment [a, b] closest to p, as the parameter in [0, 1]. */
 static inline pbd_real pbd_closest_on_segment(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b) {
-	const pbd_vec3 ab = pbd_v3_sub(b, a);
-	const pbd_real len2 = pbd_v3_dot(ab, ab);
-	if (!(len2 > 0)) return 0;
-	const pbd_real t = pbd_v3_dot(pbd_v3_sub(p, a), ab) / len2;
-	return t < 0 ? 0 : t > 1 ? 1 : t;
+	return pbd_segment_param(pbd_v3_sub(p, a), pbd_v3_sub(b, a));
 }
 
 /* The closest points of segments [a, b] and [c, d], as parameters s (on ab) and t (on cd) in

@@ -103,43 +103,21 @@ static mesh_view view_of(const pbd_collider_def* def) {
 
 /* ---- small vector helpers ----------------------------------------------------------------- */
 
-static pbd_real max_abs(pbd_vec3 v) { return PBD_FMAX(PBD_FABS(v.x), PBD_FMAX(PBD_FABS(v.y), PBD_FABS(v.z))); }
-
-/* |v| and v / |v|, v first divided by its largest component so that neither a far point
- * overflows nor a near one underflows to a zero length. Saturates at PBD_REAL_MAX; returns 0
- * for v = 0 and leaves *unit alone then. */
-static pbd_real unit_of(pbd_vec3 v, pbd_vec3* unit) {
-	const pbd_real m = max_abs(v);
-	if (!(m > 0)) return 0;
-	const pbd_vec3 u = pbd_v3(v.x / m, v.y / m, v.z / m);
-	const pbd_real s = pbd_v3_length(u); /* in [1, sqrt 3] */
-	*unit = pbd_v3_scale(u, 1 / s);
-	return m > PBD_REAL_MAX / 2 ? PBD_REAL_MAX : m * s;
-}
-
 /* The unit normal (b - a) x (c - a), counter-clockwise front; false (and *n alone) for a
  * triangle of zero area. */
 static bool face_normal(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, pbd_vec3* n) {
 	pbd_vec3 ab = pbd_v3_sub(b, a), ac = pbd_v3_sub(c, a);
-	const pbd_real m = PBD_FMAX(max_abs(ab), max_abs(ac));
+	const pbd_real m = PBD_FMAX(pbd_shape_max_abs(ab), pbd_shape_max_abs(ac));
 	if (!(m > 0)) return false;
 	const int e = -pbd_shape_exponent(m);
 	ab = pbd_shape_ldexp_v3(ab, e);
 	ac = pbd_shape_ldexp_v3(ac, e);
-	return unit_of(pbd_v3_cross(ab, ac), n) > 0;
+	return pbd_shape_unit(pbd_v3_cross(ab, ac), n) > 0;
 }
 
 static pbd_vec3 vertex_of(const mesh_view* m, uint32_t t, int k) { return m->v[m->tri[3 * (size_t)t + (size_t)k]]; }
 
 /* ---- nearest point on a triangle ------------------------------------------------------------ */
-
-/* Parameter in [0, 1] of the point of the segment from the origin along d nearest to q. */
-static pbd_real segment_param(pbd_vec3 q, pbd_vec3 d) {
-	const pbd_real dd = pbd_v3_dot(d, d), qd = pbd_v3_dot(q, d);
-	if (!(dd > 0) || !(qd > 0)) return 0;
-	if (qd >= dd) return 1;
-	return qd / dd;
-}
 
 /* The nearest point of a triangle too thin for the region method (the smallest angle under
  * about 1e-3 rad, or zero area): the foot of the perpendicular where it falls inside (the
@@ -150,7 +128,7 @@ static pbd_vec3 closest_on_sliver(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b, pbd_vec3 c
 	pbd_vec3 nu;
 	const pbd_vec3 sbp = pbd_v3_sub(sap, sab), scp = pbd_v3_sub(sap, sac), sbc = pbd_v3_sub(sac, sab);
 	const pbd_vec3 n = pbd_v3_cross(sab, sac);
-	if (unit_of(n, &nu) > 0) {
+	if (pbd_shape_unit(n, &nu) > 0) {
 		const pbd_vec3 x = pbd_v3_sub(sap, pbd_v3_scale(nu, pbd_v3_dot(nu, sap))); /* the foot, from a */
 		if (pbd_v3_dot(pbd_v3_cross(sab, x), n) >= 0 && pbd_v3_dot(pbd_v3_cross(sbc, pbd_v3_sub(x, sab)), n) >= 0 &&
 		    pbd_v3_dot(pbd_v3_cross(pbd_v3_scale(sac, -1), pbd_v3_sub(x, sac)), n) >= 0) {
@@ -159,7 +137,7 @@ static pbd_vec3 closest_on_sliver(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b, pbd_vec3 c
 		}
 	}
 	const pbd_vec3 sca = pbd_v3_scale(sac, -1);
-	const pbd_real t0 = segment_param(sap, sab), t1 = segment_param(sbp, sbc), t2 = segment_param(scp, sca);
+	const pbd_real t0 = pbd_segment_param(sap, sab), t1 = pbd_segment_param(sbp, sbc), t2 = pbd_segment_param(scp, sca);
 	const pbd_vec3 r0 = pbd_v3_sub(sap, pbd_v3_scale(sab, t0)), r1 = pbd_v3_sub(sbp, pbd_v3_scale(sbc, t1)),
 	               r2 = pbd_v3_sub(scp, pbd_v3_scale(sca, t2));
 	const pbd_real q0 = pbd_v3_dot(r0, r0), q1 = pbd_v3_dot(r1, r1), q2 = pbd_v3_dot(r2, r2);
@@ -181,7 +159,7 @@ static pbd_vec3 closest_on_sliver(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b, pbd_vec3 c
  * there apply to the unscaled edges. */
 static pbd_vec3 closest_on_triangle(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, int* feature) {
 	const pbd_vec3 ab = pbd_v3_sub(b, a), ac = pbd_v3_sub(c, a), ap = pbd_v3_sub(p, a);
-	const pbd_real m = PBD_FMAX(PBD_FMAX(max_abs(ab), max_abs(ac)), max_abs(ap));
+	const pbd_real m = PBD_FMAX(PBD_FMAX(pbd_shape_max_abs(ab), pbd_shape_max_abs(ac)), pbd_shape_max_abs(ap));
 	*feature = FEAT_V0;
 	if (!(m > 0)) return a;
 	pbd_vec3 sab = ab, sac = ac, sap = ap;
@@ -364,11 +342,11 @@ static pbd_status mesh_validate(pbd_world* w, pbd_collider_def* def) {
 		const pbd_vec3 p = m->vertices[i];
 		if (!pbd_v3_is_finite(p))
 			return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_collider_create: mesh vertex %u is not finite", i);
-		if (!(max_abs(p) <= cap))
+		if (!(pbd_shape_max_abs(p) <= cap))
 			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
 			                "pbd_collider_create: mesh vertex %u (%.9g, %.9g, %.9g) exceeds %g for this precision", i,
 			                (double)p.x, (double)p.y, (double)p.z, (double)cap);
-		extent = PBD_FMAX(extent, max_abs(p));
+		extent = PBD_FMAX(extent, pbd_shape_max_abs(p));
 	}
 	for (uint32_t t = 0; t < m->triangle_count; ++t) {
 		const uint32_t* v = m->triangles + 3 * (size_t)t;
@@ -419,7 +397,7 @@ static pbd_vec3 face_unit_or_zero(const mesh_view* m, uint32_t t) {
 
 static pbd_vec3 unit_or_zero(pbd_vec3 v) {
 	pbd_vec3 u = pbd_v3(0, 0, 0);
-	unit_of(v, &u);
+	pbd_shape_unit(v, &u);
 	return u;
 }
 
@@ -433,7 +411,7 @@ static void build_pseudonormals(const mesh_view* m, pbd_vec3* vpn, pbd_vec3* epn
 		for (int k = 0; k < 3; ++k) {
 			const pbd_vec3 p = vertex_of(m, t, k), q = vertex_of(m, t, (k + 1) % 3), r = vertex_of(m, t, (k + 2) % 3);
 			pbd_vec3 e1 = pbd_v3_sub(q, p), e2 = pbd_v3_sub(r, p);
-			const pbd_real s = PBD_FMAX(max_abs(e1), max_abs(e2));
+			const pbd_real s = PBD_FMAX(pbd_shape_max_abs(e1), pbd_shape_max_abs(e2));
 			if (s > 0) {
 				const int e = -pbd_shape_exponent(s);
 				e1 = pbd_shape_ldexp_v3(e1, e);
@@ -523,7 +501,8 @@ static pbd_real near_dist2(void* vctx, uint32_t t) {
 
 /* The tolerance under which the direction from the nearest point of triangle abc is noise. */
 static pbd_real direction_tolerance(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c) {
-	return DIR_TOL * (max_abs(a) + PBD_FMAX(max_abs(pbd_v3_sub(b, a)), max_abs(pbd_v3_sub(c, a))));
+	return DIR_TOL *
+	       (pbd_shape_max_abs(a) + PBD_FMAX(pbd_shape_max_abs(pbd_v3_sub(b, a)), pbd_shape_max_abs(pbd_v3_sub(c, a))));
 }
 
 /* Points farther out than the vertices' bound are scaled down by a power of two (the mesh with
@@ -537,7 +516,7 @@ static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3*
 	const pbd_real cap = PBD_SQRT(PBD_REAL_MAX) / 4;
 	int e = 0;
 	pbd_real scale = 1;
-	const pbd_real mp = max_abs(p);
+	const pbd_real mp = pbd_shape_max_abs(p);
 	if (mp > cap) {
 		e = pbd_shape_exponent(mp) - (pbd_shape_exponent(cap) - 1);
 		scale = pbd_shape_ldexp(1, -e);
@@ -555,7 +534,7 @@ static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3*
 	const pbd_vec3 q = closest_on_triangle(p, a, b, c, &f);
 	const pbd_vec3 diff = pbd_v3_sub(p, q);
 	pbd_vec3 u = pbd_v3(1, 0, 0), fn = pbd_v3(0, 0, 0);
-	const pbd_real len = unit_of(diff, &u);
+	const pbd_real len = pbd_shape_unit(diff, &u);
 	const bool has_face = face_normal(a, b, c, &fn);
 	const bool reliable = len > direction_tolerance(a, b, c);
 	pbd_real sign = 1;
@@ -588,45 +567,6 @@ static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3*
 
 /* ---- sweep --------------------------------------------------------------------------------- */
 
-/* Narrows [*t0, *t1] to where a + t d lies in [lo, hi]; false when that is empty. Compares
- * before it divides, so every quotient lies in [0, 1]. */
-static bool clip_1d(pbd_real a, pbd_real d, pbd_real lo, pbd_real hi, pbd_real* t0, pbd_real* t1) {
-	if (d == 0) return lo <= a && a <= hi;
-	if (d < 0) {
-		const pbd_real l = lo;
-		lo = -hi;
-		hi = -l;
-		a = -a;
-		d = -d;
-	}
-	const pbd_real near = lo - a, far = hi - a;
-	if (far < 0 || near > d) return false;
-	if (near > 0) *t0 = PBD_FMAX(*t0, near / d);
-	if (far < d) *t1 = pbd_shape_min(*t1, far / d);
-	return *t0 <= *t1;
-}
-
-static bool clip_box(pbd_vec3 a, pbd_vec3 d, pbd_vec3 lo, pbd_vec3 hi, pbd_real* t0, pbd_real* t1) {
-	return clip_1d(a.x, d.x, lo.x, hi.x, t0, t1) && clip_1d(a.y, d.y, lo.y, hi.y, t0, t1) &&
-	       clip_1d(a.z, d.z, lo.z, hi.z, t0, t1);
-}
-
-/* First s >= 0 at which f + s u is within sqrt(rr) of the origin, or 2 when it never is: the
- * smaller root c / (-b' + sqrt(b'^2 - a c)), which does not cancel, with the discriminant taken
- * as |u|^2 rr - |f x u|^2 (Lagrange's identity), which does not cancel either where the motion
- * passes the ball tangentially; so a pass at a distance d is taken for a touch only where d is
- * within rounding of the radius, whatever |f|. A start inside gives 0. */
-static pbd_real ball_entry(pbd_vec3 f, pbd_vec3 u, pbd_real rr) {
-	const pbd_real c = pbd_v3_dot(f, f) - rr;
-	if (!(c > 0)) return 0;
-	const pbd_real half_b = pbd_v3_dot(f, u);
-	if (!(half_b < 0)) return 2; /* not approaching */
-	const pbd_vec3 x = pbd_v3_cross(f, u);
-	const pbd_real disc = pbd_v3_dot(u, u) * rr - pbd_v3_dot(x, x);
-	if (!(disc >= 0)) return 2;
-	return c / (-half_b + PBD_SQRT(disc));
-}
-
 typedef struct sweep_ctx {
 	const mesh_view* m;
 	pbd_vec3 p0, u; /* the segment p0 + s u, s in [0, 1] */
@@ -650,9 +590,9 @@ static pbd_real sweep_hit(void* vctx, uint32_t t, pbd_real best) {
 	const pbd_vec3 hi = pbd_v3(PBD_FMAX(A.x, PBD_FMAX(B.x, C.x)) + g, PBD_FMAX(A.y, PBD_FMAX(B.y, C.y)) + g,
 	                           PBD_FMAX(A.z, PBD_FMAX(B.z, C.z)) + g);
 	pbd_real s0 = 0, s1 = PBD_FMIN(best, 1);
-	if (!clip_box(c->p0, c->u, lo, hi, &s0, &s1)) return 2;
+	if (!pbd_clip_box(c->p0, c->u, lo, hi, &s0, &s1)) return 2;
 	const pbd_vec3 AB = pbd_v3_sub(B, A), AC = pbd_v3_sub(C, A);
-	const pbd_real size = PBD_FMAX(PBD_FMAX(max_abs(AB), max_abs(AC)), c->r);
+	const pbd_real size = PBD_FMAX(PBD_FMAX(pbd_shape_max_abs(AB), pbd_shape_max_abs(AC)), c->r);
 	if (!(size > 0)) return 2; /* a point, and no radius: only an exact pass touches it */
 	const int e = -pbd_shape_exponent(size);
 	const pbd_vec3 ab = pbd_shape_ldexp_v3(AB, e), ac = pbd_shape_ldexp_v3(AC, e);
@@ -665,14 +605,14 @@ static pbd_real sweep_hit(void* vctx, uint32_t t, pbd_real best) {
 
 	pbd_real sigma = 2;
 	pbd_vec3 nu;
-	if (unit_of(pbd_v3_cross(ab, ac), &nu) > PBD_R(1.0) / PBD_R(1048576.0)) {
+	if (pbd_shape_unit(pbd_v3_cross(ab, ac), &nu) > PBD_R(1.0) / PBD_R(1048576.0)) {
 		pbd_real t0 = 0, t1 = 1;
-		bool in = clip_1d(pbd_v3_dot(nu, q0), pbd_v3_dot(nu, w), -rs, rs, &t0, &t1);
+		bool in = pbd_clip_slab(pbd_v3_dot(nu, q0), pbd_v3_dot(nu, w), -rs, rs, &t0, &t1);
 		for (int k = 0; k < 3 && in; ++k) {
 			const pbd_vec3 inward = pbd_v3_cross(nu, edge[k]);
 			const pbd_real tol = SIDE_TOL * pbd_v3_length(inward);
-			in = clip_1d(pbd_v3_dot(inward, pbd_v3_sub(q0, corner[k])), pbd_v3_dot(inward, w), -tol, PBD_REAL_MAX, &t0,
-			             &t1);
+			in = pbd_clip_slab(pbd_v3_dot(inward, pbd_v3_sub(q0, corner[k])), pbd_v3_dot(inward, w), -tol, PBD_REAL_MAX,
+			                   &t0, &t1);
 		}
 		if (in) sigma = t0;
 	}
@@ -683,12 +623,12 @@ static pbd_real sweep_hit(void* vctx, uint32_t t, pbd_real best) {
 		const pbd_vec3 f = pbd_v3_sub(q0, corner[k]);
 		const pbd_vec3 fp = pbd_v3_sub(f, pbd_v3_scale(E, pbd_v3_dot(f, E) / ee));
 		const pbd_vec3 wp = pbd_v3_sub(w, pbd_v3_scale(E, pbd_v3_dot(w, E) / ee));
-		const pbd_real s = ball_entry(fp, wp, rr);
+		const pbd_real s = pbd_shape_ball_entry(fp, wp, rr);
 		if (!(s < sigma)) continue;
 		const pbd_real axial = pbd_v3_dot(pbd_v3_add(f, pbd_v3_scale(w, s)), E);
 		if (axial >= 0 && axial <= ee) sigma = s;
 	}
-	for (int k = 0; k < 3; ++k) sigma = pbd_shape_min(sigma, ball_entry(pbd_v3_sub(q0, corner[k]), w, rr));
+	for (int k = 0; k < 3; ++k) sigma = pbd_shape_min(sigma, pbd_shape_ball_entry(pbd_v3_sub(q0, corner[k]), w, rr));
 	if (!(sigma <= 1)) return 2;
 	return s0 + sigma * (s1 - s0);
 }
@@ -706,12 +646,12 @@ static bool mesh_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_
 	if ((d.x == 0 && d.y == 0 && d.z == 0) || !pbd_v3_is_finite(d)) return false;
 	const mesh_view m = view_of(def);
 	const pbd_bvh_node* root = &m.nodes[0];
-	const pbd_real size = max_abs(pbd_v3_sub(root->hi, root->lo));
+	const pbd_real size = pbd_shape_max_abs(pbd_v3_sub(root->hi, root->lo));
 	/* Keeps the boxes' rounding from cutting into the grown triangles. */
 	const pbd_real pad = (size + radius) * PBD_R(1.0) / PBD_R(65536.0);
 	const pbd_real g = radius + pad;
 	pbd_real t0 = 0, t1 = 1;
-	if (!clip_box(a, d, pbd_v3_sub(root->lo, pbd_v3(g, g, g)), pbd_v3_add(root->hi, pbd_v3(g, g, g)), &t0, &t1))
+	if (!pbd_clip_box(a, d, pbd_v3_sub(root->lo, pbd_v3(g, g, g)), pbd_v3_add(root->hi, pbd_v3(g, g, g)), &t0, &t1))
 		return false;
 	const pbd_vec3 p0 = t0 > 0 ? pbd_v3_add(a, pbd_v3_scale(d, t0)) : a;
 	const pbd_vec3 p1 = t1 < 1 ? pbd_v3_add(a, pbd_v3_scale(d, t1)) : b;
@@ -725,12 +665,12 @@ static bool mesh_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_
 	int f;
 	const pbd_vec3 q = closest_on_triangle(x, A, B, C, &f);
 	pbd_vec3 u = pbd_v3(0, 0, 0), fn;
-	if (unit_of(pbd_v3_sub(x, q), &u) > direction_tolerance(A, B, C)) {
+	if (pbd_shape_unit(pbd_v3_sub(x, q), &u) > direction_tolerance(A, B, C)) {
 		*normal = u;
 	} else if (face_normal(A, B, C, &fn)) {
 		*normal = pbd_v3_dot(fn, d) > 0 ? pbd_v3_scale(fn, -1) : fn;
 	} else {
-		unit_of(pbd_v3_scale(d, -1), normal);
+		pbd_shape_unit(pbd_v3_scale(d, -1), normal);
 	}
 	return true;
 }

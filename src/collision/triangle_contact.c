@@ -110,15 +110,13 @@ static bool examine(pbd_world* w, const tri_view* tv) {
 	return true;
 }
 
-/* Comparisons, not fmin/fmax: these run for every triangle near a collider, and the library
- * calls cannot be inlined (their NaN rules); the coordinates here are finite. */
-static inline pbd_real lesser(pbd_real a, pbd_real b) { return b < a ? b : a; }
-static inline pbd_real greater(pbd_real a, pbd_real b) { return b > a ? b : a; }
+/* Comparisons, not fmin/fmax: these run for every triangle near a collider; the coordinates here
+ * are finite. */
 static inline pbd_vec3 v3_min(pbd_vec3 a, pbd_vec3 b) {
-	return pbd_v3(lesser(a.x, b.x), lesser(a.y, b.y), lesser(a.z, b.z));
+	return pbd_v3(pbd_shape_min(a.x, b.x), pbd_shape_min(a.y, b.y), pbd_shape_min(a.z, b.z));
 }
 static inline pbd_vec3 v3_max(pbd_vec3 a, pbd_vec3 b) {
-	return pbd_v3(greater(a.x, b.x), greater(a.y, b.y), greater(a.z, b.z));
+	return pbd_v3(pbd_shape_max(a.x, b.x), pbd_shape_max(a.y, b.y), pbd_shape_max(a.z, b.z));
 }
 
 /* Whether the box of the segment [r0, r1] grown by thick misses the triangle's box. */
@@ -235,42 +233,6 @@ static bool corner_contact(pbd_world* w, const tri_view* tv, pbd_vec3 corner, pb
 	return add_contact(w, tv, b, pbd_v3_scale(d, 1 / len), corner, thick);
 }
 
-/* The closest points of segments [p0, p1] and [q0, q1], as parameters s on the first and t on the
- * second. Parallel segments have a whole stretch of closest pairs; the middle of the stretch is
- * taken, so that a segment lying along another does not read as meeting it at an end. */
-static void segments_closest(pbd_vec3 p0, pbd_vec3 p1, pbd_vec3 q0, pbd_vec3 q1, pbd_real* s, pbd_real* t) {
-	const pbd_vec3 d1 = pbd_v3_sub(p1, p0), d2 = pbd_v3_sub(q1, q0), r = pbd_v3_sub(p0, q0);
-	const pbd_real a = pbd_v3_dot(d1, d1), e = pbd_v3_dot(d2, d2), f = pbd_v3_dot(d2, r);
-	if (!(a > 0)) {
-		*s = 0;
-		*t = pbd_closest_on_segment(p0, q0, q1);
-		return;
-	}
-	if (!(e > 0)) {
-		*t = 0;
-		*s = pbd_closest_on_segment(q0, p0, p1);
-		return;
-	}
-	const pbd_real b = pbd_v3_dot(d1, d2), c = pbd_v3_dot(d1, r), denom = a * e - b * b;
-	pbd_real u;
-	if (denom > PBD_R(1e-6) * a * e) {
-		u = lesser(greater((b * f - c * e) / denom, 0), 1);
-	} else {
-		/* The overlap of the second segment's projection onto the first, and its middle. */
-		const pbd_real u0 = pbd_closest_on_segment(q0, p0, p1), u1 = pbd_closest_on_segment(q1, p0, p1);
-		u = PBD_R(0.5) * (u0 + u1);
-	}
-	pbd_real v = (b * u + f) / e;
-	if (v < 0) {
-		v = 0;
-		u = lesser(greater(-c / a, 0), 1);
-	} else if (v > 1) {
-		v = 1;
-		u = lesser(greater((b - c) / a, 0), 1);
-	}
-	*s = u, *t = v;
-}
-
 /* The closest pair of segment [e0, e1] and the triangle p[3], exactly: the point where the
  * segment passes through the triangle, else the nearest of its ends against the triangle and of
  * the segment against the triangle's three sides. Gives the triangle's point in *q_out with its
@@ -306,7 +268,7 @@ static bool segment_triangle(pbd_vec3 e0, pbd_vec3 e1, const pbd_vec3 p[3], pbd_
 	}
 	for (int m = 0; m < 3; ++m) {
 		pbd_real s, t;
-		segments_closest(e0, e1, p[m], p[(m + 1) % 3], &s, &t);
+		pbd_closest_segments(e0, e1, p[m], p[(m + 1) % 3], &s, &t);
 		const pbd_vec3 x = pbd_v3_add(e0, pbd_v3_scale(pbd_v3_sub(e1, e0), s));
 		const pbd_vec3 y = pbd_v3_add(p[m], pbd_v3_scale(pbd_v3_sub(p[(m + 1) % 3], p[m]), t));
 		const pbd_vec3 d = pbd_v3_sub(y, x);
@@ -414,30 +376,6 @@ static void collect_edge(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_
 	w->edge[w->nedge++] = (pbd_edge_rec){index, a, b, out};
 }
 
-/* Whether the segment [a, b] misses the box [lo, hi]: the part of it within each slab, clipped in
- * turn. An axis along which the segment hardly moves is tested by its ends' range (no division
- * by a tiny step). */
-static bool segment_misses(pbd_vec3 a, pbd_vec3 b, pbd_vec3 lo, pbd_vec3 hi) {
-	const pbd_real pa[3] = {a.x, a.y, a.z}, pb[3] = {b.x, b.y, b.z}, l[3] = {lo.x, lo.y, lo.z},
-	               h[3] = {hi.x, hi.y, hi.z};
-	pbd_real t0 = 0, t1 = 1;
-	for (int k = 0; k < 3; ++k) {
-		const pbd_real d = pb[k] - pa[k];
-		if (PBD_FABS(d) <= PBD_R(1e-6)) {
-			if (lesser(pa[k], pb[k]) > h[k] || greater(pa[k], pb[k]) < l[k]) return true;
-			continue;
-		}
-		pbd_real ta = (l[k] - pa[k]) / d, tb = (h[k] - pa[k]) / d;
-		if (ta > tb) {
-			const pbd_real x = ta;
-			ta = tb, tb = x;
-		}
-		t0 = greater(t0, ta), t1 = lesser(t1, tb);
-		if (t0 > t1) return true;
-	}
-	return false;
-}
-
 /* The shape's sharp edges in the local box [llo, lhi] that pass through the world box [lo, hi],
  * each once, in the order of their indices, in world coordinates: a long edge's own box meets
  * many chunks that the edge does not. */
@@ -462,7 +400,8 @@ static bool gather_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_op
 			r[n].a = pbd_pose_apply(pose, r[i].a);
 			r[n].b = pbd_pose_apply(pose, r[i].b);
 			r[n].out = pbd_quat_rotate(pose.rotation, r[i].out);
-			if (!segment_misses(r[n].a, r[n].b, lo, hi)) ++n;
+			pbd_real t0 = 0, t1 = 1;
+			if (pbd_clip_box(r[n].a, pbd_v3_sub(r[n].b, r[n].a), lo, hi, &t0, &t1)) ++n;
 		}
 	w->nedge = n;
 	return true;
@@ -524,11 +463,6 @@ static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
 	return true;
 }
 
-static bool boxes_meet(const pbd_box3* a, pbd_vec3 lo, pbd_vec3 hi) {
-	return a->lo.x <= hi.x && lo.x <= a->hi.x && a->lo.y <= hi.y && lo.y <= a->hi.y && a->lo.z <= hi.z &&
-	       lo.z <= a->hi.z;
-}
-
 pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 	w->ntc = 0;
 	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->nt == 0) return PBD_OK;
@@ -553,7 +487,7 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle chunks", nchunk);
 		boxed = true;
 		for (uint32_t k = 0; k < nchunk; ++k) {
-			if (!boxes_meet(&w->tri_chunk[k], lo, hi)) continue;
+			if (!pbd_boxes_overlap(w->tri_chunk[k].lo, w->tri_chunk[k].hi, lo, hi)) continue;
 			if (!rounded) {
 				/* The shape's corners and edges near the chunk, once for its triangles. */
 				const pbd_real g = c->def.margin + PBD_CONTACT_TOLERANCE;
@@ -586,7 +520,7 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 					tv.lo = v3_min(tv.lo, tv.p[m]);
 					tv.hi = v3_max(tv.hi, tv.p[m]);
 				}
-				tv.radius = greater(greater(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
+				tv.radius = pbd_shape_max(pbd_shape_max(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
 				tally.examined = rounded ? 1 : 0;
 				tally.first = w->ntc;
 				tally.capped = false;

@@ -20,15 +20,14 @@ _Static_assert(sizeof(pbd_attachment_p) == 2 * sizeof(pbd_real), "padding in att
 #define HOT(f)  ((pbd_attachment_c*)(f)->hot)
 #define COLD(f) ((pbd_attachment_p*)(f)->cold)
 
+static const pbd_softness_fields softness =
+    PBD_SOFTNESS_FIELDS(PBD_FAMILY_ATTACHMENT, pbd_attachment_c, pbd_attachment_p, 1, "constraint");
+
 pbd_attachment_def pbd_attachment_def_default(void) {
 	pbd_attachment_def d;
 	memset(&d, 0, sizeof d);
 	d.stiffness = 1;
 	return d;
-}
-
-static pbd_status check_material(pbd_world* w, const char* fn, uint32_t k, pbd_real stiffness, pbd_real compliance) {
-	return pbd_check_softness(w, fn, "constraint", k, stiffness, compliance);
 }
 
 static pbd_status validate(pbd_world* w, uint32_t k, const pbd_attachment_def* d) {
@@ -42,7 +41,7 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_attachment_def* d
 	if (d->rest < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: constraint %u: rest must be >= 0 (got %.9g)", fn, k,
 		                (double)d->rest);
-	return check_material(w, fn, k, d->stiffness, d->compliance);
+	return pbd_check_softness(w, fn, softness.item, k, d->stiffness, d->compliance);
 }
 
 pbd_status pbd_world_add_attachments(pbd_world* w, uint32_t count, const pbd_attachment_def* defs, uint32_t* first) {
@@ -108,33 +107,12 @@ pbd_status pbd_world_set_attachment_target(pbd_world* w, uint32_t index, pbd_vec
 
 pbd_status pbd_world_set_attachment_material(pbd_world* w, uint32_t first, uint32_t count, pbd_real stiffness,
                                              pbd_real compliance) {
-	const char* fn = "pbd_world_set_attachment_material";
-	if (!w) return PBD_ERR_INVALID_ARGUMENT;
-	pbd_family* f = FAM(w);
-	{
-		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
-		if (range != PBD_OK) return range;
-	}
-	const pbd_status st = check_material(w, fn, first, stiffness, compliance);
-	if (st != PBD_OK) return st;
-	for (uint32_t u = first; u < first + count; ++u) {
-		COLD(f)[f->slot[u]].stiffness = stiffness;
-		COLD(f)[f->slot[u]].compliance = compliance;
-	}
-	pbd_family_touch(w, PBD_FAMILY_ATTACHMENT);
-	return PBD_OK;
+	return pbd_family_set_softness(w, "pbd_world_set_attachment_material", &softness, first, count, stiffness,
+	                               compliance);
 }
 
 /* k' = 1 - (1 - k)^(1/n) for PBD (as distances do), the compliance for XPBD. */
-static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
-	const pbd_real inv_n = PBD_R(1.0) / (pbd_real)ctx->iterations;
-	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
-	for (uint32_t k = 0; k < f->n; ++k) {
-		const pbd_attachment_p* p = &COLD(f)[k];
-		const pbd_real kk = p->stiffness;
-		HOT(f)[k].s = xpbd ? p->compliance : pbd_stiffness_per_iteration(kk, inv_n);
-	}
-}
+static void refresh(pbd_family* f, const pbd_step_ctx* ctx) { pbd_family_refresh_softness(f, &softness, ctx); }
 
 static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap) {
 	if (first == 0 && cap >= 1) out[0] = HOT(f)[k].i;
@@ -250,17 +228,9 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 		const pbd_attachment_p* p = &COLD(f)[k];
 		const double C = violation(w, c), ac = C < 0 ? -C : C;
 		out->max_violation = pbd_max_sticky(out->max_violation, ac);
-		if (c->rest > 0) {
-			const double strain = ac / (double)c->rest;
-			out->max_strain = pbd_max_sticky(out->max_strain, strain);
-			out->sum_strain += strain;
-			out->strained++;
-		}
-		if (xpbd) {
-			if (p->compliance > 0) out->energy += 0.5 * C * C / (double)p->compliance;
-		} else if (p->stiffness > 0 && p->stiffness < 1) {
-			out->energy_defined = false;
-		}
+		if (c->rest > 0) pbd_sums_strain(out, ac / (double)c->rest);
+		pbd_sums_energy(out, xpbd, C, p->compliance);
+		pbd_sums_stiffness(out, xpbd, p->stiffness);
 	}
 }
 
@@ -283,8 +253,7 @@ static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const cha
 	if (c->spare != 0) return *why = "has a malformed record", false;
 	if (!pbd_is_finite(c->rest) || c->rest < 0) return *why = "has an invalid rest distance", false;
 	if (!pbd_v3_is_finite(c->from) || !pbd_v3_is_finite(c->to)) return *why = "has a target that is not finite", false;
-	if (!(p->stiffness >= 0 && p->stiffness <= 1) || !(p->compliance >= 0) || !pbd_is_finite(p->compliance))
-		return *why = "has an invalid material", false;
+	if (!pbd_softness_ok(p->stiffness, p->compliance)) return *why = "has an invalid material", false;
 	return true;
 }
 

@@ -20,6 +20,9 @@ _Static_assert(sizeof(pbd_dihedral_p) == 2 * sizeof(pbd_real), "padding in pbd_d
 #define HOT(f)  ((pbd_dihedral_c*)(f)->hot)
 #define COLD(f) ((pbd_dihedral_p*)(f)->cold)
 
+static const pbd_softness_fields softness =
+    PBD_SOFTNESS_FIELDS(PBD_FAMILY_BEND_DIHEDRAL, pbd_dihedral_c, pbd_dihedral_p, 1, "constraint");
+
 static inline double dot_d(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
 static inline void cross_d(const double a[3], const double b[3], double out[3]) {
@@ -74,10 +77,6 @@ pbd_bend_dihedral_def pbd_bend_dihedral_def_default(void) {
 	return d;
 }
 
-static pbd_status check_material(pbd_world* w, const char* fn, uint32_t k, pbd_real stiffness, pbd_real compliance) {
-	return pbd_check_softness(w, fn, "constraint", k, stiffness, compliance);
-}
-
 /* Validates one def and finds its rest angle. */
 static pbd_status validate(pbd_world* w, uint32_t k, const pbd_bend_dihedral_def* d, pbd_real* rest) {
 	const char* fn = "pbd_world_add_bend_dihedrals";
@@ -91,7 +90,7 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_bend_dihedral_def
 				return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: constraint %u: p[%d] and p[%d] are both particle %u",
 				                fn, k, j, i, d->p[i]);
 	}
-	const pbd_status st = check_material(w, fn, k, d->stiffness, d->compliance);
+	const pbd_status st = pbd_check_softness(w, fn, softness.item, k, d->stiffness, d->compliance);
 	if (st != PBD_OK) return st;
 	if (d->measure_rest) {
 		double e[3], a2[3], a3[3], theta;
@@ -161,33 +160,12 @@ pbd_status pbd_world_get_bend_dihedral(const pbd_world* w, uint32_t index, pbd_b
 
 pbd_status pbd_world_set_bend_dihedral_material(pbd_world* w, uint32_t first, uint32_t count, pbd_real stiffness,
                                                 pbd_real compliance) {
-	const char* fn = "pbd_world_set_bend_dihedral_material";
-	if (!w) return PBD_ERR_INVALID_ARGUMENT;
-	pbd_family* f = FAM(w);
-	{
-		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
-		if (range != PBD_OK) return range;
-	}
-	const pbd_status st = check_material(w, fn, first, stiffness, compliance);
-	if (st != PBD_OK) return st;
-	for (uint32_t u = first; u < first + count; ++u) {
-		COLD(f)[f->slot[u]].stiffness = stiffness;
-		COLD(f)[f->slot[u]].compliance = compliance;
-	}
-	pbd_family_touch(w, PBD_FAMILY_BEND_DIHEDRAL);
-	return PBD_OK;
+	return pbd_family_set_softness(w, "pbd_world_set_bend_dihedral_material", &softness, first, count, stiffness,
+	                               compliance);
 }
 
 /* s = the compliance (XPBD) or k' = 1 - (1 - k)^(1/n) (PBD), as for distances. */
-static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
-	const pbd_real inv_n = PBD_R(1.0) / (pbd_real)ctx->iterations;
-	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
-	for (uint32_t k = 0; k < f->n; ++k) {
-		const pbd_dihedral_p* q = &COLD(f)[k];
-		const pbd_real kk = q->stiffness;
-		HOT(f)[k].s = xpbd ? q->compliance : pbd_stiffness_per_iteration(kk, inv_n);
-	}
-}
+static void refresh(pbd_family* f, const pbd_step_ctx* ctx) { pbd_family_refresh_softness(f, &softness, ctx); }
 
 static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap) {
 	if (first == 0 && cap >= 4) memcpy(out, HOT(f)[k].p, 4 * sizeof *out);
@@ -322,15 +300,13 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 	out->energy_defined = true;
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_dihedral_p* q = &COLD(f)[k];
-		if (!xpbd && q->stiffness > 0 && q->stiffness < 1) out->energy_defined = false;
+		pbd_sums_stiffness(out, xpbd, q->stiffness);
 		double C;
 		if (!violation(w, &HOT(f)[k], &C)) continue;
 		const double ac = fabs(C), strain = ac * inv_pi;
 		out->max_violation = pbd_max_sticky(out->max_violation, ac);
-		out->max_strain = pbd_max_sticky(out->max_strain, strain);
-		out->sum_strain += strain;
-		out->strained++;
-		if (xpbd && q->compliance > 0) out->energy += 0.5 * C * C / (double)q->compliance;
+		pbd_sums_strain(out, strain);
+		pbd_sums_energy(out, xpbd, C, q->compliance);
 	}
 }
 
@@ -354,9 +330,7 @@ static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const cha
 			if (c->p[i] == c->p[j]) return *why = "uses a particle twice", false;
 	if (!pbd_is_finite(c->rest) || !(c->rest > -PBD_PI_R && c->rest <= PBD_PI_R))
 		return *why = "has an invalid rest angle", false;
-	if (!pbd_is_finite(q->stiffness) || !(q->stiffness >= 0 && q->stiffness <= 1) || !pbd_is_finite(q->compliance) ||
-	    !(q->compliance >= 0))
-		return *why = "has an invalid material", false;
+	if (!pbd_softness_ok(q->stiffness, q->compliance)) return *why = "has an invalid material", false;
 	return true;
 }
 

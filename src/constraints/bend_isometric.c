@@ -22,6 +22,9 @@ _Static_assert(sizeof(pbd_isometric_p) == 3 * sizeof(pbd_real), "padding in pbd_
 #define HOT(f)  ((pbd_isometric_c*)(f)->hot)
 #define COLD(f) ((pbd_isometric_p*)(f)->cold)
 
+static const pbd_softness_fields softness =
+    PBD_SOFTNESS_FIELDS(PBD_FAMILY_BEND_ISOMETRIC, pbd_isometric_c, pbd_isometric_p, 1, "constraint");
+
 /* The largest sum_i K_i^2 (1/m^2) a constraint may have: then sum_i w_i K_i^2 stays finite for
  * inverse masses up to PBD_INV_MASS_MAX. */
 #define ISO_MAX_K2 ((double)PBD_REAL_MAX / (8.0 * PBD_INV_MASS_MAX))
@@ -69,10 +72,6 @@ pbd_bend_isometric_def pbd_bend_isometric_def_default(void) {
 	return d;
 }
 
-static pbd_status check_material(pbd_world* w, const char* fn, uint32_t k, pbd_real stiffness, pbd_real compliance) {
-	return pbd_check_softness(w, fn, "constraint", k, stiffness, compliance);
-}
-
 /* Validates one def and derives its record: weights, rest length of s, kappa. */
 static pbd_status derive(pbd_world* w, uint32_t k, const pbd_bend_isometric_def* d, pbd_isometric_c* c,
                          pbd_isometric_p* q) {
@@ -87,7 +86,7 @@ static pbd_status derive(pbd_world* w, uint32_t k, const pbd_bend_isometric_def*
 				return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: constraint %u: p[%d] and p[%d] are both particle %u",
 				                fn, k, j, i, d->p[i]);
 	}
-	const pbd_status st = check_material(w, fn, k, d->stiffness, d->compliance);
+	const pbd_status st = pbd_check_softness(w, fn, softness.item, k, d->stiffness, d->compliance);
 	if (st != PBD_OK) return st;
 	if (!d->measure_rest) {
 		if (!pbd_is_finite(d->rest))
@@ -164,33 +163,12 @@ pbd_status pbd_world_get_bend_isometric(const pbd_world* w, uint32_t index, pbd_
 
 pbd_status pbd_world_set_bend_isometric_material(pbd_world* w, uint32_t first, uint32_t count, pbd_real stiffness,
                                                  pbd_real compliance) {
-	const char* fn = "pbd_world_set_bend_isometric_material";
-	if (!w) return PBD_ERR_INVALID_ARGUMENT;
-	pbd_family* f = FAM(w);
-	{
-		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
-		if (range != PBD_OK) return range;
-	}
-	const pbd_status st = check_material(w, fn, first, stiffness, compliance);
-	if (st != PBD_OK) return st;
-	for (uint32_t u = first; u < first + count; ++u) {
-		COLD(f)[f->slot[u]].stiffness = stiffness;
-		COLD(f)[f->slot[u]].compliance = compliance;
-	}
-	pbd_family_touch(w, PBD_FAMILY_BEND_ISOMETRIC);
-	return PBD_OK;
+	return pbd_family_set_softness(w, "pbd_world_set_bend_isometric_material", &softness, first, count, stiffness,
+	                               compliance);
 }
 
 /* s = the compliance (XPBD) or k' = 1 - (1 - k)^(1/n) (PBD), as for distances. */
-static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
-	const pbd_real inv_n = PBD_R(1.0) / (pbd_real)ctx->iterations;
-	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
-	for (uint32_t k = 0; k < f->n; ++k) {
-		const pbd_isometric_p* q = &COLD(f)[k];
-		const pbd_real kk = q->stiffness;
-		HOT(f)[k].s = xpbd ? q->compliance : pbd_stiffness_per_iteration(kk, inv_n);
-	}
-}
+static void refresh(pbd_family* f, const pbd_step_ctx* ctx) { pbd_family_refresh_softness(f, &softness, ctx); }
 
 static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap) {
 	if (first == 0 && cap >= 4) memcpy(out, HOT(f)[k].p, 4 * sizeof *out);
@@ -321,14 +299,12 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 	out->energy_defined = true;
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_isometric_p* q = &COLD(f)[k];
-		if (!xpbd && q->stiffness > 0 && q->stiffness < 1) out->energy_defined = false;
+		pbd_sums_stiffness(out, xpbd, q->stiffness);
 		const double C = violation(w, &HOT(f)[k]), ac = fabs(C);
 		const double strain = ac / ((double)q->kappa * pi);
 		out->max_violation = pbd_max_sticky(out->max_violation, ac);
-		out->max_strain = pbd_max_sticky(out->max_strain, strain);
-		out->sum_strain += strain;
-		out->strained++;
-		if (xpbd && q->compliance > 0) out->energy += 0.5 * C * C / (double)q->compliance;
+		pbd_sums_strain(out, strain);
+		pbd_sums_energy(out, xpbd, C, q->compliance);
 	}
 }
 
@@ -356,9 +332,7 @@ static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const cha
 	if (!(k2 <= ISO_MAX_K2)) return *why = "has an invalid weight", false;
 	if (!pbd_is_finite(c->rest) || !(c->rest >= 0)) return *why = "has an invalid rest bend", false;
 	if (!pbd_is_finite(q->kappa) || !(q->kappa > 0)) return *why = "has an invalid rest shape", false;
-	if (!pbd_is_finite(q->stiffness) || !(q->stiffness >= 0 && q->stiffness <= 1) || !pbd_is_finite(q->compliance) ||
-	    !(q->compliance >= 0))
-		return *why = "has an invalid material", false;
+	if (!pbd_softness_ok(q->stiffness, q->compliance)) return *why = "has an invalid material", false;
 	return true;
 }
 

@@ -381,20 +381,14 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 		if (c->rest > 0) {
 			const double strain = ac / (double)c->rest;
 			const uint32_t kind = p->kind < PBD_EDGE_KIND_COUNT ? p->kind : PBD_EDGE_STRUCTURAL;
-			out->max_strain = pbd_max_sticky(out->max_strain, strain);
-			out->sum_strain += strain;
-			out->strained++;
+			pbd_sums_strain(out, strain);
 			out->kind_max[kind] = pbd_max_sticky(out->kind_max[kind], strain);
 			out->kind_sum[kind] += strain;
 			out->kind_count[kind]++;
 		}
-		if (xpbd || (p->flags & DIST_FROM_COMPLIANCE)) {
-			const double alpha = (double)p->compliance[C > 0 ? 0 : 1];
-			if (alpha > 0) out->energy += 0.5 * C * C / alpha;
-		} else {
-			for (int j = 0; j < 2; ++j)
-				if (p->stiffness[j] > 0 && p->stiffness[j] < 1) out->energy_defined = false;
-		}
+		const bool from_compliance = xpbd || (p->flags & DIST_FROM_COMPLIANCE);
+		pbd_sums_energy(out, from_compliance, C, p->compliance[C > 0 ? 0 : 1]);
+		for (int j = 0; j < 2; ++j) pbd_sums_stiffness(out, from_compliance, p->stiffness[j]);
 	}
 }
 

@@ -63,6 +63,8 @@ _Static_assert(sizeof(pbd_lra_node) == 2 * sizeof(uint32_t) + sizeof(pbd_real), 
 #define COLD(f) ((pbd_lra_p*)(f)->cold)
 #define POOL(f) ((pbd_lra_node*)(f)->pool)
 
+static const pbd_softness_fields softness = PBD_SOFTNESS_FIELDS(PBD_FAMILY_LRA, pbd_lra_c, pbd_lra_p, 1, "set");
+
 #define HEAP_OUT UINT32_MAX /* a node not (or no longer) in the heap */
 
 pbd_lra_def pbd_lra_def_default(void) {
@@ -216,10 +218,6 @@ static void rebuild(pbd_family* f, const pbd_real* iw) {
 
 /* ---- API ---------------------------------------------------------------------------------- */
 
-static pbd_status check_material(pbd_world* w, const char* fn, uint32_t k, pbd_real stiffness, pbd_real compliance) {
-	return pbd_check_softness(w, fn, "set", k, stiffness, compliance);
-}
-
 /* Both ends of distance constraint k inside [lo, lo + n), as local indices. */
 static bool edge_in(const pbd_world* w, uint32_t k, uint32_t lo, uint32_t n, uint32_t* a, uint32_t* b, pbd_real* len) {
 	pbd_distance_def d;
@@ -271,7 +269,7 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_lra_def* d, uint6
 	if (!pbd_is_finite(d->scale) || !(d->scale > 0))
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: set %u: scale must be finite and > 0 (got %.9g)", fn, k,
 		                (double)d->scale);
-	const pbd_status st = check_material(w, fn, k, d->stiffness, d->compliance);
+	const pbd_status st = pbd_check_softness(w, fn, softness.item, k, d->stiffness, d->compliance);
 	if (st != PBD_OK) return st;
 	uint32_t edges = 0;
 	if (!(longest(w, d, &edges) < (double)PBD_REAL_MAX / 4))
@@ -382,21 +380,7 @@ pbd_status pbd_world_get_lra(const pbd_world* w, uint32_t index, pbd_lra_info* o
 
 pbd_status pbd_world_set_lra_material(pbd_world* w, uint32_t first, uint32_t count, pbd_real stiffness,
                                       pbd_real compliance) {
-	const char* fn = "pbd_world_set_lra_material";
-	if (!w) return PBD_ERR_INVALID_ARGUMENT;
-	pbd_family* f = FAM(w);
-	{
-		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
-		if (range != PBD_OK) return range;
-	}
-	const pbd_status st = check_material(w, fn, first, stiffness, compliance);
-	if (st != PBD_OK) return st;
-	for (uint32_t u = first; u < first + count; ++u) {
-		COLD(f)[f->slot[u]].stiffness = stiffness;
-		COLD(f)[f->slot[u]].compliance = compliance;
-	}
-	pbd_family_touch(w, PBD_FAMILY_LRA);
-	return PBD_OK;
+	return pbd_family_set_softness(w, "pbd_world_set_lra_material", &softness, first, count, stiffness, compliance);
 }
 
 /* ---- ops ---------------------------------------------------------------------------------- */
@@ -405,13 +389,7 @@ pbd_status pbd_world_set_lra_material(pbd_world* w, uint32_t first, uint32_t cou
  * again; a refresh for new settings alone (iterations, formulation, substep) only derives s. */
 static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 	if (f->stale) rebuild(f, ctx->iw);
-	const pbd_real inv_n = PBD_R(1.0) / (pbd_real)ctx->iterations;
-	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
-	for (uint32_t k = 0; k < f->n; ++k) {
-		const pbd_lra_p* p = &COLD(f)[k];
-		const pbd_real kk = p->stiffness;
-		HOT(f)[k].s = xpbd ? p->compliance : pbd_stiffness_per_iteration(kk, inv_n);
-	}
+	pbd_family_refresh_softness(f, &softness, ctx);
 }
 
 /* Only the particle: the pin has inverse mass 0 in every step the constraint is active (a pin
@@ -526,17 +504,12 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_lra_c* c = &HOT(f)[k];
 		const pbd_lra_p* p = &COLD(f)[k];
-		if (!xpbd && p->stiffness > 0 && p->stiffness < 1) out->energy_defined = false;
+		pbd_sums_stiffness(out, xpbd, p->stiffness);
 		if (c->pin == PBD_LRA_NONE) continue;
 		const double C = stretch(w, c);
 		out->max_violation = pbd_max_sticky(out->max_violation, C);
-		if (c->rest > 0) {
-			const double strain = C / (double)c->rest;
-			out->max_strain = pbd_max_sticky(out->max_strain, strain);
-			out->sum_strain += strain;
-			out->strained++;
-		}
-		if (xpbd && p->compliance > 0) out->energy += 0.5 * C * C / (double)p->compliance;
+		if (c->rest > 0) pbd_sums_strain(out, C / (double)c->rest);
+		pbd_sums_energy(out, xpbd, C, p->compliance);
 	}
 }
 
@@ -561,8 +534,7 @@ static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const cha
 	if (!pbd_is_finite(c->rest) || c->rest < 0) return *why = "has an invalid rest distance", false;
 	if (!pbd_v3_is_finite(p->rest_pos) || !pbd_is_finite(p->scale) || !(p->scale > 0))
 		return *why = "has an invalid rest position or scale", false;
-	if (!(p->stiffness >= 0 && p->stiffness <= 1) || !(p->compliance >= 0) || !pbd_is_finite(p->compliance))
-		return *why = "has an invalid material", false;
+	if (!pbd_softness_ok(p->stiffness, p->compliance)) return *why = "has an invalid material", false;
 	if (p->mode != PBD_LRA_EUCLIDEAN && p->mode != PBD_LRA_GEODESIC) return *why = "has an unknown mode", false;
 	if (p->set_count == 0 || p->set_first > u || u - p->set_first >= p->set_count || p->set_count > f->n - p->set_first)
 		return *why = "is not inside its set", false;

@@ -71,6 +71,9 @@ _Static_assert(sizeof(pbd_shape_m) == 2 * sizeof(uint32_t) + 4 * sizeof(pbd_real
 #define COLD(f) ((pbd_shape_p*)(f)->cold)
 #define POOL(f) ((pbd_shape_m*)(f)->pool)
 
+static const pbd_softness_fields softness =
+    PBD_SOFTNESS_FIELDS(PBD_FAMILY_SHAPE, pbd_shape_c, pbd_shape_p, 1, "cluster");
+
 pbd_shape_def pbd_shape_def_default(void) {
 	pbd_shape_def d;
 	memset(&d, 0, sizeof d);
@@ -179,10 +182,6 @@ static inline pbd_vec3 mat_mul(const pbd_real R[9], pbd_vec3 v) {
 
 /* ---- API ----------------------------------------------------------------------------------- */
 
-static pbd_status check_material(pbd_world* w, const char* fn, uint32_t k, pbd_real stiffness, pbd_real compliance) {
-	return pbd_check_softness(w, fn, "cluster", k, stiffness, compliance);
-}
-
 static int compare_u32(const void* a, const void* b) {
 	const uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
 	return (x > y) - (x < y);
@@ -228,7 +227,7 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_shape_def* d, uin
 				return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: cluster %u: member %u: its rest offset overflows", fn, k,
 				                j);
 	}
-	return check_material(w, fn, k, d->stiffness, d->compliance);
+	return pbd_check_softness(w, fn, softness.item, k, d->stiffness, d->compliance);
 }
 
 pbd_status pbd_world_add_shapes(pbd_world* w, uint32_t count, const pbd_shape_def* defs, uint32_t* first) {
@@ -323,14 +322,9 @@ pbd_status pbd_world_set_shape_material(pbd_world* w, uint32_t first, uint32_t c
 	if (first > f->n || count > f->n - first)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: range [%u, %u) exceeds the %u clusters", fn, first, first + count,
 		                f->n);
-	const pbd_status st = check_material(w, fn, first, stiffness, compliance);
-	if (st != PBD_OK) return st;
-	for (uint32_t u = first; u < first + count; ++u) {
-		COLD(f)[f->slot[u]].stiffness = stiffness;
-		COLD(f)[f->slot[u]].compliance = compliance;
-	}
-	pbd_family_touch(w, PBD_FAMILY_SHAPE);
-	return PBD_OK;
+	const pbd_status st = pbd_check_softness(w, fn, softness.item, first, stiffness, compliance);
+	if (st == PBD_OK) pbd_family_write_softness(w, &softness, first, count, stiffness, compliance);
+	return st;
 }
 
 /* ---- ops ----------------------------------------------------------------------------------- */
@@ -350,13 +344,9 @@ static inline double weight(double mf, pbd_real w) {
 }
 
 static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
-	const pbd_real inv_n = PBD_R(1.0) / (pbd_real)ctx->iterations;
-	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
+	pbd_family_refresh_softness(f, &softness, ctx);
 	for (uint32_t k = 0; k < f->n; ++k) {
 		pbd_shape_c* c = &HOT(f)[k];
-		const pbd_shape_p* p = &COLD(f)[k];
-		const pbd_real kk = p->stiffness;
-		c->s = xpbd ? p->compliance : pbd_stiffness_per_iteration(kk, inv_n);
 		pbd_shape_m* m = POOL(f) + c->first;
 		const double mf = free_mass(m, c->count, ctx->iw);
 		double mt = 0, c0[3] = {0, 0, 0};
@@ -593,17 +583,12 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 	const bool xpbd = pbd_energy_from_compliance(w);
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_shape_p* p = &COLD(f)[k];
-		if (!xpbd && p->stiffness > 0 && p->stiffness < 1) out->energy_defined = false;
+		pbd_sums_stiffness(out, xpbd, p->stiffness);
 		double C, radius;
 		if (!measure(w, f, k, &C, &radius)) continue;
 		out->max_violation = pbd_max_sticky(out->max_violation, C);
-		if (radius > 0) {
-			const double strain = C / radius;
-			out->max_strain = pbd_max_sticky(out->max_strain, strain);
-			out->sum_strain += strain;
-			out->strained++;
-		}
-		if (xpbd && p->compliance > 0) out->energy += 0.5 * C * C / (double)p->compliance;
+		if (radius > 0) pbd_sums_strain(out, C / radius);
+		pbd_sums_energy(out, xpbd, C, p->compliance);
 	}
 }
 
@@ -627,8 +612,7 @@ static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const cha
 	const double qn = (double)c->quat[0] * (double)c->quat[0] + (double)c->quat[1] * (double)c->quat[1] +
 	                  (double)c->quat[2] * (double)c->quat[2] + (double)c->quat[3] * (double)c->quat[3];
 	if (!(fabs(qn - 1) < 1e-3)) return *why = "has a rotation that is not a unit quaternion", false;
-	if (!(p->stiffness >= 0 && p->stiffness <= 1) || !(p->compliance >= 0) || !pbd_is_finite(p->compliance))
-		return *why = "has an invalid material", false;
+	if (!pbd_softness_ok(p->stiffness, p->compliance)) return *why = "has an invalid material", false;
 	const pbd_shape_m* m = POOL(f) + c->first;
 	for (uint32_t j = 0; j < c->count; ++j)
 		if (m[j].spare != 0 || !pbd_v3_is_finite(m[j].rest)) return *why = "has an invalid member", false;

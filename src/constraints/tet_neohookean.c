@@ -531,19 +531,15 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 		out->max_violation = pbd_max_sticky(out->max_violation, viol);
 		const double sd = fabs(r / sqrt3 - 1);
 		const double strain = sd > ch ? sd : ch;
-		out->max_strain = pbd_max_sticky(out->max_strain, strain);
-		out->sum_strain += strain;
-		out->strained++;
+		pbd_sums_strain(out, strain);
 		if (xpbd) {
 			double mu, lh;
 			lame((double)q->youngs_modulus, (double)q->poisson_ratio, &mu, &lh);
 			const double gamma = 1.0 + mu / lh;
 			out->energy += (double)q->volume *
 			               (0.5 * mu * (ic - 3.0) + 0.5 * lh * ((J - gamma) * (J - gamma) - (1 - gamma) * (1 - gamma)));
-		} else {
-			for (int j = 0; j < 2; ++j)
-				if (q->stiffness[j] > 0 && q->stiffness[j] < 1) out->energy_defined = false;
 		}
+		for (int j = 0; j < 2; ++j) pbd_sums_stiffness(out, xpbd, q->stiffness[j]);
 	}
 }
 

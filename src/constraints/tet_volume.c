@@ -23,6 +23,9 @@ _Static_assert(sizeof(pbd_tet_volume_p) == 2 * sizeof(pbd_real), "padding in pbd
 #define HOT(f)  ((pbd_tet_volume_c*)(f)->hot)
 #define COLD(f) ((pbd_tet_volume_p*)(f)->cold)
 
+static const pbd_softness_fields softness =
+    PBD_SOFTNESS_FIELDS(PBD_FAMILY_TET_VOLUME, pbd_tet_volume_c, pbd_tet_volume_p, 1, "constraint");
+
 pbd_tet_volume_def pbd_tet_volume_def_default(void) {
 	pbd_tet_volume_def d;
 	memset(&d, 0, sizeof d);
@@ -39,10 +42,6 @@ static pbd_real grad2_min(double rest) {
 	return (pbd_real)fmax(g * g, PBD_TET_GRAD2_FLOOR);
 }
 
-static pbd_status material_ok(pbd_world* w, const char* fn, uint32_t k, pbd_real stiffness, pbd_real compliance) {
-	return pbd_check_softness(w, fn, "constraint", k, stiffness, compliance);
-}
-
 /* Checks def k and gives its rest volume. */
 static pbd_status validate(pbd_world* w, uint32_t k, const pbd_tet_volume_def* d, double* rest) {
 	const char* fn = "pbd_world_add_tet_volumes";
@@ -57,7 +56,7 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_tet_volume_def* d
 			if (d->p[i] == d->p[j])
 				return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: constraint %u: particle %u appears twice", fn, k,
 				                d->p[i]);
-	pbd_status st = material_ok(w, fn, k, d->stiffness, d->compliance);
+	pbd_status st = pbd_check_softness(w, fn, softness.item, k, d->stiffness, d->compliance);
 	if (st != PBD_OK) return st;
 	if (!pbd_is_finite(d->rest_volume))
 		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: constraint %u: rest_volume is not finite", fn, k);
@@ -124,21 +123,8 @@ pbd_status pbd_world_add_tet_volumes(pbd_world* w, uint32_t count, const pbd_tet
 
 pbd_status pbd_world_set_tet_volume_material(pbd_world* w, uint32_t first, uint32_t count, pbd_real stiffness,
                                              pbd_real compliance) {
-	const char* fn = "pbd_world_set_tet_volume_material";
-	if (!w) return PBD_ERR_INVALID_ARGUMENT;
-	pbd_family* f = FAM(w);
-	{
-		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
-		if (range != PBD_OK) return range;
-	}
-	const pbd_status st = material_ok(w, fn, first, stiffness, compliance);
-	if (st != PBD_OK) return st;
-	for (uint32_t u = first; u < first + count; ++u) {
-		COLD(f)[f->slot[u]].stiffness = stiffness;
-		COLD(f)[f->slot[u]].compliance = compliance;
-	}
-	pbd_family_touch(w, PBD_FAMILY_TET_VOLUME);
-	return PBD_OK;
+	return pbd_family_set_softness(w, "pbd_world_set_tet_volume_material", &softness, first, count, stiffness,
+	                               compliance);
 }
 
 uint32_t pbd_world_tet_volume_count(const pbd_world* w) { return w ? FAM(w)->n : 0; }
@@ -158,14 +144,7 @@ pbd_status pbd_world_get_tet_volume(const pbd_world* w, uint32_t index, pbd_tet_
 }
 
 /* PBD: k' = 1 - (1 - k)^(1/n) (Müller et al. 2007, section 3.3), as distances do. */
-static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
-	const pbd_real inv_n = PBD_R(1.0) / (pbd_real)ctx->iterations;
-	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
-	for (uint32_t k = 0; k < f->n; ++k) {
-		const pbd_real kk = COLD(f)[k].stiffness;
-		HOT(f)[k].s = xpbd ? COLD(f)[k].compliance : pbd_stiffness_per_iteration(kk, inv_n);
-	}
-}
+static void refresh(pbd_family* f, const pbd_step_ctx* ctx) { pbd_family_refresh_softness(f, &softness, ctx); }
 
 static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap) {
 	if (first == 0 && cap >= 4) memcpy(out, HOT(f)[k].p, 4 * sizeof *out);
@@ -250,15 +229,9 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 		const double C = current_volume(w, c) - (double)c->rest;
 		const double ac = fabs(C);
 		out->max_violation = pbd_max_sticky(out->max_violation, ac);
-		const double strain = ac / (double)c->rest;
-		out->max_strain = pbd_max_sticky(out->max_strain, strain);
-		out->sum_strain += strain;
-		out->strained++;
-		if (xpbd) {
-			if (p->compliance > 0) out->energy += 0.5 * C * C / (double)p->compliance;
-		} else if (p->stiffness > 0 && p->stiffness < 1) {
-			out->energy_defined = false;
-		}
+		pbd_sums_strain(out, ac / (double)c->rest);
+		pbd_sums_energy(out, xpbd, C, p->compliance);
+		pbd_sums_stiffness(out, xpbd, p->stiffness);
 	}
 }
 
@@ -282,8 +255,7 @@ static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const cha
 	if (!(c->rest > 0) || !pbd_is_finite(c->rest) || c->rest < PBD_REAL_MIN_NORMAL)
 		return *why = "has an invalid rest volume", false;
 	if (!(c->grad2_min > 0) || !pbd_is_finite(c->grad2_min)) return *why = "has an invalid collapse threshold", false;
-	if (!(p->stiffness >= 0 && p->stiffness <= 1) || !(p->compliance >= 0) || !pbd_is_finite(p->compliance))
-		return *why = "has an invalid material", false;
+	if (!pbd_softness_ok(p->stiffness, p->compliance)) return *why = "has an invalid material", false;
 	return true;
 }
 

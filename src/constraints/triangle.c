@@ -448,13 +448,9 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 				if (alpha > 0) out->energy += 0.5 * C[j] * C[j] * (double)p->area / alpha;
 			}
 		}
-		if (!xpbd)
-			for (int j = 0; j < 2; ++j)
-				if (p->stiffness[j] > 0 && p->stiffness[j] < 1) out->energy_defined = false;
+		for (int j = 0; j < 2; ++j) pbd_sums_stiffness(out, xpbd, p->stiffness[j]);
 		out->max_violation = pbd_max_sticky(out->max_violation, m);
-		out->max_strain = pbd_max_sticky(out->max_strain, m);
-		out->sum_strain += m;
-		out->strained++;
+		pbd_sums_strain(out, m);
 	}
 }
 

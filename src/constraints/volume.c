@@ -41,6 +41,9 @@ _Static_assert(sizeof(pbd_volume_p) == 4 * sizeof(pbd_real), "padding in pbd_vol
 #define COLD(f)  ((pbd_volume_p*)(f)->cold)
 #define WORDS(f) ((const uint32_t*)(f)->data)
 
+static const pbd_softness_fields softness =
+    PBD_SOFTNESS_FIELDS(PBD_FAMILY_VOLUME, pbd_volume_c, pbd_volume_p, 36, "constraint");
+
 pbd_volume_def pbd_volume_def_default(void) {
 	pbd_volume_def d;
 	memset(&d, 0, sizeof d);
@@ -324,20 +327,10 @@ pbd_status pbd_world_set_volume_material(pbd_world* w, uint32_t first, uint32_t 
                                          pbd_real compliance) {
 	const char* fn = "pbd_world_set_volume_material";
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
-	pbd_family* f = FAM(w);
-	{
-		const pbd_status range = pbd_family_check_range(w, fn, f, first, count);
-		if (range != PBD_OK) return range;
-	}
-	const pbd_status st = check_params(w, fn, first, 1, stiffness, compliance);
-	if (st != PBD_OK) return st;
-	for (uint32_t u = first; u < first + count; ++u) {
-		pbd_volume_p* p = &COLD(f)[f->slot[u]];
-		p->stiffness = stiffness;
-		p->compliance = compliance;
-	}
-	pbd_family_touch(w, PBD_FAMILY_VOLUME);
-	return PBD_OK;
+	pbd_status st = pbd_family_check_range(w, fn, FAM(w), first, count);
+	if (st == PBD_OK) st = check_params(w, fn, first, 1, stiffness, compliance);
+	if (st == PBD_OK) pbd_family_write_softness(w, &softness, first, count, stiffness, compliance);
+	return st;
 }
 
 uint32_t pbd_world_volume_count(const pbd_world* w) { return w ? FAM(w)->n : 0; }
@@ -405,15 +398,7 @@ pbd_status pbd_world_measure_volume(const pbd_world* w, uint32_t index, double* 
 /* ---- the family ------------------------------------------------------------------------------------------- */
 
 /* PBD: k' = 1 - (1 - k)^(1/n). XPBD: 36 alpha, the compliance of the 6 V form. */
-static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
-	const pbd_real inv_n = PBD_R(1.0) / (pbd_real)ctx->iterations;
-	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
-	for (uint32_t k = 0; k < f->n; ++k) {
-		const pbd_volume_p* p = &COLD(f)[k];
-		const pbd_real kk = p->stiffness;
-		HOT(f)[k].s = xpbd ? 36 * p->compliance : pbd_stiffness_per_iteration(kk, inv_n);
-	}
-}
+static void refresh(pbd_family* f, const pbd_step_ctx* ctx) { pbd_family_refresh_softness(f, &softness, ctx); }
 
 static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap) {
 	const pbd_volume_c* c = &HOT(f)[k];
@@ -500,14 +485,9 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 		const double C = current_volume(w, f, &HOT(f)[k]) - target;
 		const double ac = fabs(C), strain = ac / target;
 		out->max_violation = pbd_max_sticky(out->max_violation, ac);
-		out->max_strain = pbd_max_sticky(out->max_strain, strain);
-		out->sum_strain += strain;
-		out->strained++;
-		if (xpbd) {
-			if (p->compliance > 0) out->energy += 0.5 * C * C / (double)p->compliance;
-		} else if (p->stiffness > 0 && p->stiffness < 1) {
-			out->energy_defined = false;
-		}
+		pbd_sums_strain(out, strain);
+		pbd_sums_energy(out, xpbd, C, p->compliance);
+		pbd_sums_stiffness(out, xpbd, p->stiffness);
 	}
 }
 
@@ -536,8 +516,7 @@ static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const cha
 	if (!pbd_is_finite(p->rest) || !(p->rest > 0) || !pbd_is_finite(p->pressure) || !(p->pressure > 0) ||
 	    !target_ok(p->rest, p->pressure) || c->target6 != (pbd_real)(6.0 * (double)p->rest * (double)p->pressure))
 		return *why = "has an invalid rest volume or pressure", false;
-	if (!(p->stiffness >= 0 && p->stiffness <= 1) || !pbd_is_finite(p->compliance) || !(p->compliance >= 0) ||
-	    !((double)p->compliance * 36 <= (double)PBD_REAL_MAX))
+	if (!pbd_softness_ok(p->stiffness, p->compliance) || !((double)p->compliance * 36 <= (double)PBD_REAL_MAX))
 		return *why = "has an invalid material", false;
 	return true;
 }

@@ -188,3 +188,38 @@ pbd_status pbd_check_softness(pbd_world* w, const char* fn, const char* what, ui
 		                (double)compliance);
 	return PBD_OK;
 }
+
+void pbd_family_refresh_softness(pbd_family* f, const pbd_softness_fields* sf, const pbd_step_ctx* ctx) {
+	const pbd_family_ops* ops = pbd_family_table[sf->type];
+	const pbd_real inv_n = PBD_R(1.0) / (pbd_real)ctx->iterations;
+	const bool xpbd = ctx->formulation == PBD_FORMULATION_XPBD;
+	const char* cold = (const char*)f->cold;
+	char* hot = (char*)f->hot;
+	for (uint32_t k = 0; k < f->n; ++k, cold += ops->cold_size, hot += ops->hot_size) {
+		const pbd_real stiffness = *(const pbd_real*)(cold + sf->stiffness);
+		const pbd_real compliance = *(const pbd_real*)(cold + sf->compliance);
+		*(pbd_real*)(hot + sf->s) =
+		    xpbd ? sf->compliance_scale * compliance : pbd_stiffness_per_iteration(stiffness, inv_n);
+	}
+}
+
+void pbd_family_write_softness(pbd_world* w, const pbd_softness_fields* sf, uint32_t first, uint32_t count,
+                               pbd_real stiffness, pbd_real compliance) {
+	pbd_family* f = &w->fam[sf->type];
+	const size_t size = pbd_family_table[sf->type]->cold_size;
+	for (uint32_t u = first; u < first + count; ++u) {
+		char* cold = (char*)f->cold + (size_t)f->slot[u] * size;
+		*(pbd_real*)(cold + sf->stiffness) = stiffness;
+		*(pbd_real*)(cold + sf->compliance) = compliance;
+	}
+	pbd_family_touch(w, sf->type);
+}
+
+pbd_status pbd_family_set_softness(pbd_world* w, const char* fn, const pbd_softness_fields* sf, uint32_t first,
+                                   uint32_t count, pbd_real stiffness, pbd_real compliance) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_status st = pbd_family_check_range(w, fn, &w->fam[sf->type], first, count);
+	if (st == PBD_OK) st = pbd_check_softness(w, fn, sf->item, first, stiffness, compliance);
+	if (st == PBD_OK) pbd_family_write_softness(w, sf, first, count, stiffness, compliance);
+	return st;
+}

@@ -93,6 +93,24 @@ typedef struct pbd_family_sums {
  * constraint that went non-finite wherever it lies in the sweep. */
 static inline double pbd_max_sticky(double m, double v) { return m != m || v <= m ? m : v; }
 
+/* One constraint's strain, in the family's maximum, sum and count. */
+static inline void pbd_sums_strain(pbd_family_sums* out, double strain) {
+	out->max_strain = pbd_max_sticky(out->max_strain, strain);
+	out->sum_strain += strain;
+	out->strained++;
+}
+
+/* The energy C^2 / (2 alpha) of a soft XPBD constraint; an ideal one (alpha 0) stores none. */
+static inline void pbd_sums_energy(pbd_family_sums* out, bool xpbd, double C, pbd_real compliance) {
+	if (xpbd && compliance > 0) out->energy += 0.5 * C * C / (double)compliance;
+}
+
+/* Under PBD, a stiffness in (0, 1) is a fraction of a projection, not a material: the family's
+ * energy is undefined. */
+static inline void pbd_sums_stiffness(pbd_family_sums* out, bool xpbd, pbd_real stiffness) {
+	if (!xpbd && stiffness > 0 && stiffness < 1) out->energy_defined = false;
+}
+
 typedef struct pbd_world pbd_world;
 typedef struct pbd_rows pbd_rows;
 
@@ -279,6 +297,38 @@ pbd_status pbd_family_check_range(pbd_world* w, const char* fn, const pbd_family
  * name the item in the message ("constraint 3"). */
 pbd_status pbd_check_softness(pbd_world* w, const char* fn, const char* what, uint32_t k, pbd_real stiffness,
                               pbd_real compliance);
+
+/* The same test for a stored record (a loaded snapshot's), without a message. */
+static inline bool pbd_softness_ok(pbd_real stiffness, pbd_real compliance) {
+	return stiffness >= 0 && stiffness <= 1 && compliance >= 0 && pbd_is_finite(compliance);
+}
+
+/* Where a family whose material is one PBD stiffness and one XPBD compliance per constraint keeps
+ * them (cold record) and the parameter its kernels read (hot record): s = k' under PBD,
+ * compliance_scale * compliance under XPBD. Offsets in bytes; PBD_SOFTNESS_FIELDS fills one from
+ * the records' types, whose fields are named stiffness, compliance and s. */
+typedef struct pbd_softness_fields {
+	pbd_family_type type;
+	size_t stiffness, compliance; /* in the cold record */
+	size_t s;                     /* in the hot record */
+	pbd_real compliance_scale;
+	const char* item; /* what the messages call one constraint ("constraint", "set", "cluster") */
+} pbd_softness_fields;
+
+#define PBD_SOFTNESS_FIELDS(type, hot_t, cold_t, scale, item)                                                          \
+	{ (type), offsetof(cold_t, stiffness), offsetof(cold_t, compliance), offsetof(hot_t, s), (scale), (item) }
+
+/* Derives s of every constraint of f from its stiffness and compliance, for ctx's formulation and
+ * iterations (pbd_stiffness_per_iteration). */
+void pbd_family_refresh_softness(pbd_family* f, const pbd_softness_fields* sf, const pbd_step_ctx* ctx);
+/* The body of pbd_world_set_<family>_material: checks w, the range [first, first + count) of user
+ * indices and the values (pbd_check_softness, the message naming sf->item `first`), then stores
+ * them as pbd_family_write_softness does. */
+pbd_status pbd_family_set_softness(pbd_world* w, const char* fn, const pbd_softness_fields* sf, uint32_t first,
+                                   uint32_t count, pbd_real stiffness, pbd_real compliance);
+/* Stores checked values into [first, first + count) and marks the family for a refresh. */
+void pbd_family_write_softness(pbd_world* w, const pbd_softness_fields* sf, uint32_t first, uint32_t count,
+                               pbd_real stiffness, pbd_real compliance);
 
 static inline void* pbd_family_hot(const pbd_family* f, const pbd_family_ops* ops, uint32_t k) {
 	return (char*)f->hot + (size_t)k * ops->hot_size;
