@@ -56,13 +56,13 @@ void scene_compose_blame(const scene_origin* origin, jr* r);
 
 void scene_compose_free(scene_compose* c);
 
-/* scene.c: opens `path` to read only when it is a regular file, without blocking on a FIFO that
+/* scene_files.c: opens `path` to read only when it is a regular file, without blocking on a FIFO that
  * has no writer. NULL when it cannot be opened (errno says why, *kind is NULL) or is not a
  * regular file (*kind says what it is: "a FIFO", "a directory", "a device" ...). Every file a
  * scene reads (the scene, its includes, its data files) is opened through it. */
 FILE* scene_open_regular(const char* path, const char** kind);
 
-/* scene.c: a scene file's text, at most PBD_SCENE_MAX_FILE_BYTES, terminated. NULL after a message. */
+/* scene_files.c: a scene file's text, at most PBD_SCENE_MAX_FILE_BYTES, terminated. NULL after a message. */
 char* scene_read_text(FILE* fp, const char* path, size_t* out_size, pbd_scene_error* err);
 
 #endif

@@ -133,7 +133,12 @@ static void test_capsule_integrated(void** state) {
 	pbd_collider_def sd = pbd_collider_def_default();
 	sd.type = PBD_SHAPE_SPHERE;
 	sd.shape.sphere.radius = (pbd_real)r;
+	sd.shape.sphere.center = pbd_v3(0, 0, 0); /* the default def's union holds the plane's normal there */
 	const pbd_mass_properties sphere = props(w, add(w, sd), rho);
+	sd.shape.sphere.center = pbd_v3(1, 2, 3); /* an off-centre ball is centred where it is */
+	const pbd_mass_properties moved = props(w, add(w, sd), rho);
+	assert_true(moved.center[0] == 1 && moved.center[1] == 2 && moved.center[2] == 3);
+	assert_true(moved.inertia[0] == sphere.inertia[0]);
 	assert_props_near(&ball, &sphere, 1e-12);
 	const double ms = rho * 4.0 / 3.0 * 3.14159265358979323846 * r * r * r;
 	assert_true(fabs(sphere.mass - ms) < 1e-12 * ms);

@@ -270,10 +270,10 @@ static void test_corrupt_snapshots_refused(void** state) {
 	assert_int_equal(load_bytes(bad, n, msg), PBD_ERR_OUT_OF_RANGE);
 	assert_non_null(strstr(msg, "invalid rest length"));
 
-	/* The soft object records come last but for the block descent, projective dynamics and rigid
-	 * body states (a count each, 0 here: a position-based world without bodies), 8 words and two
-	 * per family each, before the 8-byte hash. */
-	const size_t at_soft = n - 8 - 3 * 4 - (8 + 2 * PBD_FAMILY_COUNT) * 4;
+	/* The soft object records come last but for the block descent, projective dynamics, rigid
+	 * body and shapes-on-bodies states (a count each, 0 here: a position-based world without
+	 * bodies), 8 words and two per family each, before the 8-byte hash. */
+	const size_t at_soft = n - 8 - 4 * 4 - (8 + 2 * PBD_FAMILY_COUNT) * 4;
 	uint32_t rec[8];
 	memcpy(rec, good + at_soft, sizeof rec);
 	assert_int_equal(rec[1], pbd_world_particle_count(w)); /* the one object holds every particle */

@@ -156,7 +156,7 @@ typedef struct pbd_scene_pin_motion {
 	pbd_vec3 angular_velocity; ///< rad/s about the moving centroid, axis times rate
 } pbd_scene_pin_motion;
 
-struct pbd_scene_log; /* internal to scene.c */
+struct pbd_scene_log; /* internal to the scene library (scene/scene_internal.h) */
 
 typedef struct pbd_scene {
 	char name[PBD_SCENE_NAME_MAX]; ///< [A-Za-z0-9_.-], safe as a folder name

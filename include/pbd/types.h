@@ -640,6 +640,10 @@ typedef struct pbd_collider_def {
 	/// Share of the normal approach speed a particle keeps, reversed, when it hits the surface,
 	/// in [0, 1] (default 0: it stays on the surface). Slow contacts (under 2 |g| h) never bounce.
 	pbd_real restitution;
+	/// The rigid body the shape rides on (the null id: none). The pose is then in the body's frame,
+	/// the shape moves with the body, `kind` stays static and the velocities zero (the body's give
+	/// the surface its speed), and a dynamic body is pushed back by the particles it pushes.
+	pbd_body_id body;
 	bool trigger; ///< report entries and exits (pbd_world_get_trigger_events); no response
 	/// Collision filter: a particle collides with this collider when its soft object's
 	/// collision_mask (pbd_soft_def) has a bit of `category` set. Default 1.

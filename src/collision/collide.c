@@ -113,6 +113,21 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 	pbd_collider_def d = *def;
 	if (check_actor(w, "pbd_collider_create", &d) != PBD_OK || shape_ops[d.type]->validate(w, &d) != PBD_OK)
 		return null_id;
+	uint32_t body = 0;
+	pbd_pose local = d.pose;
+	if (d.body.index1 != 0 || d.body.generation != 0) {
+		if (!pbd_body_is_valid(w, d.body)) {
+			pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_create: body is a stale id");
+			return null_id;
+		}
+		if (d.kind != PBD_ACTOR_STATIC) {
+			pbd_fail(
+			    w, PBD_ERR_INVALID_ARGUMENT,
+			    "pbd_collider_create: a shape on a body moves with it: kind must stay static, the velocities zero");
+			return null_id;
+		}
+		body = d.body.index1;
+	}
 
 	/* Reuse a dead slot so ids stay small; its generation tells old ids apart. */
 	uint32_t slot = w->nc;
@@ -143,7 +158,10 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 		         shape_ops[d.type]->name);
 		return null_id;
 	}
-	c->pose0 = d.pose;
+	c->body = body;
+	c->local = local;
+	if (body) pbd_collider_follow(w, c, true);
+	c->pose0 = c->def.pose;
 	c->alive = true;
 	c->generation++;
 	w->stats_valid = false;
@@ -173,6 +191,11 @@ pbd_status pbd_collider_get_def(const pbd_world* w, pbd_collider_id id, pbd_coll
 	pbd_collider* c = lookup(w, id);
 	if (!c) return pbd_fail((pbd_world*)w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_get_def: stale or null collider id");
 	*out = c->def;
+	if (c->body) {
+		out->pose = c->local;
+		out->kind = PBD_ACTOR_STATIC;
+		out->velocity = out->angular_velocity = pbd_v3(0, 0, 0);
+	}
 	return PBD_OK;
 }
 
@@ -185,10 +208,38 @@ uint32_t pbd_world_collider_count(const pbd_world* w) {
 
 /* ---- moving colliders --------------------------------------------------------------------- */
 
+void pbd_colliders_follow_bodies(pbd_world* w) {
+	if (!w->bodies.alive) return;
+	for (uint32_t k = 0; k < w->nc; ++k)
+		if (w->colliders[k].alive && w->colliders[k].body) pbd_collider_follow(w, &w->colliders[k], false);
+}
+
+/* A shape on a body takes the body's frame composed with its own pose, and as velocities those
+ * of the body at the shape's origin, v + w x (origin - centre), and w: the contact stage reads
+ * them as it reads a kinematic collider's. With `jump`, the start of the substep moves too (a
+ * creation or a teleport: nothing swept). */
+void pbd_collider_follow(pbd_world* w, pbd_collider* c, bool jump) {
+	const uint32_t i = c->body - 1;
+	const pbd_bodies* b = &w->bodies;
+	const pbd_pose frame = pbd_body_frame(w, i);
+	pbd_pose p;
+	p.position = pbd_pose_apply(frame, c->local.position);
+	p.rotation = pbd_quat_mul(frame.rotation, c->local.rotation);
+	c->def.pose = p;
+	c->def.kind = PBD_ACTOR_KINEMATIC;
+	const pbd_vec3 arm = pbd_v3_sub(p.position, pbd_body_centre(b, i));
+	c->def.velocity = pbd_v3_add(b->v[i], pbd_v3_cross(b->omega[i], arm));
+	c->def.angular_velocity = b->omega[i];
+	if (jump) c->pose0 = p;
+}
+
 pbd_status pbd_collider_set_pose(pbd_world* w, pbd_collider_id id, pbd_pose pose) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_collider* c = lookup(w, id);
 	if (!c) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_set_pose: stale or null collider id");
+	if (c->body)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "pbd_collider_set_pose: the collider rides on body %u: move the body", c->body);
 	pbd_collider_def d = c->def;
 	d.pose = pose;
 	const pbd_status st = check_actor(w, "pbd_collider_set_pose", &d);
@@ -204,6 +255,9 @@ pbd_status pbd_collider_set_velocity(pbd_world* w, pbd_collider_id id, pbd_vec3 
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_collider* c = lookup(w, id);
 	if (!c) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_set_velocity: stale or null collider id");
+	if (c->body)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "pbd_collider_set_velocity: the collider rides on body %u: move the body", c->body);
 	pbd_collider_def d = c->def;
 	d.velocity = velocity;
 	d.angular_velocity = angular_velocity;
@@ -221,6 +275,9 @@ pbd_status pbd_collider_move_to(pbd_world* w, pbd_collider_id id, pbd_pose targe
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_collider* c = lookup(w, id);
 	if (!c) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_move_to: stale or null collider id");
+	if (c->body)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT,
+		                "pbd_collider_move_to: the collider rides on body %u: move the body", c->body);
 	if (c->def.kind != PBD_ACTOR_KINEMATIC)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_move_to: the collider is not kinematic");
 	pbd_collider_def d = c->def;

@@ -93,6 +93,10 @@ pbd_status pbd_collider_def_check(pbd_world* w, const pbd_collider_def* def);
 
 /* The ops of a shape type (type checked by the caller). */
 const pbd_shape_ops* pbd_shape_ops_of(pbd_shape_type type);
+/* A shape on a body (pbd_collider.body) moved to where the body is now (collide.c). */
+void pbd_collider_follow(pbd_world* w, pbd_collider* c, bool jump);
+/* Every shape on a body moved to where its body is, after the contacts' corrections. */
+void pbd_colliders_follow_bodies(pbd_world* w);
 
 /* A contact of the stage: particle `particle` must stay where dot(n, q) >= offset, with q its
  * displacement from x (world.h), i.e. on the outer side of a plane through the point the
@@ -101,15 +105,17 @@ const pbd_shape_ops* pbd_shape_ops_of(pbd_shape_type type);
 typedef struct pbd_contact_c {
 	uint32_t particle;
 	uint32_t collider; /* slot */
+	uint32_t body;     /* slot + 1 of the dynamic body the collider rides on, pushed back; 0: none */
+	uint32_t pad_;
 	pbd_vec3 n;
 	pbd_real offset;
-	pbd_vec3 vc;   /* velocity of the collider's surface at the contact, m/s */
-	pbd_real vn0;  /* normal velocity relative to the surface when the contact was found */
-	pbd_real dn;   /* normal correction accumulated over the iterations of the substep, m */
-	pbd_real pad_; /* keeps the record a whole number of reals */
+	pbd_vec3 vc;  /* velocity of the collider's surface at the contact, m/s */
+	pbd_real vn0; /* normal velocity relative to the surface when the contact was found */
+	pbd_real dn;  /* normal correction accumulated over the iterations of the substep, m */
+	pbd_vec3 r;   /* a body's contact: from its centre of mass to the contact point */
 } pbd_contact_c;
 
-_Static_assert(sizeof(pbd_contact_c) == 2 * sizeof(uint32_t) + 10 * sizeof(pbd_real), "padding in pbd_contact_c");
+_Static_assert(sizeof(pbd_contact_c) == 4 * sizeof(uint32_t) + 12 * sizeof(pbd_real), "padding in pbd_contact_c");
 
 /* A rounded collider against a surface triangle (triangle_contact.c): the point sum_k b_k p_k
  * of triangle t must keep dot(n, sum_k b_k q_k) >= offset. */

@@ -141,6 +141,12 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 		k->vn0 = pbd_v3_dot(k->n, pbd_v3_sub(w->v[i], k->vc));
 		k->dn = 0;
 		k->pad_ = 0;
+		k->body = 0;
+		k->r = pbd_v3(0, 0, 0);
+		if (c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC) {
+			k->body = c->body;
+			k->r = pbd_v3_add(pbd_v3_sub(p1.position, pbd_body_centre(&w->bodies, c->body - 1)), arm);
+		}
 	}
 	return true;
 }
@@ -281,8 +287,17 @@ static pbd_status find_contacts(pbd_world* w, bool sweep) {
 }
 
 pbd_status pbd_collide_begin_substep(pbd_world* w, pbd_real h) {
-	for (uint32_t s = 0; s < w->nc; ++s)
-		if (w->colliders[s].alive) advance(&w->colliders[s], h);
+	for (uint32_t s = 0; s < w->nc; ++s) {
+		pbd_collider* c = &w->colliders[s];
+		if (!c->alive) continue;
+		if (c->body) {
+			/* From where the body was at the substep's start to where it is predicted. */
+			c->pose0 = c->def.pose;
+			pbd_collider_follow(w, c, false);
+		} else {
+			advance(c, h);
+		}
+	}
 	w->ncon = 0;
 	/* a torn substep (pbd_collision_torn) has no contacts */
 	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->pcol->torn) return PBD_OK;
@@ -296,11 +311,46 @@ pbd_status pbd_collide_after_iterations(pbd_world* w) {
 	return st;
 }
 
+/* A contact with a dynamic body moves both (Müller et al. 2020, section 3.3): the body's point
+ * has moved by dx + dtheta x r since the contact was found, the particle must keep n . q at
+ * least offset plus that, and the correction splits by the generalised inverse masses w_p and
+ * w_b = 1/m + (r x n) . I^-1 (r x n): the particle moves w_p dl along n, the body -dl / m along
+ * n and turns by -I^-1 (r x n) dl, with dl = depth / (w_p + w_b). Equal and opposite impulses:
+ * momentum is kept. */
+static pbd_real body_shift(const pbd_world* w, const pbd_contact_c* c, pbd_vec3 dir) {
+	const uint32_t b = c->body - 1;
+	const pbd_vec3 moved = pbd_v3_add(w->bodies.dx[b], pbd_v3_cross(w->bodies.dtheta[b], c->r));
+	return pbd_v3_dot(dir, moved);
+}
+
+/* Moves particle i by `corr` (the whole relative correction) against the body of c: the particle
+ * takes its share w_p / (w_p + w_b) along corr's direction and the body the rest, reversed.
+ * Returns the share the particle took. */
+static pbd_real push_body(pbd_world* w, const pbd_contact_c* c, uint32_t i, pbd_vec3 dir, pbd_real amount) {
+	pbd_bodies* bs = &w->bodies;
+	const uint32_t b = c->body - 1;
+	const pbd_real wp = w->w[i], im = bs->inv_mass[b];
+	const pbd_vec3 rn = pbd_v3_cross(c->r, dir), irn = pbd_body_inv_inertia(w, b, rn);
+	const pbd_real wb = im + pbd_v3_dot(rn, irn);
+	const pbd_real dl = amount / (wp + wb);
+	w->q[i] = pbd_v3_add(w->q[i], pbd_v3_scale(dir, wp * dl));
+	bs->dx[b] = pbd_v3_sub(bs->dx[b], pbd_v3_scale(dir, im * dl));
+	bs->dtheta[b] = pbd_v3_sub(bs->dtheta[b], pbd_v3_scale(irn, dl));
+	return wp * dl;
+}
+
 void pbd_collide_project_contacts(pbd_world* w) {
 	pbd_vec3* restrict q = w->q;
 	pbd_contact_c* restrict con = w->con;
 	for (uint32_t k = 0, n = w->ncon; k < n; ++k) {
 		pbd_contact_c* c = &con[k];
+		if (c->body) {
+			const pbd_real depth = c->offset + body_shift(w, c, c->n) - pbd_v3_dot(c->n, q[c->particle]);
+			if (!(depth > 0)) continue;
+			push_body(w, c, c->particle, c->n, depth);
+			c->dn += depth;
+			continue;
+		}
 		const pbd_real depth = c->offset - pbd_v3_dot(c->n, q[c->particle]);
 		if (!(depth > 0)) continue;
 		q[c->particle] = pbd_v3_add(q[c->particle], pbd_v3_scale(c->n, depth));
@@ -324,7 +374,11 @@ void pbd_collide_settle(pbd_world* w) {
 		pbd_vec3 n;
 		const pbd_real d = pbd_shape_ops_of(col->def.type)->distance(&col->def, local, &n);
 		if (!(d < margin - PBD_CONTACT_TOLERANCE)) continue;
-		q[i] = pbd_v3_add(q[i], pbd_v3_scale(pbd_quat_rotate(col->def.pose.rotation, n), margin - d));
+		const pbd_vec3 out = pbd_quat_rotate(col->def.pose.rotation, n);
+		if (c->body)
+			push_body(w, c, i, out, margin - d);
+		else
+			q[i] = pbd_v3_add(q[i], pbd_v3_scale(out, margin - d));
 	}
 }
 
@@ -339,12 +393,20 @@ void pbd_collide_friction(pbd_world* w, pbd_real h) {
 		if (!(c->dn > 0)) continue;
 		const pbd_collider_def* d = &w->colliders[c->collider].def;
 		if (!(d->static_friction > 0)) continue;
-		const pbd_vec3 slip = pbd_v3_sub(q[c->particle], pbd_v3_scale(c->vc, h));
+		pbd_vec3 surface = pbd_v3_scale(c->vc, h);
+		if (c->body) {
+			const uint32_t b = c->body - 1;
+			surface = pbd_v3_add(surface, pbd_v3_add(w->bodies.dx[b], pbd_v3_cross(w->bodies.dtheta[b], c->r)));
+		}
+		const pbd_vec3 slip = pbd_v3_sub(q[c->particle], surface);
 		const pbd_vec3 tan = pbd_v3_sub(slip, pbd_v3_scale(c->n, pbd_v3_dot(c->n, slip)));
 		const pbd_real len = pbd_v3_length(tan);
 		if (!(len > 0)) continue;
 		const pbd_real cut = len <= d->static_friction * c->dn ? 1 : PBD_FMIN(d->kinetic_friction * c->dn / len, 1);
-		q[c->particle] = pbd_v3_sub(q[c->particle], pbd_v3_scale(tan, cut));
+		if (c->body)
+			push_body(w, c, c->particle, pbd_v3_scale(tan, -1 / len), cut * len);
+		else
+			q[c->particle] = pbd_v3_sub(q[c->particle], pbd_v3_scale(tan, cut));
 	}
 }
 

@@ -168,6 +168,9 @@ pbd_status pbd_collider_mass_properties(pbd_world* w, pbd_collider_id id, pbd_re
 	switch (def.type) {
 	case PBD_SHAPE_SPHERE:
 		sphere(&def.shape.sphere, rho, &p);
+		p.center[0] = (double)def.shape.sphere.center.x;
+		p.center[1] = (double)def.shape.sphere.center.y;
+		p.center[2] = (double)def.shape.sphere.center.z;
 		break;
 	case PBD_SHAPE_CAPSULE:
 		capsule(&def.shape.capsule, rho, &p);

@@ -195,6 +195,7 @@ void pbd_integrate_substep(pbd_world* w, pbd_real h, pbd_real damping, int subst
 	}
 	pbd_prof_end(w, PBD_PHASE_METHOD, t1);
 
+	pbd_bodies_substep(w, h, damping); /* kinematic bodies: dynamic ones were refused in prepare */
 	/* The contact stage of the position-based step, on the path x -> x + q the method produced. */
 	pbd_substep_find_contacts(w, h);
 	pbd_substep_project_contacts(w);

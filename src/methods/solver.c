@@ -167,7 +167,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 	const uint64_t t0 = pbd_prof_begin(w);
 	pbd_forces_substep(w, w->time + (double)h * (substep - 1));
 	pbd_particles_predict(w, h, damping, (pbd_real)substep / (pbd_real)substeps);
-	pbd_bodies_substep(w, h);
+	pbd_bodies_substep(w, h, damping);
 	pbd_prof_end(w, PBD_PHASE_PREDICT, t0);
 	pbd_substep_find_contacts(w, h);
 	pbd_step_ctx ctx;

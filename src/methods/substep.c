@@ -53,6 +53,10 @@ void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
 		pbd_collide_friction(w, h);
 		if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER) pbd_collide_settle(w);
 	}
+	if (w->bodies.alive) {
+		pbd_bodies_apply_corrections(w, h);
+		pbd_colliders_follow_bodies(w);
+	}
 	pbd_particles_update_velocities(w, h, substep == substeps);
 	if (w->ncon > 0) pbd_collide_restitution(w, h);
 	pbd_prof_end(w, PBD_PHASE_FINISH, t0);

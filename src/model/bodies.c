@@ -155,6 +155,8 @@ pbd_status pbd_bodies_reserve(pbd_world* w, uint32_t capacity) {
 	    {(void**)&b->v_step, sizeof *b->v_step},
 	    {(void**)&b->omega_step, sizeof *b->omega_step},
 	    {(void**)&b->q_step, sizeof *b->q_step},
+	    {(void**)&b->dx, sizeof *b->dx},
+	    {(void**)&b->dtheta, sizeof *b->dtheta},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), b->cap, cap)) return PBD_ERR_OUT_OF_MEMORY;
 	b->cap = cap;
@@ -187,6 +189,8 @@ void pbd_bodies_free(pbd_world* w) {
 	pbd_free(&w->mem, b->v_step, n * sizeof *b->v_step);
 	pbd_free(&w->mem, b->omega_step, n * sizeof *b->omega_step);
 	pbd_free(&w->mem, b->q_step, n * sizeof *b->q_step);
+	pbd_free(&w->mem, b->dx, n * sizeof *b->dx);
+	pbd_free(&w->mem, b->dtheta, n * sizeof *b->dtheta);
 	memset(b, 0, sizeof *b);
 }
 
@@ -413,6 +417,9 @@ pbd_status pbd_body_destroy(pbd_world* w, pbd_body_id id) {
 	if (i == UINT32_MAX) return PBD_ERR_INVALID_ARGUMENT;
 	w->bodies.live[i] = 0;
 	w->bodies.alive -= 1;
+	/* The shapes that rode on it go with it. */
+	for (uint32_t k = 0; k < w->nc; ++k)
+		if (w->colliders[k].alive && w->colliders[k].body == i + 1) w->colliders[k].alive = false;
 	w->stats_valid = false;
 	return PBD_OK;
 }
@@ -565,6 +572,49 @@ pbd_status pbd_body_apply_impulse(pbd_world* w, pbd_body_id id, pbd_vec3 impulse
 	return PBD_OK;
 }
 
+pbd_pose pbd_body_frame(const pbd_world* w, uint32_t i) {
+	const pbd_bodies* b = &w->bodies;
+	const dquat user = dq_unit(dq_mul(dq_of(b->q[i]), dq_conj(dq_of(b->principal[i]))));
+	double c[3], wc[3];
+	d3(b->center[i], c);
+	dq_rotate(user, c, wc, false);
+	const double p[3] = {(double)b->x[i].x + (double)b->x_lo[i].x - wc[0],
+	                     (double)b->x[i].y + (double)b->x_lo[i].y - wc[1],
+	                     (double)b->x[i].z + (double)b->x_lo[i].z - wc[2]};
+	pbd_pose pose;
+	pose.position = v3(p);
+	pose.rotation = quat_of(user);
+	return pose;
+}
+
+pbd_vec3 pbd_body_inv_inertia(const pbd_world* w, uint32_t i, pbd_vec3 v) {
+	const pbd_bodies* b = &w->bodies;
+	const pbd_quat q = b->q[i];
+	pbd_vec3 l = pbd_quat_rotate(pbd_quat_conj(q), v);
+	l = pbd_v3(l.x / b->inertia[i].x, l.y / b->inertia[i].y, l.z / b->inertia[i].z);
+	return pbd_quat_rotate(q, l);
+}
+
+void pbd_bodies_apply_corrections(pbd_world* w, pbd_real h) {
+	pbd_bodies* b = &w->bodies;
+	for (uint32_t i = 0; i < b->n; ++i) {
+		if (!b->live[i] || b->type[i] != PBD_BODY_DYNAMIC) continue;
+		const pbd_vec3 dx = b->dx[i], dt = b->dtheta[i];
+		if (dx.x == 0 && dx.y == 0 && dx.z == 0 && dt.x == 0 && dt.y == 0 && dt.z == 0) continue;
+		double d[3];
+		d3(dx, d);
+		move_centre(&b->x[i], &b->x_lo[i], d);
+		/* q += (dtheta, 0) q / 2, normalised: the small rotation of the corrections. */
+		const dquat q = dq_of(b->q[i]);
+		const dquat spin = {(double)dt.x / 2, (double)dt.y / 2, (double)dt.z / 2, 0};
+		const dquat dq = dq_mul(spin, q);
+		b->q[i] = quat_of(dq_unit((dquat){q.x + dq.x, q.y + dq.y, q.z + dq.z, q.w + dq.w}));
+		b->v[i] = pbd_v3_add(b->v[i], pbd_v3_scale(dx, 1 / h));
+		b->omega[i] = pbd_v3_add(b->omega[i], pbd_v3_scale(dt, 1 / h));
+		b->dx[i] = b->dtheta[i] = pbd_v3(0, 0, 0);
+	}
+}
+
 /* ---- the step ----------------------------------------------------------------------------- */
 
 void pbd_bodies_recount(pbd_world* w) {
@@ -603,9 +653,10 @@ static void kinematic_substep(pbd_bodies* b, uint32_t i, double h) {
 	}
 }
 
-static void dynamic_substep(pbd_bodies* b, uint32_t i, double h, const double g[3]) {
+static void dynamic_substep(pbd_bodies* b, uint32_t i, double h, double damping, const double g[3]) {
 	const double im = (double)b->inv_mass[i], gs = (double)b->gravity_scale[i];
-	const double lin = 1 / (1 + h * (double)b->linear_damping[i]), ang = 1 / (1 + h * (double)b->angular_damping[i]);
+	const double lin = damping / (1 + h * (double)b->linear_damping[i]);
+	const double ang = damping / (1 + h * (double)b->angular_damping[i]);
 	double v[3], f[3];
 	d3(b->v[i], v);
 	d3(b->force[i], f);
@@ -649,13 +700,17 @@ static void dynamic_substep(pbd_bodies* b, uint32_t i, double h, const double g[
 	b->omega[i] = v3(out);
 }
 
-void pbd_bodies_substep(pbd_world* w, pbd_real h) {
+void pbd_bodies_substep(pbd_world* w, pbd_real h, pbd_real damping) {
 	pbd_bodies* b = &w->bodies;
+	if (b->n) {
+		memset(b->dx, 0, b->n * sizeof *b->dx);
+		memset(b->dtheta, 0, b->n * sizeof *b->dtheta);
+	}
 	const double g[3] = {(double)w->def.gravity.x, (double)w->def.gravity.y, (double)w->def.gravity.z};
 	for (uint32_t i = 0; i < b->n; ++i) {
 		if (!b->live[i]) continue;
 		if (b->type[i] == PBD_BODY_DYNAMIC)
-			dynamic_substep(b, i, (double)h, g);
+			dynamic_substep(b, i, (double)h, (double)damping, g);
 		else if (b->type[i] == PBD_BODY_KINEMATIC)
 			kinematic_substep(b, i, (double)h);
 	}

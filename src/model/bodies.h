@@ -30,6 +30,9 @@ typedef struct pbd_bodies {
 	pbd_real* gravity_scale;
 	pbd_real* linear_damping;
 	pbd_real* angular_damping;
+	/* what the contacts of the current substep moved the centre and turned the body by
+	 * (collision/contact.c), applied to the pose and the velocities at the substep's end */
+	pbd_vec3 *dx, *dtheta;
 	/* the state at the start of the step, put back when the step leaves a body non-finite */
 	pbd_vec3 *x_step, *x_lo_step, *v_step, *omega_step;
 	pbd_quat* q_step;
@@ -48,11 +51,22 @@ void pbd_bodies_recount(pbd_world* w);
 /* The step's start: the state kept to undo a body that becomes non-finite. */
 void pbd_bodies_begin_step(pbd_world* w);
 /* One substep of free motion (Müller et al. 2020, "Detailed rigid body simulation with extended
- * position based dynamics", with the rotation integrated by the implicit midpoint rule). */
-void pbd_bodies_substep(pbd_world* w, pbd_real h);
+ * position based dynamics", with the rotation integrated by the implicit midpoint rule).
+ * `damping` is the world's per-substep factor, which the particles take too. */
+void pbd_bodies_substep(pbd_world* w, pbd_real h, pbd_real damping);
 /* The step's end: forces and torques cleared; a non-finite body put back where the step found
  * it, counted as PBD_WARN_NONFINITE. Returns how many were put back. */
 uint32_t pbd_bodies_end_step(pbd_world* w);
+/* The body's frame in the world (slot i, live). */
+pbd_pose pbd_body_frame(const pbd_world* w, uint32_t i);
+/* The centre of mass of slot i, rounded. */
+static inline pbd_vec3 pbd_body_centre(const pbd_bodies* b, uint32_t i) { return b->x[i]; }
+/* I^-1 v for slot i, world axes (dynamic bodies). */
+pbd_vec3 pbd_body_inv_inertia(const pbd_world* w, uint32_t i, pbd_vec3 v);
+/* The contacts' corrections of the substep applied: the centre moved by dx, the body turned by
+ * dtheta, v += dx / h and w += dtheta / h (a correction's velocity, as the particles get theirs
+ * from their position change); both cleared. */
+void pbd_bodies_apply_corrections(pbd_world* w, pbd_real h);
 /* Dynamic bodies that are alive: the methods that cannot move them refuse the world. */
 uint32_t pbd_bodies_dynamic(const pbd_world* w);
 

@@ -23,9 +23,13 @@ enum {
 };
 
 typedef struct pbd_collider {
-	pbd_collider_def def; /* def.pose is where it is now */
-	pbd_pose pose0;       /* where it was at the start of the current substep (collide.c) */
-	void* data;           /* the shape's arrays, owned (pbd_shape_ops.build); NULL for most shapes */
+	/* def.pose is where it is now. A shape on a body is held as a kinematic collider whose pose
+	 * and velocities follow the body (collide.c); the API shows it as the user gave it. */
+	pbd_collider_def def;
+	pbd_pose pose0; /* where it was at the start of the current substep (collide.c) */
+	uint32_t body;  /* slot + 1 of the body it rides on; 0: none */
+	pbd_pose local; /* its pose in that body's frame */
+	void* data;     /* the shape's arrays, owned (pbd_shape_ops.build); NULL for most shapes */
 	size_t data_size;
 	uint32_t generation;
 	bool alive;

@@ -216,6 +216,19 @@ static void write_bodies(writer* wr, const pbd_world* w) {
 		put_real(wr, b->linear_damping[i]);
 		put_real(wr, b->angular_damping[i]);
 	}
+	/* The shapes on bodies: which collider rides on which body, and its pose in the body's frame
+	 * (the collider record above holds where it is now, as a kinematic collider). */
+	uint32_t riding = 0;
+	for (uint32_t k = 0; k < w->nc; ++k) riding += w->colliders[k].body != 0;
+	put_u32(wr, riding);
+	for (uint32_t k = 0; k < w->nc; ++k) {
+		const pbd_collider* c = &w->colliders[k];
+		if (!c->body) continue;
+		put_u32(wr, k);
+		put_u32(wr, c->body);
+		put_vec(wr, c->local.position);
+		put(wr, &c->local.rotation, sizeof c->local.rotation);
+	}
 }
 
 static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
@@ -1031,8 +1044,7 @@ static pbd_status load_bodies(reader* rd, pbd_world* w, const char* name, pbd_er
 	const size_t record = 4 * sizeof(uint32_t) + 8 * sizeof(pbd_vec3) + 2 * sizeof(pbd_quat) + 4 * sizeof(pbd_real);
 	if (rd->short_read || !fits(rd, n, record))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %u rigid bodies do not fit the snapshot", name, n);
-	if (n == 0) return PBD_OK;
-	if (pbd_bodies_reserve(w, n) != PBD_OK)
+	if (n > 0 && pbd_bodies_reserve(w, n) != PBD_OK)
 		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u rigid bodies", name, n);
 	pbd_bodies* b = &w->bodies;
 	for (uint32_t i = 0; i < n; ++i) {
@@ -1068,6 +1080,28 @@ static pbd_status load_bodies(reader* rd, pbd_world* w, const char* name, pbd_er
 				                    name, i + 1, (double)ls[k], half_ulp(xs[k]));
 	}
 	pbd_bodies_recount(w);
+	const uint32_t riding = get_u32(rd);
+	if (rd->short_read || !fits(rd, riding, 2 * sizeof(uint32_t) + sizeof(pbd_vec3) + sizeof(pbd_quat)))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %u shapes on bodies do not fit the snapshot", name, riding);
+	for (uint32_t r = 0; r < riding; ++r) {
+		const uint32_t slot = get_u32(rd), body = get_u32(rd);
+		pbd_pose local;
+		local.position = get_vec(rd);
+		get(rd, &local.rotation, sizeof local.rotation);
+		if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated in the shapes on bodies", name);
+		if (slot >= w->nc || w->colliders[slot].body || body == 0 || body > b->n || !b->live[body - 1] ||
+		    (w->colliders[slot].alive && w->colliders[slot].def.kind != PBD_ACTOR_KINEMATIC))
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: shape on a body %u: collider %u on body %u is not one", name,
+			                    r + 1, slot, body);
+		const pbd_real q2 = local.rotation.x * local.rotation.x + local.rotation.y * local.rotation.y +
+		                    local.rotation.z * local.rotation.z + local.rotation.w * local.rotation.w;
+		if (bad_component(local.position) >= 0 || !pbd_quat_is_finite(local.rotation) ||
+		    !(PBD_FABS(q2 - 1) < (pbd_real)1e-4))
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: shape on a body %u: its pose is not finite and unit", name,
+			                    r + 1);
+		w->colliders[slot].body = body;
+		w->colliders[slot].local = local;
+	}
 	return PBD_OK;
 }
 

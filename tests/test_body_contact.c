@@ -1,0 +1,265 @@
+/* Shapes on bodies and particle-body contact both ways: a shape follows its body and reads back
+ * as given; with no gravity a ball thrown into a free cloth keeps the total linear momentum of
+ * ball and cloth through the contact, slows and pushes the cloth; a box dropped on a cloth
+ * pinned at its border comes to rest on it with no particle inside; a shape on a kinematic body
+ * carries what rests on it; destroying a body removes its shapes; bad attachments are refused. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "test_physics.h"
+
+static pbd_world* world(char* msg, pbd_vec3 g, int substeps, int iterations) {
+	pbd_world_def def = pbd_world_def_default();
+	def.gravity = g;
+	def.substeps = substeps;
+	def.iterations = iterations;
+	def.log = test_log_keep;
+	def.log_user = msg;
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	return w;
+}
+
+/* A cloth of n x n particles spanning `size` in the xz plane at height y, `mass` kg in all. */
+static void cloth(pbd_world* w, uint32_t n, pbd_real size, pbd_real y, pbd_real mass, bool pin_border) {
+	pbd_mesh m;
+	tp_grid(&m, n, n, size, pbd_v3(-size / 2, y, -size / 2), 1, false);
+	pbd_soft_def d = pbd_soft_def_default();
+	d.mesh = &m;
+	d.mass_mode = PBD_MASS_TOTAL;
+	d.mass = mass;
+	uint32_t pins[4 * 64];
+	uint32_t np = 0;
+	if (pin_border)
+		for (uint32_t i = 0; i < n; ++i)
+			for (uint32_t j = 0; j < n; ++j)
+				if (i == 0 || j == 0 || i == n - 1 || j == n - 1) pins[np++] = i * n + j;
+	d.pinned = pins;
+	d.pinned_count = np;
+	assert_int_equal(pbd_soft_create(w, &d, NULL), PBD_OK);
+	pbd_mesh_free(&m);
+}
+
+static pbd_body_id body_with(pbd_world* w, pbd_collider_def shape, double density, pbd_vec3 at, pbd_vec3 v) {
+	/* The matter from the shape itself, through a probe collider at the body's origin. */
+	const pbd_collider_id probe = pbd_collider_create(w, &shape);
+	assert_true(pbd_collider_is_valid(w, probe));
+	pbd_body_def bd = pbd_body_def_default();
+	bd.type = PBD_BODY_DYNAMIC;
+	assert_int_equal(pbd_collider_mass_properties(w, probe, (pbd_real)density, &bd.mass), PBD_OK);
+	assert_int_equal(pbd_collider_destroy(w, probe), PBD_OK);
+	bd.pose.position = at;
+	bd.velocity = v;
+	const pbd_body_id b = pbd_body_create(w, &bd);
+	if (!pbd_body_is_valid(w, b)) fail_msg("pbd_body_create: %s", pbd_world_last_error(w));
+	shape.body = b;
+	const pbd_collider_id c = pbd_collider_create(w, &shape);
+	if (!pbd_collider_is_valid(w, c)) fail_msg("pbd_collider_create: %s", pbd_world_last_error(w));
+	return b;
+}
+
+static pbd_body_state state_of(pbd_world* w, pbd_body_id id) {
+	pbd_body_state s;
+	assert_int_equal(pbd_body_get_state(w, id, &s), PBD_OK);
+	return s;
+}
+
+static void test_ball_into_free_cloth(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world* w = world(msg, pbd_v3(0, 0, 0), 4, 10);
+	cloth(w, 16, 1, 0, (pbd_real)0.5, false);
+	pbd_collider_def ball = pbd_collider_def_default();
+	ball.type = PBD_SHAPE_SPHERE;
+	ball.shape.sphere.radius = (pbd_real)0.15;
+	ball.shape.sphere.center = pbd_v3(0, 0, 0);
+	ball.margin = (pbd_real)0.005;
+	const pbd_body_id b = body_with(w, ball, 200, pbd_v3(0, (pbd_real)0.4, 0), pbd_v3(0, -3, 0));
+	const pbd_body_state s0 = state_of(w, b);
+	const tp_dvec3 c0 = tp_momentum(w);
+	const double p0[3] = {c0.x + s0.momentum[0], c0.y + s0.momentum[1], c0.z + s0.momentum[2]};
+	const double scale = fabs(s0.momentum[1]);
+	double worst = 0;
+	uint32_t touched = 0;
+	for (int s = 0; s < 40; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		const pbd_body_state st = state_of(w, b);
+		const tp_dvec3 c = tp_momentum(w);
+		const double p[3] = {c.x + st.momentum[0], c.y + st.momentum[1], c.z + st.momentum[2]};
+		for (int k = 0; k < 3; ++k) worst = fmax(worst, fabs(p[k] - p0[k]) / scale);
+		touched += pbd_world_get_contacts(w, NULL, 0) > 0;
+	}
+	const pbd_body_state s1 = state_of(w, b);
+	const tp_dvec3 c1 = tp_momentum(w);
+	printf("ball into a free cloth: ball vy %.4f -> %.4f m/s, cloth py %.4f kg m/s, worst momentum error %.3g "
+	       "(relative), %u steps with contacts\n",
+	       (double)s0.velocity.y, (double)s1.velocity.y, c1.y, worst, touched);
+	assert_true(touched > 0);
+	assert_true((double)s1.velocity.y > -2.9); /* slowed by the cloth */
+	assert_true(c1.y < -0.05);                 /* which it pushed */
+	assert_true(worst < 1e-5);
+	pbd_world_destroy(w);
+}
+
+/* The box's particles: none deeper inside than a tolerance, in the box's frame. */
+static double deepest_inside(pbd_world* w, pbd_body_id b, pbd_vec3 half) {
+	const pbd_body_state s = state_of(w, b);
+	const pbd_vec3* x = pbd_world_positions(w);
+	double worst = 0;
+	for (uint32_t i = 0, n = pbd_world_particle_count(w); i < n; ++i) {
+		const pbd_vec3 l = pbd_pose_apply_inverse(s.pose, x[i]);
+		const double in = fmin(fmin((double)half.x - fabs((double)l.x), (double)half.y - fabs((double)l.y)),
+		                       (double)half.z - fabs((double)l.z));
+		worst = fmax(worst, in);
+	}
+	return worst;
+}
+
+static void test_box_on_trampoline(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world* w = world(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
+	/* A trampoline rings without loss; a little damping lets it settle within the test. */
+	assert_int_equal(pbd_world_set_damping(w, (pbd_real)0.97), PBD_OK);
+	cloth(w, 21, 2, 0, 1, true);
+	pbd_collider_def box = pbd_collider_def_default();
+	box.type = PBD_SHAPE_BOX;
+	const pbd_vec3 half = pbd_v3((pbd_real)0.2, (pbd_real)0.1, (pbd_real)0.2);
+	box.shape.box.half_extents = half;
+	box.margin = (pbd_real)0.005;
+	box.static_friction = (pbd_real)0.5;
+	box.kinetic_friction = (pbd_real)0.4;
+	const pbd_body_id b = body_with(w, box, 100, pbd_v3(0, (pbd_real)0.5, 0), pbd_v3(0, 0, 0));
+	double worst = 0;
+	for (int s = 0; s < 300; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		worst = fmax(worst, deepest_inside(w, b, half));
+	}
+	const double end = deepest_inside(w, b, half);
+	const pbd_body_state s = state_of(w, b);
+	const double speed =
+	    sqrt((double)(s.velocity.x * s.velocity.x + s.velocity.y * s.velocity.y + s.velocity.z * s.velocity.z));
+	printf("box on a trampoline: centre y %.4f m, speed %.3g m/s, deepest particle inside %.3g m at the end (%.3g "
+	       "during the fall)\n",
+	       (double)s.center.y, speed, end, worst);
+	assert_true(speed < 0.05);              /* at rest */
+	assert_true((double)s.center.y > -0.5); /* on the cloth, not through it */
+	assert_true((double)s.center.y < 0.1);  /* and sagging it */
+	assert_true(worst < 0.02);              /* none deep inside during the fall */
+	assert_true(end <= 0);                  /* and none inside at rest */
+
+	/* The same cloth with the box's weight spread over the particles under its footprint sags
+	 * alike: the box rests where the cloth's tension balances its weight. */
+	const uint32_t mid = 10 * 21 + 10;
+	const double sag_box = (double)pbd_world_positions(w)[mid].y;
+	const double box_mass = 100.0 * 8 * (double)half.x * (double)half.y * (double)half.z; /* density 100 */
+	pbd_world* l = world(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
+	assert_int_equal(pbd_world_set_damping(l, (pbd_real)0.97), PBD_OK);
+	cloth(l, 21, 2, 0, 1, true);
+	const pbd_vec3* x = pbd_world_positions(l);
+	uint32_t under = 0;
+	for (uint32_t i = 0; i < 21 * 21; ++i)
+		under += fabs((double)x[i].x) <= (double)half.x && fabs((double)x[i].z) <= (double)half.z;
+	for (uint32_t i = 0; i < 21 * 21; ++i) {
+		if (!(fabs((double)x[i].x) <= (double)half.x && fabs((double)x[i].z) <= (double)half.z)) continue;
+		const double m = 1 / (double)pbd_world_inv_masses(l)[i] + box_mass / under;
+		assert_int_equal(pbd_particle_set_inv_mass(l, i, (pbd_real)(1 / m)), PBD_OK);
+	}
+	for (int k = 0; k < 300; ++k) assert_int_equal(pbd_world_step(l), PBD_OK);
+	const double sag_load = (double)pbd_world_positions(l)[mid].y;
+	printf("sag under the box %.4f m, under its weight on the %u particles beneath it %.4f m\n", sag_box, under,
+	       sag_load);
+	assert_true(fabs(sag_box - sag_load) < 0.2 * fabs(sag_load));
+	pbd_world_destroy(l);
+	pbd_world_destroy(w);
+}
+
+static void test_follow_and_refusals(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world* w = world(msg, pbd_v3(0, 0, 0), 1, 10);
+	pbd_body_def kd = pbd_body_def_default();
+	kd.type = PBD_BODY_KINEMATIC;
+	kd.pose.position = pbd_v3(1, 0, 0);
+	kd.velocity = pbd_v3(0, 0, 6);
+	const pbd_body_id kb = pbd_body_create(w, &kd);
+	assert_true(pbd_body_is_valid(w, kb));
+	pbd_collider_def sh = pbd_collider_def_default();
+	sh.type = PBD_SHAPE_SPHERE;
+	sh.shape.sphere.radius = (pbd_real)0.5;
+	sh.shape.sphere.center = pbd_v3(0, 0, 0);
+	sh.pose.position = pbd_v3(0, 2, 0); /* in the body's frame */
+	sh.body = kb;
+	const pbd_collider_id c = pbd_collider_create(w, &sh);
+	assert_true(pbd_collider_is_valid(w, c));
+	for (int s = 0; s < 60; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	pbd_vec3 lo, hi;
+	assert_true(pbd_collider_get_bounds(w, c, &lo, &hi));
+	printf("shape on a kinematic body after 1 s: centre (%.6g, %.6g, %.6g)\n", (double)(lo.x + hi.x) / 2,
+	       (double)(lo.y + hi.y) / 2, (double)(lo.z + hi.z) / 2);
+	assert_true(fabs((double)(lo.z + hi.z) / 2 - 6) < 1e-4 && fabs((double)(lo.y + hi.y) / 2 - 2) < 1e-5);
+	pbd_collider_def back;
+	assert_int_equal(pbd_collider_get_def(w, c, &back), PBD_OK);
+	assert_true(back.pose.position.y == 2 && back.kind == PBD_ACTOR_STATIC && back.body.index1 == kb.index1);
+	assert_int_equal(pbd_collider_set_pose(w, c, sh.pose), PBD_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(msg, "move the body"));
+	sh.kind = PBD_ACTOR_KINEMATIC;
+	assert_false(pbd_collider_is_valid(w, pbd_collider_create(w, &sh)));
+	assert_non_null(strstr(msg, "kind must stay static"));
+	sh.kind = PBD_ACTOR_STATIC;
+	assert_int_equal(pbd_body_destroy(w, kb), PBD_OK);
+	assert_false(pbd_collider_is_valid(w, c)); /* went with its body */
+	assert_false(pbd_collider_is_valid(w, pbd_collider_create(w, &sh)));
+	assert_non_null(strstr(msg, "stale"));
+	pbd_world_destroy(w);
+}
+
+/* A ball in a cloth saved mid-contact resumes bit for bit: its shape rides on it again. */
+static void test_snapshot_with_shapes(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world* w = world(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
+	cloth(w, 16, 1, 0, (pbd_real)0.5, true);
+	pbd_collider_def ball = pbd_collider_def_default();
+	ball.type = PBD_SHAPE_SPHERE;
+	ball.shape.sphere.radius = (pbd_real)0.15;
+	ball.shape.sphere.center = pbd_v3(0, 0, 0);
+	ball.static_friction = (pbd_real)0.3;
+	ball.kinetic_friction = (pbd_real)0.2;
+	ball.margin = (pbd_real)0.005;
+	const pbd_body_id b = body_with(w, ball, 50, pbd_v3(0, (pbd_real)0.3, 0), pbd_v3(0, -2, 0));
+	uint32_t touching = 0;
+	for (int s = 0; s < 6; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		touching += pbd_world_get_contacts(w, NULL, 0) > 0;
+	}
+	assert_true(touching > 0); /* saved while the ball presses into the cloth */
+	size_t size = 0;
+	assert_int_equal(pbd_world_save_memory(w, NULL, 0, &size), PBD_OK);
+	unsigned char* buf = test_malloc(size);
+	assert_int_equal(pbd_world_save_memory(w, buf, size, &size), PBD_OK);
+	pbd_world* back = NULL;
+	pbd_error err;
+	if (pbd_world_load_memory(buf, size, NULL, &back, &err) != PBD_OK) fail_msg("load: %s", err.message);
+	for (int s = 0; s < 20; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		assert_int_equal(pbd_world_step(back), PBD_OK);
+	}
+	assert_true(pbd_world_hash(w) == pbd_world_hash(back));
+	const pbd_body_state a = state_of(w, b), c = state_of(back, b);
+	assert_memory_equal(&a, &c, sizeof a);
+	pbd_world_destroy(back);
+	pbd_world_destroy(w);
+	test_free(buf);
+}
+
+int main(void) {
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ball_into_free_cloth),
+	    cmocka_unit_test(test_box_on_trampoline),
+	    cmocka_unit_test(test_follow_and_refusals),
+	    cmocka_unit_test(test_snapshot_with_shapes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
