@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli_scene.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -17,28 +18,38 @@ void cli_world_options_init(cli_world_options* o) {
 
 bool cli_match_world_option(cli_cursor* c, cli_world_options* o) {
 	if (cli_match(c, NULL, "--solver", true)) {
-		if (strcmp(c->value, "gauss_seidel") == 0 || strcmp(c->value, "gs") == 0)
+		pbd_solver sv;
+		if (strcmp(c->value, "gs") == 0)
 			o->solver = PBD_SOLVER_GAUSS_SEIDEL;
-		else if (strcmp(c->value, "jacobi") == 0)
-			o->solver = PBD_SOLVER_JACOBI;
+		else if (pbd_solver_from_name(c->value, &sv))
+			o->solver = sv;
 		else
-			cli_usage_error(c, "--solver: expected gauss_seidel, gs or jacobi, got '%s'", c->value);
+			cli_usage_error(c, "--solver: expected %s, gs or %s, got '%s'", pbd_solver_name(PBD_SOLVER_GAUSS_SEIDEL),
+			                pbd_solver_name(PBD_SOLVER_JACOBI), c->value);
 	} else if (cli_match(c, NULL, "--formulation", true)) {
-		if (strcmp(c->value, "pbd") == 0)
-			o->formulation = PBD_FORMULATION_PBD;
-		else if (strcmp(c->value, "xpbd") == 0)
-			o->formulation = PBD_FORMULATION_XPBD;
+		pbd_formulation f;
+		if (pbd_formulation_from_name(c->value, &f))
+			o->formulation = f;
 		else
-			cli_usage_error(c, "--formulation: expected pbd or xpbd, got '%s'", c->value);
+			cli_usage_error(c, "--formulation: expected %s or %s, got '%s'", pbd_formulation_name(PBD_FORMULATION_PBD),
+			                pbd_formulation_name(PBD_FORMULATION_XPBD), c->value);
 	} else if (cli_match(c, NULL, "--method", true)) {
 		pbd_method m;
-		if (pbd_method_from_name(c->value, &m))
+		if (pbd_method_from_name(c->value, &m)) {
 			o->method = (int)m;
-		else
-			cli_usage_error(c,
-			                "--method: expected pbd, explicit_euler, symplectic_euler, implicit_euler, "
-			                "projective_dynamics or vbd, got '%s'",
-			                c->value);
+		} else {
+			/* The library's names, "a, b, ... or z", so that a new method is offered here. */
+			char names[256] = "";
+			for (int k = 0; k < PBD_METHOD_COUNT; ++k) {
+				const size_t used = strlen(names);
+				snprintf(names + used, sizeof names - used, "%s%s",
+				         k == 0                      ? ""
+				         : k + 1 == PBD_METHOD_COUNT ? " or "
+				                                     : ", ",
+				         pbd_method_name((pbd_method)k));
+			}
+			cli_usage_error(c, "--method: expected %s, got '%s'", names, c->value);
+		}
 	} else if (cli_match(c, NULL, "--simd", true)) {
 		if (strcmp(c->value, "auto") == 0)
 			o->simd = PBD_SIMD_AUTO;
