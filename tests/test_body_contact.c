@@ -99,6 +99,12 @@ static void test_ball_into_free_cloth(void** state) {
 	assert_true((double)s1.velocity.y > -2.9); /* slowed by the cloth */
 	assert_true(c1.y < -0.05);                 /* which it pushed */
 	assert_true(worst < 1e-5);
+	/* The statistics count the body: their momentum is the sum over the cloth and the ball. */
+	pbd_stats st;
+	pbd_world_get_stats(w, &st);
+	assert_int_equal(st.bodies, 1);
+	assert_true(fabs((double)st.momentum.y - (c1.y + s1.momentum[1])) < 1e-6 * scale);
+	assert_true(st.kinetic_energy >= s1.kinetic_energy);
 	pbd_world_destroy(w);
 }
 

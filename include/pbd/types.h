@@ -930,14 +930,14 @@ typedef struct pbd_profile {
 typedef struct pbd_stats {
 	double time;             ///< simulated seconds since creation
 	uint64_t steps;          ///< pbd_world_step calls so far
-	double kinetic_energy;   ///< J, sum of m v^2 / 2 over particles with finite mass
-	double potential_energy; ///< J, gravitational, -sum m g.x (zero at the origin)
+	double kinetic_energy;   ///< J, m v^2 / 2 over particles with finite mass, and w . I w / 2 too over dynamic bodies
+	double potential_energy; ///< J, gravitational, -sum m g.x over particles and dynamic bodies (zero at the origin)
 	/// J, sum over the families. A constraint with XPBD compliance alpha > 0 stores C^2 / (2 alpha);
 	/// one with zero compliance, or PBD stiffness 1, is ideal and stores none; one with a PBD
 	/// stiffness in (0, 1) has no defined energy, and then this is NaN and energy_defined false.
 	double elastic_energy;
 	bool energy_defined;
-	pbd_vec3 momentum;    ///< kg m/s, over particles with finite mass
+	pbd_vec3 momentum;    ///< kg m/s, over particles with finite mass and dynamic bodies
 	double max_strain;    ///< the largest strain of any family (|C| / rest for distances); divergence reads it
 	double mean_strain;   ///< mean |C| / rest over the distance constraints with rest > 0
 	double max_violation; ///< max |C| in m over distance constraints
@@ -951,6 +951,7 @@ typedef struct pbd_stats {
 	uint32_t contacts; ///< particles within margin (plus their radius) of a collider after the step
 	uint32_t particles, distances, colliders;
 	pbd_profile profile; ///< the last step's time per phase (pbd_world_def.profile)
+	uint32_t bodies;     ///< live rigid bodies
 } pbd_stats;
 
 /// Bounds on the contact searches of one substep (docs/collision.md, "Bounded work"), far above

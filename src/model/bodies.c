@@ -617,6 +617,26 @@ void pbd_bodies_apply_corrections(pbd_world* w, pbd_real h) {
 
 /* ---- the step ----------------------------------------------------------------------------- */
 
+void pbd_bodies_energy(const pbd_world* w, double* kinetic, double* potential, double momentum[3]) {
+	const pbd_bodies* b = &w->bodies;
+	const double g[3] = {(double)w->def.gravity.x, (double)w->def.gravity.y, (double)w->def.gravity.z};
+	for (uint32_t i = 0; i < b->n; ++i) {
+		if (!b->live[i] || b->type[i] != PBD_BODY_DYNAMIC) continue;
+		const double m = 1 / (double)b->inv_mass[i], gs = (double)b->gravity_scale[i];
+		double v[3], om[3], ob[3];
+		d3(b->v[i], v);
+		d3(b->omega[i], om);
+		dq_rotate(dq_of(b->q[i]), om, ob, true);
+		const double x[3] = {(double)b->x[i].x + (double)b->x_lo[i].x, (double)b->x[i].y + (double)b->x_lo[i].y,
+		                     (double)b->x[i].z + (double)b->x_lo[i].z};
+		*kinetic += 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) +
+		            0.5 * ((double)b->inertia[i].x * ob[0] * ob[0] + (double)b->inertia[i].y * ob[1] * ob[1] +
+		                   (double)b->inertia[i].z * ob[2] * ob[2]);
+		*potential -= m * gs * (g[0] * x[0] + g[1] * x[1] + g[2] * x[2]);
+		for (int k = 0; k < 3; ++k) momentum[k] += m * v[k];
+	}
+}
+
 void pbd_bodies_recount(pbd_world* w) {
 	w->bodies.alive = 0;
 	for (uint32_t i = 0; i < w->bodies.n; ++i) w->bodies.alive += w->bodies.live[i];

@@ -174,6 +174,7 @@ void pbd_stats_compute(pbd_world* w, pbd_stats* s) {
 		pe += part->potential;
 		for (int a = 0; a < 3; ++a) p[a] += part->momentum[a];
 	}
+	pbd_bodies_energy(w, &ke, &pe, p);
 	s->time = w->time;
 	s->steps = w->steps;
 	s->kinetic_energy = ke;
@@ -188,6 +189,7 @@ void pbd_stats_compute(pbd_world* w, pbd_stats* s) {
 	uint32_t live = 0;
 	for (uint32_t c = 0; c < w->nc; ++c) live += w->colliders[c].alive ? 1u : 0u;
 	s->colliders = live;
+	s->bodies = w->bodies.alive;
 	s->profile = w->profile;
 }
 
