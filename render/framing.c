@@ -123,6 +123,7 @@ static float* collect_spheres(const pbd_render_scene* sc, size_t* n) {
 	for (uint32_t i = 0; i < sc->collider_count; ++i) {
 		pbd_collider_def d;
 		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK ||
+		    pbd_collider_get_pose(sc->world, sc->colliders[i], &d.pose) != PBD_OK ||
 		    !render_collider_ball(sc->world, sc->colliders[i], &d, out + 4 * *n, out + 4 * *n + 3))
 			continue;
 		++*n;

@@ -627,7 +627,10 @@ static void read_colliders(pbd_renderer* r, const pbd_render_scene* sc) {
 	for (uint32_t i = 0; i < sc->collider_count && i < r->collider_cap; ++i) {
 		pbd_collider_def d;
 		const pbd_collider_id id = sc->colliders[i];
-		if (pbd_collider_get_def(sc->world, id, &d) != PBD_OK) continue;
+		/* The pose it has now: a shape on a body is given in the body's frame. */
+		if (pbd_collider_get_def(sc->world, id, &d) != PBD_OK ||
+		    pbd_collider_get_pose(sc->world, id, &d.pose) != PBD_OK)
+			continue;
 		if (is_mesh_shape(d.type)) {
 			if (i >= r->mesh_cap) continue;
 			collider_mesh* m = &r->meshes[i];

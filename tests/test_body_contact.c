@@ -205,6 +205,10 @@ static void test_follow_and_refusals(void** state) {
 	printf("shape on a kinematic body after 1 s: centre (%.6g, %.6g, %.6g)\n", (double)(lo.x + hi.x) / 2,
 	       (double)(lo.y + hi.y) / 2, (double)(lo.z + hi.z) / 2);
 	assert_true(fabs((double)(lo.z + hi.z) / 2 - 6) < 1e-4 && fabs((double)(lo.y + hi.y) / 2 - 2) < 1e-5);
+	pbd_pose now;
+	assert_int_equal(pbd_collider_get_pose(w, c, &now), PBD_OK); /* where it is: the body's frame, then its own */
+	assert_true(fabs((double)now.position.z - 6) < 1e-4 && fabs((double)now.position.y - 2) < 1e-6 &&
+	            fabs((double)now.position.x - 1) < 1e-6);
 	pbd_collider_def back;
 	assert_int_equal(pbd_collider_get_def(w, c, &back), PBD_OK);
 	assert_true(back.pose.position.y == 2 && back.kind == PBD_ACTOR_STATIC && back.body.index1 == kb.index1);

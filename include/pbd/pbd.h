@@ -500,6 +500,9 @@ PBD_API pbd_status pbd_collider_destroy(pbd_world* world, pbd_collider_id id);
 /// Reads back a collider's def (shape normalised as stored).
 PBD_API pbd_status pbd_collider_get_def(const pbd_world* world, pbd_collider_id id, pbd_collider_def* out);
 
+/// Where a collider's frame is now, in the world: its pose, or for a shape on a body the body's
+/// frame composed with the shape's pose in it (pbd_collider_get_def gives the pose as given).
+PBD_API pbd_status pbd_collider_get_pose(const pbd_world* world, pbd_collider_id id, pbd_pose* out);
 PBD_API uint32_t pbd_world_collider_count(const pbd_world* world);
 
 /// Teleports a collider: nothing is swept along the jump (particles it lands on are pushed out

@@ -199,6 +199,15 @@ pbd_status pbd_collider_get_def(const pbd_world* w, pbd_collider_id id, pbd_coll
 	return PBD_OK;
 }
 
+pbd_status pbd_collider_get_pose(const pbd_world* w, pbd_collider_id id, pbd_pose* out) {
+	if (!w || !out) return PBD_ERR_INVALID_ARGUMENT;
+	const pbd_collider* c = lookup(w, id);
+	if (!c)
+		return pbd_fail((pbd_world*)w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_get_pose: stale or null collider id");
+	*out = c->def.pose;
+	return PBD_OK;
+}
+
 uint32_t pbd_world_collider_count(const pbd_world* w) {
 	uint32_t live = 0;
 	if (!w) return 0;
