@@ -51,6 +51,7 @@ typedef struct run_state {
 	bool progress_shown; /* a \r progress line is on the terminal now */
 	bool stepping;       /* the library's lines are printed only while the scene runs: anything it
 	                      * refuses before that (a setting) the program reports itself, in one line */
+	bool loading;        /* the scene loader's notes (a deprecated key) are printed as they come */
 } run_state;
 
 void cli_run_help(FILE* fp) {
@@ -287,13 +288,14 @@ static void clear_progress(run_state* rs) {
 	}
 }
 
-/* Run-time warnings (a particle restored after going non-finite). The scene loader holds the
- * library's messages back while it loads and reports a refusal itself, with the field path. */
+/* Run-time warnings (a particle restored after going non-finite), and the scene loader's notes
+ * while it loads. The loader holds the library's messages back meanwhile and reports a refusal
+ * itself, with the field path. */
 static void on_library_log(const char* message, void* user) {
 	run_state* rs = user;
-	if (rs->quiet || !rs->stepping) return;
+	if (rs->quiet || !(rs->stepping || rs->loading)) return;
 	clear_progress(rs);
-	fprintf(stderr, "pbd: library: %s\n", message);
+	fprintf(stderr, rs->loading ? "pbd: %s\n" : "pbd: library: %s\n", message);
 }
 
 /* The checks and writes of one frame; the caller times them as output. */
@@ -455,11 +457,13 @@ static bool save_snapshot(const pbd_scene* s, const char* path, pbd_scene_error*
 }
 
 static int run(const run_options* o) {
-	run_state rs = {o->quiet, false, false};
+	run_state rs = {o->quiet, false, false, true};
 	pbd_scene_options so = {false, on_library_log, &rs, 0};
 	pbd_scene s;
 	pbd_scene_error err;
-	if (!cli_scene_load(o->scene_arg ? o->scene_arg : DEFAULT_SCENE, &so, &s, &err)) return fail(&rs, &err);
+	const bool loaded = cli_scene_load(o->scene_arg ? o->scene_arg : DEFAULT_SCENE, &so, &s, &err);
+	rs.loading = false;
+	if (!loaded) return fail(&rs, &err);
 	int code = CLI_FAILED;
 	FILE* metrics = NULL;
 	cli_render* render = NULL;

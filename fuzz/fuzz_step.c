@@ -214,7 +214,7 @@ static uint32_t (*const family_count[])(const pbd_world*) = {
     [PBD_FAMILY_TET_NEOHOOKEAN] = pbd_world_tet_neohookean_count,
     [PBD_FAMILY_ATTACHMENT] = pbd_world_attachment_count,
     [PBD_FAMILY_LRA] = pbd_world_lra_count,
-    [PBD_FAMILY_SHAPE] = pbd_world_shape_count,
+    [PBD_FAMILY_CLUSTER] = pbd_world_cluster_count,
     [PBD_FAMILY_BEND_DIHEDRAL] = pbd_world_bend_dihedral_count,
     [PBD_FAMILY_BEND_ISOMETRIC] = pbd_world_bend_isometric_count,
     [PBD_FAMILY_TRIANGLE] = pbd_world_triangle_strain_count,
@@ -513,12 +513,12 @@ static void add_lras(harness* h, reader* r, pbd_status st[2]) {
 	   d[0].particle_count, (int)d[0].mode, (double)d[0].scale, pbd_status_string(st[0]));
 }
 
-static void add_shapes(harness* h, reader* r, pbd_status st[2]) {
+static void add_clusters(harness* h, reader* r, pbd_status st[2]) {
 	const uint32_t np = pbd_world_particle_count(h->w[0]);
 	const uint8_t mode = rd_u8(r);
 	uint32_t members[CLUSTER_MAX];
 	pbd_vec3 rest[CLUSTER_MAX];
-	pbd_shape_def d = pbd_shape_def_default();
+	pbd_cluster_def d = pbd_cluster_def_default();
 	d.count = rd_u8(r) % (CLUSTER_MAX + 1);
 	const uint32_t first = rd_index(r, np);
 	for (uint32_t k = 0; k < d.count; ++k) {
@@ -530,9 +530,9 @@ static void add_shapes(harness* h, reader* r, pbd_status st[2]) {
 	d.rest = (mode & 2) ? rest : NULL;
 	if (mode & 4) d.stiffness = rd_real(r);
 	if (mode & 8) d.compliance = rd_real(r);
-	BOTH(st, pbd_world_add_shapes(W, 1, &d, NULL));
-	tr("add shape cluster of %u (first %u, rest %s) -> %s", d.count, d.count ? members[0] : 0,
-	   d.rest ? "given" : "measured", pbd_status_string(st[0]));
+	BOTH(st, pbd_world_add_clusters(W, 1, &d, NULL));
+	tr("add cluster of %u (first %u, rest %s) -> %s", d.count, d.count ? members[0] : 0, d.rest ? "given" : "measured",
+	   pbd_status_string(st[0]));
 }
 
 /* A hinge: usually the corners of a world triangle and one more particle, else any four. */
@@ -649,7 +649,7 @@ static family_op* const add_family[] = {
     [PBD_FAMILY_TET_NEOHOOKEAN] = add_tet_neohookeans,
     [PBD_FAMILY_ATTACHMENT] = add_attachments,
     [PBD_FAMILY_LRA] = add_lras,
-    [PBD_FAMILY_SHAPE] = add_shapes,
+    [PBD_FAMILY_CLUSTER] = add_clusters,
     [PBD_FAMILY_BEND_DIHEDRAL] = add_bend_dihedrals,
     [PBD_FAMILY_BEND_ISOMETRIC] = add_bend_isometrics,
     [PBD_FAMILY_TRIANGLE] = add_triangle_strains,
@@ -742,7 +742,7 @@ static pair_material_fn* const pair_material[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_TET_VOLUME] = pbd_world_set_tet_volume_material,
     [PBD_FAMILY_ATTACHMENT] = pbd_world_set_attachment_material,
     [PBD_FAMILY_LRA] = pbd_world_set_lra_material,
-    [PBD_FAMILY_SHAPE] = pbd_world_set_shape_material,
+    [PBD_FAMILY_CLUSTER] = pbd_world_set_cluster_material,
     [PBD_FAMILY_BEND_DIHEDRAL] = pbd_world_set_bend_dihedral_material,
     [PBD_FAMILY_BEND_ISOMETRIC] = pbd_world_set_bend_isometric_material,
     [PBD_FAMILY_VOLUME] = pbd_world_set_volume_material,
@@ -1084,8 +1084,8 @@ static void op_settings(harness* h, reader* r) {
 	}
 	case 12: {
 		const pbd_real s = rd_real(r);
-		BOTH(st, pbd_world_set_rigid_stiffness(W, s));
-		tr("rigid stiffness %g -> %s", (double)s, pbd_status_string(st[0]));
+		BOTH(st, pbd_world_set_hard_stiffness(W, s));
+		tr("hard stiffness %g -> %s", (double)s, pbd_status_string(st[0]));
 		break;
 	}
 	case 13: {
@@ -1346,7 +1346,7 @@ static const double family_work[] = {
     [PBD_FAMILY_TET_NEOHOOKEAN] = 6,
     [PBD_FAMILY_ATTACHMENT] = 1,
     [PBD_FAMILY_LRA] = 1,
-    [PBD_FAMILY_SHAPE] = CLUSTER_MAX,
+    [PBD_FAMILY_CLUSTER] = CLUSTER_MAX,
     [PBD_FAMILY_BEND_DIHEDRAL] = 3,
     [PBD_FAMILY_BEND_ISOMETRIC] = 2,
     [PBD_FAMILY_TRIANGLE] = 4,
@@ -1572,7 +1572,7 @@ static pbd_world_def rd_world_def(reader* r, pbd_simd* simd, blocks* blk, size_t
 		wd.stiffness_damping = rd_real(r);
 		wd.linear_tolerance = rd_real(r);
 	}
-	if (more & 8) wd.rigid_stiffness = rd_real(r);
+	if (more & 8) wd.hard_stiffness = rd_real(r);
 	if (more & 16) {
 		wd.wind = rd_vec3(r);
 		wd.gust_strength = rd_real(r);

@@ -13,7 +13,7 @@ REGRESSIONS_DIR = os.path.join(HERE, "regressions", "step")
 # Ops, as fuzz_step.c reads the byte that picks one (modulo 10).
 PARTICLES, CONSTRAINTS, COLLIDER, PARTICLE, _, SETTINGS, BODY, MATERIAL, TRIANGLES, STEP = range(10)
 # Constraint families (pbd_family_type), shapes (pbd_shape_type), methods (pbd_method), kernels (pbd_simd).
-DISTANCE, TET_VOLUME, TET_NEOHOOKEAN, ATTACHMENT, LRA, SHAPE, BEND_DIHEDRAL, BEND_ISOMETRIC, TRIANGLE, VOLUME = \
+DISTANCE, TET_VOLUME, TET_NEOHOOKEAN, ATTACHMENT, LRA, CLUSTER, BEND_DIHEDRAL, BEND_ISOMETRIC, TRIANGLE, VOLUME = \
     range(10)
 PLANE, SPHERE, CAPSULE, BOX, CONVEX, MESH, HEIGHTFIELD = range(7)
 PBD, EXPLICIT_EULER, SYMPLECTIC_EULER, IMPLICIT_EULER, PROJECTIVE_DYNAMICS, VBD = range(6)
@@ -50,7 +50,7 @@ def index(i):
 
 def header(substeps=4, iterations=8, method=PBD, solver=0, formulation=0, collision=0, threads=1, simd=AUTO,
            blocks=0, gravity=None, dt=None, damping=None, jacobi=None, max_speed=None, diagnostics=True,
-           chebyshev=None, hierarchy=None, damping_mode=None, divergence=None, force=None, rigid=None, wind=None,
+           chebyshev=None, hierarchy=None, damping_mode=None, divergence=None, force=None, hard=None, wind=None,
            profile=False, heap=None):
     """blocks: bits 0-1 the constraint block (256, 64, 16, 8), bits 2-3 the particle block (1024, 256,
     128, 64), bit 4 the default least number of blocks to share a stage (else 2). heap: each world's
@@ -59,7 +59,7 @@ def header(substeps=4, iterations=8, method=PBD, solver=0, formulation=0, collis
         (8 if jacobi else 0) | (16 if max_speed is not None else 0) | (32 if diagnostics else 0) | \
         (64 if chebyshev else 0) | (128 if hierarchy else 0)
     more = (1 if damping_mode is not None else 0) | (2 if divergence is not None else 0) | (4 if force else 0) | \
-        (8 if rigid is not None else 0) | (16 if wind else 0) | (32 if profile else 0) | \
+        (8 if hard is not None else 0) | (16 if wind else 0) | (32 if profile else 0) | \
         (128 if heap is not None else 0)
     b = u8(flags, more)
     if gravity:
@@ -83,8 +83,8 @@ def header(substeps=4, iterations=8, method=PBD, solver=0, formulation=0, collis
         b += real(divergence)
     if force:  # (stiffness damping, linear tolerance)
         b += real(force[0]) + real(force[1])
-    if rigid is not None:
-        b += real(rigid)
+    if hard is not None:
+        b += real(hard)
     if wind:  # (wind, gust strength, gust frequency)
         b += vec(*wind[0]) + real(wind[1]) + real(wind[2])
     if heap is not None:
@@ -141,8 +141,8 @@ def lras(first, count, mode=1, scale=1.0):
     return u8(CONSTRAINTS, LRA, 0, 1 | 2) + index(first) + struct.pack("<H", count) + u8(mode) + real(scale)
 
 
-def shape_cluster(first, count, stiffness=0.5):
-    return u8(CONSTRAINTS, SHAPE, 4, count) + index(first) + real(stiffness)
+def cluster(first, count, stiffness=0.5):
+    return u8(CONSTRAINTS, CLUSTER, 4, count) + index(first) + real(stiffness)
 
 
 def bends(family, triangles, compliance=None):
@@ -239,7 +239,7 @@ def positions(first, items):
 def settings(kind, *values):
     """kind: 0 dt, 1 substeps, 2 iterations, 3 solver, 4 formulation, 5 gravity, 6 damping, 7 jacobi (alpha,
     omega, split), 8 method, 9 collision mode, 10 chebyshev (on, rho, delay, gamma), 11 hierarchy (levels,
-    iterations), 12 rigid stiffness, 13 force settings, 14 wind (vec3, strength, frequency), 15 threads of the
+    iterations), 12 hard stiffness, 13 force settings, 14 wind (vec3, strength, frequency), 15 threads of the
     tested world, 16 its kernels, 17 its profile."""
     b = u8(SETTINGS, kind)
     if kind in (1, 2):
@@ -409,8 +409,8 @@ SEEDS = {
     surface_strains(0, 8, 1e-3) + step(2) +
     particles([((2, 0, 0), 1), ((3, 0, 0), 1), ((2, 1, 0), 1), ((2, 0, 1), 1), ((3, 1, 1), 1)]) +
     tet_volumes([(25, 26, 27, 28)], compliance=1e-6) + tet_neohookeans([(26, 29, 27, 28)]) +
-    shape_cluster(25, 5) + octahedron(0.3, translation=(-1, 1, 0)) + volume(32, 8, 1.1) + step(2) +
-    material(ATTACHMENT, 0, 1, (0.5, 1.5, 0)) + material(LRA, 0, 12, 1, 0) + material(SHAPE, 0, 1, 0.2, 0) +
+    cluster(25, 5) + octahedron(0.3, translation=(-1, 1, 0)) + volume(32, 8, 1.1) + step(2) +
+    material(ATTACHMENT, 0, 1, (0.5, 1.5, 0)) + material(LRA, 0, 12, 1, 0) + material(CLUSTER, 0, 1, 0.2, 0) +
     material(BEND_DIHEDRAL, 0, 2, 1, 0.5) + material(TRIANGLE, 0, 8, 1, 1, 0, 0) + step(2),
     # A cloth, a Neo-Hookean ball and a second cloth in worlds of 256 KiB each: the second cloth runs
     # out of memory and must leave the world as it was.

@@ -525,7 +525,7 @@ bool jr_to_real(jr* r, const char* path, double v, jr_range range, pbd_real* out
 	const pbd_real p = (pbd_real)v;
 	/* The magnitude cap keeps every accepted number far below the type's largest, so the only
 	 * thing conversion can do beyond rounding is to lose a small non-zero magnitude: a positive
-	 * mass, compliance or size that turned into 0 would silently mean "pinned", "rigid" or
+	 * mass, compliance or size that turned into 0 would silently mean "pinned", "hard" or
 	 * "none". Signed quantities (plane offsets) may round to 0 harmlessly. */
 	char got[JR_NUMBER_MAX];
 	jr_format_number(got, sizeof got, v);

@@ -40,6 +40,8 @@ static bool load(const char* text, size_t size, char* owned, const char* source,
 	L.s = out;
 	L.max_particles = PBD_SCENE_MAX_PARTICLES;
 	L.max_constraints = PBD_SCENE_MAX_CONSTRAINTS;
+	L.note = options ? options->log : NULL;
+	L.note_user = options ? options->log_user : NULL;
 	if (options && options->max_particles && options->max_particles < PBD_SCENE_MAX_PARTICLES) {
 		L.max_particles = options->max_particles;
 		L.max_constraints = 8 * (uint64_t)options->max_particles;

@@ -288,7 +288,7 @@ bool scene_read_pinned(loader* L, const cJSON* obj, const char* path, const pbd_
 
 /* "attached": {"vertices": as "pinned", "compliance": >= 0 (default 0)}: each vertex held to
  * where it starts by an attachment of rest length 0, a zero-length spring of constant
- * 1 / compliance (seed 004's attachment springs), or a rigid hold at compliance 0. */
+ * 1 / compliance (seed 004's attachment springs), or a hard hold at compliance 0. */
 static bool read_attached(loader* L, const cJSON* obj, const char* path, const pbd_mesh* m, const pbd_scene_object* o) {
 	jr* r = &L->r;
 	const cJSON* a = jr_get(obj, "attached");

@@ -4,6 +4,7 @@
  * level, creates the world and then the objects and colliders in order; each concern's fields
  * are read in a file of its own (scene_internal.h). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,20 @@ bool scene_direction_finite(loader* L, const char* path, const char* key, pbd_ve
 	char p[JR_PATH_MAX];
 	jr_path_key(p, path, key);
 	return jr_fail(&L->r, p, "its length overflows the %s scalar type", JR_REAL_NAME);
+}
+
+void scene_note(loader* L, const char* path, const char* fmt, ...) {
+	if (!L->note) return;
+	char line[512];
+	int n = snprintf(line, sizeof line, "%s: %s: ", L->r.source, path);
+	if (n < 0) n = 0;
+	if ((size_t)n < sizeof line) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	L->note(line, L->note_user);
 }
 
 static bool name_ok(const char* s) {

@@ -26,6 +26,8 @@ typedef struct loader {
 	uint64_t max_particles, max_constraints; /* the caps: SCENE_MAX_* or the options' lower ones */
 	const pbd_obj_groups* groups;            /* the OBJ groups of the mesh_cloth being read, else NULL */
 	const scene_compose* compose;            /* where each object and collider was written */
+	pbd_log_fn note;                         /* the options' log, which hears scene_note; NULL = silent */
+	void* note_user;
 } loader;
 
 /* Between the world and the caller's log callback: quiet while the scene loads (the loader
@@ -53,6 +55,9 @@ bool scene_check_caps(loader* L, const char* path, uint64_t particles, uint64_t 
 bool scene_reserve(loader* L, const char* path, uint64_t particles, uint64_t constraints);
 /* Refuses a direction at path.key whose squared length overflows pbd_real. */
 bool scene_direction_finite(loader* L, const char* path, const char* key, pbd_vec3 d);
+/* One line to the options' log that the scene loads but should change (a deprecated key), as
+ * "source: path: message". */
+void scene_note(loader* L, const char* path, const char* fmt, ...) JR_PRINTF(3, 4);
 
 /* ---- scene_world.c ------------------------------------------------------------------------- */
 

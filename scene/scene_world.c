@@ -37,6 +37,7 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	                                   "method",
 	                                   "stiffness_damping",
 	                                   "linear_tolerance",
+	                                   "hard_stiffness",
 	                                   "rigid_stiffness",
 	                                   "wind",
 	                                   "gusts",
@@ -65,8 +66,8 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	               &d->stiffness_damping) ||
 	    !jr_real_p(r, w, path, "linear_tolerance", d->linear_tolerance, (jr_range){0, 1, true, true},
 	               &d->linear_tolerance) ||
-	    !jr_real_p(r, w, path, "rigid_stiffness", d->rigid_stiffness,
-	               (jr_range){0, PBD_MAX_RIGID_STIFFNESS, true, false}, &d->rigid_stiffness) ||
+	    !jr_real_p(r, w, path, "hard_stiffness", d->hard_stiffness, (jr_range){0, PBD_MAX_HARD_STIFFNESS, true, false},
+	               &d->hard_stiffness) ||
 	    !jr_vec3(r, w, path, "wind", d->wind, PBD_SCENE_MAX_SPEED, &d->wind) ||
 	    !jr_int(r, w, path, "threads", d->threads, 1, PBD_MAX_THREADS, &threads))
 		return false;
@@ -125,6 +126,15 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 		    !jr_real_p(r, gj, gpath, "frequency", d->gust_frequency, JR_POSITIVE(PBD_SCENE_MAX_GUST_FREQUENCY),
 		               &d->gust_frequency))
 			return false;
+	}
+	/* The name hard_stiffness had before "rigid" came to mean rigid bodies: still read, with a note. */
+	if (jr_get(w, "rigid_stiffness")) {
+		if (jr_get(w, "hard_stiffness"))
+			return jr_fail(r, "world.rigid_stiffness", "is the old name of hard_stiffness, which is given too");
+		if (!jr_real_p(r, w, path, "rigid_stiffness", d->hard_stiffness,
+		               (jr_range){0, PBD_MAX_HARD_STIFFNESS, true, false}, &d->hard_stiffness))
+			return false;
+		scene_note(L, "world.rigid_stiffness", "deprecated, now called hard_stiffness");
 	}
 	return true;
 }

@@ -72,13 +72,13 @@ static pbd_vec3 random_force(soak_random* rs, uint32_t i) {
 	return pbd_v3_scale(random_dir(&rs->rng), rr(w > 0 ? a / w : a));
 }
 
-/* PBD stiffness in [0, 1], with the ends (a slack and a rigid link) drawn often. */
+/* PBD stiffness in [0, 1], with the ends (a slack and a hard link) drawn often. */
 static pbd_real random_stiffness(soak_rng* rng) {
 	double u = soak_rng_unit(rng);
 	return u < 0.1 ? 0 : u < 0.35 ? 1 : rr(soak_rng_unit(rng));
 }
 
-/* XPBD compliance: 0 (rigid) a quarter of the time, else log-uniform up to 1e-2 m/N. */
+/* XPBD compliance: 0 (hard) a quarter of the time, else log-uniform up to 1e-2 m/N. */
 static pbd_real random_compliance(soak_rng* rng) {
 	return soak_rng_chance(rng, 0.25) ? 0 : rr(soak_rng_log(rng, 1e-10, 1e-2));
 }

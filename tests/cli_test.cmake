@@ -855,14 +855,14 @@ elseif(CASE STREQUAL "compare")
   expect_rows(div/compare.csv explicit_euler 11)
   expect_out("\nexplicit_euler [^\n]* diverged at frame [0-9]+\n")
   expect_one_line("^pbd: compare: explicit_euler diverged \\(first at frame [0-9]+\\); see div/summary\\.csv\n$")
-  # A rigid constraint (compliance 0) becomes a stiff spring under implicit Euler: both runs go
+  # A hard constraint (compliance 0) becomes a stiff spring under implicit Euler: both runs go
   # to the end.
-  run_pbd(compare "${SCENES}/hanging_cloth.json" --methods implicit_euler,pbd -n 3 -o rigid)
+  run_pbd(compare "${SCENES}/hanging_cloth.json" --methods implicit_euler,pbd -n 3 -o hard)
   expect_rc(0)
-  expect_summary(rigid/summary.csv implicit_euler "ok")
-  expect_summary(rigid/summary.csv pbd "ok")
-  expect_rows(rigid/compare.csv implicit_euler 4)
-  expect_rows(rigid/compare.csv pbd 4)
+  expect_summary(hard/summary.csv implicit_euler "ok")
+  expect_summary(hard/summary.csv pbd "ok")
+  expect_rows(hard/compare.csv implicit_euler 4)
+  expect_rows(hard/compare.csv pbd 4)
   # --plot without gnuplot on the PATH: the files are written, then one line and exit status 1.
   file(MAKE_DIRECTORY "${WORK}/nobin")
   set(run_env "PATH=${WORK}/nobin")
@@ -888,7 +888,7 @@ elseif(CASE STREQUAL "compare_usage")
   expect_one_line("^pbd: --methods: unknown method 'newton' \\(the names: pbd, xpbd, explicit_euler, symplectic_euler, implicit_euler, projective_dynamics, vbd, or all\\)")
   run_pbd(compare rope --methods pbd,xpbd,pbd)
   expect_one_line("'pbd' given twice")
-  # Every name is taken, "all" among them (one frame each: the rope's links are rigid, which every
+  # Every name is taken, "all" among them (one frame each: the rope's links are hard, which every
   # method runs, the force-based ones as stiff springs).
   run_pbd(compare rope --methods all -n 1 -o all -q)
   expect_rc(0)

@@ -259,11 +259,11 @@ static void add_objects(pbd_world* w, bool* ok) {
 	if (soft(w, &sd, &info, ok, "membrane")) {
 		uint32_t members[4];
 		for (uint32_t k = 0; k < 4; ++k) members[k] = info.first_particle + k;
-		pbd_shape_def sh = pbd_shape_def_default();
+		pbd_cluster_def sh = pbd_cluster_def_default();
 		sh.particles = members;
 		sh.count = 4;
 		sh.compliance = (pbd_real)1e-1;
-		ok_or_oom(pbd_world_add_shapes(w, 1, &sh, NULL), ok, "shapes");
+		ok_or_oom(pbd_world_add_clusters(w, 1, &sh, NULL), ok, "clusters");
 	}
 	pbd_mesh_free(&m);
 

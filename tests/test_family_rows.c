@@ -1,7 +1,7 @@
 /* The force models of the families beyond distances, attachments and isometric bends (rows.h):
  * for each, the rows' forces are the negative gradient of their energy sum k C^2 / 2, the rows
  * keep one structure in every state, and their energy is the family's own. Each family runs under
- * implicit Euler, vertex block descent and projective dynamics, soft or rigid. A soft tetrahedral
+ * implicit Euler, vertex block descent and projective dynamics, soft or hard. A soft tetrahedral
  * body settles under implicit Euler where XPBD, block descent and projective dynamics put it: all
  * minimise the same energy. */
 #include <math.h>
@@ -31,7 +31,7 @@ static void perturb(pbd_world* w, uint64_t seed, double amp) {
 	assert_int_equal(pbd_world_set_positions(w, 0, w->np, x), PBD_OK);
 }
 
-/* ---- one small world per family: compliance c (0: rigid), then moved off its rest state ------------------- */
+/* ---- one small world per family: compliance c (0: hard), then moved off its rest state ------------------- */
 
 /* Two tetrahedra sharing the face 1-2-3. */
 static const pbd_vec3 tet_x[5] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}};
@@ -139,20 +139,20 @@ static void build_lra(pbd_world* w, pbd_real c) {
 }
 
 /* Two overlapping clusters, the first with a pinned member; the body is turned and deformed. */
-static void build_shape(pbd_world* w, pbd_real c) {
+static void build_cluster(pbd_world* w, pbd_real c) {
 	const pbd_vec3 x[8] = {{0, 0, 0},       {0.5f, 0, 0.1f},    {0, 0.5f, 0},       {0.1f, 0.1f, 0.5f},
 	                       {0.5f, 0.5f, 0}, {0.4f, 0.1f, 0.6f}, {0.7f, 0.6f, 0.3f}, {0.2f, 0.7f, 0.5f}};
 	const pbd_real iw[8] = {1, 1, 2, 1, 0.5f, 1, 1, 0};
 	add_particles(w, 8, x, iw);
 	const uint32_t a[6] = {0, 1, 2, 3, 4, 7}, b[6] = {2, 3, 4, 5, 6, 1};
-	pbd_shape_def d[2] = {pbd_shape_def_default(), pbd_shape_def_default()};
+	pbd_cluster_def d[2] = {pbd_cluster_def_default(), pbd_cluster_def_default()};
 	d[0].particles = a;
 	d[1].particles = b;
 	for (int k = 0; k < 2; ++k) {
 		d[k].count = 6;
 		d[k].compliance = c * (pbd_real)(k + 1);
 	}
-	assert_int_equal(pbd_world_add_shapes(w, 2, d, NULL), PBD_OK);
+	assert_int_equal(pbd_world_add_clusters(w, 2, d, NULL), PBD_OK);
 	/* a turn of 0.3 rad about z, then noise */
 	pbd_vec3 y[8];
 	const pbd_real cs = (pbd_real)cos(0.3), sn = (pbd_real)sin(0.3);
@@ -166,7 +166,7 @@ typedef struct family_case {
 	pbd_family_type type;
 	void (*build)(pbd_world* w, pbd_real compliance);
 	pbd_real compliance;
-	bool rigid; /* compliance 0 makes it rigid */
+	bool hard; /* compliance 0 makes it hard */
 } family_case;
 
 static const family_case cases[] = {
@@ -176,7 +176,7 @@ static const family_case cases[] = {
     {PBD_FAMILY_BEND_DIHEDRAL, build_bend_dihedral, 0.05f, true},
     {PBD_FAMILY_VOLUME, build_volume, 0.001f, true},
     {PBD_FAMILY_LRA, build_lra, 0.01f, true},
-    {PBD_FAMILY_SHAPE, build_shape, 0.02f, true},
+    {PBD_FAMILY_CLUSTER, build_cluster, 0.02f, true},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -276,28 +276,28 @@ static void test_runs_under_implicit_and_vbd(void** state) {
 		}
 }
 
-/* Every family under projective dynamics (pd.c's general rows) and implicit Euler, soft and rigid
- * (compliance 0, a stiff spring each, rows_rigid.c), and rigid under block descent (a hard row):
- * all finite, the rigid ones held within 1 % by the springs. */
-static void test_rigid_and_projective(void** state) {
+/* Every family under projective dynamics (pd.c's general rows) and implicit Euler, soft and hard
+ * (compliance 0, a stiff spring each, rows_hard.c), and hard under block descent (a hard row):
+ * all finite, the hard ones held within 1 % by the springs. */
+static void test_hard_and_projective(void** state) {
 	(void)state;
 	for (size_t k = 0; k < NCASES; ++k) {
 		const family_case* fc = &cases[k];
 		const char* name = pbd_family_name(fc->type);
 		const pbd_method methods[3] = {PBD_METHOD_IMPLICIT_EULER, PBD_METHOD_VBD, PBD_METHOD_PROJECTIVE_DYNAMICS};
 		for (int m = 0; m < 3; ++m) {
-			for (int rigid = 0; rigid < 2; ++rigid) {
-				if (rigid ? !fc->rigid : methods[m] == PBD_METHOD_VBD) continue;
-				pbd_world* w = case_world(fc, methods[m], rigid ? 0 : fc->compliance);
+			for (int hard = 0; hard < 2; ++hard) {
+				if (hard ? !fc->hard : methods[m] == PBD_METHOD_VBD) continue;
+				pbd_world* w = case_world(fc, methods[m], hard ? 0 : fc->compliance);
 				for (int s = 0; s < 60; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
 				assert_true(tp_all_finite(w));
 				pbd_stats st;
 				pbd_world_get_stats(w, &st);
-				printf("  %-15s %s under %s, 60 steps: max strain %.3g\n", name, rigid ? "rigid" : "soft",
+				printf("  %-15s %s under %s, 60 steps: max strain %.3g\n", name, hard ? "hard" : "soft",
 				       pbd_method_name(methods[m]), st.family[fc->type].max_strain);
 				/* the spring of the mapping holds it within 1 % (measured 0.74 % at most, the LRA,
 				 * under both) */
-				if (rigid && methods[m] != PBD_METHOD_VBD) assert_true(st.family[fc->type].max_strain < 0.01);
+				if (hard && methods[m] != PBD_METHOD_VBD) assert_true(st.family[fc->type].max_strain < 0.01);
 				pbd_world_destroy(w);
 			}
 		}
@@ -393,7 +393,7 @@ int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_forces_are_energy_gradient),  cmocka_unit_test(test_energy_is_the_familys),
-	    cmocka_unit_test(test_runs_under_implicit_and_vbd), cmocka_unit_test(test_rigid_and_projective),
+	    cmocka_unit_test(test_runs_under_implicit_and_vbd), cmocka_unit_test(test_hard_and_projective),
 	    cmocka_unit_test(test_soft_box_equilibrium),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

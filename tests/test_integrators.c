@@ -341,9 +341,9 @@ static void test_residual_reported(void** state) {
 	}
 }
 
-/* A rigid constraint (compliance 0) runs under every method (tests/test_rigid_rows.c holds the
+/* A hard constraint (compliance 0) runs under every method (tests/test_hard_rows.c holds the
  * mapping to its numbers), and a family of general rows under every force-based method. */
-static void test_rigid_and_general_rows_run(void** state) {
+static void test_hard_and_general_rows_run(void** state) {
 	(void)state;
 	char msg[256] = "";
 	for (int m = PBD_METHOD_POSITION_BASED; m < PBD_METHOD_COUNT; ++m) {
@@ -487,7 +487,7 @@ static void test_cg_solves_the_system(void** state) {
 }
 
 /* The chain of scenes/chain_mass_ratio.json: ten 1 g links pinned at one end, a 50 kg weight at the
- * other, rigid links, released from horizontal; one substep of 10 iterations per 1/60 s. Returns
+ * other, hard links, released from horizontal; one substep of 10 iterations per 1/60 s. Returns
  * the largest relative stretch of the whole chain over 4 s. */
 static double mass_ratio_chain(pbd_method method) {
 	pbd_world_def def = pbd_world_def_default();
@@ -553,7 +553,7 @@ static void test_snapshot_resume(void** state) {
 		pbd_world* w = hanging_sheet(methods[m]);
 		pbd_world_set_iterations(w, 5);
 		if (methods[m] == PBD_METHOD_VBD) {
-			/* a rigid link too, solved by the augmented Lagrangian */
+			/* a hard link too, solved by the augmented Lagrangian */
 			pbd_edge_material hard = {true, 1, 1, 0, 0};
 			assert_int_equal(pbd_world_set_distance_material(w, 0, 4, &hard), PBD_OK);
 		}
@@ -589,7 +589,7 @@ int main(void) {
 	    cmocka_unit_test(test_block_and_projective_equilibrium),
 	    cmocka_unit_test(test_implicit_stiff_cloth_at_frame_step),
 	    cmocka_unit_test(test_residual_reported),
-	    cmocka_unit_test(test_rigid_and_general_rows_run),
+	    cmocka_unit_test(test_hard_and_general_rows_run),
 	    cmocka_unit_test(test_deterministic_and_contacts),
 	    cmocka_unit_test(test_snapshot_resume),
 	    cmocka_unit_test(test_mass_ratio_chain),

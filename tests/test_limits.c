@@ -3,7 +3,7 @@
  * and PBD_MAX_KINEMATIC_ANGULAR_SPEED a call is refused with PBD_ERR_OUT_OF_RANGE and a message
  * naming the field and the value, and changes nothing; within them a collider turns by the exact
  * angle however fast, its rotation staying a unit quaternion. Geometry without a direction
- * (coincident particles held apart by a distance, a pinned particle's rigid attachment) steps
+ * (coincident particles held apart by a distance, a pinned particle's hard attachment) steps
  * under every method without a division by zero (the FP traps are on) and without a NaN. */
 #include <float.h>
 #include <stdio.h>
@@ -169,8 +169,8 @@ static void test_kinematic_rotation_is_exact(void** state) {
 	pbd_world_destroy(w);
 }
 
-/* Two coincident particles held apart by a distance (rest 0.5 m, or the measured 0), rigid or a
- * spring, one pinned or both free; and a pinned particle's rigid attachment. Every method steps
+/* Two coincident particles held apart by a distance (rest 0.5 m, or the measured 0), hard or a
+ * spring, one pinned or both free; and a pinned particle's hard attachment. Every method steps
  * them without a division by zero and without a NaN. */
 static void test_coincident_particles(void** state) {
 	(void)state;
@@ -207,7 +207,7 @@ static void test_coincident_particles(void** state) {
 	}
 }
 
-/* Vertex block descent with a rigid link (rest 0.5 m) whose ends coincide while its multiplier
+/* Vertex block descent with a hard link (rest 0.5 m) whose ends coincide while its multiplier
  * pulls (lam > 0, as a stretched link has it when its ends are brought together, by a teleport or
  * a crossing): the link has no direction to pull along and the vertex's Newton step must not
  * divide by its zero length. */

@@ -462,14 +462,14 @@ static void test_partition_across_families(void** state) {
 		}
 		assert_int_equal(pbd_world_add_attachments(w, 3, ad, NULL), PBD_OK);
 		uint32_t members[2][20];
-		pbd_shape_def sd[2];
+		pbd_cluster_def sd[2];
 		for (int c = 0; c < 2; ++c) {
 			for (uint32_t j = 0; j < 20; ++j) members[c][j] = (uint32_t)(40 + 30 * c) + j;
-			sd[c] = pbd_shape_def_default();
+			sd[c] = pbd_cluster_def_default();
 			sd[c].particles = members[c];
 			sd[c].count = c ? 20 : 6; /* one colourable, one for the last group */
 		}
-		assert_int_equal(pbd_world_add_shapes(w, 2, sd, NULL), PBD_OK);
+		assert_int_equal(pbd_world_add_clusters(w, 2, sd, NULL), PBD_OK);
 		for (int s = 0; s < 5; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
 		uint32_t* owner = malloc(w->np * sizeof *owner);
 		for (int g = 0; g < PBD_PARTITION_COLOURS; ++g) {
@@ -488,7 +488,7 @@ static void test_partition_across_families(void** state) {
 			}
 		}
 		free(owner);
-		const pbd_family* fs = &w->fam[PBD_FAMILY_SHAPE];
+		const pbd_family* fs = &w->fam[PBD_FAMILY_CLUSTER];
 		assert_int_equal(fs->group_end[PBD_GROUP_COUNT - 1] - fs->group_end[PBD_GROUP_COUNT - 2], 1);
 		/* bit-identical splits */
 		pbd_step_ctx ctx;

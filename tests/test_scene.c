@@ -223,8 +223,8 @@ static void test_seeds_run_finite(void** state) {
 	}
 }
 
-/* Every built-in scene runs its first frames under implicit Euler and projective dynamics, rigid
- * links (a stiff spring each, rows_rigid.c) and general rows (volumes, strains, dihedral bends,
+/* Every built-in scene runs its first frames under implicit Euler and projective dynamics, hard
+ * links (a stiff spring each, rows_hard.c) and general rows (volumes, strains, dihedral bends,
  * long-range attachments, shape matching: pd.c) included. */
 static void test_builtins_run_implicit_methods(void** state) {
 	(void)state;
@@ -835,7 +835,7 @@ static void test_attached_and_method(void** state) {
 	(void)state;
 	pbd_scene s =
 	    load_ok("{\"world\": {\"method\": \"implicit_euler\", \"stiffness_damping\": 0.01,"
-	            " \"linear_tolerance\": 1e-5, \"rigid_stiffness\": 250, \"iterations\": 50},"
+	            " \"linear_tolerance\": 1e-5, \"hard_stiffness\": 250, \"iterations\": 50},"
 	            " \"objects\": [{\"type\": \"grid_cloth\", \"nx\": 4, \"ny\": 4, \"origin\": [0, 1, 0],"
 	            "   \"material\": {\"structural\": {\"compliance\": 0.001}, \"shear\": {\"compliance\": 0.01},"
 	            "   \"bend\": {\"compliance\": 0.1}},"
@@ -844,7 +844,7 @@ static void test_attached_and_method(void** state) {
 	const pbd_world_def d = pbd_world_get_def(s.world);
 	assert_int_equal(d.method, PBD_METHOD_IMPLICIT_EULER);
 	assert_true(d.stiffness_damping == (pbd_real)0.01 && d.linear_tolerance == (pbd_real)1e-5);
-	assert_true(d.rigid_stiffness == 250);
+	assert_true(d.hard_stiffness == 250);
 	assert_int_equal(pbd_world_attachment_count(s.world), 2);
 	const uint32_t first = s.objects[0].range.first_particle;
 	pbd_attachment_def a[2];
@@ -997,8 +997,8 @@ static const bad_case bad_cases[] = {
      NULL},
     {"{\"world\": {\"method\": \"newton\"}}", "world.method", NULL},
     {"{\"world\": {\"linear_tolerance\": 1}}", "world.linear_tolerance", NULL},
-    {"{\"world\": {\"rigid_stiffness\": 0}}", "world.rigid_stiffness", NULL},
-    {"{\"world\": {\"rigid_stiffness\": 1e9}}", "world.rigid_stiffness", NULL},
+    {"{\"world\": {\"hard_stiffness\": 0}}", "world.hard_stiffness", NULL},
+    {"{\"world\": {\"hard_stiffness\": 1e9}}", "world.hard_stiffness", NULL},
     /* syntax: file:line:col */
     {"", "t.json:1:1: syntax error", "end of input"},
     {"{\n  \"name\": \"x\",\n  \"frames\": 10,,\n}\n", "t.json:3:16: syntax error", NULL},
@@ -1385,7 +1385,7 @@ static const bad_case bad_cases[] = {
     {"{\"frames\": -1e300}", "frames: must be >= 0", NULL},
     {"{\"world\": {\"iterations\": 1e19}}", "world.iterations: must be <= 10000", NULL},
     {OBJ("{" GRID ", \"nx\": 9223372036854775808}"), "objects[0].nx: must be <= 4194304", NULL},
-    /* values that conversion to pbd_real would turn into 0 (pinned, rigid, none) or move out of range */
+    /* values that conversion to pbd_real would turn into 0 (pinned, hard, none) or move out of range */
     {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": 1e-50}]}"),
      "objects[0].particles[0].inv_mass: must be 0 (pinned) or in [1e-09, 1000000000] (got 1e-50)", NULL},
     {OBJ("{\"type\": \"particles\", \"particles\": [{\"x\": [0,0,0], \"inv_mass\": 1e-10}]}"),
@@ -1664,6 +1664,33 @@ static void test_library_messages(void** state) {
 	pbd_scene_free(&copy);
 }
 
+/* A scene written with world.rigid_stiffness, hard_stiffness's former name, loads as before with one
+ * note to the log; both names at once are refused. */
+static void test_deprecated_rigid_stiffness(void** state) {
+	(void)state;
+	log_count c = {0, ""};
+	const pbd_scene_options opt = {false, count_log, &c, 0};
+	const char* json = "{\"world\": {\"rigid_stiffness\": 250}}";
+	pbd_scene s;
+	pbd_scene_error err;
+	if (!pbd_scene_load_string(json, strlen(json), "old.json", NULL, &opt, &s, &err)) fail_msg("%s", err.message);
+	assert_true(pbd_world_get_def(s.world).hard_stiffness == 250);
+	assert_int_equal(c.count, 1);
+	assert_string_equal(c.last, "old.json: world.rigid_stiffness: deprecated, now called hard_stiffness");
+	pbd_scene_free(&s);
+	/* without a log it loads all the same */
+	s = load_ok(json, NULL);
+	assert_true(pbd_world_get_def(s.world).hard_stiffness == 250);
+	pbd_scene_free(&s);
+	const char* both = "{\"world\": {\"rigid_stiffness\": 250, \"hard_stiffness\": 300}}";
+	assert_false(pbd_scene_load_string(both, strlen(both), "t.json", NULL, &opt, &s, &err));
+	assert_non_null(strstr(err.message, "t.json: world.rigid_stiffness: is the old name of hard_stiffness"));
+	const char* bad = "{\"world\": {\"rigid_stiffness\": 0}}";
+	assert_false(pbd_scene_load_string(bad, strlen(bad), "t.json", NULL, &opt, &s, &err));
+	assert_non_null(strstr(err.message, "world.rigid_stiffness"));
+	assert_int_equal(c.count, 1);
+}
+
 /* ---- caps and memory -------------------------------------------------------------------- */
 
 static void assert_stats_finite(const pbd_scene* s) {
@@ -1865,6 +1892,7 @@ int main(void) {
 	    cmocka_unit_test(test_empty_scene),
 	    cmocka_unit_test(test_limits_inclusive),
 	    cmocka_unit_test(test_library_messages),
+	    cmocka_unit_test(test_deprecated_rigid_stiffness),
 	    cmocka_unit_test(test_caps_first_step_finite),
 	    cmocka_unit_test(test_parse_memory_bound),
 	    cmocka_unit_test(test_parse_out_of_memory),

@@ -5,7 +5,7 @@
  * it (kept here per constraint, so going back to level 0, or reloading, restores it exactly and
  * repeated changes do not drift). Both formulations scale a softness the same way:
  *   stiffer (s > 1): softness / s;
- *   softer (s < 1):  (softness + reference) / s - reference, so that a rigid constraint
+ *   softer (s < 1):  (softness + reference) / s - reference, so that a hard constraint
  *                    (softness 0) softens too, gradually from the reference on.
  * XPBD's softness is its compliance a; the reference a0 is the compliance at which the scene's
  * bodies would stretch by about 1% under their own weight (an edge of mean rest length L carries

@@ -104,7 +104,7 @@ typedef struct view_controls {
 	int stiffness_level;         /* stiffness scale 2^level, 0 = the scene's materials */
 	uint32_t count;              /* constraints whose originals are held */
 	pbd_edge_material* original; /* per constraint, as loaded (restored by level 0 and by reset) */
-	double reference_compliance; /* XPBD: what softening a rigid (compliance 0) constraint starts from */
+	double reference_compliance; /* XPBD: what softening a hard (compliance 0) constraint starts from */
 } view_controls;
 
 typedef enum view_camera_mode { VIEW_CAMERA_NONE = 0, VIEW_CAMERA_ORBIT, VIEW_CAMERA_PAN } view_camera_mode;

@@ -75,8 +75,8 @@ PBD_API pbd_status pbd_world_set_hierarchy(pbd_world* world, int levels, int ite
 /// entries at most).
 PBD_API uint32_t pbd_world_hierarchy_levels(const pbd_world* world, uint32_t* particles);
 /// Switches the method (pbd_world_def.method); takes effect at the next step. The force-based
-/// methods but VBD integrate a constraint of compliance 0 (a rigid link) as a stiff spring (see
-/// pbd_world_def.rigid_stiffness). The step fails with PBD_ERR_INVALID_ARGUMENT when a family of
+/// methods but VBD integrate a constraint of compliance 0 (a hard link) as a stiff spring (see
+/// pbd_world_def.hard_stiffness). The step fails with PBD_ERR_INVALID_ARGUMENT when a family of
 /// the world has no force model yet, or, under projective dynamics, when more than 8 constraints
 /// span over 64 free particles each (enclosed volumes of large meshes), and under projective
 /// dynamics with PBD_ERR_DEGENERATE or PBD_ERR_NOT_FINITE when its matrix cannot be factored
@@ -85,8 +85,8 @@ PBD_API pbd_status pbd_world_set_method(pbd_world* world, pbd_method method);
 /// The distance kernels (pbd_world_def.simd); results do not depend on them. PBD_SIMD_AVX2 or
 /// PBD_SIMD_AVX512 on a build or CPU without them is refused.
 PBD_API pbd_status pbd_world_set_simd(pbd_world* world, pbd_simd simd);
-/// How stiff the force-based methods make rigid constraints (pbd_world_def.rigid_stiffness).
-PBD_API pbd_status pbd_world_set_rigid_stiffness(pbd_world* world, pbd_real rigid_stiffness);
+/// How stiff the force-based methods make hard constraints (pbd_world_def.hard_stiffness).
+PBD_API pbd_status pbd_world_set_hard_stiffness(pbd_world* world, pbd_real hard_stiffness);
 /// Threads the next steps run on, in [1, PBD_MAX_THREADS]; starts or stops the built-in pool
 /// (when the world has no task system of the game's). Results do not depend on it.
 PBD_API pbd_status pbd_world_set_threads(pbd_world* world, int threads);
@@ -323,26 +323,27 @@ PBD_API pbd_status pbd_world_get_lra(const pbd_world* world, uint32_t index, pbd
 PBD_API pbd_status pbd_world_set_lra_material(pbd_world* world, uint32_t first, uint32_t count, pbd_real stiffness,
                                               pbd_real compliance);
 
-/* ---- shape matching ---------------------------------------------------------------------- */
+/* ---- clusters (shape matching) ----------------------------------------------------------- */
 
-/// Adds `count` shape-matching clusters (pbd_shape_def); the members are copied. The index of the
+/// Adds `count` shape-matching clusters (pbd_cluster_def); the members are copied. The index of the
 /// first goes to *first (may be NULL). All are validated before any is added.
-PBD_API pbd_status pbd_world_add_shapes(pbd_world* world, uint32_t count, const pbd_shape_def* defs, uint32_t* first);
+PBD_API pbd_status pbd_world_add_clusters(pbd_world* world, uint32_t count, const pbd_cluster_def* defs,
+                                          uint32_t* first);
 
-PBD_API uint32_t pbd_world_shape_count(const pbd_world* world);
+PBD_API uint32_t pbd_world_cluster_count(const pbd_world* world);
 
 /// Cluster `index`: out->count, stiffness and compliance, and its first `capacity` members
 /// written to `members` (out->particles points there; rest is NULL).
-PBD_API pbd_status pbd_world_get_shape(const pbd_world* world, uint32_t index, pbd_shape_def* out, uint32_t* members,
-                                       uint32_t capacity);
+PBD_API pbd_status pbd_world_get_cluster(const pbd_world* world, uint32_t index, pbd_cluster_def* out,
+                                         uint32_t* members, uint32_t capacity);
 
 /// The rotation from cluster `index`'s rest shape to its current goal shape, as a unit
 /// quaternion (x, y, z, w), as found in the last step.
-PBD_API pbd_status pbd_world_get_shape_rotation(const pbd_world* world, uint32_t index, pbd_real out[4]);
+PBD_API pbd_status pbd_world_get_cluster_rotation(const pbd_world* world, uint32_t index, pbd_real out[4]);
 
 /// Changes the stiffness and compliance of clusters [first, first + count).
-PBD_API pbd_status pbd_world_set_shape_material(pbd_world* world, uint32_t first, uint32_t count, pbd_real stiffness,
-                                                pbd_real compliance);
+PBD_API pbd_status pbd_world_set_cluster_material(pbd_world* world, uint32_t first, uint32_t count, pbd_real stiffness,
+                                                  pbd_real compliance);
 
 /* ---- bending constraints ---------------------------------------------------------------- */
 
@@ -667,6 +668,48 @@ PBD_API pbd_status pbd_mesh_hinges(const pbd_mesh* mesh, uint32_t* out4, uint32_
 
 /// Frees a builder-made mesh and zeroes it. Does nothing to a mesh with owned == false.
 PBD_API void pbd_mesh_free(pbd_mesh* mesh);
+
+/* ---- deprecated names ------------------------------------------------------------------- */
+
+/// The former names of shape matching and of hard constraints, kept for one release. "Shape" now
+/// names a collider's geometry only and "rigid" a rigid body: shape matching's clusters are
+/// clusters, and a constraint of compliance 0 is hard. pbd_world_def.rigid_stiffness became
+/// pbd_world_def.hard_stiffness without an alias (a field cannot have two names).
+typedef pbd_cluster_def pbd_shape_def PBD_DEPRECATED("use pbd_cluster_def");
+
+PBD_DEPRECATED("use pbd_cluster_def_default")
+static inline pbd_cluster_def pbd_shape_def_default(void) { return pbd_cluster_def_default(); }
+
+PBD_DEPRECATED("use pbd_world_add_clusters")
+static inline pbd_status pbd_world_add_shapes(pbd_world* world, uint32_t count, const pbd_cluster_def* defs,
+                                              uint32_t* first) {
+	return pbd_world_add_clusters(world, count, defs, first);
+}
+
+PBD_DEPRECATED("use pbd_world_cluster_count")
+static inline uint32_t pbd_world_shape_count(const pbd_world* world) { return pbd_world_cluster_count(world); }
+
+PBD_DEPRECATED("use pbd_world_get_cluster")
+static inline pbd_status pbd_world_get_shape(const pbd_world* world, uint32_t index, pbd_cluster_def* out,
+                                             uint32_t* members, uint32_t capacity) {
+	return pbd_world_get_cluster(world, index, out, members, capacity);
+}
+
+PBD_DEPRECATED("use pbd_world_get_cluster_rotation")
+static inline pbd_status pbd_world_get_shape_rotation(const pbd_world* world, uint32_t index, pbd_real out[4]) {
+	return pbd_world_get_cluster_rotation(world, index, out);
+}
+
+PBD_DEPRECATED("use pbd_world_set_cluster_material")
+static inline pbd_status pbd_world_set_shape_material(pbd_world* world, uint32_t first, uint32_t count,
+                                                      pbd_real stiffness, pbd_real compliance) {
+	return pbd_world_set_cluster_material(world, first, count, stiffness, compliance);
+}
+
+PBD_DEPRECATED("use pbd_world_set_hard_stiffness")
+static inline pbd_status pbd_world_set_rigid_stiffness(pbd_world* world, pbd_real hard_stiffness) {
+	return pbd_world_set_hard_stiffness(world, hard_stiffness);
+}
 
 #ifdef __cplusplus
 }

@@ -199,7 +199,8 @@ typedef struct pbd_scene_options {
 	/// The world's log callback, for what the library reports once the scene is loaded (run-time
 	/// warnings while stepping, a refused setting). NULL = silent. While the scene loads, the
 	/// library's messages are held back: a refused input is reported once, in err->message, with
-	/// the path of the field it came from.
+	/// the path of the field it came from. The loader itself sends one line per deprecated key it
+	/// still reads ("file: world.rigid_stiffness: deprecated, now called hard_stiffness").
 	pbd_log_fn log;
 	void* log_user;
 	/// A lower cap on the scene's particles than PBD_SCENE_MAX_PARTICLES (and on its constraints, 8

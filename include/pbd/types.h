@@ -20,6 +20,13 @@ extern "C" {
 #define PBD_API
 #endif
 
+/// Marks a name kept for one release after a rename; the message gives the new name.
+#if defined(__GNUC__)
+#define PBD_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define PBD_DEPRECATED(msg)
+#endif
+
 /// Scalar type of every position, velocity and parameter. Float unless the library was
 /// configured with PBD_DOUBLE=ON (see pbd/config.h).
 #ifdef PBD_DOUBLE
@@ -159,8 +166,10 @@ PBD_API bool pbd_formulation_from_name(const char* name, pbd_formulation* out);
 /// products stay finite in float.
 #define PBD_MAX_GRAVITY 1e6
 #define PBD_MAX_DT      1e3
-/// Largest pbd_world_def.rigid_stiffness.
-#define PBD_MAX_RIGID_STIFFNESS 1e8
+/// Largest pbd_world_def.hard_stiffness.
+#define PBD_MAX_HARD_STIFFNESS 1e8
+/// Deprecated: the former name of PBD_MAX_HARD_STIFFNESS.
+#define PBD_MAX_RIGID_STIFFNESS PBD_MAX_HARD_STIFFNESS
 /// Caps on kinematic motion: each component of a kinematic collider's velocity (m/s) and angular
 /// velocity (rad/s), as given or as pbd_collider_move_to derives them, and each component of the
 /// speed at which a pinned particle's target or an attachment's point moves over one step
@@ -249,12 +258,12 @@ typedef struct pbd_world_def {
 	/// Implicit Euler: the CG solve stops when the residual is at most this fraction of the
 	/// right-hand side, in (0, 1) (default 1e-4); pbd_stats.linear_residual reports what it reached.
 	pbd_real linear_tolerance;
-	/// Force-based methods but VBD: how stiff a rigid constraint (compliance 0) is made. Such a row
-	/// becomes a spring k = rigid_stiffness * m_eff / h^2 (h the substep, m_eff the row's effective
+	/// Force-based methods but VBD: how stiff a hard constraint (compliance 0) is made. Such a row
+	/// becomes a spring k = hard_stiffness * m_eff / h^2 (h the substep, m_eff the row's effective
 	/// mass, 1 / (w_a + w_b) for a distance), so that a steady load sags it by (F / m_eff) h^2 /
-	/// rigid_stiffness; explicit and symplectic Euler cap it at their stability bound. In
-	/// (0, 1e8], default 1000 (docs/methods.md, "Rigid constraints under force-based methods").
-	pbd_real rigid_stiffness;
+	/// hard_stiffness; explicit and symplectic Euler cap it at their stability bound. In
+	/// (0, 1e8], default 1000 (docs/methods.md, "Hard constraints under force-based methods").
+	pbd_real hard_stiffness;
 	/// Air: the wind's velocity everywhere, m/s (default 0). Objects with drag feel it
 	/// (pbd_soft_def.drag_normal and friends); every method applies air forces.
 	pbd_vec3 wind;
@@ -297,12 +306,14 @@ typedef enum pbd_family_type {
 	PBD_FAMILY_TET_NEOHOOKEAN, ///< stable Neo-Hookean tetrahedron: a deviatoric and a hydrostatic constraint
 	PBD_FAMILY_ATTACHMENT,     ///< C = |x - p| - rest: a particle held to a world point p
 	PBD_FAMILY_LRA,            ///< C = |x - x_pin| - L <= 0: long-range attachments to the nearest pin
-	PBD_FAMILY_SHAPE,          ///< shape matching: a cluster pulled toward its rest shape, rotated
+	PBD_FAMILY_CLUSTER,        ///< shape matching: a cluster pulled toward its rest shape, rotated
 	PBD_FAMILY_BEND_DIHEDRAL,  ///< C = theta - rest, theta the dihedral angle of a hinge
 	PBD_FAMILY_BEND_ISOMETRIC, ///< C = |sum_i K_i x_i| - r0 on a hinge (Bergou et al. 2006)
 	PBD_FAMILY_TRIANGLE, ///< membrane strain of a triangle: stretch along two material axes and shear between them
 	PBD_FAMILY_VOLUME,   ///< C = V - pressure V0, the volume enclosed by a closed triangle mesh
-	PBD_FAMILY_COUNT
+	PBD_FAMILY_COUNT,
+	/// Deprecated: the former name of PBD_FAMILY_CLUSTER.
+	PBD_FAMILY_SHAPE PBD_DEPRECATED("use PBD_FAMILY_CLUSTER") = PBD_FAMILY_CLUSTER
 } pbd_family_type;
 
 /// One distance constraint C = |x_a - x_b| - rest.
@@ -350,7 +361,7 @@ typedef struct pbd_tet_neohookean_def {
 /// Rubber-like defaults: E = 1 MPa, nu = 0.45, PBD stiffnesses 1.
 PBD_API pbd_tet_neohookean_def pbd_tet_neohookean_def_default(void);
 /// One attachment C = |x - p| - rest: particle `particle` held to the world point `target`
-/// (a spring to a fixed point with compliance, a rigid rod of length rest, or, with rest 0 and no
+/// (a spring to a fixed point with compliance, a hard rod of length rest, or, with rest 0 and no
 /// compliance, a particle glued to a point that pbd_world_set_attachment_target can move).
 typedef struct pbd_attachment_def {
 	uint32_t particle;   ///< world particle index
@@ -396,16 +407,16 @@ typedef struct pbd_lra_info {
 
 /// A shape-matching cluster (Müller et al. 2005): its members are pulled toward their rest shape,
 /// translated to their centre of mass and turned by the rotation that fits it best.
-typedef struct pbd_shape_def {
+typedef struct pbd_cluster_def {
 	const uint32_t* particles; ///< member particle indices, distinct (count of them)
 	uint32_t count;            ///< members, >= 1
 	const pbd_vec3* rest;      ///< rest positions of the members (count), m, or NULL for their current positions
 	pbd_real stiffness;        ///< PBD stiffness in [0,1]: the fraction of the way to the goal per step (default 1)
 	pbd_real compliance;       ///< XPBD compliance >= 0, m/N, of the RMS distance to the goal (default 0)
-} pbd_shape_def;
+} pbd_cluster_def;
 
 /// No members, rest from the current positions, full stiffness, zero compliance.
-PBD_API pbd_shape_def pbd_shape_def_default(void);
+PBD_API pbd_cluster_def pbd_cluster_def_default(void);
 /// One dihedral bending constraint on a hinge: the triangles (p[0], p[1], p[2]) and
 /// (p[1], p[0], p[3]) share the edge p[0]-p[1]. C = theta - rest, with theta in (-pi, pi] the
 /// signed angle between the two triangles' normals (0 flat, +-pi folded shut), positive when the
@@ -930,7 +941,7 @@ typedef struct pbd_profile {
 typedef struct pbd_stats {
 	double time;             ///< simulated seconds since creation
 	uint64_t steps;          ///< pbd_world_step calls so far
-	double kinetic_energy;   ///< J, m v^2 / 2 over particles with finite mass, and w . I w / 2 too over dynamic bodies
+	double kinetic_energy;   ///< J, m v^2 / 2 over particles with finite mass, and w . I w / 2 too for dynamic bodies
 	double potential_energy; ///< J, gravitational, -sum m g.x over particles and dynamic bodies (zero at the origin)
 	/// J, sum over the families. A constraint with XPBD compliance alpha > 0 stores C^2 / (2 alpha);
 	/// one with zero compliance, or PBD stiffness 1, is ideal and stores none; one with a PBD

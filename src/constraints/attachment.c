@@ -169,7 +169,7 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 	static const pbd_real one = 1;
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
-		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_ATTACHMENT, f->user[k]);
+		if (kk == 0) pbd_rows_note_hard(rows, PBD_FAMILY_ATTACHMENT, f->user[k]);
 		pbd_rows_add_norm(rows, &c[k].i, &one, 1, offset(ctx, &c[k]), c[k].rest, kk, kk);
 	}
 }

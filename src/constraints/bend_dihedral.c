@@ -268,7 +268,7 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 	const pbd_dihedral_c* c = HOT(f);
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
-		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_BEND_DIHEDRAL, f->user[k]);
+		if (kk == 0) pbd_rows_note_hard(rows, PBD_FAMILY_BEND_DIHEDRAL, f->user[k]);
 		pbd_real C, len;
 		pbd_vec3 g[4];
 		if (evaluate(ctx, &c[k], &C, &len, g)) {

@@ -232,7 +232,7 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 	const pbd_isometric_c* c = HOT(f);
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
-		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_BEND_ISOMETRIC, f->user[k]);
+		if (kk == 0) pbd_rows_note_hard(rows, PBD_FAMILY_BEND_ISOMETRIC, f->user[k]);
 		const uint32_t o = c[k].p[0];
 		const pbd_vec3 a1 = pbd_rel(ctx, c[k].p[1], o), a2 = pbd_rel(ctx, c[k].p[2], o),
 		               a3 = pbd_rel(ctx, c[k].p[3], o);

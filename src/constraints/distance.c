@@ -414,9 +414,9 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 		const pbd_vec3 d = separation(ctx->x, ctx->q, c[k].a, c[k].b);
 		const int side = pbd_v3_dot(d, d) < c[k].rest * c[k].rest;
 		const pbd_real ks = pbd_rows_k(q[k].compliance[0]), kc = pbd_rows_k(q[k].compliance[1]);
-		/* Rigid on either side counts whatever side it is on now, so that a method that cannot
+		/* Hard on either side counts whatever side it is on now, so that a method that cannot
 		 * take it refuses it before the step rather than when it first compresses. */
-		if (ks == 0 || kc == 0) pbd_rows_rigid(rows, PBD_FAMILY_DISTANCE, f->user[k]);
+		if (ks == 0 || kc == 0) pbd_rows_note_hard(rows, PBD_FAMILY_DISTANCE, f->user[k]);
 		const uint32_t p[2] = {c[k].a, c[k].b};
 		pbd_rows_add_norm(rows, p, weights, 2, d, c[k].rest, side ? kc : ks, ks);
 	}

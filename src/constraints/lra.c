@@ -479,7 +479,7 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 	const pbd_lra_c* c = HOT(f);
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
-		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_LRA, f->user[k]);
+		if (kk == 0) pbd_rows_note_hard(rows, PBD_FAMILY_LRA, f->user[k]);
 		pbd_vec3 d, g = pbd_v3(0, 0, 0);
 		pbd_real len, C = 0;
 		if (taut(ctx, &c[k], &d, &len, &C)) g = pbd_v3_scale(d, 1 / len);

@@ -36,9 +36,9 @@ typedef struct pbd_rows {
 	 * a distance's stretch constant, whatever side it is on now (k is the current side's). */
 	pbd_real* kf;
 	/* Which constants the row was built without (compliance 0): PBD_ROW_HARD_K when k is 0 (the
-	 * side it is on now is rigid), PBD_ROW_HARD_KF when kf is 0; 0 for a spring. Only vertex block
+	 * side it is on now is hard), PBD_ROW_HARD_KF when kf is 0; 0 for a spring. Only vertex block
 	 * descent solves such rows as they are; the other methods give them a spring first
-	 * (pbd_rows_soften_hard, rows_rigid.c). */
+	 * (pbd_rows_soften_hard, rows_hard.c). */
 	uint8_t* hard;
 	uint32_t n_hard;    /* rows with a hard flag */
 	uint32_t ne, cap_e; /* entries */
@@ -47,7 +47,7 @@ typedef struct pbd_rows {
 	pbd_real* a;        /* weight a_i of a norm row */
 	/* The first constraint met with no finite spring constant (compliance 0): which family and
 	 * which user index, UINT32_MAX when none. */
-	uint32_t rigid_family, rigid_index;
+	uint32_t hard_family, hard_index;
 } pbd_rows;
 
 enum { PBD_ROW_HARD_K = 1, PBD_ROW_HARD_KF = 2 };
@@ -62,8 +62,8 @@ static inline void pbd_rows_clear(pbd_rows* r) {
 	r->ne = 0;
 	r->start[0] = 0;
 	r->n_hard = 0;
-	r->rigid_family = UINT32_MAX;
-	r->rigid_index = UINT32_MAX;
+	r->hard_family = UINT32_MAX;
+	r->hard_index = UINT32_MAX;
 }
 
 /* The transverse stiffness of a norm row of constant k (see above): k at rest 0, where the energy
@@ -133,7 +133,7 @@ static inline void pbd_rows_add_general(pbd_rows* r, pbd_family_type type, const
 	r->start[r->n] = r->ne;
 }
 
-/* The spring constant of a compliance, 0 for a rigid constraint (compliance 0, or one so small
+/* The spring constant of a compliance, 0 for a hard constraint (compliance 0, or one so small
  * that its inverse overflows): a row with k = 0 is hard, which vertex block descent's augmented
  * Lagrangian solves as it is (vbd.c); the other methods map it to a stiff spring
  * (pbd_rows_soften_hard). */
@@ -143,10 +143,10 @@ static inline pbd_real pbd_rows_k(pbd_real compliance) {
 }
 
 /* Notes a constraint without a finite spring constant (the first one wins). */
-static inline void pbd_rows_rigid(pbd_rows* r, pbd_family_type type, uint32_t user) {
-	if (r->rigid_family == UINT32_MAX) {
-		r->rigid_family = (uint32_t)type;
-		r->rigid_index = user;
+static inline void pbd_rows_note_hard(pbd_rows* r, pbd_family_type type, uint32_t user) {
+	if (r->hard_family == UINT32_MAX) {
+		r->hard_family = (uint32_t)type;
+		r->hard_index = user;
 	}
 }
 

@@ -457,7 +457,7 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 	}
 }
 
-/* A spring constant the scalar holds, else 0 (rigid). */
+/* A spring constant the scalar holds, else 0 (hard). */
 static inline pbd_real spring(double k) { return k <= (double)PBD_REAL_MAX ? (pbd_real)k : 0; }
 
 /* The energy of the XPBD pair, V0 (mu / 2 |F|^2 + lambda' / 2 (det F - gamma)^2), whatever the
@@ -476,7 +476,7 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 		double mu, lh;
 		lame((double)q->youngs_modulus, (double)q->poisson_ratio, &mu, &lh);
 		const pbd_real kd = spring(mu * (double)q->volume), kh = spring(lh * (double)q->volume);
-		if (kd == 0 || kh == 0) pbd_rows_rigid(rows, PBD_FAMILY_TET_NEOHOOKEAN, f->user[k]);
+		if (kd == 0 || kh == 0) pbd_rows_note_hard(rows, PBD_FAMILY_TET_NEOHOOKEAN, f->user[k]);
 		pbd_vec3 F[3], g[4];
 		deformation(ctx, &c[k], F);
 		const pbd_real* m = c[k].dm_inv;

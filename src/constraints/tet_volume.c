@@ -195,7 +195,7 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 	const pbd_tet_volume_c* c = HOT(f);
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
-		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_TET_VOLUME, f->user[k]);
+		if (kk == 0) pbd_rows_note_hard(rows, PBD_FAMILY_TET_VOLUME, f->user[k]);
 		pbd_vec3 g[4];
 		pbd_real C;
 		(void)evaluate(ctx, &c[k], &C, g);

@@ -383,7 +383,7 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_triangle_p* p = &COLD(f)[k];
 		const pbd_real ks = pbd_rows_k(p->compliance[0] / p->area), kh = pbd_rows_k(p->compliance[1] / p->area);
-		if (ks == 0 || kh == 0) pbd_rows_rigid(rows, PBD_FAMILY_TRIANGLE, f->user[k]);
+		if (ks == 0 || kh == 0) pbd_rows_note_hard(rows, PBD_FAMILY_TRIANGLE, f->user[k]);
 		const uint32_t pp[3] = {c[k].a, c[k].b, c[k].c};
 		const pbd_real* dm = c[k].dm;
 		const pbd_vec3 e1 = pbd_rel(ctx, pp[1], pp[0]), e2 = pbd_rel(ctx, pp[2], pp[0]);

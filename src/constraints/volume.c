@@ -460,7 +460,7 @@ static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t fir
 	const pbd_real sixth = PBD_R(1.0) / 6;
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_real kk = pbd_rows_k(COLD(f)[k].compliance);
-		if (kk == 0) pbd_rows_rigid(rows, PBD_FAMILY_VOLUME, f->user[k]);
+		if (kk == 0) pbd_rows_note_hard(rows, PBD_FAMILY_VOLUME, f->user[k]);
 		const pbd_real v6 = evaluate(ctx, f, &c[k]);
 		pbd_vec3* g = (pbd_vec3*)f->work + c[k].np;
 		for (uint32_t i = 0; i < c[k].np; ++i) g[i] = pbd_v3_scale(g[i], sixth);

@@ -35,8 +35,8 @@ typedef struct pbd_integrator {
 	pbd_vec3* ad;   /* CG: A d */
 	pbd_real* diag; /* 3x3 diagonal blocks of A, then their inverses, 9 per particle */
 	pbd_vec3* y;    /* VBD and projective dynamics: the inertial target of each particle */
-	/* Explicit and symplectic Euler (rows_rigid.c): each particle's bound on the stiffness of its
-	 * springs, and of its rigid rows per unit spring constant */
+	/* Explicit and symplectic Euler (rows_hard.c): each particle's bound on the stiffness of its
+	 * springs, and of its hard rows per unit spring constant */
 	pbd_real *load, *unit;
 	pbd_rows rows;
 	/* vbd.c: rows by particle (compressed: the entries of particle i are inc[inc_start[i] ..
@@ -113,13 +113,13 @@ void pbd_pd_free(pbd_world* w);
 pbd_pd_saved pbd_pd_saved_state(const pbd_world* w);
 pbd_status pbd_pd_restore(pbd_world* w, const pbd_pd_saved* s, const double* wt, const double* key);
 
-/* rows_rigid.c: the rows of every family at the context's positions into w->integ->rows; under
- * every method but VBD, which solves them as they are, the rigid rows (compliance 0) then get a
+/* rows_hard.c: the rows of every family at the context's positions into w->integ->rows; under
+ * every method but VBD, which solves them as they are, the hard rows (compliance 0) then get a
  * stiff spring for the substep h (pbd_rows_soften_hard). */
 void pbd_integrate_linearize(pbd_world* w, const pbd_step_ctx* ctx);
 /* Gives every hard row of w->integ->rows its spring constant for the world's method at substep h. */
 void pbd_rows_soften_hard(pbd_world* w, pbd_real h);
-/* Explicit Euler: the extra damping along the rigid rows that keeps their springs stable (added
+/* Explicit Euler: the extra damping along the hard rows that keeps their springs stable (added
  * to f, at the velocities v). */
 void pbd_rows_hard_damping(const pbd_world* w, pbd_real h, pbd_vec3* f);
 

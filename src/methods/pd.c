@@ -30,7 +30,7 @@
  *
  * A row with more than PBD_PD_DENSE_MAX free particles (the enclosed volume of a closed mesh)
  * stays out of the matrix B: its n^2 entries would fill the factor, and w A would stiffen every
- * mode of the mesh but the one the row acts on (with a rigid row's weight, a thousand times the
+ * mode of the mesh but the one the row acts on (with a hard row's weight, a thousand times the
  * mass: the cloth then barely moves within the iterations; docs/methods.md). Up to
  * PBD_PD_LOW_RANK_MAX such rows are instead solved with their own Gauss-Newton stiffness
  * k g g^T from the current linearisation, through the Woodbury identity on B's factor:
@@ -38,7 +38,7 @@
  * one more solve per row and a small dense system per iteration, with k g (g . q - C) in the
  * right-hand side (again the row's force at the fixed point). A world with more such rows is
  * refused (pbd_integrate_prepare): their force alone in the right-hand side, lagged by an
- * iteration, diverges once k h^2 |g|^2 / m > 1, which a rigid row's spring always is. */
+ * iteration, diverges once k h^2 |g|^2 / m > 1, which a hard row's spring always is. */
 #include <math.h>
 #include <string.h>
 
@@ -136,21 +136,21 @@ static uint64_t entries(const pbd_world* w) {
 	return nnz;
 }
 
-/* What a general row's weight was taken for: its constant kf, or for a rigid row (whose kf follows
- * the gradients, rows_rigid.c) the world's rigid_stiffness, negated. */
+/* What a general row's weight was taken for: its constant kf, or for a hard row (whose kf follows
+ * the gradients, rows_hard.c) the world's hard_stiffness, negated. */
 static double row_key(const pbd_world* w, const pbd_rows* r, uint32_t row) {
-	return r->hard[row] & PBD_ROW_HARD_KF ? -(double)w->def.rigid_stiffness : (double)r->kf[row];
+	return r->hard[row] & PBD_ROW_HARD_KF ? -(double)w->def.hard_stiffness : (double)r->kf[row];
 }
 
-/* A general row's weight w = kf |g|^2 from the current linearisation (see above). A rigid row's kf
- * is kappa m_eff / h^2 (rows_rigid.c), which makes w = kappa |g|^2 / (h^2 sum_i w_i |g_i|^2), a mass
+/* A general row's weight w = kf |g|^2 from the current linearisation (see above). A hard row's kf
+ * is kappa m_eff / h^2 (rows_hard.c), which makes w = kappa |g|^2 / (h^2 sum_i w_i |g_i|^2), a mass
  * over h^2 whatever the gradient's size. A row with no gradient now (a slack unilateral row, a
  * degenerate element) still needs a weight if it has one particle, since it grips as soon as it is
- * taut: kf there, or kappa m_i / h^2 for a rigid one; a larger row gets 0 until its gradient
+ * taut: kf there, or kappa m_i / h^2 for a hard one; a larger row gets 0 until its gradient
  * returns (weights_hold). The weight stops at PBD_PD_WEIGHT_MAX times its lightest free particle's
  * m / h^2: w A is singular (a translation), so the pivots are that mass over h^2 and would drown
  * in w's rounding past it; a row asking more (an element nearly degenerate, whose gradient grows
- * as one over its size) is a spring of (omega h)^2 > 10^8, rigid in every practical sense. */
+ * as one over its size) is a spring of (omega h)^2 > 10^8, hard in every practical sense. */
 #define PBD_PD_WEIGHT_MAX 1e8
 static double row_weight(const pbd_world* w, uint32_t row, double kappa_ih2, double ih2) {
 	const pbd_rows* r = &w->integ->rows;
@@ -197,7 +197,7 @@ static pbd_status reserve_low_rank(pbd_world* w) {
 static pbd_status refresh_weights(pbd_world* w, pbd_real h, bool grow) {
 	pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
-	const double kappa_ih2 = (double)w->def.rigid_stiffness / ((double)h * (double)h);
+	const double kappa_ih2 = (double)w->def.hard_stiffness / ((double)h * (double)h);
 	for (uint32_t row = 0; row < r->n; ++row) {
 		const double old = grow ? in->pd_wt[row] : 0;
 		in->pd_wt[row] = 0;
@@ -229,7 +229,7 @@ static bool keys_kept(const pbd_world* w) {
 static bool weights_hold(const pbd_world* w, pbd_real h) {
 	const pbd_integrator* in = w->integ;
 	const pbd_rows* r = &in->rows;
-	const double ih2 = 1 / ((double)h * (double)h), kappa_ih2 = (double)w->def.rigid_stiffness * ih2;
+	const double ih2 = 1 / ((double)h * (double)h), kappa_ih2 = (double)w->def.hard_stiffness * ih2;
 	for (uint32_t row = 0; row < r->n; ++row) {
 		if (r->rest[row] >= 0 || in->pd_wt[row] < 0 || free_count(w, r, row) == 0) continue;
 		if (row_weight(w, row, kappa_ih2, ih2) > 2 * in->pd_wt[row]) return false;
@@ -517,7 +517,7 @@ void pbd_pd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 			}
 			/* the target of sum_free a_j q_j: its current value less C' along the row's direction */
 			const double kf = (double)r->kf[row];
-			/* kf 0: a rigid row with no free particle (rows_rigid.c), which moves nothing */
+			/* kf 0: a hard row with no free particle (rows_hard.c), which moves nothing */
 			const double c = kf > 0 ? (double)r->C[row] * (double)r->k[row] / kf : 0;
 			double t[3] = {-c * (double)r->dir[row].x, -c * (double)r->dir[row].y, -c * (double)r->dir[row].z};
 			for (uint32_t e = e0; e < e1; ++e) {

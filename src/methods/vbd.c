@@ -371,7 +371,7 @@ void pbd_vbd_solve(pbd_world* w, const pbd_step_ctx* ctx) {
 		w->q[i] = in->y[i];
 	}
 	pbd_step_ctx lin = *ctx;
-	if (w->integ->rows.rigid_family != UINT32_MAX) {
+	if (w->integ->rows.hard_family != UINT32_MAX) {
 		/* the hard rows' error at the substep's start, for the stabilisation */
 		lin.q = w->x_lo;
 		linearise(w, &lin);

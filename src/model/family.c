@@ -8,7 +8,7 @@ extern const pbd_family_ops pbd_family_tet_volume_ops;
 extern const pbd_family_ops pbd_family_tet_neohookean_ops;
 extern const pbd_family_ops pbd_family_attachment_ops;
 extern const pbd_family_ops pbd_family_lra_ops;
-extern const pbd_family_ops pbd_family_shape_ops;
+extern const pbd_family_ops pbd_family_cluster_ops;
 extern const pbd_family_ops pbd_family_bend_dihedral_ops;
 extern const pbd_family_ops pbd_family_bend_isometric_ops;
 extern const pbd_family_ops pbd_family_triangle_ops;
@@ -20,7 +20,7 @@ const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_TET_NEOHOOKEAN] = &pbd_family_tet_neohookean_ops,
     [PBD_FAMILY_ATTACHMENT] = &pbd_family_attachment_ops,
     [PBD_FAMILY_LRA] = &pbd_family_lra_ops,
-    [PBD_FAMILY_SHAPE] = &pbd_family_shape_ops,
+    [PBD_FAMILY_CLUSTER] = &pbd_family_cluster_ops,
     [PBD_FAMILY_BEND_DIHEDRAL] = &pbd_family_bend_dihedral_ops,
     [PBD_FAMILY_BEND_ISOMETRIC] = &pbd_family_bend_isometric_ops,
     [PBD_FAMILY_TRIANGLE] = &pbd_family_triangle_ops,

@@ -169,7 +169,7 @@ static void write_def(writer* wr, const pbd_world_def* d) {
 	put_i32(wr, (int32_t)d->method);
 	put_real(wr, d->stiffness_damping);
 	put_real(wr, d->linear_tolerance);
-	put_real(wr, d->rigid_stiffness);
+	put_real(wr, d->hard_stiffness);
 	put_vec(wr, d->wind);
 	put_real(wr, d->gust_strength);
 	put_real(wr, d->gust_frequency);
@@ -1178,7 +1178,7 @@ static pbd_status load_world(reader* rd, const pbd_world_def* hooks, const char*
 	def.method = (pbd_method)get_i32(rd);
 	def.stiffness_damping = get_real(rd);
 	def.linear_tolerance = get_real(rd);
-	def.rigid_stiffness = get_real(rd);
+	def.hard_stiffness = get_real(rd);
 	def.wind = get_vec(rd);
 	def.gust_strength = get_real(rd);
 	def.gust_frequency = get_real(rd);

@@ -38,7 +38,7 @@ pbd_world_def pbd_world_def_default(void) {
 	d.method = PBD_METHOD_POSITION_BASED;
 	d.stiffness_damping = 0;
 	d.linear_tolerance = PBD_R(1e-4);
-	d.rigid_stiffness = 1000;
+	d.hard_stiffness = 1000;
 	d.wind = pbd_v3(0, 0, 0);
 	d.gust_strength = 0;
 	d.gust_frequency = PBD_R(0.5);
@@ -137,10 +137,10 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->linear_tolerance) || d->linear_tolerance <= 0 || d->linear_tolerance >= 1)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.linear_tolerance: must be in (0, 1) (got %.9g)",
 		                (double)d->linear_tolerance);
-	if (!pbd_is_finite(d->rigid_stiffness) || d->rigid_stiffness <= 0 ||
-	    d->rigid_stiffness > (pbd_real)PBD_MAX_RIGID_STIFFNESS)
-		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.rigid_stiffness: must be in (0, %g] (got %.9g)",
-		                PBD_MAX_RIGID_STIFFNESS, (double)d->rigid_stiffness);
+	if (!pbd_is_finite(d->hard_stiffness) || d->hard_stiffness <= 0 ||
+	    d->hard_stiffness > (pbd_real)PBD_MAX_HARD_STIFFNESS)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.hard_stiffness: must be in (0, %g] (got %.9g)",
+		                PBD_MAX_HARD_STIFFNESS, (double)d->hard_stiffness);
 	if (!pbd_v3_is_finite(d->wind)) return pbd_fail(w, PBD_ERR_NOT_FINITE, "pbd_world_def.wind: not finite");
 	/* The same cap as gravity's: air forces scale with the wind speed. */
 	if (PBD_FABS(d->wind.x) > gmax || PBD_FABS(d->wind.y) > gmax || PBD_FABS(d->wind.z) > gmax)
@@ -387,10 +387,10 @@ pbd_status pbd_world_set_method(pbd_world* w, pbd_method value) {
 	return apply_def(w, &d);
 }
 
-pbd_status pbd_world_set_rigid_stiffness(pbd_world* w, pbd_real value) {
+pbd_status pbd_world_set_hard_stiffness(pbd_world* w, pbd_real value) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_world_def d = w->def;
-	d.rigid_stiffness = value;
+	d.hard_stiffness = value;
 	return apply_def(w, &d);
 }
 

@@ -29,53 +29,53 @@
 /* The rotation is found in double whatever the build: it is a 3 x 3 problem per cluster, and the
  * tolerance can then sit just above the rounding of A. */
 #ifdef PBD_DOUBLE
-#define SHAPE_ROT_TOL 1e-12
+#define CLUSTER_ROT_TOL 1e-12
 #else
-#define SHAPE_ROT_TOL 1e-6
+#define CLUSTER_ROT_TOL 1e-6
 #endif
 
 /* A pinned member weighs this many times the free members of its cluster together. */
 #define PBD_SHAPE_PIN_WEIGHT 1e3
 /* Rotation iterations per projection; warm-started, one or two usually reach the tolerance. */
-#define PBD_SHAPE_ROT_ITERS 8
+#define CLUSTER_ROT_ITERS 8
 /* Below this turn (rad) the rotation takes Newton steps instead of Müller's. */
 #define PBD_SHAPE_NEWTON_RANGE 0.25
 
-typedef struct pbd_shape_c {
+typedef struct pbd_cluster_c {
 	uint32_t first, count; /* members in the pool */
 	pbd_real s;            /* k' (PBD) or the compliance (XPBD) */
 	pbd_real inv_mfree;    /* 1 / mass of the free members, 1/kg; 0 when none is free */
 	pbd_real inv_mtot;     /* 1 / sum of the weights */
 	pbd_real quat[4];      /* rest -> current goal rotation, x y z w */
 	pbd_vec3 c0;           /* rest centre under the current weights */
-} pbd_shape_c;
+} pbd_cluster_c;
 
-typedef struct pbd_shape_p {
+typedef struct pbd_cluster_p {
 	pbd_real stiffness, compliance;
-} pbd_shape_p;
+} pbd_cluster_p;
 
 /* A member: its particle, its rest position relative to the cluster's rest centre at creation,
  * and its weight in the fit (refresh). */
-typedef struct pbd_shape_m {
+typedef struct pbd_cluster_m {
 	uint32_t p, spare;
 	pbd_vec3 rest;
 	pbd_real m;
-} pbd_shape_m;
+} pbd_cluster_m;
 
-_Static_assert(sizeof(pbd_shape_c) == 2 * sizeof(uint32_t) + 10 * sizeof(pbd_real), "padding in pbd_shape_c");
-_Static_assert(sizeof(pbd_shape_p) == 2 * sizeof(pbd_real), "padding in pbd_shape_p");
-_Static_assert(sizeof(pbd_shape_m) == 2 * sizeof(uint32_t) + 4 * sizeof(pbd_real), "padding in pbd_shape_m");
+_Static_assert(sizeof(pbd_cluster_c) == 2 * sizeof(uint32_t) + 10 * sizeof(pbd_real), "padding in pbd_cluster_c");
+_Static_assert(sizeof(pbd_cluster_p) == 2 * sizeof(pbd_real), "padding in pbd_cluster_p");
+_Static_assert(sizeof(pbd_cluster_m) == 2 * sizeof(uint32_t) + 4 * sizeof(pbd_real), "padding in pbd_cluster_m");
 
-#define FAM(w)  (&(w)->fam[PBD_FAMILY_SHAPE])
-#define HOT(f)  ((pbd_shape_c*)(f)->hot)
-#define COLD(f) ((pbd_shape_p*)(f)->cold)
-#define POOL(f) ((pbd_shape_m*)(f)->pool)
+#define FAM(w)  (&(w)->fam[PBD_FAMILY_CLUSTER])
+#define HOT(f)  ((pbd_cluster_c*)(f)->hot)
+#define COLD(f) ((pbd_cluster_p*)(f)->cold)
+#define POOL(f) ((pbd_cluster_m*)(f)->pool)
 
 static const pbd_softness_fields softness =
-    PBD_SOFTNESS_FIELDS(PBD_FAMILY_SHAPE, pbd_shape_c, pbd_shape_p, 1, "cluster");
+    PBD_SOFTNESS_FIELDS(PBD_FAMILY_CLUSTER, pbd_cluster_c, pbd_cluster_p, 1, "cluster");
 
-pbd_shape_def pbd_shape_def_default(void) {
-	pbd_shape_def d;
+pbd_cluster_def pbd_cluster_def_default(void) {
+	pbd_cluster_def d;
 	memset(&d, 0, sizeof d);
 	d.stiffness = 1;
 	return d;
@@ -188,7 +188,7 @@ static int compare_u32(const void* a, const void* b) {
 }
 
 /* The rest centre (plain mean, in double) of a cluster's rest positions. */
-static void rest_mean(const pbd_world* w, const pbd_shape_def* d, double mean[3]) {
+static void rest_mean(const pbd_world* w, const pbd_cluster_def* d, double mean[3]) {
 	mean[0] = mean[1] = mean[2] = 0;
 	for (uint32_t j = 0; j < d->count; ++j) {
 		const pbd_vec3 x = d->rest ? d->rest[j] : w->x[d->particles[j]];
@@ -199,8 +199,8 @@ static void rest_mean(const pbd_world* w, const pbd_shape_def* d, double mean[3]
 	for (int a = 0; a < 3; ++a) mean[a] /= (double)d->count;
 }
 
-static pbd_status validate(pbd_world* w, uint32_t k, const pbd_shape_def* d, uint32_t* scratch) {
-	const char* fn = "pbd_world_add_shapes";
+static pbd_status validate(pbd_world* w, uint32_t k, const pbd_cluster_def* d, uint32_t* scratch) {
+	const char* fn = "pbd_world_add_clusters";
 	if (d->count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: cluster %u: count is 0", fn, k);
 	if (!d->particles) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: cluster %u: particles is NULL", fn, k);
 	for (uint32_t j = 0; j < d->count; ++j) {
@@ -230,8 +230,8 @@ static pbd_status validate(pbd_world* w, uint32_t k, const pbd_shape_def* d, uin
 	return pbd_check_softness(w, fn, softness.item, k, d->stiffness, d->compliance);
 }
 
-pbd_status pbd_world_add_shapes(pbd_world* w, uint32_t count, const pbd_shape_def* defs, uint32_t* first) {
-	const char* fn = "pbd_world_add_shapes";
+pbd_status pbd_world_add_clusters(pbd_world* w, uint32_t count, const pbd_cluster_def* defs, uint32_t* first) {
+	const char* fn = "pbd_world_add_clusters";
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	if (count == 0) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: count is 0", fn);
 	if (!defs) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: defs is NULL", fn);
@@ -254,16 +254,16 @@ pbd_status pbd_world_add_shapes(pbd_world* w, uint32_t count, const pbd_shape_de
 	pbd_free(&w->mem, scratch, (size_t)largest * sizeof *scratch);
 	if (st != PBD_OK) return st;
 
-	const uint32_t pool_base = pbd_family_pool_append(w, PBD_FAMILY_SHAPE, (uint32_t)members);
-	const uint32_t base = pool_base == UINT32_MAX ? UINT32_MAX : pbd_family_append(w, PBD_FAMILY_SHAPE, count);
+	const uint32_t pool_base = pbd_family_pool_append(w, PBD_FAMILY_CLUSTER, (uint32_t)members);
+	const uint32_t base = pool_base == UINT32_MAX ? UINT32_MAX : pbd_family_append(w, PBD_FAMILY_CLUSTER, count);
 	if (base == UINT32_MAX) {
 		if (pool_base != UINT32_MAX) f->pool_n = pool_base;
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u clusters", fn, count);
 	}
 	uint32_t at = pool_base;
 	for (uint32_t k = 0; k < count; ++k) {
-		const pbd_shape_def* d = &defs[k];
-		pbd_shape_c* c = &HOT(f)[base + k];
+		const pbd_cluster_def* d = &defs[k];
+		pbd_cluster_c* c = &HOT(f)[base + k];
 		c->first = at;
 		c->count = d->count;
 		c->quat[3] = 1;
@@ -272,7 +272,7 @@ pbd_status pbd_world_add_shapes(pbd_world* w, uint32_t count, const pbd_shape_de
 		double mean[3];
 		rest_mean(w, d, mean);
 		for (uint32_t j = 0; j < d->count; ++j) {
-			pbd_shape_m* m = &POOL(f)[at + j];
+			pbd_cluster_m* m = &POOL(f)[at + j];
 			const pbd_vec3 x = d->rest ? d->rest[j] : w->x[d->particles[j]];
 			m->p = d->particles[j];
 			m->rest = pbd_v3((pbd_real)((double)x.x - mean[0]), (pbd_real)((double)x.y - mean[1]),
@@ -284,17 +284,17 @@ pbd_status pbd_world_add_shapes(pbd_world* w, uint32_t count, const pbd_shape_de
 	return PBD_OK;
 }
 
-uint32_t pbd_world_shape_count(const pbd_world* w) { return w ? FAM(w)->n : 0; }
+uint32_t pbd_world_cluster_count(const pbd_world* w) { return w ? FAM(w)->n : 0; }
 
-pbd_status pbd_world_get_shape(const pbd_world* w, uint32_t index, pbd_shape_def* out, uint32_t* members,
-                               uint32_t capacity) {
+pbd_status pbd_world_get_cluster(const pbd_world* w, uint32_t index, pbd_cluster_def* out, uint32_t* members,
+                                 uint32_t capacity) {
 	if (!w || !out || (capacity && !members)) return PBD_ERR_INVALID_ARGUMENT;
 	const pbd_family* f = FAM(w);
 	if (index >= f->n)
-		return pbd_fail((pbd_world*)w, PBD_ERR_OUT_OF_RANGE, "pbd_world_get_shape: cluster %u out of range (%u)", index,
-		                f->n);
-	const pbd_shape_c* c = &HOT(f)[f->slot[index]];
-	const pbd_shape_p* p = &COLD(f)[f->slot[index]];
+		return pbd_fail((pbd_world*)w, PBD_ERR_OUT_OF_RANGE, "pbd_world_get_cluster: cluster %u out of range (%u)",
+		                index, f->n);
+	const pbd_cluster_c* c = &HOT(f)[f->slot[index]];
+	const pbd_cluster_p* p = &COLD(f)[f->slot[index]];
 	for (uint32_t j = 0; j < c->count && j < capacity; ++j) members[j] = POOL(f)[c->first + j].p;
 	out->particles = members;
 	out->count = c->count;
@@ -304,19 +304,19 @@ pbd_status pbd_world_get_shape(const pbd_world* w, uint32_t index, pbd_shape_def
 	return PBD_OK;
 }
 
-pbd_status pbd_world_get_shape_rotation(const pbd_world* w, uint32_t index, pbd_real out[4]) {
+pbd_status pbd_world_get_cluster_rotation(const pbd_world* w, uint32_t index, pbd_real out[4]) {
 	if (!w || !out) return PBD_ERR_INVALID_ARGUMENT;
 	const pbd_family* f = FAM(w);
 	if (index >= f->n)
 		return pbd_fail((pbd_world*)w, PBD_ERR_OUT_OF_RANGE,
-		                "pbd_world_get_shape_rotation: cluster %u out of range (%u)", index, f->n);
+		                "pbd_world_get_cluster_rotation: cluster %u out of range (%u)", index, f->n);
 	memcpy(out, HOT(f)[f->slot[index]].quat, 4 * sizeof *out);
 	return PBD_OK;
 }
 
-pbd_status pbd_world_set_shape_material(pbd_world* w, uint32_t first, uint32_t count, pbd_real stiffness,
-                                        pbd_real compliance) {
-	const char* fn = "pbd_world_set_shape_material";
+pbd_status pbd_world_set_cluster_material(pbd_world* w, uint32_t first, uint32_t count, pbd_real stiffness,
+                                          pbd_real compliance) {
+	const char* fn = "pbd_world_set_cluster_material";
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_family* f = FAM(w);
 	if (first > f->n || count > f->n - first)
@@ -332,7 +332,7 @@ pbd_status pbd_world_set_shape_material(pbd_world* w, uint32_t first, uint32_t c
 /* The weights of the fit: a free member its mass, a pinned one PBD_SHAPE_PIN_WEIGHT times the
  * free mass of its cluster (all 1 when no member is free: the cluster then only reports). In
  * double, for the sums; written by refresh and read by stats, so both fit with the same weights. */
-static double free_mass(const pbd_shape_m* m, uint32_t n, const pbd_real* iw) {
+static double free_mass(const pbd_cluster_m* m, uint32_t n, const pbd_real* iw) {
 	double mf = 0;
 	for (uint32_t j = 0; j < n; ++j)
 		if (iw[m[j].p] > 0) mf += 1.0 / (double)iw[m[j].p];
@@ -346,8 +346,8 @@ static inline double weight(double mf, pbd_real w) {
 static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 	pbd_family_refresh_softness(f, &softness, ctx);
 	for (uint32_t k = 0; k < f->n; ++k) {
-		pbd_shape_c* c = &HOT(f)[k];
-		pbd_shape_m* m = POOL(f) + c->first;
+		pbd_cluster_c* c = &HOT(f)[k];
+		pbd_cluster_m* m = POOL(f) + c->first;
 		const double mf = free_mass(m, c->count, ctx->iw);
 		double mt = 0, c0[3] = {0, 0, 0};
 		for (uint32_t j = 0; j < c->count; ++j) {
@@ -365,9 +365,9 @@ static void refresh(pbd_family* f, const pbd_step_ctx* ctx) {
 }
 
 static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap) {
-	const pbd_shape_c* c = &HOT(f)[k];
+	const pbd_cluster_c* c = &HOT(f)[k];
 	if (c->first > f->pool_n || c->count > f->pool_n - c->first) return 0; /* a corrupt record: check() says so */
-	const pbd_shape_m* m = POOL(f) + c->first;
+	const pbd_cluster_m* m = POOL(f) + c->first;
 	for (uint32_t j = first; j < c->count && j - first < cap; ++j) out[j - first] = m[j].p;
 	return c->count;
 }
@@ -375,18 +375,18 @@ static uint32_t particles(const pbd_family* f, uint32_t k, uint32_t first, uint3
 /* The best fit of a cluster at the current positions: the first member's committed position and
  * displacement, taken before anything moves (positions are relative to them), the weighted centre
  * and the rotation R. */
-typedef struct shape_fit {
+typedef struct cluster_fit {
 	pbd_vec3 xo, qo, cen;
 	pbd_real R[9];
-} shape_fit;
+} cluster_fit;
 
-static inline pbd_vec3 member_rel(const pbd_step_ctx* ctx, const shape_fit* s, uint32_t i) {
+static inline pbd_vec3 member_rel(const pbd_step_ctx* ctx, const cluster_fit* s, uint32_t i) {
 	return pbd_v3_add(pbd_v3_sub(ctx->x[i], s->xo), pbd_v3_sub(ctx->q[i], s->qo));
 }
 
 /* R is iterated from the cluster's quaternion, which keeps the result as the next fit's warm
  * start. */
-static void fit(const pbd_step_ctx* ctx, pbd_shape_c* c, const pbd_shape_m* m, shape_fit* s) {
+static void fit(const pbd_step_ctx* ctx, pbd_cluster_c* c, const pbd_cluster_m* m, cluster_fit* s) {
 	const uint32_t n = c->count;
 	s->xo = ctx->x[m[0].p];
 	s->qo = ctx->q[m[0].p];
@@ -404,7 +404,7 @@ static void fit(const pbd_step_ctx* ctx, pbd_shape_c* c, const pbd_shape_m* m, s
 	double Ad[9], qd[4], Rd[9];
 	for (int i = 0; i < 9; ++i) Ad[i] = (double)A[i];
 	for (int i = 0; i < 4; ++i) qd[i] = (double)c->quat[i];
-	extract_rotation(qd, Ad, PBD_SHAPE_ROT_ITERS, SHAPE_ROT_TOL);
+	extract_rotation(qd, Ad, CLUSTER_ROT_ITERS, CLUSTER_ROT_TOL);
 	for (int i = 0; i < 4; ++i) c->quat[i] = (pbd_real)qd[i];
 	quat_matrix(qd, Rd);
 	for (int i = 0; i < 9; ++i) s->R[i] = (pbd_real)Rd[i];
@@ -412,8 +412,8 @@ static void fit(const pbd_step_ctx* ctx, pbd_shape_c* c, const pbd_shape_m* m, s
 }
 
 /* Member j's deviation d_j = x_j - g_j from its goal g_j = R (q_j - c0) + centre. */
-static inline pbd_vec3 deviation(const pbd_step_ctx* ctx, const pbd_shape_c* c, const pbd_shape_m* m, uint32_t j,
-                                 const shape_fit* s) {
+static inline pbd_vec3 deviation(const pbd_step_ctx* ctx, const pbd_cluster_c* c, const pbd_cluster_m* m, uint32_t j,
+                                 const cluster_fit* s) {
 	return pbd_v3_sub(pbd_v3_sub(member_rel(ctx, s, m[j].p), s->cen), mat_mul(s->R, pbd_v3_sub(m[j].rest, c->c0)));
 }
 
@@ -421,11 +421,11 @@ static inline pbd_vec3 deviation(const pbd_step_ctx* ctx, const pbd_shape_c* c, 
  * -beta d_i, written to `out` (q for Gauss-Seidel, dx for Jacobi) with the factor `scale`
  * (omega / (N + alpha) of mass-weighted Jacobi, else 1), the multiplier taking the same scaled
  * step. Positions are relative to the first member, taken before anything moves. */
-static void project_cluster(const pbd_step_ctx* ctx, pbd_shape_c* c, const pbd_shape_m* m, pbd_real* lambda,
+static void project_cluster(const pbd_step_ctx* ctx, pbd_cluster_c* c, const pbd_cluster_m* m, pbd_real* lambda,
                             pbd_vec3* out, bool jacobi) {
 	const uint32_t n = c->count;
 	const pbd_real* restrict iw = ctx->iw;
-	shape_fit fs;
+	cluster_fit fs;
 	fit(ctx, c, m, &fs);
 	pbd_real s_all = 0, s_free = 0;
 	uint32_t deg = 0;
@@ -461,15 +461,15 @@ static void project_cluster(const pbd_step_ctx* ctx, pbd_shape_c* c, const pbd_s
 }
 
 static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
-	pbd_shape_c* c = HOT(f);
-	const pbd_shape_m* m = POOL(f);
+	pbd_cluster_c* c = HOT(f);
+	const pbd_cluster_m* m = POOL(f);
 	for (uint32_t k = first; k < end; ++k)
 		if (c[k].inv_mfree > 0) project_cluster(ctx, &c[k], m + c[k].first, &f->lambda[k], ctx->q, false);
 }
 
 static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
-	pbd_shape_c* c = HOT(f);
-	const pbd_shape_m* m = POOL(f);
+	pbd_cluster_c* c = HOT(f);
+	const pbd_cluster_m* m = POOL(f);
 	for (uint32_t k = first; k < end; ++k)
 		if (c[k].inv_mfree > 0) project_cluster(ctx, &c[k], m + c[k].first, &f->lambda[k], ctx->dx, true);
 }
@@ -478,31 +478,31 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
  * general rows per member, the components of d_j = x_j - g_j along x, y and z (gradient the unit
  * axis at the member), whose Gauss-Newton stiffness k_j I is the spring's whole Hessian. One norm
  * row |d_j| would give the same forces and stiffness but has no direction where it is satisfied,
- * and block descent's multiplier of a rigid cluster, of one sign on |d_j|, then pushes the member
+ * and block descent's multiplier of a hard cluster, of one sign on |d_j|, then pushes the member
  * around its goal; components take multipliers of either sign. With M the free members' mass and
  * m_j the fit's weights, the constants k_j = m_j / (M alpha) make the rows' energy
  * sum k_j |d_j|^2 / 2 = C^2 / (2 alpha), the family's own, and since the fit minimises
  * sum m_j |d_j|^2 the forces -k_j d_j are its exact gradient (the terms through R and the centre
  * vanish). Only the stiffness is approximate: k_j I per member, without the coupling through the
  * fit. The fit's quaternion is kept as the projection keeps it (the warm start, and what
- * pbd_world_get_shape_rotation reports). A cluster with no free member moves nothing: its rows
+ * pbd_world_get_cluster_rotation reports). A cluster with no free member moves nothing: its rows
  * are kept at C = 0, with the constant shared by weight so that it stays finite. */
 static void linearize(const pbd_step_ctx* ctx, const pbd_family* f, uint32_t first, uint32_t end, pbd_rows* rows) {
 	static const pbd_vec3 axes[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-	pbd_shape_c* c = HOT(f);
+	pbd_cluster_c* c = HOT(f);
 	for (uint32_t k = first; k < end; ++k) {
-		const pbd_shape_m* m = POOL(f) + c[k].first;
+		const pbd_cluster_m* m = POOL(f) + c[k].first;
 		const pbd_real ka = pbd_rows_k(COLD(f)[k].compliance);
-		if (ka == 0) pbd_rows_rigid(rows, PBD_FAMILY_SHAPE, f->user[k]);
+		if (ka == 0) pbd_rows_note_hard(rows, PBD_FAMILY_CLUSTER, f->user[k]);
 		const bool has_free = c[k].inv_mfree > 0;
 		const pbd_real share = ka * (has_free ? c[k].inv_mfree : c[k].inv_mtot);
-		shape_fit fs;
+		cluster_fit fs;
 		if (has_free) fit(ctx, &c[k], m, &fs);
 		for (uint32_t j = 0; j < c[k].count; ++j) {
 			const pbd_vec3 d = has_free ? deviation(ctx, &c[k], m, j, &fs) : pbd_v3(0, 0, 0);
 			const pbd_real kj = share * m[j].m;
 			for (int a = 0; a < 3; ++a)
-				pbd_rows_add_general(rows, PBD_FAMILY_SHAPE, &m[j].p, &axes[a], 1, (&d.x)[a], kj);
+				pbd_rows_add_general(rows, PBD_FAMILY_CLUSTER, &m[j].p, &axes[a], 1, (&d.x)[a], kj);
 		}
 	}
 }
@@ -519,8 +519,8 @@ static void row_sizes(const pbd_family* f, uint64_t* rows, uint64_t* entries) {
  * masses and the rotation iterated to convergence from the stored quaternion; also the RMS rest
  * radius under the same weights. Returns false for a cluster with no free member. */
 static bool measure(const pbd_world* w, const pbd_family* f, uint32_t k, double* C, double* radius) {
-	const pbd_shape_c* c = &HOT(f)[k];
-	const pbd_shape_m* m = POOL(f) + c->first;
+	const pbd_cluster_c* c = &HOT(f)[k];
+	const pbd_cluster_m* m = POOL(f) + c->first;
 	const uint32_t n = c->count;
 	const double mf = free_mass(m, n, w->w);
 	if (!(mf > 0)) return false;
@@ -582,7 +582,7 @@ static bool measure(const pbd_world* w, const pbd_family* f, uint32_t k, double*
 static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
 	for (uint32_t k = first; k < end; ++k) {
-		const pbd_shape_p* p = &COLD(f)[k];
+		const pbd_cluster_p* p = &COLD(f)[k];
 		pbd_sums_stiffness(out, xpbd, p->stiffness);
 		double C, radius;
 		if (!measure(w, f, k, &C, &radius)) continue;
@@ -605,26 +605,26 @@ static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first
 
 static bool check(const pbd_world* w, const pbd_family* f, uint32_t k, const char** why) {
 	(void)w;
-	const pbd_shape_c* c = &HOT(f)[k];
-	const pbd_shape_p* p = &COLD(f)[k];
+	const pbd_cluster_c* c = &HOT(f)[k];
+	const pbd_cluster_p* p = &COLD(f)[k];
 	if (c->count == 0 || c->first > f->pool_n || c->count > f->pool_n - c->first)
 		return *why = "has its members outside the pool", false;
 	const double qn = (double)c->quat[0] * (double)c->quat[0] + (double)c->quat[1] * (double)c->quat[1] +
 	                  (double)c->quat[2] * (double)c->quat[2] + (double)c->quat[3] * (double)c->quat[3];
 	if (!(fabs(qn - 1) < 1e-3)) return *why = "has a rotation that is not a unit quaternion", false;
 	if (!pbd_softness_ok(p->stiffness, p->compliance)) return *why = "has an invalid material", false;
-	const pbd_shape_m* m = POOL(f) + c->first;
+	const pbd_cluster_m* m = POOL(f) + c->first;
 	for (uint32_t j = 0; j < c->count; ++j)
 		if (m[j].spare != 0 || !pbd_v3_is_finite(m[j].rest)) return *why = "has an invalid member", false;
 	return true;
 }
 
-const pbd_family_ops pbd_family_shape_ops = {
-    .name = "shape",
-    .hot_size = sizeof(pbd_shape_c),
-    .cold_size = sizeof(pbd_shape_p),
+const pbd_family_ops pbd_family_cluster_ops = {
+    .name = "cluster",
+    .hot_size = sizeof(pbd_cluster_c),
+    .cold_size = sizeof(pbd_cluster_p),
     .lambdas = 1,
-    .pool_size = sizeof(pbd_shape_m),
+    .pool_size = sizeof(pbd_cluster_m),
     .particles = particles,
     .refresh = refresh,
     .project = project,

@@ -1,13 +1,13 @@
-/* Rigid rows (compliance 0) under the force-based methods other than vertex block descent.
+/* Hard rows (compliance 0) under the force-based methods other than vertex block descent.
  *
- * Explicit, symplectic and implicit Euler and projective dynamics integrate springs; a rigid row
+ * Explicit, symplectic and implicit Euler and projective dynamics integrate springs; a hard row
  * has none. It gets the spring that makes its own mode as stiff as the method takes at the
  * substep h. With m_eff = 1 / sum_i w_i |grad_i C|^2 the row's effective mass (a distance:
  * 1 / (w_i + w_j)), a spring k along the row alone oscillates at omega^2 = k / m_eff, and
  * kappa = (omega h)^2 = h^2 k / m_eff measures the spring against the step:
  *
  *   implicit Euler, projective dynamics (stable at any kappa): k = kappa m_eff / h^2, kappa =
- *     pbd_world_def.rigid_stiffness. A steady load F along the row stretches it by
+ *     pbd_world_def.hard_stiffness. A steady load F along the row stretches it by
  *     C = F / k = (F / m_eff) h^2 / kappa: a pendulum at rest sags by g h^2 / kappa.
  *   symplectic Euler: stable while (omega h)^2 < 4 / (1 + 2 beta / h) for every mode of the whole
  *     system (beta the stiffness damping), not only the row's own: a chain's top mode is twice its
@@ -15,11 +15,11 @@
  *       lambda_max <= max_i sqrt(w_i) sum_{rows r at i} k_r |grad_i C_r| S_r,
  *       S_r = sum_j sqrt(w_j) |grad_j C_r|
  *     (the transverse part of a norm row never raises a block's norm above k |a_i a_j|), and the
- *     rigid rows share what the springs leave of the budget B = c / h^2 at each particle: a rigid
- *     row takes k = min over its particles of (B - springs_i) / rigid_i, with rigid_i the same sum
- *     over the rigid rows at unit k, so that no particle's sum passes B.
+ *     hard rows share what the springs leave of the budget B = c / h^2 at each particle: a hard
+ *     row takes k = min over its particles of (B - springs_i) / hard_i, with hard_i the same sum
+ *     over the hard rows at unit k, so that no particle's sum passes B.
  *   explicit Euler: no undamped spring is stable (each step multiplies the energy by
- *     1 + omega^2 h^2). A rigid row also gets damping along itself, beta' = max(beta, 2 h): with
+ *     1 + omega^2 h^2). A hard row also gets damping along itself, beta' = max(beta, 2 h): with
  *     (omega h)^2 = 1 its own mode is then dead-beat (both eigenvalues of the step 0), and every
  *     mode below it decays (|mu|^2 = 1 - (omega h)^2). The budget is shared as above.
  *
@@ -61,7 +61,7 @@ static void set_row(pbd_rows* r, uint32_t row, double k) {
 }
 
 /* The fraction c of (omega h)^2 that the Euler methods keep every mode under, from the
- * stability of one damped mode (beta along every row, beta' = max(beta, 2 h) along the rigid
+ * stability of one damped mode (beta along every row, beta' = max(beta, 2 h) along the hard
  * ones under explicit Euler): symplectic Euler is stable for (omega h)^2 < 4 / (1 + 2 beta / h),
  * explicit Euler for (omega h)^2 < 4 / (2 beta' / h - 1), where beta' = 2 h gives 4 / 3 and the
  * dead-beat 1 is taken. The 0.9 keeps symplectic Euler off its edge, where the bound is tight
@@ -74,7 +74,7 @@ static double euler_budget(const pbd_world* w, pbd_real h) {
 	return c < 1 ? c : 1;
 }
 
-/* Explicit and symplectic Euler: each rigid row's share of the stable budget (see above), capped
+/* Explicit and symplectic Euler: each hard row's share of the stable budget (see above), capped
  * at kappa m_eff / h^2 like the implicit methods' springs. */
 static void share_budget(pbd_world* w, pbd_real h) {
 	pbd_rows* r = &w->integ->rows;
@@ -84,18 +84,18 @@ static void share_budget(pbd_world* w, pbd_real h) {
 		const uint32_t e0 = r->start[row], e1 = r->start[row + 1];
 		pbd_real S = 0;
 		for (uint32_t e = e0; e < e1; ++e) S += PBD_SQRT(w->w[r->p[e]] * pbd_v3_dot(r->grad[e], r->grad[e]));
-		const bool rigid = (r->hard[row] & PBD_ROW_HARD_K) != 0;
+		const bool hard = (r->hard[row] & PBD_ROW_HARD_K) != 0;
 		for (uint32_t e = e0; e < e1; ++e) {
 			const uint32_t p = r->p[e];
 			const pbd_real t = PBD_SQRT(w->w[p] * pbd_v3_dot(r->grad[e], r->grad[e])) * S;
-			if (rigid)
+			if (hard)
 				unit[p] += t;
 			else
 				load[p] += r->k[row] * t;
 		}
 	}
 	const double ih2 = 1 / ((double)h * (double)h);
-	const double B = euler_budget(w, h) * ih2, kappa = (double)w->def.rigid_stiffness;
+	const double B = euler_budget(w, h) * ih2, kappa = (double)w->def.hard_stiffness;
 	for (uint32_t row = 0; row < r->n; ++row) {
 		if (!r->hard[row]) continue;
 		const double s = inv_eff_mass(w, r, row);
@@ -104,8 +104,8 @@ static void share_budget(pbd_world* w, pbd_real h) {
 			for (uint32_t e = r->start[row]; e < r->start[row + 1]; ++e) {
 				const uint32_t p = r->p[e];
 				if (!(unit[p] > 0) || !(pbd_v3_dot(r->grad[e], r->grad[e]) > 0) || !(w->w[p] > 0)) continue;
-				/* Springs alone past the budget are unstable whatever the rigid rows do; half of it
-				 * keeps the rigid row a constraint rather than nothing. */
+				/* Springs alone past the budget are unstable whatever the hard rows do; half of it
+				 * keeps the hard row a constraint rather than nothing. */
 				double left = B - (double)load[p];
 				if (left < 0.5 * B) left = 0.5 * B;
 				const double kp = left / (double)unit[p];
@@ -124,7 +124,7 @@ void pbd_rows_soften_hard(pbd_world* w, pbd_real h) {
 		share_budget(w, h);
 		return;
 	}
-	const double kappa_ih2 = (double)w->def.rigid_stiffness / ((double)h * (double)h);
+	const double kappa_ih2 = (double)w->def.hard_stiffness / ((double)h * (double)h);
 	for (uint32_t row = 0; row < r->n; ++row) {
 		if (!r->hard[row]) continue;
 		const double s = inv_eff_mass(w, r, row);

@@ -1,4 +1,4 @@
-/* Rigid constraints (compliance 0) under the force-based methods (rows_rigid.c): each becomes a
+/* Hard constraints (compliance 0) under the force-based methods (rows_hard.c): each becomes a
  * spring k = kappa m_eff / h^2 under implicit Euler and projective dynamics, so a pendulum sags
  * by g h^2 / kappa and keeps the analytic period; explicit and symplectic Euler take the share of
  * their stability bound that Gershgorin's theorem leaves each row, and twice that share already
@@ -15,7 +15,7 @@
 
 #define G 9.81
 
-/* A 1 kg bob on a rigid 1 m link to a pinned particle, released from rest at theta0. */
+/* A 1 kg bob on a hard 1 m link to a pinned particle, released from rest at theta0. */
 static pbd_world* pendulum(pbd_method method, double theta0) {
 	pbd_world_def def = pbd_world_def_default();
 	def.method = method;
@@ -66,7 +66,7 @@ static swing run_pendulum(pbd_method method, double theta0, int steps) {
 	return s;
 }
 
-/* Implicit Euler and projective dynamics run the rigid pendulum. The static sag of the mapping is
+/* Implicit Euler and projective dynamics run the hard pendulum. The static sag of the mapping is
  * g h^2 / kappa; projective dynamics iterates the nonlinear step and stays there, implicit Euler
  * linearises once per substep and adds the rotation's second order, (v h)^2 / (2 L) at most. The
  * period is the small-angle one with its finite-amplitude term, 2 pi sqrt(L / g) (1 + theta0^2 / 16),
@@ -74,7 +74,7 @@ static swing run_pendulum(pbd_method method, double theta0, int steps) {
  * (1 + omega^2 h^2)^(-1/2) per step, no faster than that times the mapping's share. */
 static void test_pendulum_implicit_methods(void** state) {
 	(void)state;
-	const double theta0 = 0.1, h = 1.0 / 60, kappa = (double)pbd_world_def_default().rigid_stiffness;
+	const double theta0 = 0.1, h = 1.0 / 60, kappa = (double)pbd_world_def_default().hard_stiffness;
 	const double sag = G * h * h / kappa, v = theta0 * sqrt(G), T0 = 2 * TP_PI / sqrt(G) * (1 + theta0 * theta0 / 16);
 	const int steps = 1200;
 	/* the amplitude measured over the last 130 steps: between the decays to their start and end */
@@ -112,7 +112,7 @@ static void test_pendulum_symplectic(void** state) {
 }
 
 /* A chain of n links of 0.1 m and 10 g hanging from a pinned particle, straight, 0.2 rad aside;
- * the links rigid, or springs of the given constants (one per link) when k is not NULL. */
+ * the links hard, or springs of the given constants (one per link) when k is not NULL. */
 static pbd_world* chain(pbd_method method, int n, const double* k) {
 	pbd_world_def def = pbd_world_def_default();
 	def.method = method;
@@ -146,7 +146,7 @@ static double worst_strain(pbd_world* w, int n, int steps) {
 	return worst;
 }
 
-/* Symplectic Euler on a rigid chain: the Gershgorin share keeps every mode under (omega h)^2 =
+/* Symplectic Euler on a hard chain: the Gershgorin share keeps every mode under (omega h)^2 =
  * 3.6, so the chain stays within a small strain for 10 s. The same chain of springs at the
  * constants the mapping chose stays too, and at twice them (what a bound on each row's own mode
  * would allow: an inner particle carries two rows) or four times them it diverges. */
@@ -154,7 +154,7 @@ static void test_chain_symplectic_bound(void** state) {
 	(void)state;
 	const int n = 10, steps = 600;
 	pbd_world* w = chain(PBD_METHOD_SYMPLECTIC_EULER, n, NULL);
-	const double rigid = worst_strain(w, n, steps);
+	const double hard = worst_strain(w, n, steps);
 	assert_true(tp_all_finite(w));
 	double k[10];
 	const pbd_rows* r = &w->integ->rows;
@@ -168,8 +168,8 @@ static void test_chain_symplectic_bound(void** state) {
 	pbd_world_destroy(w);
 	/* The top link's static stretch is n m g / k_0 = n g h^2 / 1.2 (k_0 w h^2 = 3.6 / 3). */
 	const double stat = n * G * h * h / 1.2 / 0.1;
-	printf("  rigid chain of %d, symplectic Euler: worst strain %.3g (static %.3g)\n", n, rigid, stat);
-	assert_true(rigid < 10 * stat);
+	printf("  hard chain of %d, symplectic Euler: worst strain %.3g (static %.3g)\n", n, hard, stat);
+	assert_true(hard < 10 * stat);
 	const double scale[3] = {1, 2, 4};
 	for (int s = 0; s < 3; ++s) {
 		double ks[10];
@@ -185,7 +185,7 @@ static void test_chain_symplectic_bound(void** state) {
 	}
 }
 
-/* Explicit Euler: the rigid rows' own modes are dead-beat, so a rigid chain hanging at rest keeps
+/* Explicit Euler: the hard rows' own modes are dead-beat, so a hard chain hanging at rest keeps
  * still with the static stretch of its springs (the swing itself gains energy under explicit
  * Euler whatever the constraints, so the chain starts straight down). */
 static void test_chain_explicit_at_rest(void** state) {
@@ -210,7 +210,7 @@ static void test_chain_explicit_at_rest(void** state) {
 	const pbd_vec3* x = pbd_world_positions(w);
 	const double h = 1.0 / 600, stat = n * G * h * h * 3 / 0.1; /* k_0 w h^2 = 1 / 3 */
 	const double top = tp_dist(x[0], x[1]) / 0.1 - 1;
-	printf("  rigid chain of %d at rest, explicit Euler: worst strain %.3g, top link at the end %.4g (static %.4g), "
+	printf("  hard chain of %d at rest, explicit Euler: worst strain %.3g, top link at the end %.4g (static %.4g), "
 	       "speed %.3g\n",
 	       n, strain, top, stat, tp_len(pbd_world_velocities(w)[n]));
 	/* The modes below the top one are underdamped (|mu|^2 = 1 - (omega h)^2): at most twice the static
@@ -227,17 +227,17 @@ static void test_setting(void** state) {
 	(void)state;
 	char msg[256] = "";
 	pbd_world* w = test_world_keep(msg);
-	assert_int_equal(pbd_world_set_rigid_stiffness(w, 0), PBD_ERR_OUT_OF_RANGE);
-	assert_non_null(strstr(msg, "pbd_world_def.rigid_stiffness: must be in (0, 1e+08]"));
-	assert_int_equal(pbd_world_set_rigid_stiffness(w, (pbd_real)2e8), PBD_ERR_OUT_OF_RANGE);
-	assert_int_equal(pbd_world_set_rigid_stiffness(w, (pbd_real)NAN), PBD_ERR_OUT_OF_RANGE);
-	assert_int_equal(pbd_world_set_rigid_stiffness(w, 50), PBD_OK);
-	assert_true(pbd_world_get_def(w).rigid_stiffness == 50);
+	assert_int_equal(pbd_world_set_hard_stiffness(w, 0), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "pbd_world_def.hard_stiffness: must be in (0, 1e+08]"));
+	assert_int_equal(pbd_world_set_hard_stiffness(w, (pbd_real)2e8), PBD_ERR_OUT_OF_RANGE);
+	assert_int_equal(pbd_world_set_hard_stiffness(w, (pbd_real)NAN), PBD_ERR_OUT_OF_RANGE);
+	assert_int_equal(pbd_world_set_hard_stiffness(w, 50), PBD_OK);
+	assert_true(pbd_world_get_def(w).hard_stiffness == 50);
 	pbd_world_destroy(w);
 	const double h = 1.0 / 60;
 	for (int k = 10; k <= 1000; k *= 10) {
 		w = pendulum(PBD_METHOD_PROJECTIVE_DYNAMICS, 0);
-		assert_int_equal(pbd_world_set_rigid_stiffness(w, (pbd_real)k), PBD_OK);
+		assert_int_equal(pbd_world_set_hard_stiffness(w, (pbd_real)k), PBD_OK);
 		for (int s = 0; s < 60; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
 		const double sag = tp_len(pbd_world_positions(w)[1]) - 1;
 		printf("  kappa %4d: projective dynamics' pendulum at rest sags %.4g (g h^2 / kappa %.4g)\n", k, sag,
@@ -247,7 +247,7 @@ static void test_setting(void** state) {
 	}
 }
 
-/* A pinned-only rigid row moves nothing and a slack one nothing either: no spring, no NaN. */
+/* A pinned-only hard row moves nothing and a slack one nothing either: no spring, no NaN. */
 static void test_pinned_only_row(void** state) {
 	(void)state;
 	for (int m = PBD_METHOD_EXPLICIT_EULER; m <= PBD_METHOD_PROJECTIVE_DYNAMICS; ++m) {
@@ -271,14 +271,14 @@ static void test_pinned_only_row(void** state) {
 	}
 }
 
-/* A snapshot of a world with rigid rows under implicit Euler and projective dynamics resumes
+/* A snapshot of a world with hard rows under implicit Euler and projective dynamics resumes
  * bit-identically, the setting included. */
 static void test_snapshot_resumes(void** state) {
 	(void)state;
 	const pbd_method methods[2] = {PBD_METHOD_IMPLICIT_EULER, PBD_METHOD_PROJECTIVE_DYNAMICS};
 	for (int m = 0; m < 2; ++m) {
 		pbd_world* a = chain(methods[m], 4, NULL);
-		assert_int_equal(pbd_world_set_rigid_stiffness(a, 300), PBD_OK);
+		assert_int_equal(pbd_world_set_hard_stiffness(a, 300), PBD_OK);
 		for (int s = 0; s < 20; ++s) assert_int_equal(pbd_world_step(a), PBD_OK);
 		size_t size = 0;
 		assert_int_equal(pbd_world_save_memory(a, NULL, 0, &size), PBD_OK);
@@ -290,7 +290,7 @@ static void test_snapshot_resumes(void** state) {
 		pbd_world* b = NULL;
 		assert_int_equal(pbd_world_load_memory(buf, size, &def, &b, NULL), PBD_OK);
 		free(buf);
-		assert_true(pbd_world_get_def(b).rigid_stiffness == 300);
+		assert_true(pbd_world_get_def(b).hard_stiffness == 300);
 		for (int s = 0; s < 20; ++s) {
 			assert_int_equal(pbd_world_step(a), PBD_OK);
 			assert_int_equal(pbd_world_step(b), PBD_OK);

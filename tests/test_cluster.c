@@ -64,13 +64,13 @@ static pbd_world* cluster_world(pbd_formulation form, pbd_solver solver, int ite
 	assert_int_equal(pbd_world_add_particles(w, NM, x, NULL, inv_mass, NULL), PBD_OK);
 	uint32_t members[NM];
 	for (uint32_t i = 0; i < NM; ++i) members[i] = i;
-	pbd_shape_def d = pbd_shape_def_default();
+	pbd_cluster_def d = pbd_cluster_def_default();
 	d.particles = members;
 	d.count = NM;
 	d.rest = rest;
 	d.stiffness = k;
 	d.compliance = alpha;
-	assert_int_equal(pbd_world_add_shapes(w, 1, &d, NULL), PBD_OK);
+	assert_int_equal(pbd_world_add_clusters(w, 1, &d, NULL), PBD_OK);
 	return w;
 }
 
@@ -90,7 +90,7 @@ static double max_pair_error(const pbd_world* w) {
 static double cluster_C(pbd_world* w) {
 	pbd_stats st;
 	pbd_world_get_stats(w, &st);
-	return st.family[PBD_FAMILY_SHAPE].max_violation;
+	return st.family[PBD_FAMILY_CLUSTER].max_violation;
 }
 
 /* One PBD projection with k = 1 moves every member onto its goal: the cluster is its rest shape
@@ -111,7 +111,7 @@ static void test_returns_to_rest_rotated(void** state) {
 		const tp_dvec3 c1 = tp_center_of_mass(w);
 		assert_true(tp_dlen(tp_dsub(c1, c0)) < TEST_TOL(1e-12, 1e-6));
 		pbd_real got[4];
-		assert_int_equal(pbd_world_get_shape_rotation(w, 0, got), PBD_OK);
+		assert_int_equal(pbd_world_get_cluster_rotation(w, 0, got), PBD_OK);
 		const double dot =
 		    fabs(q[0] * (double)got[0] + q[1] * (double)got[1] + q[2] * (double)got[2] + q[3] * (double)got[3]);
 		assert_true(dot > 0.99); /* within about 16 degrees: the noise turns it a little */
@@ -184,7 +184,7 @@ static void test_gradient_and_energy(void** state) {
 		const double C = cluster_C(w);
 		pbd_stats st;
 		pbd_world_get_stats(w, &st);
-		assert_near(st.family[PBD_FAMILY_SHAPE].elastic_energy, C * C / (2 * alpha), 1e-9 * C * C / alpha);
+		assert_near(st.family[PBD_FAMILY_CLUSTER].elastic_energy, C * C / (2 * alpha), 1e-9 * C * C / alpha);
 		double M = 0;
 		for (int i = 0; i < NM; ++i) M += 1 / (double)inv_mass[i];
 		double fd[NM][3], fe[NM][3];
@@ -197,8 +197,8 @@ static void test_gradient_and_energy(void** state) {
 					*yc = *yc + (pbd_real)(sgn ? -FD_STEP : FD_STEP);
 					assert_int_equal(pbd_world_set_positions(w, (uint32_t)i, 1, &y), PBD_OK);
 					pbd_world_get_stats(w, &st);
-					c[sgn] = st.family[PBD_FAMILY_SHAPE].max_violation;
-					e[sgn] = st.family[PBD_FAMILY_SHAPE].elastic_energy;
+					c[sgn] = st.family[PBD_FAMILY_CLUSTER].max_violation;
+					e[sgn] = st.family[PBD_FAMILY_CLUSTER].elastic_energy;
 					h[sgn] = (double)*yc;
 				}
 				assert_int_equal(pbd_world_set_positions(w, (uint32_t)i, 1, &x0[i]), PBD_OK);
@@ -268,8 +268,8 @@ static void test_degenerate(void** state) {
 			uint32_t idx[NP];
 			for (uint32_t i = 0; i < NP; ++i) idx[i] = i;
 			const pbd_vec3 spread[4] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-			pbd_shape_def d[6];
-			for (int k = 0; k < 6; ++k) d[k] = pbd_shape_def_default();
+			pbd_cluster_def d[6];
+			for (int k = 0; k < 6; ++k) d[k] = pbd_cluster_def_default();
 			d[0].particles = idx, d[0].count = 4;
 			d[1].particles = idx + 4, d[1].count = 4, d[1].rest = spread;
 			d[2].particles = idx + 8, d[2].count = 4;
@@ -278,15 +278,15 @@ static void test_degenerate(void** state) {
 			d[5].particles = idx + 16, d[5].count = 4, d[5].rest = half;
 			d[2].compliance = (pbd_real)1e-4; /* soft ones too; the collapsed one hard, to check its shape */
 			d[5].compliance = (pbd_real)1e-4;
-			assert_int_equal(pbd_world_add_shapes(w, 6, d, NULL), PBD_OK);
+			assert_int_equal(pbd_world_add_clusters(w, 6, d, NULL), PBD_OK);
 			pbd_stats st;
 			pbd_world_get_stats(w, &st);
-			assert_true(isfinite(st.family[PBD_FAMILY_SHAPE].max_violation));
+			assert_true(isfinite(st.family[PBD_FAMILY_CLUSTER].max_violation));
 			for (int s = 0; s < 20; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
 			assert_true(tp_all_finite(w));
 			pbd_world_get_stats(w, &st);
-			assert_true(isfinite(st.family[PBD_FAMILY_SHAPE].max_violation));
-			assert_true(isfinite(st.family[PBD_FAMILY_SHAPE].max_strain));
+			assert_true(isfinite(st.family[PBD_FAMILY_CLUSTER].max_violation));
+			assert_true(isfinite(st.family[PBD_FAMILY_CLUSTER].max_strain));
 			const pbd_vec3* p = pbd_world_positions(w);
 			/* the collapsed one unfolded to its rest shape */
 			assert_near(tp_dist(p[4], p[5]), 1, 1e-3);
@@ -295,7 +295,7 @@ static void test_degenerate(void** state) {
 			for (int i = 13; i < 16; ++i) assert_memory_equal(&p[i], &x[i], sizeof x[i]);
 			for (int k = 0; k < 4; ++k) {
 				pbd_real qq[4];
-				assert_int_equal(pbd_world_get_shape_rotation(w, (uint32_t)k, qq), PBD_OK);
+				assert_int_equal(pbd_world_get_cluster_rotation(w, (uint32_t)k, qq), PBD_OK);
 				assert_near(qq[0] * qq[0] + qq[1] * qq[1] + qq[2] * qq[2] + qq[3] * qq[3], 1, 1e-5);
 			}
 			pbd_world_destroy(w);
@@ -313,10 +313,10 @@ static void test_pinned_member(void** state) {
 	const pbd_real iw[4] = {0, 1, 1, 2};
 	assert_int_equal(pbd_world_add_particles(w, 4, x, NULL, iw, NULL), PBD_OK);
 	const uint32_t idx[4] = {0, 1, 2, 3};
-	pbd_shape_def d = pbd_shape_def_default();
+	pbd_cluster_def d = pbd_cluster_def_default();
 	d.particles = idx;
 	d.count = 4;
-	assert_int_equal(pbd_world_add_shapes(w, 1, &d, NULL), PBD_OK);
+	assert_int_equal(pbd_world_add_clusters(w, 1, &d, NULL), PBD_OK);
 	for (int s = 0; s < 30; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
 	const pbd_vec3* p = pbd_world_positions(w);
 	assert_memory_equal(&p[0], &x[0], sizeof x[0]);
@@ -351,10 +351,10 @@ static void test_cube_on_plane(void** state) {
 	assert_int_equal(pbd_world_add_particles(w, N, x, NULL, iw, NULL), PBD_OK);
 	uint32_t idx[N];
 	for (uint32_t i = 0; i < N; ++i) idx[i] = i;
-	pbd_shape_def d = pbd_shape_def_default();
+	pbd_cluster_def d = pbd_cluster_def_default();
 	d.particles = idx;
 	d.count = N;
-	assert_int_equal(pbd_world_add_shapes(w, 1, &d, NULL), PBD_OK);
+	assert_int_equal(pbd_world_add_clusters(w, 1, &d, NULL), PBD_OK);
 	pbd_collider_def cd = pbd_collider_def_default();
 	cd.type = PBD_SHAPE_PLANE;
 	cd.shape.plane.normal = pbd_v3(0, 1, 0);
@@ -372,7 +372,7 @@ static void test_cube_on_plane(void** state) {
 			}
 		}
 	}
-	const pbd_family* f = &w->fam[PBD_FAMILY_SHAPE];
+	const pbd_family* f = &w->fam[PBD_FAMILY_CLUSTER];
 	assert_int_equal(f->group_end[PBD_GROUP_COUNT - 1] - f->group_end[PBD_GROUP_COUNT - 2], 1);
 	const tp_dvec3 c = tp_center_of_mass(w);
 	printf("cube on a plane: largest relative pair-distance error over the last second %.3g, lowest point %.3g m, "
@@ -402,18 +402,18 @@ static pbd_world* scene(pbd_formulation form, pbd_solver solver) {
 	}
 	assert_int_equal(pbd_world_add_particles(w, N, x, NULL, iw, NULL), PBD_OK);
 	uint32_t members[3][8];
-	pbd_shape_def d[3];
+	pbd_cluster_def d[3];
 	for (int c = 0; c < 3; ++c) {
 		int m = 0;
 		for (int i = 0; i < N; ++i)
 			if (i % 4 == c || i % 4 == c + 1) members[c][m++] = (uint32_t)i;
-		d[c] = pbd_shape_def_default();
+		d[c] = pbd_cluster_def_default();
 		d[c].particles = members[c];
 		d[c].count = 8;
 		d[c].stiffness = (pbd_real)(c == 1 ? 0.5 : 1);
 		d[c].compliance = (pbd_real)(c == 1 ? 1e-5 : 0);
 	}
-	assert_int_equal(pbd_world_add_shapes(w, 3, d, NULL), PBD_OK);
+	assert_int_equal(pbd_world_add_clusters(w, 3, d, NULL), PBD_OK);
 	pbd_collider_def cd = pbd_collider_def_default();
 	cd.type = PBD_SHAPE_PLANE;
 	cd.shape.plane.normal = pbd_v3(0, 1, 0);
@@ -435,7 +435,7 @@ static void test_scene_runs(void** state) {
 			assert_true(pbd_world_hash(a) == pbd_world_hash(b));
 			pbd_stats st;
 			pbd_world_get_stats(a, &st);
-			assert_true(st.family[PBD_FAMILY_SHAPE].max_strain < 0.2);
+			assert_true(st.family[PBD_FAMILY_CLUSTER].max_strain < 0.2);
 			size_t size = 0;
 			assert_int_equal(pbd_world_save_memory(a, NULL, 0, &size), PBD_OK);
 			void* buf = malloc(size);
@@ -450,8 +450,8 @@ static void test_scene_runs(void** state) {
 			}
 			assert_true(pbd_world_hash(a) == pbd_world_hash(c));
 			pbd_real qa[4], qc[4];
-			assert_int_equal(pbd_world_get_shape_rotation(a, 2, qa), PBD_OK);
-			assert_int_equal(pbd_world_get_shape_rotation(c, 2, qc), PBD_OK);
+			assert_int_equal(pbd_world_get_cluster_rotation(a, 2, qa), PBD_OK);
+			assert_int_equal(pbd_world_get_cluster_rotation(c, 2, qc), PBD_OK);
 			assert_memory_equal(qa, qc, sizeof qa);
 			pbd_world_destroy(a);
 			pbd_world_destroy(b);
@@ -467,7 +467,7 @@ static void test_stats_and_getters(void** state) {
 	pbd_world* w = cluster_world(PBD_FORMULATION_PBD, PBD_SOLVER_GAUSS_SEIDEL, 1, q, 0.05, 1, 1, 0);
 	pbd_stats st;
 	pbd_world_get_stats(w, &st);
-	const pbd_family_stats* fs = &st.family[PBD_FAMILY_SHAPE];
+	const pbd_family_stats* fs = &st.family[PBD_FAMILY_CLUSTER];
 	assert_int_equal(fs->count, 1);
 	assert_true(fs->max_violation > 0 && fs->max_strain > 0 && fs->energy_defined && fs->elastic_energy == 0);
 	/* RMS rest radius by hand */
@@ -483,17 +483,17 @@ static void test_stats_and_getters(void** state) {
 		for (int a = 0; a < 3; ++a) r2 += m * (rest_pts[i][a] - c[a] / M) * (rest_pts[i][a] - c[a] / M);
 	}
 	assert_near(fs->max_strain, fs->max_violation / sqrt(r2 / M), TEST_TOL(1e-9, 1e-6));
-	assert_int_equal(pbd_world_set_shape_material(w, 0, 1, (pbd_real)0.5, 0), PBD_OK);
+	assert_int_equal(pbd_world_set_cluster_material(w, 0, 1, (pbd_real)0.5, 0), PBD_OK);
 	pbd_world_get_stats(w, &st);
-	assert_false(st.family[PBD_FAMILY_SHAPE].energy_defined);
+	assert_false(st.family[PBD_FAMILY_CLUSTER].energy_defined);
 	uint32_t members[3];
-	pbd_shape_def d;
-	assert_int_equal(pbd_world_get_shape(w, 0, &d, members, 3), PBD_OK);
+	pbd_cluster_def d;
+	assert_int_equal(pbd_world_get_cluster(w, 0, &d, members, 3), PBD_OK);
 	assert_int_equal(d.count, NM);
 	assert_true(members[0] == 0 && members[1] == 1 && members[2] == 2);
 	assert_true(d.stiffness == (pbd_real)0.5);
-	assert_int_equal(pbd_world_shape_count(w), 1);
-	assert_string_equal(pbd_family_name(PBD_FAMILY_SHAPE), "shape");
+	assert_int_equal(pbd_world_cluster_count(w), 1);
+	assert_string_equal(pbd_family_name(PBD_FAMILY_CLUSTER), "cluster");
 	pbd_world_destroy(w);
 }
 
@@ -509,37 +509,75 @@ static void test_errors(void** state) {
 	const pbd_real iw[3] = {1, 1, 1};
 	assert_int_equal(pbd_world_add_particles(w, 3, x, NULL, iw, NULL), PBD_OK);
 	const uint32_t good[3] = {0, 1, 2}, twice[3] = {0, 2, 0}, far[2] = {1, 9};
-	pbd_shape_def d[2] = {pbd_shape_def_default(), pbd_shape_def_default()};
+	pbd_cluster_def d[2] = {pbd_cluster_def_default(), pbd_cluster_def_default()};
 	d[0].particles = good, d[0].count = 3;
 	d[1].particles = twice, d[1].count = 3;
-	assert_int_equal(pbd_world_add_shapes(w, 2, d, NULL), PBD_ERR_INVALID_ARGUMENT);
-	assert_non_null(strstr(last, "pbd_world_add_shapes: cluster 1: particle 0 is a member twice"));
+	assert_int_equal(pbd_world_add_clusters(w, 2, d, NULL), PBD_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(last, "pbd_world_add_clusters: cluster 1: particle 0 is a member twice"));
 	d[1].particles = far, d[1].count = 2;
-	assert_int_equal(pbd_world_add_shapes(w, 2, d, NULL), PBD_ERR_OUT_OF_RANGE);
+	assert_int_equal(pbd_world_add_clusters(w, 2, d, NULL), PBD_ERR_OUT_OF_RANGE);
 	assert_non_null(strstr(last, "cluster 1: member 1"));
 	d[1].particles = good, d[1].count = 0;
-	assert_int_equal(pbd_world_add_shapes(w, 2, d, NULL), PBD_ERR_INVALID_ARGUMENT);
+	assert_int_equal(pbd_world_add_clusters(w, 2, d, NULL), PBD_ERR_INVALID_ARGUMENT);
 	d[1].count = 2;
 	d[1].particles = NULL;
-	assert_int_equal(pbd_world_add_shapes(w, 2, d, NULL), PBD_ERR_INVALID_ARGUMENT);
+	assert_int_equal(pbd_world_add_clusters(w, 2, d, NULL), PBD_ERR_INVALID_ARGUMENT);
 	d[1].particles = good;
 	const pbd_vec3 bad_rest[2] = {{0, 0, 0}, {(pbd_real)INFINITY, 0, 0}};
 	d[1].rest = bad_rest;
-	assert_int_equal(pbd_world_add_shapes(w, 2, d, NULL), PBD_ERR_NOT_FINITE);
+	assert_int_equal(pbd_world_add_clusters(w, 2, d, NULL), PBD_ERR_NOT_FINITE);
 	d[1].rest = NULL;
 	d[1].compliance = -1;
-	assert_int_equal(pbd_world_add_shapes(w, 2, d, NULL), PBD_ERR_OUT_OF_RANGE);
+	assert_int_equal(pbd_world_add_clusters(w, 2, d, NULL), PBD_ERR_OUT_OF_RANGE);
 	assert_non_null(strstr(last, "compliance"));
-	assert_int_equal(pbd_world_shape_count(w), 0);
+	assert_int_equal(pbd_world_cluster_count(w), 0);
 	d[1].compliance = 0;
-	assert_int_equal(pbd_world_add_shapes(w, 2, d, NULL), PBD_OK);
-	assert_int_equal(pbd_world_shape_count(w), 2);
-	assert_int_equal(pbd_world_set_shape_material(w, 1, 2, 1, 0), PBD_ERR_OUT_OF_RANGE);
-	assert_int_equal(pbd_world_set_shape_material(w, 0, 1, 3, 0), PBD_ERR_OUT_OF_RANGE);
+	assert_int_equal(pbd_world_add_clusters(w, 2, d, NULL), PBD_OK);
+	assert_int_equal(pbd_world_cluster_count(w), 2);
+	assert_int_equal(pbd_world_set_cluster_material(w, 1, 2, 1, 0), PBD_ERR_OUT_OF_RANGE);
+	assert_int_equal(pbd_world_set_cluster_material(w, 0, 1, 3, 0), PBD_ERR_OUT_OF_RANGE);
 	pbd_real qq[4];
-	assert_int_equal(pbd_world_get_shape_rotation(w, 2, qq), PBD_ERR_OUT_OF_RANGE);
+	assert_int_equal(pbd_world_get_cluster_rotation(w, 2, qq), PBD_ERR_OUT_OF_RANGE);
 	pbd_world_destroy(w);
 }
+
+/* The names before the rename still compile for one release (with a deprecation warning, silenced
+ * here) and do what the new ones do. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+static void test_deprecated_names(void** state) {
+	(void)state;
+	pbd_world* w = NULL;
+	pbd_world_def def = pbd_world_def_default();
+	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	const pbd_vec3 x[3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+	const pbd_real iw[3] = {1, 1, 1};
+	assert_int_equal(pbd_world_add_particles(w, 3, x, NULL, iw, NULL), PBD_OK);
+	const uint32_t members[3] = {0, 1, 2};
+	pbd_shape_def d = pbd_shape_def_default();
+	d.particles = members, d.count = 3;
+	uint32_t first = 9;
+	assert_int_equal(pbd_world_add_shapes(w, 1, &d, &first), PBD_OK);
+	assert_int_equal(first, 0);
+	assert_int_equal(pbd_world_shape_count(w), 1);
+	assert_int_equal(pbd_world_set_shape_material(w, 0, 1, (pbd_real)0.5, 0), PBD_OK);
+	uint32_t got[3];
+	pbd_cluster_def back;
+	assert_int_equal(pbd_world_get_shape(w, 0, &back, got, 3), PBD_OK);
+	assert_true(back.count == 3 && back.stiffness == (pbd_real)0.5);
+	pbd_real q[4];
+	assert_int_equal(pbd_world_get_shape_rotation(w, 0, q), PBD_OK);
+	assert_int_equal(PBD_FAMILY_SHAPE, PBD_FAMILY_CLUSTER);
+	assert_int_equal(pbd_world_set_rigid_stiffness(w, 300), PBD_OK);
+	assert_true(pbd_world_get_def(w).hard_stiffness == 300);
+	assert_int_equal(pbd_world_set_rigid_stiffness(w, (pbd_real)(2 * PBD_MAX_RIGID_STIFFNESS)), PBD_ERR_OUT_OF_RANGE);
+	pbd_world_destroy(w);
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 int main(void) {
 	test_enable_fp_traps();
@@ -554,6 +592,7 @@ int main(void) {
 	    cmocka_unit_test(test_scene_runs),
 	    cmocka_unit_test(test_stats_and_getters),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_deprecated_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
