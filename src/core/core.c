@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 const char* pbd_version(void) { return PBD_VERSION_STRING; }
 
 const char* pbd_status_string(pbd_status status) {
@@ -132,4 +131,3 @@ pbd_status pbd_fail_err(pbd_error* err, pbd_status status, const char* fmt, ...)
 	}
 	return status;
 }
-
