@@ -1,19 +1,63 @@
 #!/bin/sh
-# Builds pbd and runs every test in the configurations CI requires: gcc Release, gcc Debug
-# with AddressSanitizer + UndefinedBehaviorSanitizer, clang Release, the threaded tests under
-# ThreadSanitizer, and clang in double precision. Warnings are errors in all of them. Then the fuzz targets share 180 s.
+# Builds pbd and runs its tests. Warnings are errors in every build.
+#
+#   scripts/test.sh         what CI runs (.ci/run): the clang-format check; gcc Release with every
+#                           part (the benchmark with its Bullet peer, the renderer, the viewer, the
+#                           Python module) and every test at full length; then, with the tests of
+#                           every built-in scene at their short length, gcc Debug (-O1) with
+#                           AddressSanitizer and UndefinedBehaviorSanitizer, clang Release with
+#                           every part, the threaded tests under ThreadSanitizer and clang in
+#                           double precision, the sanitizer and double builds without the
+#                           benchmark, renderer and viewer; the install check; and, beside those,
+#                           the fuzz targets for 180 s in all.
+#   scripts/test.sh --fast  the clang-format check, one incremental Release build in build-fast/
+#                           (or $PBD_FAST_BUILD) without the benchmark, renderer, viewer and Python
+#                           module, and every test of it not labelled `slow`.
+#
+# Every test carries ctest labels (tests/CMakeLists.txt): unit, scene, cli, threads, soak,
+# example, package, bench, render, view, python, and slow for the few that run longest; in any
+# build directory `ctest -L scene` or `ctest -LE slow` runs a part by hand.
 set -eu
 cd "$(dirname "$0")/.."
+
+usage() {
+	echo "usage: scripts/test.sh [--fast]" >&2
+	exit 2
+}
+fast=false
+case $# in
+0) ;;
+1)
+	[ "$1" = --fast ] || usage
+	fast=true
+	;;
+*) usage ;;
+esac
+
 ./scripts/install-deps.sh
 jobs=$(nproc)
 
 # Formatting is part of the build: the sources must match .clang-format.
 if command -v clang-format >/dev/null 2>&1; then
 	echo "=== clang-format"
-	clang-format --dry-run --Werror src/*/*.c src/*/*.h include/pbd/*.h scene/*.c scene/*.h app/*.c app/*.h ui/*.c ui/*.h bench/*.c bench/*.h \
-		bench/*.cpp tests/*.c tests/*.h examples/*.c tests/consumer/*.c viewer/*.c viewer/*.h render/*.c render/*.h \
-		soak/*.c soak/*.h fuzz/*.c fuzz/*.h python/*.c
+	find src include scene app ui bench tests examples viewer render soak fuzz python -type f \
+		\( -name '*.c' -o -name '*.h' -o -name '*.cpp' \) -exec clang-format --dry-run --Werror {} +
 fi
+
+# The parts whose tests only the Release configurations run: the sanitizer and double builds
+# leave them out.
+lean="-DPBD_BUILD_BENCH=OFF -DPBD_BUILD_RENDER=OFF -DPBD_BUILD_VIEWER=OFF"
+
+# PBD_TEST_SHORT=1 gives the tests of every built-in scene (threads_scenes_*, simd) their short
+# length, in the configurations after gcc Release, which runs them in full.
+short=0
+# --timeout bounds the tests that set no TIMEOUT of their own: a hang fails the run instead of
+# holding it.
+run_ctest() {
+	dir=$1
+	shift
+	(cd "$dir" && PBD_TEST_SHORT=$short ctest --output-on-failure -j "$jobs" --timeout 600 "$@")
+}
 
 run_config() {
 	dir=$1
@@ -21,26 +65,62 @@ run_config() {
 	echo "=== $dir: $*"
 	cmake -S . -B "$dir" -DPBD_WERROR=ON "$@"
 	cmake --build "$dir" -j "$jobs"
-	(cd "$dir" && ctest --output-on-failure -j "$jobs")
+	run_ctest "$dir"
 }
 
+if $fast; then
+	# Incremental: after a change to one file this recompiles it and relinks what uses it.
+	dir=${PBD_FAST_BUILD:-build-fast}
+	echo "=== $dir"
+	# shellcheck disable=SC2086
+	cmake -S . -B "$dir" --log-level=WARNING -DPBD_WERROR=ON -DCMAKE_BUILD_TYPE=Release $lean -DPBD_BUILD_PYTHON=OFF
+	cmake --build "$dir" -j "$jobs"
+	run_ctest "$dir" -LE slow
+	echo "fast tests passed (scripts/test.sh without --fast runs every configuration)"
+	exit 0
+fi
+
 run_config build-ci-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
-run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DPBD_SANITIZE=ON -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+short=1
+# The fuzz targets (docs/fuzzing.md) share 180 s, one process at a time, so they run beside the
+# next configurations on the core those leave free; their log is shown at the end. A crash fails
+# CI; without clang's libFuzzer the script says it skipped. In a process group of their own
+# (setsid), they are ended with the script if a configuration fails first.
+mkdir -p build-ci-fuzz
+echo "=== fuzz: started beside the next configurations (build-ci-fuzz/fuzz.log)"
+PBD_FUZZ_BUILD=build-ci-fuzz setsid -w ./scripts/fuzz.sh --total 180 >build-ci-fuzz/fuzz.log 2>&1 &
+fuzz=$!
+trap 'kill -- "-$fuzz" 2>/dev/null || kill "$fuzz" 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
+# Debug keeps the assertions; -O1, as the sanitizers' manuals advise, runs the tests 4 to 5 times
+# faster than -O0. Its tests of scenes run their short length (tests/test_util.h, test_short).
+# shellcheck disable=SC2086
+run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DPBD_SANITIZE=ON \
+	-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ $lean
 run_config build-ci-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-# ThreadSanitizer over the threaded tests: the pool, the stages and every built-in scene on 1 to 8 threads.
+# ThreadSanitizer over the tests labelled `threads`: the pool, the stages and every built-in scene
+# on 1 to 8 threads. Only their two programs are built.
 echo "=== build-ci-tsan"
+# shellcheck disable=SC2086
 cmake -S . -B build-ci-tsan -DPBD_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_SANITIZE_THREAD=ON \
-	-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+	-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ $lean -DPBD_BUILD_EXAMPLES=OFF -DPBD_BUILD_SOAK=OFF
 cmake --build build-ci-tsan -j "$jobs" --target test_threads test_determinism
-(cd build-ci-tsan && ctest --output-on-failure -R '^(threads.*|determinism)$')
-run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+run_ctest build-ci-tsan -L threads
+# shellcheck disable=SC2086
+run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang \
+	-DCMAKE_CXX_COMPILER=clang++ $lean
 
 # The install must give a usable package: the three libraries with their headers, pkg-config and
 # CMake files, the program and the scenes, usable from a non-system prefix.
 echo "=== install"
 tests/consumer/check.sh build-ci-release
-# Fuzzing: 180 s shared evenly among the libFuzzer targets, each from its seed corpus
-# (docs/fuzzing.md). A crash fails CI; without clang's libFuzzer the script says it skipped.
 echo "=== fuzz"
-PBD_FUZZ_BUILD=build-ci-fuzz ./scripts/fuzz.sh --total 180
+fuzz_status=0
+wait "$fuzz" || fuzz_status=$?
+trap - EXIT INT TERM
+cat build-ci-fuzz/fuzz.log
+if [ "$fuzz_status" -ne 0 ]; then
+	echo "fuzz failed (exit status $fuzz_status)"
+	exit 1
+fi
 echo "all configurations passed"

@@ -20,6 +20,15 @@ void test_disable_fp_traps(void) {
 #endif
 }
 
+bool test_short(void) {
+#ifdef NDEBUG
+	const char* v = getenv("PBD_TEST_SHORT");
+	return v && v[0] && strcmp(v, "0") != 0;
+#else
+	return true;
+#endif
+}
+
 void test_log_fail(const char* message, void* user) {
 	(void)user;
 	fail_msg("unexpected library message: %s", message);

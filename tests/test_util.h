@@ -58,6 +58,13 @@ typedef void test_refuse_fn(const char* path, const char* want, void* user);
  * that blocks into a failure instead of a hang. */
 void test_each_special_file(const char* dir, const char* suffix, test_refuse_fn* refuse, void* user);
 
+/* Whether the heavy tests (every built-in scene on several thread counts, or in lanes and in
+ * scalar) take their short length: always in builds without NDEBUG (Debug, the AddressSanitizer
+ * build), which run 3 to 20 times slower than Release; in optimised builds when the environment
+ * sets PBD_TEST_SHORT to a value other than 0, as scripts/test.sh does in the configurations
+ * that repeat what gcc Release runs at full length. What they assert is the same. */
+bool test_short(void);
+
 #define assert_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (double)(tol))
 
 #endif
