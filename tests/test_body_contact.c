@@ -217,6 +217,12 @@ static void test_follow_and_refusals(void** state) {
 	pbd_collider_def back;
 	assert_int_equal(pbd_collider_get_def(w, c, &back), PBD_OK);
 	assert_true(back.pose.position.y == 2 && back.kind == PBD_ACTOR_STATIC && back.body.index1 == kb.index1);
+	/* A teleport of the body moves its shape at once, start of the substep included. */
+	pbd_pose jump = pbd_pose_identity();
+	jump.position = pbd_v3(-5, 1, 0);
+	assert_int_equal(pbd_body_set_pose(w, kb, jump), PBD_OK);
+	assert_int_equal(pbd_collider_get_pose(w, c, &now), PBD_OK);
+	assert_true(now.position.x == -5 && now.position.y == 3 && now.position.z == 0);
 	assert_int_equal(pbd_collider_set_pose(w, c, sh.pose), PBD_ERR_INVALID_ARGUMENT);
 	assert_non_null(strstr(msg, "move the body"));
 	sh.kind = PBD_ACTOR_KINEMATIC;

@@ -558,7 +558,8 @@ typedef struct pbd_heightfield {
 	pbd_real cell_x, cell_z; ///< spacing of the samples, m, > 0
 } pbd_heightfield;
 
-/// How a collider moves. Dynamic actors (rigid bodies pushed by what they touch) come later.
+/// How a collider moves by itself. A shape that rides on a body (pbd_collider_def.body) moves
+/// with the body instead, and a dynamic body is pushed by what it touches.
 typedef enum pbd_actor_kind {
 	/// Never moves; velocities must be zero.
 	PBD_ACTOR_STATIC = 0,

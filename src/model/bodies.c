@@ -471,6 +471,15 @@ pbd_status pbd_body_set_pose(pbd_world* w, pbd_body_id id, pbd_pose pose) {
 	const pbd_status st = check_pose(w, fn, pose);
 	if (st != PBD_OK) return st;
 	place(&w->bodies, i, pose);
+	/* Its shapes jump with it: nothing is swept along the jump. */
+	const pbd_pose frame = pbd_body_frame(w, i);
+	for (uint32_t k = 0; k < w->nc; ++k) {
+		pbd_collider* c = &w->colliders[k];
+		if (!c->alive || c->body != i + 1) continue;
+		c->def.pose.position = pbd_pose_apply(frame, c->local.position);
+		c->def.pose.rotation = pbd_quat_mul(frame.rotation, c->local.rotation);
+		c->pose0 = c->def.pose;
+	}
 	w->stats_valid = false;
 	return PBD_OK;
 }
