@@ -459,16 +459,31 @@ PBD_API uint32_t pbd_world_soft_count(const pbd_world* world);
 PBD_API pbd_body_def pbd_body_def_default(void);
 /// Adds a rigid body; the null id (index1 0) on error, with the field and value named.
 /// Dynamic bodies move under the position-based method; the force-based methods refuse a world
-/// with a dynamic body at its next step. Bodies move freely: what they touch comes later.
+/// with a dynamic body at its next step. A body touches particles through the shapes it carries
+/// (pbd_collider_def.body) and holds them by attachments (pbd_attachment_def.body); bodies do
+/// not yet touch one another.
 PBD_API pbd_body_id pbd_body_create(pbd_world* world, const pbd_body_def* def);
 /// True while the id names a live body of this world.
 PBD_API bool pbd_body_is_valid(const pbd_world* world, pbd_body_id id);
-/// Removes a body; its id becomes invalid.
+/// Removes a body with the shapes it carries; its id becomes invalid. Attachments to it hold
+/// their particles to the world points where the body left them.
 PBD_API pbd_status pbd_body_destroy(pbd_world* world, pbd_body_id id);
 /// Live bodies of the world.
 PBD_API uint32_t pbd_world_body_count(const pbd_world* world);
+/// The frames of every body slot, indexed by id.index1 - 1, with the number of slots in *slots
+/// (may be NULL): kept current by every step, creation, pose change and load, valid until the
+/// next pbd_body_create (which may move the array). A destroyed body's slot keeps its last frame.
+PBD_API const pbd_pose* pbd_world_body_poses(const pbd_world* world, uint32_t* slots);
+/// The id of the body in slot `slot` (index1 - 1), or the null id when the slot is past the end
+/// or its body was destroyed: how a program walks every body.
+PBD_API pbd_body_id pbd_world_body_at(const pbd_world* world, uint32_t slot);
 /// Where the body is and how it moves, with its momentum and energy.
 PBD_API pbd_status pbd_body_get_state(const pbd_world* world, pbd_body_id id, pbd_body_state* out);
+/// Gives a dynamic body new matter (from pbd_collider_mass_properties of the shapes it carries,
+/// combined by pbd_mass_properties_combine): its frame, velocity and angular velocity stay, its
+/// centre of mass and principal axes move inside the frame. Checked as pbd_body_def.mass;
+/// PBD_ERR_INVALID_ARGUMENT for a static or kinematic body.
+PBD_API pbd_status pbd_body_set_mass(pbd_world* world, pbd_body_id id, const pbd_mass_properties* mass);
 /// Moves the body's frame to `pose` at once (nothing is swept along the jump).
 PBD_API pbd_status pbd_body_set_pose(pbd_world* world, pbd_body_id id, pbd_pose pose);
 /// Sets the velocity of the centre of mass and the angular velocity (world axes) of a kinematic

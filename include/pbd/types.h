@@ -360,12 +360,23 @@ typedef struct pbd_tet_neohookean_def {
 
 /// Rubber-like defaults: E = 1 MPa, nu = 0.45, PBD stiffnesses 1.
 PBD_API pbd_tet_neohookean_def pbd_tet_neohookean_def_default(void);
-/// One attachment C = |x - p| - rest: particle `particle` held to the world point `target`
+/// A rigid body of a world: index1 is its slot + 1 (0 is the null id), generation tells a live
+/// body from one that was destroyed in the same slot.
+typedef struct pbd_body_id {
+	uint32_t index1;
+	uint32_t generation;
+} pbd_body_id;
+
+/// One attachment C = |x - p| - rest: particle `particle` held to the point `target`
 /// (a spring to a fixed point with compliance, a hard rod of length rest, or, with rest 0 and no
-/// compliance, a particle glued to a point that pbd_world_set_attachment_target can move).
+/// compliance, a particle glued to a point that pbd_world_set_attachment_target can move). The
+/// point is the world's, or with `body` set a point of that rigid body, which carries it along:
+/// a dynamic body is pulled by the particle as much as it pulls (a cloth pinned to a swinging
+/// box), a kinematic one leads it (a flag on a moving pole).
 typedef struct pbd_attachment_def {
 	uint32_t particle;   ///< world particle index
-	pbd_vec3 target;     ///< the point p, m (world coordinates)
+	pbd_vec3 target;     ///< the point p, m: world coordinates, or the body's frame when body is set
+	pbd_body_id body;    ///< the rigid body the point belongs to; the null id (default): the world
 	pbd_real rest;       ///< distance kept from p, m, >= 0 (default 0)
 	pbd_real stiffness;  ///< PBD stiffness in [0,1] (default 1)
 	pbd_real compliance; ///< XPBD compliance >= 0, m/N (default 0)
@@ -578,13 +589,6 @@ typedef enum pbd_body_type {
 	/// Moves by its mass, inertia, gravity and the forces, torques and impulses it receives.
 	PBD_BODY_DYNAMIC = 2
 } pbd_body_type;
-
-/// A rigid body of a world: index1 is its slot + 1 (0 is the null id), generation tells a live
-/// body from one that was destroyed in the same slot.
-typedef struct pbd_body_id {
-	uint32_t index1;
-	uint32_t generation;
-} pbd_body_id;
 
 /// What a rigid body's motion needs of its matter: mass, where it is centred and how it resists
 /// turning. Double precision: sums over many triangles and shifts by the parallel-axis theorem

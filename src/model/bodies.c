@@ -157,6 +157,7 @@ pbd_status pbd_bodies_reserve(pbd_world* w, uint32_t capacity) {
 	    {(void**)&b->q_step, sizeof *b->q_step},
 	    {(void**)&b->dx, sizeof *b->dx},
 	    {(void**)&b->dtheta, sizeof *b->dtheta},
+	    {(void**)&b->pose, sizeof *b->pose},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), b->cap, cap)) return PBD_ERR_OUT_OF_MEMORY;
 	b->cap = cap;
@@ -191,6 +192,7 @@ void pbd_bodies_free(pbd_world* w) {
 	pbd_free(&w->mem, b->q_step, n * sizeof *b->q_step);
 	pbd_free(&w->mem, b->dx, n * sizeof *b->dx);
 	pbd_free(&w->mem, b->dtheta, n * sizeof *b->dtheta);
+	pbd_free(&w->mem, b->pose, n * sizeof *b->pose);
 	memset(b, 0, sizeof *b);
 }
 
@@ -242,8 +244,7 @@ static pbd_status check_pose(pbd_world* w, const char* fn, pbd_pose p) {
 }
 
 /* The def's matter as principal moments and axes; the reason in w's error otherwise. */
-static pbd_status check_mass(pbd_world* w, const pbd_mass_properties* m, double d[3], dquat* axes) {
-	const char* fn = "pbd_body_create";
+static pbd_status check_mass(pbd_world* w, const char* fn, const pbd_mass_properties* m, double d[3], dquat* axes) {
 	if (!(m->mass >= 1 / PBD_INV_MASS_MAX && m->mass <= 1 / PBD_INV_MASS_MIN))
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "%s: mass.mass must be in [%g, %g] kg for a dynamic body (got %.9g)",
 		                fn, 1 / PBD_INV_MASS_MAX, 1 / PBD_INV_MASS_MIN, m->mass);
@@ -363,7 +364,7 @@ pbd_body_id pbd_body_create(pbd_world* w, const pbd_body_def* def) {
 	}
 	double moments[3] = {0, 0, 0};
 	dquat axes = {0, 0, 0, 1};
-	if (def->type == PBD_BODY_DYNAMIC && check_mass(w, &def->mass, moments, &axes) != PBD_OK) return none;
+	if (def->type == PBD_BODY_DYNAMIC && check_mass(w, fn, &def->mass, moments, &axes) != PBD_OK) return none;
 	pbd_bodies* b = &w->bodies;
 	if (b->n == UINT32_MAX - 1 || pbd_bodies_reserve(w, b->n + 1) != PBD_OK) {
 		pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u bodies", fn, b->n + 1);
@@ -388,6 +389,7 @@ pbd_body_id pbd_body_create(pbd_world* w, const pbd_body_def* def) {
 	b->gravity_scale[i] = def->gravity_scale;
 	b->linear_damping[i] = def->linear_damping;
 	b->angular_damping[i] = def->angular_damping;
+	b->pose[i] = pbd_body_frame(w, i);
 	b->alive += 1;
 	w->stats_valid = false;
 	const pbd_body_id id = {i + 1, b->generation[i]};
@@ -473,6 +475,7 @@ pbd_status pbd_body_set_pose(pbd_world* w, pbd_body_id id, pbd_pose pose) {
 	place(&w->bodies, i, pose);
 	/* Its shapes jump with it: nothing is swept along the jump. */
 	const pbd_pose frame = pbd_body_frame(w, i);
+	w->bodies.pose[i] = frame;
 	for (uint32_t k = 0; k < w->nc; ++k) {
 		pbd_collider* c = &w->colliders[k];
 		if (!c->alive || c->body != i + 1) continue;
@@ -482,6 +485,54 @@ pbd_status pbd_body_set_pose(pbd_world* w, pbd_body_id id, pbd_pose pose) {
 	}
 	w->stats_valid = false;
 	return PBD_OK;
+}
+
+/* A dynamic body keeps its frame, velocity and angular velocity; its centre and principal axes
+ * move inside the frame to where the new matter has them. */
+pbd_status pbd_body_set_mass(pbd_world* w, pbd_body_id id, const pbd_mass_properties* mass) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	const char* fn = "pbd_body_set_mass";
+	if (!mass) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: mass is NULL", fn);
+	const uint32_t i = body_of(w, id, fn);
+	if (i == UINT32_MAX) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_bodies* b = &w->bodies;
+	if (b->type[i] != PBD_BODY_DYNAMIC)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: body %u is not dynamic: only a dynamic body has a mass", fn,
+		                id.index1);
+	double moments[3];
+	dquat axes;
+	const pbd_status st = check_mass(w, fn, mass, moments, &axes);
+	if (st != PBD_OK) return st;
+	const pbd_pose frame = pbd_body_frame(w, i);
+	b->inv_mass[i] = (pbd_real)(1 / mass->mass);
+	b->inertia[i] = pbd_v3((pbd_real)moments[0], (pbd_real)moments[1], (pbd_real)moments[2]);
+	b->principal[i] = quat_of(axes);
+	b->center[i] = pbd_v3((pbd_real)mass->center[0], (pbd_real)mass->center[1], (pbd_real)mass->center[2]);
+	place(b, i, frame);
+	b->pose[i] = pbd_body_frame(w, i);
+	w->masses_changed = true;
+	w->stats_valid = false;
+	return PBD_OK;
+}
+
+const pbd_pose* pbd_world_body_poses(const pbd_world* w, uint32_t* slots) {
+	if (slots) *slots = w ? w->bodies.n : 0;
+	return w ? w->bodies.pose : NULL;
+}
+
+pbd_body_id pbd_world_body_at(const pbd_world* w, uint32_t slot) {
+	pbd_body_id id = {0, 0};
+	if (w && slot < w->bodies.n && w->bodies.live[slot]) {
+		id.index1 = slot + 1;
+		id.generation = w->bodies.generation[slot];
+	}
+	return id;
+}
+
+/* The user frames of the live bodies, as pbd_world_body_poses shows them. */
+void pbd_bodies_refresh_poses(pbd_world* w) {
+	for (uint32_t i = 0; i < w->bodies.n; ++i)
+		if (w->bodies.live[i]) w->bodies.pose[i] = pbd_body_frame(w, i);
 }
 
 pbd_status pbd_body_set_velocity(pbd_world* w, pbd_body_id id, pbd_vec3 velocity, pbd_vec3 angular_velocity) {
@@ -765,5 +816,6 @@ uint32_t pbd_bodies_end_step(pbd_world* w) {
 		ws->count += 1;
 		bad += 1;
 	}
+	pbd_bodies_refresh_poses(w);
 	return bad;
 }

@@ -36,6 +36,7 @@ typedef struct pbd_bodies {
 	/* the state at the start of the step, put back when the step leaves a body non-finite */
 	pbd_vec3 *x_step, *x_lo_step, *v_step, *omega_step;
 	pbd_quat* q_step;
+	pbd_pose* pose; /* the user frames, for pbd_world_body_poses */
 } pbd_bodies;
 
 typedef struct pbd_world pbd_world;
@@ -60,6 +61,8 @@ void pbd_bodies_substep(pbd_world* w, pbd_real h, pbd_real damping);
 /* The step's end: forces and torques cleared; a non-finite body put back where the step found
  * it, counted as PBD_WARN_NONFINITE. Returns how many were put back. */
 uint32_t pbd_bodies_end_step(pbd_world* w);
+/* pose[] written again from the state of every live body (the end of a step, a load). */
+void pbd_bodies_refresh_poses(pbd_world* w);
 /* The body's frame in the world (slot i, live). */
 pbd_pose pbd_body_frame(const pbd_world* w, uint32_t i);
 /* The centre of mass of slot i, rounded. */

@@ -1080,6 +1080,7 @@ static pbd_status load_bodies(reader* rd, pbd_world* w, const char* name, pbd_er
 				                    name, i + 1, (double)ls[k], half_ulp(xs[k]));
 	}
 	pbd_bodies_recount(w);
+	pbd_bodies_refresh_poses(w);
 	const uint32_t riding = get_u32(rd);
 	if (rd->short_read || !fits(rd, riding, 2 * sizeof(uint32_t) + sizeof(pbd_vec3) + sizeof(pbd_quat)))
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %u shapes on bodies do not fit the snapshot", name, riding);
