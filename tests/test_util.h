@@ -65,6 +65,10 @@ void test_each_special_file(const char* dir, const char* suffix, test_refuse_fn*
  * that repeat what gcc Release runs at full length. What they assert is the same. */
 bool test_short(void);
 
+/* Writes a snapshot's checksum (its last 8 bytes, FNV-1a of the rest) again after a test edited
+ * its payload, so that the content checks, not the checksum, must catch the edit. */
+void test_snapshot_reseal(unsigned char* data, size_t size);
+
 #define assert_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (double)(tol))
 
 #endif

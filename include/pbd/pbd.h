@@ -132,7 +132,8 @@ PBD_API pbd_warning_stat pbd_world_get_warning(const pbd_world* world, pbd_warni
 PBD_API pbd_collision_work pbd_world_get_collision_work(const pbd_world* world);
 
 /// FNV-1a hash of the bits of every position and velocity (with the remainders the library keeps
-/// below their rounding): equal hashes mean bit-identical state.
+/// below their rounding) and of every rigid body's centre, orientation and velocities: equal
+/// hashes mean bit-identical state. A world without bodies hashes its particles alone.
 PBD_API uint64_t pbd_world_hash(const pbd_world* world);
 
 /* ---- snapshots ------------------------------------------------------------------------- */

@@ -20,6 +20,7 @@
 #include "collision/collide.h"
 #include "collision/self_collision.h"
 #include "collision/shape_math.h"
+#include "model/node.h"
 
 static bool grow_to(pbd_world* w, void** p, size_t size, uint32_t* cap, uint32_t need) {
 	if (need <= *cap) return true;
@@ -318,9 +319,7 @@ pbd_status pbd_collide_after_iterations(pbd_world* w) {
  * n and turns by -I^-1 (r x n) dl, with dl = depth / (w_p + w_b). Equal and opposite impulses:
  * momentum is kept. */
 static pbd_real body_shift(const pbd_world* w, const pbd_contact_c* c, pbd_vec3 dir) {
-	const uint32_t b = c->body - 1;
-	const pbd_vec3 moved = pbd_v3_add(w->bodies.dx[b], pbd_v3_cross(w->bodies.dtheta[b], c->r));
-	return pbd_v3_dot(dir, moved);
+	return pbd_v3_dot(dir, pbd_node_body_moved(&w->bodies, c->body - 1, c->r));
 }
 
 /* Moves particle i by `corr` (the whole relative correction) against the body of c: the particle
@@ -329,13 +328,12 @@ static pbd_real body_shift(const pbd_world* w, const pbd_contact_c* c, pbd_vec3 
 static pbd_real push_body(pbd_world* w, const pbd_contact_c* c, uint32_t i, pbd_vec3 dir, pbd_real amount) {
 	pbd_bodies* bs = &w->bodies;
 	const uint32_t b = c->body - 1;
-	const pbd_real wp = w->w[i], im = bs->inv_mass[b];
-	const pbd_vec3 rn = pbd_v3_cross(c->r, dir), irn = pbd_body_inv_inertia(w, b, rn);
-	const pbd_real wb = im + pbd_v3_dot(rn, irn);
+	const pbd_real wp = w->w[i];
+	pbd_vec3 irn;
+	const pbd_real wb = pbd_node_body_weight(bs, b, c->r, dir, &irn);
 	const pbd_real dl = amount / (wp + wb);
 	w->q[i] = pbd_v3_add(w->q[i], pbd_v3_scale(dir, wp * dl));
-	bs->dx[b] = pbd_v3_sub(bs->dx[b], pbd_v3_scale(dir, im * dl));
-	bs->dtheta[b] = pbd_v3_sub(bs->dtheta[b], pbd_v3_scale(irn, dl));
+	pbd_node_body_push(bs, b, dir, irn, -dl);
 	return wp * dl;
 }
 
@@ -394,10 +392,7 @@ void pbd_collide_friction(pbd_world* w, pbd_real h) {
 		const pbd_collider_def* d = &w->colliders[c->collider].def;
 		if (!(d->static_friction > 0)) continue;
 		pbd_vec3 surface = pbd_v3_scale(c->vc, h);
-		if (c->body) {
-			const uint32_t b = c->body - 1;
-			surface = pbd_v3_add(surface, pbd_v3_add(w->bodies.dx[b], pbd_v3_cross(w->bodies.dtheta[b], c->r)));
-		}
+		if (c->body) surface = pbd_v3_add(surface, pbd_node_body_moved(&w->bodies, c->body - 1, c->r));
 		const pbd_vec3 slip = pbd_v3_sub(q[c->particle], surface);
 		const pbd_vec3 tan = pbd_v3_sub(slip, pbd_v3_scale(c->n, pbd_v3_dot(c->n, slip)));
 		const pbd_real len = pbd_v3_length(tan);

@@ -7,10 +7,11 @@
 
 /* Hot data. The point of the current step goes from `from` (where it was when the step began)
  * to `to` (where it is at its end); they are equal unless a new target was set. s is k' (PBD) or
- * the compliance (XPBD), see refresh. */
+ * the compliance (XPBD), see refresh. With body (slot + 1) set, the point is in that body's
+ * frame and moves with it; 0: the world's. */
 typedef struct pbd_attachment_c {
 	uint32_t i;
-	uint32_t spare; /* keeps the record free of padding in both precisions */
+	uint32_t body;
 	pbd_real rest, s;
 	pbd_vec3 from, to;
 } pbd_attachment_c;
@@ -24,5 +25,13 @@ static inline void pbd_attachment_settle(const pbd_step_ctx* ctx, pbd_attachment
 	if (ctx->substep_fraction >= 1)
 		for (uint32_t k = first; k < end; ++k) c[k].from = c[k].to;
 }
+
+/* Attachments to body slot i become attachments to the world points where the body is now: the
+ * body is going away (pbd_body_destroy). */
+void pbd_attachment_release_body(pbd_world* w, uint32_t i);
+
+/* The scalar kernels, which the vector ones call for a batch that holds an attachment to a body. */
+void pbd_attachment_project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
+void pbd_attachment_jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
 
 #endif

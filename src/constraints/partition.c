@@ -10,13 +10,12 @@
  * The groups are a greedy colouring of the constraint graph: families in table order, each in
  * the order of addition, or in layout order for a family that has one (distances: by edge kind,
  * then b - a, then a); each constraint takes the lowest colour that no earlier constraint (of any
- * family) on any of its particles has, or in layout order the colour of the constraint before it
- * when that is of its class and free. The sweep runs colour by colour, every family's range of
- * that colour in table order, and in the colouring's order within a range. A grid cloth with both
- * diagonals takes 8 colours, each (but for a few edges at the border, which first fit places in an
- * earlier colour) a set of every other row of one direction of edges: runs of
- * consecutive particles, which the AVX-512 lanes move as whole vectors (96 % of the batches of a
- * 128 x 128 cloth, 48 % when coloured in the order of addition).
+ * family) on any of its nodes (particles and bodies, node.h) has, or in layout order the colour of the constraint
+ * before it when that is of its class and free. The sweep runs colour by colour, every family's range of that colour in
+ * table order, and in the colouring's order within a range. A grid cloth with both diagonals takes 8 colours, each (but
+ * for a few edges at the border, which first fit places in an earlier colour) a set of every other row of one direction
+ * of edges: runs of consecutive particles, which the AVX-512 lanes move as whole vectors (96 % of the batches of a 128
+ * x 128 cloth, 48 % when coloured in the order of addition).
  *
  * The colouring is also what keeps a one-iteration sweep stable. The position update
  * x' = G(2x - x_prev + h^2 g) with v = (x' - x)/h turns an eigenvalue g of the sweep's Jacobian
@@ -170,7 +169,8 @@ static uint32_t walk_next(const pbd_family* f, const pbd_family_ops* ops, uint32
 }
 
 static void count_degrees(pbd_world* w) {
-	if (w->np) memset(w->degree, 0, (size_t)w->np * sizeof *w->degree);
+	const uint32_t nodes = pbd_node_count(w);
+	if (nodes) memset(w->degree, 0, (size_t)nodes * sizeof *w->degree);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		const pbd_family* f = &w->fam[t];
 		const pbd_family_ops* ops = pbd_family_table[t];
@@ -188,14 +188,16 @@ static void count_degrees(pbd_world* w) {
 
 void pbd_partition_build(pbd_world* w) {
 	w->topology++;
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) w->fam[t].node_base = w->np;
 	uint64_t* masks = w->colour_mask;
+	const size_t nodes = pbd_node_count(w);
 	/* Pass 1: the colour sizes of every family. The colouring is replayed in pass 2 with the
 	 * same masks from zero, so that no per-constraint colour array is needed. */
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t)
 		if (pbd_family_table[t]->layout && w->fam[t].n > 1) sort_by_layout(&w->fam[t], pbd_family_table[t]);
 	uint32_t start[PBD_FAMILY_COUNT][PBD_GROUP_COUNT];
 	memset(start, 0, sizeof start);
-	if (w->np) memset(masks, 0, (size_t)w->np * sizeof *masks);
+	if (nodes) memset(masks, 0, nodes * sizeof *masks);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		const pbd_family* f = &w->fam[t];
 		const pbd_family_ops* ops = pbd_family_table[t];
@@ -218,7 +220,7 @@ void pbd_partition_build(pbd_world* w) {
 		PBD_ASSERT(sum == f->n);
 	}
 	/* Pass 2: scratch[k] = the position the record to place at k comes from. */
-	if (w->np) memset(masks, 0, (size_t)w->np * sizeof *masks);
+	if (nodes) memset(masks, 0, nodes * sizeof *masks);
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
 		const pbd_family* f = &w->fam[t];
 		const pbd_family_ops* ops = pbd_family_table[t];

@@ -128,7 +128,7 @@ static void eigen_sym3(const double a_in[3][3], double d[3], double v[3][3]) {
 
 pbd_status pbd_bodies_reserve(pbd_world* w, uint32_t capacity) {
 	pbd_bodies* b = &w->bodies;
-	if (capacity <= b->cap) return PBD_OK;
+	if (capacity <= b->cap) return pbd_nodes_reserve(w);
 	uint32_t cap = b->cap ? b->cap : 8;
 	while (cap < capacity) cap = cap > UINT32_MAX / 2 ? capacity : cap * 2;
 	const pbd_grow_item items[] = {
@@ -161,7 +161,7 @@ pbd_status pbd_bodies_reserve(pbd_world* w, uint32_t capacity) {
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), b->cap, cap)) return PBD_ERR_OUT_OF_MEMORY;
 	b->cap = cap;
-	return PBD_OK;
+	return pbd_nodes_reserve(w);
 }
 
 void pbd_bodies_free(pbd_world* w) {
@@ -413,17 +413,15 @@ bool pbd_body_is_valid(const pbd_world* w, pbd_body_id id) { return lookup(w, id
 
 uint32_t pbd_world_body_count(const pbd_world* w) { return w ? w->bodies.alive : 0; }
 
-pbd_status pbd_body_destroy(pbd_world* w, pbd_body_id id) {
-	if (!w) return PBD_ERR_INVALID_ARGUMENT;
-	const uint32_t i = body_of(w, id, "pbd_body_destroy");
-	if (i == UINT32_MAX) return PBD_ERR_INVALID_ARGUMENT;
+uint32_t pbd_bodies_slot_of(pbd_world* w, pbd_body_id id, const char* fn) { return body_of(w, id, fn); }
+
+void pbd_bodies_kill(pbd_world* w, uint32_t i) {
 	w->bodies.live[i] = 0;
 	w->bodies.alive -= 1;
 	/* The shapes that rode on it go with it. */
 	for (uint32_t k = 0; k < w->nc; ++k)
 		if (w->colliders[k].alive && w->colliders[k].body == i + 1) w->colliders[k].alive = false;
 	w->stats_valid = false;
-	return PBD_OK;
 }
 
 pbd_status pbd_body_get_state(const pbd_world* w, pbd_body_id id, pbd_body_state* out) {
@@ -632,6 +630,18 @@ pbd_status pbd_body_apply_impulse(pbd_world* w, pbd_body_id id, pbd_vec3 impulse
 	return PBD_OK;
 }
 
+void pbd_body_point(const pbd_world* w, uint32_t i, pbd_vec3 local, double out[3]) {
+	const pbd_bodies* b = &w->bodies;
+	const dquat user = dq_unit(dq_mul(dq_of(b->q[i]), dq_conj(dq_of(b->principal[i]))));
+	const double l[3] = {(double)local.x - (double)b->center[i].x, (double)local.y - (double)b->center[i].y,
+	                     (double)local.z - (double)b->center[i].z};
+	double r[3];
+	dq_rotate(user, l, r, false);
+	out[0] = ((double)b->x[i].x + (double)b->x_lo[i].x) + r[0];
+	out[1] = ((double)b->x[i].y + (double)b->x_lo[i].y) + r[1];
+	out[2] = ((double)b->x[i].z + (double)b->x_lo[i].z) + r[2];
+}
+
 pbd_pose pbd_body_frame(const pbd_world* w, uint32_t i) {
 	const pbd_bodies* b = &w->bodies;
 	const dquat user = dq_unit(dq_mul(dq_of(b->q[i]), dq_conj(dq_of(b->principal[i]))));
@@ -645,14 +655,6 @@ pbd_pose pbd_body_frame(const pbd_world* w, uint32_t i) {
 	pose.position = v3(p);
 	pose.rotation = quat_of(user);
 	return pose;
-}
-
-pbd_vec3 pbd_body_inv_inertia(const pbd_world* w, uint32_t i, pbd_vec3 v) {
-	const pbd_bodies* b = &w->bodies;
-	const pbd_quat q = b->q[i];
-	pbd_vec3 l = pbd_quat_rotate(pbd_quat_conj(q), v);
-	l = pbd_v3(l.x / b->inertia[i].x, l.y / b->inertia[i].y, l.z / b->inertia[i].z);
-	return pbd_quat_rotate(q, l);
 }
 
 void pbd_bodies_apply_corrections(pbd_world* w, pbd_real h) {

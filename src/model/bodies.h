@@ -63,12 +63,16 @@ void pbd_bodies_substep(pbd_world* w, pbd_real h, pbd_real damping);
 uint32_t pbd_bodies_end_step(pbd_world* w);
 /* pose[] written again from the state of every live body (the end of a step, a load). */
 void pbd_bodies_refresh_poses(pbd_world* w);
+/* The slot of a live body of this world, or UINT32_MAX with the reason in w's error. */
+uint32_t pbd_bodies_slot_of(pbd_world* w, pbd_body_id id, const char* fn);
+/* Slot i dies with the shapes it carries (the constraints on it are the caller's). */
+void pbd_bodies_kill(pbd_world* w, uint32_t i);
+/* The world point, in double, of `local` (the body's frame) of slot i. */
+void pbd_body_point(const pbd_world* w, uint32_t i, pbd_vec3 local, double out[3]);
 /* The body's frame in the world (slot i, live). */
 pbd_pose pbd_body_frame(const pbd_world* w, uint32_t i);
 /* The centre of mass of slot i, rounded. */
 static inline pbd_vec3 pbd_body_centre(const pbd_bodies* b, uint32_t i) { return b->x[i]; }
-/* I^-1 v for slot i, world axes (dynamic bodies). */
-pbd_vec3 pbd_body_inv_inertia(const pbd_world* w, uint32_t i, pbd_vec3 v);
 /* The contacts' corrections of the substep applied: the centre moved by dx, the body turned by
  * dtheta, v += dx / h and w += dtheta / h (a correction's velocity, as the particles get theirs
  * from their position change); both cleared. */

@@ -11,6 +11,8 @@ void pbd_step_ctx_init(const pbd_world* w, pbd_real h, pbd_step_ctx* ctx) {
 	ctx->iw = w->w;
 	ctx->dx = w->dx;
 	ctx->degree = w->degree;
+	ctx->bodies = (pbd_bodies*)&w->bodies;
+	ctx->np = w->np;
 	ctx->h = h;
 	ctx->inv_h2 = 1 / (h * h);
 	ctx->substep_fraction = 1;

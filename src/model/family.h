@@ -25,14 +25,19 @@
 #define PBD_GROUP_COUNT       (PBD_PARTITION_COLOURS + 1)
 #define PBD_FAMILY_MAX_ARITY  16
 
+typedef struct pbd_bodies pbd_bodies;
+
 /* What every kernel of a substep needs, filled once per substep (Box2D's b2StepContext). The
- * particle arrays are the world's; a kernel moves particles only through q (or dx for Jacobi). */
+ * particle arrays are the world's; a kernel moves particles only through q (or dx for Jacobi),
+ * and bodies only through their dx and dtheta (node.h). */
 typedef struct pbd_step_ctx {
 	const pbd_vec3* x;      /* committed positions, rounded (world.h) */
 	pbd_vec3* q;            /* displacements inside the substep */
 	const pbd_real* iw;     /* inverse masses */
 	pbd_vec3* dx;           /* Jacobi accumulator */
-	const uint32_t* degree; /* constraints touching each particle, all families */
+	const uint32_t* degree; /* constraints touching each node, all families */
+	pbd_bodies* bodies;     /* the rigid bodies: node np + i is body slot i */
+	uint32_t np;
 	pbd_real h, inv_h2;
 	pbd_real substep_fraction; /* of the step at the end of this substep, 1 outside one (moving targets) */
 	pbd_formulation formulation;
@@ -52,6 +57,7 @@ typedef struct pbd_family {
 	uint32_t* slot;                      /* user index -> position */
 	uint32_t* user;                      /* position -> user index */
 	uint32_t* scratch;                   /* partition.c's working array */
+	uint32_t node_base;                  /* the first body's node, the particle count (partition.c) */
 	uint32_t group_end[PBD_GROUP_COUNT]; /* group g is [group_end[g-1], group_end[g]) */
 	/* Families whose constraints differ in size (a volume's triangle list, ops.data): data holds
 	 * data_size bytes laid out by the family and addressed from its records (MuJoCo's adr/num),
@@ -130,6 +136,8 @@ typedef struct pbd_family_ops {
 	/* The kernels use f->work for one constraint at a time, so the constraints of a range are
 	 * projected by one thread (task.h), never split among several. */
 	bool shared_work;
+	/* Its constraints may have body nodes (node.h), after the first node, which is a particle. */
+	bool bodies;
 	/* Bytes per constraint of f->lanes; 0 when the family keeps no such copy. */
 	size_t lanes_size;
 	/* Debug builds: whether f->lanes holds what refresh writes from the records as they are now.
@@ -142,8 +150,9 @@ typedef struct pbd_family_ops {
 	 * class goes in the order of its first particles, so that a colour of a regular mesh is made
 	 * of runs of consecutive particles, which the lanes move as whole vectors. */
 	pbd_layout (*layout)(const pbd_family* f, uint32_t k);
-	/* Writes the particles [first, first + cap) of the constraint at position k into out (those
-	 * that exist) and returns how many particles the constraint has in all. */
+	/* Writes the nodes [first, first + cap) of the constraint at position k into out (those that
+	 * exist) and returns how many nodes the constraint has in all: particles, and for a body
+	 * f->node_base + its slot (node.h). */
 	uint32_t (*particles)(const pbd_family* f, uint32_t k, uint32_t first, uint32_t* out, uint32_t cap);
 	/* Derives hot[] from cold[] for the context's formulation, iterations and substep. */
 	void (*refresh)(pbd_family* f, const pbd_step_ctx* ctx);

@@ -8,7 +8,7 @@
 #endif
 
 pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
-	if (capacity <= w->cap_p) return PBD_OK;
+	if (capacity <= w->cap_p) return pbd_nodes_reserve(w);
 	const pbd_grow_item items[] = {
 	    {(void**)&w->x, sizeof *w->x},
 	    {(void**)&w->q, sizeof *w->q},
@@ -23,12 +23,10 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	    {(void**)&w->w_free, sizeof *w->w_free},
 	    {(void**)&w->flags, sizeof *w->flags},
 	    {(void**)&w->cmask, sizeof *w->cmask},
-	    {(void**)&w->degree, sizeof *w->degree},
 	    {(void**)&w->radius, sizeof *w->radius},
 	    {(void**)&w->cgroup, sizeof *w->cgroup},
 	    {(void**)&w->x_rest, sizeof *w->x_rest},
 	    {(void**)&w->dx, sizeof *w->dx},
-	    {(void**)&w->colour_mask, sizeof *w->colour_mask},
 	    {(void**)&w->q_prev, sizeof *w->q_prev},
 	    {(void**)&w->q_iter, sizeof *w->q_iter},
 	    {(void**)&w->drag, sizeof *w->drag},
@@ -52,7 +50,8 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity) {
 	                  pbd_particles_allocated(capacity)))
 		return PBD_ERR_OUT_OF_MEMORY;
 	w->cap_p = capacity;
-	return pbd_stats_reserve(w);
+	const pbd_status st = pbd_nodes_reserve(w);
+	return st != PBD_OK ? st : pbd_stats_reserve(w);
 }
 
 pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3* positions, const pbd_vec3* velocities,
@@ -106,6 +105,8 @@ pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3*
 		w->drag_wind[k] = pbd_v3(0, 0, 0);
 	}
 	w->np += count;
+	/* The bodies' nodes follow the particles (node.h): they moved, so the colouring is redone. */
+	if (w->bodies.n) w->partitioned = false;
 	w->stats_valid = false;
 	if (first) *first = base;
 	return PBD_OK;

@@ -101,13 +101,15 @@ struct pbd_world {
 	pbd_real* w;      /* inverse mass, 0 = pinned */
 	pbd_real* w_free; /* inverse mass to restore when unpinned */
 	uint8_t* flags;
-	uint32_t* cmask;       /* collision mask: collides with colliders whose category shares a bit */
-	pbd_real* radius;      /* collision radius, half the object's thickness; 0: a point */
-	uint32_t* cgroup;      /* particle collision group (object index + 1, | PBD_GROUP_SELF); 0: none */
-	pbd_vec3* x_rest;      /* position when added: self-collision skips pairs closer than this at rest */
-	uint32_t* degree;      /* constraints of all families touching the particle (Jacobi averaging) */
+	uint32_t* cmask;  /* collision mask: collides with colliders whose category shares a bit */
+	pbd_real* radius; /* collision radius, half the object's thickness; 0: a point */
+	uint32_t* cgroup; /* particle collision group (object index + 1, | PBD_GROUP_SELF); 0: none */
+	pbd_vec3* x_rest; /* position when added: self-collision skips pairs closer than this at rest */
+	/* sized by node (node.h, nodes.c): cap_node entries */
+	size_t cap_node;
+	uint32_t* degree;      /* constraints of all families touching the node (Jacobi averaging) */
 	pbd_vec3* dx;          /* Jacobi correction accumulator */
-	uint64_t* colour_mask; /* partition.c's scratch: colours used around each particle */
+	uint64_t* colour_mask; /* partition.c's scratch: colours used around each node */
 	pbd_vec3* q_prev;      /* Chebyshev: the iterate before the last (solver.c) */
 	pbd_vec3* q_iter;      /* Chebyshev: the iterate the last sweep started from; the hierarchy's q0 */
 	pbd_real rho_estimate; /* Chebyshev: spectral radius measured in the last substep (0: none yet) */
@@ -206,6 +208,11 @@ pbd_status pbd_particles_reserve(pbd_world* w, uint32_t capacity);
 /* Elements allocated in each particle array for a capacity: one spare past it (particles.c). */
 static inline size_t pbd_particles_allocated(uint32_t capacity) { return capacity ? (size_t)capacity + 1 : 0; }
 void pbd_particles_begin_step(pbd_world* w);
+/* The node arrays (nodes.c) for the particles' and the bodies' capacities. */
+pbd_status pbd_nodes_reserve(pbd_world* w);
+void pbd_nodes_free(pbd_world* w);
+/* The nodes: particles, then bodies (node.h). */
+static inline uint32_t pbd_node_count(const pbd_world* w) { return w->np + w->bodies.n; }
 void pbd_particles_predict(pbd_world* w, pbd_real h, pbd_real damping, pbd_real alpha_substep);
 void pbd_particles_update_velocities(pbd_world* w, pbd_real h, bool last_substep);
 uint32_t pbd_particles_end_step(pbd_world* w);

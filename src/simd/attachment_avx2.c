@@ -82,10 +82,22 @@ static inline __m256 load_lanes(const pbd_step_ctx* ctx, const pbd_attachment_c*
 	return _mm256_and_ps(act, _mm256_cmp_ps(l->len, _mm256_set1_ps(PBD_EPSILON_LENGTH), _CMP_GE_OS));
 }
 
+/* A batch with an attachment to a body goes to the scalar kernel whole: its constraints share no
+ * node (one colour), so which of them runs in lanes changes no bit. */
+static bool has_body(const pbd_attachment_c* c) {
+	uint32_t any = 0;
+	for (int j = 0; j < LANES; ++j) any |= c[j].body;
+	return any != 0;
+}
+
 static void sweep(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end, bool jacobi) {
 	pbd_attachment_c* c = (pbd_attachment_c*)f->hot;
 	pbd_attachment_settle(ctx, c, first, end);
 	for (uint32_t k = first; k < end; k += LANES) {
+		if (has_body(&c[k])) {
+			(jacobi ? pbd_attachment_jacobi : pbd_attachment_project)(ctx, f, k, k + LANES);
+			continue;
+		}
 		pull8 l;
 		const __m256 act = load_lanes(ctx, &c[k], jacobi ? ctx->dx : ctx->q, &l);
 		(jacobi ? pull8_jacobi : pull8_project)(ctx, &l, act, f->lambda + k);

@@ -219,11 +219,11 @@ static void write_bodies(writer* wr, const pbd_world* w) {
 	/* The shapes on bodies: which collider rides on which body, and its pose in the body's frame
 	 * (the collider record above holds where it is now, as a kinematic collider). */
 	uint32_t riding = 0;
-	for (uint32_t k = 0; k < w->nc; ++k) riding += w->colliders[k].body != 0;
+	for (uint32_t k = 0; k < w->nc; ++k) riding += w->colliders[k].alive && w->colliders[k].body != 0;
 	put_u32(wr, riding);
 	for (uint32_t k = 0; k < w->nc; ++k) {
 		const pbd_collider* c = &w->colliders[k];
-		if (!c->body) continue;
+		if (!c->alive || !c->body) continue; /* a shape that went with its body is no one's */
 		put_u32(wr, k);
 		put_u32(wr, c->body);
 		put_vec(wr, c->local.position);
@@ -682,6 +682,9 @@ static pbd_status load_family(reader* rd, pbd_world* w, pbd_family_type t, const
 	for (size_t k = 0; k < (size_t)n * nl && st == PBD_OK; ++k)
 		if (!pbd_is_finite(f->lambda[k]))
 			LOAD_FAIL(PBD_ERR_NOT_FINITE, "%s: %s constraint multiplier %zu is not finite", name, ops->name, k);
+	/* A node past the particles is a body's in a family that addresses bodies, checked once the
+	 * bodies are loaded (check_nodes); check() keeps a body's node from wrapping round. */
+	f->node_base = w->np;
 	for (uint32_t k = 0; k < n && st == PBD_OK; ++k) {
 		uint32_t p[PBD_FAMILY_MAX_ARITY];
 		uint32_t count = PBD_FAMILY_MAX_ARITY;
@@ -689,7 +692,7 @@ static pbd_status load_family(reader* rd, pbd_world* w, pbd_family_type t, const
 			count = ops->particles(f, k, first, p, PBD_FAMILY_MAX_ARITY);
 			const uint32_t m = count - first < PBD_FAMILY_MAX_ARITY ? count - first : PBD_FAMILY_MAX_ARITY;
 			for (uint32_t i = 0; i < m && st == PBD_OK; ++i)
-				if (p[i] >= w->np)
+				if (p[i] >= w->np && !(ops->bodies && first + i > 0))
 					LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: %s constraint %u uses particle %u of %u", name, ops->name,
 					          f->user[k], p[i], w->np);
 		}
@@ -700,6 +703,32 @@ static pbd_status load_family(reader* rd, pbd_world* w, pbd_family_type t, const
 	if (st == PBD_OK && ops->work_bytes && pbd_family_reserve_data(w, t, 0, ops->work_bytes(f)) != PBD_OK)
 		LOAD_FAIL(PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for the %s constraints' working memory", name, ops->name);
 	return st;
+}
+
+/* Every node of every constraint is a particle or a live body (node.h). */
+static pbd_status check_nodes(const pbd_world* w, const char* name, pbd_error* err) {
+	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) {
+		const pbd_family* f = &w->fam[t];
+		const pbd_family_ops* ops = pbd_family_table[t];
+		for (uint32_t k = 0; k < f->n; ++k) {
+			uint32_t p[PBD_FAMILY_MAX_ARITY];
+			uint32_t count = PBD_FAMILY_MAX_ARITY;
+			for (uint32_t first = 0; first < count; first += PBD_FAMILY_MAX_ARITY) {
+				count = ops->particles(f, k, first, p, PBD_FAMILY_MAX_ARITY);
+				const uint32_t m = count - first < PBD_FAMILY_MAX_ARITY ? count - first : PBD_FAMILY_MAX_ARITY;
+				for (uint32_t i = 0; i < m; ++i) {
+					if (p[i] < w->np) continue;
+					const uint32_t b = p[i] - w->np;
+					if (b >= w->bodies.n || !w->bodies.live[b])
+						return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE,
+						                    "%s: %s constraint %u uses node %u, which is neither one of the %u "
+						                    "particles nor a live body",
+						                    name, ops->name, f->user[k], p[i], w->np);
+				}
+			}
+		}
+	}
+	return PBD_OK;
 }
 
 static pbd_status load_families(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
@@ -1252,6 +1281,7 @@ static pbd_status load_named(const void* data, size_t size, const pbd_world_def*
 	if (st == PBD_OK) st = load_vbd(&rd, w, name, err);
 	if (st == PBD_OK && h.version >= 7) st = load_pd(&rd, w, name, err);
 	if (st == PBD_OK && h.version >= 9) st = load_bodies(&rd, w, name, err);
+	if (st == PBD_OK) st = check_nodes(w, name, err);
 	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
 		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");
 	if (st != PBD_OK) {

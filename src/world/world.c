@@ -8,6 +8,7 @@
 #include "methods/integrate.h"
 #include "methods/method.h"
 #include "collision/self_collision.h"
+#include "constraints/attachment.h"
 #include "methods/sweep_plan.h"
 #include "model/world.h"
 
@@ -255,9 +256,8 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_particle_collision_free(w);
 	pbd_stats_free(w);
 	pbd_sweep_plan_free(w);
-	pbd_free(&mem, w->degree, cp * sizeof *w->degree);
+	pbd_nodes_free(w);
 	pbd_free(&mem, w->dx, cp * sizeof *w->dx);
-	pbd_free(&mem, w->colour_mask, cp * sizeof *w->colour_mask);
 	pbd_free(&mem, w->q_prev, cp * sizeof *w->q_prev);
 	pbd_free(&mem, w->q_iter, cp * sizeof *w->q_iter);
 	pbd_free(&mem, w->drag, cp * sizeof *w->drag);
@@ -607,5 +607,23 @@ uint64_t pbd_world_hash(const pbd_world* w) {
 	h = pbd_fnv1a(h, w->v, (size_t)w->np * sizeof *w->v);
 	h = pbd_fnv1a(h, w->x_lo, (size_t)w->np * sizeof *w->x_lo);
 	h = pbd_fnv1a(h, w->v_lo, (size_t)w->np * sizeof *w->v_lo);
+	/* the bodies' state (none: the hash of the particles alone) */
+	const pbd_bodies* b = &w->bodies;
+	h = pbd_fnv1a(h, b->x, (size_t)b->n * sizeof *b->x);
+	h = pbd_fnv1a(h, b->x_lo, (size_t)b->n * sizeof *b->x_lo);
+	h = pbd_fnv1a(h, b->v, (size_t)b->n * sizeof *b->v);
+	h = pbd_fnv1a(h, b->q, (size_t)b->n * sizeof *b->q);
+	h = pbd_fnv1a(h, b->omega, (size_t)b->n * sizeof *b->omega);
 	return h;
+}
+
+/* Here rather than in bodies.c: a body takes with it what hangs on it in other layers, the shapes
+ * it carries and the attachments to its points. */
+pbd_status pbd_body_destroy(pbd_world* w, pbd_body_id id) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	const uint32_t i = pbd_bodies_slot_of(w, id, "pbd_body_destroy");
+	if (i == UINT32_MAX) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_attachment_release_body(w, i);
+	pbd_bodies_kill(w, i);
+	return PBD_OK;
 }
