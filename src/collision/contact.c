@@ -368,7 +368,10 @@ void pbd_collide_settle(pbd_world* w) {
 		const pbd_collider* col = &w->colliders[c->collider];
 		const uint32_t i = c->particle;
 		const pbd_real margin = col->def.margin + w->radius[i];
-		const pbd_vec3 local = pbd_pose_apply_inverse(col->def.pose, pbd_v3_add(w->x[i], q[i]));
+		/* a body's shape stands where the pose predicts it, moved by the substep's corrections */
+		pbd_vec3 at = pbd_v3_add(w->x[i], q[i]);
+		if (c->body) at = pbd_v3_sub(at, pbd_node_body_moved(&w->bodies, c->body - 1, c->r));
+		const pbd_vec3 local = pbd_pose_apply_inverse(col->def.pose, at);
 		pbd_vec3 n;
 		const pbd_real d = pbd_shape_ops_of(col->def.type)->distance(&col->def, local, &n);
 		if (!(d < margin - PBD_CONTACT_TOLERANCE)) continue;
@@ -407,7 +410,9 @@ void pbd_collide_friction(pbd_world* w, pbd_real h) {
 
 /* A particle that hit the surface faster than 2 |g| h leaves with restitution times its
  * approach speed along the normal; slower contacts keep what the projection left (zero), so a
- * resting particle does not hop. */
+ * resting particle does not hop. Against a dynamic body the change of relative velocity is an
+ * impulse both take, split by their generalised inverse masses at the contact point (Müller et
+ * al. 2020, section 3.6), the body's velocity being that of its point now. */
 void pbd_collide_restitution(pbd_world* w, pbd_real h) {
 	const pbd_real slow = 2 * pbd_v3_length(w->def.gravity) * h;
 	for (uint32_t k = 0; k < w->ncon; ++k) {
@@ -415,6 +420,18 @@ void pbd_collide_restitution(pbd_world* w, pbd_real h) {
 		const pbd_real e = w->colliders[c->collider].def.restitution;
 		if (!(c->dn > 0) || !(e > 0) || !(c->vn0 < -slow)) continue;
 		pbd_vec3* v = &w->v[c->particle];
+		if (c->body) {
+			pbd_bodies* bs = &w->bodies;
+			const uint32_t b = c->body - 1;
+			const pbd_vec3 vb = pbd_v3_add(bs->v[b], pbd_v3_cross(bs->omega[b], c->r));
+			pbd_vec3 irn;
+			const pbd_real wp = w->w[c->particle], wb = pbd_node_body_weight(bs, b, c->r, c->n, &irn);
+			const pbd_real p = (-e * c->vn0 - pbd_v3_dot(c->n, pbd_v3_sub(*v, vb))) / (wp + wb);
+			*v = pbd_v3_add(*v, pbd_v3_scale(c->n, wp * p));
+			bs->v[b] = pbd_v3_sub(bs->v[b], pbd_v3_scale(c->n, bs->inv_mass[b] * p));
+			bs->omega[b] = pbd_v3_sub(bs->omega[b], pbd_v3_scale(irn, p));
+			continue;
+		}
 		const pbd_real vn = pbd_v3_dot(c->n, pbd_v3_sub(*v, c->vc));
 		*v = pbd_v3_add(*v, pbd_v3_scale(c->n, -e * c->vn0 - vn));
 	}
