@@ -70,6 +70,8 @@ static void test_free_fall(void** state) {
 	       1 + 2 * t);
 	assert_true(fabs((double)st.center.y - y) < TEST_TOL(1e-9, 2e-5));
 	assert_true(fabs((double)st.center.x - (1 + 2 * t)) < TEST_TOL(1e-9, 2e-5));
+	assert_int_equal(st.type, PBD_BODY_DYNAMIC);
+	assert_true(fabs(st.mass / d.mass.mass - 1) < TEST_TOL(1e-15, 1e-7));
 	pbd_world_destroy(w);
 }
 

@@ -620,6 +620,8 @@ typedef struct pbd_body_def {
 
 /// What a body is doing now (pbd_body_get_state).
 typedef struct pbd_body_state {
+	pbd_body_type type;        ///< as created
+	double mass;               ///< kg; 0 for a static or kinematic body (it yields to nothing)
 	pbd_pose pose;             ///< the body's frame
 	pbd_vec3 center;           ///< its centre of mass in the world
 	pbd_vec3 velocity;         ///< of the centre of mass, m/s

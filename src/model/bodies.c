@@ -443,8 +443,10 @@ pbd_status pbd_body_get_state(const pbd_world* w, pbd_body_id id, pbd_body_state
 	out->center = v3(x);
 	out->velocity = b->v[i];
 	out->angular_velocity = b->omega[i];
+	out->type = (pbd_body_type)b->type[i];
 	if (b->type[i] == PBD_BODY_DYNAMIC) {
 		const double m = 1 / (double)b->inv_mass[i];
+		out->mass = m;
 		double v[3], om[3], ob[3], lb[3], L[3];
 		d3(b->v[i], v);
 		d3(b->omega[i], om);
