@@ -123,11 +123,12 @@ typedef struct pbd_tri_contact {
 	pbd_real b[3];
 	pbd_vec3 n;
 	pbd_real offset;
+	pbd_vec3 r; /* a dynamic body's lever arm to the contact's core point */
 	uint32_t t;
-	uint32_t pad_; /* a whole number of doubles in the double build */
+	uint32_t body; /* the dynamic body (slot + 1) whose shape it is, pushed back; 0: none */
 } pbd_tri_contact;
 
-_Static_assert(sizeof(pbd_tri_contact) == 2 * sizeof(uint32_t) + 7 * sizeof(pbd_real), "padding in pbd_tri_contact");
+_Static_assert(sizeof(pbd_tri_contact) == 2 * sizeof(uint32_t) + 10 * sizeof(pbd_real), "padding in pbd_tri_contact");
 
 /* A corner of a collider near a surface triangle (triangle_contact.c's scratch): the shape's
  * name for it, its local point and outward direction (pbd_corner_fn). */

@@ -25,6 +25,9 @@
  * direction between the two points, when it leaves the solid; through the face or touching it,
  * the face's normal, on the side the edge's outward direction gives.
  *
+ * Against the shape of a dynamic body the contact is two-way: the body takes its share of each
+ * correction at the contact's core point by its generalised inverse mass (model/node.h).
+ *
  * Triangles go in chunks of PBD_TRI_CHUNK consecutive indices (a mesh numbers its neighbours
  * close together), each with the box of its vertices; a collider looks only at the triangles of
  * the chunks its box meets. */
@@ -33,6 +36,7 @@
 #include "collision/collide.h"
 #include "collision/self_collision.h"
 #include "collision/shape_math.h"
+#include "model/node.h"
 
 /* The core of a rounded shape in world coordinates at the collider's current pose: a point or a
  * segment [c0, c1] and the radius around it. False for shapes without one. */
@@ -97,6 +101,8 @@ typedef struct tri_view {
 	pbd_vec3 o, p[3], lo, hi;
 	pbd_real radius; /* the largest radius of its vertices */
 	tri_tally* tally;
+	uint32_t body;   /* the dynamic body (slot + 1) of the shape, 0: none */
+	pbd_vec3 to_arm; /* o less the body's centre: a core point plus this is its lever arm */
 } tri_view;
 
 /* Whether the triangle may examine one more of a shape's features: false, and marked, at a bound. */
@@ -152,7 +158,8 @@ static bool add_contact(pbd_world* w, const tri_view* tv, const pbd_real b[3], p
                         pbd_real thick) {
 	pbd_tri_contact k;
 	k.t = tv->t;
-	k.pad_ = 0;
+	k.body = tv->body;
+	k.r = tv->body ? pbd_v3_add(tv->to_arm, core) : pbd_v3(0, 0, 0);
 	k.b[0] = b[0], k.b[1] = b[1], k.b[2] = b[2];
 	k.n = n;
 	pbd_real base = 0;
@@ -478,6 +485,8 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 		pbd_vec3 c0 = pbd_v3(0, 0, 0), c1 = c0;
 		pbd_real radius = 0;
 		const bool rounded = core_of(c, &c0, &c1, &radius);
+		/* a dynamic body's shape is pushed back by the faces it pushes (pbd_triangle_contacts_project) */
+		const uint32_t body = c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC ? c->body : 0;
 		const bool corners = !rounded && ops->corners && !w->corners_off,
 		           edges = !rounded && ops->edges && !w->edges_off;
 		if (!rounded && !corners && !edges) continue;
@@ -512,8 +521,10 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 				tv.v = &w->tri[3 * t];
 				const uint32_t* v = tv.v;
 				if (!(w->cmask[v[0]] & c->def.category)) continue;
-				if (w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
+				if (!body && w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
 				tv.o = w->x[v[0]];
+				tv.body = body;
+				tv.to_arm = body ? pbd_v3_sub(tv.o, pbd_body_centre(&w->bodies, body - 1)) : pbd_v3(0, 0, 0);
 				for (int m = 0; m < 3; ++m) tv.p[m] = pbd_v3_add(pbd_v3_sub(w->x[v[m]], tv.o), w->q[v[m]]);
 				tv.lo = tv.p[0], tv.hi = tv.p[0];
 				for (int m = 1; m < 3; ++m) {
@@ -541,9 +552,35 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 	return PBD_OK;
 }
 
+/* Against a dynamic body the face's point, of inverse mass sum b_k^2 w_k, and the body's point,
+ * of generalised inverse mass w_b (model/node.h), share the correction: the body's point has
+ * moved by the substep's corrections since the contact was found, and the face must stay that
+ * much further out. */
+static void project_with_body(pbd_world* w, const pbd_tri_contact* k) {
+	const uint32_t* idx = &w->tri[3 * k->t];
+	pbd_bodies* bs = &w->bodies;
+	const uint32_t b = k->body - 1;
+	pbd_real C = -k->offset - pbd_v3_dot(k->n, pbd_node_body_moved(bs, b, k->r)), wf = 0;
+	for (int m = 0; m < 3; ++m) {
+		C += k->b[m] * pbd_v3_dot(k->n, w->q[idx[m]]);
+		wf += w->w[idx[m]] * k->b[m] * k->b[m];
+	}
+	if (!(C < 0)) return;
+	pbd_vec3 irn;
+	const pbd_real wb = pbd_node_body_weight(bs, b, k->r, k->n, &irn);
+	if (!(wf + wb > 0)) return;
+	const pbd_real dl = -C / (wf + wb);
+	for (int m = 0; m < 3; ++m)
+		w->q[idx[m]] = pbd_v3_add(w->q[idx[m]], pbd_v3_scale(k->n, dl * w->w[idx[m]] * k->b[m]));
+	pbd_node_body_push(bs, b, k->n, irn, -dl);
+}
+
 void pbd_triangle_contacts_project(pbd_world* w) {
 	for (uint32_t i = 0; i < w->ntc; ++i) {
 		const pbd_tri_contact* k = &w->tcon[i];
-		pbd_project_weighted_contact(w->q, w->w, &w->tri[3 * k->t], k->b, 3, k->n, k->offset);
+		if (k->body)
+			project_with_body(w, k);
+		else
+			pbd_project_weighted_contact(w->q, w->w, &w->tri[3 * k->t], k->b, 3, k->n, k->offset);
 	}
 }

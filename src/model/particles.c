@@ -79,6 +79,9 @@ pbd_status pbd_world_add_particles(pbd_world* w, uint32_t count, const pbd_vec3*
 		if (pbd_particles_reserve(w, cap) != PBD_OK)
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_particles: out of memory");
 	}
+	/* the node arrays may have failed to grow after the particles' did (out of memory) */
+	if (pbd_nodes_reserve(w) != PBD_OK)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_add_particles: out of memory");
 	uint32_t base = w->np;
 	for (uint32_t i = 0; i < count; ++i) {
 		uint32_t k = base + i;
