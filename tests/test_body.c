@@ -213,6 +213,28 @@ static void test_kinematic(void** state) {
 	assert_true(fabs((double)s.pose.position.z - 2) < 1e-5);
 	assert_true(fabs((double)x.x) < 1e-5 && fabs((double)x.z + 1) < 1e-5); /* x turned to -z */
 	assert_true(s.kinetic_energy == 0);
+	/* A keyframe: the next step lands the frame on it, turned the short way (three quarters of a
+	 * turn ahead is a quarter back). */
+	pbd_pose key;
+	key.position = pbd_v3(1, 2, 3);
+	key.rotation =
+	    pbd_quat_mul(pbd_quat_axis_angle(pbd_v3(0, 1, 0), (pbd_real)(3 * 3.14159265358979323846 / 2)), s.pose.rotation);
+	assert_int_equal(pbd_body_move_to(w, id, key), PBD_OK);
+	assert_true(state_of(w, id).angular_velocity.y < 0);
+	assert_int_equal(pbd_world_step(w), PBD_OK);
+	const pbd_body_state k = state_of(w, id);
+	const pbd_quat dq = pbd_quat_mul(k.pose.rotation, pbd_quat_conj(key.rotation));
+	printf("move_to: %.2e m from the key, turned %.2e rad off\n", tp_dist(k.pose.position, key.position),
+	       2 * asin(fmin(1.0, sqrt((double)(dq.x * dq.x + dq.y * dq.y + dq.z * dq.z)))));
+	assert_true(tp_dist(k.pose.position, key.position) < 1e-5);
+	assert_true(fabs((double)dq.x) + fabs((double)dq.y) + fabs((double)dq.z) < 1e-5);
+	/* only kinematic bodies follow keys; a jump past the speed limit is refused */
+	key.position.x = (pbd_real)1e9;
+	assert_int_equal(pbd_body_move_to(w, id, key), PBD_ERR_OUT_OF_RANGE);
+	pbd_body_def dd = pbd_body_def_default();
+	const pbd_body_id fixed = pbd_body_create(w, &dd);
+	assert_int_equal(pbd_body_move_to(w, fixed, key), PBD_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(msg, "not kinematic"));
 	pbd_world_destroy(w);
 }
 

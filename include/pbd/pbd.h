@@ -492,6 +492,11 @@ PBD_API pbd_status pbd_body_set_pose(pbd_world* world, pbd_body_id id, pbd_pose 
 /// PBD_MAX_KINEMATIC_SPEED or PBD_MAX_KINEMATIC_ANGULAR_SPEED.
 PBD_API pbd_status pbd_body_set_velocity(pbd_world* world, pbd_body_id id, pbd_vec3 velocity,
                                          pbd_vec3 angular_velocity);
+/// Sets a kinematic body's velocities so that the next step carries its frame to `target` (a
+/// keyframe), turning it the short way; they stay until changed, so the body goes on moving unless
+/// called again (as pbd_collider_move_to). PBD_ERR_INVALID_ARGUMENT for a body that is not
+/// kinematic, PBD_ERR_OUT_OF_RANGE for a move faster than the kinematic speed limits.
+PBD_API pbd_status pbd_body_move_to(pbd_world* world, pbd_body_id id, pbd_pose target);
 /// A force (N) at a world point of a dynamic body during the next step: it pushes the centre of
 /// mass and turns the body by (point - centre) x force. Forces add up until the step, which
 /// clears them.

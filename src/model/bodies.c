@@ -550,6 +550,37 @@ pbd_status pbd_body_set_velocity(pbd_world* w, pbd_body_id id, pbd_vec3 velocity
 	return PBD_OK;
 }
 
+/* A kinematic body's centre is its frame's origin (it has no matter), so the frame moves by v dt
+ * and turns by the exact rotation w dt of kinematic_substep. Measured from where the body is,
+ * so that rounding never gathers along a track. */
+pbd_status pbd_body_move_to(pbd_world* w, pbd_body_id id, pbd_pose target) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	const char* fn = "pbd_body_move_to";
+	const uint32_t i = body_of(w, id, fn);
+	if (i == UINT32_MAX) return PBD_ERR_INVALID_ARGUMENT;
+	if (w->bodies.type[i] != PBD_BODY_KINEMATIC)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: body %u is not kinematic", fn, id.index1);
+	pbd_status st = check_pose(w, fn, target);
+	if (st != PBD_OK) return st;
+	const pbd_bodies* b = &w->bodies;
+	const double inv_dt = 1 / (double)w->def.dt;
+	dquat r = dq_mul(dq_unit(dq_of(target.rotation)), dq_conj(dq_of(b->q[i])));
+	if (r.w < 0) r = (dquat){-r.x, -r.y, -r.z, -r.w};
+	const double s = sqrt(r.x * r.x + r.y * r.y + r.z * r.z);
+	const double k = s > 0 ? 2 * atan2(s, r.w) / s * inv_dt : 2 * inv_dt;
+	double v[3];
+	v[0] = ((double)target.position.x - ((double)b->x[i].x + (double)b->x_lo[i].x)) * inv_dt;
+	v[1] = ((double)target.position.y - ((double)b->x[i].y + (double)b->x_lo[i].y)) * inv_dt;
+	v[2] = ((double)target.position.z - ((double)b->x[i].z + (double)b->x_lo[i].z)) * inv_dt;
+	const pbd_vec3 vel = v3(v), omega = pbd_v3((pbd_real)(r.x * k), (pbd_real)(r.y * k), (pbd_real)(r.z * k));
+	st = check_velocity(w, fn, vel, omega);
+	if (st != PBD_OK) return st;
+	w->bodies.v[i] = vel;
+	w->bodies.omega[i] = omega;
+	w->stats_valid = false;
+	return PBD_OK;
+}
+
 /* The dynamic body of a push in *out, or the refusal with the reason. */
 static pbd_status dynamic_of(pbd_world* w, pbd_body_id id, const char* fn, const pbd_vec3* a, const char* what,
                              const pbd_vec3* point, uint32_t* out) {
