@@ -48,11 +48,12 @@ bool out_make_dir(const char* dir, pbd_scene_error* err) {
 	return true;
 }
 
-/* frame_<digits>.obj, .ply or .vtu exactly: the only names a run may delete; *number receives
- * the frame (saturated). */
+/* frame_<digits>.obj, .ply or .vtu, or bodies_<digits>.vtp, exactly: the only names a run may
+ * delete; *number receives the frame (saturated). */
 static bool is_frame_file(const char* name, long* number) {
-	if (strncmp(name, "frame_", 6) != 0) return false;
-	const char* p = name + 6;
+	const bool bodies = strncmp(name, "bodies_", 7) == 0;
+	if (!bodies && strncmp(name, "frame_", 6) != 0) return false;
+	const char* p = name + (bodies ? 7 : 6);
 	const char* digits = p;
 	long n = 0;
 	while (*p >= '0' && *p <= '9') {
@@ -61,6 +62,7 @@ static bool is_frame_file(const char* name, long* number) {
 	}
 	if (p == digits) return false;
 	*number = n;
+	if (bodies) return strcmp(p, ".vtp") == 0;
 	return strcmp(p, ".obj") == 0 || strcmp(p, ".ply") == 0 || strcmp(p, ".vtu") == 0;
 }
 
@@ -123,6 +125,180 @@ static bool close_out(FILE* fp, const char* path, pbd_scene_error* err) {
 	return true;
 }
 
+/* ---- the shapes on rigid bodies --------------------------------------------------------- */
+
+static bool mesh_reserve(out_mesh* m, uint64_t nv, uint64_t nt) {
+	if (m->nv + nv > UINT32_MAX / 4 || m->nt + nt > UINT32_MAX / 4) return false;
+	if (m->nv + nv > m->cap_v) {
+		uint32_t cap = m->cap_v ? m->cap_v : 64;
+		while (cap < m->nv + nv) cap *= 2;
+		pbd_vec3* v = realloc(m->v, cap * sizeof *v);
+		if (!v) return false;
+		m->v = v;
+		m->cap_v = cap;
+	}
+	if (m->nt + nt > m->cap_t) {
+		uint32_t cap = m->cap_t ? m->cap_t : 64;
+		while (cap < m->nt + nt) cap *= 2;
+		uint32_t* t = realloc(m->tri, 3 * (size_t)cap * sizeof *t);
+		if (!t) return false;
+		m->tri = t;
+		m->cap_t = cap;
+	}
+	return true;
+}
+
+void out_mesh_free(out_mesh* m) {
+	free(m->v);
+	free(m->tri);
+	memset(m, 0, sizeof *m);
+}
+
+static void add_tri(out_mesh* m, uint32_t a, uint32_t b, uint32_t c) {
+	uint32_t* t = m->tri + 3 * (size_t)m->nt++;
+	t[0] = a;
+	t[1] = b;
+	t[2] = c;
+}
+
+/* A sphere (half_height 0) or a capsule along y: a pole, rings of OUT_ROUND_SEGMENTS points, the
+ * other pole. The capsule's equator is two rings, one on each half, joined by the cylinder. */
+static void add_round(out_mesh* m, pbd_vec3 c, pbd_real r, pbd_real half_height) {
+	const uint32_t seg = OUT_ROUND_SEGMENTS, half = OUT_ROUND_RINGS / 2;
+	const bool capsule = half_height > 0;
+	const uint32_t rings = OUT_ROUND_RINGS - 1 + (capsule ? 1 : 0);
+	const uint32_t base = m->nv;
+	m->v[m->nv++] = pbd_v3(c.x, c.y + r + half_height, c.z);
+	for (uint32_t k = 1; k <= OUT_ROUND_RINGS - 1; ++k) {
+		const double th = 3.14159265358979323846 * (double)k / OUT_ROUND_RINGS;
+		const int copies = capsule && k == half ? 2 : 1;
+		for (int copy = 0; copy < copies; ++copy) {
+			const double shift = k < half || (k == half && copy == 0) ? (double)half_height : -(double)half_height;
+			const double y = (double)r * cos(th) + shift, rho = (double)r * sin(th);
+			for (uint32_t j = 0; j < seg; ++j) {
+				const double ph = 2 * 3.14159265358979323846 * (double)j / seg;
+				m->v[m->nv++] =
+				    pbd_v3(c.x + (pbd_real)(rho * cos(ph)), c.y + (pbd_real)y, c.z + (pbd_real)(rho * sin(ph)));
+			}
+		}
+	}
+	const uint32_t bottom = m->nv;
+	m->v[m->nv++] = pbd_v3(c.x, c.y - r - half_height, c.z);
+	for (uint32_t j = 0; j < seg; ++j) {
+		const uint32_t j1 = (j + 1) % seg;
+		add_tri(m, base, base + 1 + j1, base + 1 + j);
+		for (uint32_t k = 0; k + 1 < rings; ++k) {
+			const uint32_t u = base + 1 + k * seg, l = u + seg;
+			add_tri(m, u + j, l + j1, l + j);
+			add_tri(m, u + j, u + j1, l + j1);
+		}
+		const uint32_t last = base + 1 + (rings - 1) * seg;
+		add_tri(m, bottom, last + j, last + j1);
+	}
+}
+
+static void add_box(out_mesh* m, pbd_vec3 h) {
+	/* Corner i has x, y, z at + for bits 1, 2, 4; two outward triangles per face. */
+	static const uint8_t faces[12][3] = {{0, 4, 6}, {0, 6, 2}, {1, 3, 7}, {1, 7, 5}, {0, 1, 5}, {0, 5, 4},
+	                                     {2, 6, 7}, {2, 7, 3}, {0, 2, 3}, {0, 3, 1}, {4, 5, 7}, {4, 7, 6}};
+	const uint32_t base = m->nv;
+	for (int i = 0; i < 8; ++i) m->v[m->nv++] = pbd_v3(i & 1 ? h.x : -h.x, i & 2 ? h.y : -h.y, i & 4 ? h.z : -h.z);
+	for (int f = 0; f < 12; ++f) add_tri(m, base + faces[f][0], base + faces[f][1], base + faces[f][2]);
+}
+
+/* The vertices and triangles of one shape, as add_shape makes them. */
+static void shape_size(const pbd_world* w, pbd_collider_id c, const pbd_collider_def* d, uint32_t* nv, uint32_t* nt) {
+	const uint32_t seg = OUT_ROUND_SEGMENTS, rings = OUT_ROUND_RINGS;
+	*nv = *nt = 0;
+	switch (d->type) {
+	case PBD_SHAPE_SPHERE:
+	case PBD_SHAPE_CAPSULE: {
+		const uint32_t inner = rings - 1 + (d->type == PBD_SHAPE_CAPSULE && d->shape.capsule.half_height > 0 ? 1 : 0);
+		*nv = 2 + inner * seg;
+		*nt = 2 * seg * inner;
+		break;
+	}
+	case PBD_SHAPE_BOX:
+		*nv = 8;
+		*nt = 12;
+		break;
+	case PBD_SHAPE_CONVEX:
+	case PBD_SHAPE_MESH:
+	case PBD_SHAPE_HEIGHTFIELD:
+		if (pbd_collider_get_triangles(w, c, NULL, 0, NULL, 0, nv, nt) != PBD_OK) *nv = *nt = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+static bool on_body(const pbd_world* w, pbd_collider_id c, pbd_body_id id, pbd_collider_def* d) {
+	return pbd_collider_get_def(w, c, d) == PBD_OK && d->body.index1 == id.index1 &&
+	       d->body.generation == id.generation;
+}
+
+/* One shape in its local frame, then placed by `pose`. */
+static bool add_shape(out_mesh* m, const pbd_world* w, pbd_collider_id c, const pbd_collider_def* d, pbd_pose pose) {
+	uint32_t nv, nt;
+	shape_size(w, c, d, &nv, &nt);
+	if (nv == 0 || nt == 0) return true;
+	if (!mesh_reserve(m, nv, nt)) return false;
+	const uint32_t base = m->nv;
+	if (d->type == PBD_SHAPE_SPHERE) {
+		add_round(m, d->shape.sphere.center, d->shape.sphere.radius, 0);
+	} else if (d->type == PBD_SHAPE_CAPSULE) {
+		add_round(m, pbd_v3(0, 0, 0), d->shape.capsule.radius, d->shape.capsule.half_height);
+	} else if (d->type == PBD_SHAPE_BOX) {
+		add_box(m, d->shape.box.half_extents);
+	} else {
+		uint32_t gv, gt;
+		if (pbd_collider_get_triangles(w, c, m->v + base, nv, m->tri + 3 * (size_t)m->nt, nt, &gv, &gt) != PBD_OK ||
+		    gv != nv || gt != nt)
+			return true; /* changed under us: left out rather than half drawn */
+		for (uint32_t k = 0; k < 3 * nt; ++k) m->tri[3 * (size_t)m->nt + k] += base;
+		m->nv += nv;
+		m->nt += nt;
+	}
+	for (uint32_t i = base; i < m->nv; ++i) m->v[i] = pbd_pose_apply(pose, m->v[i]);
+	return true;
+}
+
+bool out_body_mesh(const pbd_scene* s, pbd_body_id id, bool world, out_mesh* m) {
+	const pbd_world* w = s->world;
+	for (uint32_t k = 0; k < s->collider_count; ++k) {
+		pbd_collider_def d;
+		if (!on_body(w, s->colliders[k], id, &d)) continue;
+		/* get_def gives the pose in the body's frame; get_pose where that is in the world now. */
+		pbd_pose pose = d.pose;
+		if (world && pbd_collider_get_pose(w, s->colliders[k], &pose) != PBD_OK) continue;
+		if (!add_shape(m, w, s->colliders[k], &d, pose)) return false;
+	}
+	return true;
+}
+
+void out_body_name(const pbd_scene* s, pbd_body_id id, char* out, size_t out_size) {
+	for (uint32_t k = 0; k < s->body_count; ++k)
+		if (s->bodies[k].id.index1 == id.index1 && s->bodies[k].id.generation == id.generation &&
+		    s->bodies[k].name[0]) {
+			snprintf(out, out_size, "%s", s->bodies[k].name);
+			return;
+		}
+	snprintf(out, out_size, "body_%u", id.index1);
+}
+
+void out_bodies_mesh_size(const pbd_scene* s, uint64_t* vertices, uint64_t* triangles) {
+	const pbd_world* w = s->world;
+	*vertices = *triangles = 0;
+	for (uint32_t k = 0; k < s->collider_count; ++k) {
+		pbd_collider_def d;
+		if (pbd_collider_get_def(w, s->colliders[k], &d) != PBD_OK || !pbd_body_is_valid(w, d.body)) continue;
+		uint32_t nv, nt;
+		shape_size(w, s->colliders[k], &d, &nv, &nt);
+		*vertices += nv;
+		*triangles += nt;
+	}
+}
+
 /* Area-weighted vertex normals of one object: the sum of its triangles' cross products (twice
  * their areas) at each corner, normalised; a vertex whose sum vanishes gets 0 0 0. */
 static void object_normals(const pbd_scene* s, const pbd_scene_object* o, pbd_vec3* out) {
@@ -139,6 +315,45 @@ static void object_normals(const pbd_scene* s, const pbd_scene_object* o, pbd_ve
 		const pbd_real len = pbd_v3_length(out[i]);
 		out[i] = len > 0 ? pbd_v3_scale(out[i], 1 / len) : (pbd_vec3){0, 0, 0};
 	}
+}
+
+/* Each live body's frame as a comment (OBJ has no transforms), then the shapes it carries where
+ * they are now, numbered after the v lines before them (v_next is the next one's number). */
+static bool write_obj_bodies(FILE* fp, const pbd_scene* s, uint32_t v_next, int frame, pbd_scene_error* err) {
+	const pbd_world* w = s->world;
+	uint32_t slots = 0;
+	pbd_world_body_poses(w, &slots);
+	out_mesh m;
+	memset(&m, 0, sizeof m);
+	for (uint32_t i = 0; i < slots; ++i) {
+		const pbd_body_id id = pbd_world_body_at(w, i);
+		pbd_body_state st;
+		if (pbd_body_get_state(w, id, &st) != PBD_OK) continue;
+		const pbd_pose p = st.pose;
+		fprintf(fp,
+		        "# body %u pose " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT " " REAL_FMT
+		        "\n",
+		        id.index1, p.position.x, p.position.y, p.position.z, p.rotation.x, p.rotation.y, p.rotation.z,
+		        p.rotation.w);
+		m.nv = m.nt = 0;
+		if (!out_body_mesh(s, id, true, &m)) {
+			out_mesh_free(&m);
+			pbd_scene_error_set(err, "%s: frame %d: out of memory for the shapes of body %u", s->name, frame,
+			                    id.index1);
+			return false;
+		}
+		if (m.nt == 0) continue;
+		char name[PBD_SCENE_NAME_MAX + 16];
+		out_body_name(s, id, name, sizeof name);
+		fprintf(fp, "o %s\n", name);
+		for (uint32_t k = 0; k < m.nv; ++k)
+			fprintf(fp, "v " REAL_FMT " " REAL_FMT " " REAL_FMT "\n", m.v[k].x, m.v[k].y, m.v[k].z);
+		for (uint32_t t = 0; t < m.nt; ++t)
+			fprintf(fp, "f %u %u %u\n", v_next + m.tri[3 * t], v_next + m.tri[3 * t + 1], v_next + m.tri[3 * t + 2]);
+		v_next += m.nv;
+	}
+	out_mesh_free(&m);
+	return true;
 }
 
 static bool write_obj(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* err) {
@@ -193,7 +408,7 @@ static bool write_obj(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* 
 		vn_next += o->range.particle_count;
 	}
 	free(normals);
-	return true;
+	return write_obj_bodies(fp, s, n + 1, frame, err);
 }
 
 /* PLY binary is little-endian by declaration, whatever the host. */
@@ -277,7 +492,24 @@ bool out_write_frame(const char* path, out_format format, const pbd_scene* s, in
 		fclose(fp);
 		return false;
 	}
-	return close_out(fp, path, err);
+	if (!close_out(fp, path, err)) return false;
+	if (format != OUT_FORMAT_VTK || pbd_world_body_count(s->world) == 0) return true;
+	/* The bodies' file goes beside the frame's, in the folder of `path`. */
+	char dir[4200], bodies[4300];
+	snprintf(dir, sizeof dir, "%s", path);
+	char* slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof dir, ".");
+	out_vtk_bodies_path(bodies, sizeof bodies, dir, frame);
+	fp = open_out(bodies, err);
+	if (!fp) return false;
+	if (!out_vtk_write_bodies(fp, s, frame, err)) {
+		fclose(fp);
+		return false;
+	}
+	return close_out(fp, bodies, err);
 }
 
 void out_metrics_header(FILE* fp) {
@@ -374,7 +606,7 @@ static void count_elements(const pbd_scene* s, uint64_t* faces, uint64_t* edges)
 static uint64_t frame_bytes(const pbd_scene* s, int last_frame, out_format format) {
 	if (format == OUT_FORMAT_NONE) return 0;
 	if (format == OUT_FORMAT_USD) return out_usd_frame_bytes(s);
-	if (format == OUT_FORMAT_VTK) return out_vtk_frame_bytes(s, last_frame);
+	if (format == OUT_FORMAT_VTK) return out_vtk_frame_bytes(s, last_frame) + out_vtk_bodies_bytes(s, last_frame);
 	const uint64_t n = pbd_world_particle_count(s->world);
 	uint64_t faces, edges;
 	count_elements(s, &faces, &edges);
@@ -406,6 +638,12 @@ static uint64_t frame_bytes(const pbd_scene* s, int last_frame, out_format forma
 		if (o->type == PBD_SCENE_OBJECT_GRID_CLOTH) bytes += o->range.particle_count * (2 + 2 * 16 + 1);
 	}
 	bytes += faces * (1 + 3 * (3 + 3 * index) + 1) + edges * (2 + 2 * index + 2);
+	/* The bodies: "# body <index1> pose" and 7 numbers, "o body_<index1>", the shapes' v and f. */
+	uint64_t bv, bt;
+	out_bodies_mesh_size(s, &bv, &bt);
+	const uint64_t body_index = out_digits(n + bv);
+	bytes += (uint64_t)pbd_world_body_count(s->world) * (2 * 10 + 20 + 7 * (REAL_WIDTH + 1));
+	bytes += bv * (2 + 3 * (REAL_WIDTH + 1)) + bt * (2 + 3 * (body_index + 1));
 	return bytes;
 }
 

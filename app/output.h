@@ -41,7 +41,8 @@ const char* out_format_name(out_format format);
 /// Creates `dir` and its missing parents (mkdir -p).
 bool out_make_dir(const char* dir, pbd_scene_error* err);
 
-/// Deletes the frame files of an earlier run (frame_<digits>.obj / .ply / .vtu, nothing else), so a
+/// Deletes the frame files of an earlier run (frame_<digits>.obj / .ply / .vtu and
+/// bodies_<digits>.vtp, nothing else), so a
 /// shorter run does not leave a mix of old and new frames; those numbered up to keep_through
 /// stay (-1: none stay; a resumed run keeps the frames before its start). *removed gets how
 /// many went.
@@ -54,7 +55,10 @@ void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_
 /// without triangles, their lines (`l`). OBJ frames also give each object with triangles its
 /// area-weighted vertex normals (`vn`) and, for a grid cloth, its grid coordinates as texture
 /// coordinates (`vt`, vertex (i, j) at (i/(nx-1), j/(ny-1))); their faces are then `f v/vt/vn`
-/// (or `f v//vn`). Nothing for OUT_FORMAT_NONE and OUT_FORMAT_USD (one file for the run).
+/// (or `f v//vn`). Then each live rigid body: a `# body` comment with its frame, and the shapes it
+/// carries posed at it (`o body_<index1>`, its `v` after the particles', `f`). VTK frames have the
+/// bodies in a second file beside them (out_vtk_write_bodies). Nothing for OUT_FORMAT_NONE and
+/// OUT_FORMAT_USD (one file for the run).
 bool out_write_frame(const char* path, out_format format, const pbd_scene* s, int frame, pbd_scene_error* err);
 
 /// metrics.csv: the header line, then one row per frame.
@@ -70,6 +74,36 @@ bool out_state_is_finite(const pbd_scene* s, uint32_t* bad);
 
 /// True when every number of a metrics row is finite.
 bool out_stats_are_finite(const pbd_stats* st);
+
+/* ---- rigid bodies ---------------------------------------------------------------------------- */
+
+/// Spheres and capsules are drawn as latitude-longitude meshes of this many segments around the
+/// axis and rings from pole to pole (a capsule has one ring more, at the seam of each half).
+#define OUT_ROUND_SEGMENTS 16
+#define OUT_ROUND_RINGS    8
+
+/// Triangles in one vertex array: what the writers draw of the shapes a body carries.
+typedef struct out_mesh {
+	pbd_vec3* v;
+	uint32_t* tri; ///< 3 per triangle, 0-based into v
+	uint32_t nv, nt;
+	uint32_t cap_v, cap_t;
+} out_mesh;
+
+/// Appends the shapes that ride on body `id` (the scene's colliders whose pbd_collider_def.body
+/// names it) to m as triangles wound outward: in the body's frame, or where they are in the world
+/// now when `world`. A box is its 12 triangles, a sphere or capsule a latitude-longitude mesh, a
+/// convex hull, mesh or height field the triangles pbd_collider_get_triangles gives; a plane has
+/// none. False only when out of memory. Start with a zeroed m; out_mesh_free releases it.
+bool out_body_mesh(const pbd_scene* s, pbd_body_id id, bool world, out_mesh* m);
+void out_mesh_free(out_mesh* m);
+
+/// The vertices and triangles out_body_mesh gives every live body of the scene, added up (the
+/// size of a frame).
+void out_bodies_mesh_size(const pbd_scene* s, uint64_t* vertices, uint64_t* triangles);
+
+/// The name a body goes by in the files: its name among the scene's "bodies", else body_<index1>.
+void out_body_name(const pbd_scene* s, pbd_body_id id, char* out, size_t out_size);
 
 /// An upper bound of the bytes a run writes, in parts.
 typedef struct out_run_size {

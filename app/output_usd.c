@@ -16,9 +16,12 @@
 #define STORE_HEADER_BYTES 24
 #ifdef PBD_DOUBLE
 #define POINT_TYPE "point3d"
+#define QUAT_TYPE  "quatd"
 #else
 #define POINT_TYPE "point3f"
+#define QUAT_TYPE  "quatf"
 #endif
+#define POSE_REALS 7 /* a body's frame in the store: position x y z, rotation x y z w */
 
 typedef enum prim_kind { PRIM_MESH, PRIM_CURVES, PRIM_POINTS } prim_kind;
 
@@ -38,14 +41,18 @@ struct out_usd {
 	char usda_path[4200];
 	FILE* store;
 	uint32_t particles;
-	int first;     /* frame of the store's first record */
-	int next;      /* frame the next record will be */
-	pbd_real* buf; /* one frame, 3 scalars per particle */
-	usd_prim* prims;
+	uint32_t bodies;      /* body slots at the start: each record ends with their frames */
+	pbd_body_id* body_id; /* the body of each slot then (null for a destroyed one) */
+	int first;            /* frame of the store's first record */
+	int next;             /* frame the next record will be */
+	pbd_real* buf;        /* one frame: 3 scalars per particle, then POSE_REALS per body slot */
+	usd_prim* prims;      /* the objects', then one per body slot (only its ident is used) */
 	uint32_t prim_count;
 };
 
-static uint64_t record_bytes(uint32_t particles) { return (uint64_t)particles * 3 * sizeof(pbd_real); }
+static uint64_t record_bytes(uint32_t particles, uint32_t bodies) {
+	return ((uint64_t)particles * 3 + (uint64_t)bodies * POSE_REALS) * sizeof(pbd_real);
+}
 
 static void put_u32(unsigned char* p, uint32_t v) { memcpy(p, &v, 4); }
 
@@ -93,7 +100,7 @@ static bool make_curves(usd_prim* p, const pbd_scene_object* o) {
 }
 
 static bool make_prims(out_usd* u, const pbd_scene* s) {
-	u->prims = calloc(s->object_count ? s->object_count : 1, sizeof *u->prims);
+	u->prims = calloc((size_t)s->object_count + u->bodies + 1, sizeof *u->prims);
 	if (!u->prims) return false;
 	u->prim_count = s->object_count;
 	for (uint32_t k = 0; k < s->object_count; ++k) {
@@ -117,17 +124,24 @@ static bool make_prims(out_usd* u, const pbd_scene* s) {
 			if (p->points[i] > p->hi) p->hi = p->points[i];
 		}
 	}
+	/* After the objects': a body's name that an object has too gets a suffix. */
+	for (uint32_t k = 0; k < u->bodies; ++k) {
+		char name[PBD_SCENE_NAME_MAX + 16];
+		out_body_name(s, u->body_id[k], name, sizeof name);
+		make_ident(u->prims, s->object_count + k, name);
+	}
 	return true;
 }
 
 static void free_usd(out_usd* u) {
 	if (!u) return;
 	if (u->store) fclose(u->store);
-	for (uint32_t k = 0; k < u->prim_count && u->prims; ++k) {
+	for (uint32_t k = 0; k < u->prim_count + u->bodies && u->prims; ++k) {
 		free(u->prims[k].points);
 		free(u->prims[k].curve_counts);
 	}
 	free(u->prims);
+	free(u->body_id);
 	free(u->buf);
 	free(u);
 }
@@ -142,10 +156,11 @@ static bool reuse_store(out_usd* u, const pbd_scene* s, int start) {
 	unsigned char h[STORE_HEADER_BYTES];
 	struct stat st;
 	bool ok = fread(h, 1, sizeof h, fp) == sizeof h && memcmp(h, STORE_MAGIC, 8) == 0 &&
-	          get_u32(h + 8) == sizeof(pbd_real) && get_u32(h + 12) == u->particles && fstat(fileno(fp), &st) == 0;
+	          get_u32(h + 8) == sizeof(pbd_real) && get_u32(h + 12) == u->particles && get_u32(h + 20) == u->bodies &&
+	          fstat(fileno(fp), &st) == 0;
 	const uint32_t first = ok ? get_u32(h + 16) : 0;
 	ok = ok && first <= (uint32_t)start;
-	const uint64_t rec = record_bytes(u->particles);
+	const uint64_t rec = record_bytes(u->particles, u->bodies);
 	const uint64_t keep = STORE_HEADER_BYTES + (ok ? (uint64_t)start - first : 0) * rec;
 	ok = ok && (uint64_t)st.st_size >= keep + rec;
 	if (ok) ok = fseeko(fp, (off_t)keep, SEEK_SET) == 0 && fread(u->buf, 1, rec, fp) == rec;
@@ -174,8 +189,11 @@ bool out_usd_open(const char* dir, const pbd_scene* s, int start, out_usd** out,
 	snprintf(u->store_path, sizeof u->store_path, "%s/animation.frames", dir);
 	snprintf(u->usda_path, sizeof u->usda_path, "%s/animation.usda", dir);
 	u->particles = pbd_world_particle_count(s->world);
-	u->buf = malloc(record_bytes(u->particles ? u->particles : 1));
-	if (!u->buf || !make_prims(u, s)) {
+	pbd_world_body_poses(s->world, &u->bodies);
+	u->buf = malloc(record_bytes(u->particles, u->bodies) + sizeof(pbd_real));
+	u->body_id = malloc((u->bodies ? u->bodies : 1) * sizeof *u->body_id);
+	for (uint32_t k = 0; u->body_id && k < u->bodies; ++k) u->body_id[k] = pbd_world_body_at(s->world, k);
+	if (!u->buf || !u->body_id || !make_prims(u, s)) {
 		free_usd(u);
 		pbd_scene_error_set(err, "%s: out of memory for the USD output", s->name);
 		return false;
@@ -192,6 +210,7 @@ bool out_usd_open(const char* dir, const pbd_scene* s, int start, out_usd** out,
 		put_u32(h + 8, (uint32_t)sizeof(pbd_real));
 		put_u32(h + 12, u->particles);
 		put_u32(h + 16, (uint32_t)start);
+		put_u32(h + 20, u->bodies);
 		u->first = start;
 		if (fwrite(h, 1, sizeof h, u->store) != sizeof h) {
 			pbd_scene_error_set(err, "%s: write failed: %s", u->store_path, strerror(errno));
@@ -212,7 +231,17 @@ bool out_usd_add_frame(out_usd* u, const pbd_scene* s, pbd_scene_error* err) {
 		u->buf[3 * (size_t)i + 1] = x[i].y;
 		u->buf[3 * (size_t)i + 2] = x[i].z;
 	}
-	const size_t n = 3 * (size_t)u->particles;
+	/* A slot keeps its last frame once its body is destroyed; bodies made since the start have none. */
+	uint32_t slots = 0;
+	const pbd_pose* poses = pbd_world_body_poses(s->world, &slots);
+	pbd_real* b = u->buf + 3 * (size_t)u->particles;
+	for (uint32_t k = 0; k < u->bodies && k < slots; ++k) {
+		const pbd_pose p = poses[k];
+		const pbd_real r[POSE_REALS] = {p.position.x, p.position.y, p.position.z, p.rotation.x,
+		                                p.rotation.y, p.rotation.z, p.rotation.w};
+		memcpy(b + POSE_REALS * (size_t)k, r, sizeof r);
+	}
+	const size_t n = 3 * (size_t)u->particles + POSE_REALS * (size_t)u->bodies;
 	if (fwrite(u->buf, sizeof *u->buf, n, u->store) != n) {
 		pbd_scene_error_set(err, "%s: write failed: %s", u->store_path, strerror(errno));
 		return false;
@@ -230,7 +259,7 @@ static void write_int_array(FILE* fp, const char* decl, const uint32_t* v, uint3
 /* One prim's points at every frame, read back from the store. */
 static bool write_samples(FILE* fp, out_usd* u, const usd_prim* p) {
 	fputs("        " POINT_TYPE "[] points.timeSamples = {\n", fp);
-	const uint64_t rec = record_bytes(u->particles);
+	const uint64_t rec = record_bytes(u->particles, u->bodies);
 	const size_t span = p->point_count ? 3 * (size_t)(p->hi - p->lo + 1) : 0;
 	for (int f = u->first; f < u->next; ++f) {
 		const uint64_t at =
@@ -250,6 +279,59 @@ static bool write_samples(FILE* fp, out_usd* u, const usd_prim* p) {
 	}
 	fputs("        }\n", fp);
 	return true;
+}
+
+/* Body slot k's frames at every frame of the store: translate (x, y, z) and orient (w, x, y, z),
+ * USD's order for a quaternion. */
+static bool write_body_samples(FILE* fp, out_usd* u, uint32_t k, bool orient) {
+	fputs(orient ? "        " QUAT_TYPE " xformOp:orient.timeSamples = {\n"
+	             : "        double3 xformOp:translate.timeSamples = {\n",
+	      fp);
+	const uint64_t rec = record_bytes(u->particles, u->bodies);
+	pbd_real r[POSE_REALS];
+	for (int f = u->first; f < u->next; ++f) {
+		const uint64_t at = STORE_HEADER_BYTES + (uint64_t)(f - u->first) * rec +
+		                    ((uint64_t)u->particles * 3 + (uint64_t)k * POSE_REALS) * sizeof(pbd_real);
+		if (fseeko(u->store, (off_t)at, SEEK_SET) != 0 || fread(r, sizeof *r, POSE_REALS, u->store) != POSE_REALS)
+			return false;
+		if (orient)
+			fprintf(fp, "            %d: (" OUT_REAL_FMT ", " OUT_REAL_FMT ", " OUT_REAL_FMT ", " OUT_REAL_FMT "),\n",
+			        f, r[6], r[3], r[4], r[5]);
+		else
+			fprintf(fp, "            %d: (" OUT_REAL_FMT ", " OUT_REAL_FMT ", " OUT_REAL_FMT "),\n", f, r[0], r[1],
+			        r[2]);
+	}
+	fputs("        }\n", fp);
+	return true;
+}
+
+/* An Xform per body, its frame sampled at every frame, with the shapes it carries (in its frame)
+ * as a Mesh child. */
+static bool write_body(FILE* fp, out_usd* u, const pbd_scene* s, uint32_t k) {
+	const pbd_body_id id = u->body_id[k];
+	fprintf(fp, "\n    def Xform \"%s\"\n    {\n        custom uint pbd:body = %u\n", u->prims[u->prim_count + k].ident,
+	        id.index1);
+	if (!write_body_samples(fp, u, k, false) || !write_body_samples(fp, u, k, true)) return false;
+	fputs("        uniform token[] xformOpOrder = [\"xformOp:translate\", \"xformOp:orient\"]\n", fp);
+	out_mesh m;
+	memset(&m, 0, sizeof m);
+	bool ok = out_body_mesh(s, id, false, &m);
+	if (ok && m.nt) {
+		fputs("\n        def Mesh \"shapes\"\n        {\n", fp);
+		const uint32_t three = 3;
+		write_int_array(fp, "    int[] faceVertexCounts", &three, m.nt, 0, true);
+		write_int_array(fp, "    int[] faceVertexIndices", m.tri, 3 * m.nt, 0, false);
+		fputs("            uniform token orientation = \"rightHanded\"\n            " POINT_TYPE "[] points = [", fp);
+		for (uint32_t i = 0; i < m.nv; ++i)
+			fprintf(fp,
+			        i ? ", (" OUT_REAL_FMT ", " OUT_REAL_FMT ", " OUT_REAL_FMT ")"
+			          : "(" OUT_REAL_FMT ", " OUT_REAL_FMT ", " OUT_REAL_FMT ")",
+			        m.v[i].x, m.v[i].y, m.v[i].z);
+		fputs("]\n            uniform token subdivisionScheme = \"none\"\n        }\n", fp);
+	}
+	out_mesh_free(&m);
+	fputs("    }\n", fp);
+	return ok;
 }
 
 /* Frames per second: 1/dt, as the whole number it is meant to be when dt is the scalar nearest
@@ -291,6 +373,8 @@ static bool write_usda(FILE* fp, out_usd* u, const pbd_scene* s) {
 		if (!write_samples(fp, u, p)) return false;
 		fputs("    }\n", fp);
 	}
+	for (uint32_t k = 0; k < u->bodies; ++k)
+		if (u->body_id[k].index1 && !write_body(fp, u, s, k)) return false;
 	fputs("}\n", fp);
 	return true;
 }
@@ -338,7 +422,11 @@ static uint64_t object_points(const pbd_scene_object* o) {
 }
 
 uint64_t out_usd_frame_bytes(const pbd_scene* s) {
-	uint64_t bytes = record_bytes(pbd_world_particle_count(s->world));
+	uint32_t slots = 0;
+	pbd_world_body_poses(s->world, &slots);
+	uint64_t bytes = record_bytes(pbd_world_particle_count(s->world), slots);
+	/* "            <frame>: (x, y, z),\n" and the same with 4 numbers, per body */
+	bytes += (uint64_t)slots * (2 * (12 + 11 + 5) + 7 * (OUT_REAL_WIDTH + 2));
 	/* "            <frame>: [" ... "],\n", each point "(x, y, z)" and ", " */
 	for (uint32_t k = 0; k < s->object_count; ++k)
 		bytes += 12 + 9 + 3 + 3 + object_points(&s->objects[k]) * (3 * OUT_REAL_WIDTH + 8);
@@ -353,5 +441,11 @@ uint64_t out_usd_fixed_bytes(const pbd_scene* s, int frames) {
 		bytes += 400 + 2 * PBD_SCENE_NAME_MAX + object_points(o) * index;
 		bytes += (uint64_t)o->range.triangle_count * (3 + 3 * index) + (uint64_t)o->line_count * index;
 	}
+	/* Each body's Xform and the Mesh of its shapes. */
+	uint32_t slots = 0;
+	pbd_world_body_poses(s->world, &slots);
+	uint64_t nv, nt;
+	out_bodies_mesh_size(s, &nv, &nt);
+	bytes += (uint64_t)slots * 800 + nv * (3 * OUT_REAL_WIDTH + 8) + nt * (3 + 3 * (out_digits(nv) + 2));
 	return bytes;
 }

@@ -104,6 +104,134 @@ bool out_vtk_write(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* err
 	return true;
 }
 
+void out_vtk_bodies_path(char* out, size_t out_size, const char* dir, int frame) {
+	snprintf(out, out_size, "%s/bodies_%05d.vtp", dir, frame);
+}
+
+/* The live bodies' states and their shapes, in slot order: body k's shape vertices are
+ * [first[k], first[k + 1]) of the mesh. */
+typedef struct vtk_bodies {
+	pbd_body_state* state;
+	uint32_t* index1;
+	uint32_t* first;
+	uint32_t count;
+	out_mesh mesh;
+} vtk_bodies;
+
+static void bodies_free(vtk_bodies* b) {
+	free(b->state);
+	free(b->index1);
+	free(b->first);
+	out_mesh_free(&b->mesh);
+}
+
+static bool bodies_gather(const pbd_scene* s, vtk_bodies* b) {
+	const pbd_world* w = s->world;
+	uint32_t slots = 0;
+	pbd_world_body_poses(w, &slots);
+	memset(b, 0, sizeof *b);
+	b->state = malloc((slots ? slots : 1) * sizeof *b->state);
+	b->index1 = malloc((slots ? slots : 1) * sizeof *b->index1);
+	b->first = malloc(((size_t)slots + 1) * sizeof *b->first);
+	if (!b->state || !b->index1 || !b->first) return false;
+	for (uint32_t i = 0; i < slots; ++i) {
+		const pbd_body_id id = pbd_world_body_at(w, i);
+		if (pbd_body_get_state(w, id, &b->state[b->count]) != PBD_OK) continue;
+		b->index1[b->count] = id.index1;
+		b->first[b->count] = b->mesh.nv;
+		if (!out_body_mesh(s, id, true, &b->mesh)) return false;
+		b->count++;
+	}
+	b->first[b->count] = b->mesh.nv;
+	return true;
+}
+
+/* The velocity of body k's matter at the world point p. */
+static pbd_vec3 body_point_velocity(const pbd_body_state* st, pbd_vec3 p) {
+	return pbd_v3_add(st->velocity, pbd_v3_cross(st->angular_velocity, pbd_v3_sub(p, st->center)));
+}
+
+bool out_vtk_write_bodies(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* err) {
+	vtk_bodies b;
+	if (!bodies_gather(s, &b)) {
+		bodies_free(&b);
+		pbd_scene_error_set(err, "%s: frame %d: out of memory for the bodies' VTK file", s->name, frame);
+		return false;
+	}
+	const uint64_t points = (uint64_t)b.count + b.mesh.nv;
+	fprintf(fp,
+	        "<?xml version=\"1.0\"?>\n<!-- pbd %s bodies frame %d -->\n"
+	        "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+	        "  <PolyData>\n    <Piece NumberOfPoints=\"%llu\" NumberOfVerts=\"%u\" NumberOfLines=\"0\" "
+	        "NumberOfStrips=\"0\" NumberOfPolys=\"%u\">\n"
+	        "      <PointData Vectors=\"velocity\" Scalars=\"body\">\n"
+	        "        <DataArray type=\"UInt32\" Name=\"body\" format=\"ascii\">\n",
+	        s->name, frame, (unsigned long long)points, b.count, b.mesh.nt);
+	for (uint32_t k = 0; k < b.count; ++k) fprintf(fp, "%u\n", b.index1[k]);
+	for (uint32_t k = 0; k < b.count; ++k)
+		for (uint32_t i = b.first[k]; i < b.first[k + 1]; ++i) fprintf(fp, "%u\n", b.index1[k]);
+	fputs("        </DataArray>\n        <DataArray type=\"" VTK_REAL
+	      "\" Name=\"orientation\" NumberOfComponents=\"4\" format=\"ascii\">\n",
+	      fp);
+	for (uint32_t pass = 0; pass < 2; ++pass)
+		for (uint32_t k = 0; k < b.count; ++k) {
+			const pbd_quat q = b.state[k].pose.rotation;
+			const uint32_t times = pass == 0 ? 1 : b.first[k + 1] - b.first[k];
+			for (uint32_t i = 0; i < times; ++i)
+				fprintf(fp, OUT_REAL_FMT " " OUT_REAL_FMT " " OUT_REAL_FMT " " OUT_REAL_FMT "\n", q.x, q.y, q.z, q.w);
+		}
+	fputs("        </DataArray>\n        <DataArray type=\"" VTK_REAL
+	      "\" Name=\"velocity\" NumberOfComponents=\"3\" format=\"ascii\">\n",
+	      fp);
+	for (uint32_t k = 0; k < b.count; ++k) {
+		const pbd_vec3 v = body_point_velocity(&b.state[k], b.state[k].pose.position);
+		put_vectors(fp, &v, 1);
+	}
+	for (uint32_t k = 0; k < b.count; ++k)
+		for (uint32_t i = b.first[k]; i < b.first[k + 1]; ++i) {
+			const pbd_vec3 v = body_point_velocity(&b.state[k], b.mesh.v[i]);
+			put_vectors(fp, &v, 1);
+		}
+	fputs("        </DataArray>\n      </PointData>\n      <Points>\n"
+	      "        <DataArray type=\"" VTK_REAL "\" Name=\"Points\" NumberOfComponents=\"3\" format=\"ascii\">\n",
+	      fp);
+	for (uint32_t k = 0; k < b.count; ++k) put_vectors(fp, &b.state[k].pose.position, 1);
+	put_vectors(fp, b.mesh.v, b.mesh.nv);
+	fputs("        </DataArray>\n      </Points>\n      <Verts>\n"
+	      "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n",
+	      fp);
+	for (uint32_t k = 0; k < b.count; ++k) fprintf(fp, "%u\n", k);
+	fputs("        </DataArray>\n        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n", fp);
+	for (uint32_t k = 1; k <= b.count; ++k) fprintf(fp, "%u\n", k);
+	fputs("        </DataArray>\n      </Verts>\n      <Polys>\n"
+	      "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n",
+	      fp);
+	/* The shapes' vertices come after the bodies' origins. */
+	for (uint32_t t = 0; t < b.mesh.nt; ++t) {
+		const uint32_t* v = b.mesh.tri + 3 * (size_t)t;
+		fprintf(fp, "%llu %llu %llu\n", (unsigned long long)b.count + v[0], (unsigned long long)b.count + v[1],
+		        (unsigned long long)b.count + v[2]);
+	}
+	fputs("        </DataArray>\n        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n", fp);
+	for (uint64_t t = 1; t <= b.mesh.nt; ++t) fprintf(fp, "%llu\n", (unsigned long long)(3 * t));
+	fputs("        </DataArray>\n      </Polys>\n    </Piece>\n  </PolyData>\n</VTKFile>\n", fp);
+	bodies_free(&b);
+	return true;
+}
+
+uint64_t out_vtk_bodies_bytes(const pbd_scene* s, int last_frame) {
+	const uint64_t bodies = pbd_world_body_count(s->world);
+	if (bodies == 0) return 0;
+	uint64_t nv, nt;
+	out_bodies_mesh_size(s, &nv, &nt);
+	const uint64_t points = bodies + nv, index = out_digits(points) + 1;
+	uint64_t bytes = 1400 + strlen(s->name) + out_digits((uint64_t)last_frame) + 3 * out_digits(points + nt);
+	/* body (10 digits), orientation (4), velocity and position (3 each) per point */
+	bytes += points * (11 + 10 * (OUT_REAL_WIDTH + 1));
+	bytes += bodies * 2 * index + nt * 3 * index + nt * (out_digits(3 * nt) + 1);
+	return bytes;
+}
+
 bool out_vtk_write_index(const char* dir, int last, double dt, pbd_scene_error* err) {
 	char path[4200], tmp[4300], frame[4200];
 	snprintf(path, sizeof path, "%s/animation.pvd", dir);
@@ -121,6 +249,10 @@ bool out_vtk_write_index(const char* dir, int last, double dt, pbd_scene_error* 
 		out_frame_path(frame, sizeof frame, dir, f, OUT_FORMAT_VTK);
 		if (stat(frame, &st) != 0 || !S_ISREG(st.st_mode)) continue;
 		fprintf(fp, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"frame_%05d.vtu\"/>\n", f * dt, f);
+		out_vtk_bodies_path(frame, sizeof frame, dir, f);
+		if (stat(frame, &st) == 0 && S_ISREG(st.st_mode))
+			fprintf(fp, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"1\" file=\"bodies_%05d.vtp\"/>\n", f * dt,
+			        f);
 	}
 	fputs("  </Collection>\n</VTKFile>\n", fp);
 	bool ok = ferror(fp) == 0;
@@ -148,6 +280,6 @@ uint64_t out_vtk_frame_bytes(const pbd_scene* s, int last_frame) {
 }
 
 uint64_t out_vtk_index_bytes(int frames) {
-	/* the DataSet line, with the widest timestep and frame number */
-	return 200 + ((uint64_t)frames + 1) * (70 + OUT_DOUBLE_WIDTH + out_digits((uint64_t)frames));
+	/* the DataSet lines of a frame and its bodies, with the widest timestep and frame number */
+	return 200 + ((uint64_t)frames + 1) * 2 * (70 + OUT_DOUBLE_WIDTH + out_digits((uint64_t)frames));
 }

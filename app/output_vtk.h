@@ -16,12 +16,24 @@
 /// lines as VTK_LINE cells.
 bool out_vtk_write(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* err);
 
+/// <dir>/bodies_<frame, 5 digits or more>.vtp
+void out_vtk_bodies_path(char* out, size_t out_size, const char* dir, int frame);
+
+/// The live rigid bodies of one frame as VTK XML PolyData: each body's origin as a vertex (in
+/// slot order), then the shapes it carries, posed at the frame, as triangles. Point arrays:
+/// "body" (the body's id.index1), "orientation" (its rotation, quaternion x y z w) and "velocity"
+/// (of the body's matter at the point, v + w x (p - centre of mass)).
+bool out_vtk_write_bodies(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* err);
+
 /// <dir>/animation.pvd: frames 0 to `last` whose frame_<n>.vtu is in `dir` (a resumed run keeps
-/// the earlier ones), at time frame * dt.
+/// the earlier ones), at time frame * dt, as part 0; where a bodies_<n>.vtp is there too, it is
+/// part 1 of that time step.
 bool out_vtk_write_index(const char* dir, int last, double dt, pbd_scene_error* err);
 
 /// At most the bytes of one .vtu of `s`, and of the .pvd of a run of `frames` frames.
 uint64_t out_vtk_frame_bytes(const pbd_scene* s, int last_frame);
 uint64_t out_vtk_index_bytes(int frames);
+/// At most the bytes of one bodies_<n>.vtp of `s` (0 without live bodies).
+uint64_t out_vtk_bodies_bytes(const pbd_scene* s, int last_frame);
 
 #endif

@@ -1,12 +1,15 @@
 /* The Python module pbd._pbd: a World type over libpbd and libpbd_scene (and pbd_render when it
- * was built), with the particle arrays as read-only NumPy views of the world's own memory.
+ * was built), with the particle arrays and the bodies' frames as read-only NumPy views of the
+ * world's own memory, and a Body type for the rigid bodies.
  * python/pbd/__init__.py is the public face (docs/python.md). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,16 +35,38 @@ typedef struct py_log {
 	unsigned long dropped; /* lines past PY_LOG_MAX_LINES, counted, not kept */
 } py_log;
 
+/* The matter a body was given from Python: pbd_body_state tells the mass, not the centre and
+ * inertia. */
+typedef struct py_body_mass {
+	uint32_t generation; /* of the body it belongs to; 0: none known */
+	pbd_mass_properties mass;
+} py_body_mass;
+
 typedef struct {
 	PyObject_HEAD pbd_scene scene; /* a world loaded from a scene; zeroed for one built in code */
 	pbd_world* world;              /* scene.world, or the world this object created */
 	py_log* log;                   /* heap: its address is the log callback's user pointer */
-	PyObject* views;               /* weak references to the NumPy views handed out */
+	PyObject* views;               /* weak references to the NumPy views of the particle arrays */
+	PyObject* body_views;          /* the same for the views of the bodies' frames */
 	int busy;                      /* a step runs with the GIL released */
 	PyObject* weakrefs;
-	pbd_collider_id* colliders; /* those add_collider made, for render() */
+	pbd_collider_id* colliders; /* those add_collider made, for render() and the bodies' mass */
+	double* densities;          /* of each of those, kg/m^3; 0: the shape gives its body no mass */
 	uint32_t collider_count;
+	py_body_mass* body_mass; /* by body slot (index1 - 1) */
+	uint32_t body_mass_slots;
 } World;
+
+/* A rigid body of a World: the world (held, so that it outlives its bodies) and the body's id. */
+typedef struct {
+	PyObject_HEAD World* world;
+	pbd_body_id id;
+} Body;
+
+static PyTypeObject BodyType;
+
+/* The frames view is the library's pbd_pose array read as (slots, 7) scalars. */
+_Static_assert(sizeof(pbd_pose) == 7 * sizeof(pbd_real), "pbd_pose is not 7 packed scalars");
 
 static PyObject* pbd_py_error; /* pbd.Error, set once at import */
 
@@ -84,23 +109,44 @@ static int check_world(World* self) {
 	return 0;
 }
 
-/* Views of the particle arrays point into memory that adding particles may move: refuse to
- * grow the world while one is alive, rather than leave it pointing at freed memory. */
-static int check_no_views(World* self, const char* what) {
+/* The views in `list` still alive; the dead ones' references are dropped. -1 on error. */
+static Py_ssize_t views_alive(PyObject* list) {
 	Py_ssize_t alive = 0;
-	Py_ssize_t n = PyList_GET_SIZE(self->views);
+	Py_ssize_t n = PyList_GET_SIZE(list);
 	for (Py_ssize_t i = n - 1; i >= 0; --i) {
-		PyObject* target = PyWeakref_GetObject(PyList_GET_ITEM(self->views, i));
+		PyObject* target = PyWeakref_GetObject(PyList_GET_ITEM(list, i));
 		if (target == Py_None) {
-			if (PySequence_DelItem(self->views, i) < 0) return -1;
+			if (PySequence_DelItem(list, i) < 0) return -1;
 		} else {
 			++alive;
 		}
 	}
+	return alive;
+}
+
+/* Views of the particle arrays point into memory that adding particles may move: refuse to
+ * grow the world while one is alive, rather than leave it pointing at freed memory. */
+static int check_no_views(World* self, const char* what) {
+	const Py_ssize_t alive = views_alive(self->views);
+	if (alive < 0) return -1;
 	if (alive) {
 		PyErr_Format(pbd_py_error,
 		             "%s: %zd view(s) of the particle arrays (positions, velocities, inv_masses, triangles) are "
 		             "still alive and would point at moved memory; copy what you keep (np.array(v)) and delete them",
+		             what, alive);
+		return -1;
+	}
+	return 0;
+}
+
+/* The same for body_poses, which pbd_body_create may move. */
+static int check_no_body_views(World* self, const char* what) {
+	const Py_ssize_t alive = views_alive(self->body_views);
+	if (alive < 0) return -1;
+	if (alive) {
+		PyErr_Format(pbd_py_error,
+		             "%s: %zd view(s) of body_poses are still alive and would point at moved memory; copy what you "
+		             "keep (np.array(v)), delete them and take body_poses again afterwards",
 		             what, alive);
 		return -1;
 	}
@@ -115,10 +161,14 @@ static World* world_alloc(PyTypeObject* type) {
 	self->busy = 0;
 	self->weakrefs = NULL;
 	self->colliders = NULL;
+	self->densities = NULL;
 	self->collider_count = 0;
+	self->body_mass = NULL;
+	self->body_mass_slots = 0;
 	self->log = calloc(1, sizeof *self->log);
 	self->views = PyList_New(0);
-	if (!self->log || !self->views) {
+	self->body_views = PyList_New(0);
+	if (!self->log || !self->views || !self->body_views) {
 		Py_DECREF(self);
 		PyErr_NoMemory();
 		return NULL;
@@ -144,7 +194,10 @@ static void World_dealloc(World* self) {
 		free(self->log);
 	}
 	Py_XDECREF(self->views);
+	Py_XDECREF(self->body_views);
 	free(self->colliders);
+	free(self->densities);
+	free(self->body_mass);
 	Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
@@ -449,7 +502,7 @@ static PyObject* World_close(World* self, PyObject* unused) {
 		PyErr_SetString(pbd_py_error, "the world is being stepped in another thread");
 		return NULL;
 	}
-	if (self->world && check_no_views(self, "close") < 0) return NULL;
+	if (self->world && (check_no_views(self, "close") < 0 || check_no_body_views(self, "close") < 0)) return NULL;
 	world_release(self);
 	Py_RETURN_NONE;
 }
@@ -480,7 +533,7 @@ static PyObject* World_step(World* self, PyObject* args, PyObject* kwargs) {
 
 /* ---- particle arrays ----------------------------------------------------------------------- */
 
-static PyObject* make_view(World* self, const void* data, npy_intp rows, int cols, int type) {
+static PyObject* make_view(World* self, PyObject* list, const void* data, npy_intp rows, int cols, int type) {
 	npy_intp dims[2] = {rows, cols};
 	int nd = cols > 0 ? 2 : 1;
 	if (rows == 0 || !data) return PyArray_ZEROS(nd, dims, type, 0);
@@ -492,7 +545,7 @@ static PyObject* make_view(World* self, const void* data, npy_intp rows, int col
 		return NULL;
 	}
 	PyObject* ref = PyWeakref_NewRef(a, NULL);
-	if (!ref || PyList_Append(self->views, ref) < 0) {
+	if (!ref || PyList_Append(list, ref) < 0) {
 		Py_XDECREF(ref);
 		Py_DECREF(a);
 		return NULL;
@@ -504,25 +557,29 @@ static PyObject* make_view(World* self, const void* data, npy_intp rows, int col
 static PyObject* World_positions(World* self, void* closure) {
 	(void)closure;
 	if (check_world(self) < 0) return NULL;
-	return make_view(self, pbd_world_positions(self->world), pbd_world_particle_count(self->world), 3, NPY_REAL);
+	return make_view(self, self->views, pbd_world_positions(self->world), pbd_world_particle_count(self->world), 3,
+	                 NPY_REAL);
 }
 
 static PyObject* World_velocities(World* self, void* closure) {
 	(void)closure;
 	if (check_world(self) < 0) return NULL;
-	return make_view(self, pbd_world_velocities(self->world), pbd_world_particle_count(self->world), 3, NPY_REAL);
+	return make_view(self, self->views, pbd_world_velocities(self->world), pbd_world_particle_count(self->world), 3,
+	                 NPY_REAL);
 }
 
 static PyObject* World_inv_masses(World* self, void* closure) {
 	(void)closure;
 	if (check_world(self) < 0) return NULL;
-	return make_view(self, pbd_world_inv_masses(self->world), pbd_world_particle_count(self->world), 0, NPY_REAL);
+	return make_view(self, self->views, pbd_world_inv_masses(self->world), pbd_world_particle_count(self->world), 0,
+	                 NPY_REAL);
 }
 
 static PyObject* World_triangles(World* self, void* closure) {
 	(void)closure;
 	if (check_world(self) < 0) return NULL;
-	return make_view(self, pbd_world_triangles(self->world), pbd_world_triangle_count(self->world), 3, NPY_UINT32);
+	return make_view(self, self->views, pbd_world_triangles(self->world), pbd_world_triangle_count(self->world), 3,
+	                 NPY_UINT32);
 }
 
 /* An (n, 3) array of pbd_real, C-contiguous, converted from anything array-like. */
@@ -756,19 +813,60 @@ static PyObject* World_add_cloth(World* self, PyObject* args, PyObject* kwargs) 
 	return soft_info_dict(&info);
 }
 
+static int quat_of(PyObject* o, const char* name, pbd_quat* out) {
+	PyObject* seq = PySequence_Fast(o, "");
+	if (!seq || PySequence_Fast_GET_SIZE(seq) != 4) {
+		Py_XDECREF(seq);
+		PyErr_Clear();
+		PyErr_Format(PyExc_TypeError, "%s: expected 4 numbers (a quaternion x, y, z, w)", name);
+		return -1;
+	}
+	pbd_real c[4];
+	int rc = 0;
+	for (int i = 0; i < 4 && rc == 0; ++i) rc = real_of(PySequence_Fast_GET_ITEM(seq, i), name, &c[i]);
+	Py_DECREF(seq);
+	if (rc == 0) *out = (pbd_quat){c[0], c[1], c[2], c[3]};
+	return rc;
+}
+
+static int body_mass_from_shapes(World* self, pbd_body_id body, const char* what);
+
+/* `o` as a body of this world, or NULL with TypeError or ValueError. */
+static Body* body_arg(World* self, PyObject* o, const char* name) {
+	if (!PyObject_TypeCheck(o, &BodyType)) {
+		PyErr_Format(PyExc_TypeError, "%s: expected a pbd.Body (from add_body or bodies), got %s", name,
+		             Py_TYPE(o)->tp_name);
+		return NULL;
+	}
+	Body* b = (Body*)o;
+	if (b->world != self) {
+		PyErr_Format(PyExc_ValueError, "%s: the body belongs to another world", name);
+		return NULL;
+	}
+	if (!pbd_body_is_valid(self->world, b->id)) {
+		PyErr_Format(pbd_py_error, "%s: body %u was destroyed", name, b->id.index1);
+		return NULL;
+	}
+	return b;
+}
+
 static PyObject* World_add_collider(World* self, PyObject* args, PyObject* kwargs) {
-	static char* keywords[] = {"shape",        "normal", "offset",   "center", "radius",
-	                           "half_extents", "margin", "friction", NULL};
+	static char* keywords[] = {"shape",        "normal",      "offset",   "center", "radius",
+	                           "half_extents", "margin",      "friction", "body",   "density",
+	                           "rotation",     "half_height", NULL};
 	const char* shape;
-	PyObject *normal_o = NULL, *center_o = NULL, *half_o = NULL;
-	double offset = 0, radius = 0, margin = 0, friction = -1;
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OdOdOdd:add_collider", keywords, &shape, &normal_o, &offset,
-	                                 &center_o, &radius, &half_o, &margin, &friction))
+	PyObject *normal_o = NULL, *center_o = NULL, *half_o = NULL, *body_o = Py_None, *density_o = Py_None,
+	         *rotation_o = NULL;
+	double offset = 0, radius = 0, margin = 0, friction = -1, half_height = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OdOdOddOOOd:add_collider", keywords, &shape, &normal_o, &offset,
+	                                 &center_o, &radius, &half_o, &margin, &friction, &body_o, &density_o, &rotation_o,
+	                                 &half_height))
 		return NULL;
 	if (check_world(self) < 0) return NULL;
 	pbd_collider_def d = pbd_collider_def_default();
 	pbd_vec3 center = {0, 0, 0};
 	if (center_o && vec3_of(center_o, "add_collider: center", &center) < 0) return NULL;
+	if (rotation_o && quat_of(rotation_o, "add_collider: rotation", &d.pose.rotation) < 0) return NULL;
 	if (strcmp(shape, "plane") == 0) {
 		d.type = PBD_SHAPE_PLANE;
 		d.shape.plane.normal = (pbd_vec3){0, 1, 0};
@@ -786,18 +884,56 @@ static PyObject* World_add_collider(World* self, PyObject* args, PyObject* kwarg
 		}
 		if (vec3_of(half_o, "add_collider: half_extents", &d.shape.box.half_extents) < 0) return NULL;
 		d.pose.position = center;
+	} else if (strcmp(shape, "capsule") == 0) {
+		d.type = PBD_SHAPE_CAPSULE;
+		d.shape.capsule.radius = (pbd_real)radius;
+		d.shape.capsule.half_height = (pbd_real)half_height;
+		d.pose.position = center;
 	} else {
-		PyErr_Format(PyExc_ValueError, "add_collider: shape: expected plane, sphere or box, got '%s'", shape);
+		PyErr_Format(PyExc_ValueError, "add_collider: shape: expected plane, sphere, box or capsule, got '%s'", shape);
 		return NULL;
 	}
 	d.margin = (pbd_real)margin;
 	if (friction >= 0) d.static_friction = d.kinetic_friction = (pbd_real)friction;
+	double density = 0;
+	if (body_o != Py_None) {
+		Body* b = body_arg(self, body_o, "add_collider: body");
+		if (!b) return NULL;
+		d.body = b->id;
+	}
+	if (density_o != Py_None) {
+		density = PyFloat_AsDouble(density_o);
+		if (density == -1.0 && PyErr_Occurred()) {
+			PyErr_SetString(PyExc_TypeError, "add_collider: density: expected a number");
+			return NULL;
+		}
+		if (body_o == Py_None) {
+			PyErr_SetString(PyExc_ValueError, "add_collider: density: only a shape on a body (body=) gives matter");
+			return NULL;
+		}
+		if (!(density > 0) || !(density <= 1e30)) {
+			PyErr_Format(PyExc_ValueError, "add_collider: density: must be finite and > 0 kg/m^3 (got %R)", density_o);
+			return NULL;
+		}
+	}
 	pbd_collider_id* grown = realloc(self->colliders, (self->collider_count + 1) * sizeof *grown);
 	if (!grown) return PyErr_NoMemory();
 	self->colliders = grown;
+	double* grown_d = realloc(self->densities, (self->collider_count + 1) * sizeof *grown_d);
+	if (!grown_d) return PyErr_NoMemory();
+	self->densities = grown_d;
 	pbd_collider_id id = pbd_collider_create(self->world, &d);
 	if (!pbd_collider_is_valid(self->world, id)) return raise_world(self, "add_collider");
-	self->colliders[self->collider_count++] = id;
+	self->colliders[self->collider_count] = id;
+	self->densities[self->collider_count] = density;
+	self->collider_count++;
+	/* The body's matter becomes that of its shapes with a density, this one included; a shape
+	 * the body cannot take (a plane, a static body) is removed again. */
+	if (density > 0 && body_mass_from_shapes(self, d.body, "add_collider") < 0) {
+		pbd_collider_destroy(self->world, id);
+		self->collider_count--;
+		return NULL;
+	}
 	return PyLong_FromUnsignedLong(id.index1);
 }
 
@@ -943,6 +1079,537 @@ static PyObject* World_get_closed(World* self, void* closure) {
 	return PyBool_FromLong(self->world == NULL);
 }
 
+/* ---- rigid bodies -------------------------------------------------------------------------- */
+
+static const char* const body_type_names[] = {"static", "kinematic", "dynamic"};
+
+static PyObject* body_new(World* w, pbd_body_id id) {
+	Body* b = PyObject_New(Body, &BodyType);
+	if (!b) return NULL;
+	Py_INCREF(w);
+	b->world = w;
+	b->id = id;
+	return (PyObject*)b;
+}
+
+static void Body_dealloc(Body* b) {
+	Py_XDECREF(b->world);
+	PyObject_Free(b);
+}
+
+/* 0 when the body's world is open and the body alive, else -1 with pbd.Error. */
+static int body_live(Body* b, const char* what) {
+	if (check_world(b->world) < 0) return -1;
+	if (!pbd_body_is_valid(b->world->world, b->id)) {
+		PyErr_Format(pbd_py_error, "%s: body %u was destroyed", what, b->id.index1);
+		return -1;
+	}
+	return 0;
+}
+
+static int body_state(Body* b, const char* what, pbd_body_state* st) {
+	if (body_live(b, what) < 0) return -1;
+	if (pbd_body_get_state(b->world->world, b->id, st) != PBD_OK) {
+		raise_world(b->world, what);
+		return -1;
+	}
+	return 0;
+}
+
+static int doubles_of(PyObject* o, const char* name, int n, double* out) {
+	PyObject* seq = PySequence_Fast(o, "");
+	if (!seq || PySequence_Fast_GET_SIZE(seq) != n) {
+		Py_XDECREF(seq);
+		PyErr_Clear();
+		PyErr_Format(PyExc_TypeError, "%s: expected %d numbers", name, n);
+		return -1;
+	}
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; ++i) {
+		out[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+		if (out[i] == -1.0 && PyErr_Occurred()) {
+			PyErr_Format(PyExc_TypeError, "%s: expected %d numbers", name, n);
+			rc = -1;
+		}
+	}
+	Py_DECREF(seq);
+	return rc;
+}
+
+/* Mass properties from Python: mass in kg; center (3 numbers, the body's frame, default the
+ * origin); inertia about the centre as 3 numbers (a diagonal), 6 ({xx, yy, zz, xy, xz, yz}) or a
+ * symmetric 3 x 3 matrix; None: a solid ball 1 m across, 0.1 m kg m^2 about every axis. The
+ * library checks the values (pbd_body_def.mass). */
+static int mass_of(PyObject* mass_o, PyObject* center_o, PyObject* inertia_o, const char* what,
+                   pbd_mass_properties* out) {
+	memset(out, 0, sizeof *out);
+	out->mass = PyFloat_AsDouble(mass_o);
+	if (out->mass == -1.0 && PyErr_Occurred()) {
+		PyErr_Format(PyExc_TypeError, "%s: mass: expected a number", what);
+		return -1;
+	}
+	char name[96];
+	snprintf(name, sizeof name, "%s: center", what);
+	if (center_o && center_o != Py_None && doubles_of(center_o, name, 3, out->center) < 0) return -1;
+	if (!inertia_o || inertia_o == Py_None) {
+		out->inertia[0] = out->inertia[1] = out->inertia[2] = 0.1 * out->mass;
+		return 0;
+	}
+	PyArrayObject* a =
+	    (PyArrayObject*)PyArray_FROM_OTF(inertia_o, NPY_FLOAT64, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+	if (!a) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_TypeError, "%s: inertia: expected 3 or 6 numbers or a 3 x 3 matrix", what);
+		return -1;
+	}
+	const double* v = PyArray_DATA(a);
+	int rc = 0;
+	if (PyArray_NDIM(a) == 1 && PyArray_DIM(a, 0) == 3) {
+		for (int k = 0; k < 3; ++k) out->inertia[k] = v[k];
+	} else if (PyArray_NDIM(a) == 1 && PyArray_DIM(a, 0) == 6) {
+		for (int k = 0; k < 6; ++k) out->inertia[k] = v[k];
+	} else if (PyArray_NDIM(a) == 2 && PyArray_DIM(a, 0) == 3 && PyArray_DIM(a, 1) == 3) {
+		const double xy = v[1], xz = v[2], yz = v[5];
+		const double scale = fabs(v[0]) + fabs(v[4]) + fabs(v[8]);
+		if (!(fabs(xy - v[3]) <= 1e-9 * scale) || !(fabs(xz - v[6]) <= 1e-9 * scale) ||
+		    !(fabs(yz - v[7]) <= 1e-9 * scale)) {
+			PyErr_Format(PyExc_ValueError, "%s: inertia: the 3 x 3 matrix is not symmetric", what);
+			rc = -1;
+		}
+		const double in[6] = {v[0], v[4], v[8], xy, xz, yz};
+		memcpy(out->inertia, in, sizeof in);
+	} else {
+		PyErr_Format(PyExc_ValueError, "%s: inertia: expected 3 or 6 numbers or a 3 x 3 matrix", what);
+		rc = -1;
+	}
+	Py_DECREF(a);
+	return rc;
+}
+
+static int remember_mass(World* self, pbd_body_id id, const pbd_mass_properties* m) {
+	const uint32_t slot = id.index1 - 1;
+	if (slot >= self->body_mass_slots) {
+		uint32_t n = self->body_mass_slots ? self->body_mass_slots : 8;
+		while (n <= slot) n *= 2;
+		py_body_mass* grown = realloc(self->body_mass, n * sizeof *grown);
+		if (!grown) {
+			PyErr_NoMemory();
+			return -1;
+		}
+		memset(grown + self->body_mass_slots, 0, (n - self->body_mass_slots) * sizeof *grown);
+		self->body_mass = grown;
+		self->body_mass_slots = n;
+	}
+	self->body_mass[slot].generation = id.generation;
+	self->body_mass[slot].mass = *m;
+	return 0;
+}
+
+static int body_mass_from_shapes(World* self, pbd_body_id body, const char* what) {
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < self->collider_count; ++k) n += self->densities[k] > 0;
+	pbd_mass_properties* parts = PyMem_Malloc((n ? n : 1) * sizeof *parts);
+	if (!parts) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	uint32_t used = 0;
+	int rc = 0;
+	for (uint32_t k = 0; k < self->collider_count && rc == 0; ++k) {
+		pbd_collider_def d;
+		if (!(self->densities[k] > 0) || pbd_collider_get_def(self->world, self->colliders[k], &d) != PBD_OK ||
+		    d.body.index1 != body.index1 || d.body.generation != body.generation)
+			continue;
+		if (pbd_collider_mass_properties(self->world, self->colliders[k], (pbd_real)self->densities[k], &parts[used]) !=
+		    PBD_OK) {
+			raise_world(self, what);
+			rc = -1;
+		}
+		++used;
+	}
+	pbd_mass_properties m;
+	if (rc == 0 && pbd_mass_properties_combine(parts, used, &m) != PBD_OK) {
+		PyErr_Format(pbd_py_error, "%s: the shapes' masses do not combine (pbd_mass_properties_combine)", what);
+		rc = -1;
+	}
+	PyMem_Free(parts);
+	if (rc == 0 && pbd_body_set_mass(self->world, body, &m) != PBD_OK) {
+		raise_world(self, what);
+		rc = -1;
+	}
+	return rc == 0 ? remember_mass(self, body, &m) : -1;
+}
+
+static PyObject* World_add_body(World* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"type",   "position", "rotation",      "velocity",       "angular_velocity", "mass",
+	                           "center", "inertia",  "gravity_scale", "linear_damping", "angular_damping",  NULL};
+	PyObject *type_o, *position_o = NULL, *rotation_o = NULL, *velocity_o = NULL, *omega_o = NULL, *mass_o = Py_None,
+	                  *center_o = Py_None, *inertia_o = Py_None;
+	double gravity_scale = 1, linear_damping = 0, angular_damping = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOOOOddd:add_body", keywords, &type_o, &position_o, &rotation_o,
+	                                 &velocity_o, &omega_o, &mass_o, &center_o, &inertia_o, &gravity_scale,
+	                                 &linear_damping, &angular_damping))
+		return NULL;
+	if (check_world(self) < 0) return NULL;
+	pbd_body_def d = pbd_body_def_default();
+	int type;
+	if (enum_of(type_o, "add_body: type", body_type_names, 3, &type) < 0) return NULL;
+	d.type = (pbd_body_type)type;
+	if ((position_o && vec3_of(position_o, "add_body: position", &d.pose.position) < 0) ||
+	    (rotation_o && quat_of(rotation_o, "add_body: rotation", &d.pose.rotation) < 0) ||
+	    (velocity_o && vec3_of(velocity_o, "add_body: velocity", &d.velocity) < 0) ||
+	    (omega_o && vec3_of(omega_o, "add_body: angular_velocity", &d.angular_velocity) < 0))
+		return NULL;
+	d.gravity_scale = (pbd_real)gravity_scale;
+	d.linear_damping = (pbd_real)linear_damping;
+	d.angular_damping = (pbd_real)angular_damping;
+	if (d.type == PBD_BODY_DYNAMIC) {
+		/* Without a mass, 1 kg until shapes with a density give it theirs. */
+		PyObject* one = NULL;
+		if (mass_o == Py_None && !(one = PyFloat_FromDouble(1.0))) return NULL;
+		const int rc = mass_of(one ? one : mass_o, center_o, inertia_o, "add_body", &d.mass);
+		Py_XDECREF(one);
+		if (rc < 0) return NULL;
+	} else if (mass_o != Py_None || center_o != Py_None || inertia_o != Py_None) {
+		PyErr_Format(PyExc_ValueError, "add_body: mass, center and inertia are for a dynamic body, not a %s one",
+		             body_type_names[type]);
+		return NULL;
+	}
+	/* pbd_body_create may move the frames' array. */
+	if (check_no_body_views(self, "add_body") < 0) return NULL;
+	const pbd_body_id id = pbd_body_create(self->world, &d);
+	if (!pbd_body_is_valid(self->world, id)) return raise_world(self, "add_body");
+	if (d.type == PBD_BODY_DYNAMIC && remember_mass(self, id, &d.mass) < 0) {
+		pbd_body_destroy(self->world, id);
+		return NULL;
+	}
+	return body_new(self, id);
+}
+
+static PyObject* World_get_bodies(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	uint32_t slots = 0;
+	pbd_world_body_poses(self->world, &slots);
+	PyObject* list = PyList_New(0);
+	for (uint32_t i = 0; list && i < slots; ++i) {
+		const pbd_body_id id = pbd_world_body_at(self->world, i);
+		if (id.index1 == 0) continue;
+		PyObject* b = body_new(self, id);
+		if (!b || PyList_Append(list, b) < 0) Py_CLEAR(list);
+		Py_XDECREF(b);
+	}
+	return list;
+}
+
+static PyObject* World_get_body_count(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	return PyLong_FromUnsignedLong(pbd_world_body_count(self->world));
+}
+
+static PyObject* World_body_poses(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	uint32_t slots = 0;
+	const pbd_pose* poses = pbd_world_body_poses(self->world, &slots);
+	return make_view(self, self->body_views, poses, slots, 7, NPY_REAL);
+}
+
+static PyObject* quat_tuple(pbd_quat q) {
+	return Py_BuildValue("(dddd)", (double)q.x, (double)q.y, (double)q.z, (double)q.w);
+}
+
+static PyObject* double3_tuple(const double v[3]) { return Py_BuildValue("(ddd)", v[0], v[1], v[2]); }
+
+static PyObject* Body_state(Body* self, PyObject* unused) {
+	(void)unused;
+	pbd_body_state st;
+	if (body_state(self, "Body.state", &st) < 0) return NULL;
+	PyObject* d = PyDict_New();
+	if (!d) return NULL;
+	int rc = 0;
+	rc |= dict_set(d, "type", PyUnicode_FromString(body_type_names[st.type]));
+	rc |= dict_set(d, "mass", PyFloat_FromDouble(st.mass));
+	rc |= dict_set(d, "position", vec3_tuple(st.pose.position));
+	rc |= dict_set(d, "rotation", quat_tuple(st.pose.rotation));
+	rc |= dict_set(d, "center", vec3_tuple(st.center));
+	rc |= dict_set(d, "velocity", vec3_tuple(st.velocity));
+	rc |= dict_set(d, "angular_velocity", vec3_tuple(st.angular_velocity));
+	rc |= dict_set(d, "momentum", double3_tuple(st.momentum));
+	rc |= dict_set(d, "angular_momentum", double3_tuple(st.angular_momentum));
+	rc |= dict_set(d, "kinetic_energy", PyFloat_FromDouble(st.kinetic_energy));
+	if (rc != 0) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+enum body_field {
+	BODY_TYPE,
+	BODY_MASS,
+	BODY_POSITION,
+	BODY_ROTATION,
+	BODY_CENTER,
+	BODY_VELOCITY,
+	BODY_ANGULAR_VELOCITY,
+	BODY_MOMENTUM,
+	BODY_ANGULAR_MOMENTUM,
+	BODY_KINETIC_ENERGY
+};
+
+static PyObject* Body_get_field(Body* self, void* closure) {
+	pbd_body_state st;
+	if (body_state(self, "Body", &st) < 0) return NULL;
+	switch ((enum body_field)(intptr_t)closure) {
+	case BODY_TYPE:
+		return PyUnicode_FromString(body_type_names[st.type]);
+	case BODY_MASS:
+		return PyFloat_FromDouble(st.mass);
+	case BODY_POSITION:
+		return vec3_tuple(st.pose.position);
+	case BODY_ROTATION:
+		return quat_tuple(st.pose.rotation);
+	case BODY_CENTER:
+		return vec3_tuple(st.center);
+	case BODY_VELOCITY:
+		return vec3_tuple(st.velocity);
+	case BODY_ANGULAR_VELOCITY:
+		return vec3_tuple(st.angular_velocity);
+	case BODY_MOMENTUM:
+		return double3_tuple(st.momentum);
+	case BODY_ANGULAR_MOMENTUM:
+		return double3_tuple(st.angular_momentum);
+	case BODY_KINETIC_ENERGY:
+		break;
+	}
+	return PyFloat_FromDouble(st.kinetic_energy);
+}
+
+static PyObject* Body_get_mass_properties(Body* self, void* closure) {
+	(void)closure;
+	if (body_live(self, "Body.mass_properties") < 0) return NULL;
+	const uint32_t slot = self->id.index1 - 1;
+	World* w = self->world;
+	if (slot >= w->body_mass_slots || w->body_mass[slot].generation != self->id.generation) Py_RETURN_NONE;
+	const pbd_mass_properties* m = &w->body_mass[slot].mass;
+	const double* I = m->inertia;
+	return Py_BuildValue("{s:d,s:N,s:((ddd)(ddd)(ddd))}", "mass", m->mass, "center", double3_tuple(m->center),
+	                     "inertia", I[0], I[3], I[4], I[3], I[1], I[5], I[4], I[5], I[2]);
+}
+
+static PyObject* Body_get_id(Body* self, void* closure) {
+	(void)closure;
+	return Py_BuildValue("(II)", self->id.index1, self->id.generation);
+}
+
+static PyObject* Body_get_name(Body* self, void* closure) {
+	(void)closure;
+	const pbd_scene* sc = &self->world->scene;
+	for (uint32_t k = 0; sc->world && k < sc->body_count; ++k)
+		if (sc->bodies[k].id.index1 == self->id.index1 && sc->bodies[k].id.generation == self->id.generation)
+			return PyUnicode_FromString(sc->bodies[k].name);
+	Py_RETURN_NONE;
+}
+
+static PyObject* Body_get_index(Body* self, void* closure) {
+	(void)closure;
+	return PyLong_FromUnsignedLong(self->id.index1 - 1);
+}
+
+static PyObject* Body_get_valid(Body* self, void* closure) {
+	(void)closure;
+	World* w = self->world;
+	return PyBool_FromLong(w->world && !w->busy && pbd_body_is_valid(w->world, self->id));
+}
+
+static PyObject* Body_get_world(Body* self, void* closure) {
+	(void)closure;
+	Py_INCREF(self->world);
+	return (PyObject*)self->world;
+}
+
+static PyObject* Body_set_pose(Body* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"position", "rotation", NULL};
+	PyObject *position_o = Py_None, *rotation_o = Py_None;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:set_pose", keywords, &position_o, &rotation_o)) return NULL;
+	pbd_body_state st;
+	if (body_state(self, "set_pose", &st) < 0) return NULL;
+	pbd_pose pose = st.pose;
+	if ((position_o != Py_None && vec3_of(position_o, "set_pose: position", &pose.position) < 0) ||
+	    (rotation_o != Py_None && quat_of(rotation_o, "set_pose: rotation", &pose.rotation) < 0))
+		return NULL;
+	if (pbd_body_set_pose(self->world->world, self->id, pose) != PBD_OK) return raise_world(self->world, "set_pose");
+	Py_RETURN_NONE;
+}
+
+static PyObject* Body_set_velocity(Body* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"velocity", "angular_velocity", NULL};
+	PyObject *velocity_o = Py_None, *omega_o = Py_None;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:set_velocity", keywords, &velocity_o, &omega_o)) return NULL;
+	pbd_body_state st;
+	if (body_state(self, "set_velocity", &st) < 0) return NULL;
+	pbd_vec3 v = st.velocity, om = st.angular_velocity;
+	if ((velocity_o != Py_None && vec3_of(velocity_o, "set_velocity: velocity", &v) < 0) ||
+	    (omega_o != Py_None && vec3_of(omega_o, "set_velocity: angular_velocity", &om) < 0))
+		return NULL;
+	if (pbd_body_set_velocity(self->world->world, self->id, v, om) != PBD_OK)
+		return raise_world(self->world, "set_velocity");
+	Py_RETURN_NONE;
+}
+
+static PyObject* Body_set_mass(Body* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"mass", "center", "inertia", NULL};
+	PyObject *mass_o, *center_o = Py_None, *inertia_o = Py_None;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:set_mass", keywords, &mass_o, &center_o, &inertia_o))
+		return NULL;
+	if (body_live(self, "set_mass") < 0) return NULL;
+	pbd_mass_properties m;
+	if (mass_of(mass_o, center_o, inertia_o, "set_mass", &m) < 0) return NULL;
+	if (pbd_body_set_mass(self->world->world, self->id, &m) != PBD_OK) return raise_world(self->world, "set_mass");
+	if (remember_mass(self->world, self->id, &m) < 0) return NULL;
+	Py_RETURN_NONE;
+}
+
+/* apply_force and apply_impulse: a vector at a world point, the centre of mass by default. */
+static PyObject* body_push(Body* self, PyObject* args, PyObject* kwargs, bool impulse) {
+	static char* keywords_f[] = {"force", "point", NULL};
+	static char* keywords_j[] = {"impulse", "point", NULL};
+	const char* what = impulse ? "apply_impulse" : "apply_force";
+	PyObject *vec_o, *point_o = Py_None;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, impulse ? "O|O:apply_impulse" : "O|O:apply_force",
+	                                 impulse ? keywords_j : keywords_f, &vec_o, &point_o))
+		return NULL;
+	pbd_body_state st;
+	if (body_state(self, what, &st) < 0) return NULL;
+	char name[64];
+	pbd_vec3 vec, point = st.center;
+	snprintf(name, sizeof name, "%s: %s", what, impulse ? "impulse" : "force");
+	if (vec3_of(vec_o, name, &vec) < 0) return NULL;
+	snprintf(name, sizeof name, "%s: point", what);
+	if (point_o != Py_None && vec3_of(point_o, name, &point) < 0) return NULL;
+	pbd_world* w = self->world->world;
+	const pbd_status s =
+	    impulse ? pbd_body_apply_impulse(w, self->id, vec, point) : pbd_body_apply_force(w, self->id, vec, point);
+	if (s != PBD_OK) return raise_world(self->world, what);
+	Py_RETURN_NONE;
+}
+
+static PyObject* Body_apply_force(Body* self, PyObject* args, PyObject* kwargs) {
+	return body_push(self, args, kwargs, false);
+}
+
+static PyObject* Body_apply_impulse(Body* self, PyObject* args, PyObject* kwargs) {
+	return body_push(self, args, kwargs, true);
+}
+
+static PyObject* Body_apply_torque(Body* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"torque", NULL};
+	PyObject* torque_o;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:apply_torque", keywords, &torque_o)) return NULL;
+	if (body_live(self, "apply_torque") < 0) return NULL;
+	pbd_vec3 t;
+	if (vec3_of(torque_o, "apply_torque: torque", &t) < 0) return NULL;
+	if (pbd_body_apply_torque(self->world->world, self->id, t) != PBD_OK)
+		return raise_world(self->world, "apply_torque");
+	Py_RETURN_NONE;
+}
+
+static PyObject* Body_destroy(Body* self, PyObject* unused) {
+	(void)unused;
+	if (body_live(self, "destroy") < 0) return NULL;
+	if (pbd_body_destroy(self->world->world, self->id) != PBD_OK) return raise_world(self->world, "destroy");
+	Py_RETURN_NONE;
+}
+
+static PyObject* Body_repr(Body* self) {
+	World* w = self->world;
+	if (!w->world) return PyUnicode_FromFormat("<pbd.Body %u of a closed world>", self->id.index1);
+	if (w->busy || !pbd_body_is_valid(w->world, self->id))
+		return PyUnicode_FromFormat("<pbd.Body %u%s>", self->id.index1, w->busy ? "" : " (destroyed)");
+	pbd_body_state st;
+	pbd_body_get_state(w->world, self->id, &st);
+	PyObject* p = vec3_tuple(st.pose.position);
+	if (!p) return NULL;
+	PyObject* r = PyUnicode_FromFormat("<pbd.Body %u at %R>", self->id.index1, p);
+	Py_DECREF(p);
+	return r;
+}
+
+static PyObject* Body_richcompare(PyObject* a, PyObject* b, int op) {
+	if (!PyObject_TypeCheck(b, &BodyType) || (op != Py_EQ && op != Py_NE)) Py_RETURN_NOTIMPLEMENTED;
+	const Body *x = (const Body*)a, *y = (const Body*)b;
+	const bool same = x->world == y->world && x->id.index1 == y->id.index1 && x->id.generation == y->id.generation;
+	return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static Py_hash_t Body_hash(Body* self) {
+	const uint64_t key =
+	    ((uint64_t)self->id.generation << 32 | self->id.index1) ^ ((uint64_t)(uintptr_t)self->world >> 4);
+	const Py_hash_t h = (Py_hash_t)key;
+	return h == -1 ? -2 : h;
+}
+
+static PyMethodDef Body_methods[] = {
+    {"state", (PyCFunction)Body_state, METH_NOARGS,
+     "state(): type, mass, position, rotation, center, velocity, angular_velocity, momentum, angular_momentum, "
+     "kinetic_energy"},
+    {"set_pose", (PyCFunction)(void (*)(void))Body_set_pose, METH_VARARGS | METH_KEYWORDS,
+     "set_pose(position=None, rotation=None): move the body's frame at once (None keeps that part)"},
+    {"set_velocity", (PyCFunction)(void (*)(void))Body_set_velocity, METH_VARARGS | METH_KEYWORDS,
+     "set_velocity(velocity=None, angular_velocity=None): of the centre of mass, and rad/s in world axes"},
+    {"set_mass", (PyCFunction)(void (*)(void))Body_set_mass, METH_VARARGS | METH_KEYWORDS,
+     "set_mass(mass, center=None, inertia=None): a dynamic body's matter, in its frame"},
+    {"apply_force", (PyCFunction)(void (*)(void))Body_apply_force, METH_VARARGS | METH_KEYWORDS,
+     "apply_force(force, point=None): N at a world point (the centre of mass by default) during the next step"},
+    {"apply_torque", (PyCFunction)(void (*)(void))Body_apply_torque, METH_VARARGS | METH_KEYWORDS,
+     "apply_torque(torque): N m, world axes, during the next step"},
+    {"apply_impulse", (PyCFunction)(void (*)(void))Body_apply_impulse, METH_VARARGS | METH_KEYWORDS,
+     "apply_impulse(impulse, point=None): N s at a world point (the centre of mass by default), now"},
+    {"destroy", (PyCFunction)Body_destroy, METH_NOARGS, "destroy(): remove the body and the shapes it carries"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Body_getset[] = {
+    {"type", (getter)Body_get_field, NULL, "\"static\", \"kinematic\" or \"dynamic\"", (void*)(intptr_t)BODY_TYPE},
+    {"mass", (getter)Body_get_field, NULL, "kg (0 for a static or kinematic body)", (void*)(intptr_t)BODY_MASS},
+    {"position", (getter)Body_get_field, NULL, "the frame's origin", (void*)(intptr_t)BODY_POSITION},
+    {"rotation", (getter)Body_get_field, NULL, "the frame's rotation, quaternion (x, y, z, w)",
+     (void*)(intptr_t)BODY_ROTATION},
+    {"center", (getter)Body_get_field, NULL, "the centre of mass in the world", (void*)(intptr_t)BODY_CENTER},
+    {"velocity", (getter)Body_get_field, NULL, "m/s of the centre of mass", (void*)(intptr_t)BODY_VELOCITY},
+    {"angular_velocity", (getter)Body_get_field, NULL, "rad/s, world axes", (void*)(intptr_t)BODY_ANGULAR_VELOCITY},
+    {"momentum", (getter)Body_get_field, NULL, "m v, kg m/s (dynamic bodies; zero for the others)",
+     (void*)(intptr_t)BODY_MOMENTUM},
+    {"angular_momentum", (getter)Body_get_field, NULL, "I w about the centre of mass, kg m^2/s, world axes",
+     (void*)(intptr_t)BODY_ANGULAR_MOMENTUM},
+    {"kinetic_energy", (getter)Body_get_field, NULL, "J, m v^2 / 2 + w . I w / 2 (dynamic bodies)",
+     (void*)(intptr_t)BODY_KINETIC_ENERGY},
+    {"mass_properties", (getter)Body_get_mass_properties, NULL,
+     "the matter given from Python (add_body, set_mass, shapes with a density): a dict of mass, center and the "
+     "3 x 3 inertia in the body's frame; None when not known (a body of a scene, or not dynamic)",
+     NULL},
+    {"id", (getter)Body_get_id, NULL, "(index1, generation), pbd_body_id", NULL},
+    {"name", (getter)Body_get_name, NULL, "the body's name in its scene's \"bodies\" (None for one added in code)",
+     NULL},
+    {"index", (getter)Body_get_index, NULL, "the body's slot: its row of World.body_poses", NULL},
+    {"valid", (getter)Body_get_valid, NULL, "False once destroyed or its world closed", NULL},
+    {"world", (getter)Body_get_world, NULL, "the World it belongs to", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject BodyType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pbd._pbd.Body",
+    .tp_basicsize = sizeof(Body),
+    .tp_dealloc = (destructor)Body_dealloc,
+    .tp_repr = (reprfunc)Body_repr,
+    .tp_hash = (hashfunc)Body_hash,
+    .tp_richcompare = Body_richcompare,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A rigid body of a World (World.add_body, World.bodies); it keeps its world alive",
+    .tp_methods = Body_methods,
+    .tp_getset = Body_getset,
+};
+
 /* ---- settings after creation --------------------------------------------------------------- */
 
 static PyObject* World_configure(World* self, PyObject* args, PyObject* kwargs) {
@@ -1047,7 +1714,11 @@ static PyMethodDef World_methods[] = {
      "add_cloth(nx, ny, size=(1, 1), origin=(0, 0, 0), axis_u=(1, 0, 0), axis_v=(0, 0, 1), mass=0.1, pinned=None, "
      "diagonals=2, bend=True, stiffness=1, compliance=0) -> dict of its ranges"},
     {"add_collider", (PyCFunction)(void (*)(void))World_add_collider, METH_VARARGS | METH_KEYWORDS,
-     "add_collider(shape, normal=, offset=, center=, radius=, half_extents=, margin=0, friction=None)"},
+     "add_collider(shape, normal=, offset=, center=, radius=, half_extents=, half_height=, rotation=, margin=0, "
+     "friction=None, body=None, density=None) -> the collider's index1"},
+    {"add_body", (PyCFunction)(void (*)(void))World_add_body, METH_VARARGS | METH_KEYWORDS,
+     "add_body(type, position=, rotation=, velocity=, angular_velocity=, mass=None, center=None, inertia=None, "
+     "gravity_scale=1, linear_damping=0, angular_damping=0) -> Body"},
     {"configure", (PyCFunction)(void (*)(void))World_configure, METH_VARARGS | METH_KEYWORDS,
      "configure(**settings): change settings of a live world (as World() takes them)"},
     {"set_distance_material", (PyCFunction)(void (*)(void))World_set_distance_material, METH_VARARGS | METH_KEYWORDS,
@@ -1075,6 +1746,12 @@ static PyGetSetDef World_getset[] = {
     {"name", (getter)World_get_name, NULL, "the scene's name (None for a world built in code)", NULL},
     {"frames", (getter)World_get_frames, NULL, "the scene's frame count (None for a world built in code)", NULL},
     {"closed", (getter)World_get_closed, NULL, "True after close()", NULL},
+    {"bodies", (getter)World_get_bodies, NULL, "the live rigid bodies, in slot order", NULL},
+    {"body_count", (getter)World_get_body_count, NULL, "live rigid bodies", NULL},
+    {"body_poses", (getter)World_body_poses, NULL,
+     "(slots, 7) read-only view of every body slot's frame: position x y z, rotation x y z w; take it again "
+     "after add_body",
+     NULL},
     {"objects", (getter)World_get_objects, NULL,
      "the scene's objects: dicts of name, type and their particle, distance and triangle ranges", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -1135,14 +1812,16 @@ PyMODINIT_FUNC PyInit__pbd(void);
 
 PyMODINIT_FUNC PyInit__pbd(void) {
 	import_array();
-	if (PyType_Ready(&WorldType) < 0) return NULL;
+	if (PyType_Ready(&WorldType) < 0 || PyType_Ready(&BodyType) < 0) return NULL;
 	PyObject* m = PyModule_Create(&module_def);
 	if (!m) return NULL;
 	pbd_py_error = PyErr_NewExceptionWithDoc("pbd.Error", "A failure reported by the pbd library, with its message",
 	                                         PyExc_Exception, NULL);
 	Py_INCREF(&WorldType);
+	Py_INCREF(&BodyType);
 	if (!pbd_py_error || PyModule_AddObject(m, "Error", pbd_py_error) < 0 ||
-	    PyModule_AddObject(m, "World", (PyObject*)&WorldType) < 0) {
+	    PyModule_AddObject(m, "World", (PyObject*)&WorldType) < 0 ||
+	    PyModule_AddObject(m, "Body", (PyObject*)&BodyType) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}

@@ -184,7 +184,8 @@ static float fall_limit(const pbd_render_scene* sc, const float p[3], const floa
 	for (uint32_t i = 0; i < sc->collider_count; ++i) {
 		pbd_collider_def d;
 		/* A trigger stops nothing. */
-		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK || d.type != PBD_SHAPE_PLANE || d.trigger)
+		if (pbd_collider_get_def(sc->world, sc->colliders[i], &d) != PBD_OK || d.type != PBD_SHAPE_PLANE || d.trigger ||
+		    pbd_collider_get_pose(sc->world, sc->colliders[i], &d.pose) != PBD_OK)
 			continue;
 		const pbd_plane plane = render_collider_world_plane(&d);
 		float n[3];

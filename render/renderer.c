@@ -1,7 +1,8 @@
 /* The renderer: reads a world through libpbd's public API and draws it with OpenGL 3.3 core.
  *
  * Per update: positions (converted to float), smooth normals, pinned particles, colliders (their
- * poses move) and the library's contacts. Convex hulls, meshes and heightfields are drawn from
+ * poses move, a body's shapes with the body; a dynamic body's shapes take the body color) and the
+ * library's contacts. Convex hulls, meshes and heightfields are drawn from
  * their triangles (pbd_collider_get_triangles, in the collider's frame), read once per collider
  * into buffers of their own and placed by the pose read at every update. Per topology change (a new world, or new
  * particles, constraints or triangles): the triangle, edge and line index buffers, the rest lengths (a texture buffer
@@ -22,6 +23,7 @@
 typedef struct drawn_collider {
 	pbd_shape_type type;
 	bool trigger;
+	bool body;             /* carried by a dynamic body: the body color */
 	uint32_t mesh;         /* convex, mesh, heightfield: its entry in pbd_renderer.meshes */
 	float origin[3];       /* the same: its frame's origin in the world */
 	float center[3];       /* the shape's centre in the world */
@@ -118,6 +120,8 @@ pbd_render_style pbd_render_style_default(void) {
 	s.cloth_front = (pbd_render_rgb){0.88f, 0.36f, 0.20f};
 	s.cloth_back = (pbd_render_rgb){0.95f, 0.70f, 0.25f};
 	s.collider = (pbd_render_rgb){0.30f, 0.52f, 0.80f};
+	/* Teal: apart from the colliders' blue in hue, so what the mouse can move stands out. */
+	s.body = (pbd_render_rgb){0.16f, 0.62f, 0.52f};
 	s.background_top = (pbd_render_rgb){0.96f, 0.96f, 0.97f};
 	s.background_bottom = (pbd_render_rgb){0.74f, 0.76f, 0.80f};
 	s.pinned = (pbd_render_rgb){0.10f, 0.10f, 0.12f};
@@ -621,7 +625,16 @@ static void read_collider_mesh(const pbd_world* w, pbd_collider_id id, collider_
 	free(f);
 }
 
-/* Read again at every update: a kinematic collider's pose changes from step to step. */
+/* Whether the collider is a shape carried by a dynamic body: what the mouse can move. */
+static bool on_dynamic_body(const pbd_world* w, const pbd_collider_def* d) {
+	pbd_body_state st;
+	return pbd_body_is_valid(w, d->body) && pbd_body_get_state(w, d->body, &st) == PBD_OK &&
+	       st.type == PBD_BODY_DYNAMIC;
+}
+
+/* Read again at every update: a kinematic collider's pose changes from step to step, and a shape
+ * on a body moves with it (pbd_collider_get_pose composes the two; a mesh's triangles, read
+ * once in its own frame, are placed by that pose). */
 static void read_colliders(pbd_renderer* r, const pbd_render_scene* sc) {
 	r->collider_count = 0;
 	for (uint32_t i = 0; i < sc->collider_count && i < r->collider_cap; ++i) {
@@ -641,6 +654,7 @@ static void read_colliders(pbd_renderer* r, const pbd_render_scene* sc) {
 		memset(c, 0, sizeof *c);
 		c->type = d.type;
 		c->trigger = d.trigger;
+		c->body = on_dynamic_body(sc->world, &d);
 		c->mesh = i;
 		quat_matrix(d.pose.rotation, c->rot);
 		if (is_mesh_shape(d.type)) {
@@ -788,6 +802,7 @@ static void draw_points(const pbd_renderer* r, GLuint ebo, GLsizei count, float 
  * collider_inset); a plane is its checkered quad, blended at its fading rim. */
 static void draw_collider(const pbd_renderer* r, const drawn_collider* c, const pbd_render_style* s) {
 	const float inset = s->collider_inset > 0 && s->collider_inset < 1 ? s->collider_inset : 0.0f;
+	const pbd_render_rgb color = c->body ? s->body : s->collider;
 	if (c->type == PBD_SHAPE_PLANE) {
 		const bool blended = glIsEnabled(GL_BLEND);
 		if (!blended) {
@@ -813,8 +828,8 @@ static void draw_collider(const pbd_renderer* r, const drawn_collider* c, const 
 		glBindBuffer(GL_ARRAY_BUFFER, r->plane_vbo);
 		glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof verts, verts);
 		glUniform1i(r->surf_u.mode, 2);
-		uniform_rgb(r->surf_u.front, s->collider);
-		uniform_rgb(r->surf_u.back, s->collider);
+		uniform_rgb(r->surf_u.front, color);
+		uniform_rgb(r->surf_u.back, color);
 		glUniform3fv(r->surf_u.plane_origin, 1, c->plane_origin);
 		glUniform3fv(r->surf_u.plane_u, 1, q->u);
 		glUniform3fv(r->surf_u.plane_v, 1, q->v);
@@ -839,8 +854,8 @@ static void draw_collider(const pbd_renderer* r, const drawn_collider* c, const 
 		const collider_mesh* m = &r->meshes[c->mesh];
 		glUniformMatrix4fv(r->surf_u.model, 1, GL_FALSE, model);
 		glUniform1i(r->surf_u.mode, 1);
-		uniform_rgb(r->surf_u.front, s->collider);
-		uniform_rgb(r->surf_u.back, s->collider);
+		uniform_rgb(r->surf_u.front, color);
+		uniform_rgb(r->surf_u.back, color);
 		glVertexAttrib3f(1, 0.0f, 0.0f, 0.0f); /* no normals: the face normal (flat shading) */
 		glVertexAttrib1f(2, 0.0f);
 		glEnable(GL_POLYGON_OFFSET_FILL);
@@ -866,8 +881,8 @@ static void draw_collider(const pbd_renderer* r, const drawn_collider* c, const 
 	model[15] = 1.0f;
 	glUniformMatrix4fv(r->surf_u.model, 1, GL_FALSE, model);
 	glUniform1i(r->surf_u.mode, 1);
-	uniform_rgb(r->surf_u.front, s->collider);
-	uniform_rgb(r->surf_u.back, s->collider);
+	uniform_rgb(r->surf_u.front, color);
+	uniform_rgb(r->surf_u.back, color);
 	if (c->type == PBD_SHAPE_CAPSULE) {
 		/* The shift is in the mesh's units, which the model scales by the (inset) radius. */
 		glUniform1f(r->surf_u.shift, ext[0] > 0 ? c->shift / ext[0] : 0.0f);

@@ -286,21 +286,35 @@ bool scene_read_pinned(loader* L, const cJSON* obj, const char* path, const pbd_
 	return scene_read_vertex_set(L, obj, path, "pinned", m, out, out_count);
 }
 
-/* "attached": {"vertices": as "pinned", "compliance": >= 0 (default 0)}: each vertex held to
- * where it starts by an attachment of rest length 0, a zero-length spring of constant
- * 1 / compliance (seed 004's attachment springs), or a hard hold at compliance 0. */
+/* "attached": {"vertices": as "pinned", "compliance": >= 0 (default 0), "body": a name}: each
+ * vertex held to where it starts by an attachment of rest length 0, a zero-length spring of
+ * constant 1 / compliance (seed 004's attachment springs), or a hard hold at compliance 0. With
+ * "body" that point is the body's, taken in its frame where the body starts, and moves with it. */
 static bool read_attached(loader* L, const cJSON* obj, const char* path, const pbd_mesh* m, const pbd_scene_object* o) {
 	jr* r = &L->r;
 	const cJSON* a = jr_get(obj, "attached");
 	if (!a) return true;
 	char apath[JR_PATH_MAX];
 	jr_path_key(apath, path, "attached");
-	static const char* const keys[] = {"vertices", "compliance", NULL};
+	static const char* const keys[] = {"vertices", "compliance", "body", NULL};
 	pbd_attachment_def d = pbd_attachment_def_default();
+	const char* body;
 	if (!jr_object(r, a, apath, keys) ||
-	    !jr_real_p(r, a, apath, "compliance", d.compliance, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), &d.compliance))
+	    !jr_real_p(r, a, apath, "compliance", d.compliance, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), &d.compliance) ||
+	    !jr_string(r, a, apath, "body", NULL, PBD_SCENE_NAME_MAX - 1, &body))
 		return false;
 	if (!jr_get(a, "vertices")) return jr_fail(r, apath, "needs \"vertices\"");
+	pbd_pose frame = pbd_pose_identity();
+	if (body) {
+		char bpath[JR_PATH_MAX];
+		jr_path_key(bpath, apath, "body");
+		uint32_t b;
+		pbd_body_state st;
+		if (!scene_find_body(L, bpath, body, &b)) return false;
+		d.body = L->s->bodies[b].id;
+		if (pbd_body_get_state(L->s->world, d.body, &st) != PBD_OK) return scene_fail_world(L, bpath);
+		frame = st.pose;
+	}
 	uint32_t *idx = NULL, n = 0;
 	if (!scene_read_vertex_set(L, a, apath, "vertices", m, &idx, &n)) return false;
 	pbd_attachment_def* defs = n ? malloc(n * sizeof *defs) : NULL;
@@ -310,7 +324,7 @@ static bool read_attached(loader* L, const cJSON* obj, const char* path, const p
 	for (uint32_t k = 0; ok && k < n; ++k) {
 		defs[k] = d;
 		defs[k].particle = o->range.first_particle + idx[k];
-		defs[k].target = x[defs[k].particle];
+		defs[k].target = pbd_pose_apply_inverse(frame, x[defs[k].particle]);
 	}
 	if (ok && n && pbd_world_add_attachments(L->s->world, n, defs, NULL) != PBD_OK) ok = scene_fail_world(L, apath);
 	free(defs);

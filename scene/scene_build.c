@@ -1,8 +1,8 @@
 /* JSON scene -> pbd_world, through the public API. Every value is checked here first so that a
  * mistake is reported with the path of the field that holds it; whatever the library still
  * refuses is passed through with the path of the object it came from. This file reads the top
- * level, creates the world and then the objects and colliders in order; each concern's fields
- * are read in a file of its own (scene_internal.h). */
+ * level, creates the world and then the bodies, objects and colliders in order; each concern's
+ * fields are read in a file of its own (scene_internal.h). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,8 +83,8 @@ bool scene_build(loader* L, const cJSON* root, const char* default_name, const p
 	jr* r = &L->r;
 	pbd_scene* s = L->s;
 	if (!cJSON_IsObject(root)) return jr_fail(r, "", "the top level must be an object (got %s)", jr_type_name(root));
-	static const char* const keys[] = {"name",    "description", "frames", "world",
-	                                   "objects", "colliders",   "render", NULL};
+	static const char* const keys[] = {"name",      "description", "frames", "world", "objects",
+	                                   "colliders", "bodies",      "render", NULL};
 	if (!jr_object(r, root, "", keys)) return false;
 
 	const char* name;
@@ -118,11 +118,20 @@ bool scene_build(loader* L, const cJSON* root, const char* default_name, const p
 		/* Without a world there is no last error to read: the router kept the message. */
 		return jr_fail(r, "world", "%s", s->log->held[0] ? s->log->held : "the library refused the settings");
 
-	const cJSON *objects, *colliders;
-	size_t no, ncol;
-	if (!jr_array(r, root, "", "objects", &objects, &no) || !jr_array(r, root, "", "colliders", &colliders, &ncol))
+	const cJSON *objects, *colliders, *bodies;
+	size_t no, ncol, nb, nshapes;
+	if (!jr_array(r, root, "", "objects", &objects, &no) || !jr_array(r, root, "", "colliders", &colliders, &ncol) ||
+	    !jr_array(r, root, "", "bodies", &bodies, &nb))
 		return false;
-	if (!scene_check_total_size(L, objects)) return false;
+	if (!scene_check_total_size(L, objects) || !scene_count_body_shapes(L, bodies, ncol, &nshapes)) return false;
+	/* The file's colliders first, so that each keeps its index; the bodies' shapes after them. The
+	 * bodies are made before the objects, whose attachments may name them. */
+	if (ncol + nshapes > 0) {
+		s->colliders = calloc(ncol + nshapes, sizeof *s->colliders);
+		s->tracks = ncol ? calloc(ncol, sizeof *s->tracks) : NULL;
+		if (!s->colliders || (ncol && !s->tracks)) return jr_fail(r, "colliders", "out of memory");
+	}
+	if (!scene_read_bodies(L, bodies, (uint32_t)ncol)) return false;
 	if (no > 0) {
 		s->objects = calloc(no, sizeof *s->objects);
 		if (!s->objects) return jr_fail(r, "objects", "out of memory");
@@ -141,13 +150,8 @@ bool scene_build(loader* L, const cJSON* root, const char* default_name, const p
 		r->source = source;
 		if (!ok) return false;
 	}
-	if (ncol > 0) {
-		if (ncol > 100000) return jr_fail(r, "colliders", "too many colliders (%zu)", ncol);
-		s->colliders = calloc(ncol, sizeof *s->colliders);
-		s->tracks = calloc(ncol, sizeof *s->tracks);
-		if (!s->colliders || !s->tracks) return jr_fail(r, "colliders", "out of memory");
-	}
 	i = 0;
+	const pbd_body_id world_collider = {0, 0};
 	for (const cJSON* c = colliders ? colliders->child : NULL; c; c = c->next, ++i) {
 		const scene_origin* org = i < L->compose->collider_count ? &L->compose->colliders[i] : NULL;
 		char p[JR_PATH_MAX];
@@ -156,10 +160,11 @@ bool scene_build(loader* L, const cJSON* root, const char* default_name, const p
 			snprintf(p, sizeof p, "%s", org->path);
 			r->source = org->source;
 		}
-		const bool ok = scene_read_collider(L, c, p, (uint32_t)i, &s->colliders[i]);
+		const bool ok = scene_read_collider(L, c, p, (uint32_t)i, world_collider, &s->colliders[i]);
 		r->source = source;
 		if (!ok) return false;
 		s->collider_count = (uint32_t)(i + 1);
 	}
+	s->collider_count = (uint32_t)(ncol + nshapes);
 	return true;
 }

@@ -274,16 +274,17 @@ static bool read_shape(loader* L, const cJSON* c, const char* path, pbd_collider
 	return true;
 }
 
-/* Collider `index` of the file: its shape, then how it moves (kind, pose, velocities or
- * keyframes), its contact material and its filter. */
-static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_collider_def* out,
-                              shape_arrays* a);
+/* Collider `index` of the file, or a shape on `body`: its shape, then how it moves (kind, pose,
+ * velocities or keyframes), its contact material and its filter. */
+static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_body_id body,
+                              pbd_collider_def* out, shape_arrays* a);
 
-bool scene_read_collider(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_collider_id* id) {
+bool scene_read_collider(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_body_id body,
+                         pbd_collider_id* id) {
 	shape_arrays a;
 	memset(&a, 0, sizeof a);
 	pbd_collider_def d;
-	bool ok = read_collider_def(L, c, path, index, &d, &a);
+	bool ok = read_collider_def(L, c, path, index, body, &d, &a);
 	if (ok) {
 		/* The library copies the shape's arrays: they go right after. */
 		*id = pbd_collider_create(L->s->world, &d);
@@ -293,10 +294,18 @@ bool scene_read_collider(loader* L, const cJSON* c, const char* path, uint32_t i
 	return ok;
 }
 
-static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_collider_def* out,
-                              shape_arrays* a) {
+static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_body_id body,
+                              pbd_collider_def* out, shape_arrays* a) {
 	jr* r = &L->r;
 	if (!cJSON_IsObject(c)) return jr_fail(r, path, "expected an object (got %s)", jr_type_name(c));
+	char p[JR_PATH_MAX];
+	/* A shape on a body moves with it: a motion of its own would contradict the body's. */
+	static const char* const own_motion[] = {"kind", "velocity", "angular_velocity", "keyframes"};
+	for (size_t k = 0; k < 4 && body.index1 != 0; ++k) {
+		if (!jr_get(c, own_motion[k])) continue;
+		jr_path_key(p, path, own_motion[k]);
+		return jr_fail(r, p, "a shape moves with its body (give the body's \"type\", \"velocity\" or \"keyframes\")");
+	}
 	if (!jr_get(c, "type"))
 		return jr_fail(r, path,
 		               "missing \"type\" (\"plane\", \"sphere\", \"capsule\", \"box\", \"convex\", \"mesh\" or "
@@ -305,9 +314,9 @@ static bool read_collider_def(loader* L, const cJSON* c, const char* path, uint3
 	if (!jr_enum(r, c, path, "type", 0, collider_types, NULL, NULL, &type)) return false;
 	pbd_collider_def d = pbd_collider_def_default();
 	d.type = (pbd_shape_type)type;
+	d.body = body;
 	if (!read_shape(L, c, path, &d, a)) return false;
 
-	char p[JR_PATH_MAX];
 	int kind;
 	if (!jr_real_p(r, c, path, "margin", d.margin, JR_NONNEG(PBD_SCENE_MAX_LENGTH), &d.margin) ||
 	    !jr_enum(r, c, path, "kind", (int)d.kind, actor_kinds, NULL, NULL, &kind))

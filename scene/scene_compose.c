@@ -20,6 +20,7 @@ typedef struct compose {
 	bool builtin;
 	cJSON* objects; /* the composed arrays */
 	cJSON* colliders;
+	cJSON* bodies;
 	cJSON* keep; /* the definitions, moved out of their files' trees */
 	named* mats;
 	size_t mat_count, mat_cap;
@@ -112,7 +113,7 @@ static bool take_named(compose* c, cJSON* root, const char* key, const char* sou
 	return true;
 }
 
-/* Moves the entries of root's `key` ("objects" or "colliders") to the end of the composed array. */
+/* Moves the entries of root's `key` ("objects", "colliders" or "bodies") to the end of the composed array. */
 static bool take_entries(compose* c, cJSON* root, const char* key, const char* source, cJSON* into,
                          scene_origin** origins, size_t* n, size_t* cap) {
 	jr* r = c->r;
@@ -211,7 +212,7 @@ static bool include_one(compose* c, const cJSON* item, const char* ipath, const 
 		r->failed = true;
 		return false;
 	}
-	static const char* const keys[] = {"include", "materials", "templates", "colliders", "objects", NULL};
+	static const char* const keys[] = {"include", "materials", "templates", "colliders", "objects", "bodies", NULL};
 	bool ok = jr_object(&sub, tree, "", keys);
 	if (!ok) r->failed = true;
 	char sub_dir[4200];
@@ -244,10 +245,12 @@ static bool compose_file(compose* c, cJSON* root, const char* source, const char
 		r->source = source;
 	}
 	scene_compose* o = c->out;
-	ok = ok && take_named(c, root, "materials", source, &c->mats, &c->mat_count, &c->mat_cap) &&
-	     take_named(c, root, "templates", source, &c->tpls, &c->tpl_count, &c->tpl_cap) &&
-	     take_entries(c, root, "objects", source, c->objects, &o->objects, &o->object_count, &o->object_cap) &&
-	     take_entries(c, root, "colliders", source, c->colliders, &o->colliders, &o->collider_count, &o->collider_cap);
+	ok =
+	    ok && take_named(c, root, "materials", source, &c->mats, &c->mat_count, &c->mat_cap) &&
+	    take_named(c, root, "templates", source, &c->tpls, &c->tpl_count, &c->tpl_cap) &&
+	    take_entries(c, root, "objects", source, c->objects, &o->objects, &o->object_count, &o->object_cap) &&
+	    take_entries(c, root, "colliders", source, c->colliders, &o->colliders, &o->collider_count, &o->collider_cap) &&
+	    take_entries(c, root, "bodies", source, c->bodies, &o->bodies, &o->body_count, &o->body_cap);
 	r->source = outer;
 	return ok;
 }
@@ -393,8 +396,9 @@ bool scene_compose_run(jr* r, cJSON* root, const char* base_dir, bool builtin, s
 	c.builtin = builtin;
 	c.objects = cJSON_CreateArray();
 	c.colliders = cJSON_CreateArray();
+	c.bodies = cJSON_CreateArray();
 	c.keep = cJSON_CreateArray();
-	bool ok = c.objects && c.colliders && c.keep;
+	bool ok = c.objects && c.colliders && c.bodies && c.keep;
 	if (!ok) jr_fail(r, "", "out of memory");
 	ok = ok && compose_file(&c, root, r->source, base_dir, 0);
 	size_t i = 0;
@@ -410,6 +414,7 @@ bool scene_compose_run(jr* r, cJSON* root, const char* base_dir, bool builtin, s
 		cJSON_DeleteItemFromObjectCaseSensitive(root, "templates");
 		cJSON_DeleteItemFromObjectCaseSensitive(root, "objects");
 		cJSON_DeleteItemFromObjectCaseSensitive(root, "colliders");
+		cJSON_DeleteItemFromObjectCaseSensitive(root, "bodies");
 		if (out->object_count) {
 			cJSON_AddItemToObject(root, "objects", c.objects);
 			c.objects = NULL;
@@ -418,9 +423,14 @@ bool scene_compose_run(jr* r, cJSON* root, const char* base_dir, bool builtin, s
 			cJSON_AddItemToObject(root, "colliders", c.colliders);
 			c.colliders = NULL;
 		}
+		if (out->body_count) {
+			cJSON_AddItemToObject(root, "bodies", c.bodies);
+			c.bodies = NULL;
+		}
 	}
 	cJSON_Delete(c.objects);
 	cJSON_Delete(c.colliders);
+	cJSON_Delete(c.bodies);
 	cJSON_Delete(c.keep);
 	free(c.mats);
 	free(c.tpls);
@@ -454,5 +464,6 @@ void scene_compose_free(scene_compose* c) {
 	}
 	free(c->objects);
 	free(c->colliders);
+	free(c->bodies);
 	memset(c, 0, sizeof *c);
 }

@@ -1,4 +1,4 @@
-/* Reuse inside scene files: "include" (other files' objects, colliders, materials and
+/* Reuse inside scene files: "include" (other files' objects, colliders, bodies, materials and
  * templates, merged before the file's own), named "materials" and object "templates". Resolved
  * on the parsed tree before the scene is built, so that the builder sees plain objects; each
  * object and collider keeps where it was written, so that a message names that file and field.
@@ -27,7 +27,7 @@ typedef struct scene_lender {
 	char* keys;             /* each key ended by a 0 byte, the list by an empty key */
 } scene_lender;
 
-/* Where one entry of the composed "objects" or "colliders" array was written. */
+/* Where one entry of the composed "objects", "colliders" or "bodies" array was written. */
 typedef struct scene_origin {
 	const char* source;     /* the file */
 	char path[JR_PATH_MAX]; /* "objects[2]" in that file */
@@ -41,10 +41,12 @@ typedef struct scene_compose {
 	size_t object_count, object_cap;
 	scene_origin* colliders;
 	size_t collider_count, collider_cap;
+	scene_origin* bodies;
+	size_t body_count, body_cap;
 } scene_compose;
 
-/* Replaces root's "include", "materials" and "templates" by what they mean: "objects" and
- * "colliders" become the included files' entries followed by the file's own, templates and
+/* Replaces root's "include", "materials" and "templates" by what they mean: "objects",
+ * "colliders" and "bodies" become the included files' entries followed by the file's own, templates and
  * named materials expanded into the objects that use them. `base_dir` is where the root file's
  * relative includes start (NULL = the working directory); with `builtin` they name the embedded
  * scenes/ files instead. False after a message in r. *out is filled either way: free it. */

@@ -137,13 +137,26 @@ bool scene_read_height_image(loader* L, const char* fpath, const char* file, dou
 
 /* ---- scene_colliders.c --------------------------------------------------------------------- */
 
-/* Collider `index` of the scene, created in the world. */
-bool scene_read_collider(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_collider_id* id);
+/* Collider `index` of the scene, created in the world; or, with `body` not the null id, a shape
+ * on that body (its pose in the body's frame, the keys of a motion of its own refused). */
+bool scene_read_collider(loader* L, const cJSON* c, const char* path, uint32_t index, pbd_body_id body,
+                         pbd_collider_id* id);
+
+/* ---- scene_bodies.c ------------------------------------------------------------------------ */
+
+/* The shapes of all "bodies" together, with the `colliders` of the file held to one cap. */
+bool scene_count_body_shapes(loader* L, const cJSON* bodies, size_t colliders, size_t* out);
+/* "bodies", each created in the world with its shapes at scene.colliders[first_shape...]. */
+bool scene_read_bodies(loader* L, const cJSON* bodies, uint32_t first_shape);
+/* The index in scene.bodies of the body called `name`; a message at `path` when there is none. */
+bool scene_find_body(loader* L, const char* path, const char* name, uint32_t* index);
 
 /* ---- scene_tracks.c ------------------------------------------------------------------------ */
 
 /* A rotation at `key`: {"axis", "angle_deg"} or a quaternion; *out is kept when absent. */
 bool scene_read_rotation(loader* L, const cJSON* obj, const char* path, const char* key, pbd_quat* out);
+/* A "keyframes" value at `kpath` into *t, whose keys are its own as soon as they are allocated. */
+bool scene_read_track(loader* L, const cJSON* item, const char* kpath, pbd_scene_track* t);
 /* A kinematic collider's "keyframes"; *start gets the pose at time 0. */
 bool scene_read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t collider, pbd_pose* start);
 /* An object's "moving_pins", read once its body exists. */

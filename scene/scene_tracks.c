@@ -1,6 +1,6 @@
 /* Prescribed motion read from a scene: rotations, keyframe tracks, a kinematic collider's
- * keyframes and moving pins; and the step that moves colliders and pins along them (the poses
- * themselves are motion.c's). */
+ * keyframes and moving pins; and the step that moves colliders, kinematic bodies and pins along
+ * them (the poses themselves are motion.c's). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +72,7 @@ static const char* const interp_names[] = {"linear", "cubic", NULL};
  * leaves out its position or rotation keeps the previous key's (the first: origin, identity).
  * The keys belong to *t as soon as they are allocated, so that pbd_scene_free releases them
  * whatever fails. */
-static bool read_track(loader* L, const cJSON* item, const char* kpath, pbd_scene_track* t) {
+bool scene_read_track(loader* L, const cJSON* item, const char* kpath, pbd_scene_track* t) {
 	jr* r = &L->r;
 	const cJSON* arr = item;
 	char apath[JR_PATH_MAX];
@@ -135,7 +135,7 @@ static bool read_track(loader* L, const cJSON* item, const char* kpath, pbd_scen
 	return true;
 }
 
-/* A kinematic collider's "keyframes" (read_track). The track is registered before its keys are
+/* A kinematic collider's "keyframes" (scene_read_track). The track is registered before its keys are
  * read. *start gets the pose at time 0, where the world starts. */
 bool scene_read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t collider, pbd_pose* start) {
 	const cJSON* item = jr_get(c, "keyframes");
@@ -145,7 +145,7 @@ bool scene_read_keyframes(loader* L, const cJSON* c, const char* path, uint32_t 
 	pbd_scene_track* t = &L->s->tracks[L->s->track_count++];
 	memset(t, 0, sizeof *t);
 	t->collider = collider;
-	if (!read_track(L, item, kpath, t)) return false;
+	if (!scene_read_track(L, item, kpath, t)) return false;
 	*start = pbd_scene_track_pose(t, 0.0);
 	return true;
 }
@@ -187,7 +187,7 @@ static bool read_pin_motion(loader* L, const cJSON* e, const char* p, const pbd_
 	if (!m->offsets) return jr_fail(r, vpath, "out of memory");
 	if (track) {
 		jr_path_key(q, p, "keyframes");
-		if (!read_track(L, track, q, &m->track)) return false;
+		if (!scene_read_track(L, track, q, &m->track)) return false;
 	} else if (!jr_vec3(r, e, p, "velocity", m->velocity, PBD_SCENE_MAX_SPEED, &m->velocity) ||
 	           !jr_vec3(r, e, p, "angular_velocity", m->angular_velocity, PBD_SCENE_MAX_SPEED, &m->angular_velocity)) {
 		return false;
@@ -241,7 +241,7 @@ pbd_pose pbd_scene_track_pose(const pbd_scene_track* track, double time) {
 
 pbd_status pbd_scene_before_step(pbd_scene* s) {
 	if (!s || !s->world) return PBD_ERR_INVALID_ARGUMENT;
-	if (s->track_count == 0 && s->pin_motion_count == 0) return PBD_OK;
+	if (s->track_count == 0 && s->pin_motion_count == 0 && s->body_count == 0) return PBD_OK;
 	/* The clock is the world's, not one kept here, so that a world resumed from a snapshot or
 	 * given another dt between steps follows its keyframes from where it is. */
 	const double end = pbd_world_time(s->world) + (double)pbd_world_get_def(s->world).dt;
@@ -249,6 +249,12 @@ pbd_status pbd_scene_before_step(pbd_scene* s) {
 		const pbd_scene_track* t = &s->tracks[k];
 		const pbd_status status =
 		    pbd_collider_move_to(s->world, s->colliders[t->collider], pbd_scene_track_pose(t, end));
+		if (status != PBD_OK) return status;
+	}
+	for (uint32_t k = 0; k < s->body_count; ++k) {
+		const pbd_scene_body* b = &s->bodies[k];
+		if (b->track.key_count == 0) continue;
+		const pbd_status status = pbd_body_move_to(s->world, b->id, pbd_scene_track_pose(&b->track, end));
 		if (status != PBD_OK) return status;
 	}
 	/* A target, unlike a position set here, moves the pin through the substeps, and the velocity

@@ -131,7 +131,18 @@ static void run_steps(pbd_world* w, pbd_scene* sc, soak_random* rs, const soak_c
 			uint32_t i = first_free(w, n);
 			/* The positions are the world's own array; writing through the view is what a bug in
 			 * the step would look like from outside. */
-			if (i != UINT32_MAX) ((pbd_vec3*)pbd_world_positions(w))[i].y = (pbd_real)NAN;
+			if (i != UINT32_MAX) {
+				((pbd_vec3*)pbd_world_positions(w))[i].y = (pbd_real)NAN;
+			} else {
+				/* a world of bodies alone: the first body's frame, as the world shows it */
+				uint32_t slots = 0;
+				pbd_pose* poses = (pbd_pose*)pbd_world_body_poses(w, &slots);
+				for (uint32_t b = 0; b < slots; ++b)
+					if (pbd_body_is_valid(w, pbd_world_body_at(w, b))) {
+						poses[b].position.y = (pbd_real)NAN;
+						break;
+					}
+			}
 		}
 		r->steps_done = step;
 
@@ -143,6 +154,20 @@ static void run_steps(pbd_world* w, pbd_scene* sc, soak_random* rs, const soak_c
 				     (double)x[i].x, (double)x[i].y, (double)x[i].z, (double)v[i].x, (double)v[i].y, (double)v[i].z);
 				break;
 			}
+		uint32_t slots = 0;
+		const pbd_pose* poses = pbd_world_body_poses(w, &slots);
+		for (uint32_t b = 0; b < slots; ++b) {
+			const pbd_body_id id = pbd_world_body_at(w, b);
+			if (!pbd_body_is_valid(w, id)) continue;
+			pbd_body_state bs;
+			const bool state = pbd_body_get_state(w, id, &bs) == PBD_OK;
+			if (!pbd_v3_is_finite(poses[b].position) || !pbd_quat_is_finite(poses[b].rotation) || !state ||
+			    !pbd_v3_is_finite(bs.velocity) || !pbd_v3_is_finite(bs.angular_velocity)) {
+				flag(r, SOAK_NONFINITE, step, "step %d: body %u: at (%g %g %g)", step, b + 1,
+				     (double)poses[b].position.x, (double)poses[b].position.y, (double)poses[b].position.z);
+				break;
+			}
+		}
 		/* A step undone for a particle lands it back on its start, not on its target. */
 		const bool undone = pbd_world_get_warning(w, PBD_WARN_NONFINITE).count != warned[PBD_WARN_NONFINITE];
 		/* Each moving pin is where its track puts it at the world's new time, to the float rounding

@@ -9,10 +9,11 @@
  *     warm F CX CY        fraction of saturated red-to-yellow pixels (the cloth's default colors,
  *                         front and back, at any brightness) and their centroid in pixels
  *     cool F CX CY        the same for saturated cyan-to-blue pixels (the colliders' default)
+ *     teal F CX CY        the same for saturated green-to-cyan pixels (the dynamic bodies' default)
  *
  * over the whole image or the region [X0, X1) x [Y0, Y1). The renderer's default style keeps
- * cloth warm, colliders cool and the background grey, so hue tells them apart under any
- * lighting. Exit status 1 when the file cannot be read. */
+ * cloth warm, colliders cool, bodies teal and the background grey, so hue tells them apart
+ * under any lighting. Exit status 1 when the file cannot be read. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
 		return 1;
 	}
 	long distinct = 0;
-	hue_class warm = {0}, cool = {0};
+	hue_class warm = {0}, cool = {0}, teal = {0};
 	for (int y = y0; y < y1; ++y) {
 		for (int x = x0; x < x1; ++x) {
 			const uint8_t* p = img + ((size_t)y * (size_t)w + (size_t)x) * 3;
@@ -88,7 +89,10 @@ int main(int argc, char** argv) {
 			double hu, s, v;
 			hsv(p, &hu, &s, &v);
 			if (s < 0.35 || v < 0.12) continue;
-			hue_class* k = (hu < 60.0 || hu >= 345.0) ? &warm : (hu >= 180.0 && hu < 250.0) ? &cool : NULL;
+			hue_class* k = (hu < 60.0 || hu >= 345.0)    ? &warm
+			               : (hu >= 180.0 && hu < 250.0) ? &cool
+			               : (hu >= 140.0 && hu < 180.0) ? &teal
+			                                             : NULL;
 			if (!k) continue;
 			k->count += 1;
 			k->sx += x + 0.5;
@@ -98,9 +102,9 @@ int main(int argc, char** argv) {
 	const double total = (double)(x1 > x0 ? x1 - x0 : 0) * (double)(y1 > y0 ? y1 - y0 : 0);
 	printf("size %d %d\n", w, h);
 	printf("distinct %ld\n", distinct);
-	const hue_class* classes[2] = {&warm, &cool};
-	const char* names[2] = {"warm", "cool"};
-	for (int i = 0; i < 2; ++i) {
+	const hue_class* classes[3] = {&warm, &cool, &teal};
+	const char* names[3] = {"warm", "cool", "teal"};
+	for (int i = 0; i < 3; ++i) {
 		const hue_class* k = classes[i];
 		printf("%s %.6f %.1f %.1f\n", names[i], total > 0 ? k->count / total : 0.0,
 		       k->count > 0 ? k->sx / k->count : -1.0, k->count > 0 ? k->sy / k->count : -1.0);

@@ -1,4 +1,5 @@
-"""Reads back what `pbd run --format usd|vtk|obj` writes and compares it with the run's numbers.
+"""Reads back what `pbd run --format usd|vtk|obj` writes and compares it with the run's numbers,
+rigid bodies included (each format's frames of a body against the others' and the OBJ's).
 
     python3 output_formats.py PBD WORK CASE      (CASE: usd, vtk or obj)
 
@@ -56,12 +57,15 @@ def read_state(folder):
     return int(head["frame"]), float(head["time"]), xs, vs
 
 
-def read_obj(file):
-    """An OBJ frame: v, vt, vn lists, faces as lists of (v, vt, vn) 1-based (0 = absent), lines."""
+def read_obj(file, bodies=None):
+    """An OBJ frame: v, vt, vn lists, faces as lists of (v, vt, vn) 1-based (0 = absent), lines.
+    With a dict `bodies`: the `# body <index1> pose` comments go there, index1 -> 7 numbers."""
     v, vt, vn, faces, lines = [], [], [], [], []
     with open(file) as f:
         for line in f:
             w = line.split()
+            if len(w) == 11 and w[:2] == ["#", "body"] and w[3] == "pose" and bodies is not None:
+                bodies[int(w[2])] = tuple(float(c) for c in w[4:])
             if not w or w[0] in ("#", "o"):
                 continue
             if w[0] == "v":
@@ -206,6 +210,8 @@ def check_usd_against(usd_folder, obj_folder, first, last):
     kinds = set()
     for prim in doc.prims[0]["children"]:
         a = prim["attrs"]
+        if "pbd:body" in a:
+            continue  # a rigid body's Xform: check_usd_bodies
         kinds.add(prim["type"])
         particles = [int(p) for p in a["pbd:particles"]]
         samples = a["points.timeSamples"]
@@ -242,6 +248,156 @@ def check_usd_against(usd_folder, obj_folder, first, last):
     return kinds
 
 
+# Rigid bodies: a tumbling crate (a box and a ball), a static post (a capsule), over a chain of particles.
+BODIES = """{"name": "bodies", "world": {"dt": 0.01, "gravity": [0, -9.8, 0]}, "bodies": [
+ {"name": "crate", "type": "dynamic", "position": [0, 2, 0], "rotation": {"axis": [1, 1, 0], "angle_deg": 30},
+  "velocity": [1, 3, 0.5], "angular_velocity": [1, 4, -2], "density": 500,
+  "shapes": [{"type": "box", "half_extents": [0.2, 0.1, 0.3]}, {"type": "sphere", "radius": 0.1, "center": [0, 0.2, 0]}]},
+ {"name": "post", "type": "static", "position": [2, 0, 0], "shapes": [{"type": "capsule", "radius": 0.05,
+  "half_height": 0.5, "position": [0, 0.5, 0]}]}],
+ "objects": [{"type": "particles", "name": "chain", "particles": [{"x": [0, 4, 0], "inv_mass": 0},
+ {"x": [1, 4, 0], "inv_mass": 1}], "constraints": [{"type": "distance", "a": 0, "b": 1}]}]}"""
+BODY_FRAMES = 10
+
+
+def rotate(q, v):
+    """v turned by the unit quaternion q = (x, y, z, w)."""
+    x, y, z, w = q
+    t = (2 * (y * v[2] - z * v[1]), 2 * (z * v[0] - x * v[2]), 2 * (x * v[1] - y * v[0]))
+    return (v[0] + w * t[0] + y * t[2] - z * t[1], v[1] + w * t[1] + z * t[0] - x * t[2],
+            v[2] + w * t[2] + x * t[1] - y * t[0])
+
+
+def posed(pose, v):
+    r = rotate(pose[3:], v)
+    return tuple(pose[i] + r[i] for i in range(3))
+
+
+def near(a, b, tol=1e-5):
+    return all(abs(x - y) <= tol * (1 + abs(y)) for x, y in zip(a, b))
+
+
+def run_bodies(folder, fmt):
+    """The bodies scene, BODY_FRAMES frames in `fmt`; returns the OBJ frames of a run of it as
+    {frame: (v, faces, {index1: pose})} (the OBJ run is made once)."""
+    if not os.path.exists(path("bodies.json")):
+        with open(path("bodies.json"), "w") as f:
+            f.write(BODIES)
+    if fmt != "obj":
+        run("run", "bodies.json", "-n", str(BODY_FRAMES), "--format", fmt, "-o", folder, "-q")
+    if not os.path.exists(path("bodies_obj")):
+        run("run", "bodies.json", "-n", str(BODY_FRAMES), "-o", "bodies_obj", "-q")
+    frames = {}
+    for f in range(BODY_FRAMES + 1):
+        poses = {}
+        v, _, _, faces, _ = read_obj(path("bodies_obj", "frame_%05d.obj" % f), poses)
+        frames[f] = (v, faces, poses)
+    return frames
+
+
+def check_obj_bodies():
+    frames = run_bodies("bodies_obj", "obj")
+    _, _, xs, _ = read_state("bodies_obj")
+    v0, faces0, poses0 = frames[0]
+    vn, _, posesn = frames[BODY_FRAMES]
+    if sorted(poses0) != [1, 2] or sorted(posesn) != [1, 2]:
+        fail("bodies: the OBJ frames list bodies %s" % sorted(posesn))
+    if posesn[1] == poses0[1] or posesn[2] != poses0[2]:
+        fail("bodies: the crate did not move, or the static post did")
+    n = len(xs)
+    if vn[:n] != xs:
+        fail("bodies: the particles' v lines are not first")
+    # 8 box corners and a ball of 16 x 8 for the crate; a capsule of 16 x 9 for the post.
+    crate, post = 8 + 2 + 16 * 7, 2 + 16 * 8
+    if len(v0) - n != crate + post:
+        fail("bodies: %d shape vertices" % (len(v0) - n))
+    if any(not (n < c[0] <= len(v0)) for face in faces0 for c in face):
+        fail("bodies: a face names a particle or no vertex")
+    # Rigid motion: every crate vertex is the frame-0 one carried by the change of pose.
+    conj = lambda q: (-q[0], -q[1], -q[2], q[3])
+    for k in range(n, n + crate):
+        local = rotate(conj(poses0[1][3:]), tuple(v0[k][i] - poses0[1][i] for i in range(3)))
+        if not near(vn[k], posed(posesn[1], local), 1e-4):
+            fail("bodies: crate vertex %d is %s at frame %d, its pose puts it at %s" % (k + 1, vn[k], BODY_FRAMES,
+                 posed(posesn[1], local)))
+    if v0[n + crate:] != vn[n + crate:]:
+        fail("bodies: the static post's vertices moved")
+
+
+def check_usd_bodies():
+    frames = run_bodies("bodies_usd", "usd")
+    with open(path("bodies_usd", "animation.usda")) as f:
+        doc = Usda(f.read())
+    xforms = [p for p in doc.prims[0]["children"] if "pbd:body" in p["attrs"]]
+    if [(p["type"], p["name"].strip('"'), int(p["attrs"]["pbd:body"])) for p in xforms] != [("Xform", "crate", 1),
+                                                                                  ("Xform", "post", 2)]:
+        fail("bodies: the body prims are %s" % [(p["type"], p["name"]) for p in xforms])
+    v_start = len(read_state("bodies_usd")[2])
+    for p in xforms:
+        a, index1 = p["attrs"], int(p["attrs"]["pbd:body"])
+        if a["xformOpOrder"] != ["xformOp:translate", "xformOp:orient"] or \
+                a["xformOp:translate.timeSamples#type"] != "double3" or \
+                a["xformOp:orient.timeSamples#type"] not in ("quatf", "quatd"):
+            fail("bodies: %s: xformOpOrder %s" % (p["name"], a["xformOpOrder"]))
+        (mesh,) = p["children"]
+        m = mesh["attrs"]
+        pts = [tuple(q) for q in m["points"]]
+        idx = [int(i) for i in m["faceVertexIndices"]]
+        if mesh["type"] != "Mesh" or any(c != 3 for c in m["faceVertexCounts"]) or len(idx) != 3 * len(m["faceVertexCounts"]):
+            fail("bodies: %s: its shapes are not a triangle Mesh" % p["name"])
+        for f, (v, faces, poses) in frames.items():
+            t = a["xformOp:translate.timeSamples"][float(f)]
+            w, x, y, z = a["xformOp:orient.timeSamples"][float(f)]
+            if tuple(t) + (x, y, z, w) != poses[index1]:
+                fail("bodies: %s frame %d: translate %s orient %s, the OBJ frame says %s" % (p["name"], f, t,
+                     (w, x, y, z), poses[index1]))
+            # The Mesh in the body's frame, placed by the samples, lies on the OBJ frame's vertices.
+            world = [posed(poses[index1], q) for q in pts]
+            mine = v[v_start:v_start + len(pts)]
+            if len(mine) != len(pts) or not all(near(g, e, 1e-4) for g, e in zip(world, mine)):
+                fail("bodies: %s frame %d: the shapes placed by the samples are not the OBJ frame's" % (p["name"], f))
+        v_start += len(pts)
+
+
+def check_vtk_bodies():
+    frames = run_bodies("bodies_vtk", "vtk")
+    sets = ET.parse(path("bodies_vtk", "animation.pvd")).getroot().findall("./Collection/DataSet")
+    want = []
+    for f in range(BODY_FRAMES + 1):
+        want += [("0", "frame_%05d.vtu" % f), ("1", "bodies_%05d.vtp" % f)]
+    if [(d.get("part"), d.get("file")) for d in sets] != want:
+        fail("bodies: animation.pvd lists %s" % [d.get("file") for d in sets])
+    n = len(read_state("bodies_vtk")[2])
+    for f, (v, faces, poses) in frames.items():
+        file = path("bodies_vtk", "bodies_%05d.vtp" % f)
+        piece = ET.parse(file).getroot().find("./PolyData/Piece")
+
+        def array(parent, name, width):
+            for a in piece.find(parent).findall("DataArray"):
+                if a.get("Name") == name:
+                    t = [float(c) for c in a.text.split()]
+                    return [tuple(t[i:i + width]) for i in range(0, len(t), width)]
+            fail("%s: no %s array %s" % (file, parent, name))
+
+        pts = array("Points", "Points", 3)
+        body = [int(b[0]) for b in array("PointData", "body", 1)]
+        orient = array("PointData", "orientation", 4)
+        verts = [int(c[0]) for c in array("Verts", "connectivity", 1)]
+        tris = array("Polys", "connectivity", 3)
+        if int(piece.get("NumberOfPoints")) != len(pts) or verts != [0, 1] or body[:2] != [1, 2]:
+            fail("%s: %d points, vertices %s, bodies %s" % (file, len(pts), verts, body[:2]))
+        for k, index1 in enumerate((1, 2)):
+            if pts[k] + orient[k] != poses[index1]:
+                fail("%s: body %d at %s %s, the OBJ frame says %s" % (file, index1, pts[k], orient[k], poses[index1]))
+        # The shapes: the OBJ frame's body vertices and faces, in the same bits.
+        if pts[2:] != v[n:]:
+            fail("%s: the shapes' points differ from the OBJ frame's" % file)
+        if [tuple(int(c) - 2 + n + 1 for c in t) for t in tris] != [tuple(c[0] for c in face) for face in faces]:
+            fail("%s: the shapes' triangles differ from the OBJ frame's" % file)
+        if any(orient[2 + i] != orient[body[2 + i] - 1] for i in range(len(pts) - 2)):
+            fail("%s: a shape's point does not carry its body's orientation" % file)
+
+
 def case_usd():
     # A cloth (Mesh) and a pendulum (BasisCurves), against OBJ frames of the same runs.
     for scene, kind in (("cloth_sphere", "Mesh"), ("double_pendulum", "BasisCurves")):
@@ -274,6 +430,7 @@ def case_usd():
     if "animation.usda starts at frame 6" not in p.stderr:
         fail("the frame store of another run was taken:\n" + p.stderr)
     check_usd_against("other", "rope_obj", 6, 15)
+    check_usd_bodies()
 
 
 # Three particles, one pinned, two links of different rest lengths, released stretched.
@@ -364,6 +521,7 @@ def case_vtk():
     files = [d.get("file") for d in ET.parse(path("res", "animation.pvd")).getroot().findall("./Collection/DataSet")]
     if files != ["frame_%05d.vtu" % f for f in range(11)]:
         fail("the resumed run's animation.pvd lists %s" % files)
+    check_vtk_bodies()
 
 
 def case_obj():
@@ -400,6 +558,7 @@ def case_obj():
             length = math.sqrt(sum(x * x for x in s))
             if max(abs(g - x / length) for g, x in zip(got, s)) > 2e-5:
                 fail("%s: vn %d is %s, expected %s" % (scene, k + 1, got, [x / length for x in s]))
+    check_obj_bodies()
 
 
 os.makedirs(WORK, exist_ok=True)

@@ -14,6 +14,7 @@
 
 #include <stb_image.h>
 
+#include "pbd/math.h"
 #include "pbd/render.h"
 #include "render_internal.h"
 #include "scene_render.h"
@@ -21,15 +22,16 @@
 
 /* ---- images ------------------------------------------------------------------------------- */
 
-typedef enum pixel_kind { PIXEL_OTHER = 0, PIXEL_CLOTH, PIXEL_COLLIDER, PIXEL_BACKGROUND } pixel_kind;
+typedef enum pixel_kind { PIXEL_OTHER = 0, PIXEL_CLOTH, PIXEL_COLLIDER, PIXEL_BODY, PIXEL_BACKGROUND } pixel_kind;
 
 /* Tells the default style's colors apart by hue, whatever the lighting: the cloth is warm
- * (red well above blue, front terracotta or back mustard), the colliders blue, the background
- * grey. */
+ * (red well above blue, front terracotta or back mustard), the colliders blue, the dynamic
+ * bodies teal (green above blue), the background grey. */
 static pixel_kind classify(const uint8_t* p) {
 	const int r = p[0], g = p[1], b = p[2];
 	if (r > b + 40 && r >= g) return PIXEL_CLOTH;
 	if (b > r + 30 && b >= g) return PIXEL_COLLIDER;
+	if (g > r + 40 && g >= b) return PIXEL_BODY;
 	if (abs(r - b) < 30 && abs(r - g) < 30 && r > 120) return PIXEL_BACKGROUND;
 	return PIXEL_OTHER;
 }
@@ -366,6 +368,15 @@ static bool kind_at(const drawn* d, const float p[3], pixel_kind kind) {
 	return kind_near(d->rgb, d->view.width, d->view.height, px, py, 1, kind);
 }
 
+/* The kind of the very pixel a world point falls on. */
+static pixel_kind pixel_at(const drawn* d, const float p[3]) {
+	float px, py;
+	if (!pbd_render_camera_project(&d->view.camera, d->view.width, d->view.height, p, &px, &py) ||
+	    !inside(d->view.width, d->view.height, px, py, 3))
+		fail_msg("(%g, %g, %g) projects off the image", (double)p[0], (double)p[1], (double)p[2]);
+	return classify(d->rgb + 3 * ((size_t)py * (size_t)d->view.width + (size_t)px));
+}
+
 /* Convex hulls, meshes and heightfields are drawn from their triangles where their poses put
  * them, a kinematic one where it has moved to, a trigger translucent. */
 static void test_mesh_colliders(void** state) {
@@ -441,6 +452,169 @@ static void test_topology_change(void** state) {
 	close_scene(&d);
 }
 
+/* ---- rigid bodies ------------------------------------------------------------------------- */
+
+enum { BODY_SHAPES = 5 };
+
+/* A world made through the API: one dynamic body per bounded shape type (sphere, capsule, box,
+ * convex hull, closed mesh), each in its own column, and beside them a static box collider and,
+ * above it, a box carried by a kinematic body. */
+typedef struct body_world {
+	pbd_world* w;
+	pbd_body_id bodies[BODY_SHAPES];
+	pbd_body_id kinematic;
+	pbd_collider_id colliders[BODY_SHAPES + 2];
+	float x[BODY_SHAPES]; /* the columns */
+} body_world;
+
+static const pbd_vec3 cube_points[8] = {{-0.4f, -0.4f, -0.4f}, {0.4f, -0.4f, -0.4f}, {-0.4f, 0.4f, -0.4f},
+                                        {0.4f, 0.4f, -0.4f},   {-0.4f, -0.4f, 0.4f}, {0.4f, -0.4f, 0.4f},
+                                        {-0.4f, 0.4f, 0.4f},   {0.4f, 0.4f, 0.4f}};
+/* The cube's faces, counter-clockwise seen from outside. */
+static const uint32_t cube_triangles[36] = {0, 2, 1, 1, 2, 3, 4, 5, 6, 5, 7, 6, 0, 1, 4, 1, 5, 4,
+                                            2, 6, 3, 3, 6, 7, 0, 4, 2, 2, 4, 6, 1, 3, 5, 3, 7, 5};
+
+static void make_body_world(body_world* bw) {
+	memset(bw, 0, sizeof *bw);
+	pbd_world_def wd = pbd_world_def_default();
+	wd.gravity = pbd_v3(0, 0, 0);
+	assert_int_equal(pbd_world_create(&wd, &bw->w), PBD_OK);
+	for (int k = 0; k < BODY_SHAPES; ++k) {
+		bw->x[k] = -3.2f + 1.6f * (float)k;
+		pbd_body_def bd = pbd_body_def_default();
+		bd.type = PBD_BODY_DYNAMIC;
+		bd.pose.position = pbd_v3(bw->x[k], 0.5f, 0);
+		bd.mass = (pbd_mass_properties){1.0, {0, 0, 0}, {0.1, 0.1, 0.1, 0, 0, 0}};
+		bw->bodies[k] = pbd_body_create(bw->w, &bd);
+		assert_true(pbd_body_is_valid(bw->w, bw->bodies[k]));
+		pbd_collider_def cd = pbd_collider_def_default();
+		cd.body = bw->bodies[k];
+		switch (k) {
+		case 0:
+			cd.type = PBD_SHAPE_SPHERE;
+			cd.shape.sphere = (pbd_sphere){pbd_v3(0, 0, 0), 0.45f};
+			break;
+		case 1:
+			cd.type = PBD_SHAPE_CAPSULE;
+			cd.shape.capsule = (pbd_capsule){0.25f, 0.3f};
+			break;
+		case 2:
+			cd.type = PBD_SHAPE_BOX;
+			cd.shape.box.half_extents = pbd_v3(0.4f, 0.4f, 0.4f);
+			break;
+		case 3:
+			cd.type = PBD_SHAPE_CONVEX;
+			cd.shape.convex = (pbd_convex){cube_points, 8};
+			break;
+		default:
+			cd.type = PBD_SHAPE_MESH;
+			cd.shape.mesh = (pbd_trimesh){cube_points, cube_triangles, 8, 12, true};
+			break;
+		}
+		bw->colliders[k] = pbd_collider_create(bw->w, &cd);
+		assert_true(pbd_collider_is_valid(bw->w, bw->colliders[k]));
+	}
+	pbd_collider_def cd = pbd_collider_def_default();
+	cd.type = PBD_SHAPE_BOX;
+	cd.shape.box.half_extents = pbd_v3(0.4f, 0.4f, 0.4f);
+	cd.pose.position = pbd_v3(4.8f, 0.5f, 0);
+	bw->colliders[BODY_SHAPES] = pbd_collider_create(bw->w, &cd);
+	assert_true(pbd_collider_is_valid(bw->w, bw->colliders[BODY_SHAPES]));
+	pbd_body_def bd = pbd_body_def_default();
+	bd.type = PBD_BODY_KINEMATIC;
+	bd.pose.position = pbd_v3(4.8f, 2.1f, 0);
+	bw->kinematic = pbd_body_create(bw->w, &bd);
+	assert_true(pbd_body_is_valid(bw->w, bw->kinematic));
+	cd.pose.position = pbd_v3(0, 0, 0);
+	cd.body = bw->kinematic;
+	bw->colliders[BODY_SHAPES + 1] = pbd_collider_create(bw->w, &cd);
+	assert_true(pbd_collider_is_valid(bw->w, bw->colliders[BODY_SHAPES + 1]));
+}
+
+/* The shapes of dynamic bodies are drawn in the body color where their bodies are, every frame:
+ * moved by pbd_body_set_pose (and turned, which the mesh shapes' triangles, read once in their
+ * frame, must follow), each shape is drawn where its body went and no longer where it was. A
+ * static collider keeps the collider color, and so does the shape of a kinematic body: the
+ * renderer asks the world each body's type. */
+static void test_body_shapes(void** state) {
+	(void)state;
+	body_world bw;
+	make_body_world(&bw);
+	drawn d;
+	memset(&d, 0, sizeof d);
+	d.view.width = 640;
+	d.view.height = 320;
+	d.view.style = pbd_render_style_default();
+	d.view.camera = (pbd_render_camera){{0, 1.2f, 11}, {0.8f, 1.2f, 0}, {0, 1, 0}, 40};
+	d.view.draw = (pbd_render_scene){bw.w, bw.colliders, BODY_SHAPES + 2, NULL, 0};
+	pbd_error e;
+	if (!pbd_render_offscreen_create(d.view.width, d.view.height, 1, &d.off, &e)) fail_msg("%s", e.message);
+	if (!pbd_renderer_create(&d.r, &e)) fail_msg("%s", e.message);
+	d.rgb = malloc((size_t)d.view.width * (size_t)d.view.height * 3);
+	assert_non_null(d.rgb);
+
+	draw(&d, NULL);
+	const size_t bytes = (size_t)d.view.width * (size_t)d.view.height * 3;
+	uint8_t* before = malloc(bytes);
+	assert_non_null(before);
+	memcpy(before, d.rgb, bytes);
+	const float low_y = 0.5f, high_y = 2.1f;
+	for (int k = 0; k < BODY_SHAPES; ++k) {
+		const float at[3] = {bw.x[k], low_y, 0}, above[3] = {bw.x[k], high_y, 0};
+		if (!kind_at(&d, at, PIXEL_BODY)) fail_msg("shape %d is not drawn in the body color where its body is", k);
+		assert_true(kind_at(&d, above, PIXEL_BACKGROUND));
+	}
+	const float fixed[3] = {4.8f, 0.5f, 0}, carried[3] = {4.8f, 2.1f, 0};
+	assert_true(kind_at(&d, fixed, PIXEL_COLLIDER));
+	assert_true(kind_at(&d, carried, PIXEL_COLLIDER));
+
+	/* Up by 1.6 m and an eighth of a turn about z. */
+	const pbd_quat turn = pbd_quat_axis_angle(pbd_v3(0, 0, 1), 0.78539816f);
+	for (int k = 0; k < BODY_SHAPES; ++k)
+		assert_int_equal(pbd_body_set_pose(bw.w, bw.bodies[k], (pbd_pose){pbd_v3(bw.x[k], high_y, 0), turn}), PBD_OK);
+	draw(&d, NULL);
+	for (int k = 0; k < BODY_SHAPES; ++k) {
+		const float at[3] = {bw.x[k], low_y, 0}, above[3] = {bw.x[k], high_y, 0};
+		if (!kind_at(&d, above, PIXEL_BODY)) fail_msg("shape %d is not drawn where its body was moved to", k);
+		if (!kind_at(&d, at, PIXEL_BACKGROUND)) fail_msg("shape %d is still drawn where its body was", k);
+		/* Turned, not only moved: the capsule's upper end leans left, out of where it stood
+		 * upright, and the cubes stand on an edge, a corner above their upright top and nothing
+		 * where their upright corner was (points of their front faces, z = 0.4, which the camera
+		 * sees from below left). The pixels themselves, a few from the outlines. */
+		if (k == 0) continue;
+		const float z = k == 1 ? 0.0f : 0.4f;
+		const float in[3] = {k == 1 ? bw.x[k] - 0.36f : bw.x[k], k == 1 ? high_y + 0.36f : high_y + 0.52f, z};
+		const float out[3] = {k == 1 ? bw.x[k] : bw.x[k] + 0.36f, high_y + (k == 1 ? 0.5f : 0.36f), z};
+		if (pixel_at(&d, in) != PIXEL_BODY || pixel_at(&d, out) != PIXEL_BACKGROUND)
+			fail_msg("shape %d is not drawn turned with its body", k);
+	}
+	assert_true(kind_at(&d, fixed, PIXEL_COLLIDER));
+	assert_true(kind_at(&d, carried, PIXEL_COLLIDER));
+	/* The image changed around the moved bodies only: nothing right of x = 4.1, where the
+	 * static and kinematic boxes stand (the camera does not pitch, so that line is a column of
+	 * the image). */
+	size_t changed = 0, changed_right = 0;
+	const float boundary[3] = {4.1f, 1.2f, 0};
+	float bx, by;
+	assert_true(pbd_render_camera_project(&d.view.camera, d.view.width, d.view.height, boundary, &bx, &by));
+	for (size_t i = 0; i < bytes; i += 3) {
+		const bool differs =
+		    abs(before[i] - d.rgb[i]) + abs(before[i + 1] - d.rgb[i + 1]) + abs(before[i + 2] - d.rgb[i + 2]) > 30;
+		const float px = (float)((i / 3) % (size_t)d.view.width);
+		changed += differs ? 1u : 0u;
+		changed_right += differs && px > bx ? 1u : 0u;
+	}
+	if (changed < 2000) fail_msg("moving the bodies changed only %zu pixels", changed);
+	if (changed_right > 0) fail_msg("%zu pixels changed around the fixed boxes, which did not move", changed_right);
+	free(before);
+	assert_string_equal(pbd_renderer_last_error(d.r), "");
+
+	pbd_renderer_destroy(d.r);
+	pbd_render_offscreen_destroy(d.off);
+	free(d.rgb);
+	pbd_world_destroy(bw.w);
+}
+
 int main(void) {
 	/* Skipped, not failed, where no GL driver can be had: the probe is the real context. */
 	pbd_render_offscreen* probe = NULL;
@@ -455,6 +629,7 @@ int main(void) {
 	    cmocka_unit_test(test_cloth_sphere_png), cmocka_unit_test(test_pendulum_balls_and_links),
 	    cmocka_unit_test(test_overlays),         cmocka_unit_test(test_plane_checker),
 	    cmocka_unit_test(test_topology_change),  cmocka_unit_test(test_mesh_colliders),
+	    cmocka_unit_test(test_body_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,8 +191,9 @@ static void test_builtins_load(void** state) {
 		pbd_scene s = load_builtin_ok(b->name, NULL);
 		assert_string_equal(s.name, b->name);
 		assert_true(s.frames > 0);
-		assert_true(pbd_world_particle_count(s.world) > 0);
-		assert_true(s.object_count > 0);
+		/* Something to simulate: objects, or rigid bodies alone (t_handle). */
+		assert_true(pbd_world_particle_count(s.world) > 0 || s.body_count > 0);
+		assert_true(s.object_count > 0 || s.body_count > 0);
 		pbd_scene_free(&s);
 		assert_null(s.world);
 	}
@@ -225,7 +226,8 @@ static void test_seeds_run_finite(void** state) {
 
 /* Every built-in scene runs its first frames under implicit Euler and projective dynamics, hard
  * links (a stiff spring each, rows_hard.c) and general rows (volumes, strains, dihedral bends,
- * long-range attachments, shape matching: pd.c) included. */
+ * long-range attachments, shape matching: pd.c) included; one with a dynamic body is refused at
+ * its first step, with the reason, since only the position-based method moves those. */
 static void test_builtins_run_implicit_methods(void** state) {
 	(void)state;
 	const pbd_method methods[2] = {PBD_METHOD_IMPLICIT_EULER, PBD_METHOD_PROJECTIVE_DYNAMICS};
@@ -235,13 +237,20 @@ static void test_builtins_run_implicit_methods(void** state) {
 			const pbd_scene_options opt = {false, NULL, NULL, 0};
 			pbd_scene s = load_builtin_ok(name, &opt);
 			assert_int_equal(pbd_world_set_method(s.world, methods[m]), PBD_OK);
+			bool dynamic = false;
+			for (uint32_t b = 0; b < s.body_count; ++b) dynamic = dynamic || s.bodies[b].type == PBD_BODY_DYNAMIC;
 			for (int f = 1; f <= 2; ++f) {
 				const pbd_status st = pbd_scene_step(&s);
+				if (dynamic) {
+					assert_int_equal(st, PBD_ERR_INVALID_ARGUMENT);
+					assert_non_null(strstr(pbd_world_last_error(s.world), "does not move rigid bodies"));
+					break;
+				}
 				if (st != PBD_OK)
 					fail_msg("%s under %s: %s", name, pbd_method_name(methods[m]), pbd_world_last_error(s.world));
 				assert_all_finite(&s, f);
 			}
-			printf("  %-24s %-19s runs\n", name, pbd_method_name(methods[m]));
+			printf("  %-24s %-19s %s\n", name, pbd_method_name(methods[m]), dynamic ? "refused" : "runs");
 			pbd_scene_free(&s);
 		}
 	}

@@ -106,7 +106,7 @@ function(dist2 a b result)
 endfunction()
 
 # probe(file prefix): runs image_probe on file (in WORK); sets <prefix>_w, _h, _distinct,
-# _warm, _warm_x, _cool.
+# _warm, _warm_x, _cool, and _teal, _teal_x, _teal_y (the dynamic bodies' color).
 function(probe file prefix)
   if(NOT EXISTS "${WORK}/${file}")
     message(FATAL_ERROR "${cmdline}: ${file} was not written\nstdout: ${out}\nstderr: ${err}")
@@ -121,6 +121,12 @@ function(probe file prefix)
   set(${prefix}_warm ${CMAKE_MATCH_4} PARENT_SCOPE)
   set(${prefix}_warm_x ${CMAKE_MATCH_5} PARENT_SCOPE)
   set(${prefix}_cool ${CMAKE_MATCH_7} PARENT_SCOPE)
+  if(NOT pout MATCHES "\nteal ([0-9.]+) ([-0-9.]+) ([-0-9.]+)")
+    message(FATAL_ERROR "image_probe ${file}: no teal line\n${pout}")
+  endif()
+  set(${prefix}_teal ${CMAKE_MATCH_1} PARENT_SCOPE)
+  set(${prefix}_teal_x ${CMAKE_MATCH_2} PARENT_SCOPE)
+  set(${prefix}_teal_y ${CMAKE_MATCH_3} PARENT_SCOPE)
   message("${file}: ${pout}")
 endfunction()
 
@@ -212,6 +218,61 @@ if(CASE STREQUAL "drag")
   if(NOT orbited STREQUAL still)
     message(FATAL_ERROR "orbiting the camera changed the simulation: ${orbited} vs ${still}")
   endif()
+
+elseif(CASE STREQUAL "body")
+  # A dynamic crate with nothing under it, and a static shelf. Grabbed where its centre is drawn
+  # before the first step and dragged by the cursor to where P = (2, 2.6, 0) is drawn over 120
+  # steps, the crate is held against gravity by the spring at the point grabbed, which ends near
+  # its drag target. It is drawn in the body color, the shelf in the collider color, and the
+  # picture shows the crate moved up and to the right.
+  file(WRITE "${WORK}/crate.json" [=[
+{"frames": 120,
+ "bodies": [
+  {"name": "crate", "type": "dynamic", "position": [0, 0.5, 0], "density": 500,
+   "shapes": [{"type": "box", "half_extents": [0.4, 0.4, 0.4]}]},
+  {"name": "shelf", "type": "static", "position": [-2, -0.5, 0],
+   "shapes": [{"type": "box", "half_extents": [0.8, 0.1, 0.5]}]}],
+ "render": {"width": 400, "height": 300, "camera": {"eye": [0, 2, 9], "target": [0.5, 0.8, 0], "fov": 40}}}
+]=])
+  run_view(crate.json --frames 1 --hidden --key 1:tab --screenshot start.png)
+  expect_rc(0)
+  probe(start.png start)
+  if(start_teal LESS 0.01 OR start_cool LESS 0.002)
+    message(FATAL_ERROR "the crate (teal ${start_teal}) or the shelf (blue ${start_cool}) is not drawn")
+  endif()
+
+  run_view(crate.json --frames 120 --hidden --key 1:tab --drag-body 0:2,2.6,0 --screenshot drag.png)
+  expect_rc(0)
+  expect_out("drag: body 0 grabbed at window point")
+  vec3("drag: body 0 let go after step 120 at " held)
+  vec3("\\(drag target " target)
+  dist2("${held}" "${target}" d_target)
+  if(d_target GREATER 16000000) # (0.4 m)^2: the spring's lag and sag
+    message(FATAL_ERROR "the point held is at ${held}, far from its drag target ${target} (1e-4 m units)")
+  endif()
+  dist2("${held}" "0;5000;0" d_moved)
+  if(d_moved LESS 225000000) # (1.5 m)^2
+    message(FATAL_ERROR "the crate was not dragged: the point held ended at ${held} (1e-4 m units)")
+  endif()
+  probe(drag.png drag)
+  string(REGEX REPLACE "\\..*" "" x0 "${start_teal_x}")
+  string(REGEX REPLACE "\\..*" "" y0 "${start_teal_y}")
+  string(REGEX REPLACE "\\..*" "" x1 "${drag_teal_x}")
+  string(REGEX REPLACE "\\..*" "" y1 "${drag_teal_y}")
+  math(EXPR right "${x1} - ${x0}")
+  math(EXPR up "${y0} - ${y1}")
+  if(drag_teal LESS 0.01 OR right LESS 40 OR up LESS 40)
+    message(FATAL_ERROR "the dragged crate is not drawn up and to the right: (${drag_teal_x}, ${drag_teal_y}) "
+                        "vs (${start_teal_x}, ${start_teal_y}), teal ${drag_teal}")
+  endif()
+
+  # Only a dynamic body can be dragged, and only one the scene has.
+  run_pbd(view crate.json --frames 5 --drag-body 1:0,0,0)
+  expect_rc(2)
+  expect_one_line("^pbd: --drag-body: body 1 \\(shelf\\) is not dynamic")
+  run_pbd(view crate.json --frames 5 --drag-body 2:0,0,0)
+  expect_rc(2)
+  expect_one_line("^pbd: --drag-body: body 2 does not exist \\(crate has 2\\)")
 
 elseif(CASE STREQUAL "controls")
   # The keys, through the same handler as the window's: solver, iterations, substeps, stiffness.

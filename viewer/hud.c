@@ -122,6 +122,21 @@ static void add_rect(view_hud* h, float x0, float y0, float x1, float y1, const 
 	h->quads++;
 }
 
+/* A line from (x0, y0) to (x1, y1), `width` pixels wide. */
+static void add_segment(view_hud* h, float x0, float y0, float x1, float y1, float width, const unsigned char rgba[4]) {
+	const float dx = x1 - x0, dy = y1 - y0, len = sqrtf(dx * dx + dy * dy);
+	if (!(len > 0.5f) || h->quads >= HUD_MAX_QUADS) return;
+	const float nx = -dy / len * 0.5f * width, ny = dx / len * 0.5f * width;
+	unsigned char* v = h->vertices + (size_t)h->quads * 4 * HUD_VERTEX_BYTES;
+	const float corners[4][2] = {{x0 + nx, y0 + ny}, {x1 + nx, y1 + ny}, {x1 - nx, y1 - ny}, {x0 - nx, y0 - ny}};
+	for (int k = 0; k < 4; ++k) {
+		const float xyz[3] = {corners[k][0], corners[k][1], 0.0f};
+		memcpy(v + k * HUD_VERTEX_BYTES, xyz, sizeof xyz);
+		memcpy(v + k * HUD_VERTEX_BYTES + 12, rgba, 4);
+	}
+	h->quads++;
+}
+
 /* stb_easy_font indexes a table by character: anything outside printable ASCII becomes '?'. */
 static void sanitize(char* text) {
 	for (char* c = text; *c; ++c)
@@ -188,8 +203,8 @@ static void status_text(const viewer* v, char* buf, size_t n) {
 	put(buf, n, &len, "%s   t %.2f s%s\n", v->sc.name, st.time, v->paused ? "   PAUSED (space runs, N steps)" : "");
 	put(buf, n, &len, "frame %.1f ms, step %.3f ms (simulation only) x%d\n", v->frame_ms, v->step_ms,
 	    v->steps_in_frame);
-	put(buf, n, &len, "%u particles, %u constraints, %u collider%s\n", st.particles, st.distances, st.colliders,
-	    plural(st.colliders));
+	put(buf, n, &len, "%u particles, %u constraints, %u collider%s, %u bod%s\n", st.particles, st.distances,
+	    st.colliders, plural(st.colliders), st.bodies, st.bodies == 1 ? "y" : "ies");
 	put(buf, n, &len, "max strain %.4f (mean %.4f), %u contact%s\n", st.max_strain, st.mean_strain, st.contacts,
 	    plural(st.contacts));
 	put(buf, n, &len, "%s, %s, %d iteration%s, %d substep%s\n", view_solver_name(def.solver),
@@ -198,7 +213,9 @@ static void status_text(const viewer* v, char* buf, size_t n) {
 	put(buf, n, &len, "dt %.4g s, speed x%g%s, stiffness x%g%s\n", (double)def.dt, speed,
 	    v->slow_motion ? " (slow)" : "", ldexp(1.0, v->controls.stiffness_level),
 	    v->behind ? "\nbehind real time: steps dropped" : "");
-	if (v->grab.active)
+	if (v->grab.active && v->grab.kind == VIEW_GRAB_BODY && v->grab.index < v->sc.body_count)
+		put(buf, n, &len, "holding body %u (%s)\n", v->grab.index, v->sc.bodies[v->grab.index].name);
+	else if (v->grab.active)
 		put(buf, n, &len, "holding particle %u%s\n", v->grab.index, v->grab.was_pinned ? " (pinned)" : "");
 	if (v->show_profile) profile_text(v, buf, n, &len);
 	put(buf, n, &len, "H or ?: keys   Tab: hide");
@@ -207,7 +224,7 @@ static void status_text(const viewer* v, char* buf, size_t n) {
 /* The key list: keys in one column, what they do in the next (the font is proportional, so
  * spaces cannot align them). */
 static const char* const help_keys[][2] = {
-    {"left drag", "on the cloth: grab a particle; elsewhere: orbit"},
+    {"left drag", "on the cloth or a dynamic body: grab it; elsewhere: orbit"},
     {"right drag", "pan (also middle drag, shift + left drag)"},
     {"wheel", "zoom"},
     {"space", "run / pause"},
@@ -264,12 +281,35 @@ static void add_help(view_hud* h, float x, float y, const unsigned char rgba[4],
 	}
 }
 
+/* From the point held to where the cursor drags it, under the panels: a body hangs behind its
+ * target on the spring, a particle sits on it (a dot). */
+static void add_grab_line(view_hud* h, const viewer* v) {
+	float p[3];
+	if (!view_grab_point(v, p)) return;
+	const float t[3] = {(float)v->grab.target.x, (float)v->grab.target.y, (float)v->grab.target.z};
+	const pbd_render_camera cam = view_camera(v);
+	float px, py, tx, ty;
+	if (!pbd_render_camera_project(&cam, v->fb_w, v->fb_h, p, &px, &py) ||
+	    !pbd_render_camera_project(&cam, v->fb_w, v->fb_h, t, &tx, &ty))
+		return;
+	static const unsigned char line[4] = {255, 220, 120, 235};
+	static const unsigned char dark[4] = {16, 18, 24, 200};
+	const float s = h->scale, r = 3.0f;
+	px /= s, py /= s, tx /= s, ty /= s;
+	add_segment(h, px, py, tx, ty, 3.5f, dark);
+	add_segment(h, px, py, tx, ty, 1.5f, line);
+	add_rect(h, tx - r - 1, ty - r - 1, tx + r + 1, ty + r + 1, dark);
+	add_rect(h, tx - r, ty - r, tx + r, ty + r, line);
+	add_rect(h, px - 2, py - 2, px + 2, py + 2, line);
+}
+
 void view_hud_draw(view_hud* h, const viewer* v) {
 	if (v->fb_w < 1 || v->fb_h < 1 || v->hide_panel) return;
 	/* Whole scales keep stb_easy_font's one-pixel strokes sharp: 1 up to about 1000 pixels high
 	 * (its letters are 7 pixels), 2 on a 1080p or HiDPI framebuffer. */
 	h->scale = fmaxf(1.0f, floorf((float)v->fb_h / 720.0f + 0.5f));
 	h->quads = 0;
+	add_grab_line(h, v);
 	static const unsigned char white[4] = {235, 238, 245, 255};
 	static const unsigned char yellow[4] = {255, 220, 120, 255};
 	char text[HUD_TEXT_MAX];

@@ -17,8 +17,9 @@ static void print_help(FILE* fp) {
 	fputs("Usage: pbd view [SCENE] [options]\n"
 	      "\n"
 	      "Shows a scene file or built-in scene (default: " VIEW_DEFAULT_SCENE ") in a window as it runs.\n"
-	      "Mouse: left drag on the cloth grabs a particle, left drag elsewhere orbits, right or middle\n"
-	      "drag (or shift + left) pans, the wheel zooms. Keys: H or ? in the window lists them.\n"
+	      "Mouse: left drag on the cloth grabs a particle, on a dynamic body the body, elsewhere it\n"
+	      "orbits; right or middle drag (or shift + left) pans, the wheel zooms. Keys: H or ? in the\n"
+	      "window lists them.\n"
 	      "\n"
 	      "Options:\n"
 	      "  --size WxH               window size (default: the scene's render size, else 960x540)\n"
@@ -31,6 +32,9 @@ static void print_help(FILE* fp) {
 	      "                           step F, move the cursor in equal steps to where the world point\n"
 	      "                           X,Y,Z is drawn (reached before step T), release after step T\n"
 	      "                           (default F-T: 1-N); prints where the particle was let go\n"
+	      "  --drag-body B:X,Y,Z[:F-T] the same for the scene's body B (0 = the first in the file),\n"
+	      "                           pressed where its centre of mass is drawn; prints where the\n"
+	      "                           point held was let go\n"
 	      "  --mouse F:ACTION:X,Y     scripted left-button event before step F (1..N+1): press, move\n"
 	      "                           or release at window point X,Y (pixels from the top left)\n"
 	      "  --key F:KEY              scripted key press before step F: a character (g ] . ? ...) or\n"
@@ -217,25 +221,29 @@ static int parse_key_event(view_options* o, const char* value) {
 	return add_event(o, &e);
 }
 
-/* "I:X,Y,Z[:F-T]" */
-static int parse_drag(view_options* o, const char* value) {
+/* "I:X,Y,Z[:F-T]" (--drag) or "B:X,Y,Z[:F-T]" (--drag-body) */
+static int parse_drag(view_options* o, const char* value, bool body) {
 	if (o->drag_count >= VIEW_MAX_DRAGS) return usage(o, "more than %d drags", VIEW_MAX_DRAGS);
+	const char* opt = body ? "--drag-body" : "--drag";
+	const char* form = body ? "B:X,Y,Z[:F-T]" : "I:X,Y,Z[:F-T]";
 	view_drag_script d = {0};
+	d.body = body;
 	const char* p = NULL;
 	long index = 0;
 	if (!parse_long_prefix(value, 0, (long)PBD_SCENE_MAX_PARTICLES - 1, &index, &p) || *p != ':')
-		return usage(o, "--drag: expected I:X,Y,Z[:F-T] with a particle index I, got '%s'", value);
+		return usage(o, "%s: expected %s with a %s index %c, got '%s'", opt, form, body ? "body" : "particle", form[0],
+		             value);
 	d.index = (uint32_t)index;
 	double xyz[3];
 	if (!parse_point(p + 1, 3, xyz, &p))
-		return usage(o, "--drag: expected a world point X,Y,Z after the index, got '%s'", value);
+		return usage(o, "%s: expected a world point X,Y,Z after the index, got '%s'", opt, value);
 	for (int k = 0; k < 3; ++k) d.point[k] = (float)xyz[k];
 	if (*p == ':') {
 		if (!parse_long_prefix(p + 1, 1, VIEW_MAX_FRAMES, &d.from, &p) || *p != '-' ||
 		    !parse_long_prefix(p + 1, 1, VIEW_MAX_FRAMES, &d.to, &p) || *p != '\0' || d.to < d.from)
-			return usage(o, "--drag: expected frames F-T with 1 <= F <= T after the point, got '%s'", value);
+			return usage(o, "%s: expected frames F-T with 1 <= F <= T after the point, got '%s'", opt, value);
 	} else if (*p != '\0') {
-		return usage(o, "--drag: expected I:X,Y,Z[:F-T], got '%s'", value);
+		return usage(o, "%s: expected %s, got '%s'", opt, form, value);
 	}
 	o->drags[o->drag_count++] = d;
 	return VIEW_OK;
@@ -293,7 +301,7 @@ int view_parse_options(int argc, char** argv, view_options* o, bool* help_shown)
 			continue;
 		}
 		static const char* const valued[] = {"--size",  "--frames", "--screenshot", "--drag",
-		                                     "--mouse", "--key",    "--track"};
+		                                     "--mouse", "--key",    "--track",      "--drag-body"};
 		const char* name = NULL;
 		for (size_t k = 0; k < sizeof valued / sizeof valued[0]; ++k)
 			if (is_option(arg, valued[k])) name = valued[k];
@@ -315,8 +323,8 @@ int view_parse_options(int argc, char** argv, view_options* o, bool* help_shown)
 		} else if (strcmp(name, "--screenshot") == 0) {
 			if (!*value) return usage(o, "--screenshot: empty file name");
 			o->screenshot = value;
-		} else if (strcmp(name, "--drag") == 0) {
-			rc = parse_drag(o, value);
+		} else if (strcmp(name, "--drag") == 0 || strcmp(name, "--drag-body") == 0) {
+			rc = parse_drag(o, value, strcmp(name, "--drag-body") == 0);
 		} else if (strcmp(name, "--mouse") == 0) {
 			rc = parse_mouse(o, value);
 		} else if (strcmp(name, "--key") == 0) {
@@ -333,7 +341,7 @@ int view_parse_options(int argc, char** argv, view_options* o, bool* help_shown)
 	}
 	/* Scripted input needs a scripted run: in a live window the user's own input would mix in. */
 	if (o->frames < 0 && (o->event_count > 0 || o->drag_count > 0))
-		return usage(o, "--drag, --mouse and --key need --frames");
+		return usage(o, "--drag, --drag-body, --mouse and --key need --frames");
 	for (int k = 0; k < o->event_count; ++k)
 		if (o->events[k].frame > o->frames + 1)
 			return usage(o, "a scripted event at frame %ld is past --frames %ld (+1)", o->events[k].frame, o->frames);
@@ -344,11 +352,12 @@ int view_parse_options(int argc, char** argv, view_options* o, bool* help_shown)
 			d->to = o->frames;
 		}
 		if (d->to > o->frames || d->from > d->to)
-			return usage(o, "--drag of particle %u: frames %ld-%ld are not within 1-%ld", d->index, d->from, d->to,
-			             o->frames);
+			return usage(o, "--drag of %s %u: frames %ld-%ld are not within 1-%ld", d->body ? "body" : "particle",
+			             d->index, d->from, d->to, o->frames);
 		for (int j = 0; j < k; ++j)
 			if (!(d->from > o->drags[j].to || o->drags[j].from > d->to))
-				return usage(o, "--drag: the drags of particles %u and %u overlap (one mouse)", o->drags[j].index,
+				return usage(o, "--drag: the drags of %s %u and %s %u overlap (one mouse)",
+				             o->drags[j].body ? "body" : "particle", o->drags[j].index, d->body ? "body" : "particle",
 				             d->index);
 	}
 	return VIEW_OK;

@@ -1,6 +1,6 @@
-/* Scripted input for test runs (--drag, --mouse, --key): replayed through the same handlers as
- * the window's callbacks, so a scripted drag picks, pins, moves and lets go of the particle
- * exactly as a mouse drag does. */
+/* Scripted input for test runs (--drag, --drag-body, --mouse, --key): replayed through the same
+ * handlers as the window's callbacks, so a scripted drag picks, pins (or pulls), moves and lets go
+ * of the particle or body exactly as a mouse drag does. */
 #include <stdio.h>
 
 #define GLFW_INCLUDE_NONE
@@ -11,7 +11,23 @@
 bool view_script_check(const viewer* v, char* why, size_t why_size) {
 	const uint32_t n = pbd_world_particle_count(v->sc.world);
 	for (int k = 0; k < v->opt.drag_count; ++k) {
-		if (v->opt.drags[k].index >= n) {
+		const view_drag_script* d = &v->opt.drags[k];
+		if (d->body) {
+			if (d->index >= v->sc.body_count) {
+				snprintf(why, why_size, "--drag-body: body %u does not exist (%s has %u)", d->index, v->sc.name,
+				         v->sc.body_count);
+				return false;
+			}
+			pbd_body_state st;
+			if (pbd_body_get_state(v->sc.world, v->sc.bodies[d->index].id, &st) != PBD_OK ||
+			    st.type != PBD_BODY_DYNAMIC) {
+				snprintf(why, why_size, "--drag-body: body %u (%s) is not dynamic: only a dynamic body can be grabbed",
+				         d->index, v->sc.bodies[d->index].name);
+				return false;
+			}
+			continue;
+		}
+		if (d->index >= n) {
 			snprintf(why, why_size, "--drag: particle %u does not exist (%s has %u)", v->opt.drags[k].index, v->sc.name,
 			         n);
 			return false;
@@ -43,35 +59,57 @@ static bool window_point(const viewer* v, const float p[3], double* x, double* y
 	return true;
 }
 
+static const char* kind_name(bool body) { return body ? "body" : "particle"; }
+
+/* Whether the grab is the one drag d made. */
+static bool holds(const viewer* v, const view_drag_script* d) {
+	return v->grab.active && v->grab.index == d->index && (v->grab.kind == VIEW_GRAB_BODY) == d->body;
+}
+
 static void drag_press(viewer* v, const view_drag_script* d) {
-	const pbd_vec3 x = pbd_world_positions(v->sc.world)[d->index];
-	const float p[3] = {(float)x.x, (float)x.y, (float)x.z};
+	float p[3];
+	if (d->body) {
+		pbd_body_state st;
+		if (pbd_body_get_state(v->sc.world, v->sc.bodies[d->index].id, &st) != PBD_OK) {
+			script_fail(v, "--drag-body: the body is gone");
+			return;
+		}
+		p[0] = (float)st.center.x;
+		p[1] = (float)st.center.y;
+		p[2] = (float)st.center.z;
+	} else {
+		const pbd_vec3 x = pbd_world_positions(v->sc.world)[d->index];
+		p[0] = (float)x.x;
+		p[1] = (float)x.y;
+		p[2] = (float)x.z;
+	}
+	const char* kind = kind_name(d->body);
 	double px = 0, py = 0;
 	char why[200];
 	if (!window_point(v, p, &px, &py) || px < 0 || py < 0 || px >= v->window_w || py >= v->window_h) {
-		snprintf(why, sizeof why, "--drag: particle %u is not in view at frame %ld", d->index, d->from);
+		snprintf(why, sizeof why, "--drag: %s %u is not in view at frame %ld", kind, d->index, d->from);
 		script_fail(v, why);
 		return;
 	}
 	view_input_cursor(v, px, py);
 	view_input_button(v, GLFW_MOUSE_BUTTON_LEFT, GLFW_PRESS, 0);
-	/* The press went through the picking code: it must have found this particle. */
-	if (!v->grab.active || v->grab.index != d->index) {
+	/* The press went through the picking code: it must have found this particle or body. */
+	if (!holds(v, d)) {
 		if (v->grab.active)
-			snprintf(why, sizeof why, "--drag: the press at (%.1f, %.1f) grabbed particle %u, not %u", px, py,
-			         v->grab.index, d->index);
+			snprintf(why, sizeof why, "--drag: the press at (%.1f, %.1f) grabbed %s %u, not %s %u", px, py,
+			         kind_name(v->grab.kind == VIEW_GRAB_BODY), v->grab.index, kind, d->index);
 		else
-			snprintf(why, sizeof why, "--drag: the press at (%.1f, %.1f) grabbed nothing (particle %u is hidden?)", px,
-			         py, d->index);
+			snprintf(why, sizeof why, "--drag: the press at (%.1f, %.1f) grabbed nothing (%s %u is hidden?)", px, py,
+			         kind, d->index);
 		script_fail(v, why);
 		return;
 	}
 	if (!v->opt.quiet)
-		printf("drag: particle %u grabbed at window point (%.1f, %.1f) before step %ld\n", d->index, px, py, d->from);
+		printf("drag: %s %u grabbed at window point (%.1f, %.1f) before step %ld\n", kind, d->index, px, py, d->from);
 }
 
 static void drag_move(viewer* v, const view_drag_script* d, long frame) {
-	if (!v->grab.active || v->grab.index != d->index) return;
+	if (!holds(v, d)) return;
 	double tx = 0, ty = 0;
 	if (!window_point(v, d->point, &tx, &ty)) {
 		script_fail(v, "--drag: the target point is behind the camera");
@@ -82,12 +120,23 @@ static void drag_move(viewer* v, const view_drag_script* d, long frame) {
 }
 
 static void drag_release(viewer* v, const view_drag_script* d) {
-	if (!v->grab.active || v->grab.index != d->index) return;
-	const pbd_vec3 x = pbd_world_positions(v->sc.world)[d->index];
+	if (!holds(v, d)) return;
+	/* A particle's position as the library has it (a double build prints its digits). */
+	double x[3] = {0, 0, 0};
+	if (d->body) {
+		float f[3] = {0, 0, 0};
+		view_grab_point(v, f);
+		for (int k = 0; k < 3; ++k) x[k] = (double)f[k];
+	} else {
+		const pbd_vec3 p = pbd_world_positions(v->sc.world)[d->index];
+		x[0] = (double)p.x;
+		x[1] = (double)p.y;
+		x[2] = (double)p.z;
+	}
 	const pbd_vec3 t = v->grab.target;
 	if (!v->opt.quiet)
-		printf("drag: particle %u let go after step %ld at %.4f %.4f %.4f (drag target %.4f %.4f %.4f)\n", d->index,
-		       d->to, (double)x.x, (double)x.y, (double)x.z, (double)t.x, (double)t.y, (double)t.z);
+		printf("drag: %s %u let go after step %ld at %.4f %.4f %.4f (drag target %.4f %.4f %.4f)\n", kind_name(d->body),
+		       d->index, d->to, x[0], x[1], x[2], (double)t.x, (double)t.y, (double)t.z);
 	view_input_button(v, GLFW_MOUSE_BUTTON_LEFT, GLFW_RELEASE, 0);
 }
 

@@ -4,9 +4,9 @@
  * GLFW's callbacks reach it through the window's user pointer. The files:
  *   view.c      the command: window, scene loading and reloading, the fixed-step loop, drawing
  *   options.c   the command line
- *   script.c    scripted input (--drag, --mouse, --key) replayed through the input handlers
+ *   script.c    scripted input (--drag, --drag-body, --mouse, --key) replayed through the input handlers
  *   input.c     GLFW callbacks: keys, mouse buttons, cursor, wheel; the orbit camera
- *   pick.c      picking a particle under the cursor and dragging it
+ *   pick.c      picking a particle or a dynamic body under the cursor and dragging it
  *   controls.c  solver, formulation, iterations, substeps and stiffness while it runs
  *   hud.c       the text panel (stb_easy_font quads drawn by a small shader)
  *   sanitize.c  keeps the GL driver loaded in sanitizer builds, for LeakSanitizer */
@@ -36,6 +36,12 @@ enum { VIEW_OK = 0, VIEW_FAILED = 1, VIEW_USAGE = 2 };
 #define VIEW_MAX_FRAMES     10000000
 #define VIEW_STEPS_PER_DRAW 8     /* cap on steps per drawn frame: a slow frame drops time, never spirals */
 #define VIEW_PICK_RADIUS    12.0f /* window pixels around the cursor searched for a particle */
+/* A grabbed body is pulled by a critically damped spring of this frequency (pick.c)... */
+#define VIEW_BODY_GRAB_HZ 2.0
+/* ...lowered where a step is too long for it: the force is held over the whole step, and past
+ * this many radians of the spring per step a point whose effective mass is a fraction of the
+ * body's (a long body held at its end) overshoots. */
+#define VIEW_BODY_GRAB_MAX_PHASE 0.15
 
 /* ---- options.c ---- */
 
@@ -56,9 +62,11 @@ typedef struct view_event {
 	int mods;    /* GLFW modifier bits */
 } view_event;
 
-/* A scripted drag: press where particle `index` is drawn before step `from`, move the cursor
- * in equal steps to where `point` is drawn, reaching it before step `to`, release after it. */
+/* A scripted drag: press where particle `index` (or the centre of mass of the scene's body
+ * `index`) is drawn before step `from`, move the cursor in equal steps to where `point` is drawn,
+ * reaching it before step `to`, release after it. */
 typedef struct view_drag_script {
+	bool body;
 	uint32_t index;
 	float point[3];
 	long from, to; /* 0: the defaults, 1 and the frame count */
@@ -87,14 +95,20 @@ int view_parse_options(int argc, char** argv, view_options* o, bool* help_shown)
 
 /* ---- the viewer ---- */
 
-/* A particle held by the mouse. */
+typedef enum view_grab_kind { VIEW_GRAB_PARTICLE = 0, VIEW_GRAB_BODY } view_grab_kind;
+
+/* A particle or a dynamic body held by the mouse. */
 typedef struct view_grab {
 	bool active;
-	uint32_t index;
+	view_grab_kind kind;
+	uint32_t index;          /* the particle, or the body's index in the scene's bodies */
 	bool was_pinned;         /* pinned by the scene: stays pinned when let go */
+	pbd_body_id body;        /* the body held */
+	pbd_vec3 local;          /* the body's point held, in its frame */
+	double mass;             /* the body's, kg: the spring pulls every body alike */
 	float plane_point[3];    /* the drag plane: through the grabbed point, facing the camera */
 	float plane_normal[3];   /* */
-	float offset[3];         /* particle minus the plane point under the cursor at the press */
+	float offset[3];         /* the point held minus the plane point under the cursor at the press */
 	pbd_vec3 target;         /* where the next step moves it */
 	double press_x, press_y; /* window coordinates of the press */
 } view_grab;
@@ -172,8 +186,8 @@ typedef struct viewer {
  * when the new one loads. Resets the grab and the controls. False with a message on failure. */
 bool view_load_scene(viewer* v, pbd_scene_error* err);
 
-/* One simulation step: the grabbed particle's target, then pbd_scene_step (the keyframed colliders'
- * moves and pbd_world_step), timed. */
+/* One simulation step: the grabbed particle's target or the grabbed body's pull, then
+ * pbd_scene_step (the keyframed colliders' moves and pbd_world_step), timed. */
 void view_step(viewer* v);
 
 /* Shows a line in the panel for a few seconds (and on stderr in scripted runs). */
@@ -202,19 +216,33 @@ void view_frame_scene(viewer* v);
 
 /* ---- pick.c ---- */
 
-/* The particle under window point (x, y): the front-most surface hit by the picking ray limits
- * the depth; among the particles drawn within VIEW_PICK_RADIUS pixels in front of it, the one
- * nearest the cursor; else the nearest vertex of the triangle hit. False when none. */
-bool view_pick(const viewer* v, double x, double y, uint32_t* index);
+/* What the picking ray found. */
+typedef struct view_pick_hit {
+	view_grab_kind kind;
+	uint32_t index; /* the particle, or the body's index in the scene's bodies */
+	float point[3]; /* the particle, or where the ray enters the body's shape */
+	float depth;    /* of that point along the ray */
+} view_pick_hit;
 
-/* Left press at (x, y): grabs the particle there (pins it if free). False when there is none. */
+/* What is under window point (x, y). Particles: the front-most surface hit by the picking ray
+ * limits the depth; among the particles drawn within VIEW_PICK_RADIUS pixels in front of it, the
+ * one nearest the cursor; else the nearest vertex of the triangle hit. Bodies: the nearest entry
+ * of the ray into a shape of one of the scene's dynamic bodies. The nearer of the two along the
+ * ray wins. False when there is neither. */
+bool view_pick(const viewer* v, double x, double y, view_pick_hit* hit);
+
+/* Left press at (x, y): grabs the particle (pinning it if free) or the body point there. False
+ * when there is none. */
 bool view_grab_begin(viewer* v, double x, double y);
 /* Cursor at (x, y) while grabbing: the target becomes the drag plane's point under it. */
 void view_grab_move(viewer* v, double x, double y);
-/* Before each step: moves the grabbed particle towards its target. */
+/* Before each step: moves the grabbed particle to its target, or pulls the grabbed body point
+ * towards it. */
 void view_grab_before_step(viewer* v);
-/* Left release: unpins the particle unless the scene had pinned it. */
+/* Left release: unpins the particle unless the scene had pinned it; lets go of a body. */
 void view_grab_end(viewer* v);
+/* Where the point held is now (the particle, or the body's point held). False when none is. */
+bool view_grab_point(const viewer* v, float out[3]);
 
 /* ---- controls.c ---- */
 

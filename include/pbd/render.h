@@ -159,6 +159,7 @@ typedef struct pbd_render_style {
 	pbd_render_rgb cloth_front;       ///< front faces of triangles; lines and balls of bodies without triangles
 	pbd_render_rgb cloth_back;        ///< back faces (triangles are counter-clockwise seen from the front)
 	pbd_render_rgb collider;          ///< colliders (planes are checkered with a darker shade; triggers translucent)
+	pbd_render_rgb body;              ///< shapes carried by dynamic bodies (pbd_collider_def.body)
 	pbd_render_rgb background_top;    ///< vertical gradient behind everything
 	pbd_render_rgb background_bottom; ///<
 	pbd_render_rgb pinned;            ///< pinned-particle markers

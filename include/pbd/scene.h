@@ -133,10 +133,10 @@ typedef enum pbd_scene_interp {
 	PBD_SCENE_INTERP_CUBIC       ///< a C1 cubic Hermite spline through the keys (Catmull-Rom tangents)
 } pbd_scene_interp;
 
-/// The keyframes of one kinematic collider or moving pin set (a "keyframes" value), which
-/// pbd_scene_before_step follows.
+/// The keyframes of one kinematic collider, kinematic body or moving pin set (a "keyframes"
+/// value), which pbd_scene_before_step follows.
 typedef struct pbd_scene_track {
-	uint32_t collider;  ///< index into scene.colliders (UINT32_MAX for a moving pin set's track)
+	uint32_t collider;  ///< index into scene.colliders (UINT32_MAX for a body's or a moving pin set's track)
 	uint32_t key_count; ///< >= 1 (>= 2 when looping)
 	pbd_scene_keyframe* keys;
 	pbd_scene_interp interp;
@@ -156,6 +156,16 @@ typedef struct pbd_scene_pin_motion {
 	pbd_vec3 angular_velocity; ///< rad/s about the moving centroid, axis times rate
 } pbd_scene_pin_motion;
 
+/// One entry of the scene's "bodies": a rigid body and the shapes it carries.
+typedef struct pbd_scene_body {
+	char name[PBD_SCENE_NAME_MAX]; ///< unique among the scene's bodies
+	pbd_body_type type;
+	pbd_body_id id;          ///< the body in the world
+	uint32_t first_collider; ///< its shapes: scene.colliders[first_collider, first_collider + shape_count)
+	uint32_t shape_count;
+	pbd_scene_track track; ///< a kinematic body's "keyframes" (key_count 0: none); track.collider is UINT32_MAX
+} pbd_scene_body;
+
 struct pbd_scene_log; /* internal to the scene library (scene/scene_internal.h) */
 
 typedef struct pbd_scene {
@@ -166,13 +176,15 @@ typedef struct pbd_scene {
 	uint32_t object_count;
 	pbd_scene_object* objects;
 	uint32_t collider_count;
-	pbd_collider_id* colliders;
+	pbd_collider_id* colliders; ///< the "colliders" in file order, then the shapes of the bodies in body order
 	uint32_t track_count;
 	pbd_scene_track* tracks;   ///< the keyframed colliders, in collider order
 	pbd_scene_render render;   ///< the "render" object (all has_ flags false when absent)
 	struct pbd_scene_log* log; ///< internal: routes the world's log (see pbd_scene_options.log)
 	uint32_t pin_motion_count;
 	pbd_scene_pin_motion* pin_motions; ///< the objects' "moving_pins", in file order
+	uint32_t body_count;
+	pbd_scene_body* bodies; ///< the "bodies", in file order
 } pbd_scene;
 
 typedef struct pbd_scene_error {
@@ -238,9 +250,10 @@ PBD_API pbd_pose pbd_scene_pin_motion_pose(const pbd_scene_pin_motion* motion, d
 PBD_API pbd_vec3 pbd_scene_pin_motion_position(const pbd_scene_pin_motion* motion, uint32_t k, double time);
 
 /// Call before every pbd_world_step of the scene's world: sends each keyframed collider
-/// (pbd_collider_move_to) and each moving pin (pbd_particle_set_target) toward its pose at the
-/// time the step will reach, the world's time plus its dt, so that the step carries it there.
-/// Costs nothing in a scene without keyframes or moving pins. On a failure the world's last
+/// (pbd_collider_move_to), each keyframed kinematic body (pbd_body_set_velocity) and each moving
+/// pin (pbd_particle_set_target) toward its pose at the time the step will reach, the world's
+/// time plus its dt, so that the step carries it there. Costs nothing in a scene without
+/// keyframes or moving pins. On a failure the world's last
 /// error says why.
 PBD_API pbd_status pbd_scene_before_step(pbd_scene* s);
 

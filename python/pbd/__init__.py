@@ -1,4 +1,4 @@
-"""pbd: position based dynamics (PBD/XPBD) cloth, ropes and soft bodies, from Python.
+"""pbd: position based dynamics (PBD/XPBD) cloth, ropes, soft bodies and rigid bodies, from Python.
 
 A World is made from a scene (a built-in one, a file or a JSON text) or in code, stepped, and
 read through NumPy arrays that are views of the library's own memory (no copies)::
@@ -9,6 +9,9 @@ read through NumPy arrays that are views of the library's own memory (no copies)
     x = w.positions            # (n, 3) float32 view, read-only, updated by every step
     w.set_positions(x + [0, 1, 0])
     print(w.stats()["max_strain"], hex(w.hash()))
+    box = w.add_body("dynamic", position=(0, 2, 0))   # a pbd.Body
+    w.add_collider("box", half_extents=(0.1, 0.1, 0.1), body=box, density=500)
+    poses = w.body_poses       # (slots, 7) view: position, rotation quaternion x y z w
 
 Errors of the library raise pbd.Error with its message (the file and field of a bad scene, the
 argument of a bad call). See docs/python.md.
@@ -16,10 +19,10 @@ argument of a bad call). See docs/python.md.
 
 import numpy as _np
 
-from ._pbd import Error, builtin_scene_text, builtin_scenes, have_render, precision, version
+from ._pbd import Body, Error, builtin_scene_text, builtin_scenes, have_render, precision, version
 from . import _pbd
 
-__all__ = ["Error", "World", "builtin_scenes", "builtin_scene_text", "contact_dtype", "load", "precision",
+__all__ = ["Body", "Error", "World", "builtin_scenes", "builtin_scene_text", "contact_dtype", "load", "precision",
            "real_dtype", "version", "have_render"]
 
 #: The dtype of every position, velocity and inverse mass: float32, or float64 in a double build.
@@ -61,7 +64,8 @@ class World(_pbd.World):
         if self.closed:
             return "<pbd.World closed>"
         what = f"scene {self.name!r}" if self.name is not None else "built in code"
-        return f"<pbd.World {what}: {self.particle_count} particles, t = {self.time:.4g} s>"
+        bodies = f", {self.body_count} bodies" if self.body_count else ""
+        return f"<pbd.World {what}: {self.particle_count} particles{bodies}, t = {self.time:.4g} s>"
 
 
 def load(scene):

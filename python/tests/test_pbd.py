@@ -301,3 +301,194 @@ def test_sweep_example_runs(tmp_path):
     assert strain[(cs[-1], 8)] == pytest.approx(strain[(cs[-1], 32)], rel=0.02)
     # Stiff: what is left is unconverged error, which iterations remove.
     assert strain[(cs[0], 2)] > 2 * strain[(cs[0], 8)] > 4 * strain[(cs[0], 32)]
+
+
+# ---- rigid bodies ------------------------------------------------------------------------------
+
+def test_body_falls_freely():
+    """A dynamic body's frame falls as v += g h, x += v h each substep gives: z = z0 + g h^2 n (n + 1) / 2
+    after n substeps, which is z0 + g t^2 / 2 to within g t h / 2; the poses view follows without
+    being taken again, and holds what Body.position and Body.rotation say, in the same bits."""
+    g, dt, substeps, steps = -9.81, 1 / 60, 8, 60
+    w = pbd.World(dt=dt, substeps=substeps, gravity=(0, 0, g))
+    b = w.add_body("dynamic", position=(1, 2, 30), rotation=(0, 0, 0.6, 0.8), mass=2.0)
+    poses = w.body_poses
+    assert poses.shape == (1, 7) and poses.dtype == pbd.real_dtype and not poses.flags.writeable
+    assert b.index == 0 and np.allclose(poses[0], [1, 2, 30, 0, 0, 0.6, 0.8], rtol=0, atol=1e-7)
+    before = poses.copy()
+    w.step(steps)
+    assert not np.array_equal(before, poses)  # the same view sees the steps
+    h = pbd.real_dtype.type(dt) / substeps
+    n = substeps * steps
+    t = float(h) * n
+    z = poses[b.index, 2]
+    assert z == pytest.approx(30 + float(pbd.real_dtype.type(g)) * float(h) ** 2 * n * (n + 1) / 2, rel=1e-6)
+    assert abs(z - (30 + g * t * t / 2)) <= abs(g) * t * float(h) / 2 * 1.01
+    assert tuple(poses[0, :3]) == b.position and tuple(poses[0, 3:]) == b.rotation
+    assert poses[0, 0] == 1 and poses[0, 1] == 2  # nothing pushes it sideways
+    s = b.state()
+    assert s["velocity"][2] == pytest.approx(g * t, rel=1e-5)
+    assert s["type"] == "dynamic" and s["mass"] == 2.0
+    assert s["momentum"][2] == pytest.approx(2.0 * s["velocity"][2], rel=1e-12)
+    assert s["kinetic_energy"] == pytest.approx(0.5 * 2.0 * s["velocity"][2] ** 2, rel=1e-6)
+    # The world's sums include the body.
+    assert w.stats()["momentum"][2] == pytest.approx(s["momentum"][2], rel=1e-6)
+    assert w.stats()["kinetic_energy"] == pytest.approx(s["kinetic_energy"], rel=1e-6)
+
+
+def test_body_impulse_force_and_torque():
+    """An impulse J at the centre gives v = J / m; at an arm r it also gives w = I^-1 (r x J). A
+    force F for one step gives v = F dt / m, a torque T gives w = I^-1 T dt."""
+    w = pbd.World(dt=0.01, substeps=4, gravity=(0, 0, 0))
+    I = np.array([0.2, 0.3, 0.4])
+    b = w.add_body("dynamic", mass=2.0, inertia=I)
+    b.apply_impulse((3, -1, 0.5))
+    assert b.velocity == pytest.approx((1.5, -0.5, 0.25), rel=1e-6)
+    assert b.angular_velocity == (0, 0, 0)
+    b.set_velocity((0, 0, 0), (0, 0, 0))
+    r, J = np.array([0, 0.5, 0]), np.array([1.0, 0, 0])
+    b.apply_impulse(J, point=r)
+    assert b.velocity == pytest.approx(J / 2.0, rel=1e-6)
+    assert b.angular_velocity == pytest.approx(np.cross(r, J) / I, rel=1e-6)
+    c = w.add_body("dynamic", position=(5, 0, 0), mass=4.0, inertia=I)
+    c.apply_force((8, 0, 0))
+    c.apply_torque((0, 0, 0.04))
+    w.step()
+    assert c.velocity == pytest.approx((8 * 0.01 / 4, 0, 0), rel=1e-5)
+    assert c.angular_velocity[2] == pytest.approx(0.04 * 0.01 / 0.4, rel=1e-5)
+    w.step()  # a force lasts one step
+    assert c.velocity == pytest.approx((8 * 0.01 / 4, 0, 0), rel=1e-5)
+    # Kinematic bodies move by their velocities.
+    k = w.add_body("kinematic", position=(0, 1, 0), velocity=(0, 2, 0))
+    w.step(10)
+    assert k.position[1] == pytest.approx(1 + 2 * 0.1, rel=1e-5)
+
+
+def test_body_mass_from_shapes():
+    """Shapes with a density give a dynamic body their mass (pbd_collider_mass_properties, combined)."""
+    w = pbd.World(dt=0.01, gravity=(0, 0, 0))
+    b = w.add_body("dynamic", position=(0, 1, 0))
+    assert b.mass_properties["mass"] == 1.0  # until a shape with a density gives it matter
+    w.add_collider("box", half_extents=(0.5, 0.1, 0.2), center=(0.5, 0, 0), body=b, density=1000)
+    m = b.mass_properties
+    assert m["mass"] == pytest.approx(1000 * 1.0 * 0.2 * 0.4) and m["center"] == pytest.approx((0.5, 0, 0))
+    assert np.allclose(m["inertia"], np.diag([80 * (0.04 + 0.16) / 12, 80 * (1 + 0.16) / 12, 80 * (1 + 0.04) / 12]))
+    w.add_collider("sphere", center=(-0.5, 0, 0), radius=0.1, body=b, density=1000)
+    ball = 1000 * 4 / 3 * np.pi * 0.1**3
+    m = b.mass_properties
+    assert m["mass"] == pytest.approx(80 + ball)
+    assert m["center"][0] == pytest.approx((80 * 0.5 - ball * 0.5) / (80 + ball))
+    # A shape without a density rides along and adds nothing.
+    w.add_collider("capsule", radius=0.05, half_height=0.2, body=b)
+    assert b.mass_properties["mass"] == pytest.approx(80 + ball)
+    assert b.mass == pytest.approx(80 + ball)
+    b.apply_impulse((80 + ball, 0, 0), point=b.center)
+    assert b.velocity[0] == pytest.approx(1, rel=1e-5)
+    # A plane bounds no volume: refused, and the collider is not left behind.
+    count = w.stats()["colliders"]
+    with pytest.raises(pbd.Error, match="add_collider: pbd_collider_mass_properties"):
+        w.add_collider("plane", body=b, density=10)
+    assert w.stats()["colliders"] == count
+    s = w.add_body("static")
+    with pytest.raises(pbd.Error, match="not dynamic"):
+        w.add_collider("box", half_extents=(1, 1, 1), body=s, density=10)
+    assert s.mass_properties is None and s.mass == 0 and s.type == "static"
+
+
+def test_body_poses_view_guard_and_lifetime():
+    w = pbd.World(dt=0.01)
+    a = w.add_body("dynamic", position=(0, 1, 0))
+    poses = w.body_poses
+    with pytest.raises(pbd.Error, match="body_poses are still alive"):
+        w.add_body("static")
+    with pytest.raises(pbd.Error, match="body_poses"):
+        w.close()
+    with pytest.raises(ValueError):
+        poses[0, 0] = 1
+    w.add_particles([[0, 0, 0]])  # particles do not move the frames
+    del poses
+    b = w.add_body("static", position=(3, 0, 0))
+    assert w.body_poses.shape == (2, 7) and w.body_count == 2
+    assert w.bodies == [a, b] and a != b and len({a, b, w.bodies[0]}) == 2
+    assert w.bodies[1].position == (3, 0, 0) and a.world is w and a.id == (1, 1)
+    a.destroy()
+    assert not a.valid and w.bodies == [b] and w.body_count == 1
+    assert w.body_poses.shape == (2, 7)  # the slot stays, with its last frame
+    with pytest.raises(pbd.Error, match="body 1 was destroyed"):
+        a.position
+    with pytest.raises(pbd.Error, match="destroyed"):
+        a.apply_impulse((1, 0, 0))
+    with pytest.raises(pbd.Error, match="destroyed"):
+        w.add_collider("sphere", radius=1, body=a)
+    del w  # a body keeps its world
+    assert b.position == (3, 0, 0)
+    b.world.close()
+    assert not b.valid and "closed" in repr(b)
+    with pytest.raises(pbd.Error, match="closed"):
+        b.state()
+
+
+def test_body_bad_arguments_raise():
+    w = pbd.World(dt=0.01)
+    for args, kwargs, error, text in (
+            (("floppy",), {}, ValueError, "type: expected one of static, kinematic, dynamic"),
+            ((3,), {}, ValueError, "type"),
+            (("dynamic",), {"position": (1, 2)}, TypeError, "position: expected 3 numbers"),
+            (("dynamic",), {"rotation": (0, 0, 1)}, TypeError, "rotation: expected 4 numbers"),
+            (("dynamic",), {"velocity": "abc"}, TypeError, "velocity: expected a number"),
+            (("dynamic",), {"mass": "heavy"}, TypeError, "mass: expected a number"),
+            (("dynamic",), {"mass": 1, "inertia": np.eye(2)}, ValueError, "inertia: expected 3 or 6"),
+            (("dynamic",), {"mass": 1, "inertia": [[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]}, ValueError, "not symmetric"),
+            (("static",), {"mass": 1.0}, ValueError, "for a dynamic body, not a static one"),
+            (("dynamic",), {"mass": -1.0}, pbd.Error, "add_body: pbd_body_create: mass.mass must be in"),
+            (("dynamic",), {"mass": 1.0, "inertia": (1, 1, 5)}, pbd.Error, "which no solid has"),
+            (("dynamic",), {"position": (np.nan, 0, 0)}, pbd.Error, "not finite"),
+            (("dynamic",), {"rotation": (0, 0, 0, 0)}, pbd.Error, "must not be zero"),
+            (("static",), {"velocity": (1, 0, 0)}, pbd.Error, "a static body does not move"),
+            (("dynamic",), {"linear_damping": -1}, pbd.Error, "damping"),
+            (("dynamic",), {"gravity_scale": "x"}, TypeError, None),
+            (("dynamic",), {"colour": 1}, TypeError, None)):
+        with pytest.raises(error, match=text):
+            w.add_body(*args, **kwargs)
+    assert w.body_count == 0 and w.bodies == []
+    b = w.add_body("dynamic", mass=1.0, inertia=(1, 2, 2.5, 0.1, 0, 0))
+    s = w.add_body("static")
+    with pytest.raises(TypeError, match="apply_force: force: expected 3 numbers"):
+        b.apply_force("x")
+    with pytest.raises(TypeError, match="apply_impulse: point: expected 3 numbers"):
+        b.apply_impulse((1, 0, 0), point=(1, 2))
+    with pytest.raises(pbd.Error, match="is not dynamic"):
+        s.apply_impulse((1, 0, 0))
+    with pytest.raises(pbd.Error, match="static and does not move"):
+        s.set_velocity((1, 0, 0))
+    with pytest.raises(pbd.Error, match="not finite"):
+        b.set_velocity(angular_velocity=(0, np.inf, 0))
+    with pytest.raises(pbd.Error, match="set_mass"):
+        s.set_mass(2.0)
+    with pytest.raises(TypeError, match="add_collider: body: expected a pbd.Body"):
+        w.add_collider("sphere", radius=1, body=1)
+    with pytest.raises(ValueError, match="only a shape on a body"):
+        w.add_collider("sphere", radius=1, density=10)
+    with pytest.raises(ValueError, match="density: must be finite and > 0"):
+        w.add_collider("sphere", radius=1, body=b, density=-1)
+    other = pbd.World(dt=0.01).add_body("static")
+    with pytest.raises(ValueError, match="belongs to another world"):
+        w.add_collider("sphere", radius=1, body=other)
+    b.set_pose(position=(0, 5, 0))  # the rotation stays
+    assert b.position == (0, 5, 0) and b.rotation == (0, 0, 0, 1)
+    b.set_mass(3.0, center=(0, 0.1, 0), inertia=np.diag([1.0, 2.0, 2.5]))
+    m = b.mass_properties
+    assert m["mass"] == 3.0 and m["center"] == (0, 0.1, 0) and b.position == (0, 5, 0)
+    assert b.mass == pytest.approx(3.0, rel=1e-6)  # the library keeps 1 / m as the scalar
+
+
+def test_bodies_of_a_scene():
+    if not any(name == "box_on_trampoline" for name, _ in pbd.builtin_scenes()):
+        pytest.skip("no built-in scene with bodies")
+    w = pbd.World.from_builtin("box_on_trampoline")
+    (box,) = w.bodies
+    assert box.name == "box" and box.mass_properties is None and box.type == "dynamic" and box.mass > 0
+    start = box.position
+    w.step(30)
+    assert box.position[1] < start[1]
+    assert np.array_equal(w.body_poses[box.index], box.position + box.rotation)
