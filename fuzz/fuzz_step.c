@@ -2,19 +2,24 @@
  * as world settings (every method, solver, formulation, the hierarchy, 1 to 4 threads of the
  * built-in pool, every SIMD kernel), then as a list of operations through the public API:
  * particles, every constraint family by its single add call, colliders of every shape (static,
- * kinematic, triggers), bodies from every mesh builder (cloth grids, ropes, triangle meshes,
- * tetrahedral boxes and balls, balloons) with every soft def option, pins, targets, forces,
- * impulses, materials and setting changes between steps. Every value may be in range or not; the
- * library must refuse what it cannot take, with a message and without changing the world.
+ * kinematic, triggers), soft bodies from every mesh builder (cloth grids, ropes, triangle meshes,
+ * tetrahedral boxes and balls, balloons) with every soft def option, rigid bodies of every type
+ * with shapes of every kind on them, their matter given or measured from those shapes, and
+ * particles attached to points of them, pins, targets, forces, impulses, pushes, poses and
+ * velocities of bodies, materials and setting changes between steps. Every value may be in range
+ * or not; the library must refuse what it cannot take, with a message and without changing the
+ * world.
  *
  * The same recipe builds a second world that runs on 1 thread with the scalar kernels. The library
  * promises the same bits for any thread count and kernel (README, "Threads and SIMD"), so after
  * every step the two must agree on every position, velocity, hash, warning, statistic, contact and
- * trigger event, and every call must give both the same status. After every step, also:
+ * trigger event, on every rigid body's frame and state, and every call must give both the same
+ * status. After every step, also:
  *  - no position or velocity is NaN or infinite unless that step reported PBD_WARN_NONFINITE or
- *    PBD_WARN_DIVERGED;
+ *    PBD_WARN_DIVERGED, and every rigid body's state is finite (the step undoes a body's motion
+ *    that would not be);
  *  - every pinned particle (inverse mass 0) that was not given a target for that step stays where
- *    it was, bit for bit.
+ *    it was, bit for bit, and so does every static body; a kinematic body keeps its velocities.
  * Each world allocates through its own capped allocator (fuzz_util.h: FUZZ_HEAP_CAP, or far less
  * when the recipe asks, to take the library down its out-of-memory paths) that checks the size the
  * library gives back with every block and that a destroyed world holds nothing; a call may report
@@ -36,7 +41,9 @@ enum {
 	MAX_PARTICLES = 512,
 	MAX_CONSTRAINTS = 1024, /* per family */
 	MAX_TRIANGLES = 1024,
-	MAX_COLLIDERS = 6,
+	MAX_COLLIDERS = 8,
+	MAX_BODIES = 8,  /* rigid bodies made by a recipe */
+	BODY_SHAPES = 4, /* shapes of one body whose matter is measured */
 	MAX_SUBSTEPS = 8,
 	MAX_ITERATIONS = 16,
 	MAX_STEPS = 16,
@@ -110,6 +117,8 @@ static pbd_vec3 rd_vec3(reader* r) {
 	return pbd_v3(x, y, rd_real(r));
 }
 
+#define SAME(a, b) (memcmp(&(a), &(b), sizeof(a)) == 0)
+
 /* An index below n: usually one that exists, sometimes just past the end or far off. */
 static uint32_t rd_index(reader* r, uint32_t n) {
 	const uint8_t t = rd_u8(r);
@@ -153,6 +162,9 @@ typedef struct harness {
 	blocks blk;
 	pbd_collider_id colliders[MAX_COLLIDERS];
 	uint32_t collider_count;
+	pbd_body_id bodies[MAX_BODIES]; /* made by the recipe, maybe destroyed since */
+	pbd_body_type body_types[MAX_BODIES];
+	uint32_t body_count;
 	unsigned char moving[MAX_PARTICLES + 64]; /* given a target since the last step */
 	int steps;
 	double work;
@@ -203,7 +215,7 @@ static bool agree(harness* h, bool same, const char* fmt, ...) {
 }
 
 /* What a refused call must leave as it was. */
-enum { COUNT_PARTICLES = PBD_FAMILY_COUNT, COUNT_TRIANGLES, COUNT_COLLIDERS, COUNT_SOFTS, COUNT_N };
+enum { COUNT_PARTICLES = PBD_FAMILY_COUNT, COUNT_TRIANGLES, COUNT_COLLIDERS, COUNT_SOFTS, COUNT_BODIES, COUNT_N };
 typedef struct counts {
 	uint32_t n[COUNT_N];
 } counts;
@@ -230,6 +242,7 @@ static counts take_counts(const pbd_world* w) {
 	c.n[COUNT_TRIANGLES] = pbd_world_triangle_count(w);
 	c.n[COUNT_COLLIDERS] = pbd_world_collider_count(w);
 	c.n[COUNT_SOFTS] = pbd_world_soft_count(w);
+	c.n[COUNT_BODIES] = pbd_world_body_count(w);
 	return c;
 }
 
@@ -259,6 +272,18 @@ static bool settle(harness* h, const pbd_status st[2], const counts before[2], c
 static void take_both(const harness* h, counts c[2]) {
 	c[0] = take_counts(h->w[0]);
 	c[1] = take_counts(h->w[1]);
+}
+
+/* A rigid body id: usually one made before (maybe destroyed since), sometimes the null id (the
+ * world, for an attachment's point) or a made-up one. */
+static pbd_body_id rd_body(harness* h, reader* r) {
+	const uint8_t k = rd_u8(r);
+	if (h->body_count && !(k & 0x80)) return h->bodies[k % h->body_count];
+	pbd_body_id id = {0, 0};
+	if (k & 0x40) return id;
+	id.index1 = rd_u8(r) % 8;
+	id.generation = rd_u8(r) % 3;
+	return id;
 }
 
 /* ---- particles ----------------------------------------------------------------------------- */
@@ -487,10 +512,23 @@ static void add_attachments(harness* h, reader* r, pbd_status st[2]) {
 		if (mode & 1) d[k].rest = rd_real(r);
 		if (mode & 2) d[k].stiffness = rd_real(r);
 		if (mode & 4) d[k].compliance = rd_real(r);
+		if (mode & 8) d[k].body = rd_body(h, r); /* the target is then a point of that body */
 	}
 	BOTH(st, pbd_world_add_attachments(W, count, d, NULL));
-	tr("add attachments x%u (first %u to %g %g %g rest %g) -> %s", count, d[0].particle, (double)d[0].target.x,
-	   (double)d[0].target.y, (double)d[0].target.z, (double)d[0].rest, pbd_status_string(st[0]));
+	tr("add attachments x%u (first %u to %g %g %g of body %u/%u, rest %g) -> %s", count, d[0].particle,
+	   (double)d[0].target.x, (double)d[0].target.y, (double)d[0].target.z, d[0].body.index1, d[0].body.generation,
+	   (double)d[0].rest, pbd_status_string(st[0]));
+	if (st[0] != PBD_OK) return;
+	const uint32_t na = pbd_world_attachment_count(h->w[0]) - count;
+	for (uint32_t k = 0; k < count; ++k) {
+		/* index1 0 is the world whatever the generation: it reads back as the null id */
+		const uint32_t generation = d[k].body.index1 ? d[k].body.generation : 0;
+		pbd_attachment_def back;
+		if (pbd_world_get_attachment(h->w[0], na + k, &back) != PBD_OK || back.particle != d[k].particle ||
+		    back.body.index1 != d[k].body.index1 || back.body.generation != generation)
+			fuzz_fail("attachment %u does not read back (particle %u, body %u/%u)", na + k, d[k].particle,
+			          d[k].body.index1, d[k].body.generation);
+	}
 }
 
 static void add_lras(harness* h, reader* r, pbd_status st[2]) {
@@ -895,7 +933,9 @@ static pbd_collider_id rd_collider(harness* h, reader* r) {
 	return id;
 }
 
-static void create_collider(harness* h, reader* r) {
+/* A collider of any shape; with flag 128 (always when on_body) a shape on a rigid body, its pose
+ * then in the body's frame. */
+static void create_collider(harness* h, reader* r, bool on_body) {
 	if (pbd_world_collider_count(h->w[0]) >= MAX_COLLIDERS) return;
 	pbd_collider_def c = pbd_collider_def_default();
 	shape_arrays a;
@@ -920,11 +960,13 @@ static void create_collider(harness* h, reader* r) {
 	if (f & 16) c.restitution = rd_real(r);
 	c.trigger = f & 32;
 	if (f & 64) c.category = rd_u32(r);
+	if (on_body || (f & 128)) c.body = rd_body(h, r);
 	const uint32_t before[2] = {pbd_world_collider_count(h->w[0]), pbd_world_collider_count(h->w[1])};
 	pbd_collider_id id[2];
 	for (int k = 0; k < 2; ++k) id[k] = pbd_collider_create(h->w[k], &c);
-	tr("collider type %u kind %d%s margin %g -> id %u/%u: %s", type, (int)c.kind, c.trigger ? " trigger" : "",
-	   (double)c.margin, id[0].index1, id[0].generation, id[0].index1 ? "" : pbd_world_last_error(h->w[0]));
+	tr("collider type %u kind %d%s margin %g on body %u/%u -> id %u/%u: %s", type, (int)c.kind,
+	   c.trigger ? " trigger" : "", (double)c.margin, c.body.index1, c.body.generation, id[0].index1, id[0].generation,
+	   id[0].index1 ? "" : pbd_world_last_error(h->w[0]));
 	if (!agree(h, id[0].index1 == id[1].index1 && id[0].generation == id[1].generation,
 	           "collider create: id %u/%u in one world, %u/%u in the other", id[0].index1, id[0].generation,
 	           id[1].index1, id[1].generation))
@@ -940,6 +982,12 @@ static void create_collider(harness* h, reader* r) {
 		pbd_collider_def back;
 		if (pbd_collider_get_def(w, id[k], &back) != PBD_OK) fuzz_fail("new collider cannot be read back");
 		if (back.type != c.type) fuzz_fail("collider of type %u reads back as %u", type, (unsigned)back.type);
+		if (back.body.index1 != c.body.index1 || back.body.generation != c.body.generation)
+			fuzz_fail("collider on body %u/%u reads back on body %u/%u", c.body.index1, c.body.generation,
+			          back.body.index1, back.body.generation);
+		pbd_pose at;
+		if (pbd_collider_get_pose(w, id[k], &at) != PBD_OK || !fuzz_v3_finite(at.position))
+			fuzz_fail("new collider has no finite pose");
 		pbd_vec3 lo, hi;
 		if (pbd_collider_get_bounds(w, id[k], &lo, &hi) && !(lo.x <= hi.x && lo.y <= hi.y && lo.z <= hi.z))
 			fuzz_fail("collider bounds %g %g %g to %g %g %g", (double)lo.x, (double)lo.y, (double)lo.z, (double)hi.x,
@@ -956,7 +1004,7 @@ static void create_collider(harness* h, reader* r) {
 static void op_collider(harness* h, reader* r) {
 	const uint8_t k = rd_u8(r);
 	if (k % 5 < 2) {
-		create_collider(h, r);
+		create_collider(h, r, false);
 		return;
 	}
 	const pbd_collider_id id = rd_collider(h, r);
@@ -1336,6 +1384,322 @@ static void op_body(harness* h, reader* r) {
 	pbd_mesh_free(&m);
 }
 
+/* ---- rigid bodies: every type, shapes on them, their matter and motion ---------------------- */
+
+/* Bodies the harness remembers, with the type each was made with (the library has no call that
+ * reads a body's type back). */
+static void remember_body(harness* h, pbd_body_id id, pbd_body_type type) {
+	if (h->body_count >= MAX_BODIES) return;
+	h->body_types[h->body_count] = type;
+	h->bodies[h->body_count++] = id;
+}
+
+/* Matter for a dynamic body: a box's (any mass, the extents from the input, maybe turned and off
+ * its centre), or any numbers at all, which the library must refuse unless a solid could have
+ * them. */
+static void rd_mass(reader* r, pbd_mass_properties* m) {
+	memset(m, 0, sizeof *m);
+	const uint8_t mode = rd_u8(r);
+	m->mass = (double)rd_real(r);
+	if (mode & 1) {
+		for (int k = 0; k < 3; ++k) m->center[k] = (double)rd_real(r);
+		for (int k = 0; k < 6; ++k) m->inertia[k] = (double)rd_real(r);
+	} else {
+		const pbd_vec3 e = rd_vec3(r);
+		const double x = (double)e.x, y = (double)e.y, z = (double)e.z;
+		const double d[3] = {m->mass * (y * y + z * z) / 3, m->mass * (x * x + z * z) / 3,
+		                     m->mass * (x * x + y * y) / 3};
+		if (mode & 2) { /* the box turned by a unit quaternion: R diag(d) R^T has products of inertia */
+			double q[4] = {(double)rd_real(r), (double)rd_real(r), (double)rd_real(r), (double)rd_real(r)};
+			const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+			if (!(n > 1e-6) || !isfinite(n))
+				q[0] = q[1] = q[2] = 0, q[3] = 1;
+			else
+				for (int k = 0; k < 4; ++k) q[k] /= n;
+			const double a = q[0], b = q[1], c = q[2], s = q[3];
+			const double R[3][3] = {{1 - 2 * (b * b + c * c), 2 * (a * b - c * s), 2 * (a * c + b * s)},
+			                        {2 * (a * b + c * s), 1 - 2 * (a * a + c * c), 2 * (b * c - a * s)},
+			                        {2 * (a * c - b * s), 2 * (b * c + a * s), 1 - 2 * (a * a + b * b)}};
+			double I[3][3];
+			for (int i = 0; i < 3; ++i)
+				for (int j = 0; j < 3; ++j)
+					I[i][j] = R[i][0] * d[0] * R[j][0] + R[i][1] * d[1] * R[j][1] + R[i][2] * d[2] * R[j][2];
+			const double packed[6] = {I[0][0], I[1][1], I[2][2], I[0][1], I[0][2], I[1][2]};
+			memcpy(m->inertia, packed, sizeof packed);
+		} else {
+			memcpy(m->inertia, d, sizeof d);
+		}
+		if (mode & 4)
+			m->center[0] = (double)rd_real(r), m->center[1] = (double)rd_real(r), m->center[2] = (double)rd_real(r);
+	}
+	/* a centre past the float range, which the body cannot hold */
+	if (mode & 8) m->center[1] = 1e300;
+}
+
+/* What a body def of each type reads after the settings every type has. */
+typedef void body_fill(reader* r, pbd_body_def* d, uint8_t f);
+
+static void fill_static(reader* r, pbd_body_def* d, uint8_t f) {
+	if (f & 8) d->velocity = rd_vec3(r); /* motion for a body that never moves: refused unless zero */
+}
+
+static void fill_kinematic(reader* r, pbd_body_def* d, uint8_t f) {
+	(void)f;
+	d->velocity = rd_vec3(r);
+	d->angular_velocity = rd_vec3(r);
+}
+
+static void fill_dynamic(reader* r, pbd_body_def* d, uint8_t f) {
+	if (f & 8) {
+		d->velocity = rd_vec3(r);
+		d->angular_velocity = rd_vec3(r);
+	}
+	rd_mass(r, &d->mass);
+}
+
+static body_fill* const fill_body[] = {
+    [PBD_BODY_STATIC] = fill_static,
+    [PBD_BODY_KINEMATIC] = fill_kinematic,
+    [PBD_BODY_DYNAMIC] = fill_dynamic,
+};
+/* types.h has no count of body types: the last one's value stands for it, and test_fuzz_tables
+ * asks the library to refuse the type after the table's last. */
+enum { BODY_TYPES = sizeof fill_body / sizeof fill_body[0] };
+_Static_assert(BODY_TYPES == PBD_BODY_DYNAMIC + 1, "fuzz_step makes bodies of every type: give the new one its fill");
+
+static const char* body_type_name(uint32_t t) {
+	static const char* const names[] = {"static", "kinematic", "dynamic"};
+	return t < sizeof names / sizeof names[0] ? names[t] : "unknown";
+}
+
+/* A body's state is finite and its frame turned by a unit quaternion. */
+static void check_body_state(const pbd_body_state* s, pbd_body_id id, const char* when) {
+	const pbd_quat q = s->pose.rotation;
+	const double n =
+	    (double)q.x * (double)q.x + (double)q.y * (double)q.y + (double)q.z * (double)q.z + (double)q.w * (double)q.w;
+	bool finite = fuzz_v3_finite(s->pose.position) && fuzz_v3_finite(s->center) && fuzz_v3_finite(s->velocity) &&
+	              fuzz_v3_finite(s->angular_velocity) && isfinite(s->kinetic_energy);
+	for (int k = 0; k < 3; ++k) finite = finite && isfinite(s->momentum[k]) && isfinite(s->angular_momentum[k]);
+	if (!finite || !(fabs(n - 1) < 1e-4))
+		fuzz_fail("%s: body %u/%u at %g %g %g turned by %g %g %g %g (norm^2 %g), centre %g %g %g, moving %g %g %g, "
+		          "turning %g %g %g, energy %g",
+		          when, id.index1, id.generation, (double)s->pose.position.x, (double)s->pose.position.y,
+		          (double)s->pose.position.z, (double)q.x, (double)q.y, (double)q.z, (double)q.w, n,
+		          (double)s->center.x, (double)s->center.y, (double)s->center.z, (double)s->velocity.x,
+		          (double)s->velocity.y, (double)s->velocity.z, (double)s->angular_velocity.x,
+		          (double)s->angular_velocity.y, (double)s->angular_velocity.z, s->kinetic_energy);
+}
+
+static void create_body(harness* h, reader* r) {
+	pbd_body_def d = pbd_body_def_default();
+	const uint32_t type = rd_u8(r) % (BODY_TYPES + 1); /* and one past the last */
+	const uint8_t f = rd_u8(r);
+	d.type = (pbd_body_type)type;
+	if (f & 1) d.pose = rd_pose(r);
+	if (f & 2) d.gravity_scale = rd_real(r);
+	if (f & 4) {
+		d.linear_damping = rd_real(r);
+		d.angular_damping = rd_real(r);
+	}
+	if (type < BODY_TYPES) fill_body[type](r, &d, f);
+	counts before[2];
+	take_both(h, before);
+	pbd_body_id id[2];
+	for (int k = 0; k < 2; ++k) id[k] = pbd_body_create(h->w[k], &d);
+	tr("rigid body %s at %g %g %g, mass %g inertia %g %g %g / %g %g %g -> id %u/%u %s", body_type_name(type),
+	   (double)d.pose.position.x, (double)d.pose.position.y, (double)d.pose.position.z, d.mass.mass, d.mass.inertia[0],
+	   d.mass.inertia[1], d.mass.inertia[2], d.mass.inertia[3], d.mass.inertia[4], d.mass.inertia[5], id[0].index1,
+	   id[0].generation, id[0].index1 ? "" : pbd_world_last_error(h->w[0]));
+	const pbd_status st[2] = {id[0].index1 ? PBD_OK : PBD_ERR_INVALID_ARGUMENT,
+	                          id[1].index1 ? PBD_OK : PBD_ERR_INVALID_ARGUMENT};
+	if (!agree(h, id[0].index1 == id[1].index1 && id[0].generation == id[1].generation,
+	           "body create: id %u/%u in one world, %u/%u in the other", id[0].index1, id[0].generation, id[1].index1,
+	           id[1].generation))
+		return;
+	if (!id[0].index1) {
+		settle(h, st, before, "body create");
+		return;
+	}
+	if (type >= BODY_TYPES) fuzz_fail("a rigid body of type %u was accepted", type);
+	for (int k = 0; k < 2; ++k) {
+		pbd_body_state s;
+		if (!pbd_body_is_valid(h->w[k], id[k]) || pbd_body_get_state(h->w[k], id[k], &s) != PBD_OK)
+			fuzz_fail("new body %u/%u is not valid", id[k].index1, id[k].generation);
+		check_body_state(&s, id[k], "a new body");
+		if (s.type != d.type || (type == PBD_BODY_DYNAMIC) != (s.mass > 0))
+			fuzz_fail("a new %s body reads back as type %d with a mass of %g kg", body_type_name(type), (int)s.type,
+			          s.mass);
+		if (pbd_world_body_count(h->w[k]) != before[k].n[COUNT_BODIES] + 1)
+			fuzz_fail("body create: %u bodies after adding one to %u", pbd_world_body_count(h->w[k]),
+			          before[k].n[COUNT_BODIES]);
+	}
+	settle(h, st, before, "body create");
+	remember_body(h, id[0], (pbd_body_type)type);
+}
+
+/* A dynamic body's matter measured from its shapes: each shape's at a density from the input,
+ * combined, then given to the body. Flag 1 takes every collider the recipe made instead (planes,
+ * open meshes and height fields bound no volume, destroyed ones are gone: refused). */
+static void measure_body(harness* h, reader* r) {
+	const pbd_body_id body = rd_body(h, r);
+	const pbd_real density = rd_real(r);
+	const uint8_t mode = rd_u8(r);
+	pbd_mass_properties parts[2][BODY_SHAPES];
+	uint32_t n = 0;
+	for (uint32_t c = 0; c < h->collider_count && n < BODY_SHAPES && !h->stop; ++c) {
+		const pbd_collider_id cid = h->colliders[c];
+		pbd_collider_def def;
+		const bool alive = pbd_collider_is_valid(h->w[0], cid) && pbd_collider_get_def(h->w[0], cid, &def) == PBD_OK;
+		if (!(mode & 1) && (!alive || def.body.index1 != body.index1 || def.body.generation != body.generation))
+			continue;
+		counts before[2];
+		take_both(h, before);
+		pbd_status st[2];
+		BOTH(st, pbd_collider_mass_properties(W, cid, density, &parts[both_k][n]));
+		tr("mass of collider %u/%u at %g kg/m^3 -> %s: %g kg", cid.index1, cid.generation, (double)density,
+		   pbd_status_string(st[0]), st[0] == PBD_OK ? parts[0][n].mass : 0.0);
+		if (!settle(h, st, before, "collider mass properties")) continue;
+		const pbd_mass_properties* m = &parts[0][n];
+		if (!agree(h, SAME(parts[0][n], parts[1][n]), "collider mass properties differ between the worlds")) return;
+		bool finite = isfinite(m->mass);
+		for (int k = 0; k < 3; ++k) finite = finite && isfinite(m->center[k]);
+		for (int k = 0; k < 6; ++k) finite = finite && isfinite(m->inertia[k]);
+		if (!finite)
+			fuzz_fail("collider %u/%u: mass properties accepted but not finite (mass %g, centre %g %g %g)", cid.index1,
+			          cid.generation, m->mass, m->center[0], m->center[1], m->center[2]);
+		++n;
+	}
+	if (h->stop) return;
+	pbd_mass_properties sum[2];
+	memset(sum, 0, sizeof sum);
+	pbd_status cs[2];
+	for (int k = 0; k < 2; ++k) cs[k] = pbd_mass_properties_combine(parts[k], n, &sum[k]);
+	tr("combine %u parts -> %s: %g kg", n, pbd_status_string(cs[0]), sum[0].mass);
+	if (!agree(h, cs[0] == cs[1] && SAME(sum[0], sum[1]), "combined mass properties differ between the worlds")) return;
+	if (cs[0] == PBD_OK && !(isfinite(sum[0].mass) && sum[0].mass > 0))
+		fuzz_fail("%u parts combined into a mass of %g kg", n, sum[0].mass);
+	/* A refused combination leaves zeros: the body must refuse them in turn. */
+	if (cs[0] != PBD_OK && !(mode & 2)) return;
+	counts before[2];
+	take_both(h, before);
+	pbd_status st[2];
+	BOTH(st, pbd_body_set_mass(W, body, &sum[both_k]));
+	tr("body %u/%u takes %g kg -> %s", body.index1, body.generation, sum[0].mass, pbd_status_string(st[0]));
+	if (cs[0] != PBD_OK && st[0] == PBD_OK) fuzz_fail("a body took zero mass");
+	settle(h, st, before, "body set mass (measured)");
+}
+
+static void op_rigid(harness* h, reader* r) {
+	const uint8_t k = rd_u8(r);
+	switch (k % 8) {
+	case 0:
+		create_body(h, r);
+		return;
+	case 1:
+		create_collider(h, r, true);
+		return;
+	case 2:
+		measure_body(h, r);
+		return;
+	default:
+		break;
+	}
+	const pbd_body_id id = rd_body(h, r);
+	bool valid[2];
+	for (int w = 0; w < 2; ++w) valid[w] = pbd_body_is_valid(h->w[w], id);
+	if (!agree(h, valid[0] == valid[1], "body %u/%u valid in one world only", id.index1, id.generation)) return;
+	counts before[2];
+	take_both(h, before);
+	pbd_status st[2];
+	switch (k % 8) {
+	case 3: {
+		pbd_mass_properties m;
+		rd_mass(r, &m);
+		BOTH(st, pbd_body_set_mass(W, id, &m));
+		tr("body %u/%u mass %g inertia %g %g %g / %g %g %g centre %g %g %g -> %s", id.index1, id.generation, m.mass,
+		   m.inertia[0], m.inertia[1], m.inertia[2], m.inertia[3], m.inertia[4], m.inertia[5], m.center[0], m.center[1],
+		   m.center[2], pbd_status_string(st[0]));
+		break;
+	}
+	case 4: {
+		/* a push at a point given from the body's centre, or (flag 128) anywhere */
+		const uint8_t how = rd_u8(r);
+		const pbd_vec3 a = rd_vec3(r);
+		pbd_vec3 p = rd_vec3(r);
+		pbd_body_state s;
+		if (!(how & 0x80) && pbd_body_get_state(h->w[0], id, &s) == PBD_OK) p = pbd_v3_add(s.center, p);
+		static const char* const what[] = {"force", "torque", "impulse"};
+		switch (how % 3) {
+		case 0:
+			BOTH(st, pbd_body_apply_force(W, id, a, p));
+			break;
+		case 1:
+			BOTH(st, pbd_body_apply_torque(W, id, a));
+			break;
+		default:
+			BOTH(st, pbd_body_apply_impulse(W, id, a, p));
+			break;
+		}
+		tr("%s %g %g %g at %g %g %g on body %u/%u -> %s", what[how % 3], (double)a.x, (double)a.y, (double)a.z,
+		   (double)p.x, (double)p.y, (double)p.z, id.index1, id.generation, pbd_status_string(st[0]));
+		break;
+	}
+	case 5: {
+		/* a teleport, or (flag 128) a keyframe for the next step to reach */
+		const pbd_pose p = rd_pose(r);
+		if (k & 0x80)
+			BOTH(st, pbd_body_move_to(W, id, p));
+		else
+			BOTH(st, pbd_body_set_pose(W, id, p));
+		tr("%s body %u/%u to %g %g %g turned by %g %g %g %g -> %s", (k & 0x80) ? "move" : "teleport", id.index1,
+		   id.generation, (double)p.position.x, (double)p.position.y, (double)p.position.z, (double)p.rotation.x,
+		   (double)p.rotation.y, (double)p.rotation.z, (double)p.rotation.w, pbd_status_string(st[0]));
+		break;
+	}
+	case 6: {
+		const pbd_vec3 v = rd_vec3(r), wv = rd_vec3(r);
+		BOTH(st, pbd_body_set_velocity(W, id, v, wv));
+		tr("velocity of body %u/%u: %g %g %g, angular %g %g %g -> %s", id.index1, id.generation, (double)v.x,
+		   (double)v.y, (double)v.z, (double)wv.x, (double)wv.y, (double)wv.z, pbd_status_string(st[0]));
+		pbd_body_state s;
+		if (st[0] == PBD_OK &&
+		    (pbd_body_get_state(h->w[0], id, &s) != PBD_OK || !SAME(s.velocity, v) || !SAME(s.angular_velocity, wv)))
+			fuzz_fail("body %u/%u does not move at the velocities it accepted", id.index1, id.generation);
+		break;
+	}
+	default: {
+		BOTH(st, pbd_body_destroy(W, id));
+		tr("destroy body %u/%u -> %s", id.index1, id.generation, pbd_status_string(st[0]));
+		if ((st[0] == PBD_OK) != valid[0])
+			fuzz_fail("body destroy: status %s for an id valid=%d", pbd_status_string(st[0]), valid[0]);
+		if (st[0] != PBD_OK) break;
+		for (int w = 0; w < 2; ++w) {
+			if (pbd_body_is_valid(h->w[w], id)) fuzz_fail("body id valid after destroy");
+			if (pbd_world_body_count(h->w[w]) + 1 != before[w].n[COUNT_BODIES]) fuzz_fail("body count not decreased");
+			if (pbd_world_attachment_count(h->w[w]) != before[w].n[PBD_FAMILY_ATTACHMENT])
+				fuzz_fail("destroying a body removed attachments");
+		}
+		/* the shapes it carried went with it */
+		for (uint32_t c = 0; c < h->collider_count; ++c) {
+			pbd_collider_def def;
+			if (pbd_collider_is_valid(h->w[0], h->colliders[c]) &&
+			    pbd_collider_get_def(h->w[0], h->colliders[c], &def) == PBD_OK && def.body.index1 == id.index1 &&
+			    def.body.generation == id.generation)
+				fuzz_fail("collider %u/%u outlived the body %u/%u it rode on", h->colliders[c].index1,
+				          h->colliders[c].generation, id.index1, id.generation);
+		}
+		settle(h, st, NULL, "destroy body");
+		return;
+	}
+	}
+	if (settle(h, st, before, "body call") && valid[0]) {
+		pbd_body_state s;
+		if (pbd_body_get_state(h->w[0], id, &s) != PBD_OK)
+			fuzz_fail("body %u/%u has no state", id.index1, id.generation);
+		check_body_state(&s, id, "after an accepted body call");
+	}
+}
+
 /* ---- steps, and the comparison of the two worlds ------------------------------------------ */
 
 /* What a constraint of each family costs to project, against a distance (a cluster or an enclosed
@@ -1367,8 +1731,6 @@ static double step_work(const pbd_world* w) {
 	return threads * (double)d.substeps * ((double)d.iterations * c * levels + 4 * np);
 }
 
-#define SAME(a, b) (memcmp(&(a), &(b), sizeof(a)) == 0)
-
 static void compare_stats(harness* h) {
 	pbd_stats s[2];
 	for (int k = 0; k < 2; ++k) pbd_world_get_stats(h->w[k], &s[k]);
@@ -1380,7 +1742,8 @@ static void compare_stats(harness* h) {
 	            SAME(a->max_violation, b->max_violation) && SAME(a->edge_max_strain, b->edge_max_strain) &&
 	            SAME(a->edge_mean_strain, b->edge_mean_strain) && SAME(a->linear_residual, b->linear_residual) &&
 	            a->linear_iterations == b->linear_iterations && a->contacts == b->contacts &&
-	            a->particles == b->particles && a->distances == b->distances && a->colliders == b->colliders;
+	            a->particles == b->particles && a->distances == b->distances && a->colliders == b->colliders &&
+	            a->bodies == b->bodies;
 	for (int f = 0; f < PBD_FAMILY_COUNT; ++f) {
 		const pbd_family_stats *fa = &a->family[f], *fb = &b->family[f];
 		same = same && fa->count == fb->count && SAME(fa->max_violation, fb->max_violation) &&
@@ -1420,6 +1783,53 @@ static void compare_events(harness* h) {
 	agree(h, same, "step %d: trigger object events differ (%u and %u)", h->steps, n[0], n[1]);
 }
 
+/* Every body slot's frame, and the state of every live body, bit for bit; each state finite. */
+static bool compare_bodies(harness* h) {
+	uint32_t slots[2];
+	const pbd_pose* pose[2];
+	for (int k = 0; k < 2; ++k) pose[k] = pbd_world_body_poses(h->w[k], &slots[k]);
+	if (!agree(h, slots[0] == slots[1] && pbd_world_body_count(h->w[0]) == pbd_world_body_count(h->w[1]),
+	           "step %d: %u body slots (%u live) against %u (%u live)", h->steps, slots[0],
+	           pbd_world_body_count(h->w[0]), slots[1], pbd_world_body_count(h->w[1])))
+		return false;
+	for (uint32_t i = 0; i < slots[0]; ++i) {
+		if (!agree(h, SAME(pose[0][i], pose[1][i]),
+		           "step %d: body slot %u at %a %a %a turned by %a %a %a %a, against %a %a %a turned by %a %a %a %a",
+		           h->steps, i, (double)pose[0][i].position.x, (double)pose[0][i].position.y,
+		           (double)pose[0][i].position.z, (double)pose[0][i].rotation.x, (double)pose[0][i].rotation.y,
+		           (double)pose[0][i].rotation.z, (double)pose[0][i].rotation.w, (double)pose[1][i].position.x,
+		           (double)pose[1][i].position.y, (double)pose[1][i].position.z, (double)pose[1][i].rotation.x,
+		           (double)pose[1][i].rotation.y, (double)pose[1][i].rotation.z, (double)pose[1][i].rotation.w))
+			return false;
+		const pbd_body_id id = pbd_world_body_at(h->w[0], i), other = pbd_world_body_at(h->w[1], i);
+		if (!agree(h, SAME(id, other), "step %d: body slot %u holds %u/%u against %u/%u", h->steps, i, id.index1,
+		           id.generation, other.index1, other.generation))
+			return false;
+		if (!id.index1) continue;
+		if (id.index1 != i + 1) fuzz_fail("body slot %u holds id %u", i, id.index1);
+		pbd_body_state s[2];
+		memset(s, 0, sizeof s);
+		for (int k = 0; k < 2; ++k)
+			if (pbd_body_get_state(h->w[k], id, &s[k]) != PBD_OK)
+				fuzz_fail("live body %u/%u has no state", id.index1, id.generation);
+		check_body_state(&s[0], id, "after a step");
+		if (!SAME(s[0].pose, pose[0][i]))
+			fuzz_fail("body %u/%u: pbd_body_get_state and pbd_world_body_poses give different frames", id.index1,
+			          id.generation);
+		if (!agree(h, SAME(s[0], s[1]),
+		           "step %d: body %u/%u centre %a %a %a moving %a %a %a turning %a %a %a, against %a %a %a moving %a "
+		           "%a %a turning %a %a %a",
+		           h->steps, id.index1, id.generation, (double)s[0].center.x, (double)s[0].center.y,
+		           (double)s[0].center.z, (double)s[0].velocity.x, (double)s[0].velocity.y, (double)s[0].velocity.z,
+		           (double)s[0].angular_velocity.x, (double)s[0].angular_velocity.y, (double)s[0].angular_velocity.z,
+		           (double)s[1].center.x, (double)s[1].center.y, (double)s[1].center.z, (double)s[1].velocity.x,
+		           (double)s[1].velocity.y, (double)s[1].velocity.z, (double)s[1].angular_velocity.x,
+		           (double)s[1].angular_velocity.y, (double)s[1].angular_velocity.z))
+			return false;
+	}
+	return true;
+}
+
 static void compare_worlds(harness* h) {
 	const pbd_world *a = h->w[0], *b = h->w[1];
 	const uint32_t n = pbd_world_particle_count(a);
@@ -1451,17 +1861,23 @@ static void compare_worlds(harness* h) {
 	if (!agree(h, levels == pbd_world_hierarchy_levels(b, lb) && memcmp(la, lb, (levels + 1) * sizeof *la) == 0,
 	           "step %d: the hierarchies differ", h->steps))
 		return;
+	if (!compare_bodies(h)) return;
 	compare_stats(h);
 	if (!h->stop) compare_events(h);
 }
 
 /* One step of both worlds. A force-based method may refuse a world (a family it has no force model
- * for, or under projective dynamics more large constraints than its low-rank update takes): the
- * step then returns PBD_ERR_INVALID_ARGUMENT, says why and leaves the world as it was. Returns
- * whether the worlds stepped. */
+ * for, a dynamic rigid body, or under projective dynamics more large constraints than its low-rank
+ * update takes): the step then returns PBD_ERR_INVALID_ARGUMENT, says why and leaves the world as
+ * it was. Returns whether the worlds stepped. */
 static bool step_both(harness* h) {
 	fuzz_pins pins;
 	fuzz_pins_take(&pins, h->w[0], h->moving);
+	/* The remembered bodies that nothing may move (static) or speed up (kinematic). */
+	pbd_body_state held[MAX_BODIES];
+	bool live[MAX_BODIES];
+	for (uint32_t b = 0; b < h->body_count; ++b)
+		live[b] = h->body_types[b] != PBD_BODY_DYNAMIC && pbd_body_get_state(h->w[0], h->bodies[b], &held[b]) == PBD_OK;
 	pbd_warning_stat nonfinite = pbd_world_get_warning(h->w[0], PBD_WARN_NONFINITE),
 	                 diverged = pbd_world_get_warning(h->w[0], PBD_WARN_DIVERGED);
 	uint64_t hash[2];
@@ -1472,11 +1888,12 @@ static bool step_both(harness* h) {
 	}
 	++h->steps;
 	const pbd_world_def d = pbd_world_get_def(h->w[0]);
-	tr("step %d: %u particles (%u pinned), %u distances, %u colliders, method %s, %d threads, %s kernels -> %s; "
-	   "warnings nonfinite %llu diverged %llu",
+	tr("step %d: %u particles (%u pinned), %u distances, %u colliders, %u bodies, method %s, %d threads, %s kernels "
+	   "-> %s; %u contacts, warnings nonfinite %llu diverged %llu",
 	   h->steps, pbd_world_particle_count(h->w[0]), pins.n, pbd_world_distance_count(h->w[0]),
-	   pbd_world_collider_count(h->w[0]), pbd_method_name(d.method), d.threads, simd_name(d.simd),
-	   pbd_status_string(st[0]), (unsigned long long)pbd_world_get_warning(h->w[0], PBD_WARN_NONFINITE).count,
+	   pbd_world_collider_count(h->w[0]), pbd_world_body_count(h->w[0]), pbd_method_name(d.method), d.threads,
+	   simd_name(d.simd), pbd_status_string(st[0]), pbd_world_get_contacts(h->w[0], NULL, 0),
+	   (unsigned long long)pbd_world_get_warning(h->w[0], PBD_WARN_NONFINITE).count,
 	   (unsigned long long)pbd_world_get_warning(h->w[0], PBD_WARN_DIVERGED).count);
 	if (!agree(h, st[0] == st[1], "step %d: %s in one world, %s in the other", h->steps, pbd_status_string(st[0]),
 	           pbd_status_string(st[1]))) {
@@ -1510,6 +1927,26 @@ static bool step_both(harness* h) {
 	}
 	fuzz_pins_check(&pins, h->w[0]);
 	memset(h->moving, 0, sizeof h->moving);
+	for (uint32_t b = 0; b < h->body_count; ++b) {
+		pbd_body_state s;
+		const pbd_body_id id = h->bodies[b];
+		if (!live[b] || pbd_body_get_state(h->w[0], id, &s) != PBD_OK) continue;
+		if (s.type != h->body_types[b])
+			fuzz_fail("step %d: %s body %u/%u reads back as type %d", h->steps, body_type_name(h->body_types[b]),
+			          id.index1, id.generation, (int)s.type);
+		if (h->body_types[b] == PBD_BODY_STATIC && (!SAME(s.pose, held[b].pose) || !SAME(s.center, held[b].center)))
+			fuzz_fail("step %d: static body %u/%u moved from %a %a %a to %a %a %a", h->steps, id.index1, id.generation,
+			          (double)held[b].center.x, (double)held[b].center.y, (double)held[b].center.z, (double)s.center.x,
+			          (double)s.center.y, (double)s.center.z);
+		if (!SAME(s.velocity, held[b].velocity) || !SAME(s.angular_velocity, held[b].angular_velocity))
+			fuzz_fail("step %d: %s body %u/%u changed its velocity from %g %g %g (angular %g %g %g) to %g %g %g "
+			          "(angular %g %g %g)",
+			          h->steps, body_type_name(h->body_types[b]), id.index1, id.generation, (double)held[b].velocity.x,
+			          (double)held[b].velocity.y, (double)held[b].velocity.z, (double)held[b].angular_velocity.x,
+			          (double)held[b].angular_velocity.y, (double)held[b].angular_velocity.z, (double)s.velocity.x,
+			          (double)s.velocity.y, (double)s.velocity.z, (double)s.angular_velocity.x,
+			          (double)s.angular_velocity.y, (double)s.angular_velocity.z);
+	}
 	compare_worlds(h);
 	return true;
 }
@@ -1598,7 +2035,8 @@ static void destroy_worlds(harness* h) {
 }
 
 fuzz_step_tables fuzz_step_get_tables(void) {
-	fuzz_step_tables t = {0, 0, METHODS};
+	fuzz_step_tables t = {0, 0, METHODS, 0};
+	for (size_t k = 0; k < sizeof fill_body / sizeof fill_body[0]; ++k) t.body_types += fill_body[k] != NULL;
 	for (size_t k = 0; k < sizeof fill_shape / sizeof fill_shape[0]; ++k) t.shapes += fill_shape[k] != NULL;
 	for (uint32_t f = 0; f < PBD_FAMILY_COUNT; ++f)
 		t.families += add_family[f] && family_count[f] && family_work[f] > 0 && has_material(f);
@@ -1660,8 +2098,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 			op_collider(&h, &r);
 			break;
 		case 3:
-		case 4:
 			op_particle(&h, &r);
+			break;
+		case 4:
+			op_rigid(&h, &r);
 			break;
 		case 5:
 			op_settings(&h, &r);

@@ -143,7 +143,9 @@ bool fuzz_step_refused(const pbd_world* w, pbd_status st) {
 	const char* e = pbd_world_last_error(w);
 	const pbd_method m = pbd_world_get_def(w).method;
 	if (m == PBD_METHOD_POSITION_BASED) return false;
-	if (st == PBD_ERR_INVALID_ARGUMENT) return strstr(e, "no force model") || strstr(e, "constraints over more than");
+	if (st == PBD_ERR_INVALID_ARGUMENT)
+		return strstr(e, "no force model") || strstr(e, "constraints over more than") ||
+		       strstr(e, "does not move rigid bodies");
 	/* Springs so stiff next to the masses (a compliance near the smallest float) that the
 	 * projective dynamics matrix loses its positive pivots in double: refused with the reason. */
 	return m == PBD_METHOD_PROJECTIVE_DYNAMICS && st != PBD_ERR_OUT_OF_MEMORY && strstr(e, "could not be factored");

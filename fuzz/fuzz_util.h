@@ -62,8 +62,9 @@ pbd_allocator fuzz_heap_allocator(fuzz_heap* h, size_t cap);
 void fuzz_heap_check_empty(const fuzz_heap* h, const char* when);
 
 /* Whether a failed step is the documented refusal of a force-based method: a family it has no
- * force model for, or under projective dynamics more large constraints than its low-rank update
- * takes. The step then says why and leaves the world as it was. */
+ * force model for, a dynamic rigid body (only the position-based method moves them), or under
+ * projective dynamics more large constraints than its low-rank update takes. The step then says
+ * why and leaves the world as it was. */
 bool fuzz_step_refused(const pbd_world* w, pbd_status st);
 
 /* Steps a world at most `max_steps` times while the work stays under a budget of constraint

@@ -10,8 +10,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus", "step")
 REGRESSIONS_DIR = os.path.join(HERE, "regressions", "step")
 
-# Ops, as fuzz_step.c reads the byte that picks one (modulo 10).
-PARTICLES, CONSTRAINTS, COLLIDER, PARTICLE, _, SETTINGS, BODY, MATERIAL, TRIANGLES, STEP = range(10)
+# Ops, as fuzz_step.c reads the byte that picks one (modulo 10). BODY makes a soft body from a mesh;
+# RIGID makes and moves rigid bodies.
+PARTICLES, CONSTRAINTS, COLLIDER, PARTICLE, RIGID, SETTINGS, BODY, MATERIAL, TRIANGLES, STEP = range(10)
 # Constraint families (pbd_family_type), shapes (pbd_shape_type), methods (pbd_method), kernels (pbd_simd).
 DISTANCE, TET_VOLUME, TET_NEOHOOKEAN, ATTACHMENT, LRA, CLUSTER, BEND_DIHEDRAL, BEND_ISOMETRIC, TRIANGLE, VOLUME = \
     range(10)
@@ -20,6 +21,8 @@ PBD, EXPLICIT_EULER, SYMPLECTIC_EULER, IMPLICIT_EULER, PROJECTIVE_DYNAMICS, VBD 
 AUTO, SCALAR, AVX2, AVX512 = range(4)
 # Body kinds of op_body.
 GRID, ROPE, TRIANGLE_MESH, TET_BOX, TET_BALL = range(5)
+# Rigid body types (pbd_body_type).
+STATIC, KINEMATIC, DYNAMIC = range(3)
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 1e-30, 1e30, "FLT_MAX", "-FLT_MAX", 1e-6, 1e6, "FLT_MIN", "denormal", "inf", "-inf",
            "nan", 0.5]
 
@@ -129,11 +132,23 @@ def tet_neohookeans(tets, youngs=None):
     return b
 
 
-def attachments(items, compliance=None):
-    """items: (particle, target)."""
-    b = u8(CONSTRAINTS, ATTACHMENT, len(items) - 1, 4 if compliance is not None else 0)
+def body_ref(slot):
+    """A rigid body as fuzz_step reads one: the slot-th body the recipe made (while fewer than 128
+    were made), None for the null id, or ("made up", index1, generation)."""
+    if slot is None:
+        return u8(0xC0)
+    if isinstance(slot, tuple):
+        return u8(0x80, slot[1], slot[2])
+    return u8(slot)
+
+
+def attachments(items, compliance=None, body=None):
+    """items: (particle, target); with body, the targets are points of that rigid body."""
+    mode = (4 if compliance is not None else 0) | (8 if body is not None else 0)
+    b = u8(CONSTRAINTS, ATTACHMENT, len(items) - 1, mode)
     for p, target in items:
         b += index(p) + vec(*target) + (real(compliance) if compliance is not None else b"")
+        b += body_ref(body) if body is not None else b""
     return b
 
 
@@ -161,12 +176,14 @@ def volume(first_triangle, count, pressure):
     return u8(CONSTRAINTS, VOLUME, 4) + struct.pack("<H", count) + index(first_triangle) + real(pressure)
 
 
-def collider(kind, shape, margin=None, kinematic=None, pose=None, friction=None, restitution=None, trigger=False):
+def collider(kind, shape, margin=None, kinematic=None, pose=None, friction=None, restitution=None, trigger=False,
+             body=None):
     """A collider made by op_collider (kind byte 0: create). shape: the bytes of its fields (below);
-    kinematic: (velocity, angular velocity); pose: (position, quaternion)."""
+    kinematic: (velocity, angular velocity); pose: (position, quaternion), in the body's frame with
+    body (a body_ref slot: the shape rides on that rigid body, made by op_rigid)."""
     f = (1 if margin is not None else 0) | (2 if kinematic else 0) | (4 if pose else 0) | \
         (8 if friction else 0) | (16 if restitution is not None else 0) | (32 if trigger else 0)
-    b = u8(COLLIDER, 0, kind) + shape + u8(f)
+    b = (u8(RIGID, 1) if body is not None else u8(COLLIDER, 0)) + u8(kind) + shape + u8(f)
     if margin is not None:
         b += real(margin)
     if kinematic:
@@ -177,6 +194,8 @@ def collider(kind, shape, margin=None, kinematic=None, pose=None, friction=None,
         b += real(friction[0]) + real(friction[1])
     if restitution is not None:
         b += real(restitution)
+    if body is not None:
+        b += body_ref(body)
     return b
 
 
@@ -322,6 +341,81 @@ def tet_ball(center, radius, subdivisions, **kw):
     return u8(BODY, TET_BALL) + vec(*center) + real(radius) + u8(subdivisions) + soft(**kw)
 
 
+def pose_bytes(position, rotation=(0, 0, 0, 1)):
+    return vec(*position) + b"".join(real(q) for q in rotation)
+
+
+def box_mass(mass, half, turn=None, center=None, far=False):
+    """A dynamic body's matter as rd_mass reads it: a solid box of the half extents, turned by the
+    quaternion `turn` (normalised by fuzz_step), its centre at `center`; far puts the centre at 1e300."""
+    mode = (2 if turn else 0) | (4 if center else 0) | (8 if far else 0)
+    b = u8(mode) + real(mass) + vec(*half)
+    if turn:
+        b += b"".join(real(q) for q in turn)
+    if center:
+        b += vec(*center)
+    return b
+
+
+def raw_mass(mass, center, inertia):
+    """Any matter: mass, centre and the inertia {xx, yy, zz, xy, xz, yz} as given."""
+    return u8(1) + real(mass) + vec(*center) + b"".join(real(v) for v in inertia)
+
+
+def rigid(kind, pose=None, gravity_scale=None, damping=None, velocity=None, mass=None):
+    """A rigid body (op_rigid 0): kind STATIC, KINEMATIC, DYNAMIC or 3 (refused). velocity:
+    (linear, angular), for a kinematic body always written (zeros by default), for a static one it
+    asks for a refusal; mass: the bytes of box_mass or raw_mass (dynamic only)."""
+    moving = velocity is not None and kind != KINEMATIC
+    f = (1 if pose else 0) | (2 if gravity_scale is not None else 0) | (4 if damping else 0) | (8 if moving else 0)
+    b = u8(RIGID, 0, kind, f)
+    if pose:
+        b += pose_bytes(*pose)
+    if gravity_scale is not None:
+        b += real(gravity_scale)
+    if damping:
+        b += real(damping[0]) + real(damping[1])
+    if kind == STATIC and moving:
+        b += vec(*velocity[0])
+    elif kind == KINEMATIC:
+        v = velocity or ((0, 0, 0), (0, 0, 0))
+        b += vec(*v[0]) + vec(*v[1])
+    elif kind == DYNAMIC:
+        if moving:
+            b += vec(*velocity[0]) + vec(*velocity[1])
+        b += mass
+    return b
+
+
+def measure(body, density, every=False, zeros=False):
+    """The body's matter from its shapes at `density` (every: from every collider made; zeros: a
+    refused combination's zeros are given to the body all the same)."""
+    return u8(RIGID, 2) + body_ref(body) + real(density) + u8((1 if every else 0) | (2 if zeros else 0))
+
+
+def set_mass(body, mass):
+    return u8(RIGID, 3) + body_ref(body) + mass
+
+
+def push(body, kind, value, point=(0, 0, 0), anywhere=False):
+    """kind: 0 a force at a point, 1 a torque, 2 an impulse at a point; the point is from the body's
+    centre, or with anywhere in world coordinates."""
+    return u8(RIGID, 4) + body_ref(body) + u8(kind | (0x80 if anywhere else 0)) + vec(*value) + vec(*point)
+
+
+def body_pose(body, position, rotation=(0, 0, 0, 1), move=False):
+    """A teleport, or with move a keyframe the next step carries a kinematic body to."""
+    return u8(RIGID, 5 | (0x80 if move else 0)) + body_ref(body) + pose_bytes(position, rotation)
+
+
+def body_velocity(body, velocity, angular):
+    return u8(RIGID, 6) + body_ref(body) + vec(*velocity) + vec(*angular)
+
+
+def destroy_body(body):
+    return u8(RIGID, 7) + body_ref(body)
+
+
 def material(family, first, count, *values):
     """count < 16; for attachments and volumes an odd count asks for a new target or pressure of `first`."""
     return u8(MATERIAL, family) + index(first) + u8(count) + b"".join(vec(*v) if isinstance(v, tuple) else real(v)
@@ -426,6 +520,82 @@ SEEDS = {
     particle(6, 40, (0, 0.1, 0)) + particle(7, 0, (0.5, 1, 0.5), 1, 0.05) + step(1) + settings(15, 2) +
     settings(16, SCALAR) + rope(10, (2, 1, 0), (2, 0, 0), pinned=[0]) + settings(14, (0, 0, 3), 1, 2) +
     settings(16, AVX512) + step(3),
+    # Rigid bodies of every type with shapes on them, on 2 threads in AVX2 lanes: a cloth pinned at its
+    # corners over a static slab, a dynamic body of a sphere and a box whose matter is measured from them
+    # falls on it, a kinematic capsule sweeps through; forces, a torque, an impulse, a keyframe for the
+    # kinematic body, new velocities and a teleport between steps, the kinematic body destroyed, the
+    # dynamic one given a turned box's matter.
+    "rigid_bodies": header(substeps=3, iterations=6, formulation=1, threads=2, simd=AVX2, blocks=2 | 12) +
+    grid(6, 6, 2, (-1, 0.5, -1), pinned=[0, 5, 30, 35], **CLOTH) +
+    rigid(STATIC, pose=((0, -0.5, 0), (0, 0, 0, 1))) + box((2, 0.1, 2), body=0) +
+    rigid(DYNAMIC, pose=((0.2, 0.85, 0.1), (0, 0.383, 0, 0.924)), velocity=((0, -2, 0), (0, 0, 0)),
+          mass=box_mass(1, (0.25, 0.25, 0.25))) +
+    sphere((0, 0, 0), 0.3, friction=(0.4, 0.3), body=1) +
+    box((0.15, 0.15, 0.15), pose=((0, 0.3, 0), (0, 0, 0, 1)), body=1) + measure(1, 500) +
+    rigid(KINEMATIC, pose=((-0.8, 0.45, 0), (0.707, 0, 0, 0.707)), velocity=((0.5, 0, 0), (0, 0, 1))) +
+    capsule(0.4, 0.1, body=2) + step(3) +
+    push(1, 0, (0, 5, 0), (0.1, 0, 0)) + push(1, 1, (0, 0, 0.5)) + push(1, 2, (0.2, 0, 0), (0, 0.1, 0)) + step(2) +
+    body_pose(2, (-0.7, 0.5, 0), (0.5, 0.5, 0.5, 0.5), move=True) + step(1) +
+    body_velocity(2, (0, 0.2, 0), (0, 1, 0)) + body_pose(1, (0, 0.85, 0)) + body_velocity(1, (0, -1, 0), (0, 0, 0)) +
+    step(2) + destroy_body(2) + step(1) +
+    set_mass(1, box_mass(2, (0.3, 0.2, 0.1), turn=(0, 0, 0.383, 0.924), center=(0.05, 0, 0))) + step(2),
+    # Particles attached to points of rigid bodies under Jacobi on 4 threads in AVX-512 lanes: a damped
+    # dynamic box hangs from the bottom corners of a cloth pinned at its top, a rope hangs between a
+    # kinematic body turning over it and a static one; an impulse, a moved attachment point, then the
+    # dynamic body and the kinematic one destroyed (their attachments hold on to the world points left).
+    "rigid_attachments": header(substeps=4, iterations=8, solver=1, threads=4, simd=AVX512, blocks=1 | 12) +
+    rigid(DYNAMIC, pose=((0, 0.6, 0), (0, 0, 0, 1)), damping=(0.1, 0.1),
+          mass=box_mass(2, (0.3, 0.1, 0.3), turn=(0.1, 0, 0, 1), center=(0.02, 0, 0))) +
+    box((0.3, 0.1, 0.3), body=0) + rigid(STATIC, pose=((2, -0.5, 0), (0, 0, 0, 1))) +
+    rigid(KINEMATIC, pose=((2, 1, 0), (0, 0, 0, 1)), velocity=((0, 0, 0.5), (0, 0.5, 0))) +
+    grid(6, 6, 1, (-0.5, 1, 0), pinned=[0, 5], **CLOTH) +
+    attachments([(30, (-0.3, 0.1, 0)), (35, (0.3, 0.1, 0))], compliance=1e-6, body=0) +
+    rope(8, (2, 0.8, 0), (2, -0.2, 0), mass_mode=2, mass=0.1) + attachments([(36, (0, -0.2, 0))], body=2) +
+    attachments([(44, (0, 0, 0))], compliance=1e-3, body=1) + step(3) +
+    push(0, 2, (0.5, 0, 0), (0, 0, 0.2)) + material(ATTACHMENT, 0, 1, (-0.25, 0.1, 0)) + step(3) +
+    destroy_body(0) + step(2) + destroy_body(2) + step(1),
+    # Every shape on a rigid body: a plane and a height field on a static body, a convex hull, a closed
+    # mesh box and a sphere on a dynamic one (its matter measured from them, then from every collider,
+    # which includes shapes that bound no volume), an open mesh box and a capsule on a kinematic body,
+    # under a falling cloth on 3 threads.
+    "rigid_shapes": header(substeps=3, iterations=6, formulation=1, threads=3, blocks=3 | 12) +
+    rigid(STATIC, pose=((0, -1, 0), (0, 0, 0, 1))) + plane((0, 1, 0), 0, body=0) +
+    heightfield([[0, 0.1, 0], [0.1, 0.2, 0.1], [0, 0.1, 0]], 1, pose=((-1, 0.2, -1), (0, 0, 0, 1)), body=0) +
+    rigid(DYNAMIC, pose=((0, 0.6, 0), (0, 0, 0, 1)), mass=box_mass(1, (0.2, 0.2, 0.2))) +
+    convex_box((0.2, 0.2, 0.2), body=1) + mesh_box((0.2, 0.1, 0.2), True, pose=((0, 0.3, 0), (0, 0, 0, 1)), body=1) +
+    sphere((0, 0, 0), 0.15, pose=((0, -0.3, 0), (0, 0, 0, 1)), body=1) + measure(1, 800) +
+    rigid(KINEMATIC, pose=((1, 0.5, 0), (0, 0, 0, 1)), velocity=((0, 0, 0), (0, 2, 0))) +
+    mesh_box((0.3, 0.3, 0.3), False, body=2) + capsule(0.2, 0.1, pose=((0, 0.5, 0), (0, 0, 0, 1)), body=2) +
+    measure(1, 800, every=True) + grid(6, 6, 2, (-1, 1.05, -1), **CLOTH) + step(3) +
+    push(1, 2, (0, 1, 0), (0.2, 0, 0)) + step(3) + body_pose(2, (0.8, 0.6, 0)) + step(2),
+    # What rigid bodies must refuse, each with a message and the world unchanged: a type past the last,
+    # a static body that moves, matter no solid has (a moment past the sum of the others, NaN, a centre
+    # at 1e300, no inertia, products that leave the tensor indefinite), speeds past the limits, a zero
+    # rotation, an infinite gravity scale, shapes on made-up bodies or moving by themselves, matter from
+    # a plane, the zeros of a refused combination, a NaN density, matter for a kinematic body, pushes on
+    # a body that is not dynamic or too large, a keyframe for a dynamic body and one too far for a
+    # kinematic one, an attachment to a made-up body; then the force-based
+    # methods refuse the step while a dynamic body lives, and step once it is destroyed.
+    "rigid_refusals": header(substeps=2, iterations=4, threads=2, blocks=2 | 12) +
+    particles([((0, 1, 0), 1), ((0.5, 1, 0), 1)]) + distances([(0, 1)]) +
+    rigid(3) + rigid(STATIC, velocity=((1, 0, 0), (0, 0, 0))) +
+    rigid(DYNAMIC, mass=raw_mass(1, (0, 0, 0), (1, 1, 5, 0, 0, 0))) +
+    rigid(DYNAMIC, mass=raw_mass("nan", (0, 0, 0), (1, 1, 1, 0, 0, 0))) +
+    rigid(DYNAMIC, mass=box_mass(1, (0.1, 0.1, 0.1), far=True)) + rigid(DYNAMIC, mass=box_mass(1, (0, 0, 0))) +
+    rigid(KINEMATIC, velocity=((1e6, 0, 0), (0, 0, 0))) +
+    rigid(DYNAMIC, pose=((0, 0, 0), (0, 0, 0, 0)), mass=box_mass(1, (0.1, 0.1, 0.1))) +
+    rigid(DYNAMIC, gravity_scale="inf", mass=box_mass(1, (0.1, 0.1, 0.1))) +
+    sphere((0, 0, 0), 0.2, body=("made up", 1, 1)) +
+    rigid(KINEMATIC) + rigid(DYNAMIC, pose=((0, 2, 0), (0, 0, 0, 1)), mass=box_mass(1, (0.1, 0.1, 0.1))) +
+    sphere((0, 0, 0), 0.2, kinematic=((1, 0, 0), (0, 0, 0)), body=0) + plane((0, 1, 0), 0, body=1) +
+    measure(1, 1000) + measure(1, 1000, zeros=True) + measure(1, "nan", every=True) +
+    set_mass(0, box_mass(1, (0.1, 0.1, 0.1))) + set_mass(1, raw_mass(1, (0, 0, 0), (1, 1, 1, 2, 0, 0))) +
+    push(0, 0, (1, 0, 0)) + push(1, 0, ("inf", 0, 0)) + push(1, 2, (1e30, 0, 0)) +
+    body_velocity(1, (2e5, 0, 0), (0, 0, 0)) + body_pose(1, ("nan", 0, 0)) + body_pose(1, (0, 1, 0), move=True) +
+    body_pose(0, (1e30, 0, 0), move=True) +
+    attachments([(0, (0, 0, 0))], body=("made up", 5, 1)) + step(1) +
+    settings(8, EXPLICIT_EULER) + step(1) + settings(8, VBD) + step(1) + destroy_body(1) + step(1) +
+    destroy_body(1) + settings(8, PBD) + step(1),
 }
 
 # The reproducers of fuzz/regressions/step/, each the recipe of a finding of an earlier format of

@@ -1,5 +1,6 @@
 /* fuzz_step (fuzz/fuzz_step.c, built into this program without libFuzzer: its entry point is an
- * ordinary function) draws every collider shape, constraint family and method the library has:
+ * ordinary function) draws every collider shape, constraint family, method and rigid body type the
+ * library has:
  * the entries of its tables are counted against the library's counts, and the library must
  * refuse the first value past each count, so that nothing lies beyond what the fuzzer draws. Its
  * seeds and saved reproducers run clean through that entry point too, so a build without clang
@@ -44,6 +45,29 @@ static void test_fuzzer_draws_every_method(void** state) {
 	pbd_world_destroy(w);
 }
 
+/* types.h has no count of body types, so the last type stands for it: a type added after it
+ * would still pass the first check, and the library accepting the value after the table's last
+ * catches it. */
+static void test_fuzzer_draws_every_body_type(void** state) {
+	(void)state;
+	const uint32_t types = fuzz_step_get_tables().body_types;
+	assert_int_equal(types, PBD_BODY_DYNAMIC + 1);
+	char msg[256] = "";
+	pbd_world* w = test_world_keep(msg);
+	pbd_body_def d = pbd_body_def_default();
+	d.mass.mass = 1;
+	d.mass.inertia[0] = d.mass.inertia[1] = d.mass.inertia[2] = 1;
+	for (uint32_t t = 0; t < types; ++t) {
+		d.type = (pbd_body_type)t;
+		assert_int_not_equal(pbd_body_create(w, &d).index1, 0);
+	}
+	msg[0] = 0;
+	d.type = (pbd_body_type)types;
+	assert_int_equal(pbd_body_create(w, &d).index1, 0);
+	assert_true(msg[0] != 0);
+	pbd_world_destroy(w);
+}
+
 /* Runs every file of PBD_SOURCE_DIR/fuzz/<dir> through fuzz_step; a broken check aborts. */
 static int replay_dir(const char* dir) {
 	char path[1024];
@@ -79,9 +103,8 @@ static void test_step_seeds_run_clean(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fuzzer_draws_every_shape),
-	    cmocka_unit_test(test_fuzzer_draws_every_family),
-	    cmocka_unit_test(test_fuzzer_draws_every_method),
+	    cmocka_unit_test(test_fuzzer_draws_every_shape),  cmocka_unit_test(test_fuzzer_draws_every_family),
+	    cmocka_unit_test(test_fuzzer_draws_every_method), cmocka_unit_test(test_fuzzer_draws_every_body_type),
 	    cmocka_unit_test(test_step_seeds_run_clean),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -159,6 +159,10 @@ PBD_API bool pbd_formulation_from_name(const char* name, pbd_formulation* out);
 #define PBD_INV_MASS_MIN 1e-9
 #define PBD_INV_MASS_MAX 1e15
 
+/// Largest principal moment of a dynamic body's inertia, kg m^2: stored in float, its products
+/// with the angular velocities the kinematic limits allow stay finite.
+#define PBD_BODY_MAX_INERTIA 1e30
+
 /// Most coarse levels a world's hierarchical solve builds (pbd_world_def.hierarchy_levels).
 #define PBD_HIERARCHY_MAX_LEVELS 16
 

@@ -115,7 +115,7 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 		return null_id;
 	uint32_t body = 0;
 	pbd_pose local = d.pose;
-	if (d.body.index1 != 0 || d.body.generation != 0) {
+	if (d.body.index1 != 0) { /* index1 0 is the null id, whatever the generation */
 		if (!pbd_body_is_valid(w, d.body)) {
 			pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_create: body is a stale id");
 			return null_id;
@@ -161,6 +161,20 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 	c->body = body;
 	c->local = local;
 	if (body) pbd_collider_follow(w, c, true);
+	/* Shape and pose may each be finite and still put the shape past the scalar's range. */
+	pbd_vec3 lo, hi;
+	if (pbd_collider_world_box(c, &c->def.pose, 1, c->def.margin, &lo, &hi) &&
+	    !(pbd_v3_is_finite(lo) && pbd_v3_is_finite(hi) && lo.x <= hi.x && lo.y <= hi.y && lo.z <= hi.z)) {
+		pbd_free(&w->mem, c->data, c->data_size);
+		c->data = NULL;
+		c->data_size = 0;
+		c->body = 0;
+		pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+		         "pbd_collider_create: the %s lies past the range of the scalar in the world (its pose and size "
+		         "together overflow)",
+		         shape_ops[d.type]->name);
+		return null_id;
+	}
 	c->pose0 = c->def.pose;
 	c->alive = true;
 	c->generation++;

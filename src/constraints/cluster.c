@@ -445,6 +445,8 @@ static void project_cluster(const pbd_step_ctx* ctx, pbd_cluster_c* c, const pbd
 		const pbd_real C = PBD_SQRT(C2);
 		const pbd_real D = s_free * c->inv_mfree / s_all;
 		const pbd_real at = c->s * ctx->inv_h2;
+		/* a member so far off that S_all overflowed leaves no finite direction: left alone */
+		if (!(D + at > 0)) return;
 		const pbd_real dl = scale * ((-C - at * *lambda) / (D + at));
 		*lambda += dl;
 		beta = -dl * c->inv_mfree / C;

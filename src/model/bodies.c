@@ -259,6 +259,11 @@ static pbd_status check_mass(pbd_world* w, const char* fn, const pbd_mass_proper
 	double v[3][3];
 	eigen_sym3(a, d, v);
 	const double largest = fmax(d[0], fmax(d[1], d[2]));
+	/* stored in pbd_real, and I w^2 / 2 must stay finite at the kinematic speed limits */
+	if (!(largest <= PBD_BODY_MAX_INERTIA))
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+		                "%s: mass.inertia has a principal moment of %.9g kg m^2, past %g kg m^2", fn, largest,
+		                PBD_BODY_MAX_INERTIA);
 	for (int k = 0; k < 3; ++k) {
 		const double other = d[(k + 1) % 3] + d[(k + 2) % 3];
 		if (!(d[k] > 1e-12 * largest) || !(d[k] <= other * (1 + 1e-6)) || !(d[k] >= 1e-30))
