@@ -51,7 +51,7 @@ static const double BULLET_PENETRATION_BOUND = 0.01; /* Bullet's soft contact: 1
 enum { SPHERE_SUBSTEPS = 10, SPHERE_ITERATIONS = 1, BULLET_ITERATIONS = 10 };
 
 /* The folded cloth: the lower half lies on the floor (its particles' centres at half the
- * thickness, as in tests/test_self_collision.c), the upper half 0.15 m above it. */
+ * thickness, as in tests/collision/test_self_collision.c), the upper half 0.15 m above it. */
 static const double FOLD_HEIGHT = 0.15;
 static const double FOLD_THICKNESS_SPACINGS = 0.8; /* thickness in grid spacings */
 static const double FOLD_GAP_BOUND = 0.85;         /* closest distance / thickness of an ok row */
@@ -59,7 +59,7 @@ enum {
 	FOLD_SUBSTEPS = 4,
 	FOLD_ITERATIONS = 10,
 	/* The worst closest distance over the run is taken from 0.1 s on: the first steps snap the
-	 * edges that cross the fold, as in tests/test_self_collision.c. */
+	 * edges that cross the fold, as in tests/collision/test_self_collision.c. */
 	FOLD_SETTLE_STEPS = 6,
 	/* The hashed pair search is checked against brute force up to this N. */
 	BRUTE_MAX_N = 64,
@@ -361,7 +361,7 @@ static int scene_build(col_scene* s, uint32_t n, int steps) {
 	/* The fold: the half z > 0.5 is laid back over the other, FOLD_HEIGHT above it, and the rest
 	 * lengths are those of the folded shape, so the cloth starts at rest: the two halves keep
 	 * their flat lengths (the fold is a mirror image), and the edges across the fold are as long
-	 * as the gap. (tests/test_self_collision.c starts from the flat lengths instead, with those
+	 * as the gap. (tests/collision/test_self_collision.c starts from the flat lengths instead, with those
 	 * edges stretched; at N = 64 and more, 9.5 and 19 times stretched, that start snaps so hard
 	 * that the layers tangle at the fold: it stays finite, but keeps moving instead of settling,
 	 * see docs/BENCHMARKS.md.) */

@@ -33,7 +33,7 @@
 
 #include "fuzz_tables.h"
 #include "fuzz_util.h"
-#include "model/world.h" /* the stage block sizes, which the tests of threads lower too (tests/test_threads.c) */
+#include "model/world.h" /* the stage block sizes, which the tests of threads lower too (tests/world/test_threads.c) */
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 

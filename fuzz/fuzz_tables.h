@@ -1,4 +1,4 @@
-/* What fuzz_step (fuzz_step.c) draws from, counted from its own tables. tests/test_fuzz_tables.c
+/* What fuzz_step (fuzz_step.c) draws from, counted from its own tables. tests/world/test_fuzz_tables.c
  * holds each count to the library's, so that a collider shape, a constraint family, a method or a
  * rigid body type the library gains fails that test until fuzz_step draws it too. */
 #ifndef PBD_FUZZ_TABLES_H

@@ -1,5 +1,5 @@
 /* A world allocator that counts the bytes the world holds live and their peak, for measuring
- * what a step costs in memory (pbd-soak --diverge, tests/test_diverged.c). Public API only. */
+ * what a step costs in memory (pbd-soak --diverge, tests/world/test_diverged.c). Public API only. */
 #ifndef PBD_SOAK_COUNTING_H
 #define PBD_SOAK_COUNTING_H
 

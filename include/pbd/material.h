@@ -83,7 +83,7 @@ PBD_API pbd_real pbd_cloth_mesh_edge_stiffness(const pbd_cloth_material* materia
 /// between triangles of areas area1 and area2, for the energy k (theta - theta0)^2 / 2:
 /// k = B length^2 / (area1 + area2). With it, bending a mesh into a cylinder stores the plate
 /// energy B kappa^2 / 2 per unit area on an equilateral mesh in any direction and on a grid bent
-/// about u or v, where B is measured (tests/test_material.c; a grid bent about its diagonal
+/// about u or v, where B is measured (tests/model/test_material.c; a grid bent about its diagonal
 /// stores three times as much). The discrete-shells constant 3 B L^2 / (A1 + A2) is exact for a
 /// sphere on an equilateral mesh instead and makes every cylinder three times too stiff; see
 /// docs/methods.md. A zero length or total area gives 0 (no hinge).

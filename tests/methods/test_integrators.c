@@ -341,7 +341,7 @@ static void test_residual_reported(void** state) {
 	}
 }
 
-/* A hard constraint (compliance 0) runs under every method (tests/test_hard_rows.c holds the
+/* A hard constraint (compliance 0) runs under every method (tests/constraints/test_hard_rows.c holds the
  * mapping to its numbers), and a family of general rows under every force-based method. */
 static void test_hard_and_general_rows_run(void** state) {
 	(void)state;
