@@ -515,7 +515,8 @@ bool out_write_frame(const char* path, out_format format, const pbd_scene* s, in
 void out_metrics_header(FILE* fp) {
 	fputs("frame,time,kinetic_energy,potential_energy,elastic_energy,total_energy,momentum_x,momentum_y,"
 	      "momentum_z,max_strain,mean_strain,max_violation,contacts,structural_max_strain,structural_mean_strain,"
-	      "shear_max_strain,shear_mean_strain,bend_max_strain,bend_mean_strain\n",
+	      "shear_max_strain,shear_mean_strain,bend_max_strain,bend_mean_strain,body_kinetic_energy,body_momentum_x,"
+	      "body_momentum_y,body_momentum_z,body_angular_momentum_x,body_angular_momentum_y,body_angular_momentum_z\n",
 	      fp);
 }
 
@@ -532,6 +533,9 @@ void out_metrics_row(FILE* fp, int frame, const pbd_stats* st) {
 	        st->momentum.z, st->max_strain, st->mean_strain, st->max_violation, st->contacts);
 	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k)
 		fprintf(fp, ",%.17g,%.17g", st->edge_max_strain[k], st->edge_mean_strain[k]);
+	fprintf(fp, ",%.17g", st->body_kinetic_energy);
+	for (int k = 0; k < 3; ++k) fprintf(fp, ",%.17g", st->body_momentum[k]);
+	for (int k = 0; k < 3; ++k) fprintf(fp, ",%.17g", st->body_angular_momentum[k]);
 	fputc('\n', fp);
 }
 

@@ -974,6 +974,10 @@ typedef struct pbd_stats {
 	uint32_t particles, distances, colliders;
 	pbd_profile profile; ///< the last step's time per phase (pbd_world_def.profile)
 	uint32_t bodies;     ///< live rigid bodies
+	/// The dynamic bodies' share of kinetic_energy (J) and of momentum (kg m/s), and their angular
+	/// momentum about the origin (kg m^2/s: each body's spin I w plus its centre's x * m v).
+	double body_kinetic_energy;
+	double body_momentum[3], body_angular_momentum[3];
 } pbd_stats;
 
 /// Bounds on the contact searches of one substep (docs/collision.md, "Bounded work"), far above

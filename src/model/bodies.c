@@ -717,7 +717,7 @@ void pbd_bodies_apply_corrections(pbd_world* w, pbd_real h) {
 
 /* ---- the step ----------------------------------------------------------------------------- */
 
-void pbd_bodies_energy(const pbd_world* w, double* kinetic, double* potential, double momentum[3]) {
+void pbd_bodies_energy(const pbd_world* w, double* kinetic, double* potential, double momentum[3], double angular[3]) {
 	const pbd_bodies* b = &w->bodies;
 	const double g[3] = {(double)w->def.gravity.x, (double)w->def.gravity.y, (double)w->def.gravity.z};
 	for (uint32_t i = 0; i < b->n; ++i) {
@@ -734,6 +734,15 @@ void pbd_bodies_energy(const pbd_world* w, double* kinetic, double* potential, d
 		                   (double)b->inertia[i].z * ob[2] * ob[2]);
 		*potential -= m * gs * (g[0] * x[0] + g[1] * x[1] + g[2] * x[2]);
 		for (int k = 0; k < 3; ++k) momentum[k] += m * v[k];
+		/* about the origin: the spin R I R^T w, then the centre's orbit x * m v */
+		const double lb[3] = {(double)b->inertia[i].x * ob[0], (double)b->inertia[i].y * ob[1],
+		                      (double)b->inertia[i].z * ob[2]};
+		double spin[3];
+		dq_rotate(dq_of(b->q[i]), lb, spin, false);
+		for (int k = 0; k < 3; ++k) {
+			const int a = (k + 1) % 3, c = (k + 2) % 3;
+			angular[k] += spin[k] + m * (x[a] * v[c] - x[c] * v[a]);
+		}
 	}
 }
 

@@ -48,8 +48,9 @@ pbd_status pbd_bodies_reserve(pbd_world* w, uint32_t capacity);
  * is wrong (the remainders of the centre are the loader's to check). */
 const char* pbd_bodies_check(const pbd_world* w, uint32_t i);
 /* Adds the dynamic bodies' kinetic energy (translation and rotation), gravitational potential
- * energy (-m s g . x, s the gravity scale) and linear momentum to the sums (stats.c). */
-void pbd_bodies_energy(const pbd_world* w, double* kinetic, double* potential, double momentum[3]);
+ * energy (-m s g . x, s the gravity scale), linear momentum and angular momentum about the origin
+ * to the sums (stats.c). */
+void pbd_bodies_energy(const pbd_world* w, double* kinetic, double* potential, double momentum[3], double angular[3]);
 /* Counts the live slots again (after a load). */
 void pbd_bodies_recount(pbd_world* w);
 /* The step's start: the state kept to undo a body that becomes non-finite. */

@@ -174,7 +174,12 @@ void pbd_stats_compute(pbd_world* w, pbd_stats* s) {
 		pe += part->potential;
 		for (int a = 0; a < 3; ++a) p[a] += part->momentum[a];
 	}
-	pbd_bodies_energy(w, &ke, &pe, p);
+	double bke = 0, bpe = 0;
+	pbd_bodies_energy(w, &bke, &bpe, s->body_momentum, s->body_angular_momentum);
+	s->body_kinetic_energy = bke;
+	ke += bke;
+	pe += bpe;
+	for (int a = 0; a < 3; ++a) p[a] += s->body_momentum[a];
 	s->time = w->time;
 	s->steps = w->steps;
 	s->kinetic_energy = ke;

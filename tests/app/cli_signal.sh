@@ -60,9 +60,9 @@ for sig in INT TERM; do
 	frame=$(sed -n "s/^pbd: hanging_cloth: interrupted by SIG$sig at frame \([0-9][0-9]*\) of 100000000; .*metrics\.csv and state\.txt are complete up to it\$/\1/p" "$sig.err")
 	[ -n "$frame" ] || fail "$sig: unexpected message: $(cat "$sig.err")"
 
-	# metrics.csv: ends with a newline, every row whole (19 fields), one row per frame 0..frame.
+	# metrics.csv: ends with a newline, every row whole (26 fields), one row per frame 0..frame.
 	[ "$(tail -c 1 "$dir/metrics.csv" | od -An -c | tr -d ' ')" = '\n' ] || fail "$sig: metrics.csv is cut mid-line"
-	awk -F, 'NF != 19 { bad = 1 } END { exit bad }' "$dir/metrics.csv" || fail "$sig: metrics.csv has a partial row"
+	awk -F, 'NF != 26 { bad = 1 } END { exit bad }' "$dir/metrics.csv" || fail "$sig: metrics.csv has a partial row"
 	rows=$(wc -l <"$dir/metrics.csv")
 	[ "$rows" -eq $((frame + 2)) ] || fail "$sig: metrics.csv has $rows lines for frames 0..$frame"
 	last=$(tail -n 1 "$dir/metrics.csv" | cut -d, -f1)
