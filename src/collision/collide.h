@@ -155,6 +155,9 @@ void pbd_triangle_contacts_project(pbd_world* w);
 pbd_status pbd_collide_begin_substep(pbd_world* w, pbd_real h);
 /* PBD_COLLISION_AFTER_SOLVER: the contacts of the finished positions, projected once. */
 pbd_status pbd_collide_after_iterations(pbd_world* w);
+/* After the iterations: a contact, projected at once, for every particle that ends within a
+ * collider's margin without one (contact.c, "Contacts nothing slips past"). */
+pbd_status pbd_collide_catch_late(pbd_world* w, bool sweep);
 /* One pass of the contact planes over q (every iteration in PBD_COLLISION_IN_SOLVER). */
 void pbd_collide_project_contacts(pbd_world* w);
 /* After friction: particles still deeper than the tolerance in a collider move out by its

@@ -76,12 +76,45 @@ static bool reserve_contacts(pbd_world* w, uint32_t need) {
 	return true;
 }
 
+/* A contact of particle i with collider `slot`: the plane through `target` with normal n (both
+ * in the collider's frame at its pose at the end of the substep). */
+static bool add_contact(pbd_world* w, uint32_t slot, uint32_t i, pbd_vec3 n, pbd_vec3 target) {
+	const pbd_collider* c = &w->colliders[slot];
+	const pbd_pose p1 = c->def.pose;
+	const pbd_vec3 xi = w->x[i];
+	if (w->ncon == w->cap_con && !reserve_contacts(w, w->ncon + 1)) return false;
+	pbd_contact_c* k = &w->con[w->ncon++];
+	k->particle = i;
+	k->collider = slot;
+	k->n = pbd_quat_rotate(p1.rotation, n);
+	/* The target relative to x: the frame's offset from x first, exact for a particle near a
+	 * collider far from the origin. */
+	const pbd_vec3 arm = pbd_quat_rotate(p1.rotation, target);
+	k->offset = pbd_v3_dot(k->n, pbd_v3_add(pbd_v3_sub(p1.position, xi), arm));
+	k->vc = c->def.kind == PBD_ACTOR_KINEMATIC ? pbd_v3_add(c->def.velocity, pbd_v3_cross(c->def.angular_velocity, arm))
+	                                           : pbd_v3(0, 0, 0);
+	k->vn0 = pbd_v3_dot(k->n, pbd_v3_sub(w->v[i], k->vc));
+	k->dn = 0;
+	k->pad_ = 0;
+	k->body = 0;
+	k->r = pbd_v3(0, 0, 0);
+	if (c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC) {
+		k->body = c->body;
+		k->r = pbd_v3_add(pbd_v3_sub(p1.position, pbd_body_centre(&w->bodies, c->body - 1)), arm);
+	}
+	return true;
+}
+
 /* The contacts of one collider with particles [first, end). `sweep` false: closest points only
  * (the after-solver mode, which moves the finished positions out once, as Games103 lab 2 does).
  * lo, hi: the collider's box over the substep (both poses), when bounded; a particle's path is
  * tested against it as a whole. */
+static bool has_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t i);
+
+/* The contacts of one collider with particles [first, end), leaving out the particles that have
+ * one with it among contacts [0, known). */
 static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, uint32_t end, bool bounded, pbd_vec3 lo,
-                     pbd_vec3 hi) {
+                     pbd_vec3 hi, uint32_t known) {
 	const pbd_collider* c = &w->colliders[slot];
 	const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
 	const pbd_real collider_margin = c->def.margin;
@@ -92,6 +125,7 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 		/* A particle gone non-finite in this step has no contact: the step will undo it, and a
 		 * shape's queries have no answer for a NaN. */
 		if (!pbd_v3_is_finite(pi) || (bounded && pbd_segment_bounds_miss(xi, pi, lo, hi))) continue;
+		if (known && has_contact(w, known, slot, i)) continue;
 		/* A particle with a thickness keeps its radius off the surface too. */
 		const pbd_real margin = collider_margin + w->radius[i];
 		const pbd_vec3 a = pbd_pose_apply_inverse(p0, xi), b = pbd_pose_apply_inverse(p1, pi);
@@ -127,27 +161,7 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 			if (!(db < margin + reach)) continue;
 			target = pbd_v3_add(b, pbd_v3_scale(n, margin - db));
 		}
-		if (w->ncon == w->cap_con && !reserve_contacts(w, w->ncon + 1)) return false;
-		pbd_contact_c* k = &w->con[w->ncon++];
-		k->particle = i;
-		k->collider = slot;
-		k->n = pbd_quat_rotate(p1.rotation, n);
-		/* The target relative to x: the frame's offset from x first, exact for a particle near a
-		 * collider far from the origin. */
-		const pbd_vec3 arm = pbd_quat_rotate(p1.rotation, target);
-		k->offset = pbd_v3_dot(k->n, pbd_v3_add(pbd_v3_sub(p1.position, xi), arm));
-		k->vc = c->def.kind == PBD_ACTOR_KINEMATIC
-		            ? pbd_v3_add(c->def.velocity, pbd_v3_cross(c->def.angular_velocity, arm))
-		            : pbd_v3(0, 0, 0);
-		k->vn0 = pbd_v3_dot(k->n, pbd_v3_sub(w->v[i], k->vc));
-		k->dn = 0;
-		k->pad_ = 0;
-		k->body = 0;
-		k->r = pbd_v3(0, 0, 0);
-		if (c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC) {
-			k->body = c->body;
-			k->r = pbd_v3_add(pbd_v3_sub(p1.position, pbd_body_centre(&w->bodies, c->body - 1)), arm);
-		}
+		if (!add_contact(w, slot, i, n, target)) return false;
 	}
 	return true;
 }
@@ -281,7 +295,7 @@ static pbd_status find_contacts(pbd_world* w, bool sweep) {
 		const pbd_real r = w->pcol->max_radius;
 		const pbd_vec3 lo = pbd_v3(box.lo.x - r, box.lo.y - r, box.lo.z - r),
 		               hi = pbd_v3(box.hi.x + r, box.hi.y + r, box.hi.z + r);
-		if (!find_for(w, s, sweep, first, end, bp->bounded_of[s], lo, hi))
+		if (!find_for(w, s, sweep, first, end, bp->bounded_of[s], lo, hi, 0))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u contacts", w->ncon + 1);
 	}
 	return PBD_OK;
@@ -312,6 +326,56 @@ pbd_status pbd_collide_after_iterations(pbd_world* w) {
 	return st;
 }
 
+/* Whether contacts [0, n), in the order find_contacts makes them (by collider, then particle),
+ * hold one of particle i with collider `slot`. */
+static bool has_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t i) {
+	const uint64_t key = (uint64_t)slot << 32 | i;
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		const uint32_t mid = lo + (hi - lo) / 2;
+		const uint64_t at = (uint64_t)w->con[mid].collider << 32 | w->con[mid].particle;
+		if (at < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && w->con[lo].collider == slot && w->con[lo].particle == i;
+}
+
+static void project_range(pbd_world* w, uint32_t first, uint32_t end);
+
+/* Contacts nothing slips past. The substep's contacts come from each particle's predicted path,
+ * but the constraints move particles during the iterations too: a hard link pulling towards a
+ * ball's centre, a pin dragged across it, a cloth pulled over an edge. Once the iterations are
+ * done, the whole path each particle took in the substep, from x to where the iterations left
+ * it, is swept again against the colliders it has no contact with, as the predicted path was
+ * (find_for): a path that enters a collider gets the plane where it first touched, one that ends
+ * within the margin the plane at its closest surface point, and the new contacts are projected
+ * at once. No particle ends a substep inside a collider or its margin shell, nor passes through
+ * one, whatever moved it (where a constraint and the collider disagree, the collider wins and the
+ * constraint stays violated). Particles that have a contact keep its plane, the energy-free
+ * answer for resting contacts. */
+pbd_status pbd_collide_catch_late(pbd_world* w, bool sweep) {
+	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->pcol->torn || w->nc == 0) return PBD_OK;
+	const uint32_t found = w->ncon;
+	uint32_t npairs = 0;
+	if (!broad_phase(w, &npairs))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the broad phase");
+	const pbd_broad* bp = &w->broad;
+	const pbd_real r = w->pcol->max_radius;
+	for (uint32_t k = 0; k < npairs; ++k) {
+		const uint32_t s = (uint32_t)(bp->pairs[k] >> 32), chunk = (uint32_t)bp->pairs[k];
+		const uint32_t first = chunk * PBD_CHUNK, end = first + PBD_CHUNK < w->np ? first + PBD_CHUNK : w->np;
+		const pbd_box3 box = bp->collider[s];
+		const pbd_vec3 lo = pbd_v3(box.lo.x - r, box.lo.y - r, box.lo.z - r),
+		               hi = pbd_v3(box.hi.x + r, box.hi.y + r, box.hi.z + r);
+		if (!find_for(w, s, sweep, first, end, bp->bounded_of[s], lo, hi, found))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u contacts", w->ncon + 1);
+	}
+	if (w->ncon > found) project_range(w, found, w->ncon);
+	return PBD_OK;
+}
+
 /* A contact with a dynamic body moves both (Müller et al. 2020, section 3.3): the body's point
  * has moved by dx + dtheta x r since the contact was found, the particle must keep n . q at
  * least offset plus that, and the correction splits by the generalised inverse masses w_p and
@@ -337,10 +401,12 @@ static pbd_real push_body(pbd_world* w, const pbd_contact_c* c, uint32_t i, pbd_
 	return wp * dl;
 }
 
-void pbd_collide_project_contacts(pbd_world* w) {
+void pbd_collide_project_contacts(pbd_world* w) { project_range(w, 0, w->ncon); }
+
+static void project_range(pbd_world* w, uint32_t first, uint32_t end) {
 	pbd_vec3* restrict q = w->q;
 	pbd_contact_c* restrict con = w->con;
-	for (uint32_t k = 0, n = w->ncon; k < n; ++k) {
+	for (uint32_t k = first; k < end; ++k) {
 		pbd_contact_c* c = &con[k];
 		if (c->body) {
 			const pbd_real depth = c->offset + body_shift(w, c, c->n) - pbd_v3_dot(c->n, q[c->particle]);
@@ -439,6 +505,13 @@ void pbd_collide_restitution(pbd_world* w, pbd_real h) {
 
 /* ---- after the step ----------------------------------------------------------------------- */
 
+static int published_cmp(const void* a, const void* b) {
+	const pbd_contact* x = (const pbd_contact*)a;
+	const pbd_contact* y = (const pbd_contact*)b;
+	if (x->collider_index1 != y->collider_index1) return x->collider_index1 < y->collider_index1 ? -1 : 1;
+	return x->particle < y->particle ? -1 : x->particle > y->particle;
+}
+
 /* The published contacts: those of the last substep that touch (within the margin plus a
  * tolerance) or pushed, with the distance and closest point of the final position. */
 static bool publish_contacts(pbd_world* w) {
@@ -459,6 +532,8 @@ static bool publish_contacts(pbd_world* w) {
 		out->distance = d;
 		out->normal_correction = c->dn;
 	}
+	/* the late contacts (pbd_collide_catch_late) come after the others: back in order */
+	if (w->npub > 1) qsort(w->pub, w->npub, sizeof *w->pub, published_cmp);
 	return true;
 }
 

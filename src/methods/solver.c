@@ -207,6 +207,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 			sweep_gauss_seidel(w, &ctx);
 		/* Extrapolated before the contacts, so that an iteration never ends inside a collider. */
 		if (cheb.on) chebyshev_update(w, &cheb, it);
+		if (it == 0 || it == iterations - 1) pbd_substep_catch_late(w, it == 0);
 		pbd_substep_project_contacts(w);
 	}
 	pbd_substep_finish(w, h, substep, substeps);

@@ -35,6 +35,13 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 	pbd_prof_end(w, PBD_PHASE_COLLIDE, t0);
 }
 
+void pbd_substep_catch_late(pbd_world* w, bool sweep) {
+	if (w->nc == 0) return;
+	const uint64_t t0 = pbd_prof_begin(w);
+	note(w, pbd_collide_catch_late(w, sweep));
+	pbd_prof_end(w, PBD_PHASE_COLLIDE, t0);
+}
+
 void pbd_substep_project_contacts(pbd_world* w) {
 	const uint64_t t0 = pbd_prof_begin(w);
 	if (w->pcol->npairs > 0) pbd_particle_collision_project(w);

@@ -1,0 +1,204 @@
+/* Contacts nothing slips past: a particle that the constraints move during the iterations meets
+ * the colliders it reaches, however it got there. A particle resting above a ball on a hard link
+ * that pulls it towards the ball's centre, a particle dragged by a pin jumped across a ball, a
+ * cloth sliding over a sphere and a cloth dropped on a turned box: at 1 and 10 substeps, after
+ * every step, every particle is outside its collider and no deeper than 1e-6 m into the margin
+ * shell around it (where the link and the ball disagree, the ball wins and the link stays
+ * stretched). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "test_physics.h"
+
+#define MARGIN 0.01
+#define SHELL  1e-6
+
+static pbd_world* world(char* msg, pbd_vec3 g, int substeps) {
+	pbd_world_def def = pbd_world_def_default();
+	def.gravity = g;
+	def.substeps = substeps;
+	def.iterations = 10;
+	def.formulation = PBD_FORMULATION_XPBD;
+	def.log = test_log_keep;
+	def.log_user = msg;
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	return w;
+}
+
+static void ball(pbd_world* w, double r) {
+	pbd_collider_def c = pbd_collider_def_default();
+	c.type = PBD_SHAPE_SPHERE;
+	c.shape.sphere.center = pbd_v3(0, 0, 0);
+	c.shape.sphere.radius = (pbd_real)r;
+	c.margin = (pbd_real)MARGIN;
+	assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &c)));
+}
+
+/* How far the deepest of particles [first, end) is into the margin shell of a ball of radius r
+ * at the origin. */
+static double into_ball(const pbd_world* w, double r, uint32_t first, uint32_t end) {
+	double worst = -1;
+	for (uint32_t i = first; i < end; ++i) worst = fmax(worst, r + MARGIN - tp_len(pbd_world_positions(w)[i]));
+	return worst;
+}
+
+static uint32_t particle(pbd_world* w, pbd_vec3 at, pbd_real inv_mass) {
+	uint32_t i = 0;
+	const pbd_vec3 v = pbd_v3(0, 0, 0);
+	assert_int_equal(pbd_world_add_particles(w, 1, &at, &v, &inv_mass, &i), PBD_OK);
+	return i;
+}
+
+static void hard_link(pbd_world* w, uint32_t a, uint32_t b, double rest) {
+	pbd_distance_def d = pbd_distance_def_default();
+	d.a = a;
+	d.b = b;
+	d.rest = (pbd_real)rest;
+	assert_int_equal(pbd_world_add_distances(w, 1, &d, NULL), PBD_OK);
+}
+
+/* A particle 4 cm above a ball of radius 0.5 on a hard link 0.1 m long to a pin 0.3 m below the
+ * ball's top, inside it: the link pulls the particle towards the centre. */
+static void test_link_pulls_into_ball(void** state) {
+	(void)state;
+	const int substeps[2] = {1, 10};
+	for (int k = 0; k < 2; ++k) {
+		char msg[256] = "";
+		pbd_world* w = world(msg, pbd_v3(0, 0, 0), substeps[k]);
+		ball(w, 0.5);
+		const uint32_t p = particle(w, pbd_v3(0, (pbd_real)(0.5 + MARGIN + 0.04), 0), 1);
+		const uint32_t pin = particle(w, pbd_v3(0, (pbd_real)0.2, 0), 0);
+		hard_link(w, p, pin, 0.1);
+		double worst = -1;
+		for (int s = 0; s < 60; ++s) {
+			assert_int_equal(pbd_world_step(w), PBD_OK);
+			worst = fmax(worst, into_ball(w, 0.5, p, p + 1));
+		}
+		const pbd_vec3 x = pbd_world_positions(w)[p];
+		printf("  %2d substeps: a link pulling towards the centre: deepest %.3g m into the margin, the particle "
+		       "ends at y = %.6f (link stretched to %.4f m)\n",
+		       substeps[k], worst, (double)x.y, tp_dist(x, pbd_world_positions(w)[pin]));
+		assert_true(worst <= SHELL);
+		assert_true((double)x.y > 0.5); /* on top of the ball, not through it */
+		pbd_world_destroy(w);
+	}
+}
+
+/* A pin jumped 0.6 m across a ball of radius 0.1 in one step (its target moves it over the
+ * substeps), dragging a particle on a hard link 0.2 m long along the line through the ball's
+ * centre: the particle never ends inside the ball nor passes through it. */
+static void test_pin_dragged_across(void** state) {
+	(void)state;
+	const int substeps[2] = {1, 10};
+	for (int k = 0; k < 2; ++k) {
+		char msg[256] = "";
+		pbd_world* w = world(msg, pbd_v3(0, 0, 0), substeps[k]);
+		ball(w, 0.1);
+		const uint32_t p = particle(w, pbd_v3((pbd_real)-0.45, 0, 0), 1);
+		const uint32_t pin = particle(w, pbd_v3((pbd_real)-0.25, 0, 0), 0);
+		hard_link(w, p, pin, 0.2);
+		double worst = -1;
+		for (int s = 0; s < 30; ++s) {
+			if (s == 1) assert_int_equal(pbd_particle_set_target(w, pin, pbd_v3((pbd_real)0.35, 0, 0)), PBD_OK);
+			assert_int_equal(pbd_world_step(w), PBD_OK);
+			worst = fmax(worst, into_ball(w, 0.1, p, p + 1));
+		}
+		const double end_x = (double)pbd_world_positions(w)[p].x;
+		printf("  %2d substeps: a pin jumped across the ball: deepest %.3g m into the margin, the particle ends at x = "
+		       "%.4f\n",
+		       substeps[k], worst, end_x);
+		assert_true(worst <= SHELL);
+		assert_true(end_x < 0); /* held on the near side: it did not pass through the ball */
+		pbd_world_destroy(w);
+	}
+}
+
+/* A 24 x 24 cloth, 1.2 m square, dropped on a ball of radius 0.4 with a sideways speed of 2 m/s,
+ * so that it slides over it and off. */
+static void test_cloth_slides_over_ball(void** state) {
+	(void)state;
+	const int substeps[2] = {1, 10};
+	for (int k = 0; k < 2; ++k) {
+		char msg[256] = "";
+		pbd_world* w = world(msg, pbd_v3(0, (pbd_real)-9.81, 0), substeps[k]);
+		ball(w, 0.4);
+		pbd_mesh m;
+		tp_grid(&m, 24, 24, (pbd_real)1.2, pbd_v3((pbd_real)-0.9, (pbd_real)0.45, (pbd_real)-0.6), 1, false);
+		pbd_soft_def d = pbd_soft_def_default();
+		d.mesh = &m;
+		d.mass_mode = PBD_MASS_TOTAL;
+		d.mass = (pbd_real)0.2;
+		pbd_soft_info info;
+		assert_int_equal(test_soft_create(w, &d, &info), PBD_OK);
+		pbd_mesh_free(&m);
+		pbd_vec3 v[24 * 24];
+		for (uint32_t i = 0; i < 24 * 24; ++i) v[i] = pbd_v3(2, 0, 0);
+		assert_int_equal(pbd_world_set_velocities(w, 0, 24 * 24, v), PBD_OK);
+		double worst = -1;
+		for (int s = 0; s < 90; ++s) {
+			assert_int_equal(pbd_world_step(w), PBD_OK);
+			worst = fmax(worst, into_ball(w, 0.4, 0, pbd_world_particle_count(w)));
+		}
+		printf("  %2d substeps: a cloth sliding over a ball: deepest %.3g m into the margin\n", substeps[k], worst);
+		assert_true(worst <= SHELL);
+		assert_true(tp_all_finite(w));
+		pbd_world_destroy(w);
+	}
+}
+
+/* A 24 x 24 cloth dropped on a box turned 30 degrees about y and 20 about x: the deepest
+ * particle, in the box's frame, over every step. */
+static void test_cloth_on_turned_box(void** state) {
+	(void)state;
+	const int substeps[2] = {1, 10};
+	for (int k = 0; k < 2; ++k) {
+		char msg[256] = "";
+		pbd_world* w = world(msg, pbd_v3(0, (pbd_real)-9.81, 0), substeps[k]);
+		pbd_collider_def c = pbd_collider_def_default();
+		c.type = PBD_SHAPE_BOX;
+		const pbd_vec3 half = pbd_v3((pbd_real)0.3, (pbd_real)0.2, (pbd_real)0.25);
+		c.shape.box.half_extents = half;
+		c.margin = (pbd_real)MARGIN;
+		c.pose.rotation = pbd_quat_mul(pbd_quat_axis_angle(pbd_v3(0, 1, 0), (pbd_real)(30 * TP_PI / 180)),
+		                               pbd_quat_axis_angle(pbd_v3(1, 0, 0), (pbd_real)(20 * TP_PI / 180)));
+		assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &c)));
+		pbd_mesh m;
+		tp_grid(&m, 24, 24, (pbd_real)1.2, pbd_v3((pbd_real)-0.6, (pbd_real)0.5, (pbd_real)-0.6), 1, false);
+		pbd_soft_def d = pbd_soft_def_default();
+		d.mesh = &m;
+		d.mass_mode = PBD_MASS_TOTAL;
+		d.mass = (pbd_real)0.2;
+		pbd_soft_info info;
+		assert_int_equal(test_soft_create(w, &d, &info), PBD_OK);
+		pbd_mesh_free(&m);
+		double worst = -1;
+		for (int s = 0; s < 90; ++s) {
+			assert_int_equal(pbd_world_step(w), PBD_OK);
+			for (uint32_t i = 0, n = pbd_world_particle_count(w); i < n; ++i) {
+				const pbd_vec3 l = pbd_pose_apply_inverse(c.pose, pbd_world_positions(w)[i]);
+				/* distance to the box: outside, the length of the excess; inside, minus the depth */
+				const double e[3] = {fabs((double)l.x) - (double)half.x, fabs((double)l.y) - (double)half.y,
+				                     fabs((double)l.z) - (double)half.z};
+				const double out =
+				    sqrt(fmax(e[0], 0) * fmax(e[0], 0) + fmax(e[1], 0) * fmax(e[1], 0) + fmax(e[2], 0) * fmax(e[2], 0));
+				const double dist = out > 0 ? out : fmax(e[0], fmax(e[1], e[2]));
+				worst = fmax(worst, MARGIN - dist);
+			}
+		}
+		printf("  %2d substeps: a cloth on a turned box: deepest %.3g m into the margin\n", substeps[k], worst);
+		assert_true(worst <= SHELL);
+		pbd_world_destroy(w);
+	}
+}
+
+int main(void) {
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_link_pulls_into_ball),
+	    cmocka_unit_test(test_pin_dragged_across),
+	    cmocka_unit_test(test_cloth_slides_over_ball),
+	    cmocka_unit_test(test_cloth_on_turned_box),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
