@@ -978,6 +978,13 @@ static PyObject* World_stats(World* self, PyObject* unused) {
 	rc |= dict_set(d, "particles", PyLong_FromUnsignedLong(s.particles));
 	rc |= dict_set(d, "distances", PyLong_FromUnsignedLong(s.distances));
 	rc |= dict_set(d, "colliders", PyLong_FromUnsignedLong(s.colliders));
+	rc |= dict_set(d, "bodies", PyLong_FromUnsignedLong(s.bodies));
+	rc |= dict_set(d, "body_kinetic_energy", PyFloat_FromDouble(s.body_kinetic_energy));
+	rc |= dict_set(d, "body_momentum",
+	               Py_BuildValue("(ddd)", s.body_momentum[0], s.body_momentum[1], s.body_momentum[2]));
+	rc |= dict_set(
+	    d, "body_angular_momentum",
+	    Py_BuildValue("(ddd)", s.body_angular_momentum[0], s.body_angular_momentum[1], s.body_angular_momentum[2]));
 	PyObject* fam = PyDict_New();
 	rc |= fam ? 0 : -1;
 	for (int f = 0; fam && rc == 0 && f < PBD_FAMILY_COUNT; ++f) {

@@ -358,6 +358,13 @@ def test_body_impulse_force_and_torque():
     assert c.angular_velocity[2] == pytest.approx(0.04 * 0.01 / 0.4, rel=1e-5)
     w.step()  # a force lasts one step
     assert c.velocity == pytest.approx((8 * 0.01 / 4, 0, 0), rel=1e-5)
+    # The statistics give the bodies' share: their momentum adds up over b and c.
+    s = w.stats()
+    assert s["bodies"] == 2
+    p = np.array(b.velocity) * 2.0 + np.array(c.velocity) * 4.0
+    assert s["body_momentum"] == pytest.approx(tuple(p), rel=1e-6, abs=1e-9)
+    assert s["body_kinetic_energy"] == pytest.approx(b.kinetic_energy + c.kinetic_energy, rel=1e-6)
+    assert len(s["body_angular_momentum"]) == 3
     # Kinematic bodies move by their velocities.
     k = w.add_body("kinematic", position=(0, 1, 0), velocity=(0, 2, 0))
     w.step(10)
