@@ -316,6 +316,34 @@ static void test_stretched_fold_snaps_shut(void** state) {
 	assert_true(with < 20);
 }
 
+/* With no gravity and no collider, a free cloth folded in two whose upper half is thrown down onto
+ * the lower: every self-contact (particle pairs, vertices against faces, edges against edges)
+ * is an equal and opposite push, so the cloth's momentum stays what it was through the impact. */
+static void test_self_contacts_keep_momentum(void** state) {
+	(void)state;
+	pbd_world* w = world_with(pbd_v3(0, 0, 0), 4, 10);
+	add_folded_cloth(w, 20, 1, 0, (pbd_real)0.1, (pbd_real)0.04, true);
+	/* the edges across the fold snap shut as well: internal forces, which keep momentum too */
+	for (uint32_t i = 0; i < w->np; ++i)
+		if (w->x[i].y > (pbd_real)0.05) w->v[i] = pbd_v3((pbd_real)0.3, -2, 0);
+	const tp_dvec3 p0 = tp_momentum(w);
+	const double size = tp_dlen(p0);
+	double worst = 0;
+	uint32_t contacts = 0;
+	for (int s = 0; s < 60; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		worst = fmax(worst, tp_dlen(tp_dsub(tp_momentum(w), p0)) / size);
+		contacts += w->pcol->npairs + w->pcol->nvt + w->pcol->nee;
+	}
+	printf("  a free folded cloth's upper half thrown onto the lower: momentum kept within %.2g of %.3g kg m/s "
+	       "through %u self-contact-substeps\n",
+	       worst, size, contacts);
+	assert_true(contacts > 100);
+	assert_true(worst < 1e-5);
+	assert_true(tp_all_finite(w));
+	pbd_world_destroy(w);
+}
+
 /* The distance of segments ab and cd at parameters s, t, in double. */
 static double segment_gap(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, pbd_vec3 d, double s, double t) {
 	const tp_dvec3 A = tp_d(a), B = tp_d(b), C = tp_d(c), D = tp_d(d);
@@ -609,6 +637,7 @@ int main(void) {
 	    cmocka_unit_test(test_cloth_on_cloth),
 	    cmocka_unit_test(test_cloth_folds_on_itself),
 	    cmocka_unit_test(test_stretched_fold_snaps_shut),
+	    cmocka_unit_test(test_self_contacts_keep_momentum),
 	    cmocka_unit_test(test_segment_closest_points),
 	    cmocka_unit_test(test_edge_edge_projection),
 	    cmocka_unit_test(test_edges_cross_edge_on),
