@@ -96,7 +96,8 @@ static void run_steps(pbd_world* w, pbd_scene* sc, soak_random* rs, const soak_c
 		}
 		uint8_t* targeted = rs ? rs->targeted : no_targets;
 		const pbd_vec3* goal = rs ? rs->goal : before;
-		memcpy(before, pbd_world_positions(w), n * sizeof *before);
+		/* a world of bodies alone has no positions */
+		if (n) memcpy(before, pbd_world_positions(w), n * sizeof *before);
 		for (uint32_t i = 0; i < n; ++i) pinned[i] = pbd_particle_is_pinned(w, i);
 		/* A scene's moving pins are carried along their tracks, checked below; they are not pinned
 		 * particles that must stay. */
