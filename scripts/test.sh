@@ -98,13 +98,14 @@ trap 'exit 130' INT TERM
 run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DPBD_SANITIZE=ON \
 	-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ $lean
 run_config build-ci-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-# ThreadSanitizer over the tests labelled `threads`: the pool, the stages and every built-in scene
-# on 1 to 8 threads. Only their two programs are built.
+# ThreadSanitizer over the tests labelled `threads`: the pool, the stages, every built-in scene on
+# 1 to 8 threads, and attachments to a rigid body on 1 to 3. Only their three programs are built
+# (a test labelled `threads` needs its program in this list).
 echo "=== build-ci-tsan"
 # shellcheck disable=SC2086
 cmake -S . -B build-ci-tsan -DPBD_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_SANITIZE_THREAD=ON \
 	-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ $lean -DPBD_BUILD_EXAMPLES=OFF -DPBD_BUILD_SOAK=OFF
-cmake --build build-ci-tsan -j "$jobs" --target test_threads test_determinism
+cmake --build build-ci-tsan -j "$jobs" --target test_threads test_determinism test_body_attachment
 run_ctest build-ci-tsan -L threads
 # shellcheck disable=SC2086
 run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang \
