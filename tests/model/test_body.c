@@ -269,6 +269,23 @@ static void test_refusals(void** state) {
 	assert_int_equal(pbd_body_apply_force(w, id, pbd_v3((pbd_real)INFINITY, 0, 0), pbd_v3(0, 0, 0)),
 	                 PBD_ERR_NOT_FINITE);
 	assert_int_equal(pbd_body_set_velocity(w, id, pbd_v3(1e6, 0, 0), pbd_v3(0, 0, 0)), PBD_ERR_OUT_OF_RANGE);
+	/* New matter is checked as at creation, and only a dynamic body has any; moments past what
+	 * float holds are refused, not stored as infinity. */
+	pbd_mass_properties big = box_matter(1, 1, 1);
+	for (int k = 0; k < 3; ++k) big.inertia[k] = 6.5e47;
+	assert_int_equal(pbd_body_set_mass(w, id, &big), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "pbd_body_set_mass: mass.inertia has a principal moment"));
+	d.mass = big;
+	d.linear_damping = 0;
+	assert_false(pbd_body_is_valid(w, pbd_body_create(w, &d)));
+	assert_non_null(strstr(msg, "pbd_body_create: mass.inertia has a principal moment"));
+	assert_int_equal(pbd_body_set_mass(w, id, NULL), PBD_ERR_INVALID_ARGUMENT);
+	pbd_body_def still = pbd_body_def_default();
+	const pbd_body_id ground = pbd_body_create(w, &still);
+	const pbd_mass_properties unit = box_matter(1, 1, 1);
+	assert_int_equal(pbd_body_set_mass(w, ground, &unit), PBD_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(msg, "not dynamic"));
+	assert_int_equal(pbd_body_destroy(w, ground), PBD_OK);
 	/* The force-based methods refuse a world with a dynamic body, with the reason. */
 	assert_int_equal(pbd_world_set_method(w, PBD_METHOD_IMPLICIT_EULER), PBD_OK);
 	assert_int_equal(pbd_world_step(w), PBD_ERR_INVALID_ARGUMENT);
@@ -279,6 +296,42 @@ static void test_refusals(void** state) {
 	assert_int_equal(pbd_body_destroy(w, id), PBD_ERR_INVALID_ARGUMENT);
 	assert_int_equal(pbd_world_body_count(w), 0);
 	assert_int_equal(pbd_world_step(w), PBD_OK);
+	pbd_world_destroy(w);
+}
+
+/* pbd_world_body_poses is a view: it shows each slot's frame after every step, as the state
+ * does, without being fetched again; pbd_world_body_at walks the live slots, a destroyed one
+ * giving the null id. A new mass keeps the frame where it is and moves the centre inside it. */
+static void test_poses_view(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world* w = world(msg, 4);
+	assert_int_equal(pbd_world_set_gravity(w, pbd_v3(0, (pbd_real)-9.81, 0)), PBD_OK);
+	const pbd_body_id a = dynamic_box(w, 0.2, 0.4, 0.6, pbd_v3(1, 2, 3), pbd_v3(0, 1, 0));
+	const pbd_body_id b = dynamic_box(w, 0.5, 0.5, 0.5, pbd_v3(-1, 0, 0), pbd_v3(2, 0, 0));
+	uint32_t slots = 0;
+	const pbd_pose* poses = pbd_world_body_poses(w, &slots);
+	assert_int_equal(slots, 2);
+	for (int s = 0; s < 10; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	const pbd_body_id ids[2] = {a, b};
+	for (uint32_t k = 0; k < 2; ++k) {
+		const pbd_body_state st = state_of(w, ids[k]);
+		assert_memory_equal(&poses[k], &st.pose, sizeof st.pose);
+		const pbd_body_id at = pbd_world_body_at(w, k);
+		assert_true(at.index1 == ids[k].index1 && at.generation == ids[k].generation);
+	}
+	assert_int_equal(pbd_body_destroy(w, a), PBD_OK);
+	assert_int_equal(pbd_world_body_at(w, 0).index1, 0);
+	assert_int_equal(pbd_world_body_at(w, 2).index1, 0);
+	/* the matter moved off the frame's origin: the frame stays, the centre follows the matter */
+	const pbd_pose before = state_of(w, b).pose;
+	pbd_mass_properties off = box_matter(0.5, 0.5, 0.5);
+	off.center[0] = 0.1;
+	assert_int_equal(pbd_body_set_mass(w, b, &off), PBD_OK);
+	const pbd_body_state after = state_of(w, b);
+	assert_memory_equal(&poses[1], &after.pose, sizeof after.pose);
+	assert_true(tp_dist(after.pose.position, before.position) < 1e-6);
+	assert_true(tp_dist(after.center, pbd_pose_apply(before, pbd_v3((pbd_real)0.1, 0, 0))) < 1e-6);
 	pbd_world_destroy(w);
 }
 
@@ -338,10 +391,11 @@ static void test_snapshot_resume(void** state) {
 
 int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_free_fall),   cmocka_unit_test(test_torque_free_invariants),
-	    cmocka_unit_test(test_dzhanibekov), cmocka_unit_test(test_far_from_origin),
-	    cmocka_unit_test(test_impulse),     cmocka_unit_test(test_kinematic),
-	    cmocka_unit_test(test_refusals),    cmocka_unit_test(test_snapshot_resume),
+	    cmocka_unit_test(test_free_fall),       cmocka_unit_test(test_torque_free_invariants),
+	    cmocka_unit_test(test_dzhanibekov),     cmocka_unit_test(test_far_from_origin),
+	    cmocka_unit_test(test_impulse),         cmocka_unit_test(test_kinematic),
+	    cmocka_unit_test(test_refusals),        cmocka_unit_test(test_poses_view),
+	    cmocka_unit_test(test_snapshot_resume),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
