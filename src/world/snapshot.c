@@ -45,6 +45,8 @@
 #define SNAP_HEADER     28u
 /* Flags a snapshot may carry: the persistent ones (CONTACT is scratch of the diagnostics). */
 #define SNAP_FLAGS (PBD_PARTICLE_PINNED | PBD_PARTICLE_TARGET | PBD_PARTICLE_FORCE)
+/* The largest step count a snapshot may carry: far past any run, far from wrapping. */
+#define SNAP_MAX_STEPS (UINT64_C(1) << 62)
 
 /* ---- writing --------------------------------------------------------------------------- */
 
@@ -613,9 +615,10 @@ static pbd_status check_warnings(const pbd_world* w, const char* name, pbd_error
 	for (int k = 0; k < PBD_WARN_COUNT; ++k) {
 		const pbd_warning_stat* s = &w->warnings[k];
 		const bool steps = k == PBD_WARN_DIVERGED;
+		/* A world of bodies alone has no particle to name: its counter names 0. */
 		const bool ok = s->count == 0 ? s->last_index == 0
 		                : steps       ? s->count <= w->steps && s->last_index <= w->steps
-		                              : s->last_index < w->np;
+		                              : s->last_index < w->np || (w->np == 0 && s->last_index == 0);
 		if (!ok)
 			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: warning counter %d: count %llu, last %s %u is invalid", name,
 			                    k, (unsigned long long)s->count, steps ? "step" : "particle", s->last_index);
@@ -1228,6 +1231,11 @@ static pbd_status load_world(reader* rd, const pbd_world_def* hooks, const char*
 		                    equal_split, diagnostics, chebyshev);
 	if (!isfinite(time) || time < 0)
 		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: clock: time %g out of range (finite and >= 0)", name, time);
+	/* No run reaches 2^62 steps; a count near 2^64 would wrap within a few steps, and the warning
+	 * counters, which never exceed it, would then name steps that were not. */
+	if (steps > SNAP_MAX_STEPS)
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: clock: step count %llu out of range (at most 2^62)", name,
+		                    (unsigned long long)steps);
 	if (!(rho_estimate >= 0 && rho_estimate < 1))
 		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: settings: spectral radius estimate %g out of range [0, 1)",
 		                    name, (double)rho_estimate);

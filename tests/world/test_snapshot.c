@@ -537,6 +537,63 @@ static void test_warning_counter_out_of_range(void** state) {
 	pbd_world_destroy(w);
 }
 
+/* The step count is held far from wrapping: a snapshot that says 2^64 - 1 steps (three steps
+ * short of a world whose diverged-step counter would exceed its step count) is refused, naming
+ * the clock; 2^62 loads. */
+static void test_step_count_out_of_range(void** state) {
+	(void)state;
+	pbd_world* w = mesh_world();
+	size_t n = 0;
+	uint8_t* d = save(w, &n);
+	const size_t at_steps = AT_WARNINGS - 8;
+	const uint64_t huge = UINT64_MAX, most = UINT64_C(1) << 62;
+	memcpy(d + at_steps, &huge, 8);
+	reseal(d, n);
+	char msg[256];
+	assert_int_equal(load_bytes(d, n, msg), PBD_ERR_OUT_OF_RANGE);
+	assert_non_null(strstr(msg, "step count 18446744073709551615"));
+	memcpy(d + at_steps, &most, 8);
+	reseal(d, n);
+	assert_int_equal(load_bytes(d, n, msg), PBD_OK);
+	free(d);
+	pbd_world_destroy(w);
+}
+
+/* A world of bodies alone whose body blew up (a force no float acceleration holds on a gram)
+ * counts the non-finite state with no particle to name, and its snapshot loads and steps on. */
+static void test_body_blow_up_round_trip(void** state) {
+	(void)state;
+	char log[512] = "";
+	pbd_world* w = test_world_keep(log);
+	pbd_body_def bd = pbd_body_def_default();
+	bd.type = PBD_BODY_DYNAMIC;
+	bd.mass.mass = 1e-3;
+	bd.mass.inertia[0] = bd.mass.inertia[1] = bd.mass.inertia[2] = 1e-6;
+	const pbd_body_id b = pbd_body_create(w, &bd);
+	assert_true(pbd_body_is_valid(w, b));
+	const pbd_real big = TEST_REAL_MAX / 8;
+	assert_int_equal(pbd_body_apply_force(w, b, pbd_v3(big, 0, 0), pbd_v3(0, 0, 0)), PBD_OK);
+	test_disable_fp_traps(); /* the overflow is the point */
+	assert_int_equal(pbd_world_step(w), PBD_OK);
+	test_enable_fp_traps();
+	const pbd_warning_stat bad = pbd_world_get_warning(w, PBD_WARN_NONFINITE);
+	assert_true(bad.count == 1 && bad.last_index == 0);
+	assert_non_null(strstr(log, "body 1 became non-finite"));
+	size_t n = 0;
+	uint8_t* d = save(w, &n);
+	pbd_world* back = NULL;
+	pbd_error err;
+	assert_int_equal(pbd_world_load_memory(d, n, NULL, &back, &err), PBD_OK);
+	assert_true(pbd_world_hash(back) == pbd_world_hash(w));
+	assert_int_equal(pbd_world_step(back), PBD_OK);
+	pbd_body_state st;
+	assert_int_equal(pbd_body_get_state(back, b, &st), PBD_OK);
+	assert_true(isfinite(st.pose.position.x) && st.velocity.y < 0);
+	pbd_world_destroy(back);
+	free(d);
+	pbd_world_destroy(w);
+}
+
 /* A mesh collider whose arrays are empty (the counts 0 and the arrays cut out, the size and the
  * checksum made to match) is refused by the mesh's own check, naming the collider; no pointer is
  * formed from the empty block. */
@@ -707,6 +764,7 @@ int main(void) {
 	    cmocka_unit_test(test_resume_is_bit_identical), cmocka_unit_test(test_corrupt_snapshots_refused),
 	    cmocka_unit_test(test_load_out_of_memory),      cmocka_unit_test(test_empty_parts),
 	    cmocka_unit_test(test_remainder_out_of_range),  cmocka_unit_test(test_warning_counter_out_of_range),
+	    cmocka_unit_test(test_step_count_out_of_range), cmocka_unit_test(test_body_blow_up_round_trip),
 	    cmocka_unit_test(test_empty_collider_arrays),   cmocka_unit_test(test_files_that_are_not_snapshots),
 	    cmocka_unit_test(test_saved_after_undone_step),
 	};
