@@ -9,6 +9,8 @@
 #ifndef PBD_COLLIDE_H
 #define PBD_COLLIDE_H
 
+#include <string.h>
+
 #include "model/world.h"
 
 /* A corner of a shape's surface (pbd_shape_ops.corners): a name for the vertex, unique within the
@@ -106,7 +108,7 @@ typedef struct pbd_contact_c {
 	uint32_t particle;
 	uint32_t collider; /* slot */
 	uint32_t body;     /* slot + 1 of the dynamic body the collider rides on, pushed back; 0: none */
-	uint32_t pad_;
+	uint32_t yielded;  /* 1: it pushes nothing this substep (pbd_collide_yield) */
 	pbd_vec3 n;
 	pbd_real offset;
 	pbd_vec3 vc;  /* velocity of the collider's surface at the contact, m/s */
@@ -125,10 +127,12 @@ typedef struct pbd_tri_contact {
 	pbd_real offset;
 	pbd_vec3 r; /* a dynamic body's lever arm to the contact's core point */
 	uint32_t t;
-	uint32_t body; /* the dynamic body (slot + 1) whose shape it is, pushed back; 0: none */
+	uint32_t body;     /* the dynamic body (slot + 1) whose shape it is, pushed back; 0: none */
+	uint32_t collider; /* slot */
+	uint32_t pad_;
 } pbd_tri_contact;
 
-_Static_assert(sizeof(pbd_tri_contact) == 2 * sizeof(uint32_t) + 10 * sizeof(pbd_real), "padding in pbd_tri_contact");
+_Static_assert(sizeof(pbd_tri_contact) == 4 * sizeof(uint32_t) + 10 * sizeof(pbd_real), "padding in pbd_tri_contact");
 
 /* A corner of a collider near a surface triangle (triangle_contact.c's scratch): the shape's
  * name for it, its local point and outward direction (pbd_corner_fn). */
@@ -148,6 +152,9 @@ typedef struct pbd_edge_rec {
 pbd_status pbd_triangle_contacts_find(pbd_world* w);
 /* One pass over them (every iteration). */
 void pbd_triangle_contacts_project(pbd_world* w);
+/* After an iteration: the faces that the constraints moved into a rounded collider's way get
+ * contacts too, projected at once (as pbd_collide_catch_late for particles). */
+pbd_status pbd_triangle_contacts_catch_late(pbd_world* w);
 
 /* Advances kinematic colliders by one substep of h (their pose at the start of it is kept for
  * the sweeps), then, in PBD_COLLISION_IN_SOLVER, finds the substep's contacts from x (start)
@@ -158,6 +165,31 @@ pbd_status pbd_collide_after_iterations(pbd_world* w);
 /* After the iterations: a contact, projected at once, for every particle that ends within a
  * collider's margin without one (contact.c, "Contacts nothing slips past"). */
 pbd_status pbd_collide_catch_late(pbd_world* w, bool sweep);
+/* The first of records [0, n) of `size` bytes (in order by the pair of uint32 fields at byte
+ * offsets `hi` and `lo`) whose pair is not below (key_hi, key_lo): the contact arrays' search. */
+static inline uint32_t pbd_lower_bound_pair(const void* base, size_t size, uint32_t n, size_t hi, size_t lo,
+                                            uint32_t key_hi, uint32_t key_lo) {
+	const uint64_t key = (uint64_t)key_hi << 32 | key_lo;
+	uint32_t a = 0, b = n;
+	while (a < b) {
+		const uint32_t mid = a + (b - a) / 2;
+		const unsigned char* r = (const unsigned char*)base + (size_t)mid * size;
+		uint32_t h, l;
+		memcpy(&h, r + hi, sizeof h);
+		memcpy(&l, r + lo, sizeof l);
+		if (((uint64_t)h << 32 | l) < key)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/* A face that a rounded collider went through in the substep is taken along on the side the
+ * collider came from (triangle_contact.c); a vertex of that face whose own contact with the
+ * collider pushes it the other way (normal against n: the collider passed beside the vertex, so
+ * it alone would end on the far side) yields: its contact pushes nothing this substep. */
+void pbd_collide_yield(pbd_world* w, uint32_t slot, uint32_t particle, pbd_vec3 n);
 /* One pass of the contact planes over q (every iteration in PBD_COLLISION_IN_SOLVER). */
 void pbd_collide_project_contacts(pbd_world* w);
 /* After friction: particles still deeper than the tolerance in a collider move out by its

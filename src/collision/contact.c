@@ -15,6 +15,7 @@
  * update. */
 #include <math.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "collision/collide.h"
@@ -95,7 +96,7 @@ static bool add_contact(pbd_world* w, uint32_t slot, uint32_t i, pbd_vec3 n, pbd
 	                                           : pbd_v3(0, 0, 0);
 	k->vn0 = pbd_v3_dot(k->n, pbd_v3_sub(w->v[i], k->vc));
 	k->dn = 0;
-	k->pad_ = 0;
+	k->yielded = 0;
 	k->body = 0;
 	k->r = pbd_v3(0, 0, 0);
 	if (c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC) {
@@ -326,20 +327,64 @@ pbd_status pbd_collide_after_iterations(pbd_world* w) {
 	return st;
 }
 
-/* Whether contacts [0, n), in the order find_contacts makes them (by collider, then particle),
- * hold one of particle i with collider `slot`. */
+/* The contact of particle i with collider `slot` among [0, n), by bisection: find_contacts makes
+ * them in order (collider, particle) and the late passes keep them so (merge_late). UINT32_MAX:
+ * none. */
+static uint32_t contact_of(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t i) {
+	const uint32_t at = pbd_lower_bound_pair(w->con, sizeof *w->con, n, offsetof(pbd_contact_c, collider),
+	                                         offsetof(pbd_contact_c, particle), slot, i);
+	return at < n && w->con[at].collider == slot && w->con[at].particle == i ? at : UINT32_MAX;
+}
+
+/* Whether contacts [0, n) hold one of particle i with collider `slot`. */
 static bool has_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t i) {
-	const uint64_t key = (uint64_t)slot << 32 | i;
-	uint32_t lo = 0, hi = n;
-	while (lo < hi) {
-		const uint32_t mid = lo + (hi - lo) / 2;
-		const uint64_t at = (uint64_t)w->con[mid].collider << 32 | w->con[mid].particle;
-		if (at < key)
-			lo = mid + 1;
+	return contact_of(w, n, slot, i) != UINT32_MAX;
+}
+
+static inline uint64_t contact_key(const pbd_contact_c* c) { return (uint64_t)c->collider << 32 | c->particle; }
+
+/* The contacts [found, ncon) that a late pass added (in order among themselves: find_for makes
+ * them by collider, then particle) merged with [0, found) into one run in order, from the back,
+ * so that the next pass finds every contact by bisection. False when out of memory for the
+ * scratch; the contacts are then as they were, in two runs. */
+static bool merge_late(pbd_world* w, uint32_t found) {
+	const uint32_t late = w->ncon - found;
+	if (!grow_to(w, (void**)&w->con_late, sizeof *w->con_late, &w->cap_con_late, late)) return false;
+	memcpy(w->con_late, w->con + found, (size_t)late * sizeof *w->con_late);
+	pbd_contact_c* k = w->con;
+	uint32_t a = found, b = late, out = w->ncon;
+	while (b > 0) {
+		if (a > 0 && contact_key(&k[a - 1]) > contact_key(&w->con_late[b - 1]))
+			k[--out] = k[--a];
 		else
-			hi = mid;
+			k[--out] = w->con_late[--b];
 	}
-	return lo < n && w->con[lo].collider == slot && w->con[lo].particle == i;
+	return true;
+}
+
+void pbd_collide_yield(pbd_world* w, uint32_t slot, uint32_t particle, pbd_vec3 n) {
+	uint32_t k = contact_of(w, w->ncon, slot, particle);
+	if (k == UINT32_MAX) {
+		/* None yet: one that pushes nothing, so that the late passes do not make one that
+		 * pushes the other way. */
+		if (w->ncon == w->cap_con && !reserve_contacts(w, w->ncon + 1)) return;
+		pbd_contact_c* c = &w->con[w->ncon];
+		memset(c, 0, sizeof *c);
+		c->particle = particle;
+		c->collider = slot;
+		c->n = n;
+		c->offset = -PBD_REAL_MAX / 4;
+		c->yielded = 1;
+		w->ncon += 1;
+		if (!merge_late(w, w->ncon - 1)) w->ncon -= 1;
+		return;
+	}
+	if (!(pbd_v3_dot(w->con[k].n, n) < 0)) return;
+	/* Kept in place, so that the late passes see the particle as having its contact and do not
+	 * make it again; an offset no position reaches makes it push nothing, and with no normal
+	 * correction it has no friction or restitution either. */
+	w->con[k].offset = -PBD_REAL_MAX / 4;
+	w->con[k].yielded = 1;
 }
 
 static void project_range(pbd_world* w, uint32_t first, uint32_t end);
@@ -372,7 +417,12 @@ pbd_status pbd_collide_catch_late(pbd_world* w, bool sweep) {
 		if (!find_for(w, s, sweep, first, end, bp->bounded_of[s], lo, hi, found))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u contacts", w->ncon + 1);
 	}
-	if (w->ncon > found) project_range(w, found, w->ncon);
+	if (w->ncon > found) {
+		project_range(w, found, w->ncon);
+		if (!merge_late(w, found))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u late contacts",
+			                w->ncon - found);
+	}
 	return PBD_OK;
 }
 
@@ -431,6 +481,8 @@ void pbd_collide_settle(pbd_world* w) {
 	pbd_vec3* restrict q = w->q;
 	for (uint32_t k = 0; k < w->ncon; ++k) {
 		const pbd_contact_c* c = &w->con[k];
+		/* a face carried by the collider holds the particle on the side the collider left */
+		if (c->yielded) continue;
 		const pbd_collider* col = &w->colliders[c->collider];
 		const uint32_t i = c->particle;
 		const pbd_real margin = col->def.margin + w->radius[i];
@@ -519,6 +571,7 @@ static bool publish_contacts(pbd_world* w) {
 	if (!grow_to(w, (void**)&w->pub, sizeof *w->pub, &w->cap_pub, w->ncon)) return false;
 	for (uint32_t k = 0; k < w->ncon; ++k) {
 		const pbd_contact_c* c = &w->con[k];
+		if (c->yielded) continue;
 		const pbd_collider* col = &w->colliders[c->collider];
 		pbd_vec3 n;
 		const pbd_vec3 local = pbd_pose_apply_inverse(col->def.pose, w->x[c->particle]);

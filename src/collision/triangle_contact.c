@@ -11,6 +11,11 @@
  * particles, as in Bridson et al. 2002's cloth collisions), which keeps the momentum of the
  * three.
  *
+ * A core that moves by more than half its thickness relative to a face in a substep (a small ball
+ * at 20 m/s, a stretched sheet springing back past a ball) is followed along both paths instead:
+ * see rounded_contact. After the first and the last iteration the faces that the constraints
+ * moved into a core's way get contacts too (pbd_triangle_contacts_catch_late), as particles do.
+ *
  * Shapes with corners (boxes, hulls, meshes, height fields) meet the triangles the same way at
  * their corners, each a core of radius zero: a corner that pokes up under a coarse cloth between
  * its vertices holds the face up. Where the corner lies over the inside of the face, the contact's
@@ -32,6 +37,7 @@
  * Triangles go in chunks of PBD_TRI_CHUNK consecutive indices (a mesh numbers its neighbours
  * close together), each with the box of its vertices; a collider looks only at the triangles of
  * the chunks its box meets. */
+#include <stddef.h>
 #include <string.h>
 
 #include "collision/collide.h"
@@ -39,18 +45,18 @@
 #include "collision/shape_math.h"
 #include "model/node.h"
 
-/* The core of a rounded shape in world coordinates at the collider's current pose: a point or a
- * segment [c0, c1] and the radius around it. False for shapes without one. */
-static bool core_of(const pbd_collider* c, pbd_vec3* c0, pbd_vec3* c1, pbd_real* radius) {
+/* The core of a rounded shape in world coordinates at the pose given: a point or a segment
+ * [c0, c1] and the radius around it. False for shapes without one. */
+static bool core_of(const pbd_collider* c, pbd_pose pose, pbd_vec3* c0, pbd_vec3* c1, pbd_real* radius) {
 	const pbd_collider_def* d = &c->def;
 	if (d->type == PBD_SHAPE_SPHERE) {
-		*c0 = *c1 = pbd_pose_apply(d->pose, d->shape.sphere.center);
+		*c0 = *c1 = pbd_pose_apply(pose, d->shape.sphere.center);
 		*radius = d->shape.sphere.radius;
 		return true;
 	}
 	if (d->type == PBD_SHAPE_CAPSULE) {
-		*c0 = pbd_pose_apply(d->pose, pbd_v3(0, -d->shape.capsule.half_height, 0));
-		*c1 = pbd_pose_apply(d->pose, pbd_v3(0, d->shape.capsule.half_height, 0));
+		*c0 = pbd_pose_apply(pose, pbd_v3(0, -d->shape.capsule.half_height, 0));
+		*c1 = pbd_pose_apply(pose, pbd_v3(0, d->shape.capsule.half_height, 0));
 		*radius = d->shape.capsule.radius;
 		return true;
 	}
@@ -100,10 +106,12 @@ typedef struct tri_view {
 	uint32_t t;
 	const uint32_t* v;
 	pbd_vec3 o, p[3], lo, hi;
+	pbd_vec3 s[3];   /* where the vertices were at the start of the substep (s[0] is 0) */
 	pbd_real radius; /* the largest radius of its vertices */
 	tri_tally* tally;
-	uint32_t body;   /* the dynamic body (slot + 1) of the shape, 0: none */
-	pbd_vec3 to_arm; /* o less the body's centre: a core point plus this is its lever arm */
+	uint32_t body;     /* the dynamic body (slot + 1) of the shape, 0: none */
+	uint32_t collider; /* the shape's slot */
+	pbd_vec3 to_arm;   /* o less the body's centre: a core point plus this is its lever arm */
 } tri_view;
 
 /* Whether the triangle may examine one more of a shape's features: false, and marked, at a bound. */
@@ -160,6 +168,8 @@ static bool add_contact(pbd_world* w, const tri_view* tv, const pbd_real b[3], p
 	pbd_tri_contact k;
 	k.t = tv->t;
 	k.body = tv->body;
+	k.collider = tv->collider;
+	k.pad_ = 0;
 	k.r = tv->body ? pbd_v3_add(tv->to_arm, core) : pbd_v3(0, 0, 0);
 	k.b[0] = b[0], k.b[1] = b[1], k.b[2] = b[2];
 	k.n = n;
@@ -173,30 +183,137 @@ static bool add_contact(pbd_world* w, const tri_view* tv, const pbd_real b[3], p
 	return push(w, &k);
 }
 
-/* A rounded collider's core [c0, c1] of the given radius against the triangle. */
-static bool rounded_contact(pbd_world* w, const pbd_collider* c, const tri_view* tv, pbd_vec3 c0, pbd_vec3 c1,
-                            pbd_real radius) {
-	const pbd_vec3 r0 = pbd_v3_sub(c0, tv->o), r1 = pbd_v3_sub(c1, tv->o);
-	const pbd_real thick = tv->radius + c->def.margin + radius;
-	if (box_far(r0, r1, thick, tv) || vertex_touches(tv, r0, r1, thick)) return true;
-	pbd_real b[3];
-	pbd_vec3 core;
-	const pbd_vec3 q = closest_pair(r0, r1, tv->p[0], tv->p[1], tv->p[2], &core, b);
-	if (b[0] > VERTEX_WEIGHT || b[1] > VERTEX_WEIGHT || b[2] > VERTEX_WEIGHT) return true;
-	const pbd_vec3 d = pbd_v3_sub(q, core);
+/* Whether the box of the core's path over the substep, [a, b] at its start and [c, d] now,
+ * grown by thick, misses the box of the triangle's path. */
+static bool path_far(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, pbd_vec3 d, pbd_real thick, const tri_view* tv) {
+	pbd_vec3 lo = v3_min(v3_min(a, b), v3_min(c, d)), hi = v3_max(v3_max(a, b), v3_max(c, d));
+	pbd_vec3 tlo = tv->lo, thi = tv->hi;
+	for (int m = 0; m < 3; ++m) tlo = v3_min(tlo, tv->s[m]), thi = v3_max(thi, tv->s[m]);
+	return lo.x - thick > thi.x || hi.x + thick < tlo.x || lo.y - thick > thi.y || hi.y + thick < tlo.y ||
+	       lo.z - thick > thi.z || hi.z + thick < tlo.z;
+}
+
+/* The contact by distance between the core [r0, r1] and the face at its predicted place: the
+ * direction from the core to the face's nearest point, at most `thick` apart. Gives false when
+ * they are farther apart or the nearest point is at a vertex (whose own contact does the work). */
+static bool contact_by_distance(const tri_view* tv, pbd_vec3 r0, pbd_vec3 r1, pbd_real thick, pbd_real b[3],
+                                pbd_vec3* n, pbd_vec3* core) {
+	const pbd_vec3 q = closest_pair(r0, r1, tv->p[0], tv->p[1], tv->p[2], core, b);
+	if (b[0] > VERTEX_WEIGHT || b[1] > VERTEX_WEIGHT || b[2] > VERTEX_WEIGHT) return false;
+	const pbd_vec3 d = pbd_v3_sub(q, *core);
 	const pbd_real len = pbd_v3_length(d);
-	if (!(len < thick)) return true;
+	if (!(len < thick)) return false;
 	/* A triangle through the core has no direction out; its own normal, toward where the
 	 * triangle's vertices were at the start of the substep, is the best guess. */
-	pbd_vec3 n;
 	if (len > PBD_EPSILON_LENGTH) {
-		n = pbd_v3_scale(d, 1 / len);
+		*n = pbd_v3_scale(d, 1 / len);
 	} else {
 		pbd_vec3 fn = pbd_v3_cross(pbd_v3_sub(tv->p[1], tv->p[0]), pbd_v3_sub(tv->p[2], tv->p[0]));
 		const pbd_real fl = pbd_v3_length(fn);
-		n = fl > 0 ? pbd_v3_scale(fn, 1 / fl) : pbd_v3(0, 1, 0);
+		*n = fl > 0 ? pbd_v3_scale(fn, 1 / fl) : pbd_v3(0, 1, 0);
 	}
+	return true;
+}
+
+/* The plane through the face's point b, normal n (from the core, unit), kept `thick` ahead of
+ * the core's point `core` at the end of the substep: a contact when the face would end nearer.
+ * False only when out of memory. */
+static bool held_plane(pbd_world* w, const tri_view* tv, const pbd_real b[3], pbd_vec3 n, pbd_vec3 core,
+                       pbd_real thick) {
+	pbd_real gap = -pbd_v3_dot(n, core);
+	for (int m = 0; m < 3; ++m) gap += b[m] * pbd_v3_dot(n, tv->p[m]);
+	if (!(gap < thick)) return true;
+	for (int m = 0; m < 3; ++m) pbd_collide_yield(w, tv->collider, tv->v[m], n);
 	return add_contact(w, tv, b, n, core, thick);
+}
+
+/* The most samples of a fast core's path against one face. */
+#define PATH_SAMPLES 64
+
+/* Whether the core [q0, q1] -> [r0, r1] and the face, each moving linearly from the start of
+ * the substep to now, come within `thick` of each other: their distance sampled at steps of at
+ * most half the thickness of relative motion (`move` bounds it), ends included. */
+static bool paths_meet(const tri_view* tv, pbd_vec3 q0, pbd_vec3 q1, pbd_vec3 r0, pbd_vec3 r1, pbd_real thick,
+                       pbd_real move) {
+	const pbd_real want = move / (PBD_R(0.5) * thick);
+	const int samples = want < PATH_SAMPLES ? (int)ceil((double)want) : PATH_SAMPLES;
+	for (int k = 0; k <= samples; ++k) {
+		const pbd_real f = (pbd_real)k / (pbd_real)samples;
+		pbd_vec3 t[3];
+		for (int m = 0; m < 3; ++m) t[m] = pbd_v3_add(tv->s[m], pbd_v3_scale(pbd_v3_sub(tv->p[m], tv->s[m]), f));
+		const pbd_vec3 a0 = pbd_v3_add(q0, pbd_v3_scale(pbd_v3_sub(r0, q0), f));
+		const pbd_vec3 a1 = pbd_v3_add(q1, pbd_v3_scale(pbd_v3_sub(r1, q1), f));
+		pbd_real b[3];
+		pbd_vec3 on_core;
+		const pbd_vec3 d = pbd_v3_sub(closest_pair(a0, a1, t[0], t[1], t[2], &on_core, b), on_core);
+		if (pbd_v3_dot(d, d) < thick * thick) return true;
+	}
+	return false;
+}
+
+/* A rounded collider's core [c0, c1] of the given radius against the triangle; [s0, s1] is the
+ * core at the start of the substep.
+ *
+ * When the core moves less than half its thickness relative to the face in the substep, it
+ * cannot pass the face without ending within reach of it: the face is kept off the core by the
+ * distance between them at the end, unless a vertex touches the core (its own contact holds).
+ *
+ * Faster (a small ball at 20 m/s into a sheet, a sheet springing back past a ball), the
+ * direction at the end may point through the face, to where the core went: a face the core
+ * passed is pushed on to the far side. There, when the two paths come within reach during the
+ * substep (paths_meet), the face is kept off the core's end along the direction from the core to
+ * the face's nearest point at the start of the substep, when nothing had passed yet: the plane
+ * between them then holds to the end, as a particle keeps its contact's plane. For a core
+ * arriving from afar that direction is close to its motion, so the face ahead is carried along;
+ * in a fold around the core, each side is pushed out and down and their shared edge, pushed by
+ * both, goes ahead of it. The vertices' own contacts that push the other way yield. */
+static bool rounded_contact(pbd_world* w, const pbd_collider* c, const tri_view* tv, pbd_vec3 c0, pbd_vec3 c1,
+                            pbd_vec3 s0, pbd_vec3 s1, pbd_real radius) {
+	const pbd_vec3 r0 = pbd_v3_sub(c0, tv->o), r1 = pbd_v3_sub(c1, tv->o);
+	const pbd_vec3 q0 = pbd_v3_sub(s0, tv->o), q1 = pbd_v3_sub(s1, tv->o);
+	const pbd_real thick = tv->radius + c->def.margin + radius;
+	if (path_far(q0, q1, r0, r1, thick, tv)) return true;
+	/* A bound on how far the core moves relative to any point of the face. */
+	pbd_real face_move = 0;
+	for (int m = 0; m < 3; ++m) face_move = PBD_FMAX(face_move, pbd_v3_length(pbd_v3_sub(tv->p[m], tv->s[m])));
+	const pbd_real move = PBD_FMAX(pbd_v3_length(pbd_v3_sub(r0, q0)), pbd_v3_length(pbd_v3_sub(r1, q1))) + face_move;
+	pbd_real b[3];
+	pbd_vec3 n, core;
+	if (!(move > PBD_R(0.5) * thick)) {
+		if (box_far(r0, r1, thick, tv) || vertex_touches(tv, r0, r1, thick)) return true;
+		if (!contact_by_distance(tv, r0, r1, thick, b, &n, &core)) return true;
+		return add_contact(w, tv, b, n, core, thick);
+	}
+	if (!paths_meet(tv, q0, q1, r0, r1, thick, move)) return true;
+	pbd_vec3 cs;
+	const pbd_vec3 ds = pbd_v3_sub(closest_pair(q0, q1, tv->s[0], tv->s[1], tv->s[2], &cs, b), cs);
+	const pbd_real ls = pbd_v3_length(ds);
+	if (!(ls > PBD_EPSILON_LENGTH)) {
+		/* through the core at the start: no direction to keep, the end's is the best guess */
+		if (!contact_by_distance(tv, r0, r1, thick, b, &n, &core)) return true;
+		return add_contact(w, tv, b, n, core, thick);
+	}
+	n = pbd_v3_scale(ds, 1 / ls);
+	/* the core's point that was nearest the face, where it is now */
+	core = pbd_v3_add(r0, pbd_v3_scale(pbd_v3_sub(r1, r0), pbd_closest_on_segment(cs, q0, q1)));
+	if (!held_plane(w, tv, b, n, core, thick)) return false;
+	/* The face's edges the same way, each by its own nearest point: in a fold around the core
+	 * the sides' nearest points lie on the sides, and only the edge they share, under the core,
+	 * says that it must go ahead. */
+	for (int m = 0; m < 3; ++m) {
+		const int m1 = (m + 1) % 3;
+		pbd_real u, t;
+		pbd_closest_segments(q0, q1, tv->s[m], tv->s[m1], &u, &t);
+		const pbd_vec3 ce = pbd_v3_add(q0, pbd_v3_scale(pbd_v3_sub(q1, q0), u));
+		const pbd_vec3 d = pbd_v3_sub(pbd_v3_add(tv->s[m], pbd_v3_scale(pbd_v3_sub(tv->s[m1], tv->s[m]), t)), ce);
+		const pbd_real l = pbd_v3_length(d);
+		if (!(l > PBD_EPSILON_LENGTH) || !(l < thick + move)) continue;
+		pbd_real be[3] = {0, 0, 0};
+		be[m] = 1 - t, be[m1] = t;
+		const pbd_vec3 cn = pbd_v3_add(r0, pbd_v3_scale(pbd_v3_sub(r1, r0), u));
+		if (!held_plane(w, tv, be, pbd_v3_scale(d, 1 / l), cn, thick)) return false;
+	}
+	return true;
 }
 
 /* The contact of a feature of a shape at `core` (a corner, or a point of an edge) that lies over
@@ -450,14 +567,26 @@ static bool edges_contacts(pbd_world* w, const pbd_collider* c, const tri_view* 
 	return true;
 }
 
-/* The box of each chunk of triangles over their vertices' predicted positions, grown by the
- * largest particle radius; chunks with no free vertex get an empty box. */
+/* The box of each particle's path in the substep (x to x + q), grown by the largest particle
+ * radius, then of each chunk of triangles over its vertices' boxes; chunks with no free vertex
+ * get an empty box. A vertex is shared by about six triangles: its box is made once. */
 static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
 	if (nchunk > w->cap_tri_chunk) {
 		if (!pbd_grow(&w->mem, (void**)&w->tri_chunk, sizeof *w->tri_chunk, w->cap_tri_chunk, nchunk)) return false;
 		w->cap_tri_chunk = nchunk;
 	}
+	if (w->np > w->cap_path_box) {
+		if (!pbd_grow(&w->mem, (void**)&w->path_box, sizeof *w->path_box, w->cap_path_box, w->np)) return false;
+		w->cap_path_box = w->np;
+	}
 	const pbd_real g = w->pcol->max_radius;
+	for (uint32_t i = 0; i < w->np; ++i) {
+		const pbd_vec3 x = w->x[i], p = pbd_v3_add(x, w->q[i]);
+		w->path_box[i].lo =
+		    pbd_v3(pbd_shape_min(x.x, p.x) - g, pbd_shape_min(x.y, p.y) - g, pbd_shape_min(x.z, p.z) - g);
+		w->path_box[i].hi =
+		    pbd_v3(pbd_shape_max(x.x, p.x) + g, pbd_shape_max(x.y, p.y) + g, pbd_shape_max(x.z, p.z) + g);
+	}
 	for (uint32_t k = 0; k < nchunk; ++k) {
 		pbd_box3 b = {{PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX}, {-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX}};
 		const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;
@@ -465,9 +594,8 @@ static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
 			const uint32_t* v = &w->tri[3 * t];
 			if (w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
 			for (int m = 0; m < 3; ++m) {
-				const pbd_vec3 p = pbd_v3_add(w->x[v[m]], w->q[v[m]]);
-				b.lo = v3_min(b.lo, pbd_v3(p.x - g, p.y - g, p.z - g));
-				b.hi = v3_max(b.hi, pbd_v3(p.x + g, p.y + g, p.z + g));
+				b.lo = v3_min(b.lo, w->path_box[v[m]].lo);
+				b.hi = v3_max(b.hi, w->path_box[v[m]].hi);
 			}
 		}
 		w->tri_chunk[k] = b;
@@ -475,9 +603,29 @@ static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
 	return true;
 }
 
-pbd_status pbd_triangle_contacts_find(pbd_world* w) {
-	w->ntc = 0;
-	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->nt == 0) return PBD_OK;
+/* Whether the box of the paths of triangle v's vertices (chunk_boxes) misses the collider's box
+ * [lo, hi]: most triangles of a chunk near a ball. */
+static bool tri_far(const pbd_world* w, const uint32_t* v, pbd_vec3 lo, pbd_vec3 hi) {
+	const pbd_box3* b = w->path_box;
+	const pbd_vec3 a = v3_min(v3_min(b[v[0]].lo, b[v[1]].lo), b[v[2]].lo);
+	const pbd_vec3 z = v3_max(v3_max(b[v[0]].hi, b[v[1]].hi), b[v[2]].hi);
+	return a.x > hi.x || z.x < lo.x || a.y > hi.y || z.y < lo.y || a.z > hi.z || z.z < lo.z;
+}
+
+/* Whether contacts [0, n), in the order the search makes them (by collider, then triangle), hold
+ * one of triangle t with collider `slot`. */
+static bool has_face_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t t) {
+	const uint32_t at = pbd_lower_bound_pair(w->tcon, sizeof *w->tcon, n, offsetof(pbd_tri_contact, collider),
+	                                         offsetof(pbd_tri_contact, t), slot, t);
+	return at < n && w->tcon[at].collider == slot && w->tcon[at].t == t;
+}
+
+/* The search over every collider and the chunks of triangles near it. `late`: after an
+ * iteration, for the faces that the constraints moved into a rounded collider's way, over their
+ * whole path from the start of the substep to where the iteration left them; only faces with
+ * no contact with that collider yet, the others keeping theirs. */
+static pbd_status find_faces(pbd_world* w, bool late) {
+	const uint32_t found = w->ntc;
 	const uint32_t nchunk = (w->nt + PBD_TRI_CHUNK - 1) / PBD_TRI_CHUNK;
 	bool boxed = false;
 	tri_tally tally = {0, 0, false, pbd_collision_limit(w->nt), false};
@@ -487,16 +635,21 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 		const pbd_collider* c = &w->colliders[s];
 		if (!c->alive || c->def.trigger) continue;
 		const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
-		pbd_vec3 c0 = pbd_v3(0, 0, 0), c1 = c0;
+		pbd_vec3 c0 = pbd_v3(0, 0, 0), c1 = c0, s0 = c0, s1 = c0;
 		pbd_real radius = 0;
-		const bool rounded = core_of(c, &c0, &c1, &radius);
+		const bool rounded = core_of(c, c->def.pose, &c0, &c1, &radius);
+		if (late && !rounded) continue;
+		if (rounded) (void)core_of(c, c->pose0, &s0, &s1, &radius);
 		/* a dynamic body's shape is pushed back by the faces it pushes (pbd_triangle_contacts_project) */
 		const uint32_t body = c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC ? c->body : 0;
 		const bool corners = !rounded && ops->corners && !w->corners_off,
 		           edges = !rounded && ops->edges && !w->edges_off;
 		if (!rounded && !corners && !edges) continue;
+		/* a rounded shape is swept over the substep; corners and edges are met where they are */
+		const pbd_pose poses[2] = {c->def.pose, c->pose0};
 		pbd_vec3 lo, hi;
-		if (!pbd_collider_world_box(c, &c->def.pose, 1, c->def.margin + PBD_CONTACT_TOLERANCE, &lo, &hi)) continue;
+		if (!pbd_collider_world_box(c, poses, rounded ? 2 : 1, c->def.margin + PBD_CONTACT_TOLERANCE, &lo, &hi))
+			continue;
 		if (!boxed && !chunk_boxes(w, nchunk))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle chunks", nchunk);
 		boxed = true;
@@ -526,11 +679,17 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 				tv.v = &w->tri[3 * t];
 				const uint32_t* v = tv.v;
 				if (!(w->cmask[v[0]] & c->def.category)) continue;
+				if (late && has_face_contact(w, found, s, t)) continue;
 				if (!body && w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
+				if (rounded && tri_far(w, v, lo, hi)) continue;
 				tv.o = w->x[v[0]];
 				tv.body = body;
+				tv.collider = s;
 				tv.to_arm = body ? pbd_v3_sub(tv.o, pbd_body_centre(&w->bodies, body - 1)) : pbd_v3(0, 0, 0);
-				for (int m = 0; m < 3; ++m) tv.p[m] = pbd_v3_add(pbd_v3_sub(w->x[v[m]], tv.o), w->q[v[m]]);
+				for (int m = 0; m < 3; ++m) {
+					tv.s[m] = pbd_v3_sub(w->x[v[m]], tv.o);
+					tv.p[m] = pbd_v3_add(tv.s[m], w->q[v[m]]);
+				}
 				tv.lo = tv.p[0], tv.hi = tv.p[0];
 				for (int m = 1; m < 3; ++m) {
 					tv.lo = v3_min(tv.lo, tv.p[m]);
@@ -541,7 +700,7 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 				tally.first = w->ntc;
 				tally.capped = false;
 				tv.tally = &tally;
-				const bool ok = rounded ? rounded_contact(w, c, &tv, c0, c1, radius)
+				const bool ok = rounded ? rounded_contact(w, c, &tv, c0, c1, s0, s1, radius)
 				                        : corners_contacts(w, c, &tv) && edges_contacts(w, c, &tv);
 				if (!ok)
 					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle contacts",
@@ -553,8 +712,40 @@ pbd_status pbd_triangle_contacts_find(pbd_world* w) {
 			}
 		}
 	}
-	pbd_collision_count(w, candidates, most, most_kept, w->ntc, capped + (tally.full ? 1u : 0u));
+	if (!late) pbd_collision_count(w, candidates, most, most_kept, w->ntc, capped + (tally.full ? 1u : 0u));
 	return PBD_OK;
+}
+
+pbd_status pbd_triangle_contacts_find(pbd_world* w) {
+	w->ntc = 0;
+	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->nt == 0) return PBD_OK;
+	return find_faces(w, false);
+}
+
+static bool face_contact_before(const pbd_tri_contact* x, const pbd_tri_contact* y) {
+	return x->collider != y->collider ? x->collider < y->collider : x->t < y->t;
+}
+
+static void project_range(pbd_world* w, uint32_t first, uint32_t end);
+
+pbd_status pbd_triangle_contacts_catch_late(pbd_world* w) {
+	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->nt == 0 || w->pcol->torn) return PBD_OK;
+	const uint32_t found = w->ntc;
+	const pbd_status st = find_faces(w, true);
+	if (w->ntc == found) return st;
+	project_range(w, found, w->ntc);
+	/* Back in order (collider, triangle), which the next late pass searches and the projection
+	 * follows: the new ones, in order among themselves, each moved down past the old ones after
+	 * it (a face's several contacts stay in the order they were made). */
+	pbd_tri_contact* k = w->tcon;
+	for (uint32_t i = found; i < w->ntc; ++i) {
+		const pbd_tri_contact x = k[i];
+		uint32_t at = i;
+		while (at > 0 && face_contact_before(&x, &k[at - 1])) --at;
+		memmove(&k[at + 1], &k[at], (size_t)(i - at) * sizeof *k);
+		k[at] = x;
+	}
+	return st;
 }
 
 /* Against a dynamic body the face's point, of inverse mass sum b_k^2 w_k, and the body's point,
@@ -580,8 +771,10 @@ static void project_with_body(pbd_world* w, const pbd_tri_contact* k) {
 	pbd_node_body_push(bs, b, k->n, irn, -dl);
 }
 
-void pbd_triangle_contacts_project(pbd_world* w) {
-	for (uint32_t i = 0; i < w->ntc; ++i) {
+void pbd_triangle_contacts_project(pbd_world* w) { project_range(w, 0, w->ntc); }
+
+static void project_range(pbd_world* w, uint32_t first, uint32_t end) {
+	for (uint32_t i = first; i < end; ++i) {
 		const pbd_tri_contact* k = &w->tcon[i];
 		if (k->body)
 			project_with_body(w, k);

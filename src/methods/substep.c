@@ -38,6 +38,7 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 void pbd_substep_catch_late(pbd_world* w, bool sweep) {
 	if (w->nc == 0) return;
 	const uint64_t t0 = pbd_prof_begin(w);
+	note(w, pbd_triangle_contacts_catch_late(w));
 	note(w, pbd_collide_catch_late(w, sweep));
 	pbd_prof_end(w, PBD_PHASE_COLLIDE, t0);
 }

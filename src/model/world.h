@@ -140,8 +140,10 @@ struct pbd_world {
 	/* colliders and the contact stage (collide.c, contact.c) */
 	uint32_t nc, cap_c;
 	pbd_collider* colliders;
-	uint32_t ncon, cap_con; /* contacts of the current substep */
+	uint32_t ncon, cap_con; /* contacts of the current substep, in order (collider, particle) */
 	pbd_contact_c* con;
+	pbd_contact_c* con_late; /* scratch of the late passes (contact.c merge_late) */
+	uint32_t cap_con_late;
 	uint32_t npub, cap_pub; /* contacts published after the last step */
 	pbd_contact* pub;
 	uint32_t ninside, cap_inside, cap_inside_next; /* trigger occupancy, sorted (slot << 32 | particle) */
@@ -154,8 +156,10 @@ struct pbd_world {
 	pbd_particle_collision* pcol; /* particle pairs (self_collision.c) */
 	uint32_t ntc, cap_tc;         /* colliders against surface triangles (triangle_contact.c) */
 	struct pbd_tri_contact* tcon;
-	pbd_box3* tri_chunk; /* per chunk of surface triangles: the box of their predicted vertices */
+	pbd_box3* tri_chunk; /* per chunk of surface triangles: the box of their vertices' paths */
 	uint32_t cap_tri_chunk;
+	pbd_box3* path_box; /* per particle: the box of its path in the substep, grown by the largest radius */
+	uint32_t cap_path_box;
 	uint32_t ncorner, cap_corner; /* the corners of a shape near one triangle (triangle_contact.c's scratch) */
 	struct pbd_corner_rec* corner;
 	uint32_t nedge, cap_edge; /* the edges of a shape near one triangle (triangle_contact.c's scratch) */
