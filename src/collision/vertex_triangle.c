@@ -65,6 +65,12 @@ static void vt_block(void* arg, uint32_t block, uint32_t worker) {
 		const pbd_vec3 pi = pbd_v3_add(xi, qi);
 		const pbd_box3 box = {pbd_v3(PBD_FMIN(xi.x, pi.x), PBD_FMIN(xi.y, pi.y), PBD_FMIN(xi.z, pi.z)),
 		                      pbd_v3(PBD_FMAX(xi.x, pi.x), PBD_FMAX(xi.y, pi.y), PBD_FMAX(xi.z, pi.z))};
+		/* The path's box grown by the speculative reach (the path's length; a hair more for
+		 * rounding): a triangle whose box (grown by twice the largest radius, at least the
+		 * thickness) misses it is neither within reach at the end nor crossed on the way. */
+		const pbd_real grow = pbd_v3_length(qi) + PBD_CONTACT_TOLERANCE;
+		const pbd_vec3 blo = pbd_v3(box.lo.x - grow, box.lo.y - grow, box.lo.z - grow),
+		               bhi = pbd_v3(box.hi.x + grow, box.hi.y + grow, box.hi.z + grow);
 		const uint32_t n = pbd_hash_grid_box_slots(g, box, slots);
 		uint32_t examined = 0, kept = 0;
 		bool capped = false;
@@ -74,6 +80,7 @@ static void vt_block(void* arg, uint32_t block, uint32_t worker) {
 			for (uint32_t e = g->start[slots[k]]; e < stop; ++e) {
 				const uint32_t t = g->entry[e];
 				if (pbd_block_out_seen(o, worker, t, i)) continue;
+				if (!pbd_boxes_overlap(w->pcol->tbox[t].lo, w->pcol->tbox[t].hi, blo, bhi)) continue;
 				const uint32_t* v = &w->tri[3 * t];
 				const pbd_real thick = ri + PBD_FMAX(PBD_FMAX(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
 				if (w->w[i] <= 0 && w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
