@@ -1,22 +1,41 @@
-/* Collision rows of the benchmark (public API only). Per size N:
- *   sphere    the hanging cloth of the throughput table falls onto a static sphere and drapes;
- *             XPBD, 10 substeps x 1 iteration. Quality: the worst penetration of a particle
- *             below the sphere's margin over all steps. With Bullet, the same cloth on a
- *             btSphereShape with soft-rigid collision (SDF_RS) at Bullet's 10 iterations.
+/* Collision rows of the benchmark (public API only).
+ *
+ * Setting: every pbd row (sphere, self, self-vf, self-off, table, pile) runs XPBD with the
+ * hierarchical solve (6 coarse levels, bench/quality.c's xpbd-hier) at 4 substeps x 2 iterations;
+ * Bullet's row runs its 10 iterations in one step. The cost-to-quality table (docs/BENCHMARKS.md)
+ * finds the hierarchy the one method that holds a hanging cloth within 1 % mean structural strain
+ * in a few substeps (xpbd-hier at t = 2 s: 3 substeps at 64^2, 4 at 128^2), where plain XPBD needs
+ * 25 to 50 and iterations alone do not get there; without it, 10 substeps x 1 iteration let the
+ * sphere row's 128^2 cloth diverge. 4 substeps is the 128^2 rung, the largest default size; the
+ * second iteration is for the contacts, which the iterations project and the coarse levels do not
+ * see. Per size N:
+ *   sphere    the hanging cloth of the throughput table falls onto a static sphere and drapes.
+ *             Quality: the worst penetration of a particle below the sphere's margin over all
+ *             steps. With Bullet, the same cloth on a btSphereShape with soft-rigid collision
+ *             (SDF_RS) at Bullet's 10 iterations.
  *   self      the cloth folded in two (upper half 15 cm above the lower) dropped on a floor, with
- *             a thickness of 0.8 grid spacings and self-collision; XPBD, 4 substeps x 10
- *             iterations. Quality: the closest distance at the end between particles that must
- *             keep apart (rest distance >= thickness), against 0.85 x thickness.
+ *             a thickness of 0.8 grid spacings and self-collision. Quality: the closest distance
+ *             at the end between particles that must keep apart (rest distance >= thickness),
+ *             against 0.85 x thickness.
  *   self-vf   the same with self-collision but without edge-edge contacts (particle pairs and
  *             vertex-face contacts only): what the edge contacts cost.
  *   self-off  the same without self-collision: what self-collision costs (and the control that
- *             shows the check catches a cloth falling through itself).
- * docs/BENCHMARKS.md, "Collision", has the measured table. */
+ *             shows the checks catch a cloth falling through itself).
+ *   table     the cloth lying flat 0.2 m above a table (a 0.6 x 0.05 x 0.6 m box, top at 0.5 m,
+ *             over the floor) falls on it and drapes over its edges; self-collision as the self row.
+ *   pile      four cloths of (N/2)^2, 0.8 m square, stacked 5 cm apart and turned by 0, 20, 40 and
+ *             60 degrees about y, fall on a sphere resting on the floor and pile up on it;
+ *             self-collision and cloth-cloth collision.
+ * table and pile run on 1 and on 2 threads (two rows). The self, table and pile rows count, after
+ * every step, the edges that pass through a face (all cloths as one mesh) and the particles inside
+ * a collider (bench/crossings.c): any of either is `penetrates`; then a mean structural strain
+ * above 1 % at the end is `unconverged`. docs/BENCHMARKS.md, "Collision", has the measured table. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "collision.h"
 
 #include "cloth.h"
+#include "crossings.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -36,10 +55,14 @@ static const double COL_DT = 1.0 / 60.0;
 static const double COL_GRAVITY = -9.81;
 /* A strain no cloth reaches: the library's default divergence_strain, as the throughput table. */
 static const double COL_DIVERGED_STRAIN = 10.0;
+/* The mean structural strain a taut cloth keeps: the cost-to-quality table's target. */
+static const double COL_UNCONVERGED_STRAIN = 0.01;
 /* The first run of a row stops once its steps have taken this long in all (the later repeats run
  * as many steps as it did, so that their end states compare): a blown-up cloth can take a second
  * per step (many thousands of collision pairs). */
 static const double COL_RUN_CAP_MS = 60000.0;
+/* The pbd rows' setting (see the comment at the top). */
+enum { COL_SUBSTEPS = 4, COL_ITERATIONS = 2, COL_HIERARCHY_LEVELS = 6, BULLET_ITERATIONS = 10 };
 
 /* The sphere scene: the sphere's centre 0.35 m below the pins' line (y = 0, z = 0) and 0.5 m out
  * along the cloth (z), under the middle of the cloth (x = 0). */
@@ -48,40 +71,98 @@ static const double SPHERE_CENTER[3] = {0.0, -0.35, 0.5};
 static const double SPHERE_MARGIN = 0.01;
 static const double PBD_PENETRATION_BOUND = 1e-4;    /* m below the margin */
 static const double BULLET_PENETRATION_BOUND = 0.01; /* Bullet's soft contact: 1 cm */
-enum { SPHERE_SUBSTEPS = 10, SPHERE_ITERATIONS = 1, BULLET_ITERATIONS = 10 };
 
 /* The folded cloth: the lower half lies on the floor (its particles' centres at half the
  * thickness, as in tests/collision/test_self_collision.c), the upper half 0.15 m above it. */
 static const double FOLD_HEIGHT = 0.15;
-static const double FOLD_THICKNESS_SPACINGS = 0.8; /* thickness in grid spacings */
-static const double FOLD_GAP_BOUND = 0.85;         /* closest distance / thickness of an ok row */
+static const double THICKNESS_SPACINGS = 0.8; /* thickness in grid spacings, every row with one */
+static const double FOLD_GAP_BOUND = 0.85;    /* closest distance / thickness of an ok row */
+
+/* The table: a box whose top is at TABLE_TOP, over the floor, and the cloth TABLE_DROP above it. */
+static const double TABLE_HALF[3] = {0.3, 0.025, 0.3};
+static const double TABLE_TOP = 0.5;
+static const double TABLE_DROP = 0.2;
+/* The pile: a sphere resting on the floor and PILE_COUNT cloths above it, the lowest
+ * PILE_CLEARANCE over its top, PILE_GAP apart (or 1.1 thickness where that is more: a coarse
+ * cloth's thickness exceeds 5 cm below N = 36, and the cloths must not start in contact). */
+enum { PILE_COUNT = 4, PILE_MIN_SIDE = 3 };
+static const double PILE_SIZE = 0.8;
+static const double PILE_RADIUS = 0.2;
+static const double PILE_CLEARANCE = 0.1;
+static const double PILE_GAP = 0.05;
+static const double PILE_ANGLES_DEG[PILE_COUNT] = {0, 20, 40, 60};
+static const double COL_PI = 3.14159265358979323846;
+/* Areal density of every cloth: the 1 m cloths weigh 1 kg. */
+static const double CLOTH_DENSITY = 1.0; /* kg/m^2 */
+/* The table's and the pile's colliders hold the cloth by friction (the sphere row's and the
+ * fold's are frictionless): a frictionless cloth would slide off the table and the sphere. */
+static const double DRAPE_STATIC_FRICTION = 0.5;
+static const double DRAPE_KINETIC_FRICTION = 0.4;
+
 enum {
-	FOLD_SUBSTEPS = 4,
-	FOLD_ITERATIONS = 10,
-	/* The worst closest distance over the run is taken from 0.1 s on: the first steps snap the
-	 * edges that cross the fold, as in tests/collision/test_self_collision.c. */
+	/* The worst closest distance over the run is taken from 0.1 s on (shown only). */
 	FOLD_SETTLE_STEPS = 6,
 	/* The hashed pair search is checked against brute force up to this N. */
 	BRUTE_MAX_N = 64,
 	REPEAT_SPLIT_N = 128
 };
 
-typedef enum col_kind { ROW_SPHERE, ROW_SPHERE_BULLET, ROW_SELF, ROW_SELF_VF, ROW_SELF_OFF, ROW_COUNT } col_kind;
+typedef enum col_kind {
+	ROW_SPHERE,
+	ROW_SPHERE_BULLET,
+	ROW_SELF,
+	ROW_SELF_VF,
+	ROW_SELF_OFF,
+	ROW_TABLE,
+	ROW_TABLE_2,
+	ROW_PILE,
+	ROW_PILE_2,
+	ROW_COUNT
+} col_kind;
 
-static const char* const row_names[ROW_COUNT] = {"sphere", "sphere", "self", "self-vf", "self-off"};
+static const char* const row_names[ROW_COUNT] = {"sphere", "sphere", "self", "self-vf", "self-off",
+                                                 "table",  "table",  "pile", "pile"};
+static const int row_threads[ROW_COUNT] = {1, 1, 1, 1, 1, 1, 2, 1, 2};
+
+static bool is_self(col_kind k) { return k == ROW_SELF || k == ROW_SELF_VF || k == ROW_SELF_OFF; }
+/* The rows whose quality is counted after every step: edges through faces, particles inside. */
+static bool is_counted(col_kind k) { return k >= ROW_SELF; }
+
+/* The particles, edges and triangles of a row's cloths as the world numbers them (the objects'
+ * particles follow each other in the order of creation), and the colliders of its scene. */
+typedef enum col_set_kind { SET_CLOTH, SET_FOLD, SET_TABLE, SET_PILE, SET_COUNT } col_set_kind;
+
+static col_set_kind set_of(col_kind k) {
+	if (k <= ROW_SPHERE_BULLET) return SET_CLOTH;
+	if (k <= ROW_SELF_OFF) return SET_FOLD;
+	return k <= ROW_TABLE_2 ? SET_TABLE : SET_PILE;
+}
+
+typedef struct col_set {
+	uint32_t np, ne;
+	uint32_t* edges; /* 2 per edge, particle indices */
+	double* rest;    /* m per edge */
+	uint8_t* kinds;  /* pbd_edge_kind per edge */
+	col_crossings cross;
+	col_shape shapes[2]; /* the scene's colliders, in world coordinates */
+	uint32_t shape_count;
+	double margin, friction_static, friction_kinetic; /* of every collider */
+	double thickness;                                 /* of every cloth; 0: none */
+} col_set;
 
 /* The meshes and scratch of one size, shared by every run. */
 typedef struct col_scene {
-	uint32_t n;
+	uint32_t n, pile_n;
 	pbd_mesh cloth; /* the hanging cloth, horizontal at y = 0 */
 	uint32_t pins[2];
-	double* cloth_rest; /* rest length per cloth edge */
-	double* masses;     /* kg per cloth vertex, 0 for the pins (Bullet's convention) */
-	pbd_mesh fold;      /* the folded cloth; edge_rest points at fold_rest */
+	double* masses; /* kg per cloth vertex, 0 for the pins (Bullet's convention) */
+	pbd_mesh fold;  /* the folded cloth; edge_rest points at fold_rest */
 	pbd_real* fold_rest;
-	double* fold_rest_d; /* the same in double, for the strain check */
-	double* fold_x0;     /* the folded start, xyz per vertex: the rest shape of self-collision */
-	double thickness;
+	double* fold_x0; /* the folded start, xyz per vertex: the rest shape of self-collision */
+	pbd_mesh table;  /* the table's cloth, flat over it */
+	pbd_mesh pile[PILE_COUNT];
+	double pile_gap;
+	col_set sets[SET_COUNT];
 	double* xyz;     /* scratch positions */
 	double* step_ms; /* one time per step */
 	/* the pair search: a hash of cells, chained */
@@ -100,35 +181,44 @@ typedef struct col_run {
 	col_stop stop;
 	int diverged_at; /* the first step (1-based) after which an edge was past COL_DIVERGED_STRAIN; 0: none */
 	uint32_t particles, constraints;
-	uint32_t contacts;     /* after the last step */
-	uint32_t contacts_max; /* the most after any step */
-	double penetration;    /* sphere rows: worst over the steps, m below the margin */
-	double gap_end;        /* self rows: closest keep-apart distance at the end, m (INFINITY: none within 2t) */
-	double gap_worst;      /* self rows: the same, smallest over the steps from FOLD_SETTLE_STEPS on */
-	uint32_t pairs;        /* self rows: keep-apart pairs closer than 2 t at the end */
-	double max_strain;     /* at the end */
-	bool finite;           /* every step's positions */
-	uint64_t warnings;     /* pbd: non-finite and divergence warnings */
+	uint32_t contacts;      /* after the last step */
+	uint32_t contacts_max;  /* the most after any step */
+	double penetration;     /* sphere rows: worst over the steps, m below the margin */
+	double gap_end;         /* self rows: closest keep-apart distance at the end, m (INFINITY: none within 2t) */
+	double gap_worst;       /* self rows: the same, smallest over the steps from FOLD_SETTLE_STEPS on */
+	uint32_t pairs;         /* self rows: keep-apart pairs closer than 2 t at the end */
+	uint32_t crossings_max; /* counted rows: the most edges through faces after any step */
+	int crossing_steps;     /* counted rows: the steps after which some edge passed through a face */
+	uint32_t inside_max;    /* counted rows: the most particles inside a collider after any step */
+	double strain_mean;     /* mean structural strain at the end */
+	double max_strain;      /* at the end */
+	bool finite;            /* every step's positions */
+	uint64_t warnings;      /* pbd: non-finite and divergence warnings */
 	uint64_t hash;
 } col_run;
 
 typedef struct col_row {
+	col_kind kind;
 	const char* name;
 	const char* engine;
 	char setting[16];
 	uint32_t n, particles, constraints;
-	int substeps, iterations, repeats;
+	int threads, substeps, iterations, hierarchy_levels, repeats;
 	int steps_run;   /* the steps the runs ran (fewer than asked when the first one was cut) */
 	int diverged_at; /* the first step past the strain bound in any repeat; 0: none */
 	double ms, ms_min;
 	uint32_t contacts, contacts_max;
 	double penetration, gap_end, gap_worst;
 	uint32_t pairs;
-	double max_strain;
+	uint32_t crossings_max, inside_max;
+	int crossing_steps;
+	double strain_mean, max_strain;
+	double thickness; /* m; NAN for a row without */
 	uint64_t hash;
 	bool hash_stable;
 	char status[24];
-	double ratio; /* pbd/bullet on the pbd sphere row, self/self-off on the self row; NAN else */
+	double ratio; /* pbd/bullet on the pbd sphere row, self/self-off on the self row, 2 threads / 1 on
+	                 the 2-thread rows; NAN else */
 	const char* ratio_kind;
 } col_row;
 
@@ -183,16 +273,32 @@ static double sphere_penetration(const double* xyz, uint32_t np) {
 	return worst;
 }
 
-static double max_edge_strain(const pbd_mesh* m, const double* rest, const double* xyz) {
+static double edge_strain(const col_set* t, uint32_t k, const double* xyz) {
+	const double* a = xyz + 3 * (size_t)t->edges[2 * k];
+	const double* b = xyz + 3 * (size_t)t->edges[2 * k + 1];
+	const double dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+	return fabs(sqrt(dx * dx + dy * dy + dz * dz) - t->rest[k]) / t->rest[k];
+}
+
+static double max_edge_strain(const col_set* t, const double* xyz) {
 	double max = 0.0;
-	for (uint32_t k = 0; k < m->edge_count; ++k) {
-		const double* a = xyz + 3 * (size_t)m->edges[2 * k];
-		const double* b = xyz + 3 * (size_t)m->edges[2 * k + 1];
-		const double dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
-		const double strain = fabs(sqrt(dx * dx + dy * dy + dz * dz) - rest[k]) / rest[k];
+	for (uint32_t k = 0; k < t->ne; ++k) {
+		const double strain = edge_strain(t, k, xyz);
 		if (!(strain <= max)) max = strain; /* NaN sticks */
 	}
 	return max;
+}
+
+/* |len - rest| / rest averaged over the structural edges (the grid's rows and columns). */
+static double mean_structural_strain(const col_set* t, const double* xyz) {
+	double sum = 0.0;
+	uint32_t count = 0;
+	for (uint32_t k = 0; k < t->ne; ++k) {
+		if (t->kinds[k] != PBD_EDGE_STRUCTURAL) continue;
+		sum += edge_strain(t, k, xyz);
+		++count;
+	}
+	return count ? sum / count : (double)NAN;
 }
 
 /* ---- the closest pair that must keep apart ---------------------------------------------- */
@@ -204,7 +310,8 @@ static bool must_keep_apart(const col_scene* s, uint32_t a, uint32_t b) {
 	const double* p = s->fold_x0 + 3 * (size_t)a;
 	const double* q = s->fold_x0 + 3 * (size_t)b;
 	const double dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
-	return dx * dx + dy * dy + dz * dz >= s->thickness * s->thickness;
+	const double t = s->sets[SET_FOLD].thickness;
+	return dx * dx + dy * dy + dz * dz >= t * t;
 }
 
 typedef struct col_gap {
@@ -279,13 +386,82 @@ static col_gap gap_brute(const col_scene* s, const double* xyz, uint32_t np, dou
 
 /* ---- scenes ----------------------------------------------------------------------------- */
 
+static void set_free(col_set* t) {
+	free(t->edges);
+	free(t->rest);
+	free(t->kinds);
+	col_crossings_free(&t->cross);
+	memset(t, 0, sizeof *t);
+}
+
+static double edge_length(const pbd_mesh* m, uint32_t k) {
+	const pbd_vec3 a = m->positions[m->edges[2 * k]], b = m->positions[m->edges[2 * k + 1]];
+	const double dx = (double)b.x - (double)a.x, dy = (double)b.y - (double)a.y, dz = (double)b.z - (double)a.z;
+	return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+/* The set of `count` meshes made objects of one world in this order: their edges (rest lengths:
+ * the mesh's edge_rest, else its lengths) and triangles, numbered as the world's particles. */
+static bool set_build(col_set* t, const pbd_mesh* meshes, int count) {
+	memset(t, 0, sizeof *t);
+	uint32_t nt = 0;
+	for (int m = 0; m < count; ++m) {
+		t->np += meshes[m].vertex_count;
+		t->ne += meshes[m].edge_count;
+		nt += meshes[m].triangle_count;
+	}
+	t->edges = malloc(2 * (size_t)t->ne * sizeof *t->edges);
+	t->rest = malloc((size_t)t->ne * sizeof *t->rest);
+	t->kinds = malloc((size_t)t->ne * sizeof *t->kinds);
+	uint32_t* tris = malloc((3 * (size_t)nt + 1) * sizeof *tris);
+	if (!t->edges || !t->rest || !t->kinds || !tris) {
+		free(tris);
+		set_free(t);
+		return false;
+	}
+	uint32_t first = 0, e = 0, f = 0;
+	for (int m = 0; m < count; ++m) {
+		const pbd_mesh* mesh = &meshes[m];
+		for (uint32_t k = 0; k < mesh->edge_count; ++k, ++e) {
+			t->edges[2 * e] = first + mesh->edges[2 * k];
+			t->edges[2 * e + 1] = first + mesh->edges[2 * k + 1];
+			t->rest[e] = mesh->edge_rest ? (double)mesh->edge_rest[k] : edge_length(mesh, k);
+			t->kinds[e] = mesh->edge_kinds ? mesh->edge_kinds[k] : (uint8_t)PBD_EDGE_STRUCTURAL;
+		}
+		for (uint32_t k = 0; k < 3 * mesh->triangle_count; ++k) tris[f++] = first + mesh->triangles[k];
+		first += mesh->vertex_count;
+	}
+	const bool ok = col_crossings_init(&t->cross, tris, nt, t->np);
+	free(tris);
+	if (!ok) set_free(t);
+	return ok;
+}
+
+static col_shape plane_shape(void) {
+	col_shape c;
+	memset(&c, 0, sizeof c);
+	c.kind = COL_SHAPE_PLANE; /* the floor y = 0 */
+	c.normal[1] = 1;
+	return c;
+}
+
+static col_shape sphere_shape(const double center[3], double radius) {
+	col_shape c;
+	memset(&c, 0, sizeof c);
+	c.kind = COL_SHAPE_SPHERE;
+	memcpy(c.center, center, sizeof c.center);
+	c.radius = radius;
+	return c;
+}
+
 static void pbd_scene_free(col_scene* s) {
 	pbd_mesh_free(&s->cloth);
 	s->fold.edge_rest = NULL; /* ours, freed below */
 	pbd_mesh_free(&s->fold);
+	pbd_mesh_free(&s->table);
+	for (int k = 0; k < PILE_COUNT; ++k) pbd_mesh_free(&s->pile[k]);
+	for (int k = 0; k < SET_COUNT; ++k) set_free(&s->sets[k]);
 	free(s->fold_rest);
-	free(s->fold_rest_d);
-	free(s->cloth_rest);
 	free(s->masses);
 	free(s->fold_x0);
 	free(s->xyz);
@@ -296,15 +472,19 @@ static void pbd_scene_free(col_scene* s) {
 	memset(s, 0, sizeof *s);
 }
 
-static bool grid(uint32_t n, double y, pbd_mesh* out) {
+/* A square grid of n x n vertices, `size` m on a side, centred on (cx, y, cz) and turned by `turn`
+ * radians about y; turn 0 spans x and z from the corner (cx - size/2, y, cz - size/2). */
+static bool grid(uint32_t n, double size, double cx, double y, double cz, double turn, pbd_mesh* out) {
+	const double c = cos(turn), s = sin(turn), h = 0.5 * size;
 	pbd_grid_def g = pbd_grid_def_default();
 	g.nx = n;
 	g.ny = n;
-	g.size_u = 1;
-	g.size_v = 1;
-	g.origin = (pbd_vec3){(pbd_real)-0.5, (pbd_real)y, 0};
-	g.axis_u = (pbd_vec3){1, 0, 0};
-	g.axis_v = (pbd_vec3){0, 0, 1};
+	g.size_u = (pbd_real)size;
+	g.size_v = (pbd_real)size;
+	/* the corner (-h, -h) turned: x' = x cos + z sin, z' = -x sin + z cos */
+	g.origin = (pbd_vec3){(pbd_real)(cx - h * c - h * s), (pbd_real)y, (pbd_real)(cz + h * s - h * c)};
+	g.axis_u = (pbd_vec3){(pbd_real)c, 0, (pbd_real)-s};
+	g.axis_v = (pbd_vec3){(pbd_real)s, 0, (pbd_real)c};
 	g.diagonals = 2;
 	g.bend = false;
 	pbd_error err;
@@ -316,44 +496,48 @@ static bool grid(uint32_t n, double y, pbd_mesh* out) {
 	return true;
 }
 
-static double edge_length(const pbd_mesh* m, uint32_t k) {
-	const pbd_vec3 a = m->positions[m->edges[2 * k]], b = m->positions[m->edges[2 * k + 1]];
-	const double dx = (double)b.x - (double)a.x, dy = (double)b.y - (double)a.y, dz = (double)b.z - (double)a.z;
-	return sqrt(dx * dx + dy * dy + dz * dz);
+/* The thickness as the world stores it (pbd_real), so the checks and the library agree. */
+static double thickness_of(double size, uint32_t n) {
+	return (double)(pbd_real)(THICKNESS_SPACINGS * size / (double)(n - 1));
 }
 
 static int scene_build(col_scene* s, uint32_t n, int steps) {
 	memset(s, 0, sizeof *s);
 	s->n = n;
-	/* The thickness as the world stores it (pbd_real), so the check and the library agree. */
-	s->thickness = (double)(pbd_real)(FOLD_THICKNESS_SPACINGS / (double)(n - 1));
-	const double lower_y = 0.5 * s->thickness;
-	if (!grid(n, 0.0, &s->cloth) || !grid(n, lower_y, &s->fold)) {
+	s->pile_n = n / 2 < PILE_MIN_SIDE ? PILE_MIN_SIDE : n / 2;
+	const double fold_t = thickness_of(1.0, n), pile_t = thickness_of(PILE_SIZE, s->pile_n);
+	s->pile_gap = PILE_GAP > 1.1 * pile_t ? PILE_GAP : 1.1 * pile_t;
+	const double lower_y = 0.5 * fold_t;
+	bool made = grid(n, 1, 0, 0, 0.5, 0, &s->cloth) && grid(n, 1, 0, lower_y, 0.5, 0, &s->fold) &&
+	            grid(n, 1, 0, TABLE_TOP + TABLE_DROP, 0, 0, &s->table);
+	const double pile_low = 2 * PILE_RADIUS + PILE_CLEARANCE;
+	for (int k = 0; k < PILE_COUNT && made; ++k)
+		made = grid(s->pile_n, PILE_SIZE, 0, pile_low + k * s->pile_gap, 0, PILE_ANGLES_DEG[k] * COL_PI / 180.0,
+		            &s->pile[k]);
+	if (!made) {
 		pbd_scene_free(s);
 		return -1;
 	}
 	s->pins[0] = 0;
 	s->pins[1] = n - 1;
-	const uint32_t nv = s->cloth.vertex_count, ne = s->cloth.edge_count;
-	s->cloth_rest = malloc((size_t)ne * sizeof *s->cloth_rest);
+	const uint32_t nv = s->cloth.vertex_count;
+	const uint32_t pile_nv = PILE_COUNT * s->pile[0].vertex_count;
+	const uint32_t np_max = nv > pile_nv ? nv : pile_nv;
 	s->masses = malloc((size_t)nv * sizeof *s->masses);
 	s->fold_rest = malloc((size_t)s->fold.edge_count * sizeof *s->fold_rest);
-	s->fold_rest_d = malloc((size_t)s->fold.edge_count * sizeof *s->fold_rest_d);
 	s->fold_x0 = malloc(3 * (size_t)nv * sizeof *s->fold_x0);
-	s->xyz = malloc(3 * (size_t)nv * sizeof *s->xyz);
+	s->xyz = malloc(3 * (size_t)np_max * sizeof *s->xyz);
 	s->step_ms = malloc((size_t)steps * sizeof *s->step_ms);
 	s->table_size = 1;
 	while (s->table_size < 2 * (size_t)nv) s->table_size *= 2;
 	s->head = malloc(s->table_size * sizeof *s->head);
 	s->next = malloc((size_t)nv * sizeof *s->next);
 	s->cell = malloc(3 * (size_t)nv * sizeof *s->cell);
-	if (!s->cloth_rest || !s->masses || !s->fold_rest || !s->fold_rest_d || !s->fold_x0 || !s->xyz || !s->step_ms ||
-	    !s->head || !s->next || !s->cell) {
+	if (!s->masses || !s->fold_rest || !s->fold_x0 || !s->xyz || !s->step_ms || !s->head || !s->next || !s->cell) {
 		fprintf(stderr, COL_PREFIX "out of memory for N=%u\n", n);
 		pbd_scene_free(s);
 		return -1;
 	}
-	for (uint32_t k = 0; k < ne; ++k) s->cloth_rest[k] = edge_length(&s->cloth, k);
 	for (uint32_t i = 0; i < nv; ++i) s->masses[i] = 1.0 / ((double)n * (double)n);
 	s->masses[s->pins[0]] = 0.0;
 	s->masses[s->pins[1]] = 0.0;
@@ -372,11 +556,40 @@ static int scene_build(col_scene* s, uint32_t n, int steps) {
 		s->fold_x0[3 * i + 1] = (double)p->y;
 		s->fold_x0[3 * i + 2] = (double)p->z;
 	}
-	for (uint32_t k = 0; k < s->fold.edge_count; ++k) {
-		s->fold_rest[k] = (pbd_real)edge_length(&s->fold, k);
-		s->fold_rest_d[k] = (double)s->fold_rest[k];
-	}
+	for (uint32_t k = 0; k < s->fold.edge_count; ++k) s->fold_rest[k] = (pbd_real)edge_length(&s->fold, k);
 	s->fold.edge_rest = s->fold_rest;
+
+	if (!set_build(&s->sets[SET_CLOTH], &s->cloth, 1) || !set_build(&s->sets[SET_FOLD], &s->fold, 1) ||
+	    !set_build(&s->sets[SET_TABLE], &s->table, 1) || !set_build(&s->sets[SET_PILE], s->pile, PILE_COUNT)) {
+		fprintf(stderr, COL_PREFIX "out of memory for N=%u\n", n);
+		pbd_scene_free(s);
+		return -1;
+	}
+	col_set* t = &s->sets[SET_CLOTH];
+	t->shapes[0] = sphere_shape(SPHERE_CENTER, SPHERE_RADIUS);
+	t->shape_count = 1;
+	t->margin = SPHERE_MARGIN;
+	t = &s->sets[SET_FOLD];
+	t->shapes[0] = plane_shape();
+	t->shape_count = 1;
+	t->thickness = fold_t;
+	t = &s->sets[SET_TABLE];
+	t->shapes[0] = plane_shape();
+	memset(&t->shapes[1], 0, sizeof t->shapes[1]);
+	t->shapes[1].kind = COL_SHAPE_BOX;
+	t->shapes[1].center[1] = TABLE_TOP - TABLE_HALF[1];
+	memcpy(t->shapes[1].half, TABLE_HALF, sizeof TABLE_HALF);
+	t->shape_count = 2;
+	t->thickness = fold_t;
+	t->friction_static = DRAPE_STATIC_FRICTION;
+	t->friction_kinetic = DRAPE_KINETIC_FRICTION;
+	t = &s->sets[SET_PILE];
+	t->shapes[0] = plane_shape();
+	t->shapes[1] = sphere_shape((const double[3]){0, PILE_RADIUS, 0}, PILE_RADIUS);
+	t->shape_count = 2;
+	t->thickness = pile_t;
+	t->friction_static = DRAPE_STATIC_FRICTION;
+	t->friction_kinetic = DRAPE_KINETIC_FRICTION;
 	return 0;
 }
 
@@ -386,15 +599,15 @@ static int scene_build(col_scene* s, uint32_t n, int steps) {
  * the cloth had diverged (an edge stretched or squashed past COL_DIVERGED_STRAIN times its rest
  * length), and stops the run (true) at a non-finite position or once its steps have taken
  * cap_ms in all (0: no cap). */
-static bool watch(const pbd_mesh* m, const double* rest, const double* xyz, uint32_t np, int i, double step_ms,
-                  double cap_ms, double* spent, col_run* out) {
+static bool watch(const col_set* t, const double* xyz, int i, double step_ms, double cap_ms, double* spent,
+                  col_run* out) {
 	out->steps_run = i + 1;
-	if (!all_finite(xyz, np)) {
+	if (!all_finite(xyz, t->np)) {
 		out->finite = false;
 		out->stop = STOP_NONFINITE;
 		return true;
 	}
-	if (out->diverged_at == 0 && !(max_edge_strain(m, rest, xyz) <= COL_DIVERGED_STRAIN)) out->diverged_at = i + 1;
+	if (out->diverged_at == 0 && !(max_edge_strain(t, xyz) <= COL_DIVERGED_STRAIN)) out->diverged_at = i + 1;
 	*spent += step_ms;
 	if (cap_ms > 0 && *spent > cap_ms) {
 		out->stop = STOP_TIME;
@@ -403,31 +616,42 @@ static bool watch(const pbd_mesh* m, const double* rest, const double* xyz, uint
 	return false;
 }
 
+/* The counted rows' check after each step: edges through faces, particles inside colliders. */
+static void count_step(col_set* t, const double* xyz, col_run* out) {
+	const uint32_t crossed = col_count_crossings(&t->cross, xyz);
+	if (crossed > out->crossings_max) out->crossings_max = crossed;
+	if (crossed) out->crossing_steps++;
+	const uint32_t inside = col_count_inside(xyz, t->np, t->shapes, t->shape_count);
+	if (inside > out->inside_max) out->inside_max = inside;
+}
+
 /* ---- pbd runs --------------------------------------------------------------------------- */
 
-static pbd_world_def world_def(const col_scene* s, int substeps, int iterations) {
+static pbd_world_def world_def(const col_set* t, int threads) {
 	pbd_world_def wd = pbd_world_def_default();
 	wd.gravity = (pbd_vec3){0, (pbd_real)COL_GRAVITY, 0};
 	wd.dt = (pbd_real)COL_DT;
-	wd.substeps = substeps;
-	wd.iterations = iterations;
+	wd.substeps = COL_SUBSTEPS;
+	wd.iterations = COL_ITERATIONS;
+	wd.hierarchy_levels = COL_HIERARCHY_LEVELS;
 	wd.solver = PBD_SOLVER_GAUSS_SEIDEL;
 	wd.formulation = PBD_FORMULATION_XPBD;
 	wd.damping = 1;
 	wd.max_speed = 0;
 	wd.diagnostics = false;   /* no stats pass in the timed steps */
 	wd.divergence_strain = 0; /* judged on the final state, as the throughput table */
-	wd.particle_capacity = s->cloth.vertex_count;
-	wd.distance_capacity = s->cloth.edge_count;
+	wd.particle_capacity = t->np;
+	wd.distance_capacity = t->ne;
+	wd.threads = threads;
 	wd.log = log_stderr;
 	return wd;
 }
 
-static pbd_soft_def cloth_def(const col_scene* s, const pbd_mesh* mesh) {
+static pbd_soft_def cloth_def(const pbd_mesh* mesh, double size) {
 	pbd_soft_def bd = pbd_soft_def_default();
 	bd.mesh = mesh;
 	bd.mass_mode = PBD_MASS_PER_PARTICLE;
-	bd.mass = (pbd_real)(1.0 / ((double)s->n * (double)s->n));
+	bd.mass = (pbd_real)(CLOTH_DENSITY * size * size / (double)mesh->vertex_count);
 	for (int k = 0; k < PBD_EDGE_KIND_COUNT; ++k) {
 		pbd_edge_material* m = &bd.material[k];
 		m->enabled = k != PBD_EDGE_BEND;
@@ -437,6 +661,43 @@ static pbd_soft_def cloth_def(const col_scene* s, const pbd_mesh* mesh) {
 		m->compliance_compress = 0;
 	}
 	return bd;
+}
+
+static bool add_collider(pbd_world* w, const col_set* t, const col_shape* shape) {
+	pbd_collider_def cd = pbd_collider_def_default();
+	switch (shape->kind) {
+	case COL_SHAPE_PLANE:
+		cd.type = PBD_SHAPE_PLANE;
+		cd.shape.plane.normal =
+		    (pbd_vec3){(pbd_real)shape->normal[0], (pbd_real)shape->normal[1], (pbd_real)shape->normal[2]};
+		cd.shape.plane.offset = (pbd_real)shape->offset;
+		break;
+	case COL_SHAPE_SPHERE:
+		cd.type = PBD_SHAPE_SPHERE;
+		cd.shape.sphere.center =
+		    (pbd_vec3){(pbd_real)shape->center[0], (pbd_real)shape->center[1], (pbd_real)shape->center[2]};
+		cd.shape.sphere.radius = (pbd_real)shape->radius;
+		break;
+	case COL_SHAPE_BOX:
+		cd.type = PBD_SHAPE_BOX;
+		cd.shape.box.half_extents =
+		    (pbd_vec3){(pbd_real)shape->half[0], (pbd_real)shape->half[1], (pbd_real)shape->half[2]};
+		cd.pose.position =
+		    (pbd_vec3){(pbd_real)shape->center[0], (pbd_real)shape->center[1], (pbd_real)shape->center[2]};
+		break;
+	}
+	cd.margin = (pbd_real)t->margin;
+	cd.static_friction = (pbd_real)t->friction_static;
+	cd.kinetic_friction = (pbd_real)t->friction_kinetic;
+	return pbd_collider_is_valid(w, pbd_collider_create(w, &cd));
+}
+
+/* Adds a cloth and checks that its particles are where the set numbers them. */
+static bool add_cloth(pbd_world* w, const pbd_soft_def* bd, uint32_t first) {
+	pbd_soft_id id;
+	pbd_soft_info info;
+	return pbd_soft_create(w, bd, &id) == PBD_OK && pbd_soft_get_info(w, id, &info) == PBD_OK &&
+	       info.first_particle == first && info.particle_count == bd->mesh->vertex_count;
 }
 
 static void finish_pbd(pbd_world* w, col_run* out) {
@@ -450,60 +711,55 @@ static void finish_pbd(pbd_world* w, col_run* out) {
 	    pbd_world_get_warning(w, PBD_WARN_NONFINITE).count + pbd_world_get_warning(w, PBD_WARN_DIVERGED).count;
 }
 
-static int run_pbd_sphere(col_scene* s, int steps, double cap_ms, col_run* out) {
-	const pbd_world_def wd = world_def(s, SPHERE_SUBSTEPS, SPHERE_ITERATIONS);
+/* The world of a pbd row: its colliders and cloths. */
+static int make_world(col_scene* s, col_kind kind, pbd_world** out) {
+	col_set* t = &s->sets[set_of(kind)];
+	const pbd_world_def wd = world_def(t, row_threads[kind]);
 	pbd_world* w = NULL;
+	*out = NULL;
 	if (pbd_world_create(&wd, &w) != PBD_OK) return fail(w, s->n, "pbd_world_create");
-	pbd_collider_def cd = pbd_collider_def_default();
-	cd.type = PBD_SHAPE_SPHERE;
-	cd.shape.sphere.center =
-	    (pbd_vec3){(pbd_real)SPHERE_CENTER[0], (pbd_real)SPHERE_CENTER[1], (pbd_real)SPHERE_CENTER[2]};
-	cd.shape.sphere.radius = (pbd_real)SPHERE_RADIUS;
-	cd.margin = (pbd_real)SPHERE_MARGIN;
-	if (!pbd_collider_is_valid(w, pbd_collider_create(w, &cd))) return fail(w, s->n, "pbd_collider_create");
-	pbd_soft_def bd = cloth_def(s, &s->cloth);
-	bd.pinned = s->pins;
-	bd.pinned_count = 2;
-	if (pbd_soft_create(w, &bd, NULL) != PBD_OK) return fail(w, s->n, "pbd_soft_create");
-
-	const uint32_t np = pbd_world_particle_count(w);
-	out->penetration = -(double)INFINITY;
-	out->finite = true;
-	double spent = 0;
-	for (int i = 0; i < steps; ++i) {
-		const double t0 = bench_now_ms();
-		const pbd_status st = pbd_world_step(w);
-		const double t1 = bench_now_ms();
-		if (st != PBD_OK) return fail(w, s->n, "pbd_world_step");
-		s->step_ms[i] = t1 - t0;
-		copy_positions(w, np, s->xyz);
-		const double pen = sphere_penetration(s->xyz, np);
-		if (!(pen <= out->penetration)) out->penetration = pen; /* NaN sticks */
-		const uint32_t contacts = pbd_world_get_contacts(w, NULL, 0);
-		if (contacts > out->contacts_max) out->contacts_max = contacts;
-		if (watch(&s->cloth, s->cloth_rest, s->xyz, np, i, s->step_ms[i], cap_ms, &spent, out)) break;
+	for (uint32_t k = 0; k < t->shape_count; ++k)
+		if (!add_collider(w, t, &t->shapes[k])) return fail(w, s->n, "pbd_collider_create");
+	bool made = true;
+	if (kind == ROW_SPHERE) {
+		pbd_soft_def bd = cloth_def(&s->cloth, 1);
+		bd.pinned = s->pins;
+		bd.pinned_count = 2;
+		made = add_cloth(w, &bd, 0);
+	} else if (is_self(kind)) {
+		pbd_soft_def bd = cloth_def(&s->fold, 1);
+		bd.thickness = (pbd_real)t->thickness;
+		bd.self_collision = kind != ROW_SELF_OFF;
+		bd.edge_contacts = kind != ROW_SELF_VF;
+		made = add_cloth(w, &bd, 0);
+	} else if (set_of(kind) == SET_TABLE) {
+		pbd_soft_def bd = cloth_def(&s->table, 1);
+		bd.thickness = (pbd_real)t->thickness;
+		bd.self_collision = true;
+		made = add_cloth(w, &bd, 0);
+	} else {
+		/* Objects with a thickness keep it from each other: cloth-cloth collision. */
+		uint32_t first = 0;
+		for (int k = 0; k < PILE_COUNT && made; ++k) {
+			pbd_soft_def bd = cloth_def(&s->pile[k], PILE_SIZE);
+			bd.thickness = (pbd_real)t->thickness;
+			bd.self_collision = true;
+			made = add_cloth(w, &bd, first);
+			first += s->pile[k].vertex_count;
+		}
 	}
-	out->median_ms = median(s->step_ms, (size_t)out->steps_run);
-	out->contacts = pbd_world_get_contacts(w, NULL, 0);
-	finish_pbd(w, out);
-	pbd_world_destroy(w);
+	if (!made || pbd_world_particle_count(w) != t->np) return fail(w, s->n, "pbd_soft_create");
+	*out = w;
 	return 0;
 }
 
-static int run_pbd_fold(col_scene* s, bool self, bool edges, int steps, double cap_ms, col_run* out) {
-	const pbd_world_def wd = world_def(s, FOLD_SUBSTEPS, FOLD_ITERATIONS);
+static int run_pbd(col_scene* s, col_kind kind, int steps, double cap_ms, col_run* out) {
 	pbd_world* w = NULL;
-	if (pbd_world_create(&wd, &w) != PBD_OK) return fail(w, s->n, "pbd_world_create");
-	const pbd_collider_def floor_def = pbd_collider_def_default(); /* the plane y = 0 */
-	if (!pbd_collider_is_valid(w, pbd_collider_create(w, &floor_def))) return fail(w, s->n, "pbd_collider_create");
-	pbd_soft_def bd = cloth_def(s, &s->fold);
-	bd.thickness = (pbd_real)s->thickness;
-	bd.self_collision = self;
-	bd.edge_contacts = edges;
-	if (pbd_soft_create(w, &bd, NULL) != PBD_OK) return fail(w, s->n, "pbd_soft_create");
-
-	const uint32_t np = pbd_world_particle_count(w);
-	const double reach = 2.0 * s->thickness;
+	if (make_world(s, kind, &w) != 0) return -1;
+	col_set* t = &s->sets[set_of(kind)];
+	const uint32_t np = t->np;
+	const double reach = 2.0 * t->thickness;
+	out->penetration = -(double)INFINITY;
 	out->gap_worst = (double)INFINITY;
 	out->finite = true;
 	double spent = 0;
@@ -514,17 +770,22 @@ static int run_pbd_fold(col_scene* s, bool self, bool edges, int steps, double c
 		if (st != PBD_OK) return fail(w, s->n, "pbd_world_step");
 		s->step_ms[i] = t1 - t0;
 		copy_positions(w, np, s->xyz);
+		if (kind == ROW_SPHERE) {
+			const double pen = sphere_penetration(s->xyz, np);
+			if (!(pen <= out->penetration)) out->penetration = pen; /* NaN sticks */
+		}
 		const uint32_t contacts = pbd_world_get_contacts(w, NULL, 0);
 		if (contacts > out->contacts_max) out->contacts_max = contacts;
-		if (watch(&s->fold, s->fold_rest_d, s->xyz, np, i, s->step_ms[i], cap_ms, &spent, out)) break;
-		if (i >= FOLD_SETTLE_STEPS) {
+		if (watch(t, s->xyz, i, s->step_ms[i], cap_ms, &spent, out)) break;
+		if (is_counted(kind)) count_step(t, s->xyz, out);
+		if (is_self(kind) && i >= FOLD_SETTLE_STEPS) {
 			const col_gap g = gap_hashed(s, s->xyz, np, reach);
 			if (g.closest < out->gap_worst) out->gap_worst = g.closest;
 		}
 	}
 	out->median_ms = median(s->step_ms, (size_t)out->steps_run);
 	out->gap_end = (double)NAN;
-	if (out->finite) {
+	if (is_self(kind) && out->finite) {
 		const col_gap g = gap_hashed(s, s->xyz, np, reach);
 		out->gap_end = g.closest;
 		out->pairs = g.within;
@@ -536,9 +797,10 @@ static int run_pbd_fold(col_scene* s, bool self, bool edges, int steps, double c
 				                   "force %u, closest %.9g m\n",
 				        s->n, g.within, g.closest, b.within, b.closest);
 		}
-	} else {
+	} else if (is_self(kind)) {
 		out->gap_worst = (double)NAN;
 	}
+	out->strain_mean = mean_structural_strain(t, s->xyz);
 	out->contacts = pbd_world_get_contacts(w, NULL, 0);
 	finish_pbd(w, out);
 	pbd_world_destroy(w);
@@ -549,6 +811,7 @@ static int run_pbd_fold(col_scene* s, bool self, bool edges, int steps, double c
 
 #ifdef PBD_HAVE_BULLET
 static int run_bullet_sphere(col_scene* s, int steps, double cap_ms, col_run* out) {
+	const col_set* t = &s->sets[SET_CLOTH];
 	const uint32_t nv = s->cloth.vertex_count;
 	for (uint32_t i = 0; i < nv; ++i) {
 		const pbd_vec3 p = s->cloth.positions[i];
@@ -588,11 +851,12 @@ static int run_bullet_sphere(col_scene* s, int steps, double cap_ms, col_run* ou
 		if (!(pen <= out->penetration)) out->penetration = pen;
 		const uint32_t contacts = pbd_bullet_cloth_contact_count(c);
 		if (contacts > out->contacts_max) out->contacts_max = contacts;
-		if (watch(&s->cloth, s->cloth_rest, s->xyz, nv, i, s->step_ms[i], cap_ms, &spent, out)) break;
+		if (watch(t, s->xyz, i, s->step_ms[i], cap_ms, &spent, out)) break;
 	}
 	out->median_ms = median(s->step_ms, (size_t)out->steps_run);
 	out->contacts = pbd_bullet_cloth_contact_count(c);
-	out->max_strain = max_edge_strain(&s->cloth, s->cloth_rest, s->xyz);
+	out->max_strain = max_edge_strain(t, s->xyz);
+	out->strain_mean = mean_structural_strain(t, s->xyz);
 	out->particles = nv;
 	out->constraints = s->cloth.edge_count;
 	out->hash = pbd_bullet_cloth_hash(c);
@@ -604,33 +868,28 @@ static int run_bullet_sphere(col_scene* s, int steps, double cap_ms, col_run* ou
 
 /* ---- rows ------------------------------------------------------------------------------- */
 
-static void make_row(col_row* r, col_kind kind, uint32_t n, double thickness, const col_run* runs, int count,
-                     double* ms) {
+static void make_row(col_row* r, col_kind kind, const col_scene* s, const col_run* runs, int count, double* ms) {
 	memset(r, 0, sizeof *r);
+	r->kind = kind;
 	r->name = row_names[kind];
 	r->engine = kind == ROW_SPHERE_BULLET ? "bullet" : "pbd";
-	r->n = n;
+	r->n = s->n;
 	r->particles = runs[0].particles;
 	r->constraints = runs[0].constraints;
+	r->threads = row_threads[kind];
 	r->repeats = count;
-	switch (kind) {
-	case ROW_SPHERE:
-		r->substeps = SPHERE_SUBSTEPS;
-		r->iterations = SPHERE_ITERATIONS;
-		break;
-	case ROW_SPHERE_BULLET:
+	if (kind == ROW_SPHERE_BULLET) {
 		r->substeps = 1;
 		r->iterations = BULLET_ITERATIONS;
-		break;
-	default:
-		r->substeps = FOLD_SUBSTEPS;
-		r->iterations = FOLD_ITERATIONS;
-		break;
-	}
-	if (kind == ROW_SPHERE_BULLET)
 		snprintf(r->setting, sizeof r->setting, "%d it", r->iterations);
-	else
-		snprintf(r->setting, sizeof r->setting, "xpbd %dx%d", r->substeps, r->iterations);
+	} else {
+		r->substeps = COL_SUBSTEPS;
+		r->iterations = COL_ITERATIONS;
+		r->hierarchy_levels = COL_HIERARCHY_LEVELS;
+		snprintf(r->setting, sizeof r->setting, "hier %dx%d", r->substeps, r->iterations);
+	}
+	const double thickness = s->sets[set_of(kind)].thickness;
+	r->thickness = thickness > 0 ? thickness : (double)NAN;
 	bool finite = true, stable = true;
 	uint64_t warnings = 0;
 	double ms_min = (double)INFINITY;
@@ -653,12 +912,16 @@ static void make_row(col_row* r, col_kind kind, uint32_t n, double thickness, co
 		if (!(runs[i].penetration <= r->penetration)) r->penetration = runs[i].penetration;
 		if (!(runs[i].gap_end >= r->gap_end)) r->gap_end = runs[i].gap_end;
 		if (!(runs[i].gap_worst >= r->gap_worst)) r->gap_worst = runs[i].gap_worst;
+		if (runs[i].crossings_max > r->crossings_max) r->crossings_max = runs[i].crossings_max;
+		if (runs[i].crossing_steps > r->crossing_steps) r->crossing_steps = runs[i].crossing_steps;
+		if (runs[i].inside_max > r->inside_max) r->inside_max = runs[i].inside_max;
 	}
 	r->ms = median(ms, (size_t)count);
 	r->ms_min = ms_min;
 	r->contacts = runs[0].contacts;
 	r->contacts_max = runs[0].contacts_max;
 	r->pairs = runs[0].pairs;
+	r->strain_mean = runs[0].strain_mean;
 	r->max_strain = runs[0].max_strain;
 	r->hash = runs[0].hash;
 	r->hash_stable = stable;
@@ -666,6 +929,10 @@ static void make_row(col_row* r, col_kind kind, uint32_t n, double thickness, co
 	r->ratio_kind = "";
 	const bool sphere = kind == ROW_SPHERE || kind == ROW_SPHERE_BULLET;
 	if (!sphere) r->penetration = (double)NAN;
+	if (!is_self(kind)) {
+		r->gap_end = (double)NAN;
+		r->gap_worst = (double)NAN;
+	}
 	if (nonfinite)
 		snprintf(r->status, sizeof r->status, "non-finite@%d", r->steps_run);
 	else if (r->diverged_at)
@@ -674,16 +941,21 @@ static void make_row(col_row* r, col_kind kind, uint32_t n, double thickness, co
 		snprintf(r->status, sizeof r->status, "diverged");
 	else if (sphere && !(r->penetration <= (kind == ROW_SPHERE ? PBD_PENETRATION_BOUND : BULLET_PENETRATION_BOUND)))
 		snprintf(r->status, sizeof r->status, "penetrates");
-	else if (!sphere && !(r->gap_end >= FOLD_GAP_BOUND * thickness))
+	else if (is_counted(kind) && (r->crossings_max || r->inside_max))
+		snprintf(r->status, sizeof r->status, "penetrates");
+	else if (is_self(kind) && !(r->gap_end >= FOLD_GAP_BOUND * thickness))
 		snprintf(r->status, sizeof r->status, "interpenetrates");
+	else if (is_counted(kind) && !(r->strain_mean <= COL_UNCONVERGED_STRAIN))
+		snprintf(r->status, sizeof r->status, "unconverged");
 	else
 		snprintf(r->status, sizeof r->status, "ok");
 }
 
 static void print_table_header(void) {
-	printf("%-8s %-6s %5s %9s %11s %-10s %5s %9s %9s %8s %8s %8s %11s %9s %9s %10s  %-16s %-15s %s\n", "row", "engine",
-	       "N", "particles", "constraints", "setting", "steps", "ms/step", "(min)", "contacts", "(max)", "pairs<2t",
-	       "max pen[m]", "gap/t end", "gap/t min", "max strain", "final hash", "status", "ratio");
+	printf("%-8s %-6s %5s %3s %9s %11s %-10s %5s %9s %9s %8s %8s %8s %10s %9s %9s %11s %6s %9s %10s  %-16s %-15s %s\n",
+	       "row", "engine", "N", "thr", "particles", "constraints", "setting", "steps", "ms/step", "(min)", "contacts",
+	       "(max)", "pairs<2t", "max pen[m]", "gap/t end", "gap/t min", "crossed(st)", "inside", "mean str",
+	       "max strain", "final hash", "status", "ratio");
 }
 
 static void fmt_gap(char* out, size_t size, double gap, double thickness) {
@@ -695,26 +967,30 @@ static void fmt_gap(char* out, size_t size, double gap, double thickness) {
 		snprintf(out, size, "%.3f", gap / thickness);
 }
 
-static void print_row(const col_row* r, double thickness) {
-	char pen[24] = "-", gap_end[24], gap_min[24], pairs[16] = "-", ratio[32] = "-";
+static void print_row(const col_row* r) {
+	char pen[24] = "-", gap_end[24], gap_min[24], pairs[16] = "-", ratio[32] = "-", crossed[32] = "-", inside[16] = "-";
 	if (!isnan(r->penetration)) snprintf(pen, sizeof pen, "%.2e", r->penetration);
-	const bool self = strcmp(r->name, "sphere") != 0;
-	fmt_gap(gap_end, sizeof gap_end, self ? r->gap_end : (double)NAN, thickness);
-	fmt_gap(gap_min, sizeof gap_min, self ? r->gap_worst : (double)NAN, thickness);
-	if (self) snprintf(pairs, sizeof pairs, "%u", r->pairs);
+	fmt_gap(gap_end, sizeof gap_end, r->gap_end, r->thickness);
+	fmt_gap(gap_min, sizeof gap_min, r->gap_worst, r->thickness);
+	if (is_self(r->kind)) snprintf(pairs, sizeof pairs, "%u", r->pairs);
+	if (is_counted(r->kind)) {
+		snprintf(crossed, sizeof crossed, "%u(%d)", r->crossings_max, r->crossing_steps);
+		snprintf(inside, sizeof inside, "%u", r->inside_max);
+	}
 	if (isfinite(r->ratio)) snprintf(ratio, sizeof ratio, "%.2f %s", r->ratio, r->ratio_kind);
-	printf("%-8s %-6s %5u %9u %11u %-10s %5d %9.3f %9.3f %8u %8u %8s %11s %9s %9s %10.5f  %016" PRIx64 "%c %-15s %s\n",
-	       r->name, r->engine, r->n, r->particles, r->constraints, r->setting, r->steps_run, r->ms, r->ms_min,
-	       r->contacts, r->contacts_max, pairs, pen, gap_end, gap_min, r->max_strain, r->hash,
-	       r->hash_stable ? ' ' : '!', r->status, ratio);
+	printf("%-8s %-6s %5u %3d %9u %11u %-10s %5d %9.3f %9.3f %8u %8u %8s %10s %9s %9s %11s %6s %9.5f %10.5f  "
+	       "%016" PRIx64 "%c %-15s %s\n",
+	       r->name, r->engine, r->n, r->threads, r->particles, r->constraints, r->setting, r->steps_run, r->ms,
+	       r->ms_min, r->contacts, r->contacts_max, pairs, pen, gap_end, gap_min, crossed, inside, r->strain_mean,
+	       r->max_strain, r->hash, r->hash_stable ? ' ' : '!', r->status, ratio);
 	fflush(stdout);
 }
 
 static void csv_header(FILE* f) {
-	fputs("row,engine,n,particles,constraints,substeps,iterations,steps,steps_run,repeats,ms_per_step,ms_per_step_min,"
-	      "contacts,contacts_max,close_pairs,max_penetration_m,margin_m,thickness_m,min_gap_end_m,min_gap_worst_m,max_"
-	      "strain,hash,"
-	      "hash_stable,status,diverged_at_step,ratio,ratio_kind\n",
+	fputs("row,engine,n,threads,particles,constraints,substeps,iterations,hierarchy_levels,steps,steps_run,repeats,"
+	      "ms_per_step,ms_per_step_min,contacts,contacts_max,close_pairs,max_penetration_m,margin_m,thickness_m,"
+	      "min_gap_end_m,min_gap_worst_m,crossings_max,crossing_steps,inside_max,mean_structural_strain,max_strain,"
+	      "hash,hash_stable,status,diverged_at_step,ratio,ratio_kind\n",
 	      f);
 }
 
@@ -723,18 +999,23 @@ static void csv_number(FILE* f, double v) {
 	fputc(',', f);
 }
 
-static void csv_row(FILE* f, const col_row* r, int steps, double thickness) {
-	const bool self = strcmp(r->name, "sphere") != 0;
-	fprintf(f, "%s,%s,%u,%u,%u,%d,%d,%d,%d,%d,%.6f,%.6f,%u,%u,", r->name, r->engine, r->n, r->particles, r->constraints,
-	        r->substeps, r->iterations, steps, r->steps_run, r->repeats, r->ms, r->ms_min, r->contacts,
-	        r->contacts_max);
-	if (self) fprintf(f, "%u", r->pairs);
+static void csv_row(FILE* f, const col_row* r, int steps) {
+	const bool sphere = r->kind == ROW_SPHERE || r->kind == ROW_SPHERE_BULLET;
+	fprintf(f, "%s,%s,%u,%d,%u,%u,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%u,%u,", r->name, r->engine, r->n, r->threads,
+	        r->particles, r->constraints, r->substeps, r->iterations, r->hierarchy_levels, steps, r->steps_run,
+	        r->repeats, r->ms, r->ms_min, r->contacts, r->contacts_max);
+	if (is_self(r->kind)) fprintf(f, "%u", r->pairs);
 	fputc(',', f);
 	csv_number(f, r->penetration);
-	csv_number(f, self ? (double)NAN : SPHERE_MARGIN);
-	csv_number(f, self ? thickness : (double)NAN);
-	csv_number(f, self ? r->gap_end : (double)NAN); /* inf: no keep-apart pair within 2 thickness */
-	csv_number(f, self ? r->gap_worst : (double)NAN);
+	csv_number(f, sphere ? SPHERE_MARGIN : (double)NAN);
+	csv_number(f, r->thickness);
+	csv_number(f, r->gap_end); /* inf: no keep-apart pair within 2 thickness */
+	csv_number(f, r->gap_worst);
+	if (is_counted(r->kind))
+		fprintf(f, "%u,%d,%u,", r->crossings_max, r->crossing_steps, r->inside_max);
+	else
+		fputs(",,,", f);
+	csv_number(f, r->strain_mean);
 	fprintf(f, "%.8g,%016" PRIx64 ",%s,%s,", r->max_strain, r->hash, r->hash_stable ? "true" : "false", r->status);
 	if (r->diverged_at) fprintf(f, "%d", r->diverged_at);
 	fputc(',', f);
@@ -745,14 +1026,15 @@ static void csv_row(FILE* f, const col_row* r, int steps, double thickness) {
 /* ---- main ------------------------------------------------------------------------------- */
 
 static void print_scenes(int steps, int repeat, bool bullet) {
-	printf("collision: %d steps of 1/60 s from rest, gravity %.2f m/s^2, no damping, Gauss-Seidel XPBD with\n"
-	       "compliance 0 on structural + shear edges, 1 kg cloth (1/N^2 per particle)\n",
-	       steps, COL_GRAVITY);
+	printf("collision: %d steps of 1/60 s from rest, gravity %.2f m/s^2, no damping; pbd: Gauss-Seidel XPBD,\n"
+	       "%d substeps x %d iterations with the hierarchical solve (%d levels: the cost-to-quality table's\n"
+	       "setting for a taut cloth), compliance 0 on structural + shear edges, %.0f kg/m^2 cloths\n",
+	       steps, COL_GRAVITY, COL_SUBSTEPS, COL_ITERATIONS, COL_HIERARCHY_LEVELS, CLOTH_DENSITY);
 	printf("  sphere   the hanging cloth of the throughput table (1 m, N x N, corners 0 and N-1 pinned) falls\n"
 	       "           onto a static sphere, radius %.2f m, centre (%.2f, %.2f, %.2f): %.2f m below the pins' line\n"
-	       "           and %.2f m out; margin %.3f m, frictionless. pbd: %d substeps x %d iteration.\n",
+	       "           and %.2f m out; margin %.3f m, frictionless.\n",
 	       SPHERE_RADIUS, SPHERE_CENTER[0], SPHERE_CENTER[1], SPHERE_CENTER[2], -SPHERE_CENTER[1], SPHERE_CENTER[2],
-	       SPHERE_MARGIN, SPHERE_SUBSTEPS, SPHERE_ITERATIONS);
+	       SPHERE_MARGIN);
 	if (bullet)
 		printf("           bullet: the same nodes and links, btSphereShape in a btRigidBody of mass 0,\n"
 		       "           cfg.collisions = SDF_RS, soft-body margin %.3f m, kDF 0 and friction 0, its default\n"
@@ -766,22 +1048,36 @@ static void print_scenes(int steps, int repeat, bool bullet) {
 	printf("  self     the same cloth (no pins) folded in two: the half z > 0.5 laid back %.2f m above the\n"
 	       "           other, which lies on the floor y = 0 (at y = t/2), the folded shape's edge lengths as\n"
 	       "           rest lengths (the cloth starts at rest, the %.2f m edges across the fold unstretched);\n"
-	       "           thickness t = %.1f grid spacings, self_collision on; XPBD %d substeps x %d iterations.\n",
-	       FOLD_HEIGHT, FOLD_HEIGHT, FOLD_THICKNESS_SPACINGS, FOLD_SUBSTEPS, FOLD_ITERATIONS);
+	       "           thickness t = %.1f grid spacings, self_collision on.\n",
+	       FOLD_HEIGHT, FOLD_HEIGHT, THICKNESS_SPACINGS);
 	printf("  self-vf  the same with self_collision but edge_contacts off (particle pairs and vertex-face\n"
 	       "           contacts only): the cost of the edge-edge contacts.\n");
 	printf("  self-off the same without self_collision (same thickness against the floor): the cost of\n"
-	       "           self-collision, and the control that the check sees a cloth fall through itself.\n");
+	       "           self-collision, and the control that the checks see a cloth fall through itself.\n");
 	printf("           gap/t = the closest distance between particles that must keep apart (their distance\n"
 	       "           in the folded start >= t, as the library's rule) over t: at the end (ok when >= %.2f,\n"
 	       "           else interpenetrates) and the least over the steps from 0.1 s on (shown only);\n"
 	       "           >2: no such pair within 2t. pairs<2t: such pairs closer than 2t at the end, counted by\n"
-	       "           the bench from the positions (the library publishes no pair count; its search keeps\n"
-	       "           the pairs within 2t of the predicted positions each substep); checked against brute\n"
-	       "           force for N <= %d.\n",
+	       "           the bench from the positions; checked against brute force for N <= %d.\n",
 	       FOLD_GAP_BOUND, BRUTE_MAX_N);
+	printf("  table    the cloth flat %.2f m above a table (a box %.2f x %.2f x %.2f m, top at y = %.2f, on the\n"
+	       "           floor plane y = 0), centred, falls on it and drapes over its edges; thickness t = %.1f grid\n"
+	       "           spacings, self_collision on; the box and the floor have friction %.1f (static), %.1f.\n",
+	       TABLE_DROP, 2 * TABLE_HALF[0], 2 * TABLE_HALF[1], 2 * TABLE_HALF[2], TABLE_TOP, THICKNESS_SPACINGS,
+	       DRAPE_STATIC_FRICTION, DRAPE_KINETIC_FRICTION);
+	printf("  pile     %d cloths of (N/2) x (N/2) (at least %d), %.1f m square, turned by 0, 20, 40, 60 degrees\n"
+	       "           about y, stacked %.0f cm apart (1.1 t where that is more) above a sphere of radius %.2f m\n"
+	       "           resting on the floor, the lowest %.2f m above its top; thickness t = %.1f of their spacing,\n"
+	       "           self_collision on, so cloth-cloth contacts too; friction as the table's.\n",
+	       PILE_COUNT, PILE_MIN_SIDE, PILE_SIZE, 100 * PILE_GAP, PILE_RADIUS, PILE_CLEARANCE, THICKNESS_SPACINGS);
+	printf("           table and pile run on 1 and 2 threads (thr; the state must not depend on it).\n");
+	printf("  crossed  rows self to pile, after every step: the most mesh edges through a face they share no\n"
+	       "           vertex with (all cloths as one mesh) and, in brackets, the steps with any; inside = the\n"
+	       "           most particles deeper than %.0e m inside a collider's shape (not its margin). Either:\n"
+	       "           penetrates. mean str = the mean structural strain at the end; above %.0f %%: unconverged.\n",
+	       COL_INSIDE_TOLERANCE, 100 * COL_UNCONVERGED_STRAIN);
 	printf("  ratio    sphere pbd row: pbd ms / bullet ms; self row: self ms / self-off ms; self-vf row:\n"
-	       "           self-vf ms / self-off ms.\n");
+	       "           self-vf ms / self-off ms; 2-thread rows: their ms / the 1-thread row's.\n");
 	printf("  status   diverged@k: the run stopped after step k, a position non-finite or an edge past %g times\n"
 	       "           its rest length (checked after every step, the run goes on); non-finite@k: stopped there.\n"
 	       "  steps    the steps run: fewer than asked when the first run of the row had taken %.0f s by then\n"
@@ -811,13 +1107,16 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 		fprintf(stderr, COL_PREFIX "collision: at most %d sizes\n", MAX_SIZES);
 		return -1;
 	}
-	double ratio_bt[MAX_SIZES], ratio_self[MAX_SIZES], ratio_edges[MAX_SIZES];
+	double ratio_bt[MAX_SIZES], ratio_self[MAX_SIZES], ratio_edges[MAX_SIZES], ratio_table[MAX_SIZES],
+	    ratio_pile[MAX_SIZES];
 	int bad = 0, rc = 0;
 	for (int si = 0; si < size_count && rc == 0; ++si) {
 		const uint32_t n = sizes[si];
 		ratio_bt[si] = (double)NAN;
 		ratio_self[si] = (double)NAN;
 		ratio_edges[si] = (double)NAN;
+		ratio_table[si] = (double)NAN;
+		ratio_pile[si] = (double)NAN;
 		col_scene s;
 		if (scene_build(&s, n, steps) != 0) return -1;
 		const int repeats = repeat ? repeat : (n <= REPEAT_SPLIT_N ? 3 : 1);
@@ -836,32 +1135,23 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 				/* The first run may be cut by time; the others run as many steps, uncut. */
 				const int row_steps = r == 0 ? steps : runs[(size_t)k * (size_t)repeats].steps_run;
 				const double cap_ms = r == 0 ? COL_RUN_CAP_MS : 0.0;
-				if (progress) fprintf(stderr, "  N=%u %s run %d/%d          \r", n, row_names[k], r + 1, repeats);
-				switch ((col_kind)k) {
-				case ROW_SPHERE:
-					rc = run_pbd_sphere(&s, row_steps, cap_ms, run);
-					break;
-				case ROW_SPHERE_BULLET:
+				if (k == ROW_SPHERE_BULLET) {
 #ifdef PBD_HAVE_BULLET
+					if (progress && bullet) fprintf(stderr, "  N=%u bullet run %d/%d          \r", n, r + 1, repeats);
 					if (bullet) rc = run_bullet_sphere(&s, row_steps, cap_ms, run);
 #endif
-					break;
-				case ROW_SELF:
-					rc = run_pbd_fold(&s, true, true, row_steps, cap_ms, run);
-					break;
-				case ROW_SELF_VF:
-					rc = run_pbd_fold(&s, true, false, row_steps, cap_ms, run);
-					break;
-				default:
-					rc = run_pbd_fold(&s, false, true, row_steps, cap_ms, run);
-					break;
+					continue;
 				}
+				if (progress)
+					fprintf(stderr, "  N=%u %s (%d thr) run %d/%d          \r", n, row_names[k], row_threads[k], r + 1,
+					        repeats);
+				rc = run_pbd(&s, (col_kind)k, row_steps, cap_ms, run);
 			}
 		if (progress) fprintf(stderr, "%60s\r", "");
 		if (rc == 0) {
 			col_row rows[ROW_COUNT];
 			for (int k = 0; k < ROW_COUNT; ++k)
-				make_row(&rows[k], (col_kind)k, n, s.thickness, &runs[(size_t)k * (size_t)repeats], repeats, ms);
+				make_row(&rows[k], (col_kind)k, &s, &runs[(size_t)k * (size_t)repeats], repeats, ms);
 			if (bullet) {
 				rows[ROW_SPHERE].ratio = rows[ROW_SPHERE].ms / rows[ROW_SPHERE_BULLET].ms;
 				rows[ROW_SPHERE].ratio_kind = "pbd/bt";
@@ -873,12 +1163,28 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 			rows[ROW_SELF_VF].ratio = rows[ROW_SELF_VF].ms / rows[ROW_SELF_OFF].ms;
 			rows[ROW_SELF_VF].ratio_kind = "vf/off";
 			ratio_edges[si] = rows[ROW_SELF].ms / rows[ROW_SELF_VF].ms;
+			static const col_kind threaded[2][2] = {{ROW_TABLE, ROW_TABLE_2}, {ROW_PILE, ROW_PILE_2}};
+			for (int k = 0; k < 2; ++k) {
+				col_row* one = &rows[threaded[k][0]];
+				col_row* two = &rows[threaded[k][1]];
+				two->ratio = two->ms / one->ms;
+				two->ratio_kind = "2t/1t";
+				(k == 0 ? ratio_table : ratio_pile)[si] = two->ratio;
+				/* The library promises the same state on any number of threads. */
+				if (two->hash != one->hash && two->steps_run == one->steps_run) {
+					fprintf(stderr,
+					        COL_PREFIX "N=%u %s: the state after %d steps differs between 1 and 2 threads "
+					                   "(%016" PRIx64 " and %016" PRIx64 ")\n",
+					        n, one->name, one->steps_run, one->hash, two->hash);
+					++bad;
+				}
+			}
 			for (int k = 0; k < ROW_COUNT; ++k) {
 				if (k == ROW_SPHERE_BULLET && !bullet) continue;
 				const col_row* row = &rows[k];
 				if (!row->hash_stable) ++bad;
-				print_row(row, s.thickness);
-				if (csv) csv_row(csv, row, steps, s.thickness);
+				print_row(row);
+				if (csv) csv_row(csv, row, steps);
 			}
 		}
 		free(runs);
@@ -894,7 +1200,14 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 	for (int i = 0; i < size_count; ++i) printf("  N=%u %.2f", sizes[i], ratio_self[i]);
 	printf("\nself ms / self-vf ms:        ");
 	for (int i = 0; i < size_count; ++i) printf("  N=%u %.2f", sizes[i], ratio_edges[i]);
+	printf("\ntable 2 threads / 1 thread:  ");
+	for (int i = 0; i < size_count; ++i) printf("  N=%u %.2f", sizes[i], ratio_table[i]);
+	printf("\npile 2 threads / 1 thread:   ");
+	for (int i = 0; i < size_count; ++i) printf("  N=%u %.2f", sizes[i], ratio_pile[i]);
 	printf("\n");
-	if (bad) printf("\n%d row(s) differed between repeats ('!' after the hash): the runs are not deterministic\n", bad);
+	if (bad)
+		printf("\n%d row(s) differed between repeats ('!' after the hash) or between thread counts: the runs are not "
+		       "deterministic\n",
+		       bad);
 	return bad;
 }

@@ -1,6 +1,8 @@
 # The collision rows run tiny (ctest bench_collision): pbd-bench --sizes 8 --collision must exit 0,
-# print the sphere, self, self-vf and self-off rows (and Bullet's when it was built) and write a CSV with
-# one row each. Their quality is not checked here: a tiny cloth is not the measured one.
+# print the sphere, self, self-vf and self-off rows, the table and pile rows on 1 and 2 threads (the
+# pile of 8 is four 4 x 4 cloths) and Bullet's when it was built, and write a CSV with one row each.
+# Their quality is not checked here: a tiny cloth is not the measured one. The exit status does
+# check that the 2-thread rows end in the 1-thread rows' state.
 # Expects -DPROGRAM=<pbd-bench> -DWORK=<folder> -DBULLET=<ON|OFF>.
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -9,11 +11,12 @@ execute_process(COMMAND "${PROGRAM}" --sizes 8 --collision --steps 60 --repeat 1
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pbd-bench --collision exited with ${rc}:\n${out}\n${err}")
 endif()
-set(rows "sphere +pbd +8 " "self +pbd +8 " "self-vf +pbd +8 " "self-off +pbd +8 ")
-set(expected_lines 5)
+set(rows "sphere +pbd +8 +1 " "self +pbd +8 +1 " "self-vf +pbd +8 +1 " "self-off +pbd +8 +1 " "table +pbd +8 +1 "
+         "table +pbd +8 +2 " "pile +pbd +8 +1 +64 " "pile +pbd +8 +2 +64 ")
+set(expected_lines 9)
 if(BULLET)
-  list(APPEND rows "sphere +bullet +8 ")
-  set(expected_lines 6)
+  list(APPEND rows "sphere +bullet +8 +1 ")
+  set(expected_lines 10)
 endif()
 foreach(row IN LISTS rows)
   if(NOT out MATCHES "\n${row}")
