@@ -185,10 +185,12 @@ static inline uint32_t pbd_lower_bound_pair(const void* base, size_t size, uint3
 	return a;
 }
 
-/* A face that a rounded collider went through in the substep is taken along on the side the
- * collider came from (triangle_contact.c); a vertex of that face whose own contact with the
- * collider pushes it the other way (normal against n: the collider passed beside the vertex, so
- * it alone would end on the far side) yields: its contact pushes nothing this substep. */
+/* A face that a fast rounded collider meets keeps the plane between them at the start of the
+ * substep, normal n (triangle_contact.c, rounded_contact). A vertex of that face whose own contact
+ * with the collider pushes it the other way (normal against n: the collider passed beside the
+ * vertex, so it alone would end on the far side) yields: its contact pushes nothing this
+ * substep. A vertex with no contact gets one that pushes nothing, so that the late passes make
+ * none. */
 void pbd_collide_yield(pbd_world* w, uint32_t slot, uint32_t particle, pbd_vec3 n);
 /* One pass of the contact planes over q (every iteration in PBD_COLLISION_IN_SOLVER). */
 void pbd_collide_project_contacts(pbd_world* w);

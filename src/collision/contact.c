@@ -106,14 +106,13 @@ static bool add_contact(pbd_world* w, uint32_t slot, uint32_t i, pbd_vec3 n, pbd
 	return true;
 }
 
-/* The contacts of one collider with particles [first, end). `sweep` false: closest points only
- * (the after-solver mode, which moves the finished positions out once, as Games103 lab 2 does).
- * lo, hi: the collider's box over the substep (both poses), when bounded; a particle's path is
- * tested against it as a whole. */
 static bool has_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t i);
 
 /* The contacts of one collider with particles [first, end), leaving out the particles that have
- * one with it among contacts [0, known). */
+ * one with it among contacts [0, known). `sweep` false: closest points only (the after-solver
+ * mode, which moves the finished positions out once, as Games103 lab 2 does, and the last
+ * iteration's second look). lo, hi: the collider's box over the substep (both poses), when
+ * bounded; a particle's path is tested against it as a whole. */
 static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, uint32_t end, bool bounded, pbd_vec3 lo,
                      pbd_vec3 hi, uint32_t known) {
 	const pbd_collider* c = &w->colliders[slot];
@@ -585,8 +584,11 @@ static bool publish_contacts(pbd_world* w) {
 		out->distance = d;
 		out->normal_correction = c->dn;
 	}
-	/* the late contacts (pbd_collide_catch_late) come after the others: back in order */
-	if (w->npub > 1) qsort(w->pub, w->npub, sizeof *w->pub, published_cmp);
+	/* The contacts are kept in order (merge_late); only a merge that ran out of memory leaves
+	 * them in two runs, and the published ones are put back in order then. */
+	bool ordered = true;
+	for (uint32_t k = 1; k < w->npub && ordered; ++k) ordered = published_cmp(&w->pub[k - 1], &w->pub[k]) < 0;
+	if (!ordered) qsort(w->pub, w->npub, sizeof *w->pub, published_cmp);
 	return true;
 }
 
