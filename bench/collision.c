@@ -26,10 +26,13 @@
  *   pile      four cloths of (N/2)^2, 0.8 m square, stacked 5 cm apart and turned by 0, 20, 40 and
  *             60 degrees about y, fall on a sphere resting on the floor and pile up on it;
  *             self-collision and cloth-cloth collision.
- * table and pile run on 1 and on 2 threads (two rows). The self, table and pile rows count, after
- * every step, the edges that pass through a face (all cloths as one mesh) and the particles inside
- * a collider (bench/crossings.c): any of either is `penetrates`; then a mean structural strain
- * above 1 % at the end is `unconverged`. docs/BENCHMARKS.md, "Collision", has the measured table. */
+ * table and pile run on 1 and on 2 threads (two rows). With Bullet, the self, table and pile scenes
+ * also run in Bullet's soft body on one thread, with its cluster self-collision
+ * (bench/bullet_collision.cpp says why that mode), and are checked the same way. The self, table
+ * and pile rows count, after every step, the edges that pass through a face (all cloths as one
+ * mesh) and the particles inside a collider (bench/crossings.c): any of either is `penetrates`;
+ * then a mean structural strain above 1 % at the end is `unconverged`. docs/BENCHMARKS.md,
+ * "Collision", has the measured table. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "collision.h"
@@ -63,6 +66,17 @@ static const double COL_UNCONVERGED_STRAIN = 0.01;
 static const double COL_RUN_CAP_MS = 60000.0;
 /* The pbd rows' setting (see the comment at the top). */
 enum { COL_SUBSTEPS = 4, COL_ITERATIONS = 2, COL_HIERARCHY_LEVELS = 6, BULLET_ITERATIONS = 10 };
+/* Bullet's self, table and pile rows (bench/bullet_collision.cpp): one convex cluster per triangle
+ * with cluster contacts, and the soft body's margin in grid spacings. Two clusters keep twice the
+ * margin apart, and Bullet spares only clusters that share a node: in the flat grid, triangles
+ * that share none come within 0.71 spacings, so twice the margin must stay below that or the cloth
+ * pushes itself apart at rest; pbd's thickness of 0.8 spacings is out of reach. */
+static const double BULLET_MARGIN_SPACINGS = 0.3;
+/* The contacts with the colliders: fully hard (kKHR 1, Bullet's default 0.1 lets the sphere row's
+ * cloth sink 0.24 m into its sphere) over a 1 cm voxel of the sparse distance field (default
+ * 0.25 m, five times the table's thickness). */
+static const double BULLET_CONTACT_HARDNESS = 1.0;
+static const double BULLET_VOXEL = 0.01;
 
 /* The sphere scene: the sphere's centre 0.35 m below the pins' line (y = 0, z = 0) and 0.5 m out
  * along the cloth (z), under the middle of the cloth (x = 0). */
@@ -113,18 +127,27 @@ typedef enum col_kind {
 	ROW_SELF,
 	ROW_SELF_VF,
 	ROW_SELF_OFF,
+	ROW_SELF_BULLET,
 	ROW_TABLE,
 	ROW_TABLE_2,
+	ROW_TABLE_BULLET,
 	ROW_PILE,
 	ROW_PILE_2,
+	ROW_PILE_BULLET,
 	ROW_COUNT
 } col_kind;
 
-static const char* const row_names[ROW_COUNT] = {"sphere", "sphere", "self", "self-vf", "self-off",
-                                                 "table",  "table",  "pile", "pile"};
-static const int row_threads[ROW_COUNT] = {1, 1, 1, 1, 1, 1, 2, 1, 2};
+static const char* const row_names[ROW_COUNT] = {"sphere", "sphere", "self",  "self-vf", "self-off", "self",
+                                                 "table",  "table",  "table", "pile",    "pile",     "pile"};
+static const int row_threads[ROW_COUNT] = {1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 2, 1};
 
+static bool is_bullet(col_kind k) {
+	return k == ROW_SPHERE_BULLET || k == ROW_SELF_BULLET || k == ROW_TABLE_BULLET || k == ROW_PILE_BULLET;
+}
+/* pbd's folded-cloth rows, held to the gap rule. */
 static bool is_self(col_kind k) { return k == ROW_SELF || k == ROW_SELF_VF || k == ROW_SELF_OFF; }
+/* The folded-cloth rows, whose closest keep-apart pair is measured (Bullet's too, shown only). */
+static bool is_fold(col_kind k) { return is_self(k) || k == ROW_SELF_BULLET; }
 /* The rows whose quality is counted after every step: edges through faces, particles inside. */
 static bool is_counted(col_kind k) { return k >= ROW_SELF; }
 
@@ -134,8 +157,8 @@ typedef enum col_set_kind { SET_CLOTH, SET_FOLD, SET_TABLE, SET_PILE, SET_COUNT 
 
 static col_set_kind set_of(col_kind k) {
 	if (k <= ROW_SPHERE_BULLET) return SET_CLOTH;
-	if (k <= ROW_SELF_OFF) return SET_FOLD;
-	return k <= ROW_TABLE_2 ? SET_TABLE : SET_PILE;
+	if (k <= ROW_SELF_BULLET) return SET_FOLD;
+	return k <= ROW_TABLE_BULLET ? SET_TABLE : SET_PILE;
 }
 
 typedef struct col_set {
@@ -284,7 +307,8 @@ static double max_edge_strain(const col_set* t, const double* xyz) {
 	double max = 0.0;
 	for (uint32_t k = 0; k < t->ne; ++k) {
 		const double strain = edge_strain(t, k, xyz);
-		if (!(strain <= max)) max = strain; /* NaN sticks */
+		if (isnan(strain)) return strain; /* a later finite edge must not hide it */
+		if (strain > max) max = strain;
 	}
 	return max;
 }
@@ -625,6 +649,36 @@ static void count_step(col_set* t, const double* xyz, col_run* out) {
 	if (inside > out->inside_max) out->inside_max = inside;
 }
 
+/* The folded cloth's closest keep-apart pair after step i (s->xyz), from FOLD_SETTLE_STEPS on. */
+static void fold_gap_step(col_scene* s, int i, col_run* out) {
+	if (i < FOLD_SETTLE_STEPS) return;
+	const col_set* t = &s->sets[SET_FOLD];
+	const col_gap g = gap_hashed(s, s->xyz, t->np, 2.0 * t->thickness);
+	if (g.closest < out->gap_worst) out->gap_worst = g.closest;
+}
+
+/* The same at the end of the run, with the pairs closer than 2 t, checked against brute force. */
+static void fold_gap_end(col_scene* s, col_run* out) {
+	const col_set* t = &s->sets[SET_FOLD];
+	const double reach = 2.0 * t->thickness;
+	out->gap_end = (double)NAN;
+	if (!out->finite) {
+		out->gap_worst = (double)NAN;
+		return;
+	}
+	const col_gap g = gap_hashed(s, s->xyz, t->np, reach);
+	out->gap_end = g.closest;
+	out->pairs = g.within;
+	if (s->n <= BRUTE_MAX_N) {
+		const col_gap b = gap_brute(s, s->xyz, t->np, reach);
+		if (b.within != g.within || !(b.closest == g.closest))
+			fprintf(stderr,
+			        COL_PREFIX "warning: N=%u: the hashed pair search found %u pairs, closest %.9g m; brute "
+			                   "force %u, closest %.9g m\n",
+			        s->n, g.within, g.closest, b.within, b.closest);
+	}
+}
+
 /* ---- pbd runs --------------------------------------------------------------------------- */
 
 static pbd_world_def world_def(const col_set* t, int threads) {
@@ -758,7 +812,6 @@ static int run_pbd(col_scene* s, col_kind kind, int steps, double cap_ms, col_ru
 	if (make_world(s, kind, &w) != 0) return -1;
 	col_set* t = &s->sets[set_of(kind)];
 	const uint32_t np = t->np;
-	const double reach = 2.0 * t->thickness;
 	out->penetration = -(double)INFINITY;
 	out->gap_worst = (double)INFINITY;
 	out->finite = true;
@@ -778,28 +831,10 @@ static int run_pbd(col_scene* s, col_kind kind, int steps, double cap_ms, col_ru
 		if (contacts > out->contacts_max) out->contacts_max = contacts;
 		if (watch(t, s->xyz, i, s->step_ms[i], cap_ms, &spent, out)) break;
 		if (is_counted(kind)) count_step(t, s->xyz, out);
-		if (is_self(kind) && i >= FOLD_SETTLE_STEPS) {
-			const col_gap g = gap_hashed(s, s->xyz, np, reach);
-			if (g.closest < out->gap_worst) out->gap_worst = g.closest;
-		}
+		if (is_fold(kind)) fold_gap_step(s, i, out);
 	}
 	out->median_ms = median(s->step_ms, (size_t)out->steps_run);
-	out->gap_end = (double)NAN;
-	if (is_self(kind) && out->finite) {
-		const col_gap g = gap_hashed(s, s->xyz, np, reach);
-		out->gap_end = g.closest;
-		out->pairs = g.within;
-		if (s->n <= BRUTE_MAX_N) {
-			const col_gap b = gap_brute(s, s->xyz, np, reach);
-			if (b.within != g.within || !(b.closest == g.closest))
-				fprintf(stderr,
-				        COL_PREFIX "warning: N=%u: the hashed pair search found %u pairs, closest %.9g m; brute "
-				                   "force %u, closest %.9g m\n",
-				        s->n, g.within, g.closest, b.within, b.closest);
-		}
-	} else if (is_self(kind)) {
-		out->gap_worst = (double)NAN;
-	}
+	if (is_fold(kind)) fold_gap_end(s, out);
 	out->strain_mean = mean_structural_strain(t, s->xyz);
 	out->contacts = pbd_world_get_contacts(w, NULL, 0);
 	finish_pbd(w, out);
@@ -864,6 +899,115 @@ static int run_bullet_sphere(col_scene* s, int steps, double cap_ms, col_run* ou
 	pbd_bullet_cloth_destroy(c);
 	return 0;
 }
+
+/* The cloths of a row's scene as the set numbers them, and its colliders, for Bullet. */
+static int bullet_scene_of(const col_scene* s, col_set_kind set, double* xyz, double* masses,
+                           pbd_bullet_mesh meshes[PILE_COUNT], pbd_bullet_collider colliders[2]) {
+	const pbd_mesh* source = set == SET_FOLD ? &s->fold : set == SET_TABLE ? &s->table : s->pile;
+	const int count = set == SET_PILE ? PILE_COUNT : 1;
+	const double size = set == SET_PILE ? PILE_SIZE : 1.0;
+	size_t first = 0;
+	for (int m = 0; m < count; ++m) {
+		const pbd_mesh* mesh = &source[m];
+		/* pbd's mass per particle (cloth_def), in double */
+		const double mass = (double)(pbd_real)(CLOTH_DENSITY * size * size / (double)mesh->vertex_count);
+		for (uint32_t i = 0; i < mesh->vertex_count; ++i) {
+			xyz[3 * (first + i)] = (double)mesh->positions[i].x;
+			xyz[3 * (first + i) + 1] = (double)mesh->positions[i].y;
+			xyz[3 * (first + i) + 2] = (double)mesh->positions[i].z;
+			masses[first + i] = mass;
+		}
+		pbd_bullet_mesh* b = &meshes[m];
+		memset(b, 0, sizeof *b);
+		b->node_count = mesh->vertex_count;
+		b->positions = xyz + 3 * first;
+		b->masses = masses + first;
+		b->link_count = mesh->edge_count;
+		b->links = mesh->edges;
+		b->face_count = mesh->triangle_count;
+		b->faces = mesh->triangles;
+		first += mesh->vertex_count;
+	}
+	const col_set* t = &s->sets[set];
+	for (uint32_t k = 0; k < t->shape_count; ++k) {
+		const col_shape* shape = &t->shapes[k];
+		pbd_bullet_collider* c = &colliders[k];
+		memset(c, 0, sizeof *c);
+		memcpy(c->center, shape->center, sizeof c->center);
+		memcpy(c->half, shape->half, sizeof c->half);
+		c->radius = shape->radius;
+		c->height = shape->offset; /* the floor: normal +y */
+		c->shape = shape->kind == COL_SHAPE_PLANE    ? PBD_BULLET_GROUND
+		           : shape->kind == COL_SHAPE_SPHERE ? PBD_BULLET_SPHERE
+		                                             : PBD_BULLET_BOX;
+	}
+	return count;
+}
+
+/* A Bullet row of the folded cloth, the table or the pile: the same meshes, masses, colliders,
+ * step and checks as pbd's row. */
+static int run_bullet_scene(col_scene* s, col_kind kind, int steps, double cap_ms, col_run* out) {
+	col_set* t = &s->sets[set_of(kind)];
+	const uint32_t np = t->np;
+	double* xyz = malloc(3 * (size_t)np * sizeof *xyz);
+	double* masses = malloc((size_t)np * sizeof *masses);
+	if (!xyz || !masses) {
+		free(xyz);
+		free(masses);
+		fprintf(stderr, COL_PREFIX "out of memory\n");
+		return -1;
+	}
+	pbd_bullet_mesh meshes[PILE_COUNT];
+	pbd_bullet_collider colliders[2];
+	pbd_bullet_scene_desc d;
+	memset(&d, 0, sizeof d);
+	d.mesh_count = (uint32_t)bullet_scene_of(s, set_of(kind), xyz, masses, meshes, colliders);
+	d.meshes = meshes;
+	d.collider_count = t->shape_count;
+	d.colliders = colliders;
+	d.iterations = BULLET_ITERATIONS;
+	d.gravity_y = COL_GRAVITY;
+	d.margin = BULLET_MARGIN_SPACINGS * t->thickness / THICKNESS_SPACINGS;
+	d.friction = t->friction_kinetic;
+	d.contact_hardness = BULLET_CONTACT_HARDNESS;
+	d.voxel = BULLET_VOXEL;
+	d.self_collision = 1;
+	char err[256] = "";
+	pbd_bullet_scene* c = pbd_bullet_scene_create(&d, err, sizeof err);
+	free(xyz);
+	free(masses);
+	if (!c) {
+		fprintf(stderr, COL_PREFIX "collision N=%u: %s\n", s->n, err);
+		return -1;
+	}
+	out->penetration = -(double)INFINITY;
+	out->gap_worst = (double)INFINITY;
+	out->finite = true;
+	double spent = 0;
+	for (int i = 0; i < steps; ++i) {
+		const double t0 = bench_now_ms();
+		pbd_bullet_scene_step(c, COL_DT);
+		const double t1 = bench_now_ms();
+		s->step_ms[i] = t1 - t0;
+		pbd_bullet_scene_get_positions(c, s->xyz);
+		const uint32_t contacts = pbd_bullet_scene_contact_count(c);
+		if (contacts > out->contacts_max) out->contacts_max = contacts;
+		if (watch(t, s->xyz, i, s->step_ms[i], cap_ms, &spent, out)) break;
+		count_step(t, s->xyz, out);
+		if (is_fold(kind)) fold_gap_step(s, i, out);
+	}
+	out->median_ms = median(s->step_ms, (size_t)out->steps_run);
+	if (is_fold(kind)) fold_gap_end(s, out);
+	out->contacts = pbd_bullet_scene_contact_count(c);
+	out->max_strain = max_edge_strain(t, s->xyz);
+	out->strain_mean = mean_structural_strain(t, s->xyz);
+	out->particles = np;
+	out->constraints = t->ne;
+	out->hash = pbd_bullet_scene_hash(c);
+	out->warnings = 0;
+	pbd_bullet_scene_destroy(c);
+	return 0;
+}
 #endif
 
 /* ---- rows ------------------------------------------------------------------------------- */
@@ -872,16 +1016,16 @@ static void make_row(col_row* r, col_kind kind, const col_scene* s, const col_ru
 	memset(r, 0, sizeof *r);
 	r->kind = kind;
 	r->name = row_names[kind];
-	r->engine = kind == ROW_SPHERE_BULLET ? "bullet" : "pbd";
+	r->engine = is_bullet(kind) ? "bullet" : "pbd";
 	r->n = s->n;
 	r->particles = runs[0].particles;
 	r->constraints = runs[0].constraints;
 	r->threads = row_threads[kind];
 	r->repeats = count;
-	if (kind == ROW_SPHERE_BULLET) {
+	if (is_bullet(kind)) {
 		r->substeps = 1;
 		r->iterations = BULLET_ITERATIONS;
-		snprintf(r->setting, sizeof r->setting, "%d it", r->iterations);
+		snprintf(r->setting, sizeof r->setting, kind == ROW_SPHERE_BULLET ? "%d it" : "%d it CL", r->iterations);
 	} else {
 		r->substeps = COL_SUBSTEPS;
 		r->iterations = COL_ITERATIONS;
@@ -929,7 +1073,7 @@ static void make_row(col_row* r, col_kind kind, const col_scene* s, const col_ru
 	r->ratio_kind = "";
 	const bool sphere = kind == ROW_SPHERE || kind == ROW_SPHERE_BULLET;
 	if (!sphere) r->penetration = (double)NAN;
-	if (!is_self(kind)) {
+	if (!is_fold(kind)) {
 		r->gap_end = (double)NAN;
 		r->gap_worst = (double)NAN;
 	}
@@ -972,7 +1116,7 @@ static void print_row(const col_row* r) {
 	if (!isnan(r->penetration)) snprintf(pen, sizeof pen, "%.2e", r->penetration);
 	fmt_gap(gap_end, sizeof gap_end, r->gap_end, r->thickness);
 	fmt_gap(gap_min, sizeof gap_min, r->gap_worst, r->thickness);
-	if (is_self(r->kind)) snprintf(pairs, sizeof pairs, "%u", r->pairs);
+	if (is_fold(r->kind)) snprintf(pairs, sizeof pairs, "%u", r->pairs);
 	if (is_counted(r->kind)) {
 		snprintf(crossed, sizeof crossed, "%u(%d)", r->crossings_max, r->crossing_steps);
 		snprintf(inside, sizeof inside, "%u", r->inside_max);
@@ -1004,7 +1148,7 @@ static void csv_row(FILE* f, const col_row* r, int steps) {
 	fprintf(f, "%s,%s,%u,%d,%u,%u,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%u,%u,", r->name, r->engine, r->n, r->threads,
 	        r->particles, r->constraints, r->substeps, r->iterations, r->hierarchy_levels, steps, r->steps_run,
 	        r->repeats, r->ms, r->ms_min, r->contacts, r->contacts_max);
-	if (is_self(r->kind)) fprintf(f, "%u", r->pairs);
+	if (is_fold(r->kind)) fprintf(f, "%u", r->pairs);
 	fputc(',', f);
 	csv_number(f, r->penetration);
 	csv_number(f, sphere ? SPHERE_MARGIN : (double)NAN);
@@ -1071,13 +1215,25 @@ static void print_scenes(int steps, int repeat, bool bullet) {
 	       "           self_collision on, so cloth-cloth contacts too; friction as the table's.\n",
 	       PILE_COUNT, PILE_MIN_SIDE, PILE_SIZE, 100 * PILE_GAP, PILE_RADIUS, PILE_CLEARANCE, THICKNESS_SPACINGS);
 	printf("           table and pile run on 1 and 2 threads (thr; the state must not depend on it).\n");
+	if (bullet)
+		printf("  bullet   self, table, pile: the same meshes (nodes, links, faces), masses and colliders as\n"
+		       "           pbd's (btRigidBody of mass 0: btBoxShape table, btSphereShape, the floor a large\n"
+		       "           btBoxShape), %d iterations, 1 step of 1/60 s, one thread (Bullet steps soft bodies\n"
+		       "           serially). Self-collision: one cluster per triangle (generateClusters(0)), CL_SS between\n"
+		       "           the cloths and, within each, the collider CL_SELF selects; soft margin %.1f spacings\n"
+		       "           (clusters keep %.1f apart), SDF_RS with kKHR %.0f on a %.0f cm voxel, kDF = the kinetic\n"
+		       "           friction (also between cloths). contacts = m_rcontacts + cluster contacts (m_joints).\n"
+		       "           gap/t of its self row is shown only.\n",
+		       BULLET_ITERATIONS, BULLET_MARGIN_SPACINGS, 2 * BULLET_MARGIN_SPACINGS, BULLET_CONTACT_HARDNESS,
+		       100 * BULLET_VOXEL);
 	printf("  crossed  rows self to pile, after every step: the most mesh edges through a face they share no\n"
 	       "           vertex with (all cloths as one mesh) and, in brackets, the steps with any; inside = the\n"
 	       "           most particles deeper than %.0e m inside a collider's shape (not its margin). Either:\n"
 	       "           penetrates. mean str = the mean structural strain at the end; above %.0f %%: unconverged.\n",
 	       COL_INSIDE_TOLERANCE, 100 * COL_UNCONVERGED_STRAIN);
 	printf("  ratio    sphere pbd row: pbd ms / bullet ms; self row: self ms / self-off ms; self-vf row:\n"
-	       "           self-vf ms / self-off ms; 2-thread rows: their ms / the 1-thread row's.\n");
+	       "           self-vf ms / self-off ms; 2-thread rows: their ms / the 1-thread row's; bullet's self,\n"
+	       "           table and pile rows: pbd's 1-thread ms / bullet ms.\n");
 	printf("  status   diverged@k: the run stopped after step k, a position non-finite or an edge past %g times\n"
 	       "           its rest length (checked after every step, the run goes on); non-finite@k: stopped there.\n"
 	       "  steps    the steps run: fewer than asked when the first run of the row had taken %.0f s by then\n"
@@ -1108,7 +1264,7 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 		return -1;
 	}
 	double ratio_bt[MAX_SIZES], ratio_self[MAX_SIZES], ratio_edges[MAX_SIZES], ratio_table[MAX_SIZES],
-	    ratio_pile[MAX_SIZES];
+	    ratio_pile[MAX_SIZES], ratio_scene_bt[3][MAX_SIZES];
 	int bad = 0, rc = 0;
 	for (int si = 0; si < size_count && rc == 0; ++si) {
 		const uint32_t n = sizes[si];
@@ -1117,6 +1273,7 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 		ratio_edges[si] = (double)NAN;
 		ratio_table[si] = (double)NAN;
 		ratio_pile[si] = (double)NAN;
+		for (int k = 0; k < 3; ++k) ratio_scene_bt[k][si] = (double)NAN;
 		col_scene s;
 		if (scene_build(&s, n, steps) != 0) return -1;
 		const int repeats = repeat ? repeat : (n <= REPEAT_SPLIT_N ? 3 : 1);
@@ -1135,10 +1292,13 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 				/* The first run may be cut by time; the others run as many steps, uncut. */
 				const int row_steps = r == 0 ? steps : runs[(size_t)k * (size_t)repeats].steps_run;
 				const double cap_ms = r == 0 ? COL_RUN_CAP_MS : 0.0;
-				if (k == ROW_SPHERE_BULLET) {
+				if (is_bullet((col_kind)k)) {
 #ifdef PBD_HAVE_BULLET
-					if (progress && bullet) fprintf(stderr, "  N=%u bullet run %d/%d          \r", n, r + 1, repeats);
-					if (bullet) rc = run_bullet_sphere(&s, row_steps, cap_ms, run);
+					if (progress && bullet)
+						fprintf(stderr, "  N=%u %s (bullet) run %d/%d          \r", n, row_names[k], r + 1, repeats);
+					if (bullet)
+						rc = k == ROW_SPHERE_BULLET ? run_bullet_sphere(&s, row_steps, cap_ms, run)
+						                            : run_bullet_scene(&s, (col_kind)k, row_steps, cap_ms, run);
 #endif
 					continue;
 				}
@@ -1156,6 +1316,15 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 				rows[ROW_SPHERE].ratio = rows[ROW_SPHERE].ms / rows[ROW_SPHERE_BULLET].ms;
 				rows[ROW_SPHERE].ratio_kind = "pbd/bt";
 				ratio_bt[si] = rows[ROW_SPHERE].ratio;
+				/* The self-colliding scenes: pbd's one-thread row against Bullet's (one thread). */
+				static const col_kind pairs[3][2] = {
+				    {ROW_SELF, ROW_SELF_BULLET}, {ROW_TABLE, ROW_TABLE_BULLET}, {ROW_PILE, ROW_PILE_BULLET}};
+				for (int k = 0; k < 3; ++k) {
+					col_row* peer = &rows[pairs[k][1]];
+					peer->ratio = rows[pairs[k][0]].ms / peer->ms;
+					peer->ratio_kind = "pbd/bt";
+					ratio_scene_bt[k][si] = peer->ratio;
+				}
 			}
 			rows[ROW_SELF].ratio = rows[ROW_SELF].ms / rows[ROW_SELF_OFF].ms;
 			rows[ROW_SELF].ratio_kind = "self/off";
@@ -1180,7 +1349,7 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 				}
 			}
 			for (int k = 0; k < ROW_COUNT; ++k) {
-				if (k == ROW_SPHERE_BULLET && !bullet) continue;
+				if (is_bullet((col_kind)k) && !bullet) continue;
 				const col_row* row = &rows[k];
 				if (!row->hash_stable) ++bad;
 				print_row(row);
@@ -1193,8 +1362,13 @@ int bench_collision(const uint32_t* sizes, int size_count, int steps, int repeat
 	}
 	if (rc != 0) return -1;
 	if (bullet) {
+		static const char* const scenes[3] = {"self", "table", "pile"};
 		printf("\npbd ms / Bullet ms (sphere):");
 		for (int i = 0; i < size_count; ++i) printf("  N=%u %.2f", sizes[i], ratio_bt[i]);
+		for (int k = 0; k < 3; ++k) {
+			printf("\npbd ms / Bullet ms (%s):%*s", scenes[k], 6 - (int)strlen(scenes[k]), "");
+			for (int i = 0; i < size_count; ++i) printf("  N=%u %.2f", sizes[i], ratio_scene_bt[k][i]);
+		}
 	}
 	printf("\nself ms / self-off ms:       ");
 	for (int i = 0; i < size_count; ++i) printf("  N=%u %.2f", sizes[i], ratio_self[i]);

@@ -1,6 +1,7 @@
 # The collision rows run tiny (ctest bench_collision): pbd-bench --sizes 8 --collision must exit 0,
 # print the sphere, self, self-vf and self-off rows, the table and pile rows on 1 and 2 threads (the
-# pile of 8 is four 4 x 4 cloths) and Bullet's when it was built, and write a CSV with one row each.
+# pile of 8 is four 4 x 4 cloths) and, when Bullet was built, its sphere, self, table and pile rows,
+# and write a CSV with one row each.
 # Their quality is not checked here: a tiny cloth is not the measured one. The exit status does
 # check that the 2-thread rows end in the 1-thread rows' state.
 # Expects -DPROGRAM=<pbd-bench> -DWORK=<folder> -DBULLET=<ON|OFF>.
@@ -15,8 +16,8 @@ set(rows "sphere +pbd +8 +1 " "self +pbd +8 +1 " "self-vf +pbd +8 +1 " "self-off
          "table +pbd +8 +2 " "pile +pbd +8 +1 +64 " "pile +pbd +8 +2 +64 ")
 set(expected_lines 9)
 if(BULLET)
-  list(APPEND rows "sphere +bullet +8 +1 ")
-  set(expected_lines 10)
+  list(APPEND rows "sphere +bullet +8 +1 " "self +bullet +8 +1 " "table +bullet +8 +1 " "pile +bullet +8 +1 +64 ")
+  set(expected_lines 13)
 endif()
 foreach(row IN LISTS rows)
   if(NOT out MATCHES "\n${row}")
