@@ -199,7 +199,8 @@ void pbd_collide_project_contacts(pbd_world* w);
 void pbd_collide_settle(pbd_world* w);
 /* After the iterations: Coulomb friction on the substep's tangential slip. */
 void pbd_collide_friction(pbd_world* w, pbd_real h);
-/* After the velocity update: restitution of fast approaches. */
+/* After the velocity update: the push-out of a particle that started inside the margin shell
+ * taken back from its velocity, and restitution of fast approaches. */
 void pbd_collide_restitution(pbd_world* w, pbd_real h);
 /* After the step: the published contacts and the trigger events. */
 pbd_status pbd_collide_end_step(pbd_world* w);

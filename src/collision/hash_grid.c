@@ -52,18 +52,21 @@ uint32_t pbd_hash_grid_box_slots(const pbd_hash_grid* g, pbd_box3 b, uint32_t* o
 	int64_t lo[3] = {pbd_hash_grid_coord(g, b.lo.x), pbd_hash_grid_coord(g, b.lo.y), pbd_hash_grid_coord(g, b.lo.z)};
 	int64_t hi[3] = {pbd_hash_grid_coord(g, b.hi.x), pbd_hash_grid_coord(g, b.hi.y), pbd_hash_grid_coord(g, b.hi.z)};
 	for (int a = 0; a < 3; ++a)
-		if (hi[a] - lo[a] > 3) {
+		if (hi[a] - lo[a] >= PBD_HASH_GRID_MAX_SPAN) {
 			const int64_t mid = lo[a] + (hi[a] - lo[a]) / 2;
-			lo[a] = mid - 1;
-			hi[a] = mid + 2;
+			lo[a] = mid - PBD_HASH_GRID_MAX_SPAN / 2 + 1;
+			hi[a] = mid + PBD_HASH_GRID_MAX_SPAN / 2;
 		}
+	/* Two cells of one slot are one slot; past a few hundred cells the check would cost more than
+	 * the second visit, which the searches' stamps make harmless. */
+	const bool unique = (hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1) <= 512;
 	uint32_t n = 0;
 	for (int64_t z = lo[2]; z <= hi[2]; ++z)
 		for (int64_t y = lo[1]; y <= hi[1]; ++y)
 			for (int64_t x = lo[0]; x <= hi[0] && n < PBD_HASH_GRID_MAX_CELLS; ++x) {
 				const uint32_t s = pbd_hash_grid_slot(g, x, y, z);
 				bool dup = false;
-				for (uint32_t k = 0; k < n && !dup; ++k) dup = out[k] == s;
+				for (uint32_t k = 0; unique && k < n && !dup; ++k) dup = out[k] == s;
 				if (!dup) out[n++] = s;
 			}
 	return n;

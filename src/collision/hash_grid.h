@@ -44,10 +44,15 @@ void pbd_hash_grid_build(pbd_hash_grid* g, const pbd_vec3* points, const pbd_rea
  * lo.x > hi.x, into cells of edge `cell` (> 0), with a table of 2 x the boxes hashed. Grows the
  * table when needed (false: out of memory). Each slot's entries come in increasing k. */
 bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, const pbd_box3* box, uint32_t n, pbd_real cell);
-/* The distinct slots of the cells box b covers, at most PBD_HASH_GRID_MAX_CELLS of them, into
- * out; returns how many. A box wider than 4 cells along an axis keeps the 4 around its middle:
- * only a degenerate, enormous primitive reaches that, and it keeps a query bounded. */
-#define PBD_HASH_GRID_MAX_CELLS 64
+/* The slots of the cells box b covers, at most PBD_HASH_GRID_MAX_CELLS of them, into out;
+ * returns how many (each once, for a box of up to 512 cells). A box wider than
+ * PBD_HASH_GRID_MAX_SPAN cells along an axis keeps the ones around its middle: only a
+ * degenerate, enormous primitive reaches that, and it keeps a query bounded. A long primitive
+ * must fit: a cell is about a primitive's mean size, and the fold of a folded cloth, or the long
+ * edges of a coarse mesh beside a fine one, span ten cells and more; kept to their middle four
+ * they missed the edges near their ends, which passed through them. */
+#define PBD_HASH_GRID_MAX_SPAN  16
+#define PBD_HASH_GRID_MAX_CELLS (PBD_HASH_GRID_MAX_SPAN * PBD_HASH_GRID_MAX_SPAN * PBD_HASH_GRID_MAX_SPAN)
 uint32_t pbd_hash_grid_box_slots(const pbd_hash_grid* g, pbd_box3 b, uint32_t* out);
 /* The slot of the cell with integer coordinates (ix, iy, iz). */
 static inline uint32_t pbd_hash_grid_slot(const pbd_hash_grid* g, int64_t ix, int64_t iy, int64_t iz) {

@@ -171,6 +171,46 @@ static void test_kinematic_drags_by_friction(void** state) {
 	assert_true(fabs(slippery) < 1e-6);
 }
 
+/* A particle laid 8 mm deep into a floor's 10 mm margin shell moves out to the shell without
+ * leaping off: the push-out is not kept as velocity (it was depth / h, 4.8 m/s at 10 substeps).
+ * A kinematic floor rising at 1 m/s still carries what rests on it at its own speed. */
+static void test_placed_inside_the_shell(void** state) {
+	(void)state;
+	for (int substeps = 1; substeps <= 10; substeps += 9) {
+		pbd_world* w = bare_world(pbd_v3(0, (pbd_real)-9.81, 0), substeps);
+		pbd_collider_def cd = pbd_collider_def_default();
+		cd.margin = (pbd_real)0.01;
+		assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &cd)));
+		add_particle(w, pbd_v3(0, (pbd_real)0.002, 0), pbd_v3(0, 0, 0));
+		double highest = 0, fastest = 0;
+		for (int s = 0; s < 30; ++s) {
+			assert_int_equal(pbd_world_step(w), PBD_OK);
+			const double y = (double)pbd_world_positions(w)[0].y, vy = (double)pbd_world_velocities(w)[0].y;
+			if (s == 0) assert_true(y >= 0.01 - 1e-6);
+			highest = y > highest ? y : highest;
+			fastest = vy > fastest ? vy : fastest;
+		}
+		printf("  8 mm into a 10 mm shell, %2d substeps: highest %.6f m, fastest upward %.3g m/s\n", substeps, highest,
+		       fastest);
+		assert_true(highest < 0.01 + 1e-4);
+		assert_true(fastest < 1e-2);
+		pbd_world_destroy(w);
+	}
+	pbd_world* w = bare_world(pbd_v3(0, (pbd_real)-9.81, 0), 10);
+	pbd_collider_def cd = pbd_collider_def_default();
+	cd.margin = (pbd_real)0.01;
+	cd.kind = PBD_ACTOR_KINEMATIC;
+	cd.velocity = pbd_v3(0, 1, 0);
+	assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &cd)));
+	add_particle(w, pbd_v3(0, (pbd_real)0.01, 0), pbd_v3(0, 0, 0));
+	for (int s = 0; s < 30; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	const double y = (double)pbd_world_positions(w)[0].y, vy = (double)pbd_world_velocities(w)[0].y;
+	printf("  on a floor rising at 1 m/s for 0.5 s: %.4f m above its start, at %.4f m/s\n", y - 0.01, vy);
+	assert_near(y, 0.51, 1e-3);
+	assert_near(vy, 1.0, 1e-3);
+	pbd_world_destroy(w);
+}
+
 /* move_to reaches a keyframe pose in one step, rotation included. */
 static void test_move_to(void** state) {
 	(void)state;
@@ -653,6 +693,7 @@ int main(void) {
 	    cmocka_unit_test(test_friction_on_a_slope),
 	    cmocka_unit_test(test_restitution),
 	    cmocka_unit_test(test_kinematic_drags_by_friction),
+	    cmocka_unit_test(test_placed_inside_the_shell),
 	    cmocka_unit_test(test_move_to),
 	    cmocka_unit_test(test_trigger_events),
 	    cmocka_unit_test(test_collision_filter),

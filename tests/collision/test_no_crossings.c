@@ -199,6 +199,36 @@ static void test_cloths_piled_on_ball(void** state) {
 	pbd_world_destroy(w);
 }
 
+/* Long faces beside short ones: a ribbon of two triangles, 0.2 m by 2 cm, lies on the floor and
+ * a 16 x 16 cloth, 0.12 m square, falls flat across its end. The contact searches hash the
+ * triangles into cells about their mean size, so the ribbon spans a dozen cells: its faces must
+ * be found along their whole length, not only around their middle. */
+static void test_cloth_on_a_long_ribbon(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world* w = world(msg, 1);
+	scene s = {NULL, 0, {{0}}, 0};
+	floor_plane(w, &s);
+	const double t = 0.006;
+	pbd_grid_def gd = pbd_grid_def_default();
+	gd.nx = 2;
+	gd.ny = 2;
+	gd.size_u = (pbd_real)0.2;
+	gd.size_v = (pbd_real)0.02;
+	gd.origin = pbd_v3((pbd_real)-0.1, (pbd_real)(0.005 + t / 2), (pbd_real)-0.01);
+	pbd_error err;
+	pbd_mesh ribbon;
+	assert_int_equal(pbd_mesh_grid(&gd, &ribbon, &err), PBD_OK);
+	add_cloth(w, &s, &ribbon, 0.01, t);
+	pbd_mesh_free(&ribbon);
+	pbd_mesh m;
+	tp_grid(&m, 16, 16, (pbd_real)0.12, pbd_v3((pbd_real)0.02, (pbd_real)0.03, (pbd_real)-0.06), 1, false);
+	add_cloth(w, &s, &m, 0.02, t);
+	pbd_mesh_free(&m);
+	assert_int_equal(run(w, &s, "a 16² cloth on a long ribbon"), 0);
+	pbd_world_destroy(w);
+}
+
 /* The pile, where contacts of every kind meet (particle pairs, vertex-face, edge-edge, the
  * ball's faces and the floor), ends bit for bit the same on 1, 2, 3 and 8 threads and with each
  * SIMD kernel the machine has. */
@@ -234,6 +264,7 @@ int main(void) {
 	    cmocka_unit_test(test_folded_cloth),
 	    cmocka_unit_test(test_cloth_on_table),
 	    cmocka_unit_test(test_cloths_piled_on_ball),
+	    cmocka_unit_test(test_cloth_on_a_long_ribbon),
 	    cmocka_unit_test(test_pile_same_on_any_thread_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
