@@ -77,14 +77,12 @@ static bool reserve_contacts(pbd_world* w, uint32_t need) {
 	return true;
 }
 
-/* A contact of particle i with collider `slot`: the plane through `target` with normal n (both
- * in the collider's frame at its pose at the end of the substep). */
-static bool add_contact(pbd_world* w, uint32_t slot, uint32_t i, pbd_vec3 n, pbd_vec3 target) {
+/* The contact k of particle i with collider `slot`: the plane through `target` with normal n
+ * (both in the collider's frame at its pose at the end of the substep). */
+static void make_contact(const pbd_world* w, pbd_contact_c* k, uint32_t slot, uint32_t i, pbd_vec3 n, pbd_vec3 target) {
 	const pbd_collider* c = &w->colliders[slot];
 	const pbd_pose p1 = c->def.pose;
 	const pbd_vec3 xi = w->x[i];
-	if (w->ncon == w->cap_con && !reserve_contacts(w, w->ncon + 1)) return false;
-	pbd_contact_c* k = &w->con[w->ncon++];
 	k->particle = i;
 	k->collider = slot;
 	k->n = pbd_quat_rotate(p1.rotation, n);
@@ -103,7 +101,6 @@ static bool add_contact(pbd_world* w, uint32_t slot, uint32_t i, pbd_vec3 n, pbd
 		k->body = c->body;
 		k->r = pbd_v3_add(pbd_v3_sub(p1.position, pbd_body_centre(&w->bodies, c->body - 1)), arm);
 	}
-	return true;
 }
 
 static bool has_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t i);
@@ -113,8 +110,8 @@ static bool has_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t 
  * mode, which moves the finished positions out once, as Games103 lab 2 does, and the last
  * iteration's second look). lo, hi: the collider's box over the substep (both poses), when
  * bounded; a particle's path is tested against it as a whole. */
-static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, uint32_t end, bool bounded, pbd_vec3 lo,
-                     pbd_vec3 hi, uint32_t known) {
+static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t first, uint32_t end, bool bounded,
+                     pbd_vec3 lo, pbd_vec3 hi, uint32_t known, pbd_block_out* o, uint32_t block, uint32_t worker) {
 	const pbd_collider* c = &w->colliders[slot];
 	const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
 	const pbd_real collider_margin = c->def.margin;
@@ -161,9 +158,10 @@ static bool find_for(pbd_world* w, uint32_t slot, bool sweep, uint32_t first, ui
 			if (!(db < margin + reach)) continue;
 			target = pbd_v3_add(b, pbd_v3_scale(n, margin - db));
 		}
-		if (!add_contact(w, slot, i, n, target)) return false;
+		pbd_contact_c* k = (pbd_contact_c*)pbd_block_out_push(o, block, worker);
+		if (k) make_contact(w, k, slot, i, n, target); /* else counted, and the block runs again */
+		pbd_block_out_item(o, block, 0, 1, false);
 	}
-	return true;
 }
 
 /* ---- broad phase ---------------------------------------------------------------------------
@@ -281,23 +279,54 @@ static bool broad_phase(pbd_world* w, uint32_t* npairs) {
 	return true;
 }
 
-static pbd_status find_contacts(pbd_world* w, bool sweep) {
-	w->ncon = 0;
-	uint32_t npairs = 0;
-	if (!broad_phase(w, &npairs))
-		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the broad phase");
+/* A search of the colliders' contacts over the broad phase's (collider, chunk) pairs, in blocks
+ * of pairs on the world's threads; each pair's contacts come in particle order and the blocks'
+ * in block order, so the contacts are those one thread makes, by collider then particle. */
+typedef struct find_stage {
+	const pbd_world* w;
+	pbd_block_out* o;
+	bool sweep;
+	uint32_t npairs, known;
+} find_stage;
+
+#define PBD_PAIRS_PER_BLOCK 4u
+
+static void find_block(void* arg, uint32_t block, uint32_t worker) {
+	const find_stage* st = (const find_stage*)arg;
+	const pbd_world* w = st->w;
 	const pbd_broad* bp = &w->broad;
-	for (uint32_t k = 0; k < npairs; ++k) {
+	/* The particles' own test uses the collider's box grown by the largest radius. */
+	const pbd_real r = w->pcol->max_radius;
+	pbd_block_out_open(st->o, block, worker);
+	const uint32_t first_pair = block * PBD_PAIRS_PER_BLOCK;
+	for (uint32_t k = first_pair, end_pair = pbd_block_end(first_pair, st->npairs, PBD_PAIRS_PER_BLOCK); k < end_pair;
+	     ++k) {
 		const uint32_t s = (uint32_t)(bp->pairs[k] >> 32), chunk = (uint32_t)bp->pairs[k];
 		const uint32_t first = chunk * PBD_CHUNK, end = first + PBD_CHUNK < w->np ? first + PBD_CHUNK : w->np;
 		const pbd_box3 box = bp->collider[s];
-		/* The particles' own test uses the collider's box grown by the largest radius. */
-		const pbd_real r = w->pcol->max_radius;
 		const pbd_vec3 lo = pbd_v3(box.lo.x - r, box.lo.y - r, box.lo.z - r),
 		               hi = pbd_v3(box.hi.x + r, box.hi.y + r, box.hi.z + r);
-		if (!find_for(w, s, sweep, first, end, bp->bounded_of[s], lo, hi, 0))
-			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u contacts", w->ncon + 1);
+		find_for(w, s, st->sweep, first, end, bp->bounded_of[s], lo, hi, st->known, st->o, block, worker);
 	}
+	pbd_block_out_close(st->o, block, worker);
+}
+
+/* The contacts of every collider with the particles whose paths reach it, leaving out those
+ * that have one among [0, known), into *out (count *n, capacity *cap). */
+static bool search(pbd_world* w, bool sweep, uint32_t known, void** out, uint32_t* n, uint32_t* cap) {
+	uint32_t npairs = 0;
+	if (!broad_phase(w, &npairs)) return false;
+	find_stage st = {w, &w->pcol->collider_out, sweep, npairs, known};
+	const uint32_t blocks = pbd_blocks(npairs, PBD_PAIRS_PER_BLOCK);
+	if (!pbd_block_out_begin(st.o, &w->mem, w->exec.threads, sizeof(pbd_contact_c), blocks, 0)) return false;
+	pbd_exec_stage(&w->exec, find_block, &st, blocks);
+	return pbd_block_out_finish(st.o, &w->mem, find_block, &st, UINT32_MAX - 1, out, n, cap);
+}
+
+static pbd_status find_contacts(pbd_world* w, bool sweep) {
+	w->ncon = 0;
+	if (!search(w, sweep, 0, (void**)&w->con, &w->ncon, &w->cap_con))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the contacts");
 	return PBD_OK;
 }
 
@@ -402,25 +431,16 @@ static void project_range(pbd_world* w, uint32_t first, uint32_t end);
 pbd_status pbd_collide_catch_late(pbd_world* w, bool sweep) {
 	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->pcol->torn || w->nc == 0) return PBD_OK;
 	const uint32_t found = w->ncon;
-	uint32_t npairs = 0;
-	if (!broad_phase(w, &npairs))
-		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the broad phase");
-	const pbd_broad* bp = &w->broad;
-	const pbd_real r = w->pcol->max_radius;
-	for (uint32_t k = 0; k < npairs; ++k) {
-		const uint32_t s = (uint32_t)(bp->pairs[k] >> 32), chunk = (uint32_t)bp->pairs[k];
-		const uint32_t first = chunk * PBD_CHUNK, end = first + PBD_CHUNK < w->np ? first + PBD_CHUNK : w->np;
-		const pbd_box3 box = bp->collider[s];
-		const pbd_vec3 lo = pbd_v3(box.lo.x - r, box.lo.y - r, box.lo.z - r),
-		               hi = pbd_v3(box.hi.x + r, box.hi.y + r, box.hi.z + r);
-		if (!find_for(w, s, sweep, first, end, bp->bounded_of[s], lo, hi, found))
-			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u contacts", w->ncon + 1);
-	}
-	if (w->ncon > found) {
+	uint32_t late = 0;
+	if (!search(w, sweep, found, (void**)&w->con_late, &late, &w->cap_con_late) ||
+	    (late > 0 && !reserve_contacts(w, found + late)))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u late contacts", late);
+	if (late > 0) {
+		memcpy(w->con + found, w->con_late, (size_t)late * sizeof *w->con);
+		w->ncon = found + late;
 		project_range(w, found, w->ncon);
 		if (!merge_late(w, found))
-			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u late contacts",
-			                w->ncon - found);
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u late contacts", late);
 	}
 	return PBD_OK;
 }

@@ -62,10 +62,11 @@ typedef struct pbd_particle_collision {
 	uint32_t nee, cap_ee;
 	/* the searches' results per block, in block order (block_out.h) */
 	pbd_block_out pair_out, vt_out, ee_out;
-	pbd_real max_radius;     /* over the particles, at the last prepare */
-	uint32_t solid;          /* particles with a radius */
-	pbd_collision_work work; /* the step's counters; the totals since creation */
-	bool torn;               /* the current substep's state is torn: its contacts are not searched */
+	pbd_block_out collider_out; /* the colliders' contacts (contact.c), searched the same way */
+	pbd_real max_radius;        /* over the particles, at the last prepare */
+	uint32_t solid;             /* particles with a radius */
+	pbd_collision_work work;    /* the step's counters; the totals since creation */
+	bool torn;                  /* the current substep's state is torn: its contacts are not searched */
 } pbd_particle_collision;
 
 typedef struct pbd_world pbd_world;
