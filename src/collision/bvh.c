@@ -373,8 +373,11 @@ uint32_t pbd_bvh_first_hit(const pbd_bvh_node* nodes, const uint32_t* order, pbd
 	return best;
 }
 
+/* pbd_boxes_overlap as one test of six comparisons: the short circuits' branches go either way near
+ * the query box. */
 static bool node_overlaps(const pbd_bvh_node* nd, pbd_vec3 lo, pbd_vec3 hi) {
-	return pbd_boxes_overlap(nd->lo, nd->hi, lo, hi);
+	return (nd->lo.x <= hi.x) & (lo.x <= nd->hi.x) & (nd->lo.y <= hi.y) & (lo.y <= nd->hi.y) & (nd->lo.z <= hi.z) &
+	       (lo.z <= nd->hi.z);
 }
 
 void pbd_bvh_overlap(const pbd_bvh_node* nodes, const uint32_t* order, pbd_vec3 lo, pbd_vec3 hi, pbd_bvh_visit_fn visit,

@@ -73,11 +73,20 @@ typedef void (*pbd_bvh_visit_fn)(void* ctx, uint32_t prim);
 void pbd_bvh_overlap(const pbd_bvh_node* nodes, const uint32_t* order, pbd_vec3 lo, pbd_vec3 hi, pbd_bvh_visit_fn visit,
                      void* ctx);
 
+/* The gap from x to [lo, hi], 0 inside, in max instructions where PBD_FMAX's NaN rule would take
+ * branches that the sides of the boxes make unpredictable: for a finite x the same number (a zero
+ * may differ in sign, which the square drops). The zero is computed (x - x, NaN for an infinite x,
+ * where the other operand wins), as gcc makes a branch of a comparison with a constant zero. */
+static inline pbd_real pbd_bvh_gap(pbd_real x, pbd_real lo, pbd_real hi) {
+	const pbd_real a = lo - x, b = x - hi, m = b > a ? b : a, zero = x - x;
+	return zero > m ? zero : m;
+}
+
 /* Squared distance from p to the box [lo, hi] * scale; 0 inside. */
 static inline pbd_real pbd_bvh_box_dist2(const pbd_bvh_node* node, pbd_vec3 p, pbd_real scale) {
-	const pbd_real dx = PBD_FMAX(PBD_FMAX(node->lo.x * scale - p.x, p.x - node->hi.x * scale), 0);
-	const pbd_real dy = PBD_FMAX(PBD_FMAX(node->lo.y * scale - p.y, p.y - node->hi.y * scale), 0);
-	const pbd_real dz = PBD_FMAX(PBD_FMAX(node->lo.z * scale - p.z, p.z - node->hi.z * scale), 0);
+	const pbd_real dx = pbd_bvh_gap(p.x, node->lo.x * scale, node->hi.x * scale);
+	const pbd_real dy = pbd_bvh_gap(p.y, node->lo.y * scale, node->hi.y * scale);
+	const pbd_real dz = pbd_bvh_gap(p.z, node->lo.z * scale, node->hi.z * scale);
 	return dx * dx + dy * dy + dz * dz;
 }
 

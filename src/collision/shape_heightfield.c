@@ -25,8 +25,12 @@
  * highest height in it) bounds the work: the distance walks it depth-first from the blocks within
  * the distance of the cell under the point, nearest block first, and prunes every block whose box
  * is no nearer than the best triangle found; the sweep walks it front to back along the segment
- * and prunes every block the segment enters after the first touch found. The pyramid lives after
- * the copied heights in the collider's data and is rebuilt from them (build is deterministic).
+ * and prunes every block the segment enters after the first touch found. Most points lie near the
+ * surface, where the cell under them and the walls settle the distance, or leave one neighbouring
+ * cell to open: the distance then tells so from the gaps to the cell's sides, and skips the walk,
+ * whose offers would have been those same ones (hf_near_cells). The pyramid, the cells' normals and
+ * the list of ridges (for the edges) live after the copied heights in the collider's data and are
+ * rebuilt from them (build is deterministic).
  *
  * The sweep is exact: the moving point first comes within `radius` of the boundary where it
  * enters the radius-neighbourhood of one of its pieces (a face: the slab above it within the
@@ -65,6 +69,10 @@ typedef struct hf_view {
 	pbd_real lx, lz;                                       /* the footprint's extents, x_(nx-1) and z_(nz-1) */
 	int top;                                               /* the pyramid's level with one block */
 	const pbd_real* mm[HF_MAX_LEVELS + 1];                 /* level l >= 1: (min, max) per block, row by row */
+	const pbd_real* nrm;                                   /* per cell, row by row: T0's unit normal, then T1's */
+	uint32_t nridges;                                      /* the grid edges that hf_edges lists */
+	const uint32_t* ridge;                                 /* their indices, ascending */
+	const pbd_vec3* ridge_out;                             /* their outward directions */
 	uint32_t bx[HF_MAX_LEVELS + 1], bz[HF_MAX_LEVELS + 1]; /* blocks per row and per column */
 } hf_view;
 
@@ -84,7 +92,35 @@ static size_t hf_pyramid_reals(uint32_t nx, uint32_t nz) {
 	return n;
 }
 
-static void hf_view_init(hf_view* v, const pbd_heightfield* f) {
+/* The data of a field, in reals: its heights (nx nz), its lowest and highest height, the cells'
+ * normals (6 per cell, row by row: T0's unit normal, then T1's), the pyramid's levels 1..top; then,
+ * in bytes, on a multiple of 16 the number of ridges and their indices, on the next their outward
+ * directions. What a distance query needs sits at fixed places after the heights; the pyramid and
+ * the ridges, for the walks, after a loop over the levels. */
+typedef struct hf_layout {
+	size_t count, index, out, total; /* byte offsets, and the size */
+} hf_layout;
+
+static size_t hf_align16(size_t x) { return (x + 15) & ~(size_t)15; }
+
+static size_t hf_reals_before_pyramid(uint32_t nx, uint32_t nz) {
+	return (size_t)nx * nz + 2 + 6 * (size_t)(nx - 1) * (nz - 1);
+}
+
+static hf_layout hf_layout_of(uint32_t nx, uint32_t nz, uint32_t nridges) {
+	hf_layout l;
+	const size_t reals = hf_reals_before_pyramid(nx, nz) + hf_pyramid_reals(nx, nz);
+	l.count = hf_align16(reals * sizeof(pbd_real));
+	l.index = l.count + 16;
+	l.out = hf_align16(l.index + (size_t)nridges * sizeof(uint32_t));
+	l.total = l.out + (size_t)nridges * sizeof(pbd_vec3);
+	return l;
+}
+
+/* The view of a field's heights and of what sits at fixed places after them (a field being built
+ * has only the heights yet); the pyramid and the ridges come with hf_view_levels and
+ * hf_view_ridges. */
+static void hf_view_heights(hf_view* v, const pbd_heightfield* f) {
 	v->h = f->heights;
 	v->nx = f->nx;
 	v->nz = f->nz;
@@ -92,17 +128,43 @@ static void hf_view_init(hf_view* v, const pbd_heightfield* f) {
 	v->cz = f->cell_z;
 	v->lx = (pbd_real)(f->nx - 1) * f->cell_x;
 	v->lz = (pbd_real)(f->nz - 1) * f->cell_z;
-	v->top = hf_top_level(f->nx, f->nz);
-	const pbd_real* m = f->heights + (size_t)f->nx * f->nz;
-	for (int l = 1; l <= v->top; ++l) {
-		v->mm[l] = m;
-		v->bx[l] = hf_blocks(f->nx, l);
-		v->bz[l] = hf_blocks(f->nz, l);
-		m += 2 * (size_t)v->bx[l] * v->bz[l];
-	}
+	v->nrm = f->heights + (size_t)f->nx * f->nz + 2;
+	v->top = 0;
 	v->mm[0] = NULL;
 	v->bx[0] = f->nx - 1;
 	v->bz[0] = f->nz - 1;
+	v->nridges = 0;
+	v->ridge = NULL;
+	v->ridge_out = NULL;
+}
+
+/* The pyramid's levels, after the normals. */
+static void hf_view_levels(hf_view* v) {
+	v->top = hf_top_level(v->nx, v->nz);
+	const pbd_real* m = v->h + hf_reals_before_pyramid(v->nx, v->nz);
+	for (int l = 1; l <= v->top; ++l) {
+		v->mm[l] = m;
+		v->bx[l] = hf_blocks(v->nx, l);
+		v->bz[l] = hf_blocks(v->nz, l);
+		m += 2 * (size_t)v->bx[l] * v->bz[l];
+	}
+}
+
+/* The ridges of a built field, after its pyramid (hf_view_levels first). */
+static void hf_view_ridges(hf_view* v) {
+	const pbd_real* end = v->top > 0 ? v->mm[v->top] + 2 : v->h + hf_reals_before_pyramid(v->nx, v->nz);
+	const char* base = (const char*)(const void*)v->h;
+	const size_t count = hf_align16((size_t)(end - v->h) * sizeof(pbd_real));
+	memcpy(&v->nridges, base + count, sizeof v->nridges);
+	v->ridge = (const uint32_t*)(const void*)(base + count + 16);
+	v->ridge_out =
+	    (const pbd_vec3*)(const void*)(base + hf_align16(count + 16 + (size_t)v->nridges * sizeof(uint32_t)));
+}
+
+/* The view of a built field, pyramid included. */
+static void hf_view_init(hf_view* v, const pbd_heightfield* f) {
+	hf_view_heights(v, f);
+	hf_view_levels(v);
 }
 
 static pbd_real hf_x(const hf_view* v, uint32_t i) { return (pbd_real)i * v->cx; }
@@ -142,9 +204,10 @@ static void hf_block(const hf_view* v, int l, uint32_t bx, uint32_t bz, uint32_t
 	*hi = m[1];
 }
 
+/* The lowest and highest height of a built field. */
 static void hf_root_minmax(const hf_view* v, pbd_real* lo, pbd_real* hi) {
-	uint32_t i0, i1, j0, j1;
-	hf_block(v, v->top, 0, 0, &i0, &i1, &j0, &j1, lo, hi);
+	*lo = v->h[(size_t)v->nx * v->nz];
+	*hi = v->h[(size_t)v->nx * v->nz + 1];
 }
 
 /* The unit upward normals of a cell's triangles from its sizes and its height differences
@@ -160,9 +223,9 @@ static void hf_cell_normals(pbd_real cx, pbd_real cz, const pbd_real* r0, const 
 	pbd_shape_unit(pbd_v3(cz * (r1[0] - r1[1]), cx * cz, -cx * (r1[0] - r0[0])), n1);
 }
 
-/* The height of the surface at (x, z), inside the footprint. */
-static pbd_real hf_surface(const hf_view* v, pbd_real x, pbd_real z) {
-	const uint32_t i = hf_cell_of(x, v->cx, v->lx, v->nx), j = hf_cell_of(z, v->cz, v->lz, v->nz);
+/* The height of the surface at (x, z), inside the footprint, in cell (i, j) (the cell of x and z,
+ * hf_cell_of). */
+static pbd_real hf_surface(const hf_view* v, pbd_real x, pbd_real z, uint32_t i, uint32_t j) {
 	const pbd_real x0 = hf_x(v, i), z0 = hf_z(v, j), cx = hf_x(v, i + 1) - x0, cz = hf_z(v, j + 1) - z0;
 	const pbd_real u = cx > 0 ? pbd_shape_clamp((x - x0) / cx, 0, 1) : 0,
 	               w = cz > 0 ? pbd_shape_clamp((z - z0) / cz, 0, 1) : 0;
@@ -191,6 +254,8 @@ static pbd_real hf_border_x(const hf_view* v, uint32_t j, pbd_real x) {
 }
 
 /* ---- validation and storage --------------------------------------------------------------- */
+
+static uint32_t hf_find_ridges(const hf_view* v, uint32_t* index, pbd_vec3* out);
 
 static pbd_status hf_validate(pbd_world* w, pbd_collider_def* def) {
 	const pbd_heightfield* f = &def->shape.heightfield;
@@ -243,11 +308,14 @@ static pbd_status hf_validate(pbd_world* w, pbd_collider_def* def) {
 
 static size_t hf_data_size(const pbd_collider_def* def) {
 	const pbd_heightfield* f = &def->shape.heightfield;
-	return ((size_t)f->nx * f->nz + hf_pyramid_reals(f->nx, f->nz)) * sizeof(pbd_real);
+	hf_view v;
+	hf_view_heights(&v, f);
+	return hf_layout_of(f->nx, f->nz, hf_find_ridges(&v, NULL, NULL)).total;
 }
 
-/* Copies the heights, then fills the pyramid level by level: level 1 from the cells, each further
- * level from the (up to four) blocks of the one below. */
+/* Copies the heights, then fills the cells' normals, which every query would otherwise compute
+ * again (two square roots per cell), the pyramid level by level (level 1 from the cells, each
+ * further level from the (up to four) blocks of the one below) and the ridges. */
 static void hf_build(pbd_collider_def* def, void* data) {
 	pbd_heightfield* f = &def->shape.heightfield;
 	pbd_real* h = (pbd_real*)data;
@@ -255,8 +323,17 @@ static void hf_build(pbd_collider_def* def, void* data) {
 	memmove(h, f->heights, samples * sizeof(pbd_real));
 	f->heights = h;
 	hf_view v;
-	hf_view_init(&v, f);
-	pbd_real* m = h + samples;
+	hf_view_heights(&v, f);
+	hf_view_levels(&v);
+	pbd_real* m = h + samples + 2;
+	for (uint32_t j = 0; j + 1 < v.nz; ++j)
+		for (uint32_t i = 0; i + 1 < v.nx; ++i) {
+			const pbd_real* r0 = h + (size_t)j * v.nx + i;
+			pbd_vec3 n0, n1;
+			hf_cell_normals(hf_x(&v, i + 1) - hf_x(&v, i), hf_z(&v, j + 1) - hf_z(&v, j), r0, r0 + v.nx, &n0, &n1);
+			m[0] = n0.x, m[1] = n0.y, m[2] = n0.z, m[3] = n1.x, m[4] = n1.y, m[5] = n1.z;
+			m += 6;
+		}
 	for (int l = 1; l <= v.top; ++l) {
 		for (uint32_t bz = 0; bz < v.bz[l]; ++bz)
 			for (uint32_t bx = 0; bx < v.bx[l]; ++bx) {
@@ -275,11 +352,29 @@ static void hf_build(pbd_collider_def* def, void* data) {
 				m += 2;
 			}
 	}
+	/* The root block's heights, where every query finds them. */
+	uint32_t i0, i1, j0, j1;
+	hf_block(&v, v.top, 0, 0, &i0, &i1, &j0, &j1, h + samples, h + samples + 1);
+	/* The ridges, after the reals; the padding zero, so that the same heights give the same bytes. */
+	char* base = (char*)data;
+	const uint32_t nridges = hf_find_ridges(&v, NULL, NULL);
+	const hf_layout lay = hf_layout_of(v.nx, v.nz, nridges);
+	const size_t used = (size_t)((char*)m - base);
+	memset(base + used, 0, lay.total - used);
+	memcpy(base + lay.count, &nridges, sizeof nridges);
+	hf_find_ridges(&v, (uint32_t*)(void*)(base + lay.index), (pbd_vec3*)(void*)(base + lay.out));
+}
+
+/* The normals of cell (i, j)'s triangles, as hf_cell_normals gives them. */
+static void hf_normals_of(const hf_view* v, uint32_t i, uint32_t j, pbd_vec3* n0, pbd_vec3* n1) {
+	const pbd_real* m = v->nrm + 6 * ((size_t)j * (v->nx - 1) + i);
+	*n0 = pbd_v3(m[0], m[1], m[2]);
+	*n1 = pbd_v3(m[3], m[4], m[5]);
 }
 
 static bool hf_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi) {
 	hf_view v;
-	hf_view_init(&v, &def->shape.heightfield);
+	hf_view_heights(&v, &def->shape.heightfield);
 	pbd_real ylo, yhi;
 	hf_root_minmax(&v, &ylo, &yhi);
 	/* The solid goes on below the lowest height: the box reaches as deep again as the field is
@@ -294,7 +389,7 @@ static bool hf_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi) {
 static void hf_triangles(const pbd_collider_def* def, pbd_vec3* vertex_out, uint32_t vertex_cap, uint32_t* triangle_out,
                          uint32_t triangle_cap, uint32_t* vertices, uint32_t* triangles) {
 	hf_view v;
-	hf_view_init(&v, &def->shape.heightfield);
+	hf_view_heights(&v, &def->shape.heightfield);
 	const uint32_t nv = v.nx * v.nz, nt = 2 * (v.nx - 1) * (v.nz - 1);
 	*vertices = nv;
 	*triangles = nt;
@@ -337,18 +432,26 @@ static void hf_offer(hf_near* best, pbd_real d2, int kind, pbd_real dist, pbd_ve
 	best->face = face;
 }
 
-/* The nearest point of segment a..b (in the same frame as l) to l. */
-static void hf_segment_near(pbd_vec3 l, pbd_vec3 a, pbd_vec3 b, pbd_vec3 face, hf_near* best) {
+/* The gap from x to [lo, hi] (lo <= hi), 0 inside: the larger of the two differences, one of which
+ * is negative outside and both inside, so that no branch is taken. */
+static pbd_real hf_gap(pbd_real x, pbd_real lo, pbd_real hi) {
+	/* hi - hi is the zero (hi is finite): gcc takes a constant zero for a branch, which the sides
+	 * of the boxes make unpredictable, and a computed one for a max instruction. */
+	return pbd_shape_max(pbd_shape_max(lo - x, x - hi), hi - hi);
+}
+
+/* The nearest point of segment a..b (in the same frame as l) to l: *dir = l minus that point, and
+ * its squared length. */
+static inline pbd_real hf_segment_near(pbd_vec3 l, pbd_vec3 a, pbd_vec3 b, pbd_vec3* dir) {
 	const pbd_vec3 e = pbd_v3_sub(b, a), f = pbd_v3_sub(l, a);
 	const pbd_real fe = pbd_v3_dot(f, e), ee = pbd_v3_dot(e, e);
-	pbd_vec3 dir;
 	if (!(fe > 0))
-		dir = f;
+		*dir = f;
 	else if (!(fe < ee))
-		dir = pbd_v3_sub(l, b);
+		*dir = pbd_v3_sub(l, b);
 	else
-		dir = pbd_v3_sub(f, pbd_v3_scale(e, fe / ee));
-	hf_offer(best, pbd_v3_dot(dir, dir), 1, 0, dir, face);
+		*dir = pbd_v3_sub(f, pbd_v3_scale(e, fe / ee));
+	return pbd_v3_dot(*dir, *dir);
 }
 
 /* The two triangles of cell (i, j) against the point p (local frame), in the query frame. */
@@ -357,7 +460,7 @@ static void hf_cell_near(const hf_view* v, pbd_real s, pbd_vec3 p, uint32_t i, u
 	const pbd_real* r1 = r0 + v->nx;
 	const pbd_real x0 = hf_x(v, i), z0 = hf_z(v, j), cx = hf_x(v, i + 1) - x0, cz = hf_z(v, j + 1) - z0;
 	pbd_vec3 n0, n1;
-	hf_cell_normals(cx, cz, r0, r1, &n0, &n1);
+	hf_normals_of(v, i, j, &n0, &n1);
 	/* The point and the vertices relative to v00; the differences before the scaling, which
 	 * keeps every one of them finite. */
 	const pbd_vec3 l = pbd_v3((p.x - x0) * s, (p.y - r0[0]) * s, (p.z - z0) * s);
@@ -370,38 +473,51 @@ static void hf_cell_near(const hf_view* v, pbd_real s, pbd_vec3 p, uint32_t i, u
 	const pbd_vec3 q0 = pbd_v3_sub(l, pbd_v3_scale(n0, f0)), q1 = pbd_v3_sub(l, pbd_v3_scale(n1, f1));
 	if (q0.x <= cxs && q0.z >= 0 && q0.z * cxs <= q0.x * czs) hf_offer(best, f0 * f0, 0, PBD_FABS(f0), a, n0);
 	if (q1.z <= czs && q1.x >= 0 && q1.z * cxs >= q1.x * czs) hf_offer(best, f1 * f1, 0, PBD_FABS(f1), a, n1);
-	/* The five edges (with their end points). */
-	hf_segment_near(l, a, b10, n0, best);
-	hf_segment_near(l, b10, b11, n0, best);
-	hf_segment_near(l, a, b11, n0, best);
-	hf_segment_near(l, a, b01, n1, best);
-	hf_segment_near(l, b01, b11, n1, best);
+	/* The five edges (with their end points), offered in order; only where one of them is taken
+	 * (the first least of the five, if below the best) do the offers run. */
+	pbd_vec3 dir[5];
+	const pbd_real d2[5] = {hf_segment_near(l, a, b10, &dir[0]), hf_segment_near(l, b10, b11, &dir[1]),
+	                        hf_segment_near(l, a, b11, &dir[2]), hf_segment_near(l, a, b01, &dir[3]),
+	                        hf_segment_near(l, b01, b11, &dir[4])};
+	pbd_real least = best->d2;
+	for (int k = 0; k < 5; ++k) least = d2[k] < least ? d2[k] : least;
+	if (!(least < best->d2)) return;
+	for (int k = 0; k < 5; ++k) hf_offer(best, d2[k], 1, 0, dir[k], k < 3 ? n0 : n1);
 }
 
 /* The four walls: the wall x = 0 is the region z in [0, lz], y <= border height, of that plane.
- * Where the point's y is above the border height at the clamped z, the region's nearest point is
- * on the border, an edge of the surface, found by the cells; otherwise it is the foot on the wall
- * (a face of the solid) or, past the wall's end, on the vertical line under the corner. */
+ * Where the point's y is above the border height at the clamped z, the region's nearest point is on
+ * the border, an edge of the surface, found by the cells; otherwise it is the foot on the wall (a
+ * face of the solid) or, past the wall's end, on the vertical line under the corner. The walls come
+ * first in the order of the offers, and *best holds what came after them (the cell under the
+ * point): the first wall that is nearest among them is the answer where it is no farther than
+ * *best, which it then replaces. So the border's height, a division, is looked up only for a wall
+ * near enough to be the answer. */
 static void hf_walls_near(const hf_view* v, pbd_real s, pbd_vec3 p, hf_near* best) {
+	hf_near w;
+	w.d2 = PBD_REAL_MAX;
 	for (int k = 0; k < 4; ++k) {
 		const bool along_z = k < 2; /* walls x = 0 and x = lx run along z */
 		const pbd_real c = along_z ? p.z : p.x, len = along_z ? v->lz : v->lx;
 		const pbd_real cc = pbd_shape_clamp(c, 0, len);
 		const bool far_side = (k & 1) != 0;
+		const pbd_real across = along_z ? p.x - (far_side ? v->lx : 0) : p.z - (far_side ? v->lz : 0);
+		const pbd_real along = c - cc;
+		const pbd_vec3 dir = along_z ? pbd_v3(across * s, 0, along * s) : pbd_v3(along * s, 0, across * s);
+		pbd_real d2 = pbd_v3_dot(dir, dir);
+		if (along == 0) d2 -= d2 * (16 * HF_EPS); /* as hf_offer counts a face */
+		if (!(d2 < w.d2 && d2 <= best->d2)) continue;
 		const pbd_real hb =
 		    along_z ? hf_border_z(v, far_side ? v->nx - 1 : 0, cc) : hf_border_x(v, far_side ? v->nz - 1 : 0, cc);
 		if (!(p.y <= hb)) continue;
-		const pbd_real across = along_z ? p.x - (far_side ? v->lx : 0) : p.z - (far_side ? v->lz : 0);
-		const pbd_real along = c - cc;
 		const pbd_real sign = far_side ? 1 : -1;
-		const pbd_vec3 wall_n = along_z ? pbd_v3(sign, 0, 0) : pbd_v3(0, 0, sign);
-		const pbd_vec3 dir = along_z ? pbd_v3(across * s, 0, along * s) : pbd_v3(along * s, 0, across * s);
-		const pbd_real d2 = pbd_v3_dot(dir, dir);
-		if (along == 0)
-			hf_offer(best, d2, 0, PBD_FABS(across) * s, dir, wall_n);
-		else
-			hf_offer(best, d2, 1, 0, dir, wall_n);
+		w.d2 = d2;
+		w.kind = along == 0 ? 0 : 1;
+		w.dist = along == 0 ? PBD_FABS(across) * s : 0;
+		w.dir = dir;
+		w.face = along_z ? pbd_v3(sign, 0, 0) : pbd_v3(0, 0, sign);
 	}
+	if (w.d2 < PBD_REAL_MAX) *best = w;
 }
 
 typedef struct hf_node {
@@ -421,16 +537,55 @@ static void hf_push_sorted(hf_node* stack, int* sp, hf_node* nodes, int n) {
 	for (int a = 0; a < n; ++a) stack[(*sp)++] = nodes[a];
 }
 
+/* Squared distance in the query frame from p to the box [x0, x1] x [lo, hi] x [z0, z1]. */
+static pbd_real hf_box_d2(pbd_real s, pbd_vec3 p, pbd_real x0, pbd_real x1, pbd_real lo, pbd_real hi, pbd_real z0,
+                          pbd_real z1) {
+	const pbd_real dx = hf_gap(p.x, x0, x1) * s, dy = hf_gap(p.y, lo, hi) * s, dz = hf_gap(p.z, z0, z1) * s;
+	return dx * dx + dy * dy + dz * dz;
+}
+
 /* Squared distance in the query frame from p to the box of a block. */
 static pbd_real hf_block_d2(const hf_view* v, pbd_real s, pbd_vec3 p, int l, uint32_t bx, uint32_t bz) {
 	uint32_t i0, i1, j0, j1;
 	pbd_real lo, hi;
 	hf_block(v, l, bx, bz, &i0, &i1, &j0, &j1, &lo, &hi);
 	const pbd_real x0 = hf_x(v, i0), x1 = hf_x(v, i1), z0 = hf_z(v, j0), z1 = hf_z(v, j1);
-	const pbd_real dx = (p.x < x0 ? x0 - p.x : (p.x > x1 ? p.x - x1 : 0)) * s;
-	const pbd_real dy = (p.y < lo ? lo - p.y : (p.y > hi ? p.y - hi : 0)) * s;
-	const pbd_real dz = (p.z < z0 ? z0 - p.z : (p.z > z1 ? p.z - z1 : 0)) * s;
-	return dx * dx + dy * dy + dz * dz;
+	return hf_box_d2(s, p, x0, x1, lo, hi, z0, z1);
+}
+
+/* The children of block (bx, bz) of level l whose keys (hf_block_d2's, the same bits) are below d2,
+ * in the order of their numbers c = (kx & 1) + 2 (kz & 1); their number. The children share their
+ * sides: two gaps along x and two along z serve the four. */
+static int hf_kids(const hf_view* v, pbd_real s, pbd_vec3 p, int l, uint32_t bx, uint32_t bz, pbd_real d2,
+                   hf_node kids[4]) {
+	const int lc = l - 1;
+	const uint32_t kx = 2 * bx, kz = 2 * bz;
+	const bool x1 = kx + 1 < v->bx[lc], z1 = kz + 1 < v->bz[lc];
+	const uint64_t xm = (uint64_t)(kx + 1) << lc, xe = (uint64_t)(kx + 2) << lc;
+	const uint64_t zm = (uint64_t)(kz + 1) << lc, ze = (uint64_t)(kz + 2) << lc;
+	const pbd_real X0 = hf_x(v, kx << lc), Xm = hf_x(v, xm < v->nx - 1 ? (uint32_t)xm : v->nx - 1),
+	               X1 = hf_x(v, xe < v->nx - 1 ? (uint32_t)xe : v->nx - 1);
+	const pbd_real Z0 = hf_z(v, kz << lc), Zm = hf_z(v, zm < v->nz - 1 ? (uint32_t)zm : v->nz - 1),
+	               Z1 = hf_z(v, ze < v->nz - 1 ? (uint32_t)ze : v->nz - 1);
+	const pbd_real dx[2] = {hf_gap(p.x, X0, Xm) * s, hf_gap(p.x, Xm, X1) * s};
+	const pbd_real dz[2] = {hf_gap(p.z, Z0, Zm) * s, hf_gap(p.z, Zm, Z1) * s};
+	int n = 0;
+	for (uint32_t c = 0; c < 4; ++c) {
+		const uint32_t cx = c & 1, cz = c >> 1;
+		if ((cx && !x1) || (cz && !z1)) continue;
+		pbd_real lo, hi;
+		if (lc == 0) {
+			hf_cell_minmax(v, kx + cx, kz + cz, &lo, &hi);
+		} else {
+			const pbd_real* m = v->mm[lc] + 2 * ((size_t)(kz + cz) * v->bx[lc] + kx + cx);
+			lo = m[0];
+			hi = m[1];
+		}
+		const pbd_real dy = hf_gap(p.y, lo, hi) * s;
+		const pbd_real key = dx[cx] * dx[cx] + dy * dy + dz[cz] * dz[cz];
+		if (key < d2) kids[n++] = (hf_node){key, kx + cx, kz + cz, lc};
+	}
+	return n;
 }
 
 /* The lowest level whose blocks cover cells [i0, i1] x [j0, j1] with at most two per axis. */
@@ -440,46 +595,35 @@ static int hf_start_level(const hf_view* v, uint32_t i0, uint32_t i1, uint32_t j
 	return l;
 }
 
-static pbd_real hf_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
-	/* A point that is not finite (a state that overflowed, which the step undoes) is near no
-	 * cell: no contact. */
-	*normal = pbd_v3(0, 1, 0);
-	if (!pbd_v3_is_finite(p)) return PBD_REAL_MAX;
-	hf_view v;
-	hf_view_init(&v, &def->shape.heightfield);
-	const pbd_real cap = hf_cap();
-	const pbd_real m = PBD_FMAX(PBD_FABS(p.x), PBD_FMAX(PBD_FABS(p.y), PBD_FABS(p.z)));
-	int k = 0;
-	if (m > cap) k = pbd_shape_exponent(m) - pbd_shape_exponent(cap) + 1;
-	const pbd_real s = pbd_shape_ldexp(1, -k);
+/* The cells [i0, i1] x [j0, j1] within r of p across the plane, one more on each side for the
+ * rounding of the cell index. */
+static void hf_cells_within(const hf_view* v, pbd_vec3 p, pbd_real r, uint32_t* i0, uint32_t* i1, uint32_t* j0,
+                            uint32_t* j1) {
+	*i0 = hf_cell_of(pbd_shape_clamp(p.x - r, 0, v->lx), v->cx, v->lx, v->nx);
+	*i1 = hf_cell_of(pbd_shape_clamp(p.x + r, 0, v->lx), v->cx, v->lx, v->nx);
+	*j0 = hf_cell_of(pbd_shape_clamp(p.z - r, 0, v->lz), v->cz, v->lz, v->nz);
+	*j1 = hf_cell_of(pbd_shape_clamp(p.z + r, 0, v->lz), v->cz, v->lz, v->nz);
+	*i0 -= (uint32_t)(*i0 > 0);
+	*j0 -= (uint32_t)(*j0 > 0);
+	*i1 += (uint32_t)(*i1 < v->nx - 2);
+	*j1 += (uint32_t)(*j1 < v->nz - 2);
+}
 
-	hf_near best;
-	best.d2 = PBD_REAL_MAX;
-	best.kind = 0;
-	best.dist = PBD_REAL_MAX;
-	best.dir = pbd_v3(0, 1, 0);
-	best.face = pbd_v3(0, 1, 0);
-	hf_walls_near(&v, s, p, &best);
-	const uint32_t ci = hf_cell_of(p.x, v.cx, v.lx, v.nx), cj = hf_cell_of(p.z, v.cz, v.lz, v.nz);
-	hf_cell_near(&v, s, p, ci, cj, &best);
-
-	/* Only blocks within the distance found so far can hold a nearer point: start from the
-	 * lowest level whose blocks cover those cells two by two (from the root for a far point). */
+/* The other cells, after the one under the point and the walls (scale s = 2^-k): only blocks within
+ * the distance found so far can hold a nearer point. The walk starts from the lowest level whose
+ * blocks cover those cells two by two (from the root for a far point) and goes depth first, nearest
+ * block first; the order of the offers is that walk's. */
+static void hf_near_rest(const hf_view* vp, pbd_real s, pbd_vec3 p, int k, uint32_t ci, uint32_t cj, hf_near* bestp) {
+	hf_view v = *vp;
+	hf_view_levels(&v);
+	hf_near best = *bestp;
 	hf_node roots[4];
 	int nroots = 0;
 	int l = v.top;
 	uint32_t b0 = 0, b1 = 0, c0 = 0, c1 = 0;
 	if (k == 0) {
-		const pbd_real r = PBD_SQRT(best.d2);
-		uint32_t i0 = hf_cell_of(pbd_shape_clamp(p.x - r, 0, v.lx), v.cx, v.lx, v.nx);
-		uint32_t i1 = hf_cell_of(pbd_shape_clamp(p.x + r, 0, v.lx), v.cx, v.lx, v.nx);
-		uint32_t j0 = hf_cell_of(pbd_shape_clamp(p.z - r, 0, v.lz), v.cz, v.lz, v.nz);
-		uint32_t j1 = hf_cell_of(pbd_shape_clamp(p.z + r, 0, v.lz), v.cz, v.lz, v.nz);
-		/* One more cell on each side for the rounding of the cell index. */
-		i0 -= (uint32_t)(i0 > 0);
-		j0 -= (uint32_t)(j0 > 0);
-		i1 += (uint32_t)(i1 < v.nx - 2);
-		j1 += (uint32_t)(j1 < v.nz - 2);
+		uint32_t i0, i1, j0, j1;
+		hf_cells_within(&v, p, PBD_SQRT(best.d2), &i0, &i1, &j0, &j1);
 		l = hf_start_level(&v, i0, i1, j0, j1);
 		b0 = i0 >> l;
 		b1 = i1 >> l;
@@ -502,17 +646,136 @@ static pbd_real hf_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* n
 			continue;
 		}
 		hf_node kids[4];
-		int nk = 0;
-		for (uint32_t c = 0; c < 4; ++c) {
-			const uint32_t kx = 2 * nd.bx + (c & 1), kz = 2 * nd.bz + (c >> 1);
-			if (kx >= v.bx[nd.l - 1] || kz >= v.bz[nd.l - 1]) continue;
-			const pbd_real key = hf_block_d2(&v, s, p, nd.l - 1, kx, kz);
-			if (key < best.d2) kids[nk++] = (hf_node){key, kx, kz, nd.l - 1};
-		}
+		const int nk = hf_kids(&v, s, p, nd.l, nd.bx, nd.bz, best.d2, kids);
 		hf_push_sorted(stack, &sp, kids, nk);
 	}
+	*bestp = best;
+}
 
-	const bool inside = p.x >= 0 && p.x <= v.lx && p.z >= 0 && p.z <= v.lz && p.y < hf_surface(&v, p.x, p.z);
+/* The cells other than (ci, cj) whose box is nearer p than sqrt(d2) (by the walk's key, as
+ * hf_block_d2 computes it), among the eight around it: their number, and the cells and their keys
+ * in oi, oj and okey; -1 when a cell farther out may be as near too (or p lies outside the cell),
+ * for the walk to find them all. Every other cell lies beyond one of the four sides of cell
+ * (ci, cj), and its key is at least the square of the gap between p and that side (rounding is
+ * monotone: the key's gap is no smaller, nor is its sum); beyond a neighbour, of the gap to the
+ * neighbour's far side. The neighbours whose side gap does not settle it are asked for their keys. */
+static int hf_near_cells(const hf_view* v, pbd_real s, pbd_vec3 p, uint32_t ci, uint32_t cj, pbd_real d2,
+                         uint32_t oi[8], uint32_t oj[8], pbd_real okey[8]) {
+	const uint32_t nci = v->nx - 1, ncj = v->nz - 1; /* cells per row and per column */
+	const pbd_real x0 = hf_x(v, ci), x1 = hf_x(v, ci + 1), z0 = hf_z(v, cj), z1 = hf_z(v, cj + 1);
+	if (!(p.x >= x0 && p.x <= x1 && p.z >= z0 && p.z <= z1)) return -1;
+	/* Gaps to the sides of the cell (0 where there is no cell beyond) and to the far sides of the
+	 * neighbours (required to settle everything beyond them). */
+	bool near[4]; /* -x, +x, -z, +z: a neighbour beyond that side may be nearer */
+	const pbd_real g[4] = {(p.x - x0) * s, (x1 - p.x) * s, (p.z - z0) * s, (z1 - p.z) * s};
+	const bool has[4] = {ci > 0, ci + 1 < nci, cj > 0, cj + 1 < ncj};
+	for (int k = 0; k < 4; ++k) near[k] = has[k] && !(g[k] * g[k] >= d2);
+	if (!(near[0] || near[1] || near[2] || near[3])) return 0;
+	const pbd_real g2[4] = {
+	    ci > 1 ? (p.x - hf_x(v, ci - 1)) * s : PBD_REAL_MAX, ci + 2 < nci ? (hf_x(v, ci + 2) - p.x) * s : PBD_REAL_MAX,
+	    cj > 1 ? (p.z - hf_z(v, cj - 1)) * s : PBD_REAL_MAX, cj + 2 < ncj ? (hf_z(v, cj + 2) - p.z) * s : PBD_REAL_MAX};
+	for (int k = 0; k < 4; ++k)
+		if (!(g2[k] >= PBD_REAL_MAX || g2[k] * g2[k] >= d2)) return -1;
+	int n = 0;
+	for (int dj = -1; dj <= 1; ++dj)
+		for (int di = -1; di <= 1; ++di) {
+			if ((di == 0 && dj == 0) || (di < 0 && !has[0]) || (di > 0 && !has[1]) || (dj < 0 && !has[2]) ||
+			    (dj > 0 && !has[3]))
+				continue;
+			if ((di < 0 && !near[0]) || (di > 0 && !near[1]) || (dj < 0 && !near[2]) || (dj > 0 && !near[3])) continue;
+			const uint32_t i = (uint32_t)((int64_t)ci + di), j = (uint32_t)((int64_t)cj + dj);
+			const pbd_real key = hf_block_d2(v, s, p, 0, i, j);
+			if (key >= d2) continue;
+			oi[n] = i, oj[n] = j, okey[n] = key;
+			++n;
+		}
+	return n;
+}
+
+/* Whether the walk of hf_near_rest, from the roots of level l, comes to cell (ai, aj) before cell
+ * (bi, bj): at the first level where their blocks part, the nearer block comes off the stack first
+ * (hf_push_sorted), and of two as near the one pushed later: the later root in row order, or the
+ * child with the higher number c = (kx & 1) + 2 (kz & 1). */
+static bool hf_walk_before(const hf_view* v, pbd_real s, pbd_vec3 p, int l, uint32_t ai, uint32_t aj, uint32_t bi,
+                           uint32_t bj) {
+	for (int m = l; m >= 0; --m) {
+		const uint32_t ax = ai >> m, az = aj >> m, bx = bi >> m, bz = bj >> m;
+		if (ax == bx && az == bz) continue;
+		const pbd_real ka = hf_block_d2(v, s, p, m, ax, az), kb = hf_block_d2(v, s, p, m, bx, bz);
+		if (ka != kb) return ka < kb;
+		if (m == l) return az != bz ? az > bz : ax > bx;
+		return (ax & 1) + 2 * (az & 1) > (bx & 1) + 2 * (bz & 1);
+	}
+	return false;
+}
+
+/* The cells that hf_near_cells found, all that the walk would open (the others' keys are no
+ * nearer than the best), offered in the walk's order: each where its key is still below the best
+ * when the walk comes to it. The roots are hf_near_rest's, for a point that needs no scaling. */
+static void hf_near_in_order(const hf_view* vp, pbd_vec3 p, int n, const uint32_t* ci, const uint32_t* cj,
+                             const pbd_real* key, hf_near* best) {
+	hf_view v = *vp;
+	hf_view_levels(&v);
+	uint32_t i0, i1, j0, j1;
+	hf_cells_within(&v, p, PBD_SQRT(best->d2), &i0, &i1, &j0, &j1);
+	const int l = hf_start_level(&v, i0, i1, j0, j1);
+	int order[8];
+	for (int a = 0; a < n; ++a) {
+		int b = a;
+		for (; b > 0 && hf_walk_before(&v, 1, p, l, ci[a], cj[a], ci[order[b - 1]], cj[order[b - 1]]); --b)
+			order[b] = order[b - 1];
+		order[b] = a;
+	}
+	for (int a = 0; a < n; ++a)
+		if (key[order[a]] < best->d2) hf_cell_near(&v, 1, p, ci[order[a]], cj[order[a]], best);
+}
+
+/* Whether p, over cell (ci, cj) of the footprint, is below the surface. The surface over the cell
+ * lies between the cell's lowest and highest heights but for a few roundings of them: outside that
+ * band (grown by far more) the answer needs no division. */
+static bool hf_below(const hf_view* v, pbd_vec3 p, uint32_t ci, uint32_t cj) {
+	pbd_real lo, hi;
+	hf_cell_minmax(v, ci, cj, &lo, &hi);
+	const pbd_real pad = (PBD_FABS(lo) + PBD_FABS(hi)) * PBD_R(0x1p-16) + PBD_REAL_MIN_NORMAL;
+	if (p.y > hi + pad) return false;
+	if (p.y < lo - pad) return true;
+	return p.y < hf_surface(v, p.x, p.z, ci, cj);
+}
+
+static pbd_real hf_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
+	/* A point that is not finite (a state that overflowed, which the step undoes) is near no
+	 * cell: no contact. */
+	*normal = pbd_v3(0, 1, 0);
+	if (!pbd_v3_is_finite(p)) return PBD_REAL_MAX;
+	hf_view v;
+	hf_view_heights(&v, &def->shape.heightfield);
+	const pbd_real cap = hf_cap();
+	const pbd_real m = PBD_FMAX(PBD_FABS(p.x), PBD_FMAX(PBD_FABS(p.y), PBD_FABS(p.z)));
+	int k = 0;
+	if (m > cap) k = pbd_shape_exponent(m) - pbd_shape_exponent(cap) + 1;
+	const pbd_real s = pbd_shape_ldexp(1, -k);
+
+	hf_near best;
+	best.d2 = PBD_REAL_MAX;
+	best.kind = 0;
+	best.dist = PBD_REAL_MAX;
+	best.dir = pbd_v3(0, 1, 0);
+	best.face = pbd_v3(0, 1, 0);
+	const uint32_t ci = hf_cell_of(p.x, v.cx, v.lx, v.nx), cj = hf_cell_of(p.z, v.cz, v.lz, v.nz);
+	hf_cell_near(&v, s, p, ci, cj, &best);
+	hf_walls_near(&v, s, p, &best);
+	/* No other cell nearer than the best: the walk would open none; one: the walk would open it
+	 * alone, whatever its order; a few around the cell: those, in the walk's order. */
+	uint32_t oi[8], oj[8];
+	pbd_real okey[8];
+	const int others = hf_near_cells(&v, s, p, ci, cj, best.d2, oi, oj, okey);
+	if (others == 1)
+		hf_cell_near(&v, s, p, oi[0], oj[0], &best);
+	else if (others > 1 && k == 0)
+		hf_near_in_order(&v, p, others, oi, oj, okey, &best);
+	else if (others != 0)
+		hf_near_rest(&v, s, p, k, ci, cj, &best);
+	const bool inside = p.x >= 0 && p.x <= v.lx && p.z >= 0 && p.z <= v.lz && hf_below(&v, p, ci, cj);
 	pbd_real d;
 	if (best.kind == 0) {
 		d = best.dist;
@@ -582,7 +845,7 @@ static void hf_cell_sweep(const hf_view* v, uint32_t i, uint32_t j, pbd_vec3 a, 
 	pbd_real lo, hi;
 	hf_cell_minmax(v, i, j, &lo, &hi);
 	pbd_vec3 n0, n1;
-	hf_cell_normals(cx, cz, r0, r1, &n0, &n1);
+	hf_normals_of(v, i, j, &n0, &n1);
 	/* The cell's frame: origin v00, in units of the cell's size. */
 	const pbd_real size = PBD_FMAX(PBD_FMAX(cx, cz), PBD_FMAX(hi - lo, radius));
 	const pbd_real g = pbd_shape_ldexp(1, -pbd_shape_exponent(size));
@@ -710,11 +973,23 @@ static bool hf_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_re
                      pbd_vec3* normal) {
 	if (!(radius >= 0)) return false;
 	pbd_vec3 n;
-	if (!(hf_distance(def, a, &n) > radius)) return false;
+	const pbd_real da = hf_distance(def, a, &n);
+	if (!(da > radius)) return false;
 	const pbd_vec3 d = pbd_v3_sub(b, a);
 	if ((d.x == 0 && d.y == 0 && d.z == 0) || !pbd_v3_is_finite(d)) return false;
 	hf_view v;
 	hf_view_init(&v, &def->shape.heightfield);
+	/* The distance changes by at most the length of the path: a path that stays farther than the
+	 * radius from the surface by more than the roundings of the pieces' entries below (a few ulps
+	 * of the largest coordinate in sight; 128 are far above them) touches nothing they would find.
+	 * For paths and radii within a cell, which put no coordinate near the clamp of hf_to_unit. */
+	const pbd_real cell = PBD_FMIN(v.cx, v.cz), ma = pbd_shape_max_abs(a), md = pbd_shape_max_abs(d);
+	if (ma <= hf_cap() && md <= cell && radius <= cell) {
+		pbd_real ylo, yhi;
+		hf_root_minmax(&v, &ylo, &yhi);
+		const pbd_real size = ma + md + radius + PBD_FMAX(v.cx, v.cz) + PBD_FMAX(PBD_FABS(ylo), PBD_FABS(yhi));
+		if (da - radius > pbd_v3_length(d) + 128 * HF_EPS * size) return false;
+	}
 	hf_sweep_best best = {2, pbd_v3(0, 1, 0)};
 	/* The rounding of points of the segment, for the pads of the clipping. */
 	const pbd_real tol = 16 * HF_EPS *
@@ -792,70 +1067,36 @@ static pbd_vec3 hf_sample_up(const hf_view* v, uint32_t i, uint32_t j) {
 	return n;
 }
 
-/* The cells whose box meets [lo, hi], each as fn(v, i, j, ctx): the pyramid is walked from the
- * top, and only blocks whose sample range meets the box's x and z and whose heights meet its y
- * are opened. */
-static void hf_walk(const hf_view* v, pbd_vec3 lo, pbd_vec3 hi, void (*fn)(const hf_view*, uint32_t, uint32_t, void*),
-                    void* ctx) {
-	if (!(hi.x >= 0 && lo.x <= v->lx && hi.z >= 0 && lo.z <= v->lz)) return;
-	struct {
-		int l;
-		uint32_t bx, bz;
-	} stack[HF_STACK];
-	int sp = 0;
-	stack[sp].l = v->top, stack[sp].bx = 0, stack[sp].bz = 0, ++sp;
-	while (sp > 0) {
-		--sp;
-		const int l = stack[sp].l;
-		const uint32_t bx = stack[sp].bx, bz = stack[sp].bz;
-		uint32_t i0, i1, j0, j1;
-		pbd_real ylo, yhi;
-		hf_block(v, l, bx, bz, &i0, &i1, &j0, &j1, &ylo, &yhi);
-		if (hf_x(v, i1) < lo.x || hf_x(v, i0) > hi.x || hf_z(v, j1) < lo.z || hf_z(v, j0) > hi.z || yhi < lo.y ||
-		    ylo > hi.y)
-			continue;
-		if (l > 0) {
-			/* Children in reverse, so that they come off the stack in row order. */
-			for (uint32_t k = 4; k-- > 0;) {
-				const uint32_t cx = 2 * bx + (k & 1), cz = 2 * bz + (k >> 1);
-				if (cx >= v->bx[l - 1] || cz >= v->bz[l - 1]) continue;
-				PBD_ASSERT(sp < HF_STACK);
-				stack[sp].l = l - 1, stack[sp].bx = cx, stack[sp].bz = cz, ++sp;
-			}
-			continue;
-		}
-		fn(v, bx, bz, ctx);
-	}
-}
-
-typedef struct hf_feature_ctx {
-	pbd_vec3 lo, hi;
-	pbd_corner_fn corner;
-	pbd_edge_fn edge;
-	void* ctx;
-} hf_feature_ctx;
-
 static pbd_vec3 hf_point(const hf_view* v, uint32_t i, uint32_t j) {
 	return pbd_v3(hf_x(v, i), hf_height(v, i, j), hf_z(v, j));
 }
 
-static void hf_cell_corners(const hf_view* v, uint32_t ci, uint32_t cj, void* vctx) {
-	const hf_feature_ctx* c = (const hf_feature_ctx*)vctx;
-	for (uint32_t j = cj; j <= cj + 1; ++j)
-		for (uint32_t i = ci; i <= ci + 1; ++i) {
-			const pbd_vec3 p = hf_point(v, i, j);
-			if (c->lo.x <= p.x && p.x <= c->hi.x && c->lo.y <= p.y && p.y <= c->hi.y && c->lo.z <= p.z &&
-			    p.z <= c->hi.z)
-				c->corner(c->ctx, j * v->nx + i, p, hf_sample_up(v, i, j));
-		}
+/* The samples along an axis (n of them, at x_i = i c) that a feature of the box [lo, hi] can
+ * involve: from the last sample at or before lo (an edge from it may reach lo) to the first at or
+ * after hi, found from the division's guess and settled by comparisons with the samples' own
+ * coordinates. */
+static void hf_span(pbd_real lo, pbd_real hi, pbd_real c, pbd_real len, uint32_t n, uint32_t* i0, uint32_t* i1) {
+	uint32_t a = hf_cell_of(lo, c, len, n), b = hf_cell_of(hi, c, len, n) + 1;
+	while (a > 0 && (pbd_real)a * c >= lo) --a;
+	while (b + 1 < n && (pbd_real)(b + 1) * c <= hi) ++b;
+	*i0 = a;
+	*i1 = b;
 }
 
-/* The samples in [lo, hi], through the cells that hold them. */
+/* The samples in [lo, hi], in the order of their indices. */
 static void hf_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx) {
 	hf_view v;
-	hf_view_init(&v, &def->shape.heightfield);
-	hf_feature_ctx c = {lo, hi, emit, NULL, ctx};
-	hf_walk(&v, lo, hi, hf_cell_corners, &c);
+	hf_view_heights(&v, &def->shape.heightfield);
+	if (!(hi.x >= 0 && lo.x <= v.lx && hi.z >= 0 && lo.z <= v.lz)) return;
+	uint32_t i0, i1, j0, j1;
+	hf_span(lo.x, hi.x, v.cx, v.lx, v.nx, &i0, &i1);
+	hf_span(lo.z, hi.z, v.cz, v.lz, v.nz, &j0, &j1);
+	for (uint32_t j = j0; j <= j1; ++j)
+		for (uint32_t i = i0; i <= i1; ++i) {
+			const pbd_vec3 p = hf_point(&v, i, j);
+			if (lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y && lo.z <= p.z && p.z <= hi.z)
+				emit(ctx, j * v.nx + i, p, hf_sample_up(&v, i, j));
+		}
 }
 
 /* ---- edges --------------------------------------------------------------------------------- */
@@ -868,22 +1109,45 @@ static pbd_vec3 hf_face_up(pbd_vec3 a, pbd_vec3 b, pbd_vec3 o) {
 	return u;
 }
 
-/* The grid edge from sample a to sample b between the triangles (a, b, o1) and (a, b, o2), where
- * a missing one (has = false) is the wall that hangs from the border; emitted when it is a ridge:
- * sharp, and the far vertex of each triangle below the other's plane (a wall always is). */
-static void hf_edge(const hf_view* v, const hf_feature_ctx* c, uint32_t index, uint32_t ia, uint32_t ja, uint32_t ib,
-                    uint32_t jb, const bool has[2], const uint32_t oi[2], const uint32_t oj[2]) {
-	const pbd_vec3 a = hf_point(v, ia, ja), b = hf_point(v, ib, jb);
-	if (pbd_segment_bounds_miss(a, b, c->lo, c->hi)) return;
+/* Whether grid edge `index` is a ridge, and its outward direction. An edge along x from sample
+ * (i, j) is index 3 (j nx + i), along z 3 (j nx + i) + 1, the diagonal of cell (i, j)
+ * 3 (j nx + i) + 2. The edge from sample a to sample b lies between the triangles (a, b, o1) and
+ * (a, b, o2), where a missing one is the wall that hangs from the border; it is a ridge when it is
+ * sharp and the far vertex of each triangle lies below the other's plane (a wall's always does). */
+static bool hf_ridge(const hf_view* v, uint32_t index, pbd_vec3* out) {
+	const uint32_t kind = index % 3, i = index / 3 % v->nx, j = index / 3 / v->nx;
+	uint32_t ib = i, jb = j;
+	bool has[2] = {true, true};
+	uint32_t oi[2], oj[2];
+	if (kind == 0) {
+		/* Along x at row j: the cell above's T0 (far vertex (i+1, j+1)), the cell below's T1 (far
+		 * vertex (i, j-1)). */
+		if (i + 1 >= v->nx) return false;
+		ib = i + 1;
+		has[0] = j + 1 < v->nz, has[1] = j > 0;
+		oi[0] = i + 1, oj[0] = j + 1, oi[1] = i, oj[1] = j > 0 ? j - 1 : 0;
+	} else if (kind == 1) {
+		/* Along z at column i: the cell right's T1 (far vertex (i+1, j+1)), the cell left's T0 (far
+		 * vertex (i-1, j)). */
+		if (j + 1 >= v->nz) return false;
+		jb = j + 1;
+		has[0] = i + 1 < v->nx, has[1] = i > 0;
+		oi[0] = i + 1, oj[0] = j + 1, oi[1] = i > 0 ? i - 1 : 0, oj[1] = j;
+	} else {
+		if (i + 1 >= v->nx || j + 1 >= v->nz) return false;
+		ib = i + 1, jb = j + 1;
+		oi[0] = i + 1, oj[0] = j, oi[1] = i, oj[1] = j + 1;
+	}
+	const pbd_vec3 a = hf_point(v, i, j), b = hf_point(v, ib, jb);
 	const int k = has[0] ? 0 : 1;
-	if (!has[k]) return;
+	if (!has[k]) return false;
 	const pbd_vec3 o = hf_point(v, oi[k], oj[k]);
 	const pbd_vec3 n1 = hf_face_up(a, b, o);
 	pbd_vec3 n2;
 	if (has[1 - k]) {
 		const pbd_vec3 o2 = hf_point(v, oi[1 - k], oj[1 - k]);
 		n2 = hf_face_up(a, b, o2);
-		if (!(pbd_v3_dot(n1, pbd_v3_sub(o2, a)) < 0)) return;
+		if (!(pbd_v3_dot(n1, pbd_v3_sub(o2, a)) < 0)) return false;
 	} else {
 		/* The wall: horizontal, across the edge, away from the triangle. */
 		n2 = pbd_v3(b.z - a.z, 0, a.x - b.x);
@@ -892,42 +1156,51 @@ static void hf_edge(const hf_view* v, const hf_feature_ctx* c, uint32_t index, u
 		n2 = pbd_v3(0, 0, 0);
 		pbd_shape_unit(w, &n2);
 	}
-	if (!(pbd_v3_dot(n1, n2) < PBD_SHARP_EDGE_COS)) return;
-	pbd_vec3 out = pbd_v3(0, 0, 0);
-	if (pbd_shape_unit(pbd_v3_add(n1, n2), &out) > 0) c->edge(c->ctx, index, a, b, out);
+	if (!(pbd_v3_dot(n1, n2) < PBD_SHARP_EDGE_COS)) return false;
+	*out = pbd_v3(0, 0, 0);
+	return pbd_shape_unit(pbd_v3_add(n1, n2), out) > 0;
 }
 
-/* A cell's five edges: its two sides along x, its two along z and its diagonal. An edge along x
- * from (i, j) is index 3 (j nx + i), along z 3 (j nx + i) + 1, the diagonal of cell (i, j)
- * 3 (j nx + i) + 2; a side shared with the next cell comes twice. */
-static void hf_cell_edges(const hf_view* v, uint32_t i, uint32_t j, void* vctx) {
-	const hf_feature_ctx* c = (const hf_feature_ctx*)vctx;
-	const uint32_t nx = v->nx, nz = v->nz;
-	for (uint32_t s = 0; s < 2; ++s) {
-		/* Along x at row jj: the cell above's T0 (far vertex (i+1, jj+1)), the cell below's T1
-		 * (far vertex (i, jj-1)). */
-		const uint32_t jj = j + s;
-		const bool hx[2] = {jj + 1 < nz, jj > 0};
-		const uint32_t xi[2] = {i + 1, i}, xj[2] = {jj + 1, jj > 0 ? jj - 1 : 0};
-		hf_edge(v, c, 3 * (jj * nx + i), i, jj, i + 1, jj, hx, xi, xj);
-		/* Along z at column ii: the cell right's T1 (far vertex (ii+1, j+1)), the cell left's T0
-		 * (far vertex (ii-1, j)). */
-		const uint32_t ii = i + s;
-		const bool hz[2] = {ii + 1 < nx, ii > 0};
-		const uint32_t zi[2] = {ii + 1, ii > 0 ? ii - 1 : 0}, zj[2] = {j + 1, j};
-		hf_edge(v, c, 3 * (j * nx + ii) + 1, ii, j, ii, j + 1, hz, zi, zj);
+/* The ridges of the field, in the order of their indices: their number, and where index and out are
+ * given, the ridges themselves. */
+static uint32_t hf_find_ridges(const hf_view* v, uint32_t* index, pbd_vec3* out) {
+	uint32_t n = 0;
+	for (uint32_t e = 0, end = 3 * v->nx * v->nz; e < end; ++e) {
+		pbd_vec3 o;
+		if (!hf_ridge(v, e, &o)) continue;
+		if (index) index[n] = e, out[n] = o;
+		++n;
 	}
-	const bool hd[2] = {true, true};
-	const uint32_t di[2] = {i + 1, i}, dj[2] = {j, j + 1};
-	hf_edge(v, c, 3 * (j * nx + i) + 2, i, j, i + 1, j + 1, hd, di, dj);
+	return n;
 }
 
-/* The ridges among the grid edges of the cells in [lo, hi]. */
+/* The ridges whose box meets [lo, hi], in the order of their indices: those of the rows and columns
+ * of samples that can reach the box, from the list the build made. */
 static void hf_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_edge_fn emit, void* ctx) {
 	hf_view v;
 	hf_view_init(&v, &def->shape.heightfield);
-	hf_feature_ctx c = {lo, hi, NULL, emit, ctx};
-	hf_walk(&v, lo, hi, hf_cell_edges, &c);
+	hf_view_ridges(&v);
+	if (v.nridges == 0 || !(hi.x >= 0 && lo.x <= v.lx && hi.z >= 0 && lo.z <= v.lz)) return;
+	uint32_t i0, i1, j0, j1;
+	hf_span(lo.x, hi.x, v.cx, v.lx, v.nx, &i0, &i1);
+	hf_span(lo.z, hi.z, v.cz, v.lz, v.nz, &j0, &j1);
+	for (uint32_t j = j0; j <= j1; ++j) {
+		const uint32_t first = 3 * (j * v.nx + i0), last = 3 * (j * v.nx + i1) + 2;
+		uint32_t k = 0, n = v.nridges;
+		while (k < n) { /* the first ridge at or after `first` */
+			const uint32_t mid = k + (n - k) / 2;
+			if (v.ridge[mid] < first)
+				k = mid + 1;
+			else
+				n = mid;
+		}
+		for (; k < v.nridges && v.ridge[k] <= last; ++k) {
+			const uint32_t e = v.ridge[k], kind = e % 3, i = e / 3 % v.nx;
+			const pbd_vec3 a = hf_point(&v, i, j);
+			const pbd_vec3 b = hf_point(&v, kind == 1 ? i : i + 1, kind == 0 ? j : j + 1);
+			if (!pbd_segment_bounds_miss(a, b, lo, hi)) emit(ctx, e, a, b, v.ridge_out[k]);
+		}
+	}
 }
 
 const pbd_shape_ops pbd_shape_heightfield_ops = {"heightfield", hf_validate, hf_distance,  hf_sweep,   hf_bounds,

@@ -25,9 +25,10 @@
  *
  * The owned bytes, all derived from the def's counts (the def keeps no other pointer):
  *   vertices (nv), triangles (3 nt), BVH nodes (2 nt - 1, unused ones zero), BVH order (nt),
- *   and for a closed mesh the vertex pseudonormals (nv) and the edge pseudonormals (3 nt: edges
- *   v0v1, v1v2, v2v0 of each triangle), each array starting on a multiple of 16 bytes, padding
- *   zero. */
+ *   for a closed mesh the vertex pseudonormals (nv) and the edge pseudonormals (3 nt: edges
+ *   v0v1, v1v2, v2v0 of each triangle), the face normals (nt, zero for a triangle of zero area)
+ *   and a byte of flags per triangle (TRI_*), each array starting on a multiple of 16 bytes,
+ *   padding zero. */
 #include <stdint.h>
 #include <string.h>
 
@@ -53,10 +54,14 @@
 
 enum { FEAT_V0 = 0, FEAT_V1, FEAT_V2, FEAT_E01, FEAT_E12, FEAT_E20, FEAT_FACE };
 
+/* A triangle's flags: TRI_CORNER << k, it lists its corner k (each vertex from one triangle, the
+ * first that uses it); TRI_EDGE << k, its edge k is a sharp convex edge that mesh_edges lists. */
+enum { TRI_CORNER = 1, TRI_EDGE = 8 };
+
 /* ---- layout ------------------------------------------------------------------------------ */
 
 typedef struct mesh_layout {
-	uint64_t tri, nodes, order, vpn, epn, total; /* byte offsets; total is the size */
+	uint64_t tri, nodes, order, vpn, epn, fn, flags, total; /* byte offsets; total is the size */
 } mesh_layout;
 
 static uint64_t align16(uint64_t x) { return (x + 15) & ~(uint64_t)15; }
@@ -68,7 +73,9 @@ static mesh_layout layout_of(uint32_t nv, uint32_t nt, bool closed) {
 	l.order = align16(l.nodes + (uint64_t)pbd_bvh_node_capacity(nt) * sizeof(pbd_bvh_node));
 	l.vpn = align16(l.order + (uint64_t)nt * sizeof(uint32_t));
 	l.epn = align16(l.vpn + (closed ? (uint64_t)nv * sizeof(pbd_vec3) : 0));
-	l.total = align16(l.epn + (closed ? 3 * (uint64_t)nt * sizeof(pbd_vec3) : 0));
+	l.fn = align16(l.epn + (closed ? 3 * (uint64_t)nt * sizeof(pbd_vec3) : 0));
+	l.flags = align16(l.fn + (uint64_t)nt * sizeof(pbd_vec3));
+	l.total = align16(l.flags + nt);
 	return l;
 }
 
@@ -77,8 +84,10 @@ typedef struct mesh_view {
 	const uint32_t* tri;
 	const pbd_bvh_node* nodes;
 	const uint32_t* order;
-	const pbd_vec3* vpn; /* closed only */
-	const pbd_vec3* epn; /* closed only */
+	const pbd_vec3* vpn;  /* closed only */
+	const pbd_vec3* epn;  /* closed only */
+	const pbd_vec3* fn;   /* face_normal's normal of each triangle, zero where it has none */
+	const uint8_t* flags; /* TRI_* of each triangle */
 	uint32_t nv, nt;
 	bool closed;
 } mesh_view;
@@ -95,6 +104,8 @@ static mesh_view view_of(const pbd_collider_def* def) {
 	v.order = (const uint32_t*)(const void*)(base + l.order);
 	v.vpn = m->closed ? (const pbd_vec3*)(const void*)(base + l.vpn) : NULL;
 	v.epn = m->closed ? (const pbd_vec3*)(const void*)(base + l.epn) : NULL;
+	v.fn = (const pbd_vec3*)(const void*)(base + l.fn);
+	v.flags = (const uint8_t*)(const void*)(base + l.flags);
 	v.nv = m->vertex_count;
 	v.nt = m->triangle_count;
 	v.closed = m->closed;
@@ -103,11 +114,18 @@ static mesh_view view_of(const pbd_collider_def* def) {
 
 /* ---- small vector helpers ----------------------------------------------------------------- */
 
+/* The largest |component|, as pbd_shape_max_abs gives it, in max instructions: its PBD_FMAX tests
+ * for a NaN with branches, and the magnitudes here are never NaN (the points and vertices are
+ * finite), where the two agree to the bit (a tie is between equal magnitudes). */
+static pbd_real max_abs(pbd_vec3 v) {
+	return pbd_shape_max(PBD_FABS(v.x), pbd_shape_max(PBD_FABS(v.y), PBD_FABS(v.z)));
+}
+
 /* The unit normal (b - a) x (c - a), counter-clockwise front; false (and *n alone) for a
  * triangle of zero area. */
 static bool face_normal(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, pbd_vec3* n) {
 	pbd_vec3 ab = pbd_v3_sub(b, a), ac = pbd_v3_sub(c, a);
-	const pbd_real m = PBD_FMAX(pbd_shape_max_abs(ab), pbd_shape_max_abs(ac));
+	const pbd_real m = pbd_shape_max(max_abs(ab), max_abs(ac));
 	if (!(m > 0)) return false;
 	const int e = -pbd_shape_exponent(m);
 	ab = pbd_shape_ldexp_v3(ab, e);
@@ -159,7 +177,7 @@ static pbd_vec3 closest_on_sliver(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b, pbd_vec3 c
  * there apply to the unscaled edges. */
 static pbd_vec3 closest_on_triangle(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, int* feature) {
 	const pbd_vec3 ab = pbd_v3_sub(b, a), ac = pbd_v3_sub(c, a), ap = pbd_v3_sub(p, a);
-	const pbd_real m = PBD_FMAX(PBD_FMAX(pbd_shape_max_abs(ab), pbd_shape_max_abs(ac)), pbd_shape_max_abs(ap));
+	const pbd_real m = pbd_shape_max(pbd_shape_max(max_abs(ab), max_abs(ac)), max_abs(ap));
 	*feature = FEAT_V0;
 	if (!(m > 0)) return a;
 	pbd_vec3 sab = ab, sac = ac, sap = ap;
@@ -171,7 +189,7 @@ static pbd_vec3 closest_on_triangle(pbd_vec3 p, pbd_vec3 a, pbd_vec3 b, pbd_vec3
 	}
 	const pbd_vec3 sbp = pbd_v3_sub(sap, sab), scp = pbd_v3_sub(sap, sac), sbc = pbd_v3_sub(sac, sab);
 	const pbd_vec3 n = pbd_v3_cross(sab, sac);
-	const pbd_real l2 = PBD_FMAX(pbd_v3_dot(sab, sab), PBD_FMAX(pbd_v3_dot(sac, sac), pbd_v3_dot(sbc, sbc)));
+	const pbd_real l2 = pbd_shape_max(pbd_v3_dot(sab, sab), pbd_shape_max(pbd_v3_dot(sac, sac), pbd_v3_dot(sbc, sbc)));
 	if (!(pbd_v3_dot(n, n) > l2 * l2 * PBD_R(1.0) / PBD_R(1048576.0)))
 		return closest_on_sliver(p, a, b, c, ap, sab, sac, sap, feature);
 	const pbd_real d1 = pbd_v3_dot(sab, sap), d2 = pbd_v3_dot(sac, sap);
@@ -456,6 +474,36 @@ static void build_pseudonormals(const mesh_view* m, pbd_vec3* vpn, pbd_vec3* epn
 	}
 }
 
+/* Whether edge k of triangle t is listed by mesh_edges: once (from the triangle where it runs up in
+ * index), convex and sharp; from the face normal and the edge pseudonormal (see edge_visit). */
+static bool listed_edge(const mesh_view* m, uint32_t t, int k) {
+	const uint32_t i = m->tri[3 * (size_t)t + (size_t)k], j = m->tri[3 * (size_t)t + (size_t)(k + 1) % 3];
+	if (i >= j) return false;
+	const pbd_vec3 a = m->v[i], b = m->v[j], n1 = m->fn[t], e = m->epn[3 * (size_t)t + (size_t)k];
+	const pbd_vec3 n2 = pbd_v3_sub(pbd_v3_scale(e, 2 * pbd_v3_dot(n1, e)), n1);
+	if (!(pbd_v3_dot(n1, e) > 0) || !(pbd_v3_dot(n1, n2) < PBD_SHARP_EDGE_COS)) return false;
+	return pbd_v3_dot(pbd_v3_cross(n1, n2), pbd_v3_sub(b, a)) > 0;
+}
+
+/* The triangles' flags (the view's face normals and pseudonormals built). The first triangle of
+ * each vertex is found through `scratch` (slots for nv uint32), which the caller clears afterwards;
+ * with too few slots every triangle lists all its corners (the same vertex may then come more than
+ * once, as mesh_corners allows). */
+static void build_flags(const mesh_view* m, uint8_t* flags, uint32_t* scratch, size_t slots) {
+	const bool owners = slots >= m->nv;
+	if (owners) memset(scratch, 0xFF, (size_t)m->nv * sizeof(uint32_t));
+	for (uint32_t t = 0; t < m->nt; ++t) {
+		uint8_t f = 0;
+		for (int k = 0; k < 3; ++k) {
+			const uint32_t i = m->tri[3 * (size_t)t + (size_t)k];
+			if (!owners || scratch[i] == UINT32_MAX) f |= (uint8_t)(TRI_CORNER << k);
+			if (owners && scratch[i] == UINT32_MAX) scratch[i] = t;
+			if (m->closed && listed_edge(m, t, k)) f |= (uint8_t)(TRI_EDGE << k);
+		}
+		flags[t] = f;
+	}
+}
+
 static void mesh_build(pbd_collider_def* def, void* data) {
 	pbd_trimesh* m = &def->shape.mesh;
 	const mesh_layout l = layout_of(m->vertex_count, m->triangle_count, m->closed);
@@ -478,6 +526,10 @@ static void mesh_build(pbd_collider_def* def, void* data) {
 		                    (uint32_t*)(void*)nodes, node_bytes / sizeof(uint32_t));
 		memset(nodes, 0, node_bytes);
 	}
+	pbd_vec3* fn = (pbd_vec3*)(void*)(base + l.fn);
+	for (uint32_t t = 0; t < m->triangle_count; ++t) fn[t] = face_unit_or_zero(&v, t);
+	build_flags(&v, (uint8_t*)(void*)(base + l.flags), (uint32_t*)(void*)nodes, node_bytes / sizeof(uint32_t));
+	memset(nodes, 0, node_bytes);
 	pbd_bvh_build(nodes, (uint32_t*)(void*)(base + l.order), m->triangle_count, triangle_box, &v);
 }
 
@@ -491,18 +543,18 @@ typedef struct near_ctx {
 
 static pbd_real near_dist2(void* vctx, uint32_t t) {
 	const near_ctx* c = (const near_ctx*)vctx;
+	const pbd_vec3 p = c->p;
+	const pbd_vec3 a = pbd_v3_scale(vertex_of(c->m, t, 0), c->scale), b = pbd_v3_scale(vertex_of(c->m, t, 1), c->scale),
+	               cc = pbd_v3_scale(vertex_of(c->m, t, 2), c->scale);
 	int f;
-	const pbd_vec3 q = closest_on_triangle(c->p, pbd_v3_scale(vertex_of(c->m, t, 0), c->scale),
-	                                       pbd_v3_scale(vertex_of(c->m, t, 1), c->scale),
-	                                       pbd_v3_scale(vertex_of(c->m, t, 2), c->scale), &f);
-	const pbd_vec3 d = pbd_v3_sub(c->p, q);
+	const pbd_vec3 q = closest_on_triangle(p, a, b, cc, &f);
+	const pbd_vec3 d = pbd_v3_sub(p, q);
 	return pbd_v3_dot(d, d);
 }
 
 /* The tolerance under which the direction from the nearest point of triangle abc is noise. */
 static pbd_real direction_tolerance(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c) {
-	return DIR_TOL *
-	       (pbd_shape_max_abs(a) + PBD_FMAX(pbd_shape_max_abs(pbd_v3_sub(b, a)), pbd_shape_max_abs(pbd_v3_sub(c, a))));
+	return DIR_TOL * (max_abs(a) + pbd_shape_max(max_abs(pbd_v3_sub(b, a)), max_abs(pbd_v3_sub(c, a))));
 }
 
 /* Points farther out than the vertices' bound are scaled down by a power of two (the mesh with
@@ -516,7 +568,7 @@ static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3*
 	const pbd_real cap = PBD_SQRT(PBD_REAL_MAX) / 4;
 	int e = 0;
 	pbd_real scale = 1;
-	const pbd_real mp = pbd_shape_max_abs(p);
+	const pbd_real mp = max_abs(p);
 	if (mp > cap) {
 		e = pbd_shape_exponent(mp) - (pbd_shape_exponent(cap) - 1);
 		scale = pbd_shape_ldexp(1, -e);
@@ -535,7 +587,13 @@ static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3*
 	const pbd_vec3 diff = pbd_v3_sub(p, q);
 	pbd_vec3 u = pbd_v3(1, 0, 0), fn = pbd_v3(0, 0, 0);
 	const pbd_real len = pbd_shape_unit(diff, &u);
-	const bool has_face = face_normal(a, b, c, &fn);
+	/* The stored normal is face_normal's of the unscaled triangle; a scaled one (by a power of two)
+	 * may lose bits on the way, and is computed. */
+	if (e == 0)
+		fn = m.fn[t];
+	else
+		face_normal(a, b, c, &fn);
+	const bool has_face = fn.x != 0 || fn.y != 0 || fn.z != 0;
 	const bool reliable = len > direction_tolerance(a, b, c);
 	pbd_real sign = 1;
 	pbd_vec3 n;
@@ -667,7 +725,7 @@ static bool mesh_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_
 	pbd_vec3 u = pbd_v3(0, 0, 0), fn;
 	if (pbd_shape_unit(pbd_v3_sub(x, q), &u) > direction_tolerance(A, B, C)) {
 		*normal = u;
-	} else if (face_normal(A, B, C, &fn)) {
+	} else if ((fn = m.fn[tri]).x != 0 || fn.y != 0 || fn.z != 0) {
 		*normal = pbd_v3_dot(fn, d) > 0 ? pbd_v3_scale(fn, -1) : fn;
 	} else {
 		pbd_shape_unit(pbd_v3_scale(d, -1), normal);
@@ -709,16 +767,20 @@ typedef struct corner_ctx {
 
 static void corner_visit(void* vctx, uint32_t t) {
 	const corner_ctx* c = (const corner_ctx*)vctx;
+	const uint8_t f = c->m->flags[t];
 	for (int k = 0; k < 3; ++k) {
+		if (!(f & (TRI_CORNER << k))) continue;
 		const uint32_t i = c->m->tri[3 * (size_t)t + (size_t)k];
 		const pbd_vec3 p = c->m->v[i];
-		if (c->lo.x <= p.x && p.x <= c->hi.x && c->lo.y <= p.y && p.y <= c->hi.y && c->lo.z <= p.z && p.z <= c->hi.z)
+		if ((c->lo.x <= p.x) & (p.x <= c->hi.x) & (c->lo.y <= p.y) & (p.y <= c->hi.y) & (c->lo.z <= p.z) &
+		    (p.z <= c->hi.z))
 			c->emit(c->ctx, i, p, c->m->closed ? c->m->vpn[i] : pbd_v3(0, 0, 0));
 	}
 }
 
-/* The vertices of the triangles whose boxes meet [lo, hi] (through the hierarchy), each once per
- * such triangle; a closed mesh gives its vertex pseudonormals, an open one, two-sided, none. */
+/* The vertices in [lo, hi], each from the first triangle that uses it (whose box then meets
+ * [lo, hi]: found through the hierarchy); a closed mesh gives its vertex pseudonormals, an open
+ * one, two-sided, none. */
 static void mesh_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx) {
 	const mesh_view m = view_of(def);
 	corner_ctx c = {&m, lo, hi, emit, ctx};
@@ -740,19 +802,20 @@ typedef struct edge_ctx {
  * outward winding. */
 static void edge_visit(void* vctx, uint32_t t) {
 	const edge_ctx* c = (const edge_ctx*)vctx;
-	const pbd_vec3 n1 = face_unit_or_zero(c->m, t);
+	const uint8_t f = c->m->flags[t];
+	if (!(f & (7 * TRI_EDGE))) return;
 	for (int k = 0; k < 3; ++k) {
+		if (!(f & (TRI_EDGE << k))) continue;
 		const uint32_t i = c->m->tri[3 * (size_t)t + (size_t)k], j = c->m->tri[3 * (size_t)t + (size_t)(k + 1) % 3];
-		if (i >= j) continue; /* each edge once: from the face where it runs upward in index */
 		const pbd_vec3 a = c->m->v[i], b = c->m->v[j];
-		if (PBD_FMIN(a.x, b.x) > c->hi.x || PBD_FMAX(a.x, b.x) < c->lo.x || PBD_FMIN(a.y, b.y) > c->hi.y ||
-		    PBD_FMAX(a.y, b.y) < c->lo.y || PBD_FMIN(a.z, b.z) > c->hi.z || PBD_FMAX(a.z, b.z) < c->lo.z)
+		/* One test of six comparisons, without the branches of short circuits and NaN rules (the
+		 * vertices are finite). */
+		const pbd_vec3 lo = pbd_v3(pbd_shape_min(a.x, b.x), pbd_shape_min(a.y, b.y), pbd_shape_min(a.z, b.z));
+		const pbd_vec3 hi = pbd_v3(pbd_shape_max(a.x, b.x), pbd_shape_max(a.y, b.y), pbd_shape_max(a.z, b.z));
+		if ((lo.x > c->hi.x) | (hi.x < c->lo.x) | (lo.y > c->hi.y) | (hi.y < c->lo.y) | (lo.z > c->hi.z) |
+		    (hi.z < c->lo.z))
 			continue;
-		const pbd_vec3 e = c->m->epn[3 * (size_t)t + (size_t)k];
-		const pbd_vec3 n2 = pbd_v3_sub(pbd_v3_scale(e, 2 * pbd_v3_dot(n1, e)), n1);
-		if (!(pbd_v3_dot(n1, e) > 0) || !(pbd_v3_dot(n1, n2) < PBD_SHARP_EDGE_COS)) continue;
-		if (!(pbd_v3_dot(pbd_v3_cross(n1, n2), pbd_v3_sub(b, a)) > 0)) continue;
-		c->emit(c->ctx, 3 * t + (uint32_t)k, a, b, e);
+		c->emit(c->ctx, 3 * t + (uint32_t)k, a, b, c->m->epn[3 * (size_t)t + (size_t)k]);
 	}
 }
 
