@@ -111,7 +111,8 @@ static bool has_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t 
  * iteration's second look). lo, hi: the collider's box over the substep (both poses), when
  * bounded; a particle's path is tested against it as a whole. */
 static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t first, uint32_t end, bool bounded,
-                     pbd_vec3 lo, pbd_vec3 hi, uint32_t known, pbd_block_out* o, uint32_t block, uint32_t worker) {
+                     pbd_vec3 lo, pbd_vec3 hi, uint32_t known, pbd_real* keep, const pbd_real* kept, pbd_block_out* o,
+                     uint32_t block, uint32_t worker) {
 	const pbd_collider* c = &w->colliders[slot];
 	const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
 	const pbd_real collider_margin = c->def.margin;
@@ -131,7 +132,20 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 		/* Where it starts counts only when the path is swept (the after-solver mode looks at
 		 * the finished position alone). */
 		pbd_vec3 na = pbd_v3(0, 1, 0);
-		const pbd_real da = sweep ? ops->distance(&c->def, a, &na) : 0;
+		pbd_real da = 0;
+		if (sweep) {
+			const pbd_real* r = kept ? kept + 4 * (i - first) : NULL;
+			if (r && r[0] == r[0]) {
+				da = r[0];
+				na = pbd_v3(r[1], r[2], r[3]);
+			} else {
+				da = ops->distance(&c->def, a, &na);
+			}
+			if (keep) {
+				pbd_real* k = keep + 4 * (i - first);
+				k[0] = da, k[1] = na.x, k[2] = na.y, k[3] = na.z;
+			}
+		}
 		const pbd_vec3 move = pbd_v3_sub(b, a);
 		/* The distance changes by at most the length of the path (it is 1-Lipschitz), so a
 		 * particle farther than that from the margin can neither be swept into it nor end in
@@ -286,8 +300,14 @@ typedef struct find_stage {
 	const pbd_world* w;
 	pbd_block_out* o;
 	bool sweep;
+	bool first; /* the substep's first search: it keeps the starting distances */
 	uint32_t npairs, known;
 } find_stage;
+
+static int key_cmp(const void* a, const void* b) {
+	const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+	return x < y ? -1 : x > y;
+}
 
 #define PBD_PAIRS_PER_BLOCK 4u
 
@@ -306,17 +326,41 @@ static void find_block(void* arg, uint32_t block, uint32_t worker) {
 		const pbd_box3 box = bp->collider[s];
 		const pbd_vec3 lo = pbd_v3(box.lo.x - r, box.lo.y - r, box.lo.z - r),
 		               hi = pbd_v3(box.hi.x + r, box.hi.y + r, box.hi.z + r);
-		find_for(w, s, st->sweep, first, end, bp->bounded_of[s], lo, hi, st->known, st->o, block, worker);
+		/* The starting distances: kept by the first search, read back by the second look where
+		 * the first searched the same pair. */
+		pbd_real* keep = NULL;
+		const pbd_real* kept = NULL;
+		if (st->sweep && st->first) {
+			keep = bp->start + (size_t)k * 4 * PBD_CHUNK;
+			for (uint32_t m = 0; m < 4 * PBD_CHUNK; ++m) keep[m] = (pbd_real)NAN;
+		} else if (st->sweep && bp->nfirst) {
+			const uint64_t* at =
+			    (const uint64_t*)bsearch(&bp->pairs[k], bp->first_pairs, bp->nfirst, sizeof *bp->first_pairs, key_cmp);
+			if (at) kept = bp->start + (size_t)(at - bp->first_pairs) * 4 * PBD_CHUNK;
+		}
+		find_for(w, s, st->sweep, first, end, bp->bounded_of[s], lo, hi, st->known, keep, kept, st->o, block, worker);
 	}
 	pbd_block_out_close(st->o, block, worker);
 }
 
 /* The contacts of every collider with the particles whose paths reach it, leaving out those
  * that have one among [0, known), into *out (count *n, capacity *cap). */
-static bool search(pbd_world* w, bool sweep, uint32_t known, void** out, uint32_t* n, uint32_t* cap) {
+static bool search(pbd_world* w, bool sweep, bool first, uint32_t known, void** out, uint32_t* n, uint32_t* cap) {
 	uint32_t npairs = 0;
 	if (!broad_phase(w, &npairs)) return false;
-	find_stage st = {w, &w->pcol->collider_out, sweep, npairs, known};
+	pbd_broad* bp = &w->broad;
+	if (first) {
+		bp->nfirst = 0;
+		if (sweep) {
+			if (!grow_to(w, (void**)&bp->first_pairs, sizeof *bp->first_pairs, &bp->cap_first_pairs, npairs) ||
+			    (npairs > UINT32_MAX / (4 * PBD_CHUNK)) ||
+			    !grow_to(w, (void**)&bp->start, sizeof *bp->start, &bp->cap_start, npairs * 4 * PBD_CHUNK))
+				return false;
+			if (npairs) memcpy(bp->first_pairs, bp->pairs, (size_t)npairs * sizeof *bp->pairs);
+			bp->nfirst = npairs;
+		}
+	}
+	find_stage st = {w, &w->pcol->collider_out, sweep, first && sweep, npairs, known};
 	const uint32_t blocks = pbd_blocks(npairs, PBD_PAIRS_PER_BLOCK);
 	if (!pbd_block_out_begin(st.o, &w->mem, w->exec.threads, sizeof(pbd_contact_c), blocks, 0)) return false;
 	pbd_exec_stage(&w->exec, find_block, &st, blocks);
@@ -325,7 +369,7 @@ static bool search(pbd_world* w, bool sweep, uint32_t known, void** out, uint32_
 
 static pbd_status find_contacts(pbd_world* w, bool sweep) {
 	w->ncon = 0;
-	if (!search(w, sweep, 0, (void**)&w->con, &w->ncon, &w->cap_con))
+	if (!search(w, sweep, true, 0, (void**)&w->con, &w->ncon, &w->cap_con))
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the contacts");
 	return PBD_OK;
 }
@@ -432,7 +476,7 @@ pbd_status pbd_collide_catch_late(pbd_world* w, bool sweep) {
 	if (w->def.collision_mode != PBD_COLLISION_IN_SOLVER || w->pcol->torn || w->nc == 0) return PBD_OK;
 	const uint32_t found = w->ncon;
 	uint32_t late = 0;
-	if (!search(w, sweep, found, (void**)&w->con_late, &late, &w->cap_con_late) ||
+	if (!search(w, sweep, false, found, (void**)&w->con_late, &late, &w->cap_con_late) ||
 	    (late > 0 && !reserve_contacts(w, found + late)))
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u late contacts", late);
 	if (late > 0) {

@@ -46,6 +46,13 @@ typedef struct pbd_broad {
 	uint32_t* collider_order;
 	uint64_t* pairs; /* (collider slot << 32 | chunk), sorted */
 	uint32_t cap_chunk, cap_chunk_order, cap_collider, cap_bounded, cap_collider_order, cap_pairs;
+	/* The substep's first search: its pairs, and per pair and particle of the chunk the distance
+	 * from the collider where the particle starts and its normal there (4 reals; NaN: not
+	 * measured), which the second look's sweep needs again: x and the collider's starting pose
+	 * have not moved. */
+	uint64_t* first_pairs;
+	pbd_real* start;
+	uint32_t nfirst, cap_first_pairs, cap_start;
 	bool brute_force; /* tests only: every collider against every chunk, to check the sweep */
 } pbd_broad;
 

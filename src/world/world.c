@@ -286,6 +286,8 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, bp->bounded_of, bp->cap_bounded * sizeof *bp->bounded_of);
 	pbd_free(&mem, bp->collider_order, bp->cap_collider_order * sizeof *bp->collider_order);
 	pbd_free(&mem, bp->pairs, bp->cap_pairs * sizeof *bp->pairs);
+	pbd_free(&mem, bp->first_pairs, bp->cap_first_pairs * sizeof *bp->first_pairs);
+	pbd_free(&mem, bp->start, bp->cap_start * sizeof *bp->start);
 	pbd_free(&mem, w->pub, w->cap_pub * sizeof *w->pub);
 	pbd_free(&mem, w->inside, w->cap_inside * sizeof *w->inside);
 	pbd_free(&mem, w->inside_next, w->cap_inside_next * sizeof *w->inside_next);
