@@ -717,27 +717,25 @@ static pbd_soft_def cloth_def(const pbd_mesh* mesh, double size) {
 	return bd;
 }
 
+static pbd_vec3 v3_of(const double a[3]) { return (pbd_vec3){(pbd_real)a[0], (pbd_real)a[1], (pbd_real)a[2]}; }
+
 static bool add_collider(pbd_world* w, const col_set* t, const col_shape* shape) {
 	pbd_collider_def cd = pbd_collider_def_default();
 	switch (shape->kind) {
 	case COL_SHAPE_PLANE:
 		cd.type = PBD_SHAPE_PLANE;
-		cd.shape.plane.normal =
-		    (pbd_vec3){(pbd_real)shape->normal[0], (pbd_real)shape->normal[1], (pbd_real)shape->normal[2]};
+		cd.shape.plane.normal = v3_of(shape->normal);
 		cd.shape.plane.offset = (pbd_real)shape->offset;
 		break;
 	case COL_SHAPE_SPHERE:
 		cd.type = PBD_SHAPE_SPHERE;
-		cd.shape.sphere.center =
-		    (pbd_vec3){(pbd_real)shape->center[0], (pbd_real)shape->center[1], (pbd_real)shape->center[2]};
+		cd.shape.sphere.center = v3_of(shape->center);
 		cd.shape.sphere.radius = (pbd_real)shape->radius;
 		break;
 	case COL_SHAPE_BOX:
 		cd.type = PBD_SHAPE_BOX;
-		cd.shape.box.half_extents =
-		    (pbd_vec3){(pbd_real)shape->half[0], (pbd_real)shape->half[1], (pbd_real)shape->half[2]};
-		cd.pose.position =
-		    (pbd_vec3){(pbd_real)shape->center[0], (pbd_real)shape->center[1], (pbd_real)shape->center[2]};
+		cd.shape.box.half_extents = v3_of(shape->half);
+		cd.pose.position = v3_of(shape->center);
 		break;
 	}
 	cd.margin = (pbd_real)t->margin;

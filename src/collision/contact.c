@@ -300,14 +300,9 @@ typedef struct find_stage {
 	const pbd_world* w;
 	pbd_block_out* o;
 	bool sweep;
-	bool first; /* the substep's first search: it keeps the starting distances */
+	bool first; /* the substep's first sweep: it keeps the starting distances */
 	uint32_t npairs, known;
 } find_stage;
-
-static int key_cmp(const void* a, const void* b) {
-	const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
-	return x < y ? -1 : x > y;
-}
 
 #define PBD_PAIRS_PER_BLOCK 4u
 
@@ -330,12 +325,12 @@ static void find_block(void* arg, uint32_t block, uint32_t worker) {
 		 * the first searched the same pair. */
 		pbd_real* keep = NULL;
 		const pbd_real* kept = NULL;
-		if (st->sweep && st->first) {
+		if (st->first) {
 			keep = bp->start + (size_t)k * 4 * PBD_CHUNK;
 			for (uint32_t m = 0; m < 4 * PBD_CHUNK; ++m) keep[m] = (pbd_real)NAN;
 		} else if (st->sweep && bp->nfirst) {
 			const uint64_t* at =
-			    (const uint64_t*)bsearch(&bp->pairs[k], bp->first_pairs, bp->nfirst, sizeof *bp->first_pairs, key_cmp);
+			    (const uint64_t*)bsearch(&bp->pairs[k], bp->first_pairs, bp->nfirst, sizeof *bp->first_pairs, pair_cmp);
 			if (at) kept = bp->start + (size_t)(at - bp->first_pairs) * 4 * PBD_CHUNK;
 		}
 		find_for(w, s, st->sweep, first, end, bp->bounded_of[s], lo, hi, st->known, keep, kept, st->o, block, worker);
