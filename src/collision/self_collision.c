@@ -23,11 +23,19 @@ pbd_status pbd_particle_collision_prepare(pbd_world* w) {
 	c->work.skipped_total = total.skipped_total;
 	c->solid = 0;
 	c->max_radius = 0;
+	bool several = false, self = false;
+	uint32_t group = UINT32_MAX;
 	for (uint32_t i = 0; i < w->np; ++i)
 		if (w->radius[i] > 0) {
 			c->solid++;
 			c->max_radius = PBD_FMAX(c->max_radius, w->radius[i]);
+			if (group == UINT32_MAX) group = w->cgroup[i];
+			several |= w->cgroup[i] != group;
+			self |= (w->cgroup[i] & PBD_GROUP_SELF) != 0;
 		}
+	/* Particles of one object without self-collision never meet each other: the searches would
+	 * hash them only to turn every pair away (may_collide). */
+	if (!several && !self) c->solid = 0;
 	c->npairs = 0;
 	c->nvt = 0;
 	c->nee = 0;

@@ -64,7 +64,7 @@ typedef struct pbd_particle_collision {
 	pbd_block_out pair_out, vt_out, ee_out;
 	pbd_block_out collider_out; /* the colliders' contacts (contact.c), searched the same way */
 	pbd_real max_radius;        /* over the particles, at the last prepare */
-	uint32_t solid;             /* particles with a radius */
+	uint32_t solid;             /* particles with a radius, 0 when no two of them may meet */
 	pbd_collision_work work;    /* the step's counters; the totals since creation */
 	bool torn;                  /* the current substep's state is torn: its contacts are not searched */
 } pbd_particle_collision;
