@@ -66,6 +66,7 @@ void pbd_particle_collision_free(pbd_world* w) {
 	pbd_hash_grid_free(&c->egrid, &w->mem);
 	pbd_free(&w->mem, c->ebox, (size_t)c->cap_ebox * sizeof *c->ebox);
 	pbd_free(&w->mem, c->ee, (size_t)c->cap_ee * sizeof *c->ee);
+	pbd_contact_regions_free(w);
 	memset(c, 0, sizeof *c);
 }
 
@@ -203,12 +204,13 @@ pbd_status pbd_particle_collision_find(pbd_world* w) {
 	return PBD_OK;
 }
 
-void pbd_particle_collision_project(pbd_world* w) {
+void pbd_particle_collision_project(pbd_world* w, const uint32_t* ref, uint32_t count) {
 	const pbd_particle_collision* c = w->pcol;
 	const pbd_vec3* restrict x = w->x;
 	pbd_vec3* restrict q = w->q;
 	const pbd_real* restrict iw = w->w;
-	for (uint32_t k = 0; k < c->npairs; ++k) {
+	for (uint32_t r = 0; r < count; ++r) {
+		const uint32_t k = ref ? ref[r] & PBD_CONTACT_REF_INDEX : r;
 		const uint32_t a = c->pairs[k].a, b = c->pairs[k].b;
 		const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(x[a], x[b]), pbd_v3_sub(q[a], q[b]));
 		const pbd_real len2 = pbd_v3_dot(d, d), dist = c->pairs[k].dist;

@@ -40,6 +40,30 @@ typedef struct pbd_ee_c {
 	pbd_real offset;
 } pbd_ee_c;
 
+/* The substep's contacts between particles (pairs, vertex-face and edge-edge) by region of space,
+ * so that threads project them side by side (contact_regions.c). A reference is
+ * kind << PBD_CONTACT_REF_SHIFT | the record's index in its kind's list. */
+#define PBD_CONTACT_REF_SHIFT 30u
+#define PBD_CONTACT_REF_INDEX ((1u << PBD_CONTACT_REF_SHIFT) - 1u)
+enum { PBD_CONTACT_PAIR, PBD_CONTACT_VT, PBD_CONTACT_EE };
+/* Regions along each axis of the particles' box; the second grid, shifted by half a region, has
+ * one more. */
+#define PBD_CONTACT_SPLIT     4u
+#define PBD_CONTACT_REGIONS   (PBD_CONTACT_SPLIT * PBD_CONTACT_SPLIT * PBD_CONTACT_SPLIT)
+#define PBD_CONTACT_REGIONS_2 ((PBD_CONTACT_SPLIT + 1) * (PBD_CONTACT_SPLIT + 1) * (PBD_CONTACT_SPLIT + 1))
+
+typedef struct pbd_contact_regions {
+	uint32_t* cell; /* per particle, 2 each: its region in the grid and in the shifted grid */
+	uint32_t cap_cell;
+	uint32_t* ref; /* the references by region, in list order within each */
+	uint32_t cap_ref;
+	/* the first grid's region k holds [start[k], start[k + 1]), the shifted grid's region k
+	 * [start[PBD_CONTACT_REGIONS + k], ...), and the last range the contacts that span regions of
+	 * both grids, projected alone, in list order, after the others */
+	uint32_t start[PBD_CONTACT_REGIONS + PBD_CONTACT_REGIONS_2 + 2];
+	bool listed; /* false: out of memory, and the lists are projected as they are */
+} pbd_contact_regions;
+
 typedef struct pbd_particle_collision {
 	pbd_hash_grid grid;
 	pbd_vec3* p; /* predicted positions of the substep, hashed */
@@ -62,11 +86,12 @@ typedef struct pbd_particle_collision {
 	uint32_t nee, cap_ee;
 	/* the searches' results per block, in block order (block_out.h) */
 	pbd_block_out pair_out, vt_out, ee_out;
-	pbd_block_out collider_out; /* the colliders' contacts (contact.c), searched the same way */
-	pbd_real max_radius;        /* over the particles, at the last prepare */
-	uint32_t solid;             /* particles with a radius, 0 when no two of them may meet */
-	pbd_collision_work work;    /* the step's counters; the totals since creation */
-	bool torn;                  /* the current substep's state is torn: its contacts are not searched */
+	pbd_block_out collider_out;  /* the colliders' contacts (contact.c), searched the same way */
+	pbd_contact_regions regions; /* the pairs', vt's and ee's, after each substep's searches */
+	pbd_real max_radius;         /* over the particles, at the last prepare */
+	uint32_t solid;              /* particles with a radius, 0 when no two of them may meet */
+	pbd_collision_work work;     /* the step's counters; the totals since creation */
+	bool torn;                   /* the current substep's state is torn: its contacts are not searched */
 } pbd_particle_collision;
 
 typedef struct pbd_world pbd_world;
@@ -121,19 +146,27 @@ bool pbd_collision_torn(pbd_world* w);
 pbd_status pbd_particle_collision_prepare(pbd_world* w);
 /* After the prediction of a substep: the pairs within reach. */
 pbd_status pbd_particle_collision_find(pbd_world* w);
-/* One pass over the pairs (every iteration). */
-void pbd_particle_collision_project(pbd_world* w);
+/* Projects the pairs that `ref` names (count references of kind PBD_CONTACT_PAIR), or, when ref
+ * is NULL, the first `count` pairs of the list. */
+void pbd_particle_collision_project(pbd_world* w, const uint32_t* ref, uint32_t count);
 void pbd_particle_collision_free(pbd_world* w);
 /* After the pairs: particles against the triangles near their paths. */
 pbd_status pbd_vertex_triangle_find(pbd_world* w);
-/* One pass over those contacts (every iteration). */
-void pbd_vertex_triangle_project(pbd_world* w);
+/* Projects the vertex-face contacts that `ref` names (NULL: the first `count`). */
+void pbd_vertex_triangle_project(pbd_world* w, const uint32_t* ref, uint32_t count);
 /* At the start of a step (from prepare): the list of edges (allocates when it grew). */
 pbd_status pbd_edge_edge_prepare(pbd_world* w);
 /* After the prediction of a substep: the edge pairs within reach, or crossed in the substep. */
 pbd_status pbd_edge_edge_find(pbd_world* w);
-/* One pass over those contacts (every iteration). */
-void pbd_edge_edge_project(pbd_world* w);
+/* Projects the edge-edge contacts that `ref` names (NULL: the first `count`). */
+void pbd_edge_edge_project(pbd_world* w, const uint32_t* ref, uint32_t count);
+/* After a substep's searches: the pairs, vertex-face and edge-edge contacts by region. Out of
+ * memory, the lists are projected as they are, in list order, on the calling thread. */
+pbd_status pbd_contact_regions_build(pbd_world* w);
+/* One pass over those contacts (every iteration): the first grid's regions side by side, then the
+ * shifted grid's, then the rest; the same result on any number of threads. */
+void pbd_contact_regions_project(pbd_world* w);
+void pbd_contact_regions_free(pbd_world* w);
 /* The contact of edges (a, b) and (c, d) of combined thickness `thick`, from the substep's start
  * x and prediction x + q, when there is one; the pair filters (shared vertices, groups, rest-shape
  * neighbours) are the caller's (edge_edge.c; exposed for the tests). */

@@ -32,6 +32,7 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 		note(w, pbd_vertex_triangle_find(w));
 		note(w, pbd_edge_edge_find(w));
 	}
+	note(w, pbd_contact_regions_build(w));
 	pbd_prof_end(w, PBD_PHASE_COLLIDE, t0);
 }
 
@@ -45,9 +46,7 @@ void pbd_substep_catch_late(pbd_world* w, bool sweep) {
 
 void pbd_substep_project_contacts(pbd_world* w) {
 	const uint64_t t0 = pbd_prof_begin(w);
-	if (w->pcol->npairs > 0) pbd_particle_collision_project(w);
-	if (w->pcol->nvt > 0) pbd_vertex_triangle_project(w);
-	if (w->pcol->nee > 0) pbd_edge_edge_project(w);
+	pbd_contact_regions_project(w);
 	/* Triangles before vertices: a vertex's own contact has the last word. */
 	if (w->ntc > 0) pbd_triangle_contacts_project(w);
 	if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->ncon > 0) pbd_collide_project_contacts(w);
