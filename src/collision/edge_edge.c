@@ -329,7 +329,7 @@ pbd_status pbd_edge_edge_find(pbd_world* w) {
 	}
 	const pbd_real cell = PBD_FMAX((pbd_real)(extent / c->nedge), 4 * rmax);
 	pbd_hash_grid* g = &c->egrid;
-	if (!pbd_hash_grid_build_boxes(g, &w->mem, c->ebox, c->nedge, cell))
+	if (!pbd_hash_grid_build_boxes(g, &w->mem, &w->exec, c->ebox, c->nedge, cell))
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the edge hash");
 	/* Each edge looks at every other edge once (the stamps), 128 edges per block. */
 	pbd_find_stage st = {w, g, &c->ee_out, 128};

@@ -20,6 +20,8 @@ bool pbd_hash_grid_reserve(pbd_hash_grid* g, pbd_alloc_ctx* mem, uint32_t points
 void pbd_hash_grid_free(pbd_hash_grid* g, pbd_alloc_ctx* mem) {
 	pbd_free(mem, g->start, (size_t)g->cap_slots * sizeof *g->start);
 	pbd_free(mem, g->entry, (size_t)g->cap_points * sizeof *g->entry);
+	pbd_free(mem, g->first, (size_t)g->cap_first * sizeof *g->first);
+	pbd_free(mem, g->cells, (size_t)g->cap_cells * sizeof *g->cells);
 	memset(g, 0, sizeof *g);
 }
 
@@ -72,36 +74,68 @@ uint32_t pbd_hash_grid_box_slots(const pbd_hash_grid* g, pbd_box3 b, uint32_t* o
 	return n;
 }
 
-bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, const pbd_box3* box, uint32_t n, pbd_real cell) {
+/* Boxes per block of the threaded build: enough work per block (a box covers about 8 to 27
+ * cells) that claiming one costs little. */
+#define PBD_HASH_GRID_BOX_BLOCK 512u
+
+typedef struct box_stage {
+	pbd_hash_grid* g;
+	const pbd_box3* box;
+	uint32_t n;
+	bool place; /* false: count each box's cells into first[k + 1]; true: write them at first[k] */
+} box_stage;
+
+static void box_block(void* arg, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const box_stage* s = (const box_stage*)arg;
+	pbd_hash_grid* g = s->g;
+	uint32_t slots[PBD_HASH_GRID_MAX_CELLS];
+	const uint32_t first = block * PBD_HASH_GRID_BOX_BLOCK, end = pbd_block_end(first, s->n, PBD_HASH_GRID_BOX_BLOCK);
+	for (uint32_t k = first; k < end; ++k) {
+		const bool used = s->box[k].lo.x <= s->box[k].hi.x;
+		if (!s->place)
+			g->first[k + 1] = used ? pbd_hash_grid_box_slots(g, s->box[k], slots) : 0;
+		else if (used)
+			pbd_hash_grid_box_slots(g, s->box[k], g->cells + g->first[k]);
+	}
+}
+
+bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, pbd_exec* exec, const pbd_box3* box, uint32_t n,
+                               pbd_real cell) {
 	uint32_t used = 0;
 	for (uint32_t k = 0; k < n; ++k) used += box[k].lo.x <= box[k].hi.x;
 	g->cell = cell;
 	g->inv_cell = 1 / cell;
 	g->slots = 2 * (used ? used : 1);
-	if (!pbd_grow_to(mem, (void**)&g->start, sizeof *g->start, &g->cap_slots, g->slots + 1)) return false;
-	memset(g->start, 0, ((size_t)g->slots + 1) * sizeof *g->start);
-	uint32_t slots[PBD_HASH_GRID_MAX_CELLS];
-	/* Two passes: count the entries per slot, then place them (backwards, as pbd_hash_grid_build). */
-	for (int pass = 0; pass < 2; ++pass) {
-		if (pass == 1) {
-			uint32_t sum = 0;
-			for (uint32_t s = 0; s < g->slots; ++s) {
-				sum += g->start[s];
-				g->start[s] = sum;
-			}
-			g->start[g->slots] = sum;
-			if (!pbd_grow_to(mem, (void**)&g->entry, sizeof *g->entry, &g->cap_points, sum)) return false;
-		}
-		for (uint32_t k = n; k-- > 0;) {
-			if (!(box[k].lo.x <= box[k].hi.x)) continue;
-			const uint32_t m = pbd_hash_grid_box_slots(g, box[k], slots);
-			for (uint32_t j = 0; j < m; ++j) {
-				if (pass == 0)
-					g->start[slots[j]]++;
-				else
-					g->entry[--g->start[slots[j]]] = k;
-			}
-		}
+	if (!pbd_grow_to(mem, (void**)&g->start, sizeof *g->start, &g->cap_slots, g->slots + 1) || n == UINT32_MAX ||
+	    !pbd_grow_to(mem, (void**)&g->first, sizeof *g->first, &g->cap_first, n + 1))
+		return false;
+	/* Each box's cells, counted and then written on the threads: a box's slots depend on it alone. */
+	box_stage st = {g, box, n, false};
+	const uint32_t blocks = pbd_blocks(n, PBD_HASH_GRID_BOX_BLOCK);
+	g->first[0] = 0;
+	pbd_exec_stage(exec, box_block, &st, blocks);
+	uint64_t total = 0;
+	for (uint32_t k = 0; k < n; ++k) {
+		total += g->first[k + 1];
+		if (total > UINT32_MAX) return false;
+		g->first[k + 1] = (uint32_t)total;
 	}
+	if (!pbd_grow_to(mem, (void**)&g->cells, sizeof *g->cells, &g->cap_cells, (uint32_t)total)) return false;
+	st.place = true;
+	pbd_exec_stage(exec, box_block, &st, blocks);
+	/* Count per slot, prefix-sum, then place backwards (as pbd_hash_grid_build), so that each
+	 * slot's entries come in increasing box order. */
+	memset(g->start, 0, ((size_t)g->slots + 1) * sizeof *g->start);
+	for (uint32_t j = 0; j < (uint32_t)total; ++j) g->start[g->cells[j]]++;
+	uint32_t sum = 0;
+	for (uint32_t s = 0; s < g->slots; ++s) {
+		sum += g->start[s];
+		g->start[s] = sum;
+	}
+	g->start[g->slots] = sum;
+	if (!pbd_grow_to(mem, (void**)&g->entry, sizeof *g->entry, &g->cap_points, sum)) return false;
+	for (uint32_t k = n; k-- > 0;)
+		for (uint32_t j = g->first[k]; j < g->first[k + 1]; ++j) g->entry[--g->start[g->cells[j]]] = k;
 	return true;
 }

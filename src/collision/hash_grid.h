@@ -8,6 +8,7 @@
 #define PBD_HASH_GRID_H
 
 #include "core/core.h"
+#include "core/task.h"
 
 /* The box of the paths x[i] -> x[i] + q[i] of the n particles idx[0..n), grown by g. */
 static inline pbd_box3 pbd_box3_of_paths(const pbd_vec3* x, const pbd_vec3* q, const uint32_t* idx, int n, pbd_real g) {
@@ -32,6 +33,9 @@ typedef struct pbd_hash_grid {
 	uint32_t cap_points; /* allocated entries */
 	uint32_t* start;     /* slots + 1: the entries of slot s are entry[start[s] .. start[s + 1]) */
 	uint32_t* entry;     /* point indices, grouped by slot */
+	/* A build of boxes on threads: each box's slots, box k's at cells[first[k] .. first[k + 1]) */
+	uint32_t *first, *cells;
+	uint32_t cap_first, cap_cells;
 } pbd_hash_grid;
 
 /* Makes room for `points` points (allocates; call outside the substep loop). */
@@ -42,8 +46,11 @@ void pbd_hash_grid_free(pbd_hash_grid* g, pbd_alloc_ctx* mem);
 void pbd_hash_grid_build(pbd_hash_grid* g, const pbd_vec3* points, const pbd_real* radius, uint32_t n, pbd_real cell);
 /* Hashes box k into every cell it covers (see pbd_hash_grid_box_slots), skipping the boxes with
  * lo.x > hi.x, into cells of edge `cell` (> 0), with a table of 2 x the boxes hashed. Grows the
- * table when needed (false: out of memory). Each slot's entries come in increasing k. */
-bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, const pbd_box3* box, uint32_t n, pbd_real cell);
+ * table when needed (false: out of memory). Each slot's entries come in increasing k. The boxes'
+ * cells are found in blocks on the threads of `exec`, the counting and placing stay on the calling
+ * thread, so the table is the same on any number of threads. */
+bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, pbd_exec* exec, const pbd_box3* box, uint32_t n,
+                               pbd_real cell);
 /* The slots of the cells box b covers, at most PBD_HASH_GRID_MAX_CELLS of them, into out;
  * returns how many (each once, for a box of up to 512 cells). A box wider than
  * PBD_HASH_GRID_MAX_SPAN cells along an axis keeps the ones around its middle: only a
