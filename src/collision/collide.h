@@ -69,6 +69,10 @@ typedef struct pbd_shape_ops {
 	 * diagonals) and concave ones are left out: the faces beside them hold a cloth there. An
 	 * open mesh, which has no outside, lists none. */
 	void (*edges)(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_edge_fn emit, void* ctx);
+	/* Shapes whose distance is a search (NULL for the others): the sweep for a caller that knows
+	 * `start`, a's distance as `distance` gives it, so that the sweep need not ask again. */
+	bool (*sweep_from)(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real start,
+	                   pbd_real* t, pbd_vec3* normal);
 } pbd_shape_ops;
 
 extern const pbd_shape_ops pbd_shape_plane_ops;

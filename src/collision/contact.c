@@ -157,7 +157,9 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 		 * rounding) a hair less than where it is, so that the path is still swept: on a
 		 * non-convex surface, sliding along the face it rests on can carry it into the next bump. */
 		const pbd_real swept = PBD_FMIN(margin, da - PBD_R(0.5) * PBD_CONTACT_TOLERANCE);
-		if (sweep && da > margin - PBD_CONTACT_TOLERANCE && ops->sweep(&c->def, a, b, swept, &t, &n)) {
+		if (sweep && da > margin - PBD_CONTACT_TOLERANCE &&
+		    (ops->sweep_from ? ops->sweep_from(&c->def, a, b, swept, da, &t, &n)
+		                     : ops->sweep(&c->def, a, b, swept, &t, &n))) {
 			/* The point it first touches, moved out to the margin along the normal there. */
 			target = pbd_v3_add(pbd_v3_add(a, pbd_v3_scale(move, t)), pbd_v3_scale(n, margin - swept));
 		} else if (sweep && PBD_FABS(da - margin) <= PBD_CONTACT_TOLERANCE && pbd_v3_dot(na, move) < 0) {

@@ -193,5 +193,5 @@ static void box_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd
 	}
 }
 
-const pbd_shape_ops pbd_shape_box_ops = {"box", box_validate, box_distance, box_sweep,   box_bounds,
-                                         NULL,  NULL,         NULL,         box_corners, box_edges};
+const pbd_shape_ops pbd_shape_box_ops = {"box", box_validate, box_distance, box_sweep, box_bounds, NULL,
+                                         NULL,  NULL,         box_corners,  box_edges, NULL};

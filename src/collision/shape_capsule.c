@@ -79,4 +79,4 @@ static bool capsule_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* 
 }
 
 const pbd_shape_ops pbd_shape_capsule_ops = {
-    "capsule", capsule_validate, capsule_distance, capsule_sweep, capsule_bounds, NULL, NULL, NULL, NULL, NULL};
+    "capsule", capsule_validate, capsule_distance, capsule_sweep, capsule_bounds, NULL, NULL, NULL, NULL, NULL, NULL};

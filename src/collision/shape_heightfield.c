@@ -969,12 +969,9 @@ static void hf_walls_sweep(const hf_view* v, pbd_vec3 a, pbd_vec3 d, pbd_real ra
 	}
 }
 
-static bool hf_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t,
-                     pbd_vec3* normal) {
-	if (!(radius >= 0)) return false;
-	pbd_vec3 n;
-	const pbd_real da = hf_distance(def, a, &n);
-	if (!(da > radius)) return false;
+static bool hf_sweep_from(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real da,
+                          pbd_real* t, pbd_vec3* normal) {
+	if (!(radius >= 0) || !(da > radius)) return false;
 	const pbd_vec3 d = pbd_v3_sub(b, a);
 	if ((d.x == 0 && d.y == 0 && d.z == 0) || !pbd_v3_is_finite(d)) return false;
 	hf_view v;
@@ -1051,6 +1048,13 @@ static bool hf_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_re
 	*t = best.t;
 	*normal = best.n;
 	return true;
+}
+
+static bool hf_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t,
+                     pbd_vec3* normal) {
+	if (!(radius >= 0)) return false;
+	pbd_vec3 n;
+	return hf_sweep_from(def, a, b, radius, hf_distance(def, a, &n), t, normal);
 }
 
 /* ---- corners ------------------------------------------------------------------------------- */
@@ -1203,5 +1207,6 @@ static void hf_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_
 	}
 }
 
-const pbd_shape_ops pbd_shape_heightfield_ops = {"heightfield", hf_validate, hf_distance,  hf_sweep,   hf_bounds,
-                                                 hf_data_size,  hf_build,    hf_triangles, hf_corners, hf_edges};
+const pbd_shape_ops pbd_shape_heightfield_ops = {"heightfield", hf_validate,  hf_distance,  hf_sweep,
+                                                 hf_bounds,     hf_data_size, hf_build,     hf_triangles,
+                                                 hf_corners,    hf_edges,     hf_sweep_from};

@@ -695,11 +695,9 @@ static pbd_real sweep_hit(void* vctx, uint32_t t, pbd_real best) {
  * only points near the mesh), the hierarchy gives the triangle reached first, and the normal
  * comes from its nearest point to the point at t: the direction from it, or where the radius is
  * too small for that direction to be reliable, the face normal turned against the motion. */
-static bool mesh_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t,
-                       pbd_vec3* normal) {
-	if (!(radius >= 0) || !pbd_v3_is_finite(a) || !pbd_v3_is_finite(b)) return false;
-	pbd_vec3 n0;
-	if (!(mesh_distance(def, a, &n0) > radius)) return false;
+static bool mesh_sweep_from(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real start,
+                            pbd_real* t, pbd_vec3* normal) {
+	if (!(radius >= 0) || !pbd_v3_is_finite(a) || !pbd_v3_is_finite(b) || !(start > radius)) return false;
 	const pbd_vec3 d = pbd_v3_sub(b, a);
 	if ((d.x == 0 && d.y == 0 && d.z == 0) || !pbd_v3_is_finite(d)) return false;
 	const mesh_view m = view_of(def);
@@ -731,6 +729,12 @@ static bool mesh_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_
 		pbd_shape_unit(pbd_v3_scale(d, -1), normal);
 	}
 	return true;
+}
+
+static bool mesh_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t,
+                       pbd_vec3* normal) {
+	pbd_vec3 n0;
+	return mesh_sweep_from(def, a, b, radius, mesh_distance(def, a, &n0), t, normal);
 }
 
 /* ---- bounds and drawing ------------------------------------------------------------------------ */
@@ -829,5 +833,6 @@ static void mesh_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pb
 	pbd_bvh_overlap(m.nodes, m.order, lo, hi, edge_visit, &c);
 }
 
-const pbd_shape_ops pbd_shape_mesh_ops = {"mesh",         mesh_validate, mesh_distance,  mesh_sweep,   mesh_bounds,
-                                          mesh_data_size, mesh_build,    mesh_triangles, mesh_corners, mesh_edges};
+const pbd_shape_ops pbd_shape_mesh_ops = {"mesh",       mesh_validate,  mesh_distance,  mesh_sweep,
+                                          mesh_bounds,  mesh_data_size, mesh_build,     mesh_triangles,
+                                          mesh_corners, mesh_edges,     mesh_sweep_from};

@@ -47,5 +47,5 @@ static bool plane_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi
 	return false;
 }
 
-const pbd_shape_ops pbd_shape_plane_ops = {"plane", plane_validate, plane_distance, plane_sweep, plane_bounds,
+const pbd_shape_ops pbd_shape_plane_ops = {"plane", plane_validate, plane_distance, plane_sweep, plane_bounds, NULL,
                                            NULL,    NULL,           NULL,           NULL,        NULL};

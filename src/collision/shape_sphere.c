@@ -53,4 +53,4 @@ static bool sphere_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* h
 }
 
 const pbd_shape_ops pbd_shape_sphere_ops = {
-    "sphere", sphere_validate, sphere_distance, sphere_sweep, sphere_bounds, NULL, NULL, NULL, NULL, NULL};
+    "sphere", sphere_validate, sphere_distance, sphere_sweep, sphere_bounds, NULL, NULL, NULL, NULL, NULL, NULL};
