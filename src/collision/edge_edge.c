@@ -198,18 +198,23 @@ bool pbd_edge_edge_contact(const pbd_world* w, uint32_t a, uint32_t b, uint32_t 
                            pbd_ee_c* out) {
 	const pbd_vec3* x = w->x;
 	const pbd_vec3* q = w->q;
-	/* Relative to a's start: small numbers far from the origin. */
-	const pbd_vec3 p0[4] = {pbd_v3(0, 0, 0), pbd_v3_sub(x[b], x[a]), pbd_v3_sub(x[c], x[a]), pbd_v3_sub(x[d], x[a])};
-	const pbd_vec3 dq[4] = {q[a], q[b], q[c], q[d]};
-	pbd_vec3 p1[4];
-	for (int k = 0; k < 4; ++k) p1[k] = pbd_v3_add(p0[k], dq[k]);
-	const pbd_vec3 n0 = pbd_v3_cross(pbd_v3_sub(p0[1], p0[0]), pbd_v3_sub(p0[3], p0[2]));
-	const pbd_vec3 n1 = pbd_v3_cross(pbd_v3_sub(p1[1], p1[0]), pbd_v3_sub(p1[3], p1[2]));
-	const pbd_real v0 = pbd_v3_dot(n0, pbd_v3_sub(p0[0], p0[2])), v1 = pbd_v3_dot(n1, pbd_v3_sub(p1[0], p1[2]));
+	/* Relative to a's start: small numbers far from the origin. The points are named, not put in
+	 * arrays, which the compiler would keep in memory (rebuilt from partial stores and read back
+	 * whole, a stall per read) for the one rare call that needs them. */
+	const pbd_vec3 z = pbd_v3(0, 0, 0);
+	const pbd_vec3 a0 = z, b0 = pbd_v3_sub(x[b], x[a]), c0 = pbd_v3_sub(x[c], x[a]), d0 = pbd_v3_sub(x[d], x[a]);
+	const pbd_vec3 qa = q[a], qb = q[b], qc = q[c], qd = q[d];
+	const pbd_vec3 a1 = pbd_v3_add(a0, qa), b1 = pbd_v3_add(b0, qb), c1 = pbd_v3_add(c0, qc), d1 = pbd_v3_add(d0, qd);
+	const pbd_vec3 n0 = pbd_v3_cross(pbd_v3_sub(b0, a0), pbd_v3_sub(d0, c0));
+	const pbd_vec3 n1 = pbd_v3_cross(pbd_v3_sub(b1, a1), pbd_v3_sub(d1, c1));
+	const pbd_real v0 = pbd_v3_dot(n0, pbd_v3_sub(a0, c0)), v1 = pbd_v3_dot(n1, pbd_v3_sub(a1, c1));
 	/* Within reach of a contact at the prediction: the thickness, and as far again as any of the
 	 * four moved (a speculative reach, for what the iterations may still move them). */
 	pbd_real motion = 0;
-	for (int k = 0; k < 4; ++k) motion = PBD_FMAX(motion, pbd_v3_dot(dq[k], dq[k]));
+	motion = PBD_FMAX(motion, pbd_v3_dot(qa, qa));
+	motion = PBD_FMAX(motion, pbd_v3_dot(qb, qb));
+	motion = PBD_FMAX(motion, pbd_v3_dot(qc, qc));
+	motion = PBD_FMAX(motion, pbd_v3_dot(qd, qd));
 	const pbd_real reach = thick + PBD_SQRT(motion);
 	const bool sign_change = v0 != 0 && (v0 > 0 ? v1 <= 0 : v1 >= 0);
 	/* Most candidates are turned away here, before the closest points: no point of a segment is
@@ -217,19 +222,24 @@ bool pbd_edge_edge_contact(const pbd_world* w, uint32_t a, uint32_t b, uint32_t 
 	 * lengths bounds the segments' distance from below (a thousandth of the reach spare for the
 	 * rounding, so that no pair the exact test keeps is lost). */
 	if (!sign_change) {
-		const pbd_vec3 m = pbd_v3_sub(pbd_v3_add(p1[0], p1[1]), pbd_v3_add(p1[2], p1[3]));
-		const pbd_real half = pbd_v3_length(pbd_v3_sub(p1[1], p1[0])) + pbd_v3_length(pbd_v3_sub(p1[3], p1[2]));
+		const pbd_vec3 m = pbd_v3_sub(pbd_v3_add(a1, b1), pbd_v3_add(c1, d1));
+		const pbd_real half = pbd_v3_length(pbd_v3_sub(b1, a1)) + pbd_v3_length(pbd_v3_sub(d1, c1));
 		if (pbd_v3_length(m) - half > 2 * reach * PBD_R(1.001)) return false;
 	}
 	pbd_real s, t;
-	pbd_closest_segments(p1[0], p1[1], p1[2], p1[3], &s, &t);
-	const pbd_vec3 gap = pbd_v3_sub(lerp(p1[0], p1[1], s), lerp(p1[2], p1[3], t));
+	pbd_closest_segments(a1, b1, c1, d1, &s, &t);
+	const pbd_vec3 gap = pbd_v3_sub(lerp(a1, b1, s), lerp(c1, d1, t));
 	const pbd_real dist = pbd_v3_length(gap);
 	const bool near = dist < reach;
 	if (!near && !sign_change) return false;
 	pbd_vec3 n;
 	pbd_real start; /* the gap the pair had at the start, along n */
-	if (sign_change && went_through(p0, dq, n0, n1, v0, v1, thick)) {
+	bool through = false;
+	if (sign_change) {
+		const pbd_vec3 p0[4] = {a0, b0, c0, d0}, dq[4] = {qa, qb, qc, qd};
+		through = went_through(p0, dq, n0, n1, v0, v1, thick);
+	}
+	if (through) {
 		/* Back along N, turned to the starting side. */
 		const pbd_real len1 = pbd_v3_length(n1);
 		if (!(len1 > PBD_EPSILON_LENGTH)) return false;
@@ -241,8 +251,8 @@ bool pbd_edge_edge_contact(const pbd_world* w, uint32_t a, uint32_t b, uint32_t 
 		 * the prediction two edges can meet (a snapping fold), and a direction taken there is
 		 * noise, which pushed columns of a folded cloth sideways by a thickness and blew it up. */
 		pbd_real s0, t0;
-		pbd_closest_segments(p0[0], p0[1], p0[2], p0[3], &s0, &t0);
-		const pbd_vec3 gap0 = pbd_v3_sub(lerp(p0[0], p0[1], s0), lerp(p0[2], p0[3], t0));
+		pbd_closest_segments(a0, b0, c0, d0, &s0, &t0);
+		const pbd_vec3 gap0 = pbd_v3_sub(lerp(a0, b0, s0), lerp(c0, d0, t0));
 		const pbd_real dist0 = pbd_v3_length(gap0);
 		if (dist0 > PBD_EPSILON_LENGTH)
 			n = pbd_v3_scale(gap0, 1 / dist0);
@@ -258,7 +268,7 @@ bool pbd_edge_edge_contact(const pbd_world* w, uint32_t a, uint32_t b, uint32_t 
 	/* n . (p(s) - p(t)) >= target, with the x parts (relative to x_a) folded in. A pair that
 	 * starts nearer than the thickness is pushed out by at most PBD_EE_GROW thick per substep. */
 	const pbd_real target = PBD_FMIN(thick, start + PBD_EE_GROW * thick);
-	out->offset = target - pbd_v3_dot(n, pbd_v3_sub(pbd_v3_scale(p0[1], s), lerp(p0[2], p0[3], t)));
+	out->offset = target - pbd_v3_dot(n, pbd_v3_sub(pbd_v3_scale(b0, s), lerp(c0, d0, t)));
 	return true;
 }
 
