@@ -103,6 +103,20 @@ static inline bool tp_all_finite(const pbd_world* w) {
 	return true;
 }
 
+/* A world with gravity g, `substeps` of `iterations`, whose log lines go to msg
+ * (test_log_keep): a test asserts msg is still empty at its end. */
+static inline pbd_world* tp_world_logged(char* msg, pbd_vec3 g, int substeps, int iterations) {
+	pbd_world_def def = pbd_world_def_default();
+	def.gravity = g;
+	def.substeps = substeps;
+	def.iterations = iterations;
+	def.log = test_log_keep;
+	def.log_user = msg;
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	return w;
+}
+
 /* A grid mesh of nx x ny vertices spanning size x size in the xz plane at height y. */
 static inline void tp_grid(pbd_mesh* m, uint32_t nx, uint32_t ny, pbd_real size, pbd_vec3 origin, int diagonals,
                            bool bend) {

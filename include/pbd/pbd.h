@@ -461,8 +461,9 @@ PBD_API pbd_body_def pbd_body_def_default(void);
 /// Adds a rigid body; the null id (index1 0) on error, with the field and value named.
 /// Dynamic bodies move under the position-based method; the force-based methods refuse a world
 /// with a dynamic body at its next step. A body touches particles through the shapes it carries
-/// (pbd_collider_def.body) and holds them by attachments (pbd_attachment_def.body); bodies do
-/// not yet touch one another.
+/// (pbd_collider_def.body) and holds them by attachments (pbd_attachment_def.body); a dynamic
+/// body's shapes meet every other collider and every other body's shapes (docs/collision.md,
+/// "Bodies against bodies").
 PBD_API pbd_body_id pbd_body_create(pbd_world* world, const pbd_body_def* def);
 /// True while the id names a live body of this world.
 PBD_API bool pbd_body_is_valid(const pbd_world* world, pbd_body_id id);

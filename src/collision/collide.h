@@ -123,6 +123,42 @@ typedef struct pbd_contact_c {
 
 _Static_assert(sizeof(pbd_contact_c) == 4 * sizeof(uint32_t) + 12 * sizeof(pbd_real), "padding in pbd_contact_c");
 
+/* A rigid contact (rigid_contact.c): a feature of one collider's shape (the point side, p)
+ * against the surface of another's (s), at least one of them on a dynamic body. The two points
+ * must keep (x_p - x_s) . n >= the pair's gap, n the surface's outward normal. */
+typedef struct pbd_rigid_c {
+	uint32_t p, s;   /* the dynamic bodies (slot + 1) of the two ends; 0: an end no contact moves */
+	uint32_t cp, cs; /* the colliders' slots */
+	pbd_vec3 n;
+	pbd_vec3 rp, rs; /* from each dynamic body's centre of mass to its point */
+	pbd_vec3 slip;   /* the points' relative motion from the substep's start to the prediction */
+	pbd_vec3 vfix;   /* the velocity of an end that is no dynamic body's, feature's less surface's */
+	pbd_real sep;    /* the separation along n at the prediction, less the gap */
+	pbd_real dn;     /* the normal correction of this substep's iterations, m */
+	pbd_real vn0;    /* the normal relative velocity when found, m/s */
+	pbd_real depth0; /* how deep the pair was where the substep started, past the tolerance, m */
+	pbd_real mu_s, mu_k, e;
+} pbd_rigid_c;
+
+/* A feature of a shape in its own frame (rigid_contact.c): a point (a == b) or a segment, with a
+ * radius. `ends`: the segment's ends are features of their own (a box's corners), so only a point
+ * between them that comes nearer than both counts. */
+typedef struct pbd_rigid_feature {
+	pbd_vec3 a, b;
+	pbd_real r;
+	bool ends;
+} pbd_rigid_feature;
+
+/* After the colliders took the bodies' predicted poses: the contacts of the dynamic bodies' shapes
+ * with each other and with every collider. */
+pbd_status pbd_rigid_contacts_find(pbd_world* w);
+/* One pass over them (every iteration). */
+void pbd_rigid_contacts_project(pbd_world* w);
+/* After the iterations, before the bodies take their corrections: static and kinetic friction. */
+void pbd_rigid_contacts_friction(pbd_world* w);
+/* After the bodies took their velocities: restitution. */
+void pbd_rigid_contacts_restitution(pbd_world* w, pbd_real h);
+
 /* A rounded collider against a surface triangle (triangle_contact.c): the point sum_k b_k p_k
  * of triangle t must keep dot(n, sum_k b_k q_k) >= offset. */
 typedef struct pbd_tri_contact {

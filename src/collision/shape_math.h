@@ -94,6 +94,21 @@ static inline bool pbd_clip_box(pbd_vec3 a, pbd_vec3 d, pbd_vec3 lo, pbd_vec3 hi
 }
 
 /* Whether the closed boxes [alo, ahi] and [blo, bhi] meet. */
+/* The box in the collider's frame that holds the world box [lo, hi]: each local axis spans
+ * |axis . world axis| of each half. */
+static inline void pbd_pose_local_box(pbd_pose pose, pbd_vec3 lo, pbd_vec3 hi, pbd_vec3* llo, pbd_vec3* lhi) {
+	const pbd_vec3 half = pbd_v3_scale(pbd_v3_sub(hi, lo), PBD_R(0.5));
+	const pbd_vec3 centre = pbd_pose_apply_inverse(pose, pbd_v3_scale(pbd_v3_add(lo, hi), PBD_R(0.5)));
+	const pbd_quat inv = pbd_quat_conj(pose.rotation);
+	const pbd_vec3 ax = pbd_quat_rotate(inv, pbd_v3(1, 0, 0)), ay = pbd_quat_rotate(inv, pbd_v3(0, 1, 0)),
+	               az = pbd_quat_rotate(inv, pbd_v3(0, 0, 1));
+	const pbd_vec3 e = pbd_v3(PBD_FABS(ax.x) * half.x + PBD_FABS(ay.x) * half.y + PBD_FABS(az.x) * half.z,
+	                          PBD_FABS(ax.y) * half.x + PBD_FABS(ay.y) * half.y + PBD_FABS(az.y) * half.z,
+	                          PBD_FABS(ax.z) * half.x + PBD_FABS(ay.z) * half.y + PBD_FABS(az.z) * half.z);
+	*llo = pbd_v3_sub(centre, e);
+	*lhi = pbd_v3_add(centre, e);
+}
+
 static inline bool pbd_boxes_overlap(pbd_vec3 alo, pbd_vec3 ahi, pbd_vec3 blo, pbd_vec3 bhi) {
 	return alo.x <= bhi.x && blo.x <= ahi.x && alo.y <= bhi.y && blo.y <= ahi.y && alo.z <= bhi.z && blo.z <= ahi.z;
 }

@@ -452,21 +452,6 @@ static void collect_corner(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 out) 
 	w->corner[w->ncorner++] = (pbd_corner_rec){index, p, out};
 }
 
-/* The box in the collider's frame that holds the world box [lo, hi]: each local axis spans
- * |axis . world axis| of each half. */
-static void local_box(pbd_pose pose, pbd_vec3 lo, pbd_vec3 hi, pbd_vec3* llo, pbd_vec3* lhi) {
-	const pbd_vec3 half = pbd_v3_scale(pbd_v3_sub(hi, lo), PBD_R(0.5));
-	const pbd_vec3 centre = pbd_pose_apply_inverse(pose, pbd_v3_scale(pbd_v3_add(lo, hi), PBD_R(0.5)));
-	const pbd_quat inv = pbd_quat_conj(pose.rotation);
-	const pbd_vec3 ax = pbd_quat_rotate(inv, pbd_v3(1, 0, 0)), ay = pbd_quat_rotate(inv, pbd_v3(0, 1, 0)),
-	               az = pbd_quat_rotate(inv, pbd_v3(0, 0, 1));
-	const pbd_vec3 e = pbd_v3(PBD_FABS(ax.x) * half.x + PBD_FABS(ay.x) * half.y + PBD_FABS(az.x) * half.z,
-	                          PBD_FABS(ax.y) * half.x + PBD_FABS(ay.y) * half.y + PBD_FABS(az.y) * half.z,
-	                          PBD_FABS(ax.z) * half.x + PBD_FABS(ay.z) * half.y + PBD_FABS(az.z) * half.z);
-	*llo = pbd_v3_sub(centre, e);
-	*lhi = pbd_v3_add(centre, e);
-}
-
 /* The corners of a shape in the local box [llo, lhi], each once, in the order of their indices,
  * in world coordinates. */
 static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi) {
@@ -662,7 +647,7 @@ static pbd_status find_faces(pbd_world* w, bool late) {
 				const pbd_vec3 blo = pbd_v3(b->lo.x - g, b->lo.y - g, b->lo.z - g),
 				               bhi = pbd_v3(b->hi.x + g, b->hi.y + g, b->hi.z + g);
 				pbd_vec3 llo, lhi;
-				local_box(c->def.pose, blo, bhi, &llo, &lhi);
+				pbd_pose_local_box(c->def.pose, blo, bhi, &llo, &lhi);
 				w->ncorner = w->nedge = 0;
 				if (corners && !gather_corners(w, c, ops, llo, lhi))
 					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u corners",

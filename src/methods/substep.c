@@ -26,6 +26,7 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 	if (w->nc > 0) {
 		note(w, pbd_collide_begin_substep(w, h));
 		if (!torn) note(w, pbd_triangle_contacts_find(w));
+		note(w, pbd_rigid_contacts_find(w));
 	}
 	if (w->pcol->solid > 1 && !torn) {
 		note(w, pbd_particle_collision_find(w));
@@ -50,6 +51,7 @@ void pbd_substep_project_contacts(pbd_world* w) {
 	/* Triangles before vertices: a vertex's own contact has the last word. */
 	if (w->ntc > 0) pbd_triangle_contacts_project(w);
 	if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER && w->ncon > 0) pbd_collide_project_contacts(w);
+	if (w->nrc > 0) pbd_rigid_contacts_project(w);
 	pbd_prof_end(w, PBD_PHASE_CONTACTS, t0);
 }
 
@@ -61,7 +63,9 @@ void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
 		if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER) pbd_collide_settle(w);
 	}
 	if (w->bodies.alive) {
+		if (w->nrc > 0) pbd_rigid_contacts_friction(w);
 		pbd_bodies_apply_corrections(w, h);
+		if (w->nrc > 0) pbd_rigid_contacts_restitution(w, h);
 		pbd_colliders_follow_bodies(w);
 	}
 	pbd_particles_update_velocities(w, h, substep == substeps);

@@ -171,9 +171,13 @@ struct pbd_world {
 	struct pbd_corner_rec* corner;
 	uint32_t nedge, cap_edge; /* the edges of a shape near one triangle (triangle_contact.c's scratch) */
 	struct pbd_edge_rec* edge;
-	bool corners_off;       /* tests only: no face contacts for shapes with corners, the path before them */
-	bool edges_off;         /* tests only: no face contacts for the edges of shapes, the path before them */
-	pbd_broad broad;        /* colliders against chunks of particles (contact.c) */
+	bool corners_off;     /* tests only: no face contacts for shapes with corners, the path before them */
+	bool edges_off;       /* tests only: no face contacts for the edges of shapes, the path before them */
+	pbd_broad broad;      /* colliders against chunks of particles (contact.c) */
+	uint32_t nrc, cap_rc; /* the dynamic bodies' contacts with each other and with colliders (rigid_contact.c) */
+	struct pbd_rigid_c* rcon;
+	uint32_t nrfeat, cap_rfeat; /* the features of one shape near another (rigid_contact.c's scratch) */
+	struct pbd_rigid_feature* rfeat;
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 	pbd_exec exec;          /* the threads a step's stages run on (task.c) */
 	pbd_sweep_plan* plan;   /* the Gauss-Seidel sweep as a chain, for threads (sweep_plan.c) */

@@ -275,6 +275,8 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->con, w->cap_con * sizeof *w->con);
 	pbd_free(&mem, w->con_late, w->cap_con_late * sizeof *w->con_late);
 	pbd_free(&mem, w->tcon, w->cap_tc * sizeof *w->tcon);
+	pbd_free(&mem, w->rcon, w->cap_rc * sizeof *w->rcon);
+	pbd_free(&mem, w->rfeat, w->cap_rfeat * sizeof *w->rfeat);
 	pbd_free(&mem, w->tri_chunk, w->cap_tri_chunk * sizeof *w->tri_chunk);
 	pbd_free(&mem, w->path_box, w->cap_path_box * sizeof *w->path_box);
 	pbd_free(&mem, w->corner, w->cap_corner * sizeof *w->corner);

@@ -12,18 +12,6 @@
 
 #include "test_physics.h"
 
-static pbd_world* world(char* msg, pbd_vec3 g, int substeps, int iterations) {
-	pbd_world_def def = pbd_world_def_default();
-	def.gravity = g;
-	def.substeps = substeps;
-	def.iterations = iterations;
-	def.log = test_log_keep;
-	def.log_user = msg;
-	pbd_world* w = NULL;
-	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
-	return w;
-}
-
 /* A cloth of n x n particles spanning `size` in the xz plane at height y, `mass` kg in all. */
 static void cloth(pbd_world* w, uint32_t n, pbd_real size, pbd_real y, pbd_real mass, bool pin_border) {
 	pbd_mesh m;
@@ -73,7 +61,7 @@ static pbd_body_state state_of(pbd_world* w, pbd_body_id id) {
  * clear of every vertex, and only the faces' contacts (collision/triangle_contact.c) stop it. */
 static void ball_into_free_cloth(uint32_t n, double radius) {
 	char msg[256] = "";
-	pbd_world* w = world(msg, pbd_v3(0, 0, 0), 4, 10);
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, 0, 0), 4, 10);
 	cloth(w, n, 1, 0, (pbd_real)0.5, false);
 	pbd_collider_def ball = pbd_collider_def_default();
 	ball.type = PBD_SHAPE_SPHERE;
@@ -126,7 +114,7 @@ static void test_ball_into_free_cloth(void** state) {
 static void test_ball_held_by_faces(void** state) {
 	(void)state;
 	char msg[256] = "";
-	pbd_world* w = world(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
 	cloth(w, 4, 1, 0, (pbd_real)0.5, true);
 	pbd_collider_def ball = pbd_collider_def_default();
 	ball.type = PBD_SHAPE_SPHERE;
@@ -199,7 +187,7 @@ static pbd_body_id trampoline_with_box(pbd_world* w, double friction) {
 static void test_box_on_trampoline(void** state) {
 	(void)state;
 	char msg[256] = "";
-	pbd_world* w = world(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
 	const pbd_vec3 half = trampoline_half;
 	const pbd_body_id b = trampoline_with_box(w, 0.4);
 	double worst = 0;
@@ -225,7 +213,7 @@ static void test_box_on_trampoline(void** state) {
 	const uint32_t mid = 10 * 21 + 10;
 	const double sag_box = (double)pbd_world_positions(w)[mid].y;
 	const double box_mass = 100.0 * 8 * (double)half.x * (double)half.y * (double)half.z; /* density 100 */
-	pbd_world* l = world(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
+	pbd_world* l = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
 	assert_int_equal(pbd_world_set_damping(l, (pbd_real)0.97), PBD_OK);
 	cloth(l, 21, 2, 0, 1, true);
 	const pbd_vec3* x = pbd_world_positions(l);
@@ -248,7 +236,7 @@ static void test_box_on_trampoline(void** state) {
 static void test_follow_and_refusals(void** state) {
 	(void)state;
 	char msg[256] = "";
-	pbd_world* w = world(msg, pbd_v3(0, 0, 0), 1, 10);
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, 0, 0), 1, 10);
 	pbd_body_def kd = pbd_body_def_default();
 	kd.type = PBD_BODY_KINEMATIC;
 	kd.pose.position = pbd_v3(1, 0, 0);
@@ -310,7 +298,7 @@ static void test_follow_and_refusals(void** state) {
 static void test_snapshot_with_shapes(void** state) {
 	(void)state;
 	char msg[256] = "";
-	pbd_world* w = world(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 8, 10);
 	cloth(w, 16, 1, 0, (pbd_real)0.5, true);
 	pbd_collider_def ball = pbd_collider_def_default();
 	ball.type = PBD_SHAPE_SPHERE;
@@ -383,7 +371,7 @@ static void test_body_restitution(void** state) {
 	const double es[3] = {1, 0.5, 0};
 	for (int k = 0; k < 3; ++k) {
 		char msg[256] = "";
-		pbd_world* w = world(msg, pbd_v3(0, 0, 0), 8, 10);
+		pbd_world* w = tp_world_logged(msg, pbd_v3(0, 0, 0), 8, 10);
 		const pbd_body_id slab = floating_slab(w, 10, 0, es[k]);
 		const uint32_t p = one_particle(w, pbd_v3(0, (pbd_real)0.3, 0), pbd_v3(0, -2, 0), 1);
 		for (int s = 0; s < 30; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
@@ -406,7 +394,7 @@ static void test_body_friction(void** state) {
 	(void)state;
 	char msg[256] = "";
 	const double g = 9.81, mu = 0.4, v0 = 2;
-	pbd_world* w = world(msg, pbd_v3(0, (pbd_real)-g, 0), 10, 10);
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-g, 0), 10, 10);
 	const pbd_body_id slab = floating_slab(w, 1000, mu, 0);
 	const uint32_t p = one_particle(w, pbd_v3(0, 0, 0), pbd_v3((pbd_real)v0, 0, 0), 1);
 	for (int s = 0; s < 90; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
@@ -432,7 +420,7 @@ static void test_body_friction(void** state) {
 static void test_turned_box_settles(void** state) {
 	(void)state;
 	char msg[256] = "";
-	pbd_world* w = world(msg, pbd_v3(0, (pbd_real)-9.81, 0), 16, 2);
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 16, 2);
 	const pbd_vec3 half = trampoline_half;
 	const pbd_body_id b = trampoline_with_box(w, 0);
 	pbd_pose turned = state_of(w, b).pose;

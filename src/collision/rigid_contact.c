@@ -1,0 +1,383 @@
+/* Rigid bodies against each other and against every collider (docs/collision.md, "Bodies against
+ * bodies").
+ *
+ * Each substep, after the colliders took their bodies' predicted poses, every pair of colliders
+ * of which at least one rides on a dynamic body (and not both on the same body) whose boxes over
+ * the substep overlap is tested both ways: the features of one shape against the distance of the
+ * other. A shape's features are what its surface is made of where it can touch:
+ *
+ *  - a sphere: its centre, with the radius;
+ *  - a capsule: its core segment, with the radius (both ends, and the point of the segment
+ *    nearest the other shape when that lies between them);
+ *  - a box, a convex hull, a mesh, a height field: its corners, and its sharp edges where a point
+ *    between their ends comes nearer the other shape than both ends (an edge across an edge).
+ *
+ * The nearest point of a segment to a convex shape is found by golden-section search (the
+ * distance along a segment to a convex set is convex); against a mesh or a height field it is a
+ * local minimum. A feature within the shapes' margins plus their motion over the substep makes a
+ * contact with the other shape's outward normal n there (speculative contacts, as MuJoCo and
+ * Box2D keep): the two points must keep (p_feature - p_surface) . n >= margin_a + margin_b. A
+ * corner on the other shape's surface reads the normal a little way into its own shape (two equal
+ * boxes stacked flush put each corner on the other's edge, where the nearest way out is any of
+ * three faces). Both ends push at one point, midway between the two.
+ *
+ * The response is Müller et al. 2020's (section 3.5): each iteration a contact whose separation,
+ * with what the corrections since moved the two points, is below the gap is corrected along n
+ * by the generalised inverse masses of both ends (model/node.h); after the iterations, static
+ * and kinetic friction act on the points' relative slip over the substep as they do for particles
+ * (a slip below static_friction times the normal correction is undone, a longer one shortened by
+ * kinetic_friction times it); after the velocities, restitution gives the pair back e times the
+ * normal speed it approached with, and a pair that started the substep overlapping gets no speed
+ * from being pushed apart (as particles, contact.c "take_back_push_out": a resting stack whose
+ * contacts sank a little hopped and rocked itself over). A pair's friction is the geometric mean of the two shapes'
+ * (sqrt(mu_a mu_b), as Box2D and Jolt combine it) and its restitution the larger of the two. */
+#include <math.h>
+#include <string.h>
+
+#include "collision/collide.h"
+#include "collision/shape_math.h"
+#include "model/node.h"
+#include "model/world.h"
+
+/* Golden-section steps for the point of an edge nearest a shape: the bracket shrinks to
+ * 0.618^20, about 1e-4 of the edge. */
+#define PBD_RIGID_SECTION_STEPS 20
+
+/* How far into its own shape, as a share of its distance to the shape's centre, a corner on the
+ * other shape's surface reads the normal. */
+#define PBD_RIGID_NORMAL_SHIFT PBD_R(0.02)
+
+typedef pbd_rigid_feature feature;
+
+typedef struct feature_list {
+	pbd_world* w;
+	bool failed;
+} feature_list;
+
+static bool add_feature(pbd_world* w, feature f) {
+	if (!pbd_grow_to(&w->mem, (void**)&w->rfeat, sizeof *w->rfeat, &w->cap_rfeat, w->nrfeat + 1)) return false;
+	w->rfeat[w->nrfeat++] = f;
+	return true;
+}
+
+static void on_corner(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 out) {
+	(void)index, (void)out;
+	feature_list* l = (feature_list*)ctx;
+	if (!l->failed && !add_feature(l->w, (feature){p, p, 0, false})) l->failed = true;
+}
+
+static void on_edge(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_vec3 out) {
+	(void)index, (void)out;
+	feature_list* l = (feature_list*)ctx;
+	if (!l->failed && !add_feature(l->w, (feature){a, b, 0, true})) l->failed = true;
+}
+
+/* The features of collider c in its frame that lie in the local box [lo, hi] (the other shape's
+ * reach), into w->rfeat. False when out of memory. */
+static bool gather(pbd_world* w, const pbd_collider* c, pbd_vec3 lo, pbd_vec3 hi) {
+	w->nrfeat = 0;
+	const pbd_collider_def* d = &c->def;
+	switch (d->type) {
+	case PBD_SHAPE_SPHERE:
+		return add_feature(w, (feature){d->shape.sphere.center, d->shape.sphere.center, d->shape.sphere.radius, false});
+	case PBD_SHAPE_CAPSULE: {
+		const pbd_real h = d->shape.capsule.half_height;
+		return add_feature(w, (feature){pbd_v3(0, -h, 0), pbd_v3(0, h, 0), d->shape.capsule.radius, false});
+	}
+	default: {
+		const pbd_shape_ops* ops = pbd_shape_ops_of(d->type);
+		feature_list l = {w, false};
+		if (ops->corners) ops->corners(d, lo, hi, on_corner, &l);
+		if (ops->edges) ops->edges(d, lo, hi, on_edge, &l);
+		return !l.failed;
+	}
+	}
+}
+
+/* The signed distance from world point p to collider c's surface (at its predicted pose), with
+ * the outward normal in *n (world). */
+static pbd_real distance_to(const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 p, pbd_vec3* n) {
+	pbd_vec3 ln;
+	const pbd_real d = ops->distance(&c->def, pbd_pose_apply_inverse(c->def.pose, p), &ln);
+	*n = pbd_quat_rotate(c->def.pose.rotation, ln);
+	return d;
+}
+
+/* The point of segment [a, b] (world) nearest collider c: its parameter, distance and normal. A
+ * point (a == b) is its own nearest. */
+static pbd_real nearest_on(const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 a, pbd_vec3 b, pbd_real* t,
+                           pbd_vec3* n) {
+	const pbd_vec3 u = pbd_v3_sub(b, a);
+	if (u.x == 0 && u.y == 0 && u.z == 0) {
+		*t = 0;
+		return distance_to(c, ops, a, n);
+	}
+	const pbd_real g = PBD_R(0.6180339887498949);
+	pbd_real lo = 0, hi = 1, m1 = hi - g, m2 = lo + g;
+	pbd_vec3 n1, n2;
+	pbd_real f1 = distance_to(c, ops, pbd_v3_add(a, pbd_v3_scale(u, m1)), &n1);
+	pbd_real f2 = distance_to(c, ops, pbd_v3_add(a, pbd_v3_scale(u, m2)), &n2);
+	for (int k = 0; k < PBD_RIGID_SECTION_STEPS; ++k) {
+		if (f1 <= f2) {
+			hi = m2, m2 = m1, f2 = f1;
+			m1 = hi - g * (hi - lo);
+			f1 = distance_to(c, ops, pbd_v3_add(a, pbd_v3_scale(u, m1)), &n1);
+		} else {
+			lo = m1, m1 = m2, f1 = f2;
+			m2 = lo + g * (hi - lo);
+			f2 = distance_to(c, ops, pbd_v3_add(a, pbd_v3_scale(u, m2)), &n2);
+		}
+	}
+	*t = f1 <= f2 ? m1 : m2;
+	return distance_to(c, ops, pbd_v3_add(a, pbd_v3_scale(u, *t)), n);
+}
+
+/* The dynamic body (slot + 1) collider c rides on, or 0. */
+static uint32_t dynamic_body(const pbd_world* w, const pbd_collider* c) {
+	return c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC ? c->body : 0;
+}
+
+/* The velocity of world point p of collider c (its body's, or a kinematic collider's own). */
+static pbd_vec3 velocity_at(const pbd_world* w, const pbd_collider* c, pbd_vec3 p) {
+	if (c->body) {
+		const uint32_t i = c->body - 1;
+		return pbd_v3_add(w->bodies.v[i],
+		                  pbd_v3_cross(w->bodies.omega[i], pbd_v3_sub(p, pbd_body_centre(&w->bodies, i))));
+	}
+	return pbd_v3_add(c->def.velocity, pbd_v3_cross(c->def.angular_velocity, pbd_v3_sub(p, c->def.pose.position)));
+}
+
+/* How far the world point p of collider c moved from the substep's start (pose0) to now. */
+static pbd_vec3 moved_from_start(const pbd_collider* c, pbd_vec3 p) {
+	const pbd_vec3 local = pbd_pose_apply_inverse(c->def.pose, p);
+	const pbd_vec3 d = pbd_v3_sub(c->def.pose.position, c->pose0.position);
+	return pbd_v3_add(
+	    d, pbd_v3_sub(pbd_quat_rotate(c->def.pose.rotation, local), pbd_quat_rotate(c->pose0.rotation, local)));
+}
+
+static pbd_vec3 lever(const pbd_world* w, uint32_t body, pbd_vec3 p) {
+	return body ? pbd_v3_sub(p, pbd_body_centre(&w->bodies, body - 1)) : pbd_v3(0, 0, 0);
+}
+
+static bool push_contact(pbd_world* w, const pbd_rigid_c* k) {
+	if (!pbd_grow_to(&w->mem, (void**)&w->rcon, sizeof *w->rcon, &w->cap_rc, w->nrc + 1)) return false;
+	w->rcon[w->nrc++] = *k;
+	return true;
+}
+
+/* The features of collider `fp` against the surface of collider `fs`: contacts into w->rcon. */
+static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 slo, pbd_vec3 shi) {
+	const pbd_collider* cp = &w->colliders[fp];
+	const pbd_collider* cs = &w->colliders[fs];
+	const pbd_shape_ops* ops = pbd_shape_ops_of(cs->def.type);
+	pbd_vec3 llo, lhi;
+	pbd_pose_local_box(cp->def.pose, slo, shi, &llo, &lhi);
+	if (!gather(w, cp, llo, lhi)) return false;
+	const pbd_real gap = cp->def.margin + cs->def.margin;
+	const uint32_t bp = dynamic_body(w, cp), bs = dynamic_body(w, cs);
+	const pbd_real mu_s = PBD_SQRT(cp->def.static_friction * cs->def.static_friction);
+	const pbd_real mu_k = PBD_FMIN(PBD_SQRT(cp->def.kinetic_friction * cs->def.kinetic_friction), mu_s);
+	const pbd_real e = PBD_FMAX(cp->def.restitution, cs->def.restitution);
+	const feature* f = w->rfeat;
+	/* the centre of the features' shape: its bounds' middle */
+	pbd_vec3 blo, bhi, centre_p = cp->def.pose.position;
+	if (pbd_shape_ops_of(cp->def.type)->bounds(&cp->def, &blo, &bhi))
+		centre_p = pbd_pose_apply(cp->def.pose, pbd_v3_scale(pbd_v3_add(blo, bhi), PBD_R(0.5)));
+	for (uint32_t k = 0; k < w->nrfeat; ++k) {
+		const pbd_vec3 a = pbd_pose_apply(cp->def.pose, f[k].a), b = pbd_pose_apply(cp->def.pose, f[k].b);
+		pbd_real t;
+		pbd_vec3 n;
+		const pbd_real dist = nearest_on(cs, ops, a, b, &t, &n);
+		if (f[k].ends) {
+			/* An edge counts between its ends only, where it comes nearer than both (its
+			 * corners are features of their own). */
+			pbd_vec3 na, nb;
+			const pbd_real tol = PBD_CONTACT_TOLERANCE;
+			if (!(t > 0 && t < 1) || !(dist < distance_to(cs, ops, a, &na) - tol) ||
+			    !(dist < distance_to(cs, ops, b, &nb) - tol))
+				continue;
+		}
+		const pbd_vec3 core = pbd_v3_add(a, pbd_v3_scale(pbd_v3_sub(b, a), t));
+		pbd_real dist_n = dist;
+		if (f[k].r == 0) {
+			/* A corner on the other shape's edge (two equal boxes stacked flush) has no one
+			 * normal there: the nearest way out turns with the rounding. The normal is read a
+			 * little way into the corner's own shape, toward its centre (the side it came from),
+			 * and the distance is then the corner's height over that face's plane, which a convex
+			 * shape lies behind. */
+			const pbd_vec3 in = pbd_v3_sub(centre_p, core);
+			const pbd_real len = pbd_v3_length(in);
+			const pbd_real shift = PBD_RIGID_NORMAL_SHIFT * len;
+			if (len > 0 && dist < shift) {
+				pbd_vec3 ns;
+				const pbd_vec3 sp = pbd_v3_add(core, pbd_v3_scale(in, shift / len));
+				const pbd_real ds = distance_to(cs, ops, sp, &ns);
+				/* the face's point nearest the shifted point, and the corner's height over it */
+				const pbd_vec3 q = pbd_v3_sub(sp, pbd_v3_scale(ns, ds));
+				n = ns;
+				dist_n = pbd_v3_dot(ns, pbd_v3_sub(core, q));
+			}
+		}
+		const pbd_real d = dist_n - f[k].r;
+		/* Within the gap, or within what the two points moved over the substep. */
+		const pbd_vec3 pf = pbd_v3_sub(core, pbd_v3_scale(n, f[k].r)); /* the feature's surface point */
+		const pbd_vec3 ps = pbd_v3_sub(core, pbd_v3_scale(n, dist_n)); /* the nearest point of the surface */
+		const pbd_vec3 slip = pbd_v3_sub(moved_from_start(cp, pf), moved_from_start(cs, ps));
+		if (!(d < gap + pbd_v3_length(slip) + PBD_CONTACT_TOLERANCE)) continue;
+		pbd_rigid_c r;
+		r.p = bp, r.s = bs, r.cp = fp, r.cs = fs;
+		r.n = n;
+		/* Both ends push at one point, between the two: a tangential push at two points apart
+		 * along n would be a couple, and turn the pair. */
+		const pbd_vec3 mid = pbd_v3_scale(pbd_v3_add(pf, ps), PBD_R(0.5));
+		r.rp = lever(w, bp, mid);
+		r.rs = lever(w, bs, mid);
+		r.slip = slip;
+		r.sep = d - gap;
+		/* How deep the pair already was where the substep started (the prediction less the
+		 * points' approach over it), past the tolerance: pushing that out must not become
+		 * speed, or every resting contact that sank a little hops (a stack of boxes rose and
+		 * rocked itself apart). */
+		r.depth0 = PBD_FMAX(pbd_v3_dot(n, slip) - r.sep, 0);
+		r.dn = 0;
+		r.vn0 = pbd_v3_dot(n, pbd_v3_sub(velocity_at(w, cp, pf), velocity_at(w, cs, ps)));
+		/* The ends that no contact moves keep their velocity through the substep. */
+		r.vfix =
+		    pbd_v3_sub(bp ? pbd_v3(0, 0, 0) : velocity_at(w, cp, pf), bs ? pbd_v3(0, 0, 0) : velocity_at(w, cs, ps));
+		r.mu_s = mu_s, r.mu_k = mu_k, r.e = e;
+		if (!push_contact(w, &r)) return false;
+	}
+	return true;
+}
+
+pbd_status pbd_rigid_contacts_find(pbd_world* w) {
+	w->nrc = 0;
+	if (!w->bodies.alive || w->nc < 2) return PBD_OK;
+	for (uint32_t i = 0; i < w->nc; ++i) {
+		const pbd_collider* ci = &w->colliders[i];
+		if (!ci->alive || ci->def.trigger) continue;
+		const bool di = dynamic_body(w, ci) != 0;
+		pbd_vec3 ilo, ihi;
+		const pbd_pose pi[2] = {ci->def.pose, ci->pose0};
+		if (!pbd_collider_world_box(ci, pi, 2, ci->def.margin + PBD_CONTACT_TOLERANCE, &ilo, &ihi)) {
+			/* An unbounded shape (a plane) has no box: everything meets it. */
+			ilo = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
+			ihi = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX);
+		}
+		for (uint32_t j = i + 1; j < w->nc; ++j) {
+			const pbd_collider* cj = &w->colliders[j];
+			if (!cj->alive || cj->def.trigger) continue;
+			const bool dj = dynamic_body(w, cj) != 0;
+			if ((!di && !dj) || (ci->body && ci->body == cj->body)) continue;
+			pbd_vec3 jlo, jhi;
+			const pbd_pose pj[2] = {cj->def.pose, cj->pose0};
+			if (!pbd_collider_world_box(cj, pj, 2, cj->def.margin + PBD_CONTACT_TOLERANCE, &jlo, &jhi)) {
+				jlo = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
+				jhi = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX);
+			}
+			if (!pbd_boxes_overlap(ilo, ihi, jlo, jhi) || (ilo.x == -PBD_REAL_MAX && jlo.x == -PBD_REAL_MAX)) continue;
+			/* Each shape's features within the other's box, against the other's surface. */
+			const pbd_vec3 olo = pbd_v3(PBD_FMAX(ilo.x, jlo.x), PBD_FMAX(ilo.y, jlo.y), PBD_FMAX(ilo.z, jlo.z));
+			const pbd_vec3 ohi = pbd_v3(PBD_FMIN(ihi.x, jhi.x), PBD_FMIN(ihi.y, jhi.y), PBD_FMIN(ihi.z, jhi.z));
+			if (!features_against(w, i, j, olo, ohi) || !features_against(w, j, i, olo, ohi))
+				return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
+		}
+	}
+	return PBD_OK;
+}
+
+/* How far the corrections of this substep moved the contact's point on body `body` (slot + 1). */
+static pbd_vec3 moved(const pbd_world* w, uint32_t body, pbd_vec3 r) {
+	return body ? pbd_node_body_moved(&w->bodies, body - 1, r) : pbd_v3(0, 0, 0);
+}
+
+static pbd_real weight(const pbd_world* w, uint32_t body, pbd_vec3 r, pbd_vec3 n, pbd_vec3* irn) {
+	if (!body) {
+		*irn = pbd_v3(0, 0, 0);
+		return 0;
+	}
+	return pbd_node_body_weight(&w->bodies, body - 1, r, n, irn);
+}
+
+/* The positional impulse dl along unit dir between the contact's two points: + on the feature's
+ * body, - on the surface's. */
+static void push_pair(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_real amount) {
+	pbd_vec3 ip, is;
+	const pbd_real wsum = weight(w, k->p, k->rp, dir, &ip) + weight(w, k->s, k->rs, dir, &is);
+	if (!(wsum > 0)) return;
+	const pbd_real dl = amount / wsum;
+	if (k->p) pbd_node_body_push(&w->bodies, k->p - 1, dir, ip, dl);
+	if (k->s) pbd_node_body_push(&w->bodies, k->s - 1, dir, is, -dl);
+}
+
+void pbd_rigid_contacts_project(pbd_world* w) {
+	for (uint32_t i = 0; i < w->nrc; ++i) {
+		pbd_rigid_c* k = &w->rcon[i];
+		const pbd_real c = k->sep + pbd_v3_dot(k->n, pbd_v3_sub(moved(w, k->p, k->rp), moved(w, k->s, k->rs)));
+		if (!(c < 0)) continue;
+		push_pair(w, k, k->n, -c);
+		k->dn -= c;
+	}
+}
+
+void pbd_rigid_contacts_friction(pbd_world* w) {
+	for (uint32_t i = 0; i < w->nrc; ++i) {
+		const pbd_rigid_c* k = &w->rcon[i];
+		if (!(k->dn > 0) || !(k->mu_s > 0)) continue;
+		const pbd_vec3 slip = pbd_v3_add(k->slip, pbd_v3_sub(moved(w, k->p, k->rp), moved(w, k->s, k->rs)));
+		const pbd_vec3 tan = pbd_v3_sub(slip, pbd_v3_scale(k->n, pbd_v3_dot(k->n, slip)));
+		const pbd_real len = pbd_v3_length(tan);
+		if (!(len > 0)) continue;
+		const pbd_real cut = len <= k->mu_s * k->dn ? 1 : PBD_FMIN(k->mu_k * k->dn / len, 1);
+		push_pair(w, k, pbd_v3_scale(tan, -1 / len), cut * len);
+	}
+}
+
+/* The velocity of the contact's point on body `body` (slot + 1; 0: at rest). */
+static pbd_vec3 body_velocity(const pbd_world* w, uint32_t body, pbd_vec3 r) {
+	if (!body) return pbd_v3(0, 0, 0);
+	const pbd_bodies* b = &w->bodies;
+	return pbd_v3_add(b->v[body - 1], pbd_v3_cross(b->omega[body - 1], r));
+}
+
+/* An impulse p along n between the contact's two points (arms rp, rs): + on the feature's body. */
+static void impulse(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 ip, pbd_vec3 is, pbd_real p) {
+	pbd_bodies* b = &w->bodies;
+	if (k->p) {
+		b->v[k->p - 1] = pbd_v3_add(b->v[k->p - 1], pbd_v3_scale(k->n, b->inv_mass[k->p - 1] * p));
+		b->omega[k->p - 1] = pbd_v3_add(b->omega[k->p - 1], pbd_v3_scale(ip, p));
+	}
+	if (k->s) {
+		b->v[k->s - 1] = pbd_v3_sub(b->v[k->s - 1], pbd_v3_scale(k->n, b->inv_mass[k->s - 1] * p));
+		b->omega[k->s - 1] = pbd_v3_sub(b->omega[k->s - 1], pbd_v3_scale(is, p));
+	}
+}
+
+void pbd_rigid_contacts_restitution(pbd_world* w, pbd_real h) {
+	const pbd_real slow = 2 * pbd_v3_length(w->def.gravity) * h;
+	pbd_bodies* b = &w->bodies;
+	for (uint32_t i = 0; i < w->nrc; ++i) {
+		const pbd_rigid_c* k = &w->rcon[i];
+		if (!(k->dn > 0)) continue;
+		const bool bounce = k->e > 0 && k->vn0 < -slow;
+		if (!bounce && !(k->depth0 > 0)) continue;
+		/* The bodies moved with their corrections: both ends' arms to one point again, where the
+		 * feature's body carried it, so that the impulses are equal and opposite at one point. */
+		pbd_vec3 rp = k->rp, rs = k->rs;
+		if (k->p && k->s) rs = pbd_v3_sub(pbd_v3_add(pbd_body_centre(b, k->p - 1), rp), pbd_body_centre(b, k->s - 1));
+		const pbd_vec3 rel = pbd_v3_sub(body_velocity(w, k->p, rp), body_velocity(w, k->s, rs));
+		const pbd_real vn = pbd_v3_dot(k->n, pbd_v3_add(rel, k->vfix));
+		pbd_vec3 ip, is;
+		const pbd_real wsum = weight(w, k->p, rp, k->n, &ip) + weight(w, k->s, rs, k->n, &is);
+		if (!(wsum > 0)) continue;
+		pbd_real target;
+		if (bounce) {
+			target = -k->e * k->vn0;
+		} else {
+			/* the push-out of the starting depth taken back from the separating speed */
+			const pbd_real back = PBD_FMIN(k->depth0, k->dn) / h;
+			target = PBD_FMAX(vn - back, PBD_FMIN(vn, 0));
+		}
+		impulse(w, k, ip, is, (target - vn) / wsum);
+	}
+}

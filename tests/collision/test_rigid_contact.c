@@ -1,0 +1,245 @@
+/* Rigid bodies against colliders and each other (src/collision/rigid_contact.c), against closed
+ * forms: a ball dropped on a floor bounces to e² of its height; a box on a slope stays below
+ * tan θ = μ and slides with a = g (sin θ − μ cos θ) above it; a box sliding on the floor stops
+ * after v² / (2 μ g); a box dropped on a box comes to rest on it and three stacked boxes stand;
+ * two balls meeting in free space keep their linear momentum, and their angular momentum in the
+ * limit of small substeps. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "test_physics.h"
+
+static pbd_collider_def material(pbd_collider_def d, double mu, double e) {
+	d.static_friction = (pbd_real)mu;
+	d.kinetic_friction = (pbd_real)mu;
+	d.restitution = (pbd_real)e;
+	return d;
+}
+
+static pbd_collider_def ball_shape(double radius) {
+	pbd_collider_def d = pbd_collider_def_default();
+	d.type = PBD_SHAPE_SPHERE;
+	d.shape.sphere.center = pbd_v3(0, 0, 0);
+	d.shape.sphere.radius = (pbd_real)radius;
+	return d;
+}
+
+static pbd_collider_def box_shape(double half) {
+	pbd_collider_def d = pbd_collider_def_default();
+	d.type = PBD_SHAPE_BOX;
+	d.shape.box.half_extents = pbd_v3((pbd_real)half, (pbd_real)half, (pbd_real)half);
+	return d;
+}
+
+/* A floor through the origin with the given unit normal. */
+static void floor_with(pbd_world* w, pbd_vec3 normal, double mu, double e) {
+	pbd_collider_def d = material(pbd_collider_def_default(), mu, e);
+	d.shape.plane.normal = normal;
+	assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &d)));
+}
+
+/* A dynamic body of density 1000 carrying `shape`, at `pose`, moving at v. */
+static pbd_body_id body_with(pbd_world* w, pbd_collider_def shape, pbd_pose pose, pbd_vec3 v) {
+	const pbd_collider_id probe = pbd_collider_create(w, &shape);
+	assert_true(pbd_collider_is_valid(w, probe));
+	pbd_body_def bd = pbd_body_def_default();
+	bd.type = PBD_BODY_DYNAMIC;
+	assert_int_equal(pbd_collider_mass_properties(w, probe, 1000, &bd.mass), PBD_OK);
+	assert_int_equal(pbd_collider_destroy(w, probe), PBD_OK);
+	bd.pose = pose;
+	bd.velocity = v;
+	const pbd_body_id b = pbd_body_create(w, &bd);
+	if (!pbd_body_is_valid(w, b)) fail_msg("pbd_body_create: %s", pbd_world_last_error(w));
+	shape.body = b;
+	if (!pbd_collider_is_valid(w, pbd_collider_create(w, &shape)))
+		fail_msg("pbd_collider_create: %s", pbd_world_last_error(w));
+	return b;
+}
+
+static pbd_pose at(double x, double y, double z) {
+	pbd_pose p = {pbd_v3((pbd_real)x, (pbd_real)y, (pbd_real)z), pbd_quat_identity()};
+	return p;
+}
+
+static pbd_body_state state_of(pbd_world* w, pbd_body_id id) {
+	pbd_body_state s;
+	assert_int_equal(pbd_body_get_state(w, id, &s), PBD_OK);
+	return s;
+}
+
+/* A ball of restitution e dropped from rest with its lowest point h0 above a floor rises after the
+ * first bounce to e² h0 (the floor's restitution is 0: a pair bounces with the larger). */
+static void test_ball_bounces(void** state) {
+	(void)state;
+	char msg[256] = "";
+	const double r = 0.1, h0 = 1, e = 0.8;
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 20, 1);
+	floor_with(w, pbd_v3(0, 1, 0), 0, 0);
+	const pbd_body_id b = body_with(w, material(ball_shape(r), 0, e), at(0, r + h0, 0), pbd_v3(0, 0, 0));
+	double apex = 0, lowest = 1e9;
+	bool bounced = false;
+	for (int s = 0; s < 180; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		const pbd_body_state st = state_of(w, b);
+		const double y = (double)st.pose.position.y - r;
+		lowest = fmin(lowest, y);
+		if ((double)st.velocity.y > 0) bounced = true;
+		if (bounced) {
+			if ((double)st.velocity.y < 0 && apex > 0) break;
+			apex = fmax(apex, y);
+		}
+	}
+	printf("  ball of restitution %.1f dropped from %.2f m: rises to %.4f m (e² h = %.4f), lowest point %.2g m\n", e,
+	       h0, apex, e * e * h0, lowest);
+	assert_true(bounced);
+	assert_true(fabs(apex - e * e * h0) < 0.02 * e * e * h0);
+	assert_true(lowest > -1e-3);
+	assert_string_equal(msg, "");
+	pbd_world_destroy(w);
+}
+
+/* A cube resting on a slope of angle theta, friction mu on both shapes (the pair's is their
+ * geometric mean, mu again): its speed down the slope after 0.5 s and after 1.5 s. */
+static void slope(double theta, double mu, double* v1, double* v2) {
+	char msg[256] = "";
+	const double half = 0.1, g = 9.81;
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-g, 0), 20, 1);
+	const pbd_vec3 n = pbd_v3((pbd_real)-sin(theta), (pbd_real)cos(theta), 0);
+	floor_with(w, n, mu, 0);
+	pbd_pose p = at(-half * sin(theta), half * cos(theta), 0);
+	p.rotation = pbd_quat_axis_angle(pbd_v3(0, 0, 1), (pbd_real)theta);
+	const pbd_body_id b = body_with(w, material(box_shape(half), mu, 0), p, pbd_v3(0, 0, 0));
+	const pbd_vec3 down = pbd_v3((pbd_real)cos(theta), (pbd_real)sin(theta), 0); /* up the slope is +down */
+	for (int s = 1; s <= 90; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		const pbd_body_state st = state_of(w, b);
+		const double along = -(double)pbd_v3_dot(st.velocity, down);
+		if (s == 30) *v1 = along;
+		if (s == 90) *v2 = along;
+	}
+	assert_string_equal(msg, "");
+	pbd_world_destroy(w);
+}
+
+static void test_box_on_slope(void** state) {
+	(void)state;
+	const double mu = 0.5, g = 9.81;
+	double v1 = 0, v2 = 0;
+	const double still = 20 * TP_PI / 180;
+	slope(still, mu, &v1, &v2);
+	printf("  cube on a %.0f° slope, mu %.1f (tan %.3f): speed %.2g m/s at 0.5 s, %.2g m/s at 1.5 s\n",
+	       still * 180 / TP_PI, mu, tan(still), v1, v2);
+	assert_true(fabs(v2) < 1e-3);
+	const double steep = 35 * TP_PI / 180;
+	slope(steep, mu, &v1, &v2);
+	const double a = (v2 - v1) / 1.0, expect = g * (sin(steep) - mu * cos(steep));
+	printf("  cube on a %.0f° slope, mu %.1f: slides at %.4f m/s² (g (sin - mu cos) = %.4f)\n", steep * 180 / TP_PI, mu,
+	       a, expect);
+	assert_true(fabs(a - expect) < 0.02 * expect);
+}
+
+/* A cube sliding at v0 on a floor stops after v0² / (2 mu g). */
+static void test_box_slides_to_a_stop(void** state) {
+	(void)state;
+	char msg[256] = "";
+	const double half = 0.1, g = 9.81, mu = 0.4, v0 = 2;
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-g, 0), 20, 1);
+	floor_with(w, pbd_v3(0, 1, 0), mu, 0);
+	const pbd_body_id b = body_with(w, material(box_shape(half), mu, 0), at(0, half, 0), pbd_v3((pbd_real)v0, 0, 0));
+	for (int s = 0; s < 120; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	const pbd_body_state st = state_of(w, b);
+	const double travelled = (double)st.pose.position.x, expect = v0 * v0 / (2 * mu * g);
+	printf("  cube sliding at %.1f m/s, mu %.1f: stops after %.4f m (v²/(2 mu g) = %.4f), speed %.2g m/s, "
+	       "height %.5f m\n",
+	       v0, mu, travelled, expect, (double)pbd_v3_length(st.velocity), (double)st.pose.position.y);
+	assert_true(fabs(travelled - expect) < 0.02 * expect);
+	assert_true((double)pbd_v3_length(st.velocity) < 1e-3);
+	assert_true(fabs((double)st.pose.position.y - half) < 1e-3);
+	assert_string_equal(msg, "");
+	pbd_world_destroy(w);
+}
+
+/* Two balls meeting off-centre in free space (restitution 1, friction 0.3), `substeps` per step:
+ * the change of the pair's linear momentum, of its angular momentum about the origin, and the
+ * size of that angular momentum. */
+static void balls_meet(int substeps, double* dp, double* dl, double* l0) {
+	char msg[256] = "";
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, 0, 0), substeps, 1);
+	const pbd_body_id a = body_with(w, material(ball_shape(0.1), 0.3, 1), at(-0.5, 0, 0), pbd_v3(2, 0, 0));
+	const pbd_body_id c = body_with(w, material(ball_shape(0.15), 0.3, 1), at(0.5, 0.08, 0), pbd_v3(-1, 0, 0));
+	pbd_stats s0, s1;
+	pbd_world_get_stats(w, &s0);
+	for (int s = 0; s < 60; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	pbd_world_get_stats(w, &s1);
+	*dp = *dl = *l0 = 0;
+	for (int k = 0; k < 3; ++k) {
+		*dp = fmax(*dp, fabs(s1.body_momentum[k] - s0.body_momentum[k]));
+		*dl = fmax(*dl, fabs(s1.body_angular_momentum[k] - s0.body_angular_momentum[k]));
+		*l0 = fmax(*l0, fabs(s0.body_angular_momentum[k]));
+	}
+	const pbd_body_state sa = state_of(w, a), sc = state_of(w, c);
+	assert_true((double)sa.velocity.x < 2); /* they met */
+	assert_true(
+	    (double)pbd_v3_dot(pbd_v3_sub(sc.pose.position, sa.pose.position), pbd_v3_sub(sc.velocity, sa.velocity)) > 0);
+	assert_string_equal(msg, "");
+	pbd_world_destroy(w);
+}
+
+/* Every impulse is equal and opposite at one point, so linear momentum is kept to rounding.
+ * Angular momentum is kept in the limit: a positional correction moves a body while it moves,
+ * which turns x * m v by about the correction times the relative speed, an error that shrinks
+ * with the substep. */
+static void test_balls_keep_momentum(void** state) {
+	(void)state;
+	const double p0 = 2 * 1000 * 4.0 / 3 * TP_PI * 0.001 - 1 * 1000 * 4.0 / 3 * TP_PI * 0.003375;
+	double dp8, dl8, l8, dp32, dl32, l32;
+	balls_meet(8, &dp8, &dl8, &l8);
+	balls_meet(32, &dp32, &dl32, &l32);
+	printf("  two balls meeting off-centre: momentum change %.2g and %.2g of %.3g kg m/s; angular momentum change "
+	       "%.3g of %.3g kg m²/s at 8 substeps, %.3g at 32\n",
+	       dp8, dp32, fabs(p0), dl8, l8, dl32);
+	assert_true(dp8 < 1e-5 * fabs(p0) && dp32 < 1e-5 * fabs(p0));
+	assert_true(dl8 < 0.02 * l8);
+	assert_true(dl32 < 0.25 * dl8);
+}
+
+/* A cube dropped from 10 cm onto a cube resting on the floor comes to rest on it, and three cubes
+ * stacked flush stand: after 5 s the top one has moved less than a millimetre. */
+static void test_boxes_rest_on_boxes(void** state) {
+	(void)state;
+	char msg[256] = "";
+	const double half = 0.1;
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 20, 1);
+	floor_with(w, pbd_v3(0, 1, 0), 0.5, 0);
+	/* the cube under the dropped one, and the bottom of the stack of three */
+	(void)body_with(w, material(box_shape(half), 0.5, 0), at(0, half, 0), pbd_v3(0, 0, 0));
+	(void)body_with(w, material(box_shape(half), 0.5, 0), at(3, half, 0), pbd_v3(0, 0, 0));
+	/* the dropped one, and a stack of three */
+	const pbd_body_id dropped =
+	    body_with(w, material(box_shape(half), 0.5, 0), at(0, 3 * half + 0.1, 0), pbd_v3(0, 0, 0));
+	(void)body_with(w, material(box_shape(half), 0.5, 0), at(3, 3 * half, 0), pbd_v3(0, 0, 0));
+	const pbd_body_id top = body_with(w, material(box_shape(half), 0.5, 0), at(3, 5 * half, 0), pbd_v3(0, 0, 0));
+	const pbd_vec3 top0 = state_of(w, top).pose.position;
+	for (int s = 0; s < 300; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	const pbd_body_state d = state_of(w, dropped), t = state_of(w, top);
+	const double drift = (double)pbd_v3_length(pbd_v3_sub(t.pose.position, top0));
+	printf("  a cube dropped on a cube rests at %.5f m (3 half sizes: %.5f), speed %.2g m/s; three cubes stacked: the "
+	       "top moved %.3g m in 5 s\n",
+	       (double)d.pose.position.y, 3 * half, (double)pbd_v3_length(d.velocity), drift);
+	assert_true(fabs((double)d.pose.position.y - 3 * half) < 1e-3);
+	assert_true((double)pbd_v3_length(d.velocity) < 1e-2);
+	assert_true(drift < 1e-3);
+	assert_string_equal(msg, "");
+	pbd_world_destroy(w);
+}
+
+int main(void) {
+	test_enable_fp_traps();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ball_bounces),         cmocka_unit_test(test_box_on_slope),
+	    cmocka_unit_test(test_box_slides_to_a_stop), cmocka_unit_test(test_boxes_rest_on_boxes),
+	    cmocka_unit_test(test_balls_keep_momentum),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
