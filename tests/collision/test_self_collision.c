@@ -451,7 +451,7 @@ static void test_edge_edge_projection(void** state) {
 		w->pcol->nee = 1;
 		pbd_vec3 before[4];
 		memcpy(before, w->q, sizeof before);
-		const uint32_t ref = PBD_CONTACT_EE << PBD_CONTACT_REF_SHIFT;
+		const uint32_t ref = (uint32_t)PBD_CONTACT_EE << PBD_CONTACT_REF_SHIFT;
 		pbd_edge_edge_project(w, &ref, 1);
 		tp_dvec3 p = {0, 0, 0};
 		for (int i = 0; i < 4; ++i) {
