@@ -32,6 +32,7 @@
  * contacts sank a little hopped and rocked itself over). A pair's friction is the geometric mean of the two shapes'
  * (sqrt(mu_a mu_b), as Box2D and Jolt combine it) and its restitution the larger of the two. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collision/collide.h"
@@ -250,38 +251,85 @@ static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 sl
 	return true;
 }
 
+static int pair_cmp(const void* a, const void* b) {
+	const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The pairs of colliders that may touch in this substep (one of them on a dynamic body, not both
+ * on one body, their boxes over the substep overlapping), sorted, into w->rpairs; returns how
+ * many, or UINT32_MAX when out of memory. Sort and sweep on the boxes' low x; an unbounded shape
+ * (a plane) meets every collider on a dynamic body. */
+static uint32_t broad_phase(pbd_world* w) {
+	const uint32_t nc = w->nc;
+	if (!pbd_grow_to(&w->mem, (void**)&w->rbox, sizeof *w->rbox, &w->cap_rbox, nc) ||
+	    !pbd_grow_to(&w->mem, (void**)&w->rorder, sizeof *w->rorder, &w->cap_rorder, nc))
+		return UINT32_MAX;
+	/* The order of the last substep, then the slots it did not hold (new colliders). */
+	if (w->nrorder != nc) {
+		for (uint32_t k = 0; k < nc; ++k) w->rorder[k] = k;
+		w->nrorder = nc;
+	}
+	for (uint32_t k = 0; k < nc; ++k) {
+		const pbd_collider* c = &w->colliders[k];
+		pbd_box3* b = &w->rbox[k];
+		const pbd_pose poses[2] = {c->def.pose, c->pose0};
+		if (!c->alive || c->def.trigger) {
+			*b = (pbd_box3){{1, 1, 1}, {0, 0, 0}}; /* empty: meets nothing */
+		} else if (!pbd_collider_world_box(c, poses, 2, c->def.margin + PBD_CONTACT_TOLERANCE, &b->lo, &b->hi)) {
+			b->lo = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
+			b->hi = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX);
+		}
+	}
+	/* Insertion sort by low x: nearly linear, as the order barely changes between substeps. */
+	uint32_t* o = w->rorder;
+	for (uint32_t i = 1; i < nc; ++i) {
+		const uint32_t v = o[i];
+		const pbd_real key = w->rbox[v].lo.x;
+		uint32_t j = i;
+		for (; j > 0 && w->rbox[o[j - 1]].lo.x > key; --j) o[j] = o[j - 1];
+		o[j] = v;
+	}
+	uint32_t n = 0;
+	for (uint32_t a = 0; a < nc; ++a) {
+		const uint32_t i = o[a];
+		const pbd_box3 bi = w->rbox[i];
+		if (!(bi.lo.x <= bi.hi.x)) continue;
+		const pbd_collider* ci = &w->colliders[i];
+		const bool di = dynamic_body(w, ci) != 0;
+		for (uint32_t b = a + 1; b < nc; ++b) {
+			const uint32_t j = o[b];
+			const pbd_box3 bj = w->rbox[j];
+			if (bj.lo.x > bi.hi.x && !w->rigid_brute_force) break;
+			if (!(bj.lo.x <= bj.hi.x) || !pbd_boxes_overlap(bi.lo, bi.hi, bj.lo, bj.hi)) continue;
+			const pbd_collider* cj = &w->colliders[j];
+			if ((!di && !dynamic_body(w, cj)) || (ci->body && ci->body == cj->body)) continue;
+			/* two planes never touch */
+			if (bi.lo.x == -PBD_REAL_MAX && bj.lo.x == -PBD_REAL_MAX && bi.hi.x == PBD_REAL_MAX &&
+			    bj.hi.x == PBD_REAL_MAX)
+				continue;
+			if (!pbd_grow_to(&w->mem, (void**)&w->rpairs, sizeof *w->rpairs, &w->cap_rpairs, n + 1)) return UINT32_MAX;
+			w->rpairs[n++] = (uint64_t)(i < j ? i : j) << 32 | (i < j ? j : i);
+		}
+	}
+	qsort(w->rpairs, n, sizeof *w->rpairs, pair_cmp);
+	return n;
+}
+
 pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 	w->nrc = 0;
 	if (!w->bodies.alive || w->nc < 2) return PBD_OK;
-	for (uint32_t i = 0; i < w->nc; ++i) {
-		const pbd_collider* ci = &w->colliders[i];
-		if (!ci->alive || ci->def.trigger) continue;
-		const bool di = dynamic_body(w, ci) != 0;
-		pbd_vec3 ilo, ihi;
-		const pbd_pose pi[2] = {ci->def.pose, ci->pose0};
-		if (!pbd_collider_world_box(ci, pi, 2, ci->def.margin + PBD_CONTACT_TOLERANCE, &ilo, &ihi)) {
-			/* An unbounded shape (a plane) has no box: everything meets it. */
-			ilo = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
-			ihi = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX);
-		}
-		for (uint32_t j = i + 1; j < w->nc; ++j) {
-			const pbd_collider* cj = &w->colliders[j];
-			if (!cj->alive || cj->def.trigger) continue;
-			const bool dj = dynamic_body(w, cj) != 0;
-			if ((!di && !dj) || (ci->body && ci->body == cj->body)) continue;
-			pbd_vec3 jlo, jhi;
-			const pbd_pose pj[2] = {cj->def.pose, cj->pose0};
-			if (!pbd_collider_world_box(cj, pj, 2, cj->def.margin + PBD_CONTACT_TOLERANCE, &jlo, &jhi)) {
-				jlo = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
-				jhi = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX);
-			}
-			if (!pbd_boxes_overlap(ilo, ihi, jlo, jhi) || (ilo.x == -PBD_REAL_MAX && jlo.x == -PBD_REAL_MAX)) continue;
-			/* Each shape's features within the other's box, against the other's surface. */
-			const pbd_vec3 olo = pbd_v3(PBD_FMAX(ilo.x, jlo.x), PBD_FMAX(ilo.y, jlo.y), PBD_FMAX(ilo.z, jlo.z));
-			const pbd_vec3 ohi = pbd_v3(PBD_FMIN(ihi.x, jhi.x), PBD_FMIN(ihi.y, jhi.y), PBD_FMIN(ihi.z, jhi.z));
-			if (!features_against(w, i, j, olo, ohi) || !features_against(w, j, i, olo, ohi))
-				return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
-		}
+	const uint32_t npairs = broad_phase(w);
+	if (npairs == UINT32_MAX)
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
+	for (uint32_t k = 0; k < npairs; ++k) {
+		const uint32_t i = (uint32_t)(w->rpairs[k] >> 32), j = (uint32_t)w->rpairs[k];
+		const pbd_box3 bi = w->rbox[i], bj = w->rbox[j];
+		/* Each shape's features within the other's box, against the other's surface. */
+		const pbd_vec3 olo = pbd_v3(PBD_FMAX(bi.lo.x, bj.lo.x), PBD_FMAX(bi.lo.y, bj.lo.y), PBD_FMAX(bi.lo.z, bj.lo.z));
+		const pbd_vec3 ohi = pbd_v3(PBD_FMIN(bi.hi.x, bj.hi.x), PBD_FMIN(bi.hi.y, bj.hi.y), PBD_FMIN(bi.hi.z, bj.hi.z));
+		if (!features_against(w, i, j, olo, ohi) || !features_against(w, j, i, olo, ohi))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
 	}
 	return PBD_OK;
 }

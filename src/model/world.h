@@ -178,6 +178,14 @@ struct pbd_world {
 	struct pbd_rigid_c* rcon;
 	uint32_t nrfeat, cap_rfeat; /* the features of one shape near another (rigid_contact.c's scratch) */
 	struct pbd_rigid_feature* rfeat;
+	/* rigid_contact.c's broad phase: per collider slot its box over the substep, the slots by the
+	 * boxes' low x (kept from substep to substep, so that sorting is nearly linear), and the
+	 * pairs that overlap, (lower slot << 32 | higher), sorted */
+	pbd_box3* rbox;
+	uint32_t* rorder;
+	uint64_t* rpairs;
+	uint32_t nrorder, cap_rbox, cap_rorder, cap_rpairs;
+	bool rigid_brute_force; /* tests only: every pair of colliders, to check the sweep */
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 	pbd_exec exec;          /* the threads a step's stages run on (task.c) */
 	pbd_sweep_plan* plan;   /* the Gauss-Seidel sweep as a chain, for threads (sweep_plan.c) */

@@ -277,6 +277,9 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->tcon, w->cap_tc * sizeof *w->tcon);
 	pbd_free(&mem, w->rcon, w->cap_rc * sizeof *w->rcon);
 	pbd_free(&mem, w->rfeat, w->cap_rfeat * sizeof *w->rfeat);
+	pbd_free(&mem, w->rbox, w->cap_rbox * sizeof *w->rbox);
+	pbd_free(&mem, w->rorder, w->cap_rorder * sizeof *w->rorder);
+	pbd_free(&mem, w->rpairs, w->cap_rpairs * sizeof *w->rpairs);
 	pbd_free(&mem, w->tri_chunk, w->cap_tri_chunk * sizeof *w->tri_chunk);
 	pbd_free(&mem, w->path_box, w->cap_path_box * sizeof *w->path_box);
 	pbd_free(&mem, w->corner, w->cap_corner * sizeof *w->corner);
