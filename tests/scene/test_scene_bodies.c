@@ -502,6 +502,34 @@ static void test_box_on_trampoline(void** state) {
 	pbd_scene_free(&s);
 }
 
+/* The crates and balls come to rest on the floor and on each other under the cloth: every body
+ * above the floor by its half height, the high crate on the low one, no particle under the
+ * floor. */
+static void test_crates_under_cloth(void** state) {
+	(void)state;
+	pbd_scene s = load_builtin_ok("crates_under_cloth");
+	for (int f = 0; f < s.frames; ++f) assert_int_equal(pbd_scene_step(&s), PBD_OK);
+	/* half heights: the crates' (0.15, 0.12, 0.1) and the balls' radii */
+	const double low[5] = {0.15, 0.12, 0.1, 0.1, 0.08};
+	double fastest = 0;
+	for (uint32_t k = 0; k < 5; ++k) {
+		const pbd_body_state st = state_of(&s, k);
+		fastest = fmax(fastest, speed(st.velocity));
+		assert_true((double)st.center.y > low[k] - 2e-3);
+	}
+	const pbd_body_state lo = state_of(&s, 0), hi = state_of(&s, 1);
+	const pbd_vec3* x = pbd_world_positions(s.world);
+	double lowest = 1e9;
+	for (uint32_t i = 0, n = pbd_world_particle_count(s.world); i < n; ++i) lowest = fmin(lowest, (double)x[i].y);
+	printf("crates under cloth after %d frames: the high crate's centre at %.4f m on the low one's at %.4f m, the "
+	       "fastest body %.3g m/s, the lowest particle %.4f m\n",
+	       s.frames, (double)hi.center.y, (double)lo.center.y, fastest, lowest);
+	assert_true(fabs((double)hi.center.y - (double)lo.center.y - (0.15 + 0.12)) < 2e-3); /* resting on it */
+	assert_true(fastest < 0.05);
+	assert_true(lowest > -1e-6);
+	pbd_scene_free(&s);
+}
+
 /* The pole carries the flag's edge: each attached vertex stays at its point of the pole. */
 static void test_flag_on_pole(void** state) {
 	(void)state;
@@ -555,12 +583,12 @@ static void test_t_handle_flips(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_each_type),         cmocka_unit_test(test_density_box),
-	    cmocka_unit_test(test_free_fall),         cmocka_unit_test(test_kinematic_keyframes),
-	    cmocka_unit_test(test_attached_to_body),  cmocka_unit_test(test_included_bodies),
-	    cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_ball_into_cloth),
-	    cmocka_unit_test(test_box_on_trampoline), cmocka_unit_test(test_flag_on_pole),
-	    cmocka_unit_test(test_t_handle_flips),
+	    cmocka_unit_test(test_each_type),          cmocka_unit_test(test_density_box),
+	    cmocka_unit_test(test_free_fall),          cmocka_unit_test(test_kinematic_keyframes),
+	    cmocka_unit_test(test_attached_to_body),   cmocka_unit_test(test_included_bodies),
+	    cmocka_unit_test(test_bad_input),          cmocka_unit_test(test_ball_into_cloth),
+	    cmocka_unit_test(test_box_on_trampoline),  cmocka_unit_test(test_flag_on_pole),
+	    cmocka_unit_test(test_crates_under_cloth), cmocka_unit_test(test_t_handle_flips),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
