@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "collision/collide.h"
+#include "collision/self_collision.h"
 #include "collision/shape_math.h"
 #include "model/node.h"
 #include "model/world.h"
@@ -160,7 +161,19 @@ static pbd_vec3 lever(const pbd_world* w, uint32_t body, pbd_vec3 p) {
 	return body ? pbd_v3_sub(p, pbd_body_centre(&w->bodies, body - 1)) : pbd_v3(0, 0, 0);
 }
 
+/* The most contacts one substep keeps: PBD_COLLISION_CONTACTS_PER_ITEM per dynamic body (a box on
+ * a box has eight), so that bodies crushed into one place (every pair touching) bound the memory
+ * as the particles' searches do; past it contacts are dropped and counted (pbd_collision_count). */
+static uint32_t contact_limit(const pbd_world* w) {
+	const uint64_t n = (uint64_t)PBD_COLLISION_CONTACTS_PER_ITEM * (w->bodies.alive > 16 ? w->bodies.alive : 16);
+	return n > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)n;
+}
+
 static bool push_contact(pbd_world* w, const pbd_rigid_c* k) {
+	if (w->nrc >= contact_limit(w)) {
+		w->rigid_capped = true;
+		return true;
+	}
 	if (!pbd_grow_to(&w->mem, (void**)&w->rcon, sizeof *w->rcon, &w->cap_rc, w->nrc + 1)) return false;
 	w->rcon[w->nrc++] = *k;
 	return true;
@@ -308,6 +321,11 @@ static uint32_t broad_phase(pbd_world* w) {
 			if (bi.lo.x == -PBD_REAL_MAX && bj.lo.x == -PBD_REAL_MAX && bi.hi.x == PBD_REAL_MAX &&
 			    bj.hi.x == PBD_REAL_MAX)
 				continue;
+			/* bodies crushed into one place: as many pairs as the contacts' bound, then no more */
+			if (n == contact_limit(w)) {
+				w->rigid_capped = true;
+				break;
+			}
 			if (!pbd_grow_to(&w->mem, (void**)&w->rpairs, sizeof *w->rpairs, &w->cap_rpairs, n + 1)) return UINT32_MAX;
 			w->rpairs[n++] = (uint64_t)(i < j ? i : j) << 32 | (i < j ? j : i);
 		}
@@ -318,11 +336,13 @@ static uint32_t broad_phase(pbd_world* w) {
 
 pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 	w->nrc = 0;
+	w->rigid_capped = false;
 	if (!w->bodies.alive || w->nc < 2) return PBD_OK;
 	const uint32_t npairs = broad_phase(w);
 	if (npairs == UINT32_MAX)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
-	for (uint32_t k = 0; k < npairs; ++k) {
+	/* Past the bound the search stops: the pairs after it, in their sorted order, keep none. */
+	for (uint32_t k = 0; k < npairs && w->nrc < contact_limit(w); ++k) {
 		const uint32_t i = (uint32_t)(w->rpairs[k] >> 32), j = (uint32_t)w->rpairs[k];
 		const pbd_box3 bi = w->rbox[i], bj = w->rbox[j];
 		/* Each shape's features within the other's box, against the other's surface. */
@@ -331,6 +351,7 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 		if (!features_against(w, i, j, olo, ohi) || !features_against(w, j, i, olo, ohi))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
 	}
+	if (w->rigid_capped) pbd_collision_count(w, 0, 0, 0, w->nrc, 1);
 	return PBD_OK;
 }
 

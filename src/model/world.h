@@ -186,6 +186,7 @@ struct pbd_world {
 	uint64_t* rpairs;
 	uint32_t nrorder, cap_rbox, cap_rorder, cap_rpairs;
 	bool rigid_brute_force; /* tests only: every pair of colliders, to check the sweep */
+	bool rigid_capped;      /* this substep's rigid contacts reached their bound (rigid_contact.c) */
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 	pbd_exec exec;          /* the threads a step's stages run on (task.c) */
 	pbd_sweep_plan* plan;   /* the Gauss-Seidel sweep as a chain, for threads (sweep_plan.c) */
