@@ -1,9 +1,11 @@
 /* Rigid bodies against colliders and each other (src/collision/rigid_contact.c), against closed
  * forms: a ball dropped on a floor bounces to e² of its height; a box on a slope stays below
  * tan θ = μ and slides with a = g (sin θ − μ cos θ) above it; a box sliding on the floor stops
- * after v² / (2 μ g); a box dropped on a box comes to rest on it and three stacked boxes stand;
+ * after v² / (2 μ g); a box dropped on a box comes to rest on it and five stacked boxes stand;
  * two balls meeting in free space keep their linear momentum, and their angular momentum in the
- * limit of small substeps. */
+ * limit of small substeps; a box, a ball and a capsule rest on a height field, a mesh, a hull and
+ * a box; a heap of them finds the same pairs with the sweep as with every pair; bodies crushed
+ * into one place keep a bounded number of contacts. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -205,32 +207,32 @@ static void test_balls_keep_momentum(void** state) {
 	assert_true(dl32 < 0.25 * dl8);
 }
 
-/* A cube dropped from 10 cm onto a cube resting on the floor comes to rest on it, and three cubes
- * stacked flush stand: after 5 s the top one has moved less than a millimetre. */
+/* A cube dropped from 10 cm onto a cube resting on the floor comes to rest on it, and five cubes
+ * stacked flush stand: after 5 s the top one has moved less than 5 mm. */
 static void test_boxes_rest_on_boxes(void** state) {
 	(void)state;
 	char msg[256] = "";
 	const double half = 0.1;
 	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 20, 1);
 	floor_with(w, pbd_v3(0, 1, 0), 0.5, 0);
-	/* the cube under the dropped one, and the bottom of the stack of three */
+	/* the cube under the dropped one, and the lower four of the stack of five */
 	(void)body_with(w, material(box_shape(half), 0.5, 0), at(0, half, 0), pbd_v3(0, 0, 0));
-	(void)body_with(w, material(box_shape(half), 0.5, 0), at(3, half, 0), pbd_v3(0, 0, 0));
+	for (int k = 0; k < 4; ++k)
+		(void)body_with(w, material(box_shape(half), 0.5, 0), at(3, (2 * k + 1) * half, 0), pbd_v3(0, 0, 0));
 	/* the dropped one, and a stack of three */
 	const pbd_body_id dropped =
 	    body_with(w, material(box_shape(half), 0.5, 0), at(0, 3 * half + 0.1, 0), pbd_v3(0, 0, 0));
-	(void)body_with(w, material(box_shape(half), 0.5, 0), at(3, 3 * half, 0), pbd_v3(0, 0, 0));
-	const pbd_body_id top = body_with(w, material(box_shape(half), 0.5, 0), at(3, 5 * half, 0), pbd_v3(0, 0, 0));
+	const pbd_body_id top = body_with(w, material(box_shape(half), 0.5, 0), at(3, 9 * half, 0), pbd_v3(0, 0, 0));
 	const pbd_vec3 top0 = state_of(w, top).pose.position;
 	for (int s = 0; s < 300; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
 	const pbd_body_state d = state_of(w, dropped), t = state_of(w, top);
 	const double drift = (double)pbd_v3_length(pbd_v3_sub(t.pose.position, top0));
-	printf("  a cube dropped on a cube rests at %.5f m (3 half sizes: %.5f), speed %.2g m/s; three cubes stacked: the "
+	printf("  a cube dropped on a cube rests at %.5f m (3 half sizes: %.5f), speed %.2g m/s; five cubes stacked: the "
 	       "top moved %.3g m in 5 s\n",
 	       (double)d.pose.position.y, 3 * half, (double)pbd_v3_length(d.velocity), drift);
 	assert_true(fabs((double)d.pose.position.y - 3 * half) < 1e-3);
 	assert_true((double)pbd_v3_length(d.velocity) < 1e-2);
-	assert_true(drift < 1e-3);
+	assert_true(drift < 5e-3);
 	assert_string_equal(msg, "");
 	pbd_world_destroy(w);
 }
@@ -308,13 +310,78 @@ static void test_crushed_bodies_bounded(void** state) {
 	pbd_world_destroy(w);
 }
 
+/* A dynamic shape dropped onto a static one of another kind comes to rest on it: the features of
+ * each against the other's distance need no code for the pair. Returns the dropped body's centre
+ * height at the end and its speed. */
+static void drop_onto(pbd_collider_def ground, pbd_collider_def dropped, pbd_pose from, double* y, double* speed) {
+	char msg[256] = "";
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 20, 1);
+	if (!pbd_collider_is_valid(w, pbd_collider_create(w, &ground))) fail_msg("%s", pbd_world_last_error(w));
+	const pbd_body_id b = body_with(w, dropped, from, pbd_v3(0, 0, 0));
+	for (int s = 0; s < 150; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	const pbd_body_state st = state_of(w, b);
+	*y = (double)st.pose.position.y;
+	*speed = (double)pbd_v3_length(st.velocity);
+	assert_string_equal(msg, "");
+	pbd_world_destroy(w);
+}
+
+static void test_every_shape_holds_a_body(void** state) {
+	(void)state;
+	/* a flat height field at 0.2 m, a closed cube mesh with its top at 0.2 m, a hull of a cube's
+	 * corners with its top at 0.2 m, and a static box with its top at 0.2 m */
+	static pbd_real heights[5 * 5];
+	for (int k = 0; k < 25; ++k) heights[k] = (pbd_real)0.2;
+	pbd_collider_def field = material(pbd_collider_def_default(), 0.5, 0);
+	field.type = PBD_SHAPE_HEIGHTFIELD;
+	field.shape.heightfield = (pbd_heightfield){heights, 5, 5, (pbd_real)0.25, (pbd_real)0.25};
+	field.pose = at(-0.5, 0, -0.5);
+	static const pbd_vec3 corner[8] = {{-0.5f, -0.3f, -0.5f}, {0.5f, -0.3f, -0.5f}, {0.5f, -0.3f, 0.5f},
+	                                   {-0.5f, -0.3f, 0.5f},  {-0.5f, 0.2f, -0.5f}, {0.5f, 0.2f, -0.5f},
+	                                   {0.5f, 0.2f, 0.5f},    {-0.5f, 0.2f, 0.5f}};
+	static const uint32_t faces[36] = {0, 1, 2, 0, 2, 3, 4, 6, 5, 4, 7, 6, 0, 5, 1, 0, 4, 5,
+	                                   1, 6, 2, 1, 5, 6, 2, 7, 3, 2, 6, 7, 3, 4, 0, 3, 7, 4};
+	pbd_collider_def mesh = material(pbd_collider_def_default(), 0.5, 0);
+	mesh.type = PBD_SHAPE_MESH;
+	mesh.shape.mesh = (pbd_trimesh){corner, faces, 8, 12, true};
+	pbd_collider_def hull = material(pbd_collider_def_default(), 0.5, 0);
+	hull.type = PBD_SHAPE_CONVEX;
+	hull.shape.convex.points = corner;
+	hull.shape.convex.point_count = 8;
+	pbd_collider_def table = material(box_shape(0.25), 0.5, 0);
+	table.pose = at(0, -0.05, 0);
+	pbd_collider_def capsule = material(pbd_collider_def_default(), 0.5, 0);
+	capsule.type = PBD_SHAPE_CAPSULE;
+	capsule.shape.capsule = (pbd_capsule){(pbd_real)0.15, (pbd_real)0.05};
+	pbd_pose lying = at(0.05, 0.5, 0);
+	lying.rotation = pbd_quat_axis_angle(pbd_v3(0, 0, 1), (pbd_real)(TP_PI / 2)); /* along x */
+	const struct {
+		const char* name;
+		pbd_collider_def ground, dropped;
+		pbd_pose from;
+		double rest;
+	} cases[] = {
+	    {"a box on a height field", field, material(box_shape(0.05), 0.5, 0), at(0.05, 0.5, 0.05), 0.25},
+	    {"a box on a closed mesh", mesh, material(box_shape(0.05), 0.5, 0), at(0.05, 0.5, 0.05), 0.25},
+	    {"a ball on a convex hull", hull, material(ball_shape(0.05), 0.5, 0), at(0.05, 0.5, 0.05), 0.25},
+	    {"a capsule lying on a box", table, capsule, lying, 0.25},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+		double y, speed;
+		drop_onto(cases[k].ground, cases[k].dropped, cases[k].from, &y, &speed);
+		printf("  %s: rests at %.5f m (%.2f), speed %.2g m/s\n", cases[k].name, y, cases[k].rest, speed);
+		assert_true(fabs(y - cases[k].rest) < 1e-3);
+		assert_true(speed < 1e-2);
+	}
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ball_bounces),           cmocka_unit_test(test_box_on_slope),
 	    cmocka_unit_test(test_box_slides_to_a_stop),   cmocka_unit_test(test_boxes_rest_on_boxes),
 	    cmocka_unit_test(test_balls_keep_momentum),    cmocka_unit_test(test_heap_sort_and_sweep),
-	    cmocka_unit_test(test_crushed_bodies_bounded),
+	    cmocka_unit_test(test_crushed_bodies_bounded), cmocka_unit_test(test_every_shape_holds_a_body),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
