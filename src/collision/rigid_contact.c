@@ -83,8 +83,13 @@ static bool gather(pbd_world* w, const pbd_collider* c, pbd_vec3 lo, pbd_vec3 hi
 	case PBD_SHAPE_SPHERE:
 		return add_feature(w, (feature){d->shape.sphere.center, d->shape.sphere.center, d->shape.sphere.radius, false});
 	case PBD_SHAPE_CAPSULE: {
-		const pbd_real h = d->shape.capsule.half_height;
-		return add_feature(w, (feature){pbd_v3(0, -h, 0), pbd_v3(0, h, 0), d->shape.capsule.radius, false});
+		/* Both ends, and the core between them where it comes nearer than both: a capsule lying
+		 * on a floor rests on its two ends, one lying across an edge on the point over it. */
+		const pbd_real h = d->shape.capsule.half_height, r = d->shape.capsule.radius;
+		const pbd_vec3 lo_end = pbd_v3(0, -h, 0), hi_end = pbd_v3(0, h, 0);
+		return add_feature(w, (feature){lo_end, lo_end, r, false}) &&
+		       add_feature(w, (feature){hi_end, hi_end, r, false}) &&
+		       (h == 0 || add_feature(w, (feature){lo_end, hi_end, r, true}));
 	}
 	default: {
 		const pbd_shape_ops* ops = pbd_shape_ops_of(d->type);
