@@ -335,7 +335,7 @@ static uint32_t broad_phase(pbd_world* w) {
 			w->rpairs[n++] = (uint64_t)(i < j ? i : j) << 32 | (i < j ? j : i);
 		}
 	}
-	qsort(w->rpairs, n, sizeof *w->rpairs, pair_cmp);
+	if (n > 1) qsort(w->rpairs, n, sizeof *w->rpairs, pair_cmp);
 	return n;
 }
 
