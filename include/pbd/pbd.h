@@ -570,6 +570,10 @@ PBD_API pbd_status pbd_mass_properties_combine(const pbd_mass_properties* parts,
 /// The contacts after the last step (pbd_contact): copies up to `capacity` into `out` (which
 /// may be NULL) and returns how many there are. Ordered by collider, then particle.
 PBD_API uint32_t pbd_world_get_contacts(const pbd_world* world, pbd_contact* out, uint32_t capacity);
+/// The contacts of dynamic bodies' shapes with each other and with colliders that touch after the
+/// last step (docs/collision.md, "Bodies against bodies"): copies up to `capacity` (out may be
+/// NULL) and returns how many there are, ordered by the pair of colliders.
+PBD_API uint32_t pbd_world_get_body_contacts(const pbd_world* world, pbd_body_contact* out, uint32_t capacity);
 /// The particles that entered or left a trigger collider during the last step: copies up to
 /// `capacity` events and returns how many there are. Ordered by trigger, then particle.
 PBD_API uint32_t pbd_world_get_trigger_events(const pbd_world* world, pbd_trigger_event* out, uint32_t capacity);

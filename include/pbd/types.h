@@ -697,6 +697,18 @@ typedef struct pbd_collider_id {
 	uint32_t generation;
 } pbd_collider_id;
 
+/// A contact of a dynamic body's shape after a step (pbd_world_get_body_contacts): a corner, an
+/// edge or a rounded core of one collider's shape against the surface of another, one of the two
+/// on a dynamic body.
+typedef struct pbd_body_contact {
+	pbd_collider_id feature;    ///< the collider whose corner, edge or core touches
+	pbd_collider_id surface;    ///< the collider whose surface it touches
+	pbd_vec3 point;             ///< where, midway between the two, at the last substep's prediction
+	pbd_vec3 normal;            ///< the surface's outward unit normal there
+	pbd_real separation;        ///< m between the two after the last substep, less both margins (about 0 at rest)
+	pbd_real normal_correction; ///< m the last substep's iterations pushed the two apart along the normal
+} pbd_body_contact;
+
 /// The topology and rest shape of a particle system, owned by the caller. Filled by the
 /// builders (pbd_mesh_grid, pbd_mesh_rope, pbd_mesh_from_triangles, pbd_mesh_load_obj) and
 /// released with pbd_mesh_free; a hand-made mesh may point at the caller's own arrays.

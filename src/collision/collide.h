@@ -130,6 +130,7 @@ typedef struct pbd_rigid_c {
 	uint32_t p, s;   /* the dynamic bodies (slot + 1) of the two ends; 0: an end no contact moves */
 	uint32_t cp, cs; /* the colliders' slots */
 	pbd_vec3 n;
+	pbd_vec3 at;     /* midway between the two points, world, at the prediction (what the API reports) */
 	pbd_vec3 rp, rs; /* from each dynamic body's centre of mass to its point */
 	pbd_vec3 slip;   /* the points' relative motion from the substep's start to the prediction */
 	pbd_vec3 vfix;   /* the velocity of an end that is no dynamic body's, feature's less surface's */

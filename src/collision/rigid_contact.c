@@ -249,6 +249,7 @@ static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 sl
 		/* Both ends push at one point, between the two: a tangential push at two points apart
 		 * along n would be a couple, and turn the pair. */
 		const pbd_vec3 mid = pbd_v3_scale(pbd_v3_add(pf, ps), PBD_R(0.5));
+		r.at = mid;
 		r.rp = lever(w, bp, mid);
 		r.rs = lever(w, bs, mid);
 		r.slip = slip;
@@ -470,4 +471,22 @@ void pbd_rigid_contacts_restitution(pbd_world* w, pbd_real h) {
 		}
 		impulse(w, k, ip, is, (target - vn) / wsum);
 	}
+}
+
+uint32_t pbd_world_get_body_contacts(const pbd_world* w, pbd_body_contact* out, uint32_t capacity) {
+	if (!w) return 0;
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < w->nrc; ++k) {
+		const pbd_rigid_c* c = &w->rcon[k];
+		/* the speculative ones that never closed in are not touching */
+		const pbd_real separation = c->sep + c->dn;
+		if (!(c->dn > 0) && !(separation <= PBD_CONTACT_TOLERANCE)) continue;
+		if (out && n < capacity) {
+			const pbd_collider *f = &w->colliders[c->cp], *s = &w->colliders[c->cs];
+			out[n] = (pbd_body_contact){
+			    {c->cp + 1, f->generation}, {c->cs + 1, s->generation}, c->at, c->n, separation, c->dn};
+		}
+		n++;
+	}
+	return n;
 }

@@ -375,6 +375,39 @@ static void test_every_shape_holds_a_body(void** state) {
 	}
 }
 
+/* A cube resting on the floor reports its four bottom corners touching it
+ * (pbd_world_get_body_contacts): the cube's collider against the floor's, the floor's normal, the
+ * corners' places, no gap. */
+static void test_body_contacts_reported(void** state) {
+	(void)state;
+	char msg[256] = "";
+	const double half = 0.1;
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 10, 1);
+	pbd_collider_def floor = material(pbd_collider_def_default(), 0.5, 0);
+	floor.shape.plane.normal = pbd_v3(0, 1, 0);
+	const pbd_collider_id fid = pbd_collider_create(w, &floor);
+	(void)body_with(w, material(box_shape(half), 0.5, 0), at(1, half, 2), pbd_v3(0, 0, 0));
+	for (int s = 0; s < 30; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	pbd_body_contact c[16];
+	const uint32_t n = pbd_world_get_body_contacts(w, c, 16);
+	assert_int_equal(pbd_world_get_body_contacts(w, NULL, 0), n);
+	printf("  a cube at rest on the floor: %u body contacts, the first at (%.4f %.4f %.4f), separation %.2g m\n", n,
+	       (double)c[0].point.x, (double)c[0].point.y, (double)c[0].point.z, (double)c[0].separation);
+	assert_int_equal(n, 4);
+	for (uint32_t k = 0; k < n; ++k) {
+		assert_int_equal(c[k].surface.index1, fid.index1);
+		assert_int_equal(c[k].surface.generation, fid.generation);
+		assert_true(c[k].feature.index1 != fid.index1);
+		assert_near(c[k].normal.y, 1, 1e-6);
+		assert_near(c[k].point.y, 0, 1e-4);
+		assert_near(fabs((double)c[k].point.x - 1), half, 1e-4);
+		assert_near(fabs((double)c[k].point.z - 2), half, 1e-4);
+		assert_true(fabs((double)c[k].separation) < 1e-4);
+	}
+	assert_string_equal(msg, "");
+	pbd_world_destroy(w);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -382,6 +415,7 @@ int main(void) {
 	    cmocka_unit_test(test_box_slides_to_a_stop),   cmocka_unit_test(test_boxes_rest_on_boxes),
 	    cmocka_unit_test(test_balls_keep_momentum),    cmocka_unit_test(test_heap_sort_and_sweep),
 	    cmocka_unit_test(test_crushed_bodies_bounded), cmocka_unit_test(test_every_shape_holds_a_body),
+	    cmocka_unit_test(test_body_contacts_reported),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
