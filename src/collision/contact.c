@@ -97,7 +97,7 @@ static void make_contact(const pbd_world* w, pbd_contact_c* k, uint32_t slot, ui
 	k->yielded = 0;
 	k->body = 0;
 	k->r = pbd_v3(0, 0, 0);
-	if (c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC) {
+	if (pbd_collider_dynamic_body(w, c)) {
 		k->body = c->body;
 		k->r = pbd_v3_add(pbd_v3_sub(p1.position, pbd_body_centre(&w->bodies, c->body - 1)), arm);
 	}
@@ -206,11 +206,6 @@ static void sort_by_low_x(uint32_t* idx, uint32_t n, const pbd_box3* box) {
 	}
 }
 
-static int pair_cmp(const void* a, const void* b) {
-	const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
-	return x < y ? -1 : x > y;
-}
-
 static bool broad_phase(pbd_world* w, uint32_t* npairs) {
 	pbd_broad* bp = &w->broad;
 	const uint32_t nchunk = (w->np + PBD_CHUNK - 1) / PBD_CHUNK;
@@ -263,7 +258,7 @@ static bool broad_phase(pbd_world* w, uint32_t* npairs) {
 				if (!grow_to(w, (void**)&bp->pairs, sizeof *bp->pairs, &bp->cap_pairs, n + 1)) return false;
 				bp->pairs[n++] = (uint64_t)sa << 32 | kk;
 			}
-		if (n > 1) qsort(bp->pairs, n, sizeof *bp->pairs, pair_cmp);
+		if (n > 1) qsort(bp->pairs, n, sizeof *bp->pairs, pbd_u64_cmp);
 		*npairs = n;
 		return true;
 	}
@@ -290,7 +285,7 @@ static bool broad_phase(pbd_world* w, uint32_t* npairs) {
 			++j;
 		}
 	}
-	if (n > 1) qsort(bp->pairs, n, sizeof *bp->pairs, pair_cmp);
+	if (n > 1) qsort(bp->pairs, n, sizeof *bp->pairs, pbd_u64_cmp);
 	*npairs = n;
 	return true;
 }
@@ -331,8 +326,8 @@ static void find_block(void* arg, uint32_t block, uint32_t worker) {
 			keep = bp->start + (size_t)k * 4 * PBD_CHUNK;
 			for (uint32_t m = 0; m < 4 * PBD_CHUNK; ++m) keep[m] = (pbd_real)NAN;
 		} else if (st->sweep && bp->nfirst) {
-			const uint64_t* at =
-			    (const uint64_t*)bsearch(&bp->pairs[k], bp->first_pairs, bp->nfirst, sizeof *bp->first_pairs, pair_cmp);
+			const uint64_t* at = (const uint64_t*)bsearch(&bp->pairs[k], bp->first_pairs, bp->nfirst,
+			                                              sizeof *bp->first_pairs, pbd_u64_cmp);
 			if (at) kept = bp->start + (size_t)(at - bp->first_pairs) * 4 * PBD_CHUNK;
 		}
 		find_for(w, s, st->sweep, first, end, bp->bounded_of[s], lo, hi, st->known, keep, kept, st->o, block, worker);

@@ -35,8 +35,7 @@ static uint32_t slab(pbd_real t, uint32_t n) {
 	return t >= (pbd_real)(n - 1) ? n - 1 : (uint32_t)t;
 }
 
-/* The particles of contact `ref`; returns how many. */
-static int particles_of(const pbd_world* w, uint32_t ref, uint32_t p[4]) {
+int pbd_contact_particles(const pbd_world* w, uint32_t ref, uint32_t p[4]) {
 	const pbd_particle_collision* c = w->pcol;
 	const uint32_t k = ref & PBD_CONTACT_REF_INDEX;
 	switch (ref >> PBD_CONTACT_REF_SHIFT) {
@@ -86,7 +85,7 @@ static void place_particles(pbd_world* w) {
 static uint32_t region_of(const pbd_world* w, uint32_t ref) {
 	const uint32_t* cell = w->pcol->regions.cell;
 	uint32_t p[4];
-	const int m = particles_of(w, ref, p);
+	const int m = pbd_contact_particles(w, ref, p);
 	const uint32_t a = cell[2 * p[0]], b = cell[2 * p[0] + 1];
 	bool first = true, second = true;
 	for (int j = 1; j < m; ++j) {

@@ -136,12 +136,8 @@ static pbd_real nearest_on(const pbd_collider* c, const pbd_shape_ops* ops, pbd_
 		}
 	}
 	*t = f1 <= f2 ? m1 : m2;
-	return distance_to(c, ops, pbd_v3_add(a, pbd_v3_scale(u, *t)), n);
-}
-
-/* The dynamic body (slot + 1) collider c rides on, or 0. */
-static uint32_t dynamic_body(const pbd_world* w, const pbd_collider* c) {
-	return c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC ? c->body : 0;
+	*n = f1 <= f2 ? n1 : n2;
+	return f1 <= f2 ? f1 : f2;
 }
 
 /* The velocity of world point p of collider c (its body's, or a kinematic collider's own). */
@@ -193,7 +189,7 @@ static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 sl
 	pbd_pose_local_box(cp->def.pose, slo, shi, &llo, &lhi);
 	if (!gather(w, cp, llo, lhi)) return false;
 	const pbd_real gap = cp->def.margin + cs->def.margin;
-	const uint32_t bp = dynamic_body(w, cp), bs = dynamic_body(w, cs);
+	const uint32_t bp = pbd_collider_dynamic_body(w, cp), bs = pbd_collider_dynamic_body(w, cs);
 	const pbd_real mu_s = PBD_SQRT(cp->def.static_friction * cs->def.static_friction);
 	const pbd_real mu_k = PBD_FMIN(PBD_SQRT(cp->def.kinetic_friction * cs->def.kinetic_friction), mu_s);
 	const pbd_real e = PBD_FMAX(cp->def.restitution, cs->def.restitution);
@@ -270,11 +266,6 @@ static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 sl
 	return true;
 }
 
-static int pair_cmp(const void* a, const void* b) {
-	const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The pairs of colliders that may touch in this substep (one of them on a dynamic body, not both
  * on one body, their boxes over the substep overlapping), sorted, into w->rpairs; returns how
  * many, or UINT32_MAX when out of memory. Sort and sweep on the boxes' low x; an unbounded shape
@@ -315,14 +306,14 @@ static uint32_t broad_phase(pbd_world* w) {
 		const pbd_box3 bi = w->rbox[i];
 		if (!(bi.lo.x <= bi.hi.x)) continue;
 		const pbd_collider* ci = &w->colliders[i];
-		const bool di = dynamic_body(w, ci) != 0;
+		const bool di = pbd_collider_dynamic_body(w, ci) != 0;
 		for (uint32_t b = a + 1; b < nc; ++b) {
 			const uint32_t j = o[b];
 			const pbd_box3 bj = w->rbox[j];
 			if (bj.lo.x > bi.hi.x && !w->rigid_brute_force) break;
 			if (!(bj.lo.x <= bj.hi.x) || !pbd_boxes_overlap(bi.lo, bi.hi, bj.lo, bj.hi)) continue;
 			const pbd_collider* cj = &w->colliders[j];
-			if ((!di && !dynamic_body(w, cj)) || (ci->body && ci->body == cj->body)) continue;
+			if ((!di && !pbd_collider_dynamic_body(w, cj)) || (ci->body && ci->body == cj->body)) continue;
 			/* two planes never touch */
 			if (bi.lo.x == -PBD_REAL_MAX && bj.lo.x == -PBD_REAL_MAX && bi.hi.x == PBD_REAL_MAX &&
 			    bj.hi.x == PBD_REAL_MAX)
@@ -336,7 +327,7 @@ static uint32_t broad_phase(pbd_world* w) {
 			w->rpairs[n++] = (uint64_t)(i < j ? i : j) << 32 | (i < j ? j : i);
 		}
 	}
-	if (n > 1) qsort(w->rpairs, n, sizeof *w->rpairs, pair_cmp);
+	if (n > 1) qsort(w->rpairs, n, sizeof *w->rpairs, pbd_u64_cmp);
 	return n;
 }
 

@@ -160,6 +160,8 @@ pbd_status pbd_edge_edge_prepare(pbd_world* w);
 pbd_status pbd_edge_edge_find(pbd_world* w);
 /* Projects the edge-edge contacts that `ref` names (NULL: the first `count`). */
 void pbd_edge_edge_project(pbd_world* w, const uint32_t* ref, uint32_t count);
+/* The particles of contact reference `ref` into p; returns how many (2 or 4). */
+int pbd_contact_particles(const pbd_world* w, uint32_t ref, uint32_t p[4]);
 /* After a substep's searches: the pairs, vertex-face and edge-edge contacts by region. Out of
  * memory, the lists are projected as they are, in list order, on the calling thread. */
 pbd_status pbd_contact_regions_build(pbd_world* w);

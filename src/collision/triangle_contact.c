@@ -626,7 +626,7 @@ static pbd_status find_faces(pbd_world* w, bool late) {
 		if (late && !rounded) continue;
 		if (rounded) (void)core_of(c, c->pose0, &s0, &s1, &radius);
 		/* a dynamic body's shape is pushed back by the faces it pushes (pbd_triangle_contacts_project) */
-		const uint32_t body = c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC ? c->body : 0;
+		const uint32_t body = pbd_collider_dynamic_body(w, c);
 		const bool corners = !rounded && ops->corners && !w->corners_off,
 		           edges = !rounded && ops->edges && !w->edges_off;
 		if (!rounded && !corners && !edges) continue;

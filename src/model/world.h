@@ -252,6 +252,17 @@ pbd_status pbd_check_kinematic_velocity(pbd_world* w, const char* fn, pbd_vec3 v
 void pbd_particle_add_velocity(pbd_world* w, uint32_t index, pbd_vec3 dv);
 bool pbd_inv_mass_ok(pbd_real inv_mass);
 
+/* The dynamic body (slot + 1) collider c rides on, which contacts push back; 0: none. */
+static inline uint32_t pbd_collider_dynamic_body(const pbd_world* w, const pbd_collider* c) {
+	return c->body && w->bodies.type[c->body - 1] == PBD_BODY_DYNAMIC ? c->body : 0;
+}
+
+/* Order of 64-bit keys (the contact stages' pairs) for qsort and bsearch. */
+static inline int pbd_u64_cmp(const void* a, const void* b) {
+	const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+	return x < y ? -1 : x > y;
+}
+
 /* triangles.c */
 pbd_status pbd_triangles_reserve(pbd_world* w, uint32_t capacity);
 

@@ -371,7 +371,7 @@ static void test_every_shape_holds_a_body(void** state) {
 		drop_onto(cases[k].ground, cases[k].dropped, cases[k].from, &y, &speed);
 		printf("  %s: rests at %.5f m (%.2f), speed %.2g m/s\n", cases[k].name, y, cases[k].rest, speed);
 		assert_true(fabs(y - cases[k].rest) < 1e-3);
-		assert_true(speed < 1e-2);
+		assert_true(speed < 1e-3); /* a capsule resting on one point rolled at 6.6 mm/s */
 	}
 }
 

@@ -634,24 +634,6 @@ static void test_deterministic(void** state) {
 	assert_true(hash[0] == hash[1]);
 }
 
-/* The particles of self-contact reference `ref` (contact_regions.c's reading of the lists). */
-static int contact_particles(const pbd_world* w, uint32_t ref, uint32_t p[4]) {
-	const pbd_particle_collision* c = w->pcol;
-	const uint32_t k = ref & PBD_CONTACT_REF_INDEX;
-	switch (ref >> PBD_CONTACT_REF_SHIFT) {
-	case PBD_CONTACT_PAIR:
-		p[0] = c->pairs[k].a, p[1] = c->pairs[k].b;
-		return 2;
-	case PBD_CONTACT_VT:
-		p[0] = c->vt[k].p, p[1] = w->tri[3 * c->vt[k].t], p[2] = w->tri[3 * c->vt[k].t + 1],
-		p[3] = w->tri[3 * c->vt[k].t + 2];
-		return 4;
-	default:
-		p[0] = c->ee[k].a, p[1] = c->ee[k].b, p[2] = c->ee[k].c, p[3] = c->ee[k].d;
-		return 4;
-	}
-}
-
 /* The self-contacts are projected by region on the threads (contact_regions.c): after every
  * substep's searches each contact is listed once, the regions of one grid share no particle (so
  * that threads may project them side by side), each region keeps list order, and in a folded
@@ -687,7 +669,7 @@ static void test_contact_regions(void** state) {
 					assert_int_equal(seen[flat], 0);
 					seen[flat] = 1;
 					uint32_t p[4];
-					const int m = contact_particles(w, ref, p);
+					const int m = pbd_contact_particles(w, ref, p);
 					for (int i = 0; i < m; ++i) {
 						assert_true(owner[p[i]] == UINT32_MAX || owner[p[i]] == g);
 						owner[p[i]] = g;
