@@ -231,6 +231,7 @@ static uint32_t (*const family_count[])(const pbd_world*) = {
     [PBD_FAMILY_BEND_ISOMETRIC] = pbd_world_bend_isometric_count,
     [PBD_FAMILY_TRIANGLE] = pbd_world_triangle_strain_count,
     [PBD_FAMILY_VOLUME] = pbd_world_volume_count,
+    [PBD_FAMILY_JOINT] = pbd_world_joint_count,
 };
 _Static_assert(sizeof family_count / sizeof family_count[0] == PBD_FAMILY_COUNT,
                "fuzz_step counts every constraint family: add the new one's count function");
@@ -681,6 +682,58 @@ static void add_volumes(harness* h, reader* r, pbd_status st[2]) {
 	   (double)d.pressure, pbd_status_string(st[0]));
 }
 
+/* Joints between bodies made before (maybe destroyed since), the world or made-up ids, with
+ * frames, limits, motors and thresholds from the stream. */
+static void add_joints(harness* h, reader* r, pbd_status st[2]) {
+	const uint32_t count = 1 + rd_u8(r) % 3;
+	pbd_joint_def d[3];
+	const uint8_t mode = rd_u8(r);
+	for (uint32_t k = 0; k < count; ++k) {
+		d[k] = pbd_joint_def_default();
+		d[k].type = (pbd_joint_type)(rd_u8(r) % (PBD_JOINT_TYPE_COUNT + 1));
+		d[k].body_a = rd_body(h, r);
+		d[k].body_b = rd_body(h, r);
+		if (mode & 1) {
+			d[k].frame_a.position = rd_vec3(r);
+			d[k].frame_b.position = rd_vec3(r);
+		}
+		if (mode & 2) {
+			const pbd_vec3 v = rd_vec3(r);
+			d[k].frame_b.rotation = (pbd_quat){v.x, v.y, v.z, rd_real(r)};
+		}
+		if (mode & 4) d[k].compliance = rd_real(r);
+		if (mode & 8) {
+			d[k].limit = true;
+			d[k].lower = rd_real(r);
+			d[k].upper = rd_real(r);
+		}
+		if (mode & 16) d[k].swing = rd_real(r);
+		if (mode & 32) {
+			d[k].motor = (pbd_joint_motor)(rd_u8(r) % 4);
+			d[k].motor_target = rd_real(r);
+			d[k].motor_max = rd_real(r);
+			d[k].motor_compliance = rd_real(r);
+		}
+		if (mode & 64) {
+			d[k].break_force = rd_real(r);
+			d[k].break_torque = rd_real(r);
+		}
+	}
+	BOTH(st, pbd_world_add_joints(W, count, d, NULL));
+	tr("add joints x%u (first type %d bodies %u/%u %u/%u) -> %s", count, (int)d[0].type, d[0].body_a.index1,
+	   d[0].body_a.generation, d[0].body_b.index1, d[0].body_b.generation, pbd_status_string(st[0]));
+	if (st[0] != PBD_OK) return;
+	const uint32_t nj = pbd_world_joint_count(h->w[0]) - count;
+	for (uint32_t k = 0; k < count; ++k) {
+		pbd_joint_def back;
+		pbd_joint_state state;
+		if (pbd_world_get_joint(h->w[0], nj + k, &back) != PBD_OK || back.type != d[k].type ||
+		    back.body_a.index1 != d[k].body_a.index1 || back.body_b.index1 != d[k].body_b.index1 ||
+		    pbd_world_get_joint_state(h->w[0], nj + k, &state) != PBD_OK)
+			fuzz_fail("joint %u does not read back (type %d)", nj + k, (int)d[k].type);
+	}
+}
+
 static family_op* const add_family[] = {
     [PBD_FAMILY_DISTANCE] = add_distances,
     [PBD_FAMILY_TET_VOLUME] = add_tet_volumes,
@@ -692,6 +745,7 @@ static family_op* const add_family[] = {
     [PBD_FAMILY_BEND_ISOMETRIC] = add_bend_isometrics,
     [PBD_FAMILY_TRIANGLE] = add_triangle_strains,
     [PBD_FAMILY_VOLUME] = add_volumes,
+    [PBD_FAMILY_JOINT] = add_joints,
 };
 _Static_assert(sizeof add_family / sizeof add_family[0] == PBD_FAMILY_COUNT,
                "fuzz_step adds every constraint family: give the new one its add operation");
@@ -766,11 +820,27 @@ static bool mat_volumes(harness* h, reader* r, pbd_status st[2], uint32_t first,
 	return true;
 }
 
+/* A joint's motor set or cleared, or the joint broken or mended. */
+static bool mat_joints(harness* h, reader* r, pbd_status st[2], uint32_t first, uint32_t count) {
+	if (count & 1) {
+		const bool broken = rd_u8(r) & 1;
+		BOTH(st, pbd_world_set_joint_broken(W, first, broken));
+		tr("joint %u broken %d -> %s", first, broken, pbd_status_string(st[0]));
+		return true;
+	}
+	const pbd_joint_motor motor = (pbd_joint_motor)(rd_u8(r) % 4);
+	const pbd_real target = rd_real(r), max = rd_real(r), compliance = rd_real(r);
+	BOTH(st, pbd_world_set_joint_motor(W, first, motor, target, max, compliance));
+	tr("joint %u motor %d (%g, %g, %g) -> %s", first, (int)motor, (double)target, (double)max, (double)compliance,
+	   pbd_status_string(st[0]));
+	return true;
+}
+
 /* Sized by the library's count, so that a new family has neither until it is given one. */
 static material_op* const material_family[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_DISTANCE] = mat_distances,     [PBD_FAMILY_TET_NEOHOOKEAN] = mat_tet_neohookeans,
     [PBD_FAMILY_ATTACHMENT] = mat_attachments, [PBD_FAMILY_TRIANGLE] = mat_triangle_strains,
-    [PBD_FAMILY_VOLUME] = mat_volumes,
+    [PBD_FAMILY_VOLUME] = mat_volumes,         [PBD_FAMILY_JOINT] = mat_joints,
 };
 
 typedef pbd_status pair_material_fn(pbd_world* w, uint32_t first, uint32_t count, pbd_real stiffness,
@@ -1715,6 +1785,7 @@ static const double family_work[] = {
     [PBD_FAMILY_BEND_ISOMETRIC] = 2,
     [PBD_FAMILY_TRIANGLE] = 4,
     [PBD_FAMILY_VOLUME] = 64,
+    [PBD_FAMILY_JOINT] = 8,
 };
 _Static_assert(sizeof family_work / sizeof family_work[0] == PBD_FAMILY_COUNT,
                "fuzz_step weighs every constraint family: give the new one its cost");

@@ -507,6 +507,31 @@ PBD_API pbd_status pbd_body_apply_torque(pbd_world* world, pbd_body_id id, pbd_v
 /// An impulse (N s) at a world point of a dynamic body, now: v += J / m, w += I^-1 (r x J).
 PBD_API pbd_status pbd_body_apply_impulse(pbd_world* world, pbd_body_id id, pbd_vec3 impulse, pbd_vec3 point);
 
+/* ---- joints ------------------------------------------------------------------------------- */
+
+/// Defaults: a ball joint between two null ids (set at least one body), identity frames, rigid,
+/// no limit, swing pi, no motor, unbreakable.
+PBD_API pbd_joint_def pbd_joint_def_default(void);
+/// Adds `count` joints (pbd_joint_def); the index of the first goes to *first (may be NULL). All
+/// are validated before any is added, an error naming the joint and the field. Joints are
+/// constraints like the particles' (PBD_FAMILY_JOINT), projected in the same iterations, always
+/// with XPBD's compliance (docs/joints.md). A joint to a body that is destroyed holds to the world
+/// frame where the body left it.
+PBD_API pbd_status pbd_world_add_joints(pbd_world* world, uint32_t count, const pbd_joint_def* defs, uint32_t* first);
+PBD_API uint32_t pbd_world_joint_count(const pbd_world* world);
+/// The def of joint `index` as it is now (a released side reads as the world).
+PBD_API pbd_status pbd_world_get_joint(const pbd_world* world, uint32_t index, pbd_joint_def* out);
+/// Its angle or offset, errors, force and torque after the last step, and whether it broke.
+PBD_API pbd_status pbd_world_get_joint_state(const pbd_world* world, uint32_t index, pbd_joint_state* out);
+/// Sets a hinge's or prismatic joint's motor (checked as pbd_joint_def); PBD_MOTOR_OFF stops it.
+PBD_API pbd_status pbd_world_set_joint_motor(pbd_world* world, uint32_t index, pbd_joint_motor motor, pbd_real target,
+                                             pbd_real max, pbd_real compliance);
+/// Breaks joint `index` now (a broken joint stays in the list, holding nothing) or mends it.
+PBD_API pbd_status pbd_world_set_joint_broken(pbd_world* world, uint32_t index, bool broken);
+/// The joints that broke during the last step: copies up to `capacity` (out may be NULL) and
+/// returns how many there are, in the order they broke.
+PBD_API uint32_t pbd_world_get_joint_events(const pbd_world* world, pbd_joint_event* out, uint32_t capacity);
+
 /* ---- colliders -------------------------------------------------------------------------- */
 
 PBD_API pbd_collider_def pbd_collider_def_default(void);

@@ -315,6 +315,7 @@ typedef enum pbd_family_type {
 	PBD_FAMILY_BEND_ISOMETRIC, ///< C = |sum_i K_i x_i| - r0 on a hinge (Bergou et al. 2006)
 	PBD_FAMILY_TRIANGLE, ///< membrane strain of a triangle: stretch along two material axes and shear between them
 	PBD_FAMILY_VOLUME,   ///< C = V - pressure V0, the volume enclosed by a closed triangle mesh
+	PBD_FAMILY_JOINT,    ///< a joint between two rigid bodies (or a body and the world): pbd_joint_def
 	PBD_FAMILY_COUNT,
 	/// Deprecated: the former name of PBD_FAMILY_CLUSTER.
 	PBD_FAMILY_SHAPE PBD_DEPRECATED("use PBD_FAMILY_CLUSTER") = PBD_FAMILY_CLUSTER
@@ -708,6 +709,78 @@ typedef struct pbd_body_contact {
 	pbd_real separation;        ///< m between the two after the last substep, less both margins (about 0 at rest)
 	pbd_real normal_correction; ///< m the last substep's iterations pushed the two apart along the normal
 } pbd_body_contact;
+
+/// What a joint holds (pbd_joint_def.type). A joint has a frame on each side, frame_a on body_a
+/// and frame_b on body_b; the x axis of a frame is the joint's axis and its y axis the zero of
+/// the joint's angle.
+typedef enum pbd_joint_type {
+	PBD_JOINT_FIXED = 0,     ///< the two frames coincide: the bodies move as one (a weld)
+	PBD_JOINT_BALL = 1,      ///< the origins coincide; optional cone (swing) and twist limits
+	PBD_JOINT_HINGE = 2,     ///< the origins coincide and the x axes align: b turns about x, with limits and a motor
+	PBD_JOINT_PRISMATIC = 3, ///< the frames keep their orientation and b's origin stays on a's x axis: a slider
+	PBD_JOINT_DISTANCE = 4,  ///< the origins stay between `lower` and `upper` apart: a rod, a rope (lower 0)
+	PBD_JOINT_TYPE_COUNT
+} pbd_joint_type;
+
+/// A hinge's or slider's drive (pbd_joint_def.motor).
+typedef enum pbd_joint_motor {
+	PBD_MOTOR_OFF = 0,
+	/// Drives the speed of b relative to a about (hinge, rad/s) or along (prismatic, m/s) the axis
+	/// to motor_target, with at most motor_max torque (N m) or force (N).
+	PBD_MOTOR_VELOCITY = 1,
+	/// Drives the angle (rad) or offset (m) to motor_target as a spring of compliance
+	/// motor_compliance (0: at once).
+	PBD_MOTOR_POSITION = 2
+} pbd_joint_motor;
+
+/// A joint (pbd_world_add_joints): a constraint between two rigid bodies, or a body and the world,
+/// solved with the particles' constraints in the same iterations (docs/joints.md).
+typedef struct pbd_joint_def {
+	pbd_joint_type type;
+	/// The two sides; the null id is the world. At least one is a dynamic body, and they differ.
+	pbd_body_id body_a, body_b;
+	/// The joint's frame on each side, in that body's frame (the world's for the world).
+	pbd_pose frame_a, frame_b;
+	/// How the joint yields: m/N for its positional hold, rad/(N m) for its angular one; 0
+	/// (default) holds rigidly, as XPBD's compliance (Macklin et al. 2016).
+	pbd_real compliance;
+	/// Hinge: the angle of b about the axis in [lower, upper] rad; prismatic: the offset of b's
+	/// origin along a's x axis in [lower, upper] m; ball: the twist about the axis in
+	/// [lower, upper] rad. Off by default. A distance joint always keeps [lower, upper].
+	bool limit;
+	pbd_real lower, upper;
+	/// Ball: the largest angle between the two x axes, rad, in (0, pi]; pi (default) is free.
+	pbd_real swing;
+	pbd_joint_motor motor;     ///< hinge and prismatic only; off by default
+	pbd_real motor_target;     ///< rad/s or m/s (velocity), rad or m (position)
+	pbd_real motor_max;        ///< velocity motor: the largest torque (N m) or force (N), > 0
+	pbd_real motor_compliance; ///< position motor: rad/(N m) or m/N, >= 0
+	/// The joint breaks (and stops holding) when the force (N) or torque (N m) it exerted in a
+	/// substep exceeds these; 0 (default): never. Reported by pbd_world_get_joint_events.
+	pbd_real break_force, break_torque;
+	int cookie;
+} pbd_joint_def;
+
+/// What a joint is doing after the last step (pbd_world_get_joint_state).
+typedef struct pbd_joint_state {
+	bool broken;
+	/// Hinge: the angle of b about the axis from a's zero (rad, in (-pi, pi]); ball: the twist;
+	/// prismatic: the offset along the axis (m); distance: the distance (m); fixed: 0.
+	pbd_real position;
+	/// The joint's error: m between the two origins (for a prismatic, off the axis; for a
+	/// distance joint, outside [lower, upper]) and rad between the frames where they must agree.
+	pbd_real error_distance, error_angle;
+	/// The force (N) and torque (N m, world axes) the joint exerted on body b in the last
+	/// substep, its motor's effort included (a's are the opposite).
+	pbd_vec3 force, torque;
+} pbd_joint_state;
+
+/// A joint that broke during the last step (pbd_world_get_joint_events).
+typedef struct pbd_joint_event {
+	uint32_t joint;  ///< its index
+	pbd_real force;  ///< N it exerted in the substep it broke
+	pbd_real torque; ///< N m
+} pbd_joint_event;
 
 /// The topology and rest shape of a particle system, owned by the caller. Filled by the
 /// builders (pbd_mesh_grid, pbd_mesh_rope, pbd_mesh_from_triangles, pbd_mesh_load_obj) and

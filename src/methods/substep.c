@@ -4,6 +4,7 @@
  * another's file. */
 #include "collision/collide.h"
 #include "collision/self_collision.h"
+#include "constraints/joint.h"
 #include "methods/substep.h"
 #include "model/world.h"
 
@@ -64,7 +65,9 @@ void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
 	}
 	if (w->bodies.alive) {
 		if (w->nrc > 0) pbd_rigid_contacts_friction(w);
+		pbd_joints_after_iterations(w, h);
 		pbd_bodies_apply_corrections(w, h);
+		pbd_joints_velocities(w, h);
 		if (w->nrc > 0) pbd_rigid_contacts_restitution(w, h);
 		pbd_colliders_follow_bodies(w);
 	}

@@ -13,6 +13,7 @@ extern const pbd_family_ops pbd_family_bend_dihedral_ops;
 extern const pbd_family_ops pbd_family_bend_isometric_ops;
 extern const pbd_family_ops pbd_family_triangle_ops;
 extern const pbd_family_ops pbd_family_volume_ops;
+extern const pbd_family_ops pbd_family_joint_ops;
 
 const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_DISTANCE] = &pbd_family_distance_ops,
@@ -25,6 +26,7 @@ const pbd_family_ops* const pbd_family_table[PBD_FAMILY_COUNT] = {
     [PBD_FAMILY_BEND_ISOMETRIC] = &pbd_family_bend_isometric_ops,
     [PBD_FAMILY_TRIANGLE] = &pbd_family_triangle_ops,
     [PBD_FAMILY_VOLUME] = &pbd_family_volume_ops,
+    [PBD_FAMILY_JOINT] = &pbd_family_joint_ops,
 };
 
 const char* pbd_family_name(pbd_family_type type) {

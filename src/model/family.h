@@ -138,6 +138,8 @@ typedef struct pbd_family_ops {
 	bool shared_work;
 	/* Its constraints may have body nodes (node.h), after the first node, which is a particle. */
 	bool bodies;
+	/* Its constraints' nodes are all bodies, the first one included (joints). */
+	bool only_bodies;
 	/* Bytes per constraint of f->lanes; 0 when the family keeps no such copy. */
 	size_t lanes_size;
 	/* Debug builds: whether f->lanes holds what refresh writes from the records as they are now.

@@ -194,6 +194,8 @@ struct pbd_world {
 	uint32_t *block_count, *block_index, *block_first;
 
 	pbd_bodies bodies; /* rigid bodies (bodies.c) */
+	uint32_t njev, cap_jev; /* joints that broke in the last step (constraints/joint.c) */
+	pbd_joint_event* jev;
 
 	/* soft objects: the ranges each one got (soft.c) */
 	uint32_t ns, cap_s;

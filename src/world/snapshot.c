@@ -695,7 +695,7 @@ static pbd_status load_family(reader* rd, pbd_world* w, pbd_family_type t, const
 			count = ops->particles(f, k, first, p, PBD_FAMILY_MAX_ARITY);
 			const uint32_t m = count - first < PBD_FAMILY_MAX_ARITY ? count - first : PBD_FAMILY_MAX_ARITY;
 			for (uint32_t i = 0; i < m && st == PBD_OK; ++i)
-				if (p[i] >= w->np && !(ops->bodies && first + i > 0))
+				if (p[i] >= w->np && !(ops->bodies && (first + i > 0 || ops->only_bodies)))
 					LOAD_FAIL(PBD_ERR_OUT_OF_RANGE, "%s: %s constraint %u uses particle %u of %u", name, ops->name,
 					          f->user[k], p[i], w->np);
 		}

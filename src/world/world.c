@@ -9,6 +9,7 @@
 #include "methods/method.h"
 #include "collision/self_collision.h"
 #include "constraints/attachment.h"
+#include "constraints/joint.h"
 #include "methods/sweep_plan.h"
 #include "model/world.h"
 
@@ -298,6 +299,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->inside_next, w->cap_inside_next * sizeof *w->inside_next);
 	pbd_free(&mem, w->events, w->cap_events * sizeof *w->events);
 	pbd_free(&mem, w->obj_events, w->cap_obj_events * sizeof *w->obj_events);
+	pbd_free(&mem, w->jev, w->cap_jev * sizeof *w->jev);
 	pbd_free(&mem, w->obj_prev, w->cap_obj_prev * sizeof *w->obj_prev);
 	pbd_free(&mem, w->obj_next, w->cap_obj_next * sizeof *w->obj_next);
 	pbd_free(&mem, w->softs, w->cap_s * sizeof *w->softs);
@@ -560,6 +562,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	w->step_status = PBD_OK;
 	pbd_particles_begin_step(w);
 	pbd_bodies_begin_step(w);
+	w->njev = 0;
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_step);
 	for (int s = 1; s <= substeps; ++s) method->substep(w, h, damping, s, substeps);
 	const uint64_t t_end = pbd_prof_begin(w);
@@ -633,6 +636,7 @@ pbd_status pbd_body_destroy(pbd_world* w, pbd_body_id id) {
 	const uint32_t i = pbd_bodies_slot_of(w, id, "pbd_body_destroy");
 	if (i == UINT32_MAX) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_attachment_release_body(w, i);
+	pbd_joint_release_body(w, i);
 	pbd_bodies_kill(w, i);
 	return PBD_OK;
 }
