@@ -43,19 +43,11 @@ typedef struct pbd_joint_p {
 
 _Static_assert(sizeof(pbd_joint_p) == 4 * sizeof(uint32_t), "padding in joint cold record");
 
-/* The multipliers of one joint: one per correction, then the positional and angular impulses
- * on b summed over the substep (vectors), which the break test and the state read. */
-enum { L_POINT, L_ANGLE, L_LIMIT, L_LIMIT2, L_MOTOR, L_FORCE, L_TORQUE = L_FORCE + 3, L_COUNT = L_TORQUE + 3 };
-
 static const pbd_real pi = PBD_R(3.14159265358979323846);
 
 /* ---- the sides as the substep's corrections have moved them -------------------------------- */
 
-typedef struct side {
-	uint32_t s;   /* body slot; UINT32_MAX for the world */
-	pbd_vec3 r;   /* lever arm from the centre of mass, world axes */
-	pbd_quat rot; /* the joint frame's rotation in the world */
-} side;
+typedef pbd_joint_side side;
 
 /* The orientation of body slot i with the substep's turn dtheta so far: q + (dtheta, 0) q / 2,
  * normalised, as the substep's end will apply it (bodies.c). */
@@ -80,16 +72,19 @@ static side side_of(const pbd_bodies* b, uint32_t body, pbd_vec3 p, pbd_quat rot
 		return sd;
 	}
 	sd.s = body - 1;
-	const pbd_vec3 arm = pbd_node_body_arm(b, sd.s, p);
-	sd.r = pbd_v3_add(arm, pbd_v3_cross(b->dtheta[sd.s], arm));
-	/* the user frame is q * conj(principal) (bodies.h) */
-	sd.rot = pbd_quat_mul(pbd_quat_mul(orientation_now(b, sd.s), pbd_quat_conj(b->principal[sd.s])), rot);
+	/* The arm and the frame turned as the substep's end will turn the body (bodies.c), not by the
+	 * linear dtheta x r: a light link between heavy ones turns by a large angle within a substep,
+	 * and a point moved by the linear rule is not where the body then puts it. The user frame is
+	 * q * conj(principal) (bodies.h). */
+	const pbd_quat user = pbd_quat_mul(orientation_now(b, sd.s), pbd_quat_conj(b->principal[sd.s]));
+	sd.r = pbd_quat_rotate(user, pbd_v3_sub(p, b->center[sd.s]));
+	sd.rot = pbd_quat_mul(user, rot);
 	return sd;
 }
 
 /* b's point less a's: the centres' difference first, then their remainders and the arms and
  * moves, so that two bodies far from the origin lose nothing to rounding. */
-static pbd_vec3 separation(const pbd_bodies* b, const side* A, const side* B) {
+pbd_vec3 pbd_joint_separation(const pbd_bodies* b, const side* A, const side* B) {
 	pbd_vec3 d, near = pbd_v3(0, 0, 0);
 	if (A->s != UINT32_MAX && B->s != UINT32_MAX)
 		d = pbd_v3_sub(b->x[B->s], b->x[A->s]);
@@ -104,7 +99,7 @@ static pbd_vec3 separation(const pbd_bodies* b, const side* A, const side* B) {
 	return pbd_v3_add(d, near);
 }
 
-static void sides(const pbd_bodies* b, const pbd_joint_c* c, side* A, side* B) {
+void pbd_joint_sides(const pbd_bodies* b, const pbd_joint_c* c, side* A, side* B) {
 	*A = side_of(b, c->a, c->pa, c->ra);
 	*B = side_of(b, c->b, c->pb, c->rb);
 }
@@ -163,8 +158,7 @@ static void correct_angle(const pbd_step_ctx* ctx, const side* A, const side* B,
 
 /* ---- the angles a joint measures ------------------------------------------------------------ */
 
-/* The rotation vector that takes unit vector u to unit vector v the short way. */
-static pbd_vec3 turn_between(pbd_vec3 u, pbd_vec3 v) {
+pbd_vec3 pbd_joint_turn_between(pbd_vec3 u, pbd_vec3 v) {
 	const pbd_vec3 x = pbd_v3_cross(u, v);
 	const pbd_real s = pbd_v3_length(x);
 	if (!(s >= PBD_EPSILON_LENGTH)) return pbd_v3(0, 0, 0); /* aligned, or opposite: no one way round */
@@ -172,8 +166,7 @@ static pbd_vec3 turn_between(pbd_vec3 u, pbd_vec3 v) {
 	return pbd_v3_scale(x, angle / s);
 }
 
-/* The rotation vector of b's frame from a's: rb = exp(e) ra. */
-static pbd_vec3 turn_of(pbd_quat ra, pbd_quat rb) {
+pbd_vec3 pbd_joint_turn_of(pbd_quat ra, pbd_quat rb) {
 	pbd_quat d = pbd_quat_mul(rb, pbd_quat_conj(ra));
 	if (d.w < 0) d = (pbd_quat){-d.x, -d.y, -d.z, -d.w};
 	const pbd_real s = PBD_SQRT(d.x * d.x + d.y * d.y + d.z * d.z);
@@ -218,48 +211,53 @@ static pbd_joint_motor motor_of(const pbd_joint_c* c) {
 
 static void project_one(const pbd_step_ctx* ctx, const pbd_joint_c* c, pbd_real* l) {
 	const pbd_bodies* b = ctx->bodies;
-	pbd_real* force = l + L_FORCE;
-	pbd_real* torque = l + L_TORQUE;
+	pbd_real* force = l + PBD_JOINT_L_FORCE;
+	pbd_real* torque = l + PBD_JOINT_L_TORQUE;
 	const bool limit = (c->flags & PBD_JOINT_LIMIT) != 0;
+	const bool hold = !(c->flags & PBD_JOINT_DIRECT); /* the holds, unless the direct solve has them */
 	side A, B;
 	/* The angular parts first: the positional ones then act through arms in their final
 	 * directions. */
-	sides(b, c, &A, &B);
+	pbd_joint_sides(b, c, &A, &B);
 	switch ((pbd_joint_type)c->type) {
 	case PBD_JOINT_FIXED:
 	case PBD_JOINT_PRISMATIC:
-		correct_angle(ctx, &A, &B, turn_of(A.rot, B.rot), c->compliance, &l[L_ANGLE], torque);
+		if (hold)
+			correct_angle(ctx, &A, &B, pbd_joint_turn_of(A.rot, B.rot), c->compliance, &l[PBD_JOINT_L_ANGLE], torque);
 		break;
 	case PBD_JOINT_HINGE: {
-		correct_angle(ctx, &A, &B, turn_between(axis_x(A.rot), axis_x(B.rot)), c->compliance, &l[L_ANGLE], torque);
+		if (hold)
+			correct_angle(ctx, &A, &B, pbd_joint_turn_between(axis_x(A.rot), axis_x(B.rot)), c->compliance,
+			              &l[PBD_JOINT_L_ANGLE], torque);
 		const bool drive = motor_of(c) == PBD_MOTOR_POSITION;
 		if (!limit && !drive) break;
-		sides(b, c, &A, &B);
+		pbd_joint_sides(b, c, &A, &B);
 		pbd_vec3 n;
 		if (!twist_axis(A.rot, B.rot, &n)) break;
 		const pbd_real theta = angle_about(n, A.rot, B.rot);
 		if (limit)
-			correct_angle(ctx, &A, &B, pbd_v3_scale(n, outside(theta, c->lower, c->upper)), 0, &l[L_LIMIT], torque);
+			correct_angle(ctx, &A, &B, pbd_v3_scale(n, outside(theta, c->lower, c->upper)), 0, &l[PBD_JOINT_L_LIMIT],
+			              torque);
 		if (drive) {
-			sides(b, c, &A, &B);
+			pbd_joint_sides(b, c, &A, &B);
 			correct_angle(ctx, &A, &B, pbd_v3_scale(n, wrap(angle_about(n, A.rot, B.rot) - c->motor_target)),
-			              c->motor_compliance, &l[L_MOTOR], torque);
+			              c->motor_compliance, &l[PBD_JOINT_L_MOTOR], torque);
 		}
 		break;
 	}
 	case PBD_JOINT_BALL: {
 		if (c->swing < pi) {
-			const pbd_vec3 e = turn_between(axis_x(A.rot), axis_x(B.rot));
+			const pbd_vec3 e = pbd_joint_turn_between(axis_x(A.rot), axis_x(B.rot));
 			const pbd_real phi = pbd_v3_length(e);
 			if (phi > c->swing)
-				correct_angle(ctx, &A, &B, pbd_v3_scale(e, (phi - c->swing) / phi), 0, &l[L_LIMIT], torque);
+				correct_angle(ctx, &A, &B, pbd_v3_scale(e, (phi - c->swing) / phi), 0, &l[PBD_JOINT_L_LIMIT], torque);
 		}
 		if (limit) {
-			sides(b, c, &A, &B);
+			pbd_joint_sides(b, c, &A, &B);
 			pbd_vec3 n;
 			if (twist_axis(A.rot, B.rot, &n))
 				correct_angle(ctx, &A, &B, pbd_v3_scale(n, outside(angle_about(n, A.rot, B.rot), c->lower, c->upper)),
-				              0, &l[L_LIMIT2], torque);
+				              0, &l[PBD_JOINT_L_LIMIT2], torque);
 		}
 		break;
 	}
@@ -267,36 +265,39 @@ static void project_one(const pbd_step_ctx* ctx, const pbd_joint_c* c, pbd_real*
 	case PBD_JOINT_TYPE_COUNT:
 		break;
 	}
-	sides(b, c, &A, &B);
-	const pbd_vec3 d = separation(b, &A, &B);
+	pbd_joint_sides(b, c, &A, &B);
+	const pbd_vec3 d = pbd_joint_separation(b, &A, &B);
 	switch ((pbd_joint_type)c->type) {
 	case PBD_JOINT_FIXED:
 	case PBD_JOINT_BALL:
 	case PBD_JOINT_HINGE:
-		correct_point(ctx, &A, &B, d, c->compliance, &l[L_POINT], force);
+		if (hold) correct_point(ctx, &A, &B, d, c->compliance, &l[PBD_JOINT_L_POINT], force);
 		break;
 	case PBD_JOINT_PRISMATIC: {
 		/* off the axis held; along it the limit and the drive */
 		const pbd_vec3 x = axis_x(A.rot);
 		const pbd_real s = pbd_v3_dot(d, x);
-		correct_point(ctx, &A, &B, pbd_v3_sub(d, pbd_v3_scale(x, s)), c->compliance, &l[L_POINT], force);
+		if (hold)
+			correct_point(ctx, &A, &B, pbd_v3_sub(d, pbd_v3_scale(x, s)), c->compliance, &l[PBD_JOINT_L_POINT], force);
 		if (limit) {
-			sides(b, c, &A, &B);
-			const pbd_real s1 = pbd_v3_dot(separation(b, &A, &B), x);
-			correct_point(ctx, &A, &B, pbd_v3_scale(x, outside(s1, c->lower, c->upper)), 0, &l[L_LIMIT], force);
+			pbd_joint_sides(b, c, &A, &B);
+			const pbd_real s1 = pbd_v3_dot(pbd_joint_separation(b, &A, &B), x);
+			correct_point(ctx, &A, &B, pbd_v3_scale(x, outside(s1, c->lower, c->upper)), 0, &l[PBD_JOINT_L_LIMIT],
+			              force);
 		}
 		if (motor_of(c) == PBD_MOTOR_POSITION) {
-			sides(b, c, &A, &B);
-			const pbd_real s2 = pbd_v3_dot(separation(b, &A, &B), x);
-			correct_point(ctx, &A, &B, pbd_v3_scale(x, s2 - c->motor_target), c->motor_compliance, &l[L_MOTOR], force);
+			pbd_joint_sides(b, c, &A, &B);
+			const pbd_real s2 = pbd_v3_dot(pbd_joint_separation(b, &A, &B), x);
+			correct_point(ctx, &A, &B, pbd_v3_scale(x, s2 - c->motor_target), c->motor_compliance,
+			              &l[PBD_JOINT_L_MOTOR], force);
 		}
 		break;
 	}
 	case PBD_JOINT_DISTANCE: {
 		const pbd_real len = pbd_v3_length(d);
 		if (!(len >= PBD_EPSILON_LENGTH)) break; /* no direction to push apart along */
-		correct_point(ctx, &A, &B, pbd_v3_scale(d, outside(len, c->lower, c->upper) / len), c->compliance, &l[L_POINT],
-		              force);
+		correct_point(ctx, &A, &B, pbd_v3_scale(d, outside(len, c->lower, c->upper) / len), c->compliance,
+		              &l[PBD_JOINT_L_POINT], force);
 		break;
 	}
 	case PBD_JOINT_TYPE_COUNT:
@@ -309,7 +310,7 @@ static void project_one(const pbd_step_ctx* ctx, const pbd_joint_c* c, pbd_real*
 static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	const pbd_joint_c* c = HOT(f);
 	for (uint32_t k = first; k < end; ++k)
-		if (!(c[k].flags & PBD_JOINT_BROKEN)) project_one(ctx, &c[k], f->lambda + (size_t)k * L_COUNT);
+		if (!(c[k].flags & PBD_JOINT_BROKEN)) project_one(ctx, &c[k], f->lambda + (size_t)k * PBD_JOINT_L_COUNT);
 }
 
 static void refresh(pbd_family* f, const pbd_step_ctx* ctx) { (void)f, (void)ctx; }
@@ -342,10 +343,12 @@ void pbd_joints_after_iterations(pbd_world* w, pbd_real h) {
 	const pbd_real inv_h2 = 1 / (h * h);
 	pbd_joint_c* c = HOT(f);
 	for (uint32_t k = 0; k < f->n; ++k) {
-		pbd_real* l = f->lambda + (size_t)k * L_COUNT;
-		c[k].force = pbd_v3_scale(pbd_v3(l[L_FORCE], l[L_FORCE + 1], l[L_FORCE + 2]), inv_h2);
-		c[k].torque = pbd_v3_scale(pbd_v3(l[L_TORQUE], l[L_TORQUE + 1], l[L_TORQUE + 2]), inv_h2);
-		memset(l, 0, L_COUNT * sizeof *l);
+		pbd_real* l = f->lambda + (size_t)k * PBD_JOINT_L_COUNT;
+		c[k].force =
+		    pbd_v3_scale(pbd_v3(l[PBD_JOINT_L_FORCE], l[PBD_JOINT_L_FORCE + 1], l[PBD_JOINT_L_FORCE + 2]), inv_h2);
+		c[k].torque =
+		    pbd_v3_scale(pbd_v3(l[PBD_JOINT_L_TORQUE], l[PBD_JOINT_L_TORQUE + 1], l[PBD_JOINT_L_TORQUE + 2]), inv_h2);
+		memset(l, 0, PBD_JOINT_L_COUNT * sizeof *l);
 		if (c[k].flags & PBD_JOINT_BROKEN) continue;
 		const pbd_real fl = pbd_v3_length(c[k].force), tl = pbd_v3_length(c[k].torque);
 		if ((c[k].break_force > 0 && fl > c[k].break_force) || (c[k].break_torque > 0 && tl > c[k].break_torque)) {
@@ -369,7 +372,7 @@ static pbd_vec3 spin(const pbd_bodies* b, const side* s) {
  * impulse that reaches the target speed, bounded by the motor's force or torque over h. */
 static void drive_velocity(pbd_bodies* b, pbd_joint_c* c, pbd_real h) {
 	side A, B;
-	sides(b, c, &A, &B);
+	pbd_joint_sides(b, c, &A, &B);
 	const pbd_vec3 n = axis_x(A.rot);
 	const bool ma = dynamic(b, &A), mb = dynamic(b, &B);
 	const pbd_real bound = c->motor_max * h;
@@ -626,23 +629,23 @@ pbd_status pbd_world_get_joint(const pbd_world* w, uint32_t index, pbd_joint_def
 static void measure(const pbd_world* w, const pbd_joint_c* c, pbd_joint_state* out) {
 	const pbd_bodies* b = &w->bodies;
 	side A, B;
-	sides(b, c, &A, &B);
-	const pbd_vec3 d = separation(b, &A, &B);
+	pbd_joint_sides(b, c, &A, &B);
+	const pbd_vec3 d = pbd_joint_separation(b, &A, &B);
 	const pbd_vec3 x = axis_x(A.rot);
 	pbd_vec3 n;
 	switch ((pbd_joint_type)c->type) {
 	case PBD_JOINT_FIXED:
 		out->error_distance = pbd_v3_length(d);
-		out->error_angle = pbd_v3_length(turn_of(A.rot, B.rot));
+		out->error_angle = pbd_v3_length(pbd_joint_turn_of(A.rot, B.rot));
 		break;
 	case PBD_JOINT_HINGE:
 		out->error_distance = pbd_v3_length(d);
-		out->error_angle = pbd_v3_length(turn_between(x, axis_x(B.rot)));
+		out->error_angle = pbd_v3_length(pbd_joint_turn_between(x, axis_x(B.rot)));
 		if (twist_axis(A.rot, B.rot, &n)) out->position = angle_about(n, A.rot, B.rot);
 		break;
 	case PBD_JOINT_BALL: {
 		out->error_distance = pbd_v3_length(d);
-		const pbd_real phi = pbd_v3_length(turn_between(x, axis_x(B.rot)));
+		const pbd_real phi = pbd_v3_length(pbd_joint_turn_between(x, axis_x(B.rot)));
 		out->error_angle = phi > c->swing ? phi - c->swing : 0;
 		if (twist_axis(A.rot, B.rot, &n)) {
 			out->position = angle_about(n, A.rot, B.rot);
@@ -653,7 +656,7 @@ static void measure(const pbd_world* w, const pbd_joint_c* c, pbd_joint_state* o
 	case PBD_JOINT_PRISMATIC: {
 		out->position = pbd_v3_dot(d, x);
 		out->error_distance = pbd_v3_length(pbd_v3_sub(d, pbd_v3_scale(x, out->position)));
-		out->error_angle = pbd_v3_length(turn_of(A.rot, B.rot));
+		out->error_angle = pbd_v3_length(pbd_joint_turn_of(A.rot, B.rot));
 		break;
 	}
 	case PBD_JOINT_DISTANCE:
@@ -770,7 +773,7 @@ const pbd_family_ops pbd_family_joint_ops = {
     .name = "joint",
     .hot_size = sizeof(pbd_joint_c),
     .cold_size = sizeof(pbd_joint_p),
-    .lambdas = L_COUNT,
+    .lambdas = PBD_JOINT_L_COUNT,
     .bodies = true,
     .only_bodies = true,
     .particles = particles,

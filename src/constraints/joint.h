@@ -6,13 +6,14 @@
 #include "model/family.h"
 
 /* flags of a joint's record */
-#define PBD_JOINT_LIMIT       1u /* the limit [lower, upper] holds */
-#define PBD_JOINT_BROKEN      2u /* holds nothing */
-#define PBD_JOINT_A_MOVES     4u /* side a is a dynamic body: a node of the constraint */
-#define PBD_JOINT_B_MOVES     8u /* likewise side b */
-#define PBD_JOINT_MOTOR_SHIFT 8u /* pbd_joint_motor in bits 8-9 */
+#define PBD_JOINT_LIMIT       1u  /* the limit [lower, upper] holds */
+#define PBD_JOINT_BROKEN      2u  /* holds nothing */
+#define PBD_JOINT_A_MOVES     4u  /* side a is a dynamic body: a node of the constraint */
+#define PBD_JOINT_B_MOVES     8u  /* likewise side b */
+#define PBD_JOINT_DIRECT      16u /* its holds are solved by methods/joint_direct.c; its limits and motor here */
+#define PBD_JOINT_MOTOR_SHIFT 8u  /* pbd_joint_motor in bits 8-9 */
 #define PBD_JOINT_MOTOR_MASK  (3u << PBD_JOINT_MOTOR_SHIFT)
-#define PBD_JOINT_KNOWN_FLAGS (15u | PBD_JOINT_MOTOR_MASK)
+#define PBD_JOINT_KNOWN_FLAGS (31u | PBD_JOINT_MOTOR_MASK)
 
 /* Hot data: everything the kernels read. A side is a body slot + 1, or 0 for the world, whose
  * frame is given in world coordinates. */
@@ -29,6 +30,39 @@ typedef struct pbd_joint_c {
 } pbd_joint_c;
 
 _Static_assert(sizeof(pbd_joint_c) == 4 * sizeof(uint32_t) + 29 * sizeof(pbd_real), "padding in joint");
+
+/* The multipliers of one joint: one per correction of the projection here, the positional and
+ * angular impulses on b summed over the substep (vectors), which the break test and the state
+ * read, and one per row of the direct solve (methods/joint_direct.c). */
+enum {
+	PBD_JOINT_L_POINT,
+	PBD_JOINT_L_ANGLE,
+	PBD_JOINT_L_LIMIT,
+	PBD_JOINT_L_LIMIT2,
+	PBD_JOINT_L_MOTOR,
+	PBD_JOINT_L_FORCE,
+	PBD_JOINT_L_TORQUE = PBD_JOINT_L_FORCE + 3,
+	PBD_JOINT_L_ROWS = PBD_JOINT_L_TORQUE + 3,
+	PBD_JOINT_MAX_ROWS = 6,
+	PBD_JOINT_L_COUNT = PBD_JOINT_L_ROWS + PBD_JOINT_MAX_ROWS
+};
+
+/* A side of a joint as the substep's corrections have moved it. */
+typedef struct pbd_joint_side {
+	uint32_t s;   /* body slot; UINT32_MAX for the world */
+	pbd_vec3 r;   /* lever arm from the centre of mass (world axes); the point itself for the world */
+	pbd_quat rot; /* the joint frame's rotation in the world */
+} pbd_joint_side;
+
+typedef struct pbd_bodies pbd_bodies;
+
+void pbd_joint_sides(const pbd_bodies* b, const pbd_joint_c* c, pbd_joint_side* A, pbd_joint_side* B);
+/* b's point less a's, exact for bodies far from the origin. */
+pbd_vec3 pbd_joint_separation(const pbd_bodies* b, const pbd_joint_side* A, const pbd_joint_side* B);
+/* The rotation vector of frame rb from frame ra (rb = exp(e) ra), the short way. */
+pbd_vec3 pbd_joint_turn_of(pbd_quat ra, pbd_quat rb);
+/* The rotation vector that takes unit vector u to unit vector v the short way. */
+pbd_vec3 pbd_joint_turn_between(pbd_vec3 u, pbd_vec3 v);
 
 /* A joint to body slot i holds to the world frame where the body is now: the body is going away
  * (pbd_body_destroy). */

@@ -5,6 +5,7 @@
 
 #include "model/forces.h"
 #include "methods/hierarchy.h"
+#include "methods/joint_direct.h"
 #include "methods/solver.h"
 #include "methods/substep.h"
 #include "collision/self_collision.h"
@@ -207,6 +208,7 @@ void pbd_solver_substep(pbd_world* w, pbd_real h, pbd_real damping, int substep,
 			sweep_gauss_seidel(w, &ctx);
 		/* Extrapolated before the contacts, so that an iteration never ends inside a collider. */
 		if (cheb.on) chebyshev_update(w, &cheb, it);
+		if (w->jdirect->nrows) pbd_joint_direct_iterate(w, &ctx);
 		if (it == 0 || it == iterations - 1) pbd_substep_catch_late(w, it == 0);
 		pbd_substep_project_contacts(w);
 	}

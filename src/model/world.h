@@ -187,6 +187,7 @@ struct pbd_world {
 	uint32_t nrorder, cap_rbox, cap_rorder, cap_rpairs;
 	bool rigid_brute_force; /* tests only: every pair of colliders, to check the sweep */
 	bool rigid_capped;      /* this substep's rigid contacts reached their bound (rigid_contact.c) */
+	uint32_t rigid_iter;    /* the iteration of the substep the rigid contacts are projected in (rigid_contact.c) */
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 	pbd_exec exec;          /* the threads a step's stages run on (task.c) */
 	pbd_sweep_plan* plan;   /* the Gauss-Seidel sweep as a chain, for threads (sweep_plan.c) */
@@ -196,6 +197,7 @@ struct pbd_world {
 	pbd_bodies bodies; /* rigid bodies (bodies.c) */
 	uint32_t njev, cap_jev; /* joints that broke in the last step (constraints/joint.c) */
 	pbd_joint_event* jev;
+	struct pbd_joint_direct* jdirect; /* the direct solve of small assemblies' joints (methods/joint_direct.c) */
 
 	/* soft objects: the ranges each one got (soft.c) */
 	uint32_t ns, cap_s;

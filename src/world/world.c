@@ -6,6 +6,7 @@
 #include "core/cpu.h"
 #include "methods/hierarchy.h"
 #include "methods/integrate.h"
+#include "methods/joint_direct.h"
 #include "methods/method.h"
 #include "collision/self_collision.h"
 #include "constraints/attachment.h"
@@ -178,6 +179,7 @@ typedef struct world_block {
 	pbd_integrator integ;
 	pbd_particle_collision pcol;
 	pbd_sweep_plan plan;
+	pbd_joint_direct jdirect;
 } world_block;
 #define WORLD_ALIGN ((uintptr_t) _Alignof(world_block))
 static size_t world_block_size(void) { return sizeof(world_block) + (size_t)WORLD_ALIGN - 1; }
@@ -206,6 +208,7 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	w->integ = &parts->integ;
 	w->pcol = &parts->pcol;
 	w->plan = &parts->plan;
+	w->jdirect = &parts->jdirect;
 	w->def = *def;
 	w->mem = mem;
 	w->block_offset = offset;
@@ -269,6 +272,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_hierarchy_free(w);
 	pbd_bodies_free(w);
 	pbd_integrator_free(w);
+	pbd_joint_direct_free(w);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_free(&mem, w->tri_drag, w->cap_t * sizeof *w->tri_drag);
 	pbd_free(&mem, w->tri_wind, w->cap_t * sizeof *w->tri_wind);
@@ -553,6 +557,10 @@ pbd_status pbd_world_step(pbd_world* w) {
 	const pbd_method_ops* method = pbd_method_table[d->method];
 	if (method->prepare) {
 		const pbd_status st = method->prepare(w);
+		if (st != PBD_OK) return st;
+	}
+	if (w->fam[PBD_FAMILY_JOINT].n > 0 || w->jdirect->nrows > 0) {
+		const pbd_status st = pbd_joint_direct_prepare(w);
 		if (st != PBD_OK) return st;
 	}
 	if (pbd_particle_collision_prepare(w) != PBD_OK)
