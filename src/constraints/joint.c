@@ -58,8 +58,8 @@ static pbd_quat orientation_now(const pbd_bodies* b, uint32_t i) {
 	const pbd_quat spin = {t.x / 2, t.y / 2, t.z / 2, 0};
 	const pbd_quat dq = pbd_quat_mul(spin, q);
 	pbd_quat r = {q.x + dq.x, q.y + dq.y, q.z + dq.z, q.w + dq.w};
-	const pbd_real n = PBD_SQRT(r.x * r.x + r.y * r.y + r.z * r.z + r.w * r.w);
-	r.x /= n, r.y /= n, r.z /= n, r.w /= n;
+	const pbd_real inv = 1 / PBD_SQRT(r.x * r.x + r.y * r.y + r.z * r.z + r.w * r.w);
+	r.x *= inv, r.y *= inv, r.z *= inv, r.w *= inv;
 	return r;
 }
 
@@ -217,9 +217,10 @@ static void project_one(const pbd_step_ctx* ctx, const pbd_joint_c* c, pbd_real*
 	const bool hold = !(c->flags & PBD_JOINT_DIRECT); /* the holds, unless the direct solve has them */
 	side A, B;
 	/* The angular parts first: the positional ones then act through arms in their final
-	 * directions. */
-	pbd_joint_sides(b, c, &A, &B);
-	switch ((pbd_joint_type)c->type) {
+	 * directions. A ball joint without limits has none. */
+	const bool angular = c->type != PBD_JOINT_DISTANCE && !(c->type == PBD_JOINT_BALL && !limit && c->swing >= pi);
+	if (angular) pbd_joint_sides(b, c, &A, &B);
+	switch (angular ? (pbd_joint_type)c->type : PBD_JOINT_TYPE_COUNT) {
 	case PBD_JOINT_FIXED:
 	case PBD_JOINT_PRISMATIC:
 		if (hold)

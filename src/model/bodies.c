@@ -809,7 +809,10 @@ static void dynamic_substep(pbd_bodies* b, uint32_t i, double h, double damping,
 	dq_rotate(q, t, tb, true);
 	const double I[3] = {(double)b->inertia[i].x, (double)b->inertia[i].y, (double)b->inertia[i].z};
 	double w1[3] = {w0[0], w0[1], w0[2]}, wm[3];
-	bool converged = false;
+	/* equal moments: w x I w vanishes, and the rule is exact at once */
+	bool converged = I[0] == I[1] && I[1] == I[2];
+	if (converged)
+		for (int k = 0; k < 3; ++k) w1[k] = w0[k] + h * tb[k] / I[k];
 	for (int it = 0; it < 16 && !converged; ++it) {
 		for (int k = 0; k < 3; ++k) wm[k] = (w0[k] + w1[k]) / 2;
 		const double L[3] = {I[0] * wm[0], I[1] * wm[1], I[2] * wm[2]};

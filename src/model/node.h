@@ -14,8 +14,11 @@
 
 #include "model/bodies.h"
 
-/* I^-1 v for body slot i in world axes, from its principal moments and axes. */
+/* I^-1 v for body slot i in world axes, from its principal moments and axes. A body whose three
+ * moments are equal (a ball, a cube) turns alike about every axis: no rotation to its axes. */
 static inline pbd_vec3 pbd_node_inv_inertia(const pbd_bodies* b, uint32_t i, pbd_vec3 v) {
+	const pbd_vec3 m = b->inertia[i];
+	if (m.x == m.y && m.y == m.z) return pbd_v3_scale(v, 1 / m.x);
 	const pbd_quat q = b->q[i];
 	pbd_vec3 l = pbd_quat_rotate(pbd_quat_conj(q), v);
 	l = pbd_v3(l.x / b->inertia[i].x, l.y / b->inertia[i].y, l.z / b->inertia[i].z);
