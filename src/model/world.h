@@ -194,7 +194,7 @@ struct pbd_world {
 	uint32_t cap_block;     /* per block of particles (PBD_BLOCK_PARTICLES_MIN at least): what a stage counted */
 	uint32_t *block_count, *block_index, *block_first;
 
-	pbd_bodies bodies; /* rigid bodies (bodies.c) */
+	pbd_bodies bodies;      /* rigid bodies (bodies.c) */
 	uint32_t njev, cap_jev; /* joints that broke in the last step (constraints/joint.c) */
 	pbd_joint_event* jev;
 	struct pbd_joint_direct* jdirect; /* the direct solve of small assemblies' joints (methods/joint_direct.c) */
