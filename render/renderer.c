@@ -2,8 +2,8 @@
  *
  * Per update: positions (converted to float), smooth normals, pinned particles, colliders (their
  * poses move, a body's shapes with the body; a dynamic body's shapes take the body color) and the
- * library's contacts. Convex hulls, meshes and heightfields are drawn from
- * their triangles (pbd_collider_get_triangles, in the collider's frame), read once per collider
+ * library's contacts, the joints and the bodies' contacts. Convex hulls, meshes and heightfields
+ * are drawn from their triangles (pbd_collider_get_triangles, in the collider's frame), read once per collider
  * into buffers of their own and placed by the pose read at every update. Per topology change (a new world, or new
  * particles, constraints or triangles): the triangle, edge and line index buffers, the rest lengths (a texture buffer
  * the line shader reads to color each constraint by its strain), the automatic sizes and the plane quads. Drawing then
@@ -61,6 +61,7 @@ struct pbd_renderer {
 		GLint view, proj, viewport, radius, max_size, color;
 	} point_u;
 	GLuint vao_empty, vao_world, vao_sphere, vao_plane, vao_capsule, vao_box;
+	GLuint vao_marks, vbo_marks; /* joints and bodies' contacts: their points, then their lines' ends */
 	GLuint vbo_pos, vbo_nrm;
 	GLuint ebo_tris, ebo_edges, ebo_lines, ebo_body_points, ebo_pinned, ebo_contacts;
 	GLuint rest_buffer, rest_texture;
@@ -92,6 +93,15 @@ struct pbd_renderer {
 	uint32_t collider_count, collider_cap;
 	collider_mesh* meshes; /* one per collider of the scene, by its index there */
 	uint32_t mesh_cap;
+
+	/* Joints and the bodies' contacts, rewritten by every update: xyz per vertex, in the order
+	 * joint anchors, joint line ends, contact points, contact normal ends. */
+	float* marks;
+	uint32_t mark_cap; /* vertices */
+	uint32_t joint_points, joint_line_ends, body_contact_points, body_contact_line_ends;
+	pbd_body_contact* body_contacts;
+	uint32_t body_contact_cap;
+	float auto_mark_length; /* a joint's axis and a contact's normal, each way */
 
 	float auto_line_radius, auto_ball_radius, auto_marker_radius;
 	pbd_render_bounds bounds; /* everything drawn, for the depth range */
@@ -127,7 +137,10 @@ pbd_render_style pbd_render_style_default(void) {
 	s.pinned = (pbd_render_rgb){0.10f, 0.10f, 0.12f};
 	s.contact = (pbd_render_rgb){0.20f, 0.85f, 0.30f};
 	s.particle = (pbd_render_rgb){0.25f, 0.25f, 0.30f};
+	/* Magenta: apart in hue from the cloth, the colliders, the bodies and the contacts' green. */
+	s.joint = (pbd_render_rgb){0.82f, 0.24f, 0.80f};
 	s.show_colliders = true;
+	s.show_joints = true;
 	s.show_pinned = true;
 	s.strain_red = 0.1f;
 	s.collider_inset = 0.01f;
@@ -290,6 +303,12 @@ static bool make_buffers(pbd_renderer* r, pbd_error* err) {
 	r->box_nrm = buffers[18];
 	r->box_ebo = buffers[19];
 	glGenTextures(1, &r->rest_texture);
+	glGenVertexArrays(1, &r->vao_marks);
+	glGenBuffers(1, &r->vbo_marks);
+	glBindVertexArray(r->vao_marks);
+	glBindBuffer(GL_ARRAY_BUFFER, r->vbo_marks);
+	glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
+	glEnableVertexAttribArray(0);
 
 	glBindVertexArray(r->vao_world);
 	glBindBuffer(GL_ARRAY_BUFFER, r->vbo_pos);
@@ -361,6 +380,10 @@ void pbd_renderer_destroy(pbd_renderer* r) {
 	                            r->capsule_shift,   r->capsule_ebo, r->box_pos,      r->box_nrm,     r->box_ebo};
 	glDeleteBuffers(20, buffers);
 	if (r->rest_texture) glDeleteTextures(1, &r->rest_texture);
+	if (r->vao_marks) glDeleteVertexArrays(1, &r->vao_marks);
+	if (r->vbo_marks) glDeleteBuffers(1, &r->vbo_marks);
+	free(r->marks);
+	free(r->body_contacts);
 	free(r->pos);
 	free(r->nrm);
 	free(r->scratch);
@@ -544,6 +567,7 @@ static bool sync_topology(pbd_renderer* r, const pbd_render_scene* sc) {
 		if (mean > 0 && r->auto_ball_radius > 0.4f * mean) r->auto_ball_radius = 0.4f * mean;
 		if (r->auto_line_radius > 0.45f * r->auto_ball_radius) r->auto_line_radius = 0.45f * r->auto_ball_radius;
 	}
+	r->auto_mark_length = 0.04f * diag;
 	const float mean_edge = r->nd ? (float)(edge_sum / r->nd) : 0.0f;
 	r->auto_marker_radius = mean_edge > 0 ? 0.2f * mean_edge : 0.008f * diag;
 	if (r->auto_marker_radius > 0.01f * diag) r->auto_marker_radius = 0.01f * diag;
@@ -709,6 +733,96 @@ static uint32_t read_contacts(pbd_renderer* r, const pbd_world* w, uint32_t* out
 	return count;
 }
 
+/* Room for `n` vertices of marks; false (and nothing drawn) when out of memory. */
+static bool reserve_marks(pbd_renderer* r, uint64_t n) {
+	if (n <= r->mark_cap) return true;
+	if (n > UINT32_MAX / 2) return false;
+	const uint32_t cap = (uint32_t)n + (uint32_t)n / 2;
+	float* grown = realloc(r->marks, (size_t)cap * 3 * sizeof *grown);
+	if (!grown) return false;
+	r->marks = grown;
+	r->mark_cap = cap;
+	return true;
+}
+
+static void put_vertex(float* at, pbd_vec3 p) {
+	at[0] = (float)p.x;
+	at[1] = (float)p.y;
+	at[2] = (float)p.z;
+}
+
+/* A joint's frame on one side in the world: the body's frame composed with it, or the frame
+ * itself on the world's side (the null id, or a body the world no longer has a slot for). */
+static pbd_pose joint_frame(const pbd_pose* poses, uint32_t slots, pbd_body_id body, pbd_pose frame) {
+	if (body.index1 == 0 || body.index1 > slots || !poses) return frame;
+	const pbd_pose b = poses[body.index1 - 1];
+	return (pbd_pose){pbd_pose_apply(b, frame.position), pbd_quat_mul(b.rotation, frame.rotation)};
+}
+
+/* The joints that hold (an anchor each; a short axis through it for hinges, sliders and ball
+ * joints, a line to the other anchor for distance joints) and the bodies' contacts (a point and
+ * a short normal), into r->marks and its GL buffer. */
+static void read_marks(pbd_renderer* r, const pbd_world* w) {
+	r->joint_points = r->joint_line_ends = r->body_contact_points = r->body_contact_line_ends = 0;
+	const uint32_t nj = pbd_world_joint_count(w);
+	const uint32_t nc = pbd_world_get_body_contacts(w, NULL, 0);
+	if (nc > r->body_contact_cap) {
+		pbd_body_contact* grown = realloc(r->body_contacts, (size_t)nc * sizeof *grown);
+		if (grown) {
+			r->body_contacts = grown;
+			r->body_contact_cap = nc;
+		}
+	}
+	const uint32_t got = nc && nc <= r->body_contact_cap ? pbd_world_get_body_contacts(w, r->body_contacts, nc) : 0;
+	const uint32_t contacts = got < nc ? got : nc;
+	/* At most two points and two line ends a joint, a point and two ends a contact. */
+	if ((nj == 0 && contacts == 0) || !reserve_marks(r, 4 * (uint64_t)nj + 3 * (uint64_t)contacts)) return;
+
+	uint32_t slots = 0;
+	const pbd_pose* poses = pbd_world_body_poses(w, &slots);
+	const pbd_real len = (pbd_real)r->auto_mark_length;
+	/* Points and line ends go to two runs, copied together below. */
+	uint32_t np = 0, nl = 0;
+	float* lines = r->marks + 3 * (size_t)(2 * (uint64_t)nj + (uint64_t)contacts);
+	for (uint32_t j = 0; j < nj; ++j) {
+		pbd_joint_def d;
+		pbd_joint_state st;
+		if (pbd_world_get_joint(w, j, &d) != PBD_OK || pbd_world_get_joint_state(w, j, &st) != PBD_OK || st.broken)
+			continue;
+		const pbd_pose a = joint_frame(poses, slots, d.body_a, d.frame_a);
+		put_vertex(r->marks + 3 * (size_t)np++, a.position);
+		if (d.type == PBD_JOINT_DISTANCE) {
+			/* A rope or a rod: both ends, and the line between them. */
+			const pbd_pose b = joint_frame(poses, slots, d.body_b, d.frame_b);
+			put_vertex(r->marks + 3 * (size_t)np++, b.position);
+			put_vertex(lines + 3 * (size_t)nl++, a.position);
+			put_vertex(lines + 3 * (size_t)nl++, b.position);
+		} else if (d.type != PBD_JOINT_FIXED) {
+			/* The axis a hinge turns about, a slider slides along, a ball joint twists about. */
+			const pbd_vec3 axis = pbd_v3_scale(pbd_quat_rotate(a.rotation, pbd_v3(1, 0, 0)), len);
+			put_vertex(lines + 3 * (size_t)nl++, pbd_v3_sub(a.position, axis));
+			put_vertex(lines + 3 * (size_t)nl++, pbd_v3_add(a.position, axis));
+		}
+	}
+	r->joint_points = np;
+	r->joint_line_ends = nl;
+	float* contact_lines = lines + 3 * (size_t)nl;
+	for (uint32_t k = 0; k < contacts; ++k) {
+		const pbd_body_contact* c = &r->body_contacts[k];
+		put_vertex(r->marks + 3 * (size_t)np++, c->point);
+		put_vertex(contact_lines + 6 * (size_t)k, c->point);
+		put_vertex(contact_lines + 6 * (size_t)k + 3, pbd_v3_add(c->point, pbd_v3_scale(c->normal, len)));
+	}
+	r->body_contact_points = contacts;
+	r->body_contact_line_ends = 2 * contacts;
+	/* The line ends right after the points, where the draw calls look for them. */
+	const uint32_t points = np, ends = nl + 2 * contacts;
+	memmove(r->marks + 3 * (size_t)points, lines, 3 * (size_t)ends * sizeof *r->marks);
+	glBindBuffer(GL_ARRAY_BUFFER, r->vbo_marks);
+	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)(points + ends) * 3 * sizeof(float)), r->marks, GL_DYNAMIC_DRAW);
+	glBindBuffer(GL_ARRAY_BUFFER, 0);
+}
+
 bool pbd_renderer_update(pbd_renderer* r, const pbd_render_scene* sc) {
 	if (!r) return false;
 	if (!sc || !sc->world) return set_error(r, "pbd_renderer_update: no world");
@@ -736,6 +850,7 @@ bool pbd_renderer_update(pbd_renderer* r, const pbd_render_scene* sc) {
 	r->contact_count = read_contacts(r, w, r->scratch);
 	upload_indices(r->ebo_contacts, r->scratch, r->contact_count);
 	glBindVertexArray(0);
+	read_marks(r, w);
 
 	/* What is drawn, for the depth range: particles, the balls around bounded colliders (the
 	 * world boxes of meshes) and plane quads. */
@@ -758,6 +873,8 @@ bool pbd_renderer_update(pbd_renderer* r, const pbd_render_scene* sc) {
 			}
 		}
 	}
+	const uint32_t marks = r->joint_points + r->joint_line_ends + r->body_contact_points + r->body_contact_line_ends;
+	for (uint32_t i = 0; i < marks; ++i) render_bounds_add(&r->bounds, r->marks + 3 * (size_t)i);
 	const GLenum e = glGetError();
 	if (e != GL_NO_ERROR) return set_error(r, "OpenGL error 0x%04x while reading the world", (unsigned)e);
 	return true;
@@ -1026,6 +1143,45 @@ bool pbd_renderer_draw(pbd_renderer* r, const pbd_render_camera* cam, const pbd_
 		/* A pinned ball of a rope is already a ball: its marker must be bigger to show. */
 		const float pin = r->body_point_count > 0 ? fmaxf(1.6f * marker, 1.25f * ball_radius) : 1.6f * marker;
 		draw_points(r, r->ebo_pinned, (GLsizei)r->pinned_count, pin, s.pinned);
+	}
+
+	/* Joints and the bodies' contacts over everything: an anchor or a contact point lies inside
+	 * the shapes it joins or between them, where the depth test would hide it. */
+	const bool joints = s.show_joints && r->joint_points > 0;
+	const bool body_contacts = s.show_contacts && r->body_contact_points > 0;
+	if (joints || body_contacts) {
+		glDisable(GL_DEPTH_TEST);
+		glBindVertexArray(r->vao_marks);
+		const GLint lines_at = (GLint)(r->joint_points + r->body_contact_points);
+		glUseProgram(r->line_prog);
+		glUniform1f(r->line_u.radius_world, 0.0f);
+		glUniform1f(r->line_u.depth_bias, 0.0f);
+		glUniform1i(r->line_u.strain, 0);
+		glUniform1i(r->line_u.shaded, 0);
+		if (joints && r->joint_line_ends > 0) {
+			glUniform1f(r->line_u.radius_px, fmaxf(1.0f, 1.6f * px_scale));
+			uniform_rgb(r->line_u.color, s.joint);
+			glDrawArrays(GL_LINES, lines_at, (GLsizei)r->joint_line_ends);
+		}
+		if (body_contacts) {
+			glUniform1f(r->line_u.radius_px, fmaxf(0.6f, 1.1f * px_scale));
+			uniform_rgb(r->line_u.color, s.contact);
+			glDrawArrays(GL_LINES, lines_at + (GLint)r->joint_line_ends, (GLsizei)r->body_contact_line_ends);
+		}
+		glUseProgram(r->point_prog);
+		if (joints) {
+			glUniform1f(r->point_u.radius, 1.6f * marker);
+			uniform_rgb(r->point_u.color, s.joint);
+			glDrawArrays(GL_POINTS, 0, (GLsizei)r->joint_points);
+		}
+		if (body_contacts) {
+			/* Smaller than a particle's contact marker: a body's contacts come in fours and more
+			 * on one face, each with its normal to tell it by. */
+			glUniform1f(r->point_u.radius, 0.8f * marker);
+			uniform_rgb(r->point_u.color, s.contact);
+			glDrawArrays(GL_POINTS, (GLint)r->joint_points, (GLsizei)r->body_contact_points);
+		}
+		glEnable(GL_DEPTH_TEST);
 	}
 	glBindVertexArray(0);
 	glUseProgram(0);

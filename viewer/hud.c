@@ -203,8 +203,11 @@ static void status_text(const viewer* v, char* buf, size_t n) {
 	put(buf, n, &len, "%s   t %.2f s%s\n", v->sc.name, st.time, v->paused ? "   PAUSED (space runs, N steps)" : "");
 	put(buf, n, &len, "frame %.1f ms, step %.3f ms (simulation only) x%d\n", v->frame_ms, v->step_ms,
 	    v->steps_in_frame);
-	put(buf, n, &len, "%u particles, %u constraints, %u collider%s, %u bod%s\n", st.particles, st.distances,
-	    st.colliders, plural(st.colliders), st.bodies, st.bodies == 1 ? "y" : "ies");
+	put(buf, n, &len, "%u particles, %u constraints, %u collider%s, %u bod%s", st.particles, st.distances, st.colliders,
+	    plural(st.colliders), st.bodies, st.bodies == 1 ? "y" : "ies");
+	const uint32_t joints = pbd_world_joint_count(w);
+	if (joints > 0) put(buf, n, &len, ", %u joint%s", joints, plural(joints));
+	put(buf, n, &len, "\n");
 	put(buf, n, &len, "max strain %.4f (mean %.4f), %u contact%s\n", st.max_strain, st.mean_strain, st.contacts,
 	    plural(st.contacts));
 	put(buf, n, &len, "%s, %s, %d iteration%s, %d substep%s\n", view_solver_name(def.solver),
@@ -234,6 +237,7 @@ static const char* const help_keys[][2] = {
     {"S", "slow motion (x1/8)"},
     {"+  -", "time scale x2, /2"},
     {"P C K I O", "particles, constraints (strain), contacts, pinned, colliders"},
+    {"J", "joints"},
     {"G", "solver: Gauss-Seidel / Jacobi"},
     {"X", "formulation: PBD / XPBD"},
     {"[  ]", "iterations -1, +1 (shift: /2, x2)"},

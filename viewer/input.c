@@ -90,6 +90,9 @@ void view_input_key(viewer* v, int key, int action, int mods) {
 	case GLFW_KEY_K:
 		toggle(v, &v->style.show_contacts, "contacts");
 		break;
+	case GLFW_KEY_J:
+		toggle(v, &v->style.show_joints, "joints");
+		break;
 	case GLFW_KEY_I:
 		toggle(v, &v->style.show_pinned, "pinned particles");
 		break;

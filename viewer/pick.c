@@ -9,7 +9,10 @@
  * damped spring, a force applied at the point (pbd_body_apply_force), so the body also turns
  * about it. The spring is scaled by the body's mass, so that every body follows the cursor the
  * same way (VIEW_BODY_GRAB_HZ, at most VIEW_BODY_GRAB_MAX_PHASE radians per step); it does not
- * hold the body's weight, which hangs it g / omega^2 below the cursor (12 cm at 60 steps a second). */
+ * hold the body's weight, which hangs it g / omega^2 below the cursor (12 cm at 60 steps a second).
+ * The spring lets the body trail the cursor, slower than it while the cursor speeds up, so on
+ * release the body is thrown: the point held gets the drag's velocity (the target's, averaged
+ * over the last VIEW_THROW_SECONDS), as a particle let go keeps the velocity of its motion. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -380,6 +383,9 @@ bool view_grab_begin(viewer* v, double x, double y) {
 	else
 		g->offset[0] = g->offset[1] = g->offset[2] = 0.0f;
 	g->target = p;
+	g->last_target = p;
+	g->drag_velocity = pbd_v3(0, 0, 0);
+	g->steps_held = 0;
 	g->press_x = x;
 	g->press_y = y;
 	v->needs_update = true; /* the pinned marker */
@@ -417,9 +423,22 @@ void view_grab_move(viewer* v, double x, double y) {
 	                            (pbd_real)(under[2] + v->grab.offset[2])};
 }
 
+/* The target's velocity over the coming step, averaged (exponentially) over VIEW_THROW_SECONDS. */
+static void track_drag(viewer* v) {
+	view_grab* g = &v->grab;
+	const double dt = (double)pbd_world_get_def(v->sc.world).dt;
+	if (!(dt > 0)) return;
+	const double a = fmin(1.0, dt / VIEW_THROW_SECONDS);
+	const pbd_vec3 now = pbd_v3_scale(pbd_v3_sub(g->target, g->last_target), (pbd_real)(1.0 / dt));
+	g->drag_velocity = pbd_v3_add(g->drag_velocity, pbd_v3_scale(pbd_v3_sub(now, g->drag_velocity), (pbd_real)a));
+	g->last_target = g->target;
+	g->steps_held++;
+}
+
 void view_grab_before_step(viewer* v) {
 	if (!v->grab.active) return;
 	if (v->grab.kind == VIEW_GRAB_BODY) {
+		track_drag(v);
 		pull_body(v);
 		return;
 	}
@@ -428,11 +447,25 @@ void view_grab_before_step(viewer* v) {
 		view_message(v, "drag: %s", pbd_world_last_error(v->sc.world));
 }
 
+/* The body let go: the point held moves on with the drag's velocity, the body's spin kept. A
+ * press let go before any step changed nothing, and still changes nothing. */
+static void throw_body(viewer* v) {
+	pbd_world* w = v->sc.world;
+	const view_grab* g = &v->grab;
+	pbd_body_state st;
+	if (g->steps_held == 0 || !pbd_body_is_valid(w, g->body) || pbd_body_get_state(w, g->body, &st) != PBD_OK) return;
+	const pbd_vec3 r = pbd_v3_sub(pbd_pose_apply(st.pose, g->local), st.center);
+	const pbd_vec3 velocity = pbd_v3_sub(g->drag_velocity, pbd_v3_cross(st.angular_velocity, r));
+	if (pbd_body_set_velocity(w, g->body, velocity, st.angular_velocity) != PBD_OK)
+		view_message(v, "throw: %s", pbd_world_last_error(w));
+}
+
 void view_grab_end(viewer* v) {
 	if (!v->grab.active) return;
 	if (v->grab.kind == VIEW_GRAB_PARTICLE && !v->grab.was_pinned &&
 	    pbd_particle_unpin(v->sc.world, v->grab.index) != PBD_OK)
 		view_message(v, "cannot let go of particle %u: %s", v->grab.index, pbd_world_last_error(v->sc.world));
+	if (v->grab.kind == VIEW_GRAB_BODY) throw_body(v);
 	v->grab.active = false;
 	v->needs_update = true;
 }

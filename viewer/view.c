@@ -103,6 +103,7 @@ bool view_load_scene(viewer* v, pbd_scene_error* err) {
 		v->style.show_particles = old.show_particles;
 		v->style.show_constraints = old.show_constraints;
 		v->style.show_contacts = old.show_contacts;
+		v->style.show_joints = old.show_joints;
 		v->style.show_pinned = old.show_pinned;
 		v->style.show_colliders = old.show_colliders;
 	}

@@ -42,6 +42,10 @@ enum { VIEW_OK = 0, VIEW_FAILED = 1, VIEW_USAGE = 2 };
  * this many radians of the spring per step a point whose effective mass is a fraction of the
  * body's (a long body held at its end) overshoots. */
 #define VIEW_BODY_GRAB_MAX_PHASE 0.15
+/* A body let go leaves with the drag's velocity: the target's motion per step, averaged over
+ * about this many seconds (a drawn frame may take several steps, and only its first sees the
+ * cursor move). */
+#define VIEW_THROW_SECONDS 0.05
 
 /* ---- options.c ---- */
 
@@ -111,6 +115,9 @@ typedef struct view_grab {
 	float offset[3];         /* the point held minus the plane point under the cursor at the press */
 	pbd_vec3 target;         /* where the next step moves it */
 	double press_x, press_y; /* window coordinates of the press */
+	pbd_vec3 last_target;    /* the target the last step had */
+	pbd_vec3 drag_velocity;  /* of the target, m/s, averaged over VIEW_THROW_SECONDS */
+	uint64_t steps_held;     /* steps taken since the press */
 } view_grab;
 
 /* Live changes of the constraints' materials. */
@@ -239,7 +246,8 @@ void view_grab_move(viewer* v, double x, double y);
 /* Before each step: moves the grabbed particle to its target, or pulls the grabbed body point
  * towards it. */
 void view_grab_before_step(viewer* v);
-/* Left release: unpins the particle unless the scene had pinned it; lets go of a body. */
+/* Left release: unpins the particle unless the scene had pinned it; lets go of a body, which
+ * after a step held leaves with the drag's velocity at the point held (its spin kept). */
 void view_grab_end(viewer* v);
 /* Where the point held is now (the particle, or the body's point held). False when none is. */
 bool view_grab_point(const viewer* v, float out[3]);

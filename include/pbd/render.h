@@ -4,8 +4,8 @@
  * is built when libepoxy (the GL loader), EGL and stb are found. The pieces:
  *
  *   - the renderer (pbd_renderer_*): reads a world each frame (positions, triangles, distance
- *     constraints, colliders, inverse masses) and draws it into the framebuffer bound in the
- *     current GL context, whoever made that context: GLFW for a window, or
+ *     constraints, colliders, inverse masses, joints, contacts) and draws it into the framebuffer
+ *     bound in the current GL context, whoever made that context: GLFW for a window, or
  *   - the offscreen target (pbd_render_offscreen_*): an EGL context without any window system
  *     (Mesa's surfaceless platform first) and a multisampled framebuffer read back as RGB;
  *   - the camera (pbd_render_camera_*, pbd_render_orbit_*): look-at and perspective math, orbit
@@ -165,11 +165,13 @@ typedef struct pbd_render_style {
 	pbd_render_rgb pinned;            ///< pinned-particle markers
 	pbd_render_rgb contact;           ///< contact markers
 	pbd_render_rgb particle;          ///< particle dots
+	pbd_render_rgb joint;             ///< joints: anchor markers, axes, the lines of distance joints
 	bool show_colliders;              ///< default true
 	bool show_particles;              ///< overlay: every particle as a dot (default false)
 	bool show_constraints;            ///< overlay: distance constraints as lines, blue at rest to red (default false)
 	bool show_pinned;                 ///< overlay: pinned particles (default true)
-	bool show_contacts;               ///< overlay: the particles of the library's contacts (default false)
+	bool show_contacts;               ///< overlay: the particles' and the bodies' contacts (default false)
+	bool show_joints;                 ///< the joints that are not broken (default true)
 	float strain_red;                 ///< |strain| drawn fully red (default 0.1 = 10%), > 0
 	float line_radius;                ///< world units, lines of bodies without triangles; 0 = automatic
 	float ball_radius;                ///< world units, their particles; 0 = automatic
@@ -194,10 +196,10 @@ PBD_API bool pbd_renderer_create(pbd_renderer** out, pbd_error* err);
 PBD_API void pbd_renderer_destroy(pbd_renderer* r);
 
 /// Reads the world: positions, smooth normals (area-weighted, recomputed each call), pinned
-/// particles, contacts and colliders. Topology (triangles, constraints, lines) is read again
-/// when the world or its counts change, and with it the automatic sizes (balls, tubes, markers)
-/// and the plane quads, from the state seen then: call it once on the initial state. Call it
-/// after each step that is to be seen.
+/// particles, contacts (the particles' and the bodies'), colliders and joints. Topology
+/// (triangles, constraints, lines) is read again when the world or its counts change, and with it
+/// the automatic sizes (balls, tubes, markers) and the plane quads, from the state seen then: call
+/// it once on the initial state. Call it after each step that is to be seen.
 PBD_API bool pbd_renderer_update(pbd_renderer* r, const pbd_render_scene* scene);
 
 /// Draws what the last update read into the currently bound framebuffer, over the viewport

@@ -22,13 +22,24 @@
 
 /* ---- images ------------------------------------------------------------------------------- */
 
-typedef enum pixel_kind { PIXEL_OTHER = 0, PIXEL_CLOTH, PIXEL_COLLIDER, PIXEL_BODY, PIXEL_BACKGROUND } pixel_kind;
+typedef enum pixel_kind {
+	PIXEL_OTHER = 0,
+	PIXEL_CLOTH,
+	PIXEL_COLLIDER,
+	PIXEL_BODY,
+	PIXEL_BACKGROUND,
+	PIXEL_JOINT,
+	PIXEL_CONTACT
+} pixel_kind;
 
-/* Tells the default style's colors apart by hue, whatever the lighting: the cloth is warm
- * (red well above blue, front terracotta or back mustard), the colliders blue, the dynamic
- * bodies teal (green above blue), the background grey. */
+/* Tells the default style's colors apart by hue, whatever the lighting: the joints magenta (red
+ * and blue well above green), the contacts green (well above both), the cloth warm (red well
+ * above blue, front terracotta or back mustard), the colliders blue, the dynamic bodies teal
+ * (green above blue), the background grey. */
 static pixel_kind classify(const uint8_t* p) {
 	const int r = p[0], g = p[1], b = p[2];
+	if (r > g + 60 && b > g + 60) return PIXEL_JOINT;
+	if (g > r + 80 && g > b + 80) return PIXEL_CONTACT;
 	if (r > b + 40 && r >= g) return PIXEL_CLOTH;
 	if (b > r + 30 && b >= g) return PIXEL_COLLIDER;
 	if (g > r + 40 && g >= b) return PIXEL_BODY;
@@ -615,6 +626,198 @@ static void test_body_shapes(void** state) {
 	pbd_world_destroy(bw.w);
 }
 
+/* ---- joints and the bodies' contacts ------------------------------------------------------ */
+
+/* A box hung from the world by a hinge 0.3 m above its top (axis along x), and a ball hung from
+ * the box's bottom by a rope (a distance joint), seen from the front; no gravity, so that nothing
+ * moves. Each joint that holds is drawn in the joint color: a marker at its anchor, the hinge's
+ * axis through it, the rope from end to end. A broken one is not drawn, nor any when the style
+ * hides them. */
+static void test_joints(void** state) {
+	(void)state;
+	pbd_world_def wd = pbd_world_def_default();
+	wd.gravity = pbd_v3(0, 0, 0);
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&wd, &w), PBD_OK);
+	pbd_body_def bd = pbd_body_def_default();
+	bd.type = PBD_BODY_DYNAMIC;
+	bd.mass = (pbd_mass_properties){1.0, {0, 0, 0}, {0.06, 0.06, 0.06, 0, 0, 0}};
+	bd.pose.position = pbd_v3(-2, 0.9f, 0);
+	const pbd_body_id box = pbd_body_create(w, &bd);
+	bd.pose.position = pbd_v3(-2, -0.6f, 0);
+	const pbd_body_id ball = pbd_body_create(w, &bd);
+	assert_true(pbd_body_is_valid(w, box) && pbd_body_is_valid(w, ball));
+	pbd_collider_id colliders[2];
+	pbd_collider_def cd = pbd_collider_def_default();
+	cd.type = PBD_SHAPE_BOX;
+	cd.shape.box.half_extents = pbd_v3(0.3f, 0.3f, 0.3f);
+	cd.body = box;
+	colliders[0] = pbd_collider_create(w, &cd);
+	cd = pbd_collider_def_default();
+	cd.type = PBD_SHAPE_SPHERE;
+	cd.shape.sphere = (pbd_sphere){pbd_v3(0, 0, 0), 0.25f};
+	cd.body = ball;
+	colliders[1] = pbd_collider_create(w, &cd);
+	assert_true(pbd_collider_is_valid(w, colliders[0]) && pbd_collider_is_valid(w, colliders[1]));
+
+	const float hinge_at[3] = {-2, 1.5f, 0};
+	pbd_joint_def joints[2] = {pbd_joint_def_default(), pbd_joint_def_default()};
+	joints[0].type = PBD_JOINT_HINGE;
+	joints[0].body_b = box;
+	joints[0].frame_a.position = pbd_v3(hinge_at[0], hinge_at[1], hinge_at[2]);
+	joints[0].frame_b.position = pbd_v3(0, 0.6f, 0);
+	joints[1].type = PBD_JOINT_DISTANCE;
+	joints[1].body_a = box;
+	joints[1].body_b = ball;
+	joints[1].frame_a.position = pbd_v3(0, -0.3f, 0);
+	joints[1].frame_b.position = pbd_v3(0, 0.25f, 0);
+	joints[1].lower = 0;
+	joints[1].upper = 0.95f;
+	uint32_t first = 0;
+	assert_int_equal(pbd_world_add_joints(w, 2, joints, &first), PBD_OK);
+
+	drawn d;
+	memset(&d, 0, sizeof d);
+	d.view.width = 320;
+	d.view.height = 240;
+	d.view.style = pbd_render_style_default();
+	assert_true(d.view.style.show_joints);
+	d.view.camera = (pbd_render_camera){{-2, 0.5f, 6}, {-2, 0.5f, 0}, {0, 1, 0}, 40};
+	d.view.draw = (pbd_render_scene){w, colliders, 2, NULL, 0};
+	pbd_error e;
+	if (!pbd_render_offscreen_create(d.view.width, d.view.height, 1, &d.off, &e)) fail_msg("%s", e.message);
+	if (!pbd_renderer_create(&d.r, &e)) fail_msg("%s", e.message);
+	d.rgb = malloc((size_t)d.view.width * (size_t)d.view.height * 3);
+	assert_non_null(d.rgb);
+	draw(&d, NULL);
+	if (!pbd_render_write_png("test_render_joints.png", d.view.width, d.view.height, d.rgb, &e))
+		fail_msg("%s", e.message);
+
+	/* The hinge: its anchor, and its axis a few pixels to each side along x (the camera looks
+	 * along -z, so x is the image's horizontal). */
+	float ax, ay;
+	assert_true(pbd_render_camera_project(&d.view.camera, d.view.width, d.view.height, hinge_at, &ax, &ay));
+	if (pixel_at(&d, hinge_at) != PIXEL_JOINT) fail_msg("no joint marker at the hinge's anchor");
+	const float axis_left[3] = {hinge_at[0] - 0.08f, hinge_at[1], 0},
+	            axis_right[3] = {hinge_at[0] + 0.08f, hinge_at[1], 0};
+	if (!kind_at(&d, axis_left, PIXEL_JOINT) || !kind_at(&d, axis_right, PIXEL_JOINT))
+		fail_msg("the hinge's axis is not drawn along x through its anchor");
+	/* Across the axis, off it: nothing. */
+	const float above[3] = {hinge_at[0], hinge_at[1] + 0.15f, 0};
+	assert_int_equal(pixel_at(&d, above), PIXEL_BACKGROUND);
+	/* The rope: its two ends and its middle, in the gap between the box and the ball. */
+	const float rope_top[3] = {-2, 0.6f, 0}, rope_mid[3] = {-2, 0.125f, 0}, rope_bottom[3] = {-2, -0.35f, 0};
+	if (pixel_at(&d, rope_mid) != PIXEL_JOINT) fail_msg("the distance joint's line is not drawn");
+	assert_true(kind_at(&d, rope_top, PIXEL_JOINT));
+	assert_true(kind_at(&d, rope_bottom, PIXEL_JOINT));
+	/* Beside the rope: the background; the bodies keep their color away from the joints. */
+	const float beside[3] = {-1.8f, 0.125f, 0}, box_side[3] = {-1.85f, 0.9f, 0.3f};
+	assert_int_equal(pixel_at(&d, beside), PIXEL_BACKGROUND);
+	assert_int_equal(pixel_at(&d, box_side), PIXEL_BODY);
+
+	/* Hidden by the style: no joint pixel anywhere. */
+	pbd_render_style hidden = d.view.style;
+	hidden.show_joints = false;
+	draw(&d, &hidden);
+	size_t joint_pixels = 0;
+	for (size_t i = 0; i < (size_t)d.view.width * (size_t)d.view.height; ++i)
+		joint_pixels += classify(d.rgb + 3 * i) == PIXEL_JOINT ? 1u : 0u;
+	assert_int_equal(joint_pixels, 0);
+
+	/* The hinge broken: it is gone, the rope stays. */
+	assert_int_equal(pbd_world_set_joint_broken(w, first, true), PBD_OK);
+	draw(&d, NULL);
+	assert_int_equal(pixel_at(&d, hinge_at), PIXEL_BACKGROUND);
+	assert_false(kind_at(&d, axis_left, PIXEL_JOINT));
+	assert_false(kind_at(&d, axis_right, PIXEL_JOINT));
+	assert_int_equal(pixel_at(&d, rope_mid), PIXEL_JOINT);
+	/* Mended, it is back. */
+	assert_int_equal(pbd_world_set_joint_broken(w, first, false), PBD_OK);
+	draw(&d, NULL);
+	assert_int_equal(pixel_at(&d, hinge_at), PIXEL_JOINT);
+	printf("joints: hinge anchor at pixel (%.1f, %.1f)\n", (double)ax, (double)ay);
+	assert_string_equal(pbd_renderer_last_error(d.r), "");
+
+	pbd_renderer_destroy(d.r);
+	pbd_render_offscreen_destroy(d.off);
+	free(d.rgb);
+	pbd_world_destroy(w);
+}
+
+/* A box settled on a static slab: the library reports its contacts, drawn as green dots with a
+ * short normal when the contact overlay is on (it is off by default, as the particles' contacts
+ * are), and not at all when it is off. */
+static void test_body_contacts(void** state) {
+	(void)state;
+	pbd_world_def wd = pbd_world_def_default();
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&wd, &w), PBD_OK);
+	pbd_collider_id colliders[2];
+	pbd_collider_def cd = pbd_collider_def_default();
+	cd.type = PBD_SHAPE_BOX;
+	cd.shape.box.half_extents = pbd_v3(2, 0.2f, 2);
+	cd.pose.position = pbd_v3(0, -0.2f, 0);
+	colliders[0] = pbd_collider_create(w, &cd);
+	pbd_body_def bd = pbd_body_def_default();
+	bd.type = PBD_BODY_DYNAMIC;
+	bd.mass = (pbd_mass_properties){1.0, {0, 0, 0}, {0.06, 0.06, 0.06, 0, 0, 0}};
+	bd.pose.position = pbd_v3(0, 0.3f, 0);
+	const pbd_body_id box = pbd_body_create(w, &bd);
+	cd = pbd_collider_def_default();
+	cd.type = PBD_SHAPE_BOX;
+	cd.shape.box.half_extents = pbd_v3(0.3f, 0.3f, 0.3f);
+	cd.body = box;
+	colliders[1] = pbd_collider_create(w, &cd);
+	assert_true(pbd_collider_is_valid(w, colliders[0]) && pbd_collider_is_valid(w, colliders[1]));
+	for (int i = 0; i < 10; ++i) assert_int_equal(pbd_world_step(w), PBD_OK);
+	pbd_body_contact contacts[16];
+	const uint32_t n = pbd_world_get_body_contacts(w, contacts, 16);
+	if (n == 0 || n > 16) fail_msg("the box reports %u contacts", n);
+
+	drawn d;
+	memset(&d, 0, sizeof d);
+	d.view.width = 320;
+	d.view.height = 240;
+	d.view.style = pbd_render_style_default();
+	assert_false(d.view.style.show_contacts);
+	d.view.camera = (pbd_render_camera){{0.8f, 1.6f, 4}, {0, 0.2f, 0}, {0, 1, 0}, 40};
+	d.view.draw = (pbd_render_scene){w, colliders, 2, NULL, 0};
+	pbd_error e;
+	if (!pbd_render_offscreen_create(d.view.width, d.view.height, 1, &d.off, &e)) fail_msg("%s", e.message);
+	if (!pbd_renderer_create(&d.r, &e)) fail_msg("%s", e.message);
+	const size_t pixels = (size_t)d.view.width * (size_t)d.view.height;
+	d.rgb = malloc(pixels * 3);
+	assert_non_null(d.rgb);
+
+	draw(&d, NULL);
+	size_t green = 0;
+	for (size_t i = 0; i < pixels; ++i) green += classify(d.rgb + 3 * i) == PIXEL_CONTACT ? 1u : 0u;
+	assert_int_equal(green, 0);
+
+	pbd_render_style shown = d.view.style;
+	shown.show_contacts = true;
+	draw(&d, &shown);
+	if (!pbd_render_write_png("test_render_body_contacts.png", d.view.width, d.view.height, d.rgb, &e))
+		fail_msg("%s", e.message);
+	for (uint32_t k = 0; k < n; ++k) {
+		const float p[3] = {(float)contacts[k].point.x, (float)contacts[k].point.y, (float)contacts[k].point.z};
+		if (!kind_at(&d, p, PIXEL_CONTACT)) fail_msg("contact %u is not drawn where it is", k);
+		/* Its normal, the slab's up, a little above it. */
+		const float up[3] = {p[0] + 0.03f * (float)contacts[k].normal.x, p[1] + 0.03f * (float)contacts[k].normal.y,
+		                     p[2] + 0.03f * (float)contacts[k].normal.z};
+		if (!kind_at(&d, up, PIXEL_CONTACT)) fail_msg("contact %u has no normal drawn", k);
+	}
+	green = 0;
+	for (size_t i = 0; i < pixels; ++i) green += classify(d.rgb + 3 * i) == PIXEL_CONTACT ? 1u : 0u;
+	printf("body contacts: %u, drawn on %zu pixels\n", n, green);
+	assert_string_equal(pbd_renderer_last_error(d.r), "");
+
+	pbd_renderer_destroy(d.r);
+	pbd_render_offscreen_destroy(d.off);
+	free(d.rgb);
+	pbd_world_destroy(w);
+}
+
 int main(void) {
 	/* Skipped, not failed, where no GL driver can be had: the probe is the real context. */
 	pbd_render_offscreen* probe = NULL;
@@ -629,7 +832,8 @@ int main(void) {
 	    cmocka_unit_test(test_cloth_sphere_png), cmocka_unit_test(test_pendulum_balls_and_links),
 	    cmocka_unit_test(test_overlays),         cmocka_unit_test(test_plane_checker),
 	    cmocka_unit_test(test_topology_change),  cmocka_unit_test(test_mesh_colliders),
-	    cmocka_unit_test(test_body_shapes),
+	    cmocka_unit_test(test_body_shapes),      cmocka_unit_test(test_joints),
+	    cmocka_unit_test(test_body_contacts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,8 +5,9 @@
  * Picking: a ray through each shape type of a dynamic body (sphere, capsule, box, convex hull,
  * closed mesh) finds that body; a particle in front of a body wins over it, one behind it loses.
  * Grabbing: the body's type and mass come from its state, and the press does not move it;
- * dragged across the view, the body follows the cursor and ends near its target. A body the world
- * says is not dynamic is neither picked nor accepted by the script. */
+ * dragged across the view, the body follows the cursor and ends near its target; let go while
+ * the cursor moves, it is thrown with the drag's velocity. A body the world says is not dynamic is
+ * neither picked nor accepted by the script. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,9 @@ static void test_grab_mass(void** state) {
 	assert_true(st.angular_velocity.x == 0 && st.angular_velocity.y == 0 && st.angular_velocity.z == 0);
 	view_grab_end(v);
 	assert_false(v->grab.active);
+	/* Let go before any step: nothing was dragged, nothing is thrown. */
+	const pbd_body_state after = body_state(v, 0);
+	assert_true(after.velocity.x == 0 && after.velocity.y == 0 && after.velocity.z == 0);
 
 	/* The sphere, falling after a few steps. */
 	for (int i = 0; i < 5; ++i) view_step(v);
@@ -307,6 +311,48 @@ static void test_rod_held_at_end(void** state) {
 	free_viewer(v);
 }
 
+/* Let go while the cursor moves: the body leaves with the drag's velocity, the point held moving
+ * as the cursor's point on the drag plane did, and flies on with it. The spring alone lets the
+ * body trail a cursor that speeds up, and would throw it slower than the drag. */
+static void test_throw(void** state) {
+	(void)state;
+	viewer* v = make_viewer();
+	double x, y;
+	window_point(v, body_state(v, 0).center, &x, &y);
+	assert_true(view_grab_begin(v, x, y));
+	/* Held still for a second, then swept right at a constant pace for a third of a second,
+	 * about 5 m/s on the drag plane. */
+	for (int i = 0; i < 60; ++i) view_step(v);
+	const double dt = (double)pbd_world_get_def(v->sc.world).dt;
+	pbd_vec3 before = v->grab.target;
+	for (int i = 1; i <= 20; ++i) {
+		before = v->grab.target;
+		view_input_cursor(v, x + 4.0 * i, y);
+		view_step(v);
+	}
+	const pbd_vec3 drag = pbd_v3_scale(pbd_v3_sub(v->grab.target, before), (pbd_real)(1.0 / dt));
+	pbd_body_state st = body_state(v, 0);
+	const pbd_vec3 p = pbd_pose_apply(st.pose, v->grab.local);
+	const pbd_vec3 trailing = pbd_v3_add(st.velocity, pbd_v3_cross(st.angular_velocity, pbd_v3_sub(p, st.center)));
+	view_grab_end(v);
+	st = body_state(v, 0);
+	const pbd_vec3 held = pbd_v3_add(st.velocity, pbd_v3_cross(st.angular_velocity, pbd_v3_sub(p, st.center)));
+	const double miss = (double)pbd_v3_length(pbd_v3_sub(held, drag)) / (double)pbd_v3_length(drag);
+	printf("throw: drag %.3f %.3f %.3f m/s; the point held %.3f %.3f %.3f m/s before the release, %.3f %.3f %.3f "
+	       "after\n",
+	       (double)drag.x, (double)drag.y, (double)drag.z, (double)trailing.x, (double)trailing.y, (double)trailing.z,
+	       (double)held.x, (double)held.y, (double)held.z);
+	if (!((double)drag.x > 4.0)) fail_msg("the drag moved at %g m/s", (double)drag.x);
+	if (!(miss < 0.01)) fail_msg("the point held left at %.1f%% off the drag's velocity", 100.0 * miss);
+	/* Free now: a tenth of a second later it has flown on at that pace. */
+	const pbd_vec3 start = st.center;
+	for (int i = 0; i < 6; ++i) view_step(v);
+	const double flown = (double)(body_state(v, 0).center.x - start.x);
+	if (!(fabs(flown - 6.0 * dt * (double)st.velocity.x) < 0.01 && flown > 0.4))
+		fail_msg("after the release it moved %g m along the throw", flown);
+	free_viewer(v);
+}
+
 /* The script refuses a body the scene does not have, or one the world says is not dynamic. */
 static void test_script_check(void** state) {
 	(void)state;
@@ -341,7 +387,7 @@ int main(void) {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pick_shapes),   cmocka_unit_test(test_grab_mass),
 	    cmocka_unit_test(test_scripted_drag), cmocka_unit_test(test_rod_held_at_end),
-	    cmocka_unit_test(test_script_check),
+	    cmocka_unit_test(test_script_check),  cmocka_unit_test(test_throw),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -275,12 +275,15 @@ elseif(CASE STREQUAL "body")
   expect_one_line("^pbd: --drag-body: body 2 does not exist \\(crate has 2\\)")
 
 elseif(CASE STREQUAL "controls")
-  # The keys, through the same handler as the window's: solver, iterations, substeps, stiffness.
+  # The keys, through the same handler as the window's: solver, iterations, substeps, stiffness,
+  # the overlays (contacts on, joints off).
   run_view(hanging_cloth --frames 60 --size 320x240 --hidden --key 1:g --key 1:bracketright --key 1:bracketright --key 1:. --key 1:down
            --key 1:down --key 1:down --key 1:down --key 1:down --key 1:down --key 2:p --key 2:c --key 2:k --key 2:i
-           --key 2:? --screenshot keys.png)
+           --key 2:j --key 2:? --screenshot keys.png)
   expect_rc(0)
   expect_out("view: solver: ")
+  expect_out("view: contacts on\n")
+  expect_out("view: joints off\n")
   expect_out("view: stiffness: x0.015625 of the scene's materials")
   expect_out("settings at the end: [A-Za-z-]+, XPBD, [0-9]+ iterations, [0-9]+ substeps, stiffness x0.015625\n")
   if(NOT out MATCHES "final max strain [0-9.]+, mean strain ([0-9.]+)")
