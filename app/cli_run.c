@@ -111,8 +111,9 @@ void cli_run_help(FILE* fp) {
 	      fp);
 	fputs("Options override the scene's \"world\" settings. The progress line appears on stderr for\n"
 	      "runs longer than a second; the summary (frames, times, ms per step for the simulation\n"
-	      "alone, ms per frame for rendering and for encoding, final strain, contacts, warnings) goes\n"
-	      "to stdout. Rendering is described in docs/rendering.md.\n"
+	      "alone, ms per frame for rendering and for encoding, final strain, contacts, the joints\n"
+	      "broken and the largest error of the others, warnings) goes to stdout. Rendering is\n"
+	      "described in docs/rendering.md.\n"
 	      "\n"
 	      "A frame in which the library undid a non-finite state, or after which a constraint is\n"
 	      "stretched beyond the scene's divergence_strain, makes the run diverged: it goes on to the\n"
@@ -296,6 +297,25 @@ static void on_library_log(const char* message, void* user) {
 	if (rs->quiet || !(rs->stepping || rs->loading)) return;
 	clear_progress(rs);
 	fprintf(stderr, rs->loading ? "pbd: %s\n" : "pbd: library: %s\n", message);
+}
+
+/* The joints' line of the summary: a broken joint's error is how far apart its sides drifted,
+ * not how well it holds, so the largest error is over the others. */
+static void print_joints(const pbd_world* w) {
+	const uint32_t n = pbd_world_joint_count(w);
+	if (n == 0) return;
+	uint32_t broken = 0;
+	double worst = 0;
+	for (uint32_t k = 0; k < n; ++k) {
+		pbd_joint_state js;
+		if (pbd_world_get_joint_state(w, k, &js) != PBD_OK) continue;
+		if (js.broken)
+			broken++;
+		else if ((double)js.error_distance > worst)
+			worst = (double)js.error_distance;
+	}
+	printf("  %u joint%s, %u broken; largest error_distance %.4g m (unbroken joints)\n", n, n == 1 ? "" : "s", broken,
+	       worst);
 }
 
 /* The checks and writes of one frame; the caller times them as output. */
@@ -626,6 +646,7 @@ static int run(const run_options* o) {
 			printf("  simulation 0 s, output %.3f s\n", output);
 		printf("  %u particles, %u constraints, %u colliders; final max strain %.4g, contacts %u\n", stats.particles,
 		       stats.distances, stats.colliders, stats.max_strain, stats.contacts);
+		print_joints(s.world);
 		pbd_warning_stat nonfinite = pbd_world_get_warning(s.world, PBD_WARN_NONFINITE);
 		pbd_warning_stat clamped = pbd_world_get_warning(s.world, PBD_WARN_SPEED_CLAMPED);
 		pbd_warning_stat diverged = pbd_world_get_warning(s.world, PBD_WARN_DIVERGED);

@@ -48,12 +48,12 @@ bool out_make_dir(const char* dir, pbd_scene_error* err) {
 	return true;
 }
 
-/* frame_<digits>.obj, .ply or .vtu, or bodies_<digits>.vtp, exactly: the only names a run may
- * delete; *number receives the frame (saturated). */
+/* frame_<digits>.obj, .ply or .vtu, or bodies_<digits>.vtp or joints_<digits>.vtp, exactly: the
+ * only names a run may delete; *number receives the frame (saturated). */
 static bool is_frame_file(const char* name, long* number) {
-	const bool bodies = strncmp(name, "bodies_", 7) == 0;
-	if (!bodies && strncmp(name, "frame_", 6) != 0) return false;
-	const char* p = name + (bodies ? 7 : 6);
+	const bool vtp = strncmp(name, "bodies_", 7) == 0 || strncmp(name, "joints_", 7) == 0;
+	if (!vtp && strncmp(name, "frame_", 6) != 0) return false;
+	const char* p = name + (vtp ? 7 : 6);
 	const char* digits = p;
 	long n = 0;
 	while (*p >= '0' && *p <= '9') {
@@ -62,7 +62,7 @@ static bool is_frame_file(const char* name, long* number) {
 	}
 	if (p == digits) return false;
 	*number = n;
-	if (bodies) return strcmp(p, ".vtp") == 0;
+	if (vtp) return strcmp(p, ".vtp") == 0;
 	return strcmp(p, ".obj") == 0 || strcmp(p, ".ply") == 0 || strcmp(p, ".vtu") == 0;
 }
 
@@ -493,23 +493,34 @@ bool out_write_frame(const char* path, out_format format, const pbd_scene* s, in
 		return false;
 	}
 	if (!close_out(fp, path, err)) return false;
-	if (format != OUT_FORMAT_VTK || pbd_world_body_count(s->world) == 0) return true;
-	/* The bodies' file goes beside the frame's, in the folder of `path`. */
-	char dir[4200], bodies[4300];
+	if (format != OUT_FORMAT_VTK) return true;
+	/* The bodies' and joints' files go beside the frame's, in the folder of `path`. */
+	char dir[4200], side[4300];
 	snprintf(dir, sizeof dir, "%s", path);
 	char* slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
 	else
 		snprintf(dir, sizeof dir, ".");
-	out_vtk_bodies_path(bodies, sizeof bodies, dir, frame);
-	fp = open_out(bodies, err);
+	if (pbd_world_body_count(s->world) > 0) {
+		out_vtk_bodies_path(side, sizeof side, dir, frame);
+		fp = open_out(side, err);
+		if (!fp) return false;
+		if (!out_vtk_write_bodies(fp, s, frame, err)) {
+			fclose(fp);
+			return false;
+		}
+		if (!close_out(fp, side, err)) return false;
+	}
+	if (pbd_world_joint_count(s->world) == 0) return true;
+	out_vtk_joints_path(side, sizeof side, dir, frame);
+	fp = open_out(side, err);
 	if (!fp) return false;
-	if (!out_vtk_write_bodies(fp, s, frame, err)) {
+	if (!out_vtk_write_joints(fp, s, frame, err)) {
 		fclose(fp);
 		return false;
 	}
-	return close_out(fp, bodies, err);
+	return close_out(fp, side, err);
 }
 
 void out_metrics_header(FILE* fp) {
@@ -610,7 +621,9 @@ static void count_elements(const pbd_scene* s, uint64_t* faces, uint64_t* edges)
 static uint64_t frame_bytes(const pbd_scene* s, int last_frame, out_format format) {
 	if (format == OUT_FORMAT_NONE) return 0;
 	if (format == OUT_FORMAT_USD) return out_usd_frame_bytes(s);
-	if (format == OUT_FORMAT_VTK) return out_vtk_frame_bytes(s, last_frame) + out_vtk_bodies_bytes(s, last_frame);
+	if (format == OUT_FORMAT_VTK)
+		return out_vtk_frame_bytes(s, last_frame) + out_vtk_bodies_bytes(s, last_frame) +
+		       out_vtk_joints_bytes(s, last_frame);
 	const uint64_t n = pbd_world_particle_count(s->world);
 	uint64_t faces, edges;
 	count_elements(s, &faces, &edges);

@@ -41,8 +41,8 @@ const char* out_format_name(out_format format);
 /// Creates `dir` and its missing parents (mkdir -p).
 bool out_make_dir(const char* dir, pbd_scene_error* err);
 
-/// Deletes the frame files of an earlier run (frame_<digits>.obj / .ply / .vtu and
-/// bodies_<digits>.vtp, nothing else), so a
+/// Deletes the frame files of an earlier run (frame_<digits>.obj / .ply / .vtu,
+/// bodies_<digits>.vtp and joints_<digits>.vtp, nothing else), so a
 /// shorter run does not leave a mix of old and new frames; those numbered up to keep_through
 /// stay (-1: none stay; a resumed run keeps the frames before its start). *removed gets how
 /// many went.
@@ -57,7 +57,8 @@ void out_frame_path(char* out, size_t out_size, const char* dir, int frame, out_
 /// coordinates (`vt`, vertex (i, j) at (i/(nx-1), j/(ny-1))); their faces are then `f v/vt/vn`
 /// (or `f v//vn`). Then each live rigid body: a `# body` comment with its frame, and the shapes it
 /// carries posed at it (`o body_<index1>`, its `v` after the particles', `f`). VTK frames have the
-/// bodies in a second file beside them (out_vtk_write_bodies). Nothing for OUT_FORMAT_NONE and
+/// bodies and the joints in files beside them (out_vtk_write_bodies, out_vtk_write_joints), each
+/// written when the world has some. Nothing for OUT_FORMAT_NONE and
 /// OUT_FORMAT_USD (one file for the run).
 bool out_write_frame(const char* path, out_format format, const pbd_scene* s, int frame, pbd_scene_error* err);
 

@@ -12,8 +12,10 @@
 
 #include "output.h"
 
-#define STORE_MAGIC        "PBDFRAME"
-#define STORE_HEADER_BYTES 24
+/* The magic ends with the layout's version, so that a store without the joints (version 1) is
+ * never read as one with them. */
+#define STORE_MAGIC        "PBDFRAM2"
+#define STORE_HEADER_BYTES 28
 #ifdef PBD_DOUBLE
 #define POINT_TYPE "point3d"
 #define QUAT_TYPE  "quatd"
@@ -21,7 +23,8 @@
 #define POINT_TYPE "point3f"
 #define QUAT_TYPE  "quatf"
 #endif
-#define POSE_REALS 7 /* a body's frame in the store: position x y z, rotation x y z w */
+#define POSE_REALS  7                        /* a body's frame in the store: position x y z, rotation x y z w */
+#define DEG_PER_RAD 57.295779513082320876798 /* UsdPhysics gives angular limits in degrees */
 
 typedef enum prim_kind { PRIM_MESH, PRIM_CURVES, PRIM_POINTS } prim_kind;
 
@@ -41,17 +44,24 @@ struct out_usd {
 	char usda_path[4200];
 	FILE* store;
 	uint32_t particles;
-	uint32_t bodies;      /* body slots at the start: each record ends with their frames */
-	pbd_body_id* body_id; /* the body of each slot then (null for a destroyed one) */
-	int first;            /* frame of the store's first record */
-	int next;             /* frame the next record will be */
-	pbd_real* buf;        /* one frame: 3 scalars per particle, then POSE_REALS per body slot */
-	usd_prim* prims;      /* the objects', then one per body slot (only its ident is used) */
+	uint32_t bodies;          /* body slots at the start: each record ends with their frames */
+	pbd_body_id* body_id;     /* the body of each slot then (null for a destroyed one) */
+	int first;                /* frame of the store's first record */
+	int next;                 /* frame the next record will be */
+	uint32_t joints;          /* joints at the start: each record ends with whether they are broken */
+	pbd_joint_def* joint_def; /* each one's def then */
+	pbd_real* buf;            /* one frame: 3 scalars per particle, POSE_REALS per body slot, 1 per joint */
+	usd_prim* prims;          /* the objects', then one per body slot and one per joint (only ident used) */
 	uint32_t prim_count;
 };
 
-static uint64_t record_bytes(uint32_t particles, uint32_t bodies) {
-	return ((uint64_t)particles * 3 + (uint64_t)bodies * POSE_REALS) * sizeof(pbd_real);
+static uint64_t record_bytes(uint32_t particles, uint32_t bodies, uint32_t joints) {
+	return ((uint64_t)particles * 3 + (uint64_t)bodies * POSE_REALS + joints) * sizeof(pbd_real);
+}
+
+/* Where joint k's broken flag sits in a record, in scalars from its start. */
+static uint64_t joint_offset(const out_usd* u, uint32_t k) {
+	return (uint64_t)u->particles * 3 + (uint64_t)u->bodies * POSE_REALS + k;
 }
 
 static void put_u32(unsigned char* p, uint32_t v) { memcpy(p, &v, 4); }
@@ -99,8 +109,18 @@ static bool make_curves(usd_prim* p, const pbd_scene_object* o) {
 	return true;
 }
 
+/* The name a joint goes by: its name among the scene's "joints", else joint_<index>. */
+static void joint_name(const pbd_scene* s, uint32_t index, char* out, size_t out_size) {
+	for (uint32_t k = 0; k < s->joint_count; ++k)
+		if (s->joints[k].index == index && s->joints[k].name[0]) {
+			snprintf(out, out_size, "%s", s->joints[k].name);
+			return;
+		}
+	snprintf(out, out_size, "joint_%u", index);
+}
+
 static bool make_prims(out_usd* u, const pbd_scene* s) {
-	u->prims = calloc((size_t)s->object_count + u->bodies + 1, sizeof *u->prims);
+	u->prims = calloc((size_t)s->object_count + u->bodies + u->joints + 1, sizeof *u->prims);
 	if (!u->prims) return false;
 	u->prim_count = s->object_count;
 	for (uint32_t k = 0; k < s->object_count; ++k) {
@@ -130,18 +150,24 @@ static bool make_prims(out_usd* u, const pbd_scene* s) {
 		out_body_name(s, u->body_id[k], name, sizeof name);
 		make_ident(u->prims, s->object_count + k, name);
 	}
+	for (uint32_t k = 0; k < u->joints; ++k) {
+		char name[PBD_SCENE_NAME_MAX + 16];
+		joint_name(s, k, name, sizeof name);
+		make_ident(u->prims, s->object_count + u->bodies + k, name);
+	}
 	return true;
 }
 
 static void free_usd(out_usd* u) {
 	if (!u) return;
 	if (u->store) fclose(u->store);
-	for (uint32_t k = 0; k < u->prim_count + u->bodies && u->prims; ++k) {
+	for (uint32_t k = 0; k < u->prim_count + u->bodies + u->joints && u->prims; ++k) {
 		free(u->prims[k].points);
 		free(u->prims[k].curve_counts);
 	}
 	free(u->prims);
 	free(u->body_id);
+	free(u->joint_def);
 	free(u->buf);
 	free(u);
 }
@@ -157,10 +183,10 @@ static bool reuse_store(out_usd* u, const pbd_scene* s, int start) {
 	struct stat st;
 	bool ok = fread(h, 1, sizeof h, fp) == sizeof h && memcmp(h, STORE_MAGIC, 8) == 0 &&
 	          get_u32(h + 8) == sizeof(pbd_real) && get_u32(h + 12) == u->particles && get_u32(h + 20) == u->bodies &&
-	          fstat(fileno(fp), &st) == 0;
+	          get_u32(h + 24) == u->joints && fstat(fileno(fp), &st) == 0;
 	const uint32_t first = ok ? get_u32(h + 16) : 0;
 	ok = ok && first <= (uint32_t)start;
-	const uint64_t rec = record_bytes(u->particles, u->bodies);
+	const uint64_t rec = record_bytes(u->particles, u->bodies, u->joints);
 	const uint64_t keep = STORE_HEADER_BYTES + (ok ? (uint64_t)start - first : 0) * rec;
 	ok = ok && (uint64_t)st.st_size >= keep + rec;
 	if (ok) ok = fseeko(fp, (off_t)keep, SEEK_SET) == 0 && fread(u->buf, 1, rec, fp) == rec;
@@ -190,10 +216,15 @@ bool out_usd_open(const char* dir, const pbd_scene* s, int start, out_usd** out,
 	snprintf(u->usda_path, sizeof u->usda_path, "%s/animation.usda", dir);
 	u->particles = pbd_world_particle_count(s->world);
 	pbd_world_body_poses(s->world, &u->bodies);
-	u->buf = malloc(record_bytes(u->particles, u->bodies) + sizeof(pbd_real));
+	u->joints = pbd_world_joint_count(s->world);
+	u->buf = malloc(record_bytes(u->particles, u->bodies, u->joints) + sizeof(pbd_real));
 	u->body_id = malloc((u->bodies ? u->bodies : 1) * sizeof *u->body_id);
+	u->joint_def = malloc((u->joints ? u->joints : 1) * sizeof *u->joint_def);
 	for (uint32_t k = 0; u->body_id && k < u->bodies; ++k) u->body_id[k] = pbd_world_body_at(s->world, k);
-	if (!u->buf || !u->body_id || !make_prims(u, s)) {
+	/* Taken now, with the body ids, so that a joint's sides name the Xforms written. */
+	for (uint32_t k = 0; u->joint_def && k < u->joints; ++k)
+		if (pbd_world_get_joint(s->world, k, &u->joint_def[k]) != PBD_OK) u->joints = k;
+	if (!u->buf || !u->body_id || !u->joint_def || !make_prims(u, s)) {
 		free_usd(u);
 		pbd_scene_error_set(err, "%s: out of memory for the USD output", s->name);
 		return false;
@@ -211,6 +242,7 @@ bool out_usd_open(const char* dir, const pbd_scene* s, int start, out_usd** out,
 		put_u32(h + 12, u->particles);
 		put_u32(h + 16, (uint32_t)start);
 		put_u32(h + 20, u->bodies);
+		put_u32(h + 24, u->joints);
 		u->first = start;
 		if (fwrite(h, 1, sizeof h, u->store) != sizeof h) {
 			pbd_scene_error_set(err, "%s: write failed: %s", u->store_path, strerror(errno));
@@ -241,7 +273,12 @@ bool out_usd_add_frame(out_usd* u, const pbd_scene* s, pbd_scene_error* err) {
 		                                p.rotation.y, p.rotation.z, p.rotation.w};
 		memcpy(b + POSE_REALS * (size_t)k, r, sizeof r);
 	}
-	const size_t n = 3 * (size_t)u->particles + POSE_REALS * (size_t)u->bodies;
+	for (uint32_t k = 0; k < u->joints; ++k) {
+		pbd_joint_state js;
+		const bool broken = pbd_world_get_joint_state(s->world, k, &js) == PBD_OK && js.broken;
+		u->buf[joint_offset(u, k)] = broken ? 1 : 0;
+	}
+	const size_t n = (size_t)joint_offset(u, u->joints);
 	if (fwrite(u->buf, sizeof *u->buf, n, u->store) != n) {
 		pbd_scene_error_set(err, "%s: write failed: %s", u->store_path, strerror(errno));
 		return false;
@@ -259,7 +296,7 @@ static void write_int_array(FILE* fp, const char* decl, const uint32_t* v, uint3
 /* One prim's points at every frame, read back from the store. */
 static bool write_samples(FILE* fp, out_usd* u, const usd_prim* p) {
 	fputs("        " POINT_TYPE "[] points.timeSamples = {\n", fp);
-	const uint64_t rec = record_bytes(u->particles, u->bodies);
+	const uint64_t rec = record_bytes(u->particles, u->bodies, u->joints);
 	const size_t span = p->point_count ? 3 * (size_t)(p->hi - p->lo + 1) : 0;
 	for (int f = u->first; f < u->next; ++f) {
 		const uint64_t at =
@@ -287,7 +324,7 @@ static bool write_body_samples(FILE* fp, out_usd* u, uint32_t k, bool orient) {
 	fputs(orient ? "        " QUAT_TYPE " xformOp:orient.timeSamples = {\n"
 	             : "        double3 xformOp:translate.timeSamples = {\n",
 	      fp);
-	const uint64_t rec = record_bytes(u->particles, u->bodies);
+	const uint64_t rec = record_bytes(u->particles, u->bodies, u->joints);
 	pbd_real r[POSE_REALS];
 	for (int f = u->first; f < u->next; ++f) {
 		const uint64_t at = STORE_HEADER_BYTES + (uint64_t)(f - u->first) * rec +
@@ -334,6 +371,117 @@ static bool write_body(FILE* fp, out_usd* u, const pbd_scene* s, uint32_t k) {
 	return ok;
 }
 
+/* Whether joint k is broken at frame f of the store; false when the store cannot be read. */
+static bool read_broken(out_usd* u, uint32_t k, int f, bool* broken) {
+	const uint64_t at = STORE_HEADER_BYTES +
+	                    (uint64_t)(f - u->first) * record_bytes(u->particles, u->bodies, u->joints) +
+	                    joint_offset(u, k) * sizeof(pbd_real);
+	pbd_real r;
+	if (fseeko(u->store, (off_t)at, SEEK_SET) != 0 || fread(&r, sizeof r, 1, u->store) != 1) return false;
+	*broken = r != 0;
+	return true;
+}
+
+/* physics:jointEnabled: nothing for a joint that held throughout (the schema's default is
+ * true), 0 for one broken throughout, else a sample at the first frame and at every change (a
+ * bool is held between samples). */
+static bool write_joint_enabled(FILE* fp, out_usd* u, uint32_t k) {
+	bool first = false, changes = false;
+	for (int f = u->first; f < u->next; ++f) {
+		bool b;
+		if (!read_broken(u, k, f, &b)) return false;
+		if (f == u->first)
+			first = b;
+		else if (b != first)
+			changes = true;
+	}
+	if (!changes) {
+		if (first && u->next > u->first) fputs("        bool physics:jointEnabled = 0\n", fp);
+		return true;
+	}
+	fputs("        bool physics:jointEnabled.timeSamples = {\n", fp);
+	bool last = false;
+	for (int f = u->first; f < u->next; ++f) {
+		bool b;
+		if (!read_broken(u, k, f, &b)) return false;
+		if (f == u->first || b != last) fprintf(fp, "            %d: %d,\n", f, b ? 0 : 1);
+		last = b;
+	}
+	fputs("        }\n", fp);
+	return true;
+}
+
+/* physics:body0 (side 0, a) or body1: the Xform of the body written, none for the world. */
+static void write_joint_body(FILE* fp, const out_usd* u, int side, pbd_body_id id) {
+	const uint32_t slot = id.index1 - 1;
+	if (id.index1 == 0 || slot >= u->bodies || u->body_id[slot].index1 != id.index1 ||
+	    u->body_id[slot].generation != id.generation)
+		return;
+	fprintf(fp, "        rel physics:body%d = </World/%s>\n", side, u->prims[u->prim_count + slot].ident);
+}
+
+static void write_joint_frame(FILE* fp, int side, pbd_pose p) {
+	fprintf(fp, "        point3f physics:localPos%d = (" OUT_REAL_FMT ", " OUT_REAL_FMT ", " OUT_REAL_FMT ")\n", side,
+	        p.position.x, p.position.y, p.position.z);
+	fprintf(fp,
+	        "        quatf physics:localRot%d = (" OUT_REAL_FMT ", " OUT_REAL_FMT ", " OUT_REAL_FMT ", " OUT_REAL_FMT
+	        ")\n",
+	        side, p.rotation.w, p.rotation.x, p.rotation.y, p.rotation.z);
+}
+
+/* A float attribute of the schema: the value as the float it is read back as. */
+static void write_float(FILE* fp, const char* decl, double v) {
+	fprintf(fp, "        %s = %.9g\n", decl, (double)(float)v);
+}
+
+/* Joint k as the UsdPhysics joint prim of its type, its sides' frames in the bodies' Xforms
+ * (UsdPhysics' localPos/localRot), the x axis its axis. */
+static bool write_joint(FILE* fp, out_usd* u, uint32_t k) {
+	static const char* const types[PBD_JOINT_TYPE_COUNT] = {
+	    [PBD_JOINT_FIXED] = "PhysicsFixedJoint",       [PBD_JOINT_BALL] = "PhysicsSphericalJoint",
+	    [PBD_JOINT_HINGE] = "PhysicsRevoluteJoint",    [PBD_JOINT_PRISMATIC] = "PhysicsPrismaticJoint",
+	    [PBD_JOINT_DISTANCE] = "PhysicsDistanceJoint",
+	};
+	const pbd_joint_def* d = &u->joint_def[k];
+	if ((unsigned)d->type >= PBD_JOINT_TYPE_COUNT) return true;
+	fprintf(fp, "\n    def %s \"%s\"\n    {\n        custom uint pbd:joint = %u\n", types[d->type],
+	        u->prims[u->prim_count + u->bodies + k].ident, k);
+	write_joint_body(fp, u, 0, d->body_a);
+	write_joint_body(fp, u, 1, d->body_b);
+	write_joint_frame(fp, 0, d->frame_a);
+	write_joint_frame(fp, 1, d->frame_b);
+	/* Only the types whose schema has an axis; pbd's is always the frames' x. */
+	if (d->type == PBD_JOINT_BALL || d->type == PBD_JOINT_HINGE || d->type == PBD_JOINT_PRISMATIC)
+		fputs("        uniform token physics:axis = \"X\"\n", fp);
+	if (d->type == PBD_JOINT_HINGE && d->limit) {
+		write_float(fp, "float physics:lowerLimit", (double)d->lower * DEG_PER_RAD);
+		write_float(fp, "float physics:upperLimit", (double)d->upper * DEG_PER_RAD);
+	} else if (d->type == PBD_JOINT_PRISMATIC && d->limit) {
+		write_float(fp, "float physics:lowerLimit", (double)d->lower);
+		write_float(fp, "float physics:upperLimit", (double)d->upper);
+	} else if (d->type == PBD_JOINT_DISTANCE) {
+		write_float(fp, "float physics:minDistance", (double)d->lower);
+		write_float(fp, "float physics:maxDistance", (double)d->upper);
+	} else if (d->type == PBD_JOINT_BALL) {
+		/* The swing bounds the angle between the x axes: a round cone, both of the schema's angles.
+		 * The schema's spherical joint has no twist limit, so pbd's goes in attributes of its own. */
+		if ((double)d->swing < 3.14159265358979323846) {
+			write_float(fp, "float physics:coneAngle0Limit", (double)d->swing * DEG_PER_RAD);
+			write_float(fp, "float physics:coneAngle1Limit", (double)d->swing * DEG_PER_RAD);
+		}
+		if (d->limit) {
+			write_float(fp, "custom float pbd:twistLowerLimit", (double)d->lower * DEG_PER_RAD);
+			write_float(fp, "custom float pbd:twistUpperLimit", (double)d->upper * DEG_PER_RAD);
+		}
+	}
+	/* pbd's 0 is never, the schema's default inf. */
+	if (d->break_force > 0) write_float(fp, "float physics:breakForce", (double)d->break_force);
+	if (d->break_torque > 0) write_float(fp, "float physics:breakTorque", (double)d->break_torque);
+	if (!write_joint_enabled(fp, u, k)) return false;
+	fputs("    }\n", fp);
+	return true;
+}
+
 /* Frames per second: 1/dt, as the whole number it is meant to be when dt is the scalar nearest
  * to 1/60 or 1/240 (printing 59.999997 would only hide the scene's intent). */
 double out_usd_frame_rate(const pbd_scene* s) {
@@ -375,6 +523,8 @@ static bool write_usda(FILE* fp, out_usd* u, const pbd_scene* s) {
 	}
 	for (uint32_t k = 0; k < u->bodies; ++k)
 		if (u->body_id[k].index1 && !write_body(fp, u, s, k)) return false;
+	for (uint32_t k = 0; k < u->joints; ++k)
+		if (!write_joint(fp, u, k)) return false;
 	fputs("}\n", fp);
 	return true;
 }
@@ -424,9 +574,10 @@ static uint64_t object_points(const pbd_scene_object* o) {
 uint64_t out_usd_frame_bytes(const pbd_scene* s) {
 	uint32_t slots = 0;
 	pbd_world_body_poses(s->world, &slots);
-	uint64_t bytes = record_bytes(pbd_world_particle_count(s->world), slots);
-	/* "            <frame>: (x, y, z),\n" and the same with 4 numbers, per body */
-	bytes += (uint64_t)slots * (2 * (12 + 11 + 5) + 7 * (OUT_REAL_WIDTH + 2));
+	const uint32_t joints = pbd_world_joint_count(s->world);
+	uint64_t bytes = record_bytes(pbd_world_particle_count(s->world), slots, joints);
+	/* "            <frame>: (x, y, z),\n" and the same with 4 numbers, per body; "<frame>: 0,", per joint */
+	bytes += (uint64_t)slots * (2 * (12 + 11 + 5) + 7 * (OUT_REAL_WIDTH + 2)) + (uint64_t)joints * (12 + 11 + 4);
 	/* "            <frame>: [" ... "],\n", each point "(x, y, z)" and ", " */
 	for (uint32_t k = 0; k < s->object_count; ++k)
 		bytes += 12 + 9 + 3 + 3 + object_points(&s->objects[k]) * (3 * OUT_REAL_WIDTH + 8);
@@ -447,5 +598,8 @@ uint64_t out_usd_fixed_bytes(const pbd_scene* s, int frames) {
 	uint64_t nv, nt;
 	out_bodies_mesh_size(s, &nv, &nt);
 	bytes += (uint64_t)slots * 800 + nv * (3 * OUT_REAL_WIDTH + 8) + nt * (3 + 3 * (out_digits(nv) + 2));
+	/* Each joint's prim: its name and its bodies', its two frames' 14 numbers, limits and break bounds. */
+	bytes +=
+	    (uint64_t)pbd_world_joint_count(s->world) * (1000 + 3 * (PBD_SCENE_NAME_MAX + 16) + 14 * (OUT_REAL_WIDTH + 2));
 	return bytes;
 }

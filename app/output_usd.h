@@ -1,13 +1,15 @@
 /* `pbd run --format usd`: one USD ASCII layer, <dir>/animation.usda, for the whole run, with the
- * positions of every frame as time samples (time code = frame, timeCodesPerSecond = 1/dt), and
- * each rigid body as an Xform whose translate and orient are sampled at every frame, with the
- * shapes it carries as a Mesh in its frame.
+ * positions of every frame as time samples (time code = frame, timeCodesPerSecond = 1/dt), each
+ * rigid body as an Xform whose translate and orient are sampled at every frame, with the shapes
+ * it carries as a Mesh in its frame, and each joint as the UsdPhysics joint prim of its type
+ * between those Xforms, its physics:jointEnabled sampled where it breaks or mends.
  *
  * USD ASCII keeps an attribute's time samples in one dictionary inside the attribute, so a prim's
  * samples cannot be appended to the file as frames arrive. Each frame's positions go instead to a
  * binary frame store, <dir>/animation.frames (every particle's x y z, then every body slot's
- * position and rotation quaternion x y z w, as the scalar in the host's byte order, after a
- * 24-byte header), and the .usda is assembled from it when the run ends.
+ * position and rotation quaternion x y z w, then 1 or 0 per joint for broken or not, as the
+ * scalar in the host's byte order, after a 28-byte header), and the .usda is assembled from it
+ * when the run ends.
  * Memory stays at one frame whatever the run's length, the disk holds both files at the end (both
  * counted by out_run_bytes), and a store kept for --resume gives the resumed run the earlier
  * frames. The layout is described in docs/scene-format.md. */

@@ -232,6 +232,101 @@ uint64_t out_vtk_bodies_bytes(const pbd_scene* s, int last_frame) {
 	return bytes;
 }
 
+void out_vtk_joints_path(char* out, size_t out_size, const char* dir, int frame) {
+	snprintf(out, out_size, "%s/joints_%05d.vtp", dir, frame);
+}
+
+/* Where a side's frame origin is in the world: its body's slot frame, or the world's for the
+ * null id (which a side released by a destroyed body reads as). */
+static pbd_vec3 joint_anchor(const pbd_pose* poses, uint32_t slots, pbd_body_id body, pbd_pose frame) {
+	if (body.index1 == 0 || body.index1 > slots) return frame.position;
+	return pbd_pose_apply(poses[body.index1 - 1], frame.position);
+}
+
+static void put_reals(FILE* fp, const char* name, const pbd_real* v, uint32_t n) {
+	fprintf(fp, "        <DataArray type=\"" VTK_REAL "\" Name=\"%s\" format=\"ascii\">\n", name);
+	for (uint32_t k = 0; k < n; ++k) fprintf(fp, OUT_REAL_FMT "\n", v[k]);
+	fputs("        </DataArray>\n", fp);
+}
+
+bool out_vtk_write_joints(FILE* fp, const pbd_scene* s, int frame, pbd_scene_error* err) {
+	const pbd_world* w = s->world;
+	const uint32_t n = pbd_world_joint_count(w);
+	const size_t cap = n ? n : 1;
+	pbd_joint_state* st = malloc(cap * sizeof *st);
+	pbd_joint_type* type = malloc(cap * sizeof *type);
+	pbd_vec3* ends = malloc(2 * cap * sizeof *ends);
+	pbd_real* num = malloc(4 * cap * sizeof *num); /* force, torque, error_distance, position */
+	if (!st || !type || !ends || !num) {
+		free(st);
+		free(type);
+		free(ends);
+		free(num);
+		pbd_scene_error_set(err, "%s: frame %d: out of memory for the joints' VTK file", s->name, frame);
+		return false;
+	}
+	uint32_t slots = 0;
+	const pbd_pose* poses = pbd_world_body_poses(w, &slots);
+	bool ok = true;
+	for (uint32_t k = 0; k < n && ok; ++k) {
+		pbd_joint_def d;
+		ok = pbd_world_get_joint(w, k, &d) == PBD_OK && pbd_world_get_joint_state(w, k, &st[k]) == PBD_OK;
+		if (!ok) {
+			pbd_scene_error_set(err, "%s: frame %d: cannot read joint %u", s->name, frame, k);
+			break;
+		}
+		type[k] = d.type;
+		ends[2 * k] = joint_anchor(poses, slots, d.body_a, d.frame_a);
+		ends[2 * k + 1] = joint_anchor(poses, slots, d.body_b, d.frame_b);
+		num[k] = pbd_v3_length(st[k].force);
+		num[cap + k] = pbd_v3_length(st[k].torque);
+		num[2 * cap + k] = st[k].error_distance;
+		num[3 * cap + k] = st[k].position;
+	}
+	if (ok) {
+		fprintf(fp,
+		        "<?xml version=\"1.0\"?>\n<!-- pbd %s joints frame %d -->\n"
+		        "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+		        "  <PolyData>\n    <Piece NumberOfPoints=\"%llu\" NumberOfVerts=\"0\" NumberOfLines=\"%u\" "
+		        "NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n"
+		        "      <CellData Scalars=\"error_distance\">\n"
+		        "        <DataArray type=\"Int32\" Name=\"type\" format=\"ascii\">\n",
+		        s->name, frame, 2ull * n, n);
+		for (uint32_t k = 0; k < n; ++k) fprintf(fp, "%d\n", (int)type[k]);
+		fputs("        </DataArray>\n        <DataArray type=\"UInt8\" Name=\"broken\" format=\"ascii\">\n", fp);
+		for (uint32_t k = 0; k < n; ++k) fprintf(fp, "%d\n", st[k].broken ? 1 : 0);
+		fputs("        </DataArray>\n", fp);
+		static const char* const names[4] = {"force", "torque", "error_distance", "position"};
+		for (int a = 0; a < 4; ++a) put_reals(fp, names[a], num + (size_t)a * cap, n);
+		fputs("      </CellData>\n      <Points>\n"
+		      "        <DataArray type=\"" VTK_REAL "\" Name=\"Points\" NumberOfComponents=\"3\" format=\"ascii\">\n",
+		      fp);
+		put_vectors(fp, ends, 2 * n);
+		fputs("        </DataArray>\n      </Points>\n      <Lines>\n"
+		      "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n",
+		      fp);
+		for (unsigned long long k = 0; k < n; ++k) fprintf(fp, "%llu %llu\n", 2 * k, 2 * k + 1);
+		fputs("        </DataArray>\n        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n", fp);
+		for (unsigned long long k = 1; k <= n; ++k) fprintf(fp, "%llu\n", 2 * k);
+		fputs("        </DataArray>\n      </Lines>\n    </Piece>\n  </PolyData>\n</VTKFile>\n", fp);
+	}
+	free(st);
+	free(type);
+	free(ends);
+	free(num);
+	return ok;
+}
+
+uint64_t out_vtk_joints_bytes(const pbd_scene* s, int last_frame) {
+	const uint64_t joints = pbd_world_joint_count(s->world);
+	if (joints == 0) return 0;
+	const uint64_t index = out_digits(2 * joints) + 1;
+	uint64_t bytes = 1600 + strlen(s->name) + out_digits((uint64_t)last_frame) + 2 * out_digits(2 * joints);
+	/* type and broken (one digit each), 4 cell numbers, 2 points of 3, a line's 2 indices and offset */
+	bytes += joints * (2 * 2 + 4 * (OUT_REAL_WIDTH + 1) + 2 * 3 * (OUT_REAL_WIDTH + 1) + 3 * index);
+	return bytes;
+}
+
 bool out_vtk_write_index(const char* dir, int last, double dt, pbd_scene_error* err) {
 	char path[4200], tmp[4300], frame[4200];
 	snprintf(path, sizeof path, "%s/animation.pvd", dir);
@@ -252,6 +347,10 @@ bool out_vtk_write_index(const char* dir, int last, double dt, pbd_scene_error* 
 		out_vtk_bodies_path(frame, sizeof frame, dir, f);
 		if (stat(frame, &st) == 0 && S_ISREG(st.st_mode))
 			fprintf(fp, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"1\" file=\"bodies_%05d.vtp\"/>\n", f * dt,
+			        f);
+		out_vtk_joints_path(frame, sizeof frame, dir, f);
+		if (stat(frame, &st) == 0 && S_ISREG(st.st_mode))
+			fprintf(fp, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"2\" file=\"joints_%05d.vtp\"/>\n", f * dt,
 			        f);
 	}
 	fputs("  </Collection>\n</VTKFile>\n", fp);
@@ -280,6 +379,6 @@ uint64_t out_vtk_frame_bytes(const pbd_scene* s, int last_frame) {
 }
 
 uint64_t out_vtk_index_bytes(int frames) {
-	/* the DataSet lines of a frame and its bodies, with the widest timestep and frame number */
-	return 200 + ((uint64_t)frames + 1) * 2 * (70 + OUT_DOUBLE_WIDTH + out_digits((uint64_t)frames));
+	/* the DataSet lines of a frame, its bodies and joints, with the widest timestep and frame number */
+	return 200 + ((uint64_t)frames + 1) * 3 * (70 + OUT_DOUBLE_WIDTH + out_digits((uint64_t)frames));
 }

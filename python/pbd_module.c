@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pbd/math.h"
 #include "pbd/pbd.h"
 #include "pbd/scene.h"
 #ifdef PBD_PY_HAVE_RENDER
@@ -1617,6 +1618,357 @@ static PyTypeObject BodyType = {
     .tp_getset = Body_getset,
 };
 
+/* ---- joints -------------------------------------------------------------------------------- */
+
+/* Positions follow pbd_joint_type and pbd_joint_motor. */
+static const char* const joint_type_names[] = {"fixed", "ball", "hinge", "prismatic", "distance"};
+static const char* const motor_names[] = {"off", "velocity", "position"};
+
+/* The keys of a joint, as the scene format spells them (docs/scene-format.md, "Joints"), with the
+ * motor's flattened as the library's def names them. */
+enum joint_key {
+	JK_TYPE,
+	JK_A,
+	JK_B,
+	JK_ANCHOR,
+	JK_ANCHOR_A,
+	JK_ANCHOR_B,
+	JK_AXIS,
+	JK_FRAME_A,
+	JK_FRAME_B,
+	JK_COMPLIANCE,
+	JK_LIMIT,
+	JK_SWING,
+	JK_MOTOR,
+	JK_MOTOR_TARGET,
+	JK_MOTOR_MAX,
+	JK_MOTOR_COMPLIANCE,
+	JK_BREAK_FORCE,
+	JK_BREAK_TORQUE,
+	JK_COUNT
+};
+static const char* const joint_keys[JK_COUNT] = {
+    "type",        "a",           "b",     "anchor", "anchor_a", "anchor_b",     "axis",      "frame_a",
+    "frame_b",     "compliance",  "limit", "swing",  "motor",    "motor_target", "motor_max", "motor_compliance",
+    "break_force", "break_torque"};
+
+/* One side of a joint: a Body of this world, a scene body's name, or None for the world; *pose is
+ * the body's frame now. */
+static int joint_side_of(World* self, PyObject* o, const char* name, pbd_body_id* id, pbd_pose* pose) {
+	*id = (pbd_body_id){0, 0};
+	*pose = pbd_pose_identity();
+	if (!o || o == Py_None) return 0;
+	if (PyUnicode_Check(o)) {
+		const char* s = PyUnicode_AsUTF8(o);
+		if (!s) return -1;
+		const pbd_scene* sc = &self->scene;
+		uint32_t k = 0;
+		while (sc->world && k < sc->body_count && strcmp(sc->bodies[k].name, s) != 0) ++k;
+		if (!sc->world || k == sc->body_count) {
+			PyErr_Format(PyExc_ValueError, "%s: the scene has no body named '%s'", name, s);
+			return -1;
+		}
+		*id = sc->bodies[k].id;
+		if (!pbd_body_is_valid(self->world, *id)) {
+			PyErr_Format(pbd_py_error, "%s: body '%s' was destroyed", name, s);
+			return -1;
+		}
+	} else {
+		const Body* b = body_arg(self, o, name);
+		if (!b) return -1;
+		*id = b->id;
+	}
+	pbd_body_state st;
+	if (pbd_body_get_state(self->world, *id, &st) != PBD_OK) {
+		raise_world(self, name);
+		return -1;
+	}
+	*pose = st.pose;
+	return 0;
+}
+
+/* A frame in its side's frame: (position, rotation quaternion x y z w), or a position alone. */
+static int frame_of(PyObject* o, const char* name, pbd_pose* out) {
+	*out = pbd_pose_identity();
+	const Py_ssize_t n = PySequence_Check(o) ? PySequence_Size(o) : -1;
+	if (n == 3) return vec3_of(o, name, &out->position);
+	if (n != 2) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_TypeError, "%s: expected (position, rotation) or a position", name);
+		return -1;
+	}
+	PyObject* p = PySequence_GetItem(o, 0);
+	PyObject* q = p ? PySequence_GetItem(o, 1) : NULL;
+	const int rc = q && vec3_of(p, name, &out->position) == 0 && quat_of(q, name, &out->rotation) == 0 ? 0 : -1;
+	Py_XDECREF(p);
+	Py_XDECREF(q);
+	return rc;
+}
+
+/* The rotation that turns the x axis onto `axis` along the shortest arc, as the scene format's
+ * anchors make it. -1 for a zero axis. */
+static int x_onto(pbd_vec3 axis, const char* name, pbd_quat* out) {
+	const double a[3] = {(double)axis.x, (double)axis.y, (double)axis.z};
+	const double len = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+	if (!(len > 0) || !isfinite(len)) {
+		PyErr_Format(PyExc_ValueError, "%s: must be a finite, non-zero direction", name);
+		return -1;
+	}
+	const double u[3] = {a[0] / len, a[1] / len, a[2] / len}, w = 1 + u[0];
+	if (w < 1e-12) {
+		*out = (pbd_quat){0, 1, 0, 0}; /* opposite to x: half a turn about y */
+		return 0;
+	}
+	const double n = sqrt(w * w + u[1] * u[1] + u[2] * u[2]);
+	*out = (pbd_quat){0, (pbd_real)(-u[2] / n), (pbd_real)(u[1] / n), (pbd_real)(w / n)};
+	return 0;
+}
+
+/* A joint def from a dict of the keys above; `what` starts every message. The library checks the
+ * values when the joint is added. */
+static int joint_def_of(World* self, PyObject* spec, const char* what, pbd_joint_def* d) {
+	PyObject* v[JK_COUNT] = {NULL};
+	PyObject *key, *value;
+	Py_ssize_t pos = 0;
+	while (PyDict_Next(spec, &pos, &key, &value)) {
+		const char* k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+		int found = -1;
+		for (int i = 0; k && i < JK_COUNT; ++i)
+			if (strcmp(k, joint_keys[i]) == 0) found = i;
+		if (found < 0) {
+			PyErr_Format(PyExc_TypeError,
+			             "%s: unknown key %R (type, a, b, anchor, anchor_a, anchor_b, axis, frame_a, frame_b, "
+			             "compliance, limit, swing, motor, motor_target, motor_max, motor_compliance, break_force, "
+			             "break_torque)",
+			             what, key);
+			return -1;
+		}
+		if (value != Py_None) v[found] = value;
+	}
+	char name[160];
+#define JK_NAME(k) (snprintf(name, sizeof name, "%s: %s", what, joint_keys[k]), name)
+	*d = pbd_joint_def_default();
+	int type;
+	if (!v[JK_TYPE]) {
+		PyErr_Format(PyExc_TypeError, "%s: missing type (fixed, ball, hinge, prismatic or distance)", what);
+		return -1;
+	}
+	if (enum_of(v[JK_TYPE], JK_NAME(JK_TYPE), joint_type_names, 5, &type) < 0) return -1;
+	d->type = (pbd_joint_type)type;
+	pbd_pose pose[2];
+	if (joint_side_of(self, v[JK_A], JK_NAME(JK_A), &d->body_a, &pose[0]) < 0 ||
+	    joint_side_of(self, v[JK_B], JK_NAME(JK_B), &d->body_b, &pose[1]) < 0)
+		return -1;
+	/* Each side's frame: given in its body's frame, or made from a world anchor and axis. */
+	pbd_pose* frames[2] = {&d->frame_a, &d->frame_b};
+	bool anchored = false;
+	for (int s = 0; s < 2; ++s) {
+		PyObject* frame = v[JK_FRAME_A + s];
+		PyObject* own = v[JK_ANCHOR_A + s];
+		if ((frame && own) || (own && v[JK_ANCHOR])) {
+			PyErr_Format(PyExc_TypeError, "%s: side %c: give one of frame_%c, anchor_%c and anchor", what, 'a' + s,
+			             'a' + s, 'a' + s);
+			return -1;
+		}
+		if (frame) {
+			if (frame_of(frame, JK_NAME(JK_FRAME_A + s), frames[s]) < 0) return -1;
+			continue;
+		}
+		if (!own && !v[JK_ANCHOR]) {
+			PyErr_Format(PyExc_TypeError, "%s: side %c needs a place: anchor, anchor_%c (world points) or frame_%c",
+			             what, 'a' + s, 'a' + s, 'a' + s);
+			return -1;
+		}
+		pbd_vec3 at;
+		if (vec3_of(own ? own : v[JK_ANCHOR], JK_NAME(own ? JK_ANCHOR_A + s : JK_ANCHOR), &at) < 0) return -1;
+		frames[s]->position = pbd_pose_apply_inverse(pose[s], at);
+		anchored = true;
+	}
+	if (v[JK_ANCHOR] && !anchored) {
+		PyErr_Format(PyExc_TypeError, "%s: anchor places neither side: both have a frame", what);
+		return -1;
+	}
+	const bool turns = d->type == PBD_JOINT_HINGE || d->type == PBD_JOINT_PRISMATIC ||
+	                   (d->type == PBD_JOINT_BALL && (v[JK_LIMIT] || v[JK_SWING]));
+	if (v[JK_AXIS] && !anchored) {
+		PyErr_Format(PyExc_TypeError, "%s: axis: only with an anchor (frame_a and frame_b carry their rotations)",
+		             what);
+		return -1;
+	}
+	if (anchored && turns && !v[JK_AXIS]) {
+		PyErr_Format(PyExc_TypeError, "%s: a %s placed by an anchor needs axis (a world direction)", what,
+		             joint_type_names[type]);
+		return -1;
+	}
+	pbd_quat turn = pbd_quat_identity();
+	pbd_vec3 axis;
+	if (v[JK_AXIS] && (vec3_of(v[JK_AXIS], JK_NAME(JK_AXIS), &axis) < 0 || x_onto(axis, name, &turn) < 0)) return -1;
+	for (int s = 0; s < 2; ++s)
+		if (!v[JK_FRAME_A + s]) frames[s]->rotation = pbd_quat_mul(pbd_quat_conj(pose[s].rotation), turn);
+	double lim[2];
+	if (v[JK_LIMIT]) {
+		if (doubles_of(v[JK_LIMIT], JK_NAME(JK_LIMIT), 2, lim) < 0) return -1;
+		d->lower = (pbd_real)lim[0];
+		d->upper = (pbd_real)lim[1];
+		d->limit = d->type != PBD_JOINT_DISTANCE;
+	} else if (d->type == PBD_JOINT_DISTANCE) {
+		/* a rod: the length the two origins start apart */
+		const pbd_vec3 pa = pbd_pose_apply(pose[0], d->frame_a.position);
+		const pbd_vec3 pb = pbd_pose_apply(pose[1], d->frame_b.position);
+		d->lower = d->upper = pbd_v3_length(pbd_v3_sub(pb, pa));
+	}
+	int motor = 0;
+	if ((v[JK_SWING] && real_of(v[JK_SWING], JK_NAME(JK_SWING), &d->swing) < 0) ||
+	    (v[JK_COMPLIANCE] && real_of(v[JK_COMPLIANCE], JK_NAME(JK_COMPLIANCE), &d->compliance) < 0) ||
+	    (v[JK_MOTOR] && enum_of(v[JK_MOTOR], JK_NAME(JK_MOTOR), motor_names, 3, &motor) < 0) ||
+	    (v[JK_MOTOR_TARGET] && real_of(v[JK_MOTOR_TARGET], JK_NAME(JK_MOTOR_TARGET), &d->motor_target) < 0) ||
+	    (v[JK_MOTOR_MAX] && real_of(v[JK_MOTOR_MAX], JK_NAME(JK_MOTOR_MAX), &d->motor_max) < 0) ||
+	    (v[JK_MOTOR_COMPLIANCE] &&
+	     real_of(v[JK_MOTOR_COMPLIANCE], JK_NAME(JK_MOTOR_COMPLIANCE), &d->motor_compliance) < 0) ||
+	    (v[JK_BREAK_FORCE] && real_of(v[JK_BREAK_FORCE], JK_NAME(JK_BREAK_FORCE), &d->break_force) < 0) ||
+	    (v[JK_BREAK_TORQUE] && real_of(v[JK_BREAK_TORQUE], JK_NAME(JK_BREAK_TORQUE), &d->break_torque) < 0))
+		return -1;
+#undef JK_NAME
+	d->motor = (pbd_joint_motor)motor;
+	return 0;
+}
+
+/* Adds `n` defs at once (all checked before any is added); the index of the first. */
+static PyObject* add_joint_defs(World* self, const pbd_joint_def* defs, uint32_t n, const char* what) {
+	uint32_t first = 0;
+	if (pbd_world_add_joints(self->world, n, defs, &first) != PBD_OK) return raise_world(self, what);
+	return PyLong_FromUnsignedLong(first);
+}
+
+static PyObject* World_add_joint(World* self, PyObject* args, PyObject* kwargs) {
+	PyObject* type_o;
+	if (!PyArg_ParseTuple(args, "O:add_joint", &type_o)) return NULL;
+	if (check_world(self) < 0) return NULL;
+	PyObject* spec = kwargs ? PyDict_Copy(kwargs) : PyDict_New();
+	if (!spec) return NULL;
+	if (PyDict_GetItemString(spec, "type")) {
+		Py_DECREF(spec);
+		PyErr_SetString(PyExc_TypeError, "add_joint: type given twice");
+		return NULL;
+	}
+	pbd_joint_def d;
+	const int rc = PyDict_SetItemString(spec, "type", type_o) < 0 ? -1 : joint_def_of(self, spec, "add_joint", &d);
+	Py_DECREF(spec);
+	return rc < 0 ? NULL : add_joint_defs(self, &d, 1, "add_joint");
+}
+
+static PyObject* World_add_joints(World* self, PyObject* args) {
+	PyObject* list;
+	if (!PyArg_ParseTuple(args, "O:add_joints", &list)) return NULL;
+	if (check_world(self) < 0) return NULL;
+	PyObject* seq = PySequence_Fast(list, "add_joints: expected a sequence of dicts (add_joint's keywords)");
+	if (!seq) return NULL;
+	const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+	if (n == 0 || n > (Py_ssize_t)UINT32_MAX) {
+		Py_DECREF(seq);
+		PyErr_SetString(PyExc_ValueError, "add_joints: expected at least one joint");
+		return NULL;
+	}
+	pbd_joint_def* defs = PyMem_Malloc((size_t)n * sizeof *defs);
+	if (!defs) {
+		Py_DECREF(seq);
+		return PyErr_NoMemory();
+	}
+	PyObject* r = NULL;
+	Py_ssize_t i = 0;
+	for (; i < n; ++i) {
+		PyObject* spec = PySequence_Fast_GET_ITEM(seq, i);
+		char what[48];
+		snprintf(what, sizeof what, "add_joints: joints[%zd]", i);
+		if (!PyDict_Check(spec)) {
+			PyErr_Format(PyExc_TypeError, "%s: expected a dict (add_joint's keywords and type)", what);
+			break;
+		}
+		if (joint_def_of(self, spec, what, &defs[i]) < 0) break;
+	}
+	if (i == n) r = add_joint_defs(self, defs, (uint32_t)n, "add_joints");
+	PyMem_Free(defs);
+	Py_DECREF(seq);
+	return r;
+}
+
+static PyObject* World_joint_state(World* self, PyObject* args) {
+	py_u32 index = {"joint_state: index", 0};
+	if (!PyArg_ParseTuple(args, "O&:joint_state", u32_converter, &index)) return NULL;
+	if (check_world(self) < 0) return NULL;
+	pbd_joint_state st;
+	if (pbd_world_get_joint_state(self->world, index.value, &st) != PBD_OK) return raise_world(self, "joint_state");
+	return Py_BuildValue("{s:O,s:d,s:d,s:d,s:N,s:N}", "broken", st.broken ? Py_True : Py_False, "position",
+	                     (double)st.position, "error_distance", (double)st.error_distance, "error_angle",
+	                     (double)st.error_angle, "force", vec3_tuple(st.force), "torque", vec3_tuple(st.torque));
+}
+
+static PyObject* World_joint_events(World* self, PyObject* unused) {
+	(void)unused;
+	if (check_world(self) < 0) return NULL;
+	const uint32_t n = pbd_world_get_joint_events(self->world, NULL, 0);
+	pbd_joint_event* ev = PyMem_Malloc((n ? n : 1) * sizeof *ev);
+	if (!ev) return PyErr_NoMemory();
+	pbd_world_get_joint_events(self->world, ev, n);
+	PyObject* list = PyList_New(0);
+	for (uint32_t k = 0; list && k < n; ++k) {
+		PyObject* e = Py_BuildValue("{s:I,s:d,s:d}", "joint", ev[k].joint, "force", (double)ev[k].force, "torque",
+		                            (double)ev[k].torque);
+		if (!e || PyList_Append(list, e) < 0) Py_CLEAR(list);
+		Py_XDECREF(e);
+	}
+	PyMem_Free(ev);
+	return list;
+}
+
+static PyObject* World_set_joint_motor(World* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"index", "motor", "target", "max", "compliance", NULL};
+	py_u32 index = {"set_joint_motor: index", 0};
+	PyObject* motor_o;
+	double target = 0, max = 0, compliance = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|ddd:set_joint_motor", keywords, u32_converter, &index, &motor_o,
+	                                 &target, &max, &compliance))
+		return NULL;
+	if (check_world(self) < 0) return NULL;
+	int motor;
+	if (enum_of(motor_o, "set_joint_motor: motor", motor_names, 3, &motor) < 0) return NULL;
+	if (pbd_world_set_joint_motor(self->world, index.value, (pbd_joint_motor)motor, (pbd_real)target, (pbd_real)max,
+	                              (pbd_real)compliance) != PBD_OK)
+		return raise_world(self, "set_joint_motor");
+	Py_RETURN_NONE;
+}
+
+static PyObject* World_set_joint_broken(World* self, PyObject* args, PyObject* kwargs) {
+	static char* keywords[] = {"index", "broken", NULL};
+	py_u32 index = {"set_joint_broken: index", 0};
+	int broken = 1;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|p:set_joint_broken", keywords, u32_converter, &index, &broken))
+		return NULL;
+	if (check_world(self) < 0) return NULL;
+	if (pbd_world_set_joint_broken(self->world, index.value, broken != 0) != PBD_OK)
+		return raise_world(self, "set_joint_broken");
+	Py_RETURN_NONE;
+}
+
+static PyObject* World_get_joint_count(World* self, void* closure) {
+	(void)closure;
+	if (check_world(self) < 0) return NULL;
+	return PyLong_FromUnsignedLong(pbd_world_joint_count(self->world));
+}
+
+/* The scene's joints in file order, each its name and index in the world; [] for a world built in code. */
+static PyObject* World_get_joints(World* self, void* closure) {
+	(void)closure;
+	PyObject* list = PyList_New(0);
+	for (uint32_t i = 0; list && self->scene.world && i < self->scene.joint_count; ++i) {
+		PyObject* d =
+		    Py_BuildValue("{s:s,s:I}", "name", self->scene.joints[i].name, "index", self->scene.joints[i].index);
+		if (!d || PyList_Append(list, d) < 0) Py_CLEAR(list);
+		Py_XDECREF(d);
+	}
+	return list;
+}
+
 /* ---- settings after creation --------------------------------------------------------------- */
 
 static PyObject* World_configure(World* self, PyObject* args, PyObject* kwargs) {
@@ -1726,6 +2078,21 @@ static PyMethodDef World_methods[] = {
     {"add_body", (PyCFunction)(void (*)(void))World_add_body, METH_VARARGS | METH_KEYWORDS,
      "add_body(type, position=, rotation=, velocity=, angular_velocity=, mass=None, center=None, inertia=None, "
      "gravity_scale=1, linear_damping=0, angular_damping=0) -> Body"},
+    {"add_joint", (PyCFunction)(void (*)(void))World_add_joint, METH_VARARGS | METH_KEYWORDS,
+     "add_joint(type, a=None, b=None, anchor=, anchor_a=, anchor_b=, axis=, frame_a=, frame_b=, compliance=0, "
+     "limit=None, swing=None, motor=None, motor_target=0, motor_max=0, motor_compliance=0, break_force=0, "
+     "break_torque=0) -> the joint's index"},
+    {"add_joints", (PyCFunction)World_add_joints, METH_VARARGS,
+     "add_joints(joints): a sequence of dicts of add_joint's keywords and type, all checked before any is added "
+     "-> the first one's index"},
+    {"joint_state", (PyCFunction)World_joint_state, METH_VARARGS,
+     "joint_state(index): broken, position, error_distance, error_angle, force, torque after the last step"},
+    {"joint_events", (PyCFunction)World_joint_events, METH_NOARGS,
+     "joint_events(): the joints that broke during the last step, as dicts of joint, force and torque"},
+    {"set_joint_motor", (PyCFunction)(void (*)(void))World_set_joint_motor, METH_VARARGS | METH_KEYWORDS,
+     "set_joint_motor(index, motor, target=0, max=0, compliance=0): motor 'off', 'velocity' or 'position'"},
+    {"set_joint_broken", (PyCFunction)(void (*)(void))World_set_joint_broken, METH_VARARGS | METH_KEYWORDS,
+     "set_joint_broken(index, broken=True): break a joint now, or mend it"},
     {"configure", (PyCFunction)(void (*)(void))World_configure, METH_VARARGS | METH_KEYWORDS,
      "configure(**settings): change settings of a live world (as World() takes them)"},
     {"set_distance_material", (PyCFunction)(void (*)(void))World_set_distance_material, METH_VARARGS | METH_KEYWORDS,
@@ -1759,6 +2126,9 @@ static PyGetSetDef World_getset[] = {
      "(slots, 7) read-only view of every body slot's frame: position x y z, rotation x y z w; take it again "
      "after add_body",
      NULL},
+    {"joint_count", (getter)World_get_joint_count, NULL, "joints in the world, broken ones included", NULL},
+    {"joints", (getter)World_get_joints, NULL,
+     "the scene's joints: dicts of name and index (for joint_state); [] for a world built in code", NULL},
     {"objects", (getter)World_get_objects, NULL,
      "the scene's objects: dicts of name, type and their particle, distance and triangle ranges", NULL},
     {NULL, NULL, NULL, NULL, NULL}};

@@ -153,5 +153,6 @@ void pbd_scene_free(pbd_scene* s) {
 	free(s->pin_motions);
 	for (uint32_t i = 0; i < s->body_count; ++i) free(s->bodies[i].track.keys);
 	free(s->bodies);
+	free(s->joints);
 	memset(s, 0, sizeof *s);
 }

@@ -1,8 +1,8 @@
 /* JSON scene -> pbd_world, through the public API. Every value is checked here first so that a
  * mistake is reported with the path of the field that holds it; whatever the library still
  * refuses is passed through with the path of the object it came from. This file reads the top
- * level, creates the world and then the bodies, objects and colliders in order; each concern's
- * fields are read in a file of its own (scene_internal.h). */
+ * level, creates the world and then the bodies, objects, colliders and joints in order; each
+ * concern's fields are read in a file of its own (scene_internal.h). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,8 +83,8 @@ bool scene_build(loader* L, const cJSON* root, const char* default_name, const p
 	jr* r = &L->r;
 	pbd_scene* s = L->s;
 	if (!cJSON_IsObject(root)) return jr_fail(r, "", "the top level must be an object (got %s)", jr_type_name(root));
-	static const char* const keys[] = {"name",      "description", "frames", "world", "objects",
-	                                   "colliders", "bodies",      "render", NULL};
+	static const char* const keys[] = {"name",      "description", "frames", "world",  "objects",
+	                                   "colliders", "bodies",      "joints", "render", NULL};
 	if (!jr_object(r, root, "", keys)) return false;
 
 	const char* name;
@@ -118,10 +118,10 @@ bool scene_build(loader* L, const cJSON* root, const char* default_name, const p
 		/* Without a world there is no last error to read: the router kept the message. */
 		return jr_fail(r, "world", "%s", s->log->held[0] ? s->log->held : "the library refused the settings");
 
-	const cJSON *objects, *colliders, *bodies;
-	size_t no, ncol, nb, nshapes;
+	const cJSON *objects, *colliders, *bodies, *joints;
+	size_t no, ncol, nb, nj, nshapes;
 	if (!jr_array(r, root, "", "objects", &objects, &no) || !jr_array(r, root, "", "colliders", &colliders, &ncol) ||
-	    !jr_array(r, root, "", "bodies", &bodies, &nb))
+	    !jr_array(r, root, "", "bodies", &bodies, &nb) || !jr_array(r, root, "", "joints", &joints, &nj))
 		return false;
 	if (!scene_check_total_size(L, objects) || !scene_count_body_shapes(L, bodies, ncol, &nshapes)) return false;
 	/* The file's colliders first, so that each keeps its index; the bodies' shapes after them. The
@@ -166,5 +166,6 @@ bool scene_build(loader* L, const cJSON* root, const char* default_name, const p
 		s->collider_count = (uint32_t)(i + 1);
 	}
 	s->collider_count = (uint32_t)(ncol + nshapes);
-	return true;
+	/* Last: a joint made from an anchor takes the bodies where they are when the scene starts. */
+	return scene_read_joints(L, joints);
 }

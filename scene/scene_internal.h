@@ -151,6 +151,11 @@ bool scene_read_bodies(loader* L, const cJSON* bodies, uint32_t first_shape);
 /* The index in scene.bodies of the body called `name`; a message at `path` when there is none. */
 bool scene_find_body(loader* L, const char* path, const char* name, uint32_t* index);
 
+/* ---- scene_joints.c ------------------------------------------------------------------------ */
+
+/* "joints", each added to the world between the bodies it names, read after the bodies. */
+bool scene_read_joints(loader* L, const cJSON* joints);
+
 /* ---- scene_tracks.c ------------------------------------------------------------------------ */
 
 /* A rotation at `key`: {"axis", "angle_deg"} or a quaternion; *out is kept when absent. */

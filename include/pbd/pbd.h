@@ -506,6 +506,10 @@ PBD_API pbd_status pbd_body_apply_force(pbd_world* world, pbd_body_id id, pbd_ve
 PBD_API pbd_status pbd_body_apply_torque(pbd_world* world, pbd_body_id id, pbd_vec3 torque);
 /// An impulse (N s) at a world point of a dynamic body, now: v += J / m, w += I^-1 (r x J).
 PBD_API pbd_status pbd_body_apply_impulse(pbd_world* world, pbd_body_id id, pbd_vec3 impulse, pbd_vec3 point);
+/// Wakes a sleeping dynamic body and its island (pbd_world_def.sleep_time), or puts it and its
+/// island to sleep now (at rest: velocities zero). The setters, forces, torques and impulses above
+/// wake a body themselves. PBD_ERR_INVALID_ARGUMENT for a body that is not dynamic.
+PBD_API pbd_status pbd_body_set_asleep(pbd_world* world, pbd_body_id id, bool asleep);
 
 /* ---- joints ------------------------------------------------------------------------------- */
 

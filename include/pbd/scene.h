@@ -166,6 +166,12 @@ typedef struct pbd_scene_body {
 	pbd_scene_track track; ///< a kinematic body's "keyframes" (key_count 0: none); track.collider is UINT32_MAX
 } pbd_scene_body;
 
+/// One entry of the scene's "joints": a joint between two of its bodies, or a body and the world.
+typedef struct pbd_scene_joint {
+	char name[PBD_SCENE_NAME_MAX]; ///< unique among the scene's joints; "joint<index>" unless the file names it
+	uint32_t index;                ///< the joint in the world (pbd_world_get_joint_state)
+} pbd_scene_joint;
+
 struct pbd_scene_log; /* internal to the scene library (scene/scene_internal.h) */
 
 typedef struct pbd_scene {
@@ -185,6 +191,8 @@ typedef struct pbd_scene {
 	pbd_scene_pin_motion* pin_motions; ///< the objects' "moving_pins", in file order
 	uint32_t body_count;
 	pbd_scene_body* bodies; ///< the "bodies", in file order
+	uint32_t joint_count;
+	pbd_scene_joint* joints; ///< the "joints", in file order
 } pbd_scene;
 
 typedef struct pbd_scene_error {

@@ -275,7 +275,16 @@ typedef struct pbd_world_def {
 	/// by up to as many radians about the y axis (a wind along y: about x), smoothly and
 	/// deterministically (a sum of incommensurate sines). >= 0, default 0 (steady).
 	pbd_real gust_strength;
-	pbd_real gust_frequency;    ///< Hz, > 0: the dominant frequency of the gusts (default 0.5)
+	pbd_real gust_frequency; ///< Hz, > 0: the dominant frequency of the gusts (default 0.5)
+	/// Rigid bodies fall asleep (docs/collision.md, "Sleeping"): an island of dynamic bodies (those
+	/// joined by contacts and joints) whose every body has moved slower than sleep_speed for
+	/// sleep_time seconds stops and costs nothing until a contact with a moving body, a joint's
+	/// change or a call on one of its bodies wakes it. Seconds, >= 0 (default 0.5); 0 keeps every
+	/// body awake.
+	pbd_real sleep_time;
+	/// m/s, >= 0 (default 0.05): a body counts as still while its centre's speed plus its spin times
+	/// its radius of gyration stays below this.
+	pbd_real sleep_speed;
 	pbd_simd simd;              ///< vector kernels (default PBD_SIMD_AUTO); never changes results
 	uint32_t particle_capacity; ///< initial capacities; the arrays grow when adding beyond them
 	uint32_t distance_capacity;
@@ -635,6 +644,7 @@ typedef struct pbd_body_state {
 	/// mass I w (kg m^2/s, world axes), in double; zero for the others.
 	double momentum[3], angular_momentum[3];
 	double kinetic_energy; ///< J: m v^2 / 2 + w . I w / 2; zero for static and kinematic bodies
+	bool asleep;           ///< a dynamic body whose island sleeps (pbd_world_def.sleep_time)
 } pbd_body_state;
 
 /// A collider: an actor with one shape. Particles are kept at least `margin` away from its

@@ -107,9 +107,7 @@ void pbd_joint_sides(const pbd_bodies* b, const pbd_joint_c* c, side* A, side* B
 static pbd_vec3 axis_x(pbd_quat q) { return pbd_quat_rotate(q, pbd_v3(1, 0, 0)); }
 static pbd_vec3 axis_y(pbd_quat q) { return pbd_quat_rotate(q, pbd_v3(0, 1, 0)); }
 
-static bool dynamic(const pbd_bodies* b, const side* s) {
-	return s->s != UINT32_MAX && b->type[s->s] == PBD_BODY_DYNAMIC;
-}
+static bool dynamic(const pbd_bodies* b, const side* s) { return s->s != UINT32_MAX && pbd_body_moves(b, s->s); }
 
 /* ---- the two corrections ------------------------------------------------------------------- */
 
@@ -310,8 +308,13 @@ static void project_one(const pbd_step_ctx* ctx, const pbd_joint_c* c, pbd_real*
  * one colour at a time (attachment.c). */
 static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	const pbd_joint_c* c = HOT(f);
-	for (uint32_t k = first; k < end; ++k)
-		if (!(c[k].flags & PBD_JOINT_BROKEN)) project_one(ctx, &c[k], f->lambda + (size_t)k * PBD_JOINT_L_COUNT);
+	const pbd_bodies* b = ctx->bodies;
+	for (uint32_t k = first; k < end; ++k) {
+		if (c[k].flags & PBD_JOINT_BROKEN) continue;
+		/* an island asleep: neither side takes a correction */
+		if ((!c[k].a || !pbd_body_moves(b, c[k].a - 1)) && (!c[k].b || !pbd_body_moves(b, c[k].b - 1))) continue;
+		project_one(ctx, &c[k], f->lambda + (size_t)k * PBD_JOINT_L_COUNT);
+	}
 }
 
 static void refresh(pbd_family* f, const pbd_step_ctx* ctx) { (void)f, (void)ctx; }
@@ -343,8 +346,11 @@ void pbd_joints_after_iterations(pbd_world* w, pbd_real h) {
 	if (f->n == 0) return;
 	const pbd_real inv_h2 = 1 / (h * h);
 	pbd_joint_c* c = HOT(f);
+	const pbd_bodies* b = &w->bodies;
 	for (uint32_t k = 0; k < f->n; ++k) {
 		pbd_real* l = f->lambda + (size_t)k * PBD_JOINT_L_COUNT;
+		/* an island asleep keeps the forces it fell asleep with */
+		if ((!c[k].a || !pbd_body_moves(b, c[k].a - 1)) && (!c[k].b || !pbd_body_moves(b, c[k].b - 1))) continue;
 		c[k].force =
 		    pbd_v3_scale(pbd_v3(l[PBD_JOINT_L_FORCE], l[PBD_JOINT_L_FORCE + 1], l[PBD_JOINT_L_FORCE + 2]), inv_h2);
 		c[k].torque =
@@ -416,6 +422,12 @@ void pbd_joints_velocities(pbd_world* w, pbd_real h) {
 			drive_velocity(&w->bodies, &c[k], h);
 }
 
+/* A change to a joint wakes what it joins. */
+static void wake_sides(pbd_world* w, const pbd_joint_c* c) {
+	if (c->flags & PBD_JOINT_A_MOVES) pbd_bodies_wake(w, c->a - 1);
+	if (c->flags & PBD_JOINT_B_MOVES) pbd_bodies_wake(w, c->b - 1);
+}
+
 void pbd_joint_release_body(pbd_world* w, uint32_t i) {
 	pbd_family* f = FAM(w);
 	bool any = false;
@@ -433,6 +445,7 @@ void pbd_joint_release_body(pbd_world* w, uint32_t i) {
 			*r = pbd_quat_mul(frame.rotation, *r);
 			*body = 0;
 			c->flags &= ~(s ? PBD_JOINT_B_MOVES : PBD_JOINT_A_MOVES);
+			wake_sides(w, c);
 			any = true;
 		}
 		/* nothing left to move: it holds nothing */
@@ -695,6 +708,7 @@ pbd_status pbd_world_set_joint_motor(pbd_world* w, uint32_t index, pbd_joint_mot
 	pbd_joint_c* c = &HOT(FAM(w))[k];
 	st = check_motor(w, fn, index, (pbd_joint_type)c->type, motor, target, max, compliance);
 	if (st != PBD_OK) return st;
+	wake_sides(w, c);
 	c->flags = (c->flags & ~PBD_JOINT_MOTOR_MASK) | ((uint32_t)motor << PBD_JOINT_MOTOR_SHIFT);
 	c->motor_target = target;
 	c->motor_max = max;
@@ -712,6 +726,7 @@ pbd_status pbd_world_set_joint_broken(pbd_world* w, uint32_t index, bool broken)
 	if (!broken && !(c->flags & (PBD_JOINT_A_MOVES | PBD_JOINT_B_MOVES)))
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: joint %u: both its bodies are gone; it cannot hold again", fn,
 		                index);
+	wake_sides(w, c);
 	c->flags = broken ? c->flags | PBD_JOINT_BROKEN : c->flags & ~PBD_JOINT_BROKEN;
 	return PBD_OK;
 }

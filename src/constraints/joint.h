@@ -30,6 +30,7 @@ typedef struct pbd_joint_c {
 } pbd_joint_c;
 
 _Static_assert(sizeof(pbd_joint_c) == 4 * sizeof(uint32_t) + 29 * sizeof(pbd_real), "padding in joint");
+_Static_assert(sizeof(pbd_joint_c) <= PBD_FAMILY_RECORD_MAX, "a joint's record outgrows the partition's buffer");
 
 /* The multipliers of one joint: one per correction of the projection here, the positional and
  * angular impulses on b summed over the substep (vectors), which the break test and the state
@@ -46,6 +47,8 @@ enum {
 	PBD_JOINT_MAX_ROWS = 6,
 	PBD_JOINT_L_COUNT = PBD_JOINT_L_ROWS + PBD_JOINT_MAX_ROWS
 };
+_Static_assert(PBD_JOINT_L_COUNT * sizeof(pbd_real) <= PBD_FAMILY_RECORD_MAX,
+               "a joint's multipliers outgrow the partition's buffer");
 
 /* A side of a joint as the substep's corrections have moved it. */
 typedef struct pbd_joint_side {

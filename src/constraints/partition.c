@@ -70,7 +70,7 @@ static void permute(pbd_family* f, const pbd_family_ops* ops, uint32_t* src) {
 	const size_t hs = ops->hot_size, cs = ops->cold_size;
 	const size_t nl = ops->lambdas ? ops->lambdas : 1;
 	const size_t ls = nl * sizeof *f->lambda;
-	_Alignas(16) unsigned char hot0[256], cold0[256], lam0[64];
+	_Alignas(16) unsigned char hot0[PBD_FAMILY_RECORD_MAX], cold0[PBD_FAMILY_RECORD_MAX], lam0[PBD_FAMILY_RECORD_MAX];
 	PBD_ASSERT(hs <= sizeof hot0 && cs <= sizeof cold0 && ls <= sizeof lam0);
 	char* hot = (char*)f->hot;
 	char* cold = (char*)f->cold;

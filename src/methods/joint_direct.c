@@ -233,7 +233,9 @@ static void linearise(const pbd_world* w, pbd_joint_direct* d) {
 		const pbd_joint_row* row = &d->rows[i];
 		pbd_vec3* jac = &d->jac[4 * (size_t)i];
 		const pbd_joint_c* cj = &c[row->joint];
-		if (cj->flags & PBD_JOINT_BROKEN) {
+		const uint32_t ma = mover(cj, 0), mb = mover(cj, 1);
+		const bool still = (ma == UINT32_MAX || b->asleep[ma]) && (mb == UINT32_MAX || b->asleep[mb]);
+		if ((cj->flags & PBD_JOINT_BROKEN) || still) {
 			jac[0] = jac[1] = jac[2] = jac[3] = pbd_v3(0, 0, 0);
 			d->err[i] = 0;
 			continue;
@@ -281,8 +283,10 @@ void pbd_joint_direct_iterate(pbd_world* w, const pbd_step_ctx* ctx) {
 		if (en->body == UINT32_MAX) continue;
 		const pbd_vec3* ji = &d->jac[4 * (size_t)en->i + 2 * en->side_i];
 		const pbd_vec3* jj = &d->jac[4 * (size_t)en->j + 2 * en->side_j];
-		const double v =
-		    (double)b->inv_mass[en->body] * dot(ji[0], jj[0]) + dot(ji[1], pbd_node_inv_inertia(b, en->body, jj[1]));
+		/* a body asleep takes nothing (one joined to an awake one until the step's end wakes it) */
+		const double v = b->asleep[en->body] ? 0
+		                                     : (double)b->inv_mass[en->body] * dot(ji[0], jj[0]) +
+		                                           dot(ji[1], pbd_node_inv_inertia(b, en->body, jj[1]));
 		d->values[e] = v;
 		if (en->i == en->j) d->rhs[en->i] += v;
 	}
@@ -317,7 +321,7 @@ void pbd_joint_direct_iterate(pbd_world* w, const pbd_step_ctx* ctx) {
 		const pbd_vec3* jac = &d->jac[4 * (size_t)i];
 		for (int s = 0; s < 2; ++s) {
 			const uint32_t body = mover(cj, s);
-			if (body == UINT32_MAX) continue;
+			if (body == UINT32_MAX || b->asleep[body]) continue;
 			b->dx[body] = pbd_v3_add(b->dx[body], pbd_v3_scale(jac[2 * s], b->inv_mass[body] * dl));
 			b->dtheta[body] =
 			    pbd_v3_add(b->dtheta[body], pbd_node_inv_inertia(b, body, pbd_v3_scale(jac[2 * s + 1], dl)));

@@ -158,6 +158,9 @@ pbd_status pbd_bodies_reserve(pbd_world* w, uint32_t capacity) {
 	    {(void**)&b->dx, sizeof *b->dx},
 	    {(void**)&b->dtheta, sizeof *b->dtheta},
 	    {(void**)&b->pose, sizeof *b->pose},
+	    {(void**)&b->asleep, sizeof *b->asleep},
+	    {(void**)&b->still, sizeof *b->still},
+	    {(void**)&b->island, sizeof *b->island},
 	};
 	if (!pbd_grow_all(&w->mem, items, (int)(sizeof items / sizeof items[0]), b->cap, cap)) return PBD_ERR_OUT_OF_MEMORY;
 	b->cap = cap;
@@ -193,6 +196,9 @@ void pbd_bodies_free(pbd_world* w) {
 	pbd_free(&w->mem, b->dx, n * sizeof *b->dx);
 	pbd_free(&w->mem, b->dtheta, n * sizeof *b->dtheta);
 	pbd_free(&w->mem, b->pose, n * sizeof *b->pose);
+	pbd_free(&w->mem, b->asleep, n * sizeof *b->asleep);
+	pbd_free(&w->mem, b->still, n * sizeof *b->still);
+	pbd_free(&w->mem, b->island, n * sizeof *b->island);
 	memset(b, 0, sizeof *b);
 }
 
@@ -395,6 +401,9 @@ pbd_body_id pbd_body_create(pbd_world* w, const pbd_body_def* def) {
 	b->linear_damping[i] = def->linear_damping;
 	b->angular_damping[i] = def->angular_damping;
 	b->pose[i] = pbd_body_frame(w, i);
+	b->asleep[i] = 0;
+	b->still[i] = 0;
+	b->island[i] = i;
 	b->alive += 1;
 	w->stats_valid = false;
 	const pbd_body_id id = {i + 1, b->generation[i]};
@@ -449,6 +458,7 @@ pbd_status pbd_body_get_state(const pbd_world* w, pbd_body_id id, pbd_body_state
 	out->velocity = b->v[i];
 	out->angular_velocity = b->omega[i];
 	out->type = (pbd_body_type)b->type[i];
+	out->asleep = b->asleep[i] != 0;
 	if (b->type[i] == PBD_BODY_DYNAMIC) {
 		const double m = 1 / (double)b->inv_mass[i];
 		out->mass = m;
@@ -477,6 +487,7 @@ pbd_status pbd_body_set_pose(pbd_world* w, pbd_body_id id, pbd_pose pose) {
 	if (i == UINT32_MAX) return PBD_ERR_INVALID_ARGUMENT;
 	const pbd_status st = check_pose(w, fn, pose);
 	if (st != PBD_OK) return st;
+	pbd_bodies_wake(w, i);
 	place(&w->bodies, i, pose);
 	/* Its shapes jump with it: nothing is swept along the jump. */
 	const pbd_pose frame = pbd_body_frame(w, i);
@@ -508,6 +519,7 @@ pbd_status pbd_body_set_mass(pbd_world* w, pbd_body_id id, const pbd_mass_proper
 	dquat axes;
 	const pbd_status st = check_mass(w, fn, mass, moments, &axes);
 	if (st != PBD_OK) return st;
+	pbd_bodies_wake(w, i);
 	const pbd_pose frame = pbd_body_frame(w, i);
 	b->inv_mass[i] = (pbd_real)(1 / mass->mass);
 	b->inertia[i] = pbd_v3((pbd_real)moments[0], (pbd_real)moments[1], (pbd_real)moments[2]);
@@ -549,6 +561,7 @@ pbd_status pbd_body_set_velocity(pbd_world* w, pbd_body_id id, pbd_vec3 velocity
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: body %u is static and does not move", fn, id.index1);
 	const pbd_status st = check_velocity(w, fn, velocity, angular_velocity);
 	if (st != PBD_OK) return st;
+	pbd_bodies_wake(w, i);
 	w->bodies.v[i] = velocity;
 	w->bodies.omega[i] = angular_velocity;
 	w->stats_valid = false;
@@ -600,6 +613,7 @@ static pbd_status dynamic_of(pbd_world* w, pbd_body_id id, const char* fn, const
 	if (point && (!finite3(*point) || PBD_FABS(point->x) > (pbd_real)1e30 || PBD_FABS(point->y) > (pbd_real)1e30 ||
 	              PBD_FABS(point->z) > (pbd_real)1e30))
 		return pbd_fail(w, PBD_ERR_NOT_FINITE, "%s: point is not finite", fn);
+	pbd_bodies_wake(w, i);
 	*out = i;
 	return PBD_OK;
 }
@@ -698,7 +712,7 @@ pbd_pose pbd_body_frame(const pbd_world* w, uint32_t i) {
 void pbd_bodies_apply_corrections(pbd_world* w, pbd_real h) {
 	pbd_bodies* b = &w->bodies;
 	for (uint32_t i = 0; i < b->n; ++i) {
-		if (!b->live[i] || b->type[i] != PBD_BODY_DYNAMIC) continue;
+		if (!b->live[i] || !pbd_body_moves(b, i)) continue;
 		const pbd_vec3 dx = b->dx[i], dt = b->dtheta[i];
 		if (dx.x == 0 && dx.y == 0 && dx.z == 0 && dt.x == 0 && dt.y == 0 && dt.z == 0) continue;
 		double d[3];
@@ -869,7 +883,7 @@ void pbd_bodies_substep(pbd_world* w, pbd_real h, pbd_real damping) {
 	const double g[3] = {(double)w->def.gravity.x, (double)w->def.gravity.y, (double)w->def.gravity.z};
 	for (uint32_t i = 0; i < b->n; ++i) {
 		if (!b->live[i]) continue;
-		if (b->type[i] == PBD_BODY_DYNAMIC)
+		if (b->type[i] == PBD_BODY_DYNAMIC && !b->asleep[i])
 			dynamic_substep(b, i, (double)h, (double)damping, g);
 		else if (b->type[i] == PBD_BODY_KINEMATIC)
 			kinematic_substep(b, i, (double)h);
@@ -898,4 +912,37 @@ uint32_t pbd_bodies_end_step(pbd_world* w) {
 	}
 	pbd_bodies_refresh_poses(w);
 	return bad;
+}
+
+/* ---- sleeping (world/sleep.c decides; these wake and put to sleep) ------------------------- */
+
+static void set_island(pbd_bodies* b, uint32_t island, bool asleep) {
+	for (uint32_t k = 0; k < b->n; ++k) {
+		if (!b->live[k] || b->type[k] != PBD_BODY_DYNAMIC || b->island[k] != island || b->asleep[k] == asleep) continue;
+		b->asleep[k] = asleep;
+		b->still[k] = 0;
+		if (asleep) b->v[k] = b->omega[k] = pbd_v3(0, 0, 0);
+	}
+}
+
+void pbd_bodies_wake(pbd_world* w, uint32_t i) {
+	pbd_bodies* b = &w->bodies;
+	b->still[i] = 0;
+	if (b->asleep[i]) set_island(b, b->island[i], false);
+}
+
+pbd_status pbd_body_set_asleep(pbd_world* w, pbd_body_id id, bool asleep) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	const char* fn = "pbd_body_set_asleep";
+	const uint32_t i = body_of(w, id, fn);
+	if (i == UINT32_MAX) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_bodies* b = &w->bodies;
+	if (b->type[i] != PBD_BODY_DYNAMIC)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "%s: body %u is not dynamic", fn, id.index1);
+	if (asleep)
+		set_island(b, b->island[i], true);
+	else
+		pbd_bodies_wake(w, i);
+	w->stats_valid = false;
+	return PBD_OK;
 }

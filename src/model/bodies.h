@@ -37,6 +37,12 @@ typedef struct pbd_bodies {
 	pbd_vec3 *x_step, *x_lo_step, *v_step, *omega_step;
 	pbd_quat* q_step;
 	pbd_pose* pose; /* the user frames, for pbd_world_body_poses */
+	/* Sleeping (world/sleep.c): a dynamic body asleep neither moves nor is moved, and takes no
+	 * correction (node.h); still is how long it has been slower than the world's sleep_speed (s);
+	 * island names the island it fell asleep with (a body slot), which wakes as one. */
+	uint8_t* asleep;
+	pbd_real* still;
+	uint32_t* island;
 } pbd_bodies;
 
 typedef struct pbd_world pbd_world;
@@ -78,6 +84,13 @@ static inline pbd_vec3 pbd_body_centre(const pbd_bodies* b, uint32_t i) { return
  * dtheta, v += dx / h and w += dtheta / h (a correction's velocity, as the particles get theirs
  * from their position change); both cleared. */
 void pbd_bodies_apply_corrections(pbd_world* w, pbd_real h);
+/* Wakes body slot i and every body asleep in its island (a scan of the bodies: an island wakes
+ * once, and rarely). Nothing for a body awake. */
+void pbd_bodies_wake(pbd_world* w, uint32_t i);
+/* Whether slot i takes corrections: a dynamic body that is awake. */
+static inline bool pbd_body_moves(const pbd_bodies* b, uint32_t i) {
+	return b->type[i] == PBD_BODY_DYNAMIC && !b->asleep[i];
+}
 /* Dynamic bodies that are alive: the methods that cannot move them refuse the world. */
 uint32_t pbd_bodies_dynamic(const pbd_world* w);
 

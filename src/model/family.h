@@ -24,6 +24,10 @@
 #define PBD_PARTITION_COLOURS 64
 #define PBD_GROUP_COUNT       (PBD_PARTITION_COLOURS + 1)
 #define PBD_FAMILY_MAX_ARITY  16
+/* The most bytes of a family's hot or cold record, and of one constraint's multipliers: the
+ * partition moves them through buffers of this size (partition.c), and each family checks its
+ * own against it where it defines them. */
+#define PBD_FAMILY_RECORD_MAX 256
 
 typedef struct pbd_bodies pbd_bodies;
 

@@ -34,7 +34,7 @@ static inline pbd_vec3 pbd_node_body_moved(const pbd_bodies* b, uint32_t i, pbd_
  * inverse mass, with I^-1 (r x n) in *irn for pbd_node_body_push. Zero for a body that is not
  * dynamic. */
 static inline pbd_real pbd_node_body_weight(const pbd_bodies* b, uint32_t i, pbd_vec3 r, pbd_vec3 n, pbd_vec3* irn) {
-	if (b->type[i] != PBD_BODY_DYNAMIC) {
+	if (!pbd_body_moves(b, i)) {
 		*irn = pbd_v3(0, 0, 0);
 		return 0;
 	}
@@ -46,7 +46,7 @@ static inline pbd_real pbd_node_body_weight(const pbd_bodies* b, uint32_t i, pbd
 /* The positional impulse dl n at the point: the centre moves by dl n / m and the body turns by
  * dl I^-1 (r x n) (irn from pbd_node_body_weight). */
 static inline void pbd_node_body_push(pbd_bodies* b, uint32_t i, pbd_vec3 n, pbd_vec3 irn, pbd_real dl) {
-	if (b->type[i] != PBD_BODY_DYNAMIC) return;
+	if (!pbd_body_moves(b, i)) return;
 	b->dx[i] = pbd_v3_add(b->dx[i], pbd_v3_scale(n, b->inv_mass[i] * dl));
 	b->dtheta[i] = pbd_v3_add(b->dtheta[i], pbd_v3_scale(irn, dl));
 }

@@ -35,7 +35,8 @@
 
 #define SNAP_MAGIC "PBDSNAP\0"
 /* 8: the header records the snapshot's size in bytes, so that a reader reads exactly that. */
-#define SNAP_VERSION 9u
+/* 10: the bodies' sleep (asleep, how long still, the island each fell asleep with). */
+#define SNAP_VERSION 10u
 /* The oldest version read: 6 lacks the projective dynamics block, and a world loaded from it takes
  * its weights from the positions, as every world did then. */
 #define SNAP_VERSION_OLDEST 6u
@@ -357,6 +358,12 @@ static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 		put(wr, w->integ->pd_key, (size_t)pd.rows * sizeof *w->integ->pd_key);
 	}
 	write_bodies(wr, w);
+	/* version 10 on: sleeping */
+	for (uint32_t i = 0; i < w->bodies.n; ++i) {
+		put_u32(wr, w->bodies.asleep[i]);
+		put_real(wr, w->bodies.still[i]);
+		put_u32(wr, w->bodies.island[i]);
+	}
 	const uint64_t h = wr->hash;
 	put_u64(wr, h);
 }
@@ -1069,6 +1076,31 @@ static pbd_status load_pd(reader* rd, pbd_world* w, const char* name, pbd_error*
 	return st;
 }
 
+/* Version 10 on: each body slot asleep or not, how long it has been still and its island; before
+ * it every body is awake and its own island. A sleeping body must be a live dynamic one, and its
+ * island a body slot. */
+static pbd_status load_sleep(reader* rd, pbd_world* w, uint32_t version, const char* name, pbd_error* err) {
+	pbd_bodies* b = &w->bodies;
+	for (uint32_t i = 0; i < b->n; ++i) {
+		b->asleep[i] = 0;
+		b->still[i] = 0;
+		b->island[i] = i;
+		if (version < 10) continue;
+		const uint32_t asleep = get_u32(rd);
+		const pbd_real still = get_real(rd);
+		const uint32_t island = get_u32(rd);
+		if (rd->short_read)
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated in the sleep of body %u", name, i + 1);
+		if (asleep > 1 || (asleep && (!b->live[i] || b->type[i] != PBD_BODY_DYNAMIC)) || !pbd_is_finite(still) ||
+		    still < 0 || island >= b->n)
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: rigid body %u: sleep state out of range", name, i + 1);
+		b->asleep[i] = (uint8_t)asleep;
+		b->still[i] = still;
+		b->island[i] = island;
+	}
+	return PBD_OK;
+}
+
 /* Version 9 on: the bodies write_bodies wrote, each value checked as the API would have made it
  * (pbd_bodies_check) and the centre's remainder within half an ulp of the centre. */
 static pbd_status load_bodies(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
@@ -1289,6 +1321,7 @@ static pbd_status load_named(const void* data, size_t size, const pbd_world_def*
 	if (st == PBD_OK) st = load_vbd(&rd, w, name, err);
 	if (st == PBD_OK && h.version >= 7) st = load_pd(&rd, w, name, err);
 	if (st == PBD_OK && h.version >= 9) st = load_bodies(&rd, w, name, err);
+	if (st == PBD_OK) st = load_sleep(&rd, w, h.version, name, err);
 	if (st == PBD_OK) st = check_nodes(w, name, err);
 	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
 		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");

@@ -13,6 +13,7 @@
 #include "constraints/joint.h"
 #include "methods/sweep_plan.h"
 #include "model/world.h"
+#include "world/sleep.h"
 
 pbd_world_def pbd_world_def_default(void) {
 	pbd_world_def d;
@@ -36,6 +37,8 @@ pbd_world_def pbd_world_def_default(void) {
 	d.hierarchy_iterations = 8;
 	d.collision_mode = PBD_COLLISION_IN_SOLVER;
 	d.max_speed = 0;
+	d.sleep_time = PBD_R(0.5);
+	d.sleep_speed = PBD_R(0.05);
 	d.diagnostics = true;
 	d.divergence_strain = 10;
 	d.method = PBD_METHOD_POSITION_BASED;
@@ -119,6 +122,12 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->divergence_strain) || d->divergence_strain < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.divergence_strain: must be >= 0 (got %.9g)",
 		                (double)d->divergence_strain);
+	if (!pbd_is_finite(d->sleep_time) || d->sleep_time < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.sleep_time: must be >= 0 s (got %.9g)",
+		                (double)d->sleep_time);
+	if (!pbd_is_finite(d->sleep_speed) || d->sleep_speed < 0)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.sleep_speed: must be >= 0 m/s (got %.9g)",
+		                (double)d->sleep_speed);
 	if (!pbd_is_finite(d->max_speed) || d->max_speed < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %.9g)",
 		                (double)d->max_speed);
@@ -578,6 +587,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	pbd_bodies_end_step(w);
 	if (restored) clear_multipliers(w);
 	const pbd_status contacts = pbd_collide_end_step(w);
+	pbd_sleep_update(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_end);
 
 	w->time += (double)d->dt;

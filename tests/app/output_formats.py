@@ -1,10 +1,12 @@
 """Reads back what `pbd run --format usd|vtk|obj` writes and compares it with the run's numbers,
-rigid bodies included (each format's frames of a body against the others' and the OBJ's).
+rigid bodies included (each format's frames of a body against the others' and the OBJ's), and
+joints (the VTK joints files and the USD joint prims, against each other and the run's summary).
 
     python3 output_formats.py PBD WORK CASE      (CASE: usd, vtk or obj)
 
 The .usda is read by a strict parser of the subset pbd writes (layer metadata, nested `def`
-prims, attributes with scalar, array and tuple values, time samples); the .vtu and .pvd by
+prims, attributes with scalar, array and tuple values, time samples, relationships to paths); the
+.vtu and .pvd by
 xml.etree, and also by VTK's own reader where the vtk module is installed. Positions are compared
 exactly: every file prints the scalar with the digits that read back to the same bits, so the
 same number parses to the same double in Python.
@@ -90,7 +92,8 @@ def read_obj(file, bodies=None):
 # ---- a strict reader of the USD ASCII that pbd writes ---------------------------------------
 
 TOKEN = re.compile(
-    r'\s*(?:(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<num>-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|-?inf|nan)'
+    r'\s*(?:(?P<str>"(?:[^"\\\n]|\\.)*")|(?P<path></[A-Za-z0-9_/]*>)'
+    r"|(?P<num>-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|-?inf|nan)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_:.]*)|(?P<punct>[()\[\]{}=,:]))"
 )
 
@@ -134,6 +137,9 @@ class Usda:
         if kind == "str":
             self.i += 1
             return text[1:-1]
+        if kind == "path":
+            self.i += 1
+            return text
         if (kind, text) in (("punct", "["), ("punct", "(")):
             close = "]" if text == "[" else ")"
             self.i += 1
@@ -210,8 +216,8 @@ def check_usd_against(usd_folder, obj_folder, first, last):
     kinds = set()
     for prim in doc.prims[0]["children"]:
         a = prim["attrs"]
-        if "pbd:body" in a:
-            continue  # a rigid body's Xform: check_usd_bodies
+        if "pbd:body" in a or "pbd:joint" in a:
+            continue  # a rigid body's Xform or a joint: check_usd_bodies, check_joints
         kinds.add(prim["type"])
         particles = [int(p) for p in a["pbd:particles"]]
         samples = a["points.timeSamples"]
@@ -398,6 +404,119 @@ def check_vtk_bodies():
             fail("%s: a shape's point does not carry its body's orientation" % file)
 
 
+# Joints: an arm on a limited hinge from the world, and a ball on a ball joint too weak to hold it
+# (break_force 1 mN), which breaks in the first step.
+JOINTS = """{"name": "joints", "world": {"dt": 0.01, "gravity": [0, -9.8, 0]}, "bodies": [
+ {"name": "arm", "type": "dynamic", "position": [0.5, 2, 0], "density": 500,
+  "shapes": [{"type": "box", "half_extents": [0.5, 0.05, 0.05]}]},
+ {"name": "bob", "type": "dynamic", "position": [1.2, 2, 0], "density": 500, "shapes": [{"type": "sphere", "radius": 0.1}]}],
+ "joints": [{"name": "pivot", "type": "hinge", "b": "arm", "anchor": [0, 2, 0], "axis": [0, 0, 1], "limit": [-1, 1]},
+ {"name": "weak", "type": "ball", "a": "arm", "b": "bob", "anchor": [1.1, 2, 0], "break_force": 0.001}]}"""
+JOINT_FRAMES = 10
+
+
+def qmul(a, b):
+    """The product of two quaternions (x, y, z, w)."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return (aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz)
+
+
+def check_joints(fmt):
+    """The joints scene in `fmt`: the summary's joints line, then the joints file of every VTK
+    frame or the USD joint prims, each against what the hinge holds together."""
+    with open(path("joints.json"), "w") as f:
+        f.write(JOINTS)
+    folder = "joints_" + fmt
+    p = run("run", "joints.json", "-n", str(JOINT_FRAMES), "--format", fmt, "-o", folder)
+    m = re.search(r"\n  2 joints, 1 broken; largest error_distance (\S+) m \(unbroken joints\)\n", p.stdout)
+    if not m or not float(m.group(1)) < 1e-4:
+        fail("joints: no joints line in the summary, or a wrong one:\n" + p.stdout)
+    if fmt == "usd":
+        with open(path(folder, "animation.usda")) as f:
+            doc = Usda(f.read())
+        kids = doc.prims[0]["children"]
+        joints = [c for c in kids if "pbd:joint" in c["attrs"]]
+        if [(c["type"], c["name"].strip('"'), int(c["attrs"]["pbd:joint"])) for c in joints] != [
+                ("PhysicsRevoluteJoint", "pivot", 0), ("PhysicsSphericalJoint", "weak", 1)]:
+            fail("joints: the joint prims are %s" % [(c["type"], c["name"]) for c in joints])
+        if kids.index(joints[0]) < max(kids.index(c) for c in kids if "pbd:body" in c["attrs"]):
+            fail("joints: a joint prim comes before the bodies' Xforms")
+        pivot, weak = joints[0]["attrs"], joints[1]["attrs"]
+        arm = next(c["attrs"] for c in kids if c["name"].strip('"') == "arm")
+        if "physics:body0" in pivot or pivot["physics:body1"] != "</World/arm>" or \
+                weak["physics:body0"] != "</World/arm>" or weak["physics:body1"] != "</World/bob>":
+            fail("joints: physics:body0 and body1 are %s" % [(a.get("physics:body0"), a.get("physics:body1"))
+                                                             for a in (pivot, weak)])
+        for a in (pivot, weak):
+            types = [a[k + "#type"] for k in ("physics:localPos0", "physics:localRot0", "physics:localPos1",
+                                               "physics:localRot1", "physics:axis")]
+            if types != ["point3f", "quatf", "point3f", "quatf", "uniform token"] or a["physics:axis"] != "X":
+                fail("joints: the frames and axis are declared %s" % types)
+        if tuple(pivot["physics:localPos0"]) != (0, 2, 0) or \
+                not all(abs(pivot[k] - s * math.degrees(1)) < 1e-4 for k, s in (("physics:lowerLimit", -1),
+                                                                                   ("physics:upperLimit", 1))):
+            fail("joints: pivot at %s, limits %s %s" % (pivot["physics:localPos0"], pivot.get("physics:lowerLimit"),
+                                                        pivot.get("physics:upperLimit")))
+        if "physics:jointEnabled" in pivot or "physics:jointEnabled.timeSamples" in pivot:
+            fail("joints: the hinge that held has a physics:jointEnabled")
+        if abs(weak["physics:breakForce"] - 0.001) > 1e-9 or \
+                weak["physics:jointEnabled.timeSamples"] != {0.0: 1.0, 1.0: 0.0}:
+            fail("joints: weak: breakForce %s, jointEnabled %s" % (weak.get("physics:breakForce"),
+                                                                   weak.get("physics:jointEnabled.timeSamples")))
+        # The arm's Xform carries the hinge's frame on it onto the world's: same origin, same axis.
+        w0, x0, y0, z0 = pivot["physics:localRot0"]
+        w1, x1, y1, z1 = pivot["physics:localRot1"]
+        axis0 = rotate((x0, y0, z0, w0), (1, 0, 0))
+        for f in range(JOINT_FRAMES + 1):
+            t = arm["xformOp:translate.timeSamples"][float(f)]
+            w, x, y, z = arm["xformOp:orient.timeSamples"][float(f)]
+            pose = tuple(t) + (x, y, z, w)
+            if not near(posed(pose, pivot["physics:localPos1"]), (0, 2, 0), 1e-4) or \
+                    not near(rotate(qmul((x, y, z, w), (x1, y1, z1, w1)), (1, 0, 0)), axis0, 1e-4):
+                fail("joints: frame %d: the arm's side of the hinge is off the world's" % f)
+        return
+    sets = ET.parse(path(folder, "animation.pvd")).getroot().findall("./Collection/DataSet")
+    want = []
+    for f in range(JOINT_FRAMES + 1):
+        want += [("0", "frame_%05d.vtu" % f), ("1", "bodies_%05d.vtp" % f), ("2", "joints_%05d.vtp" % f)]
+    if [(d.get("part"), d.get("file")) for d in sets] != want:
+        fail("joints: animation.pvd lists %s" % [d.get("file") for d in sets])
+    for f in range(JOINT_FRAMES + 1):
+
+        def arrays(file, parent):
+            piece = ET.parse(path(folder, file)).getroot().find("./PolyData/Piece")
+            return piece, {a.get("Name"): [float(c) for c in a.text.split()] for a in piece.find(parent)}
+
+        piece, cells = arrays("joints_%05d.vtp" % f, "CellData")
+        _, pts = arrays("joints_%05d.vtp" % f, "Points")
+        _, lines = arrays("joints_%05d.vtp" % f, "Lines")
+        pts = [tuple(pts["Points"][3 * i:3 * i + 3]) for i in range(len(pts["Points"]) // 3)]
+        if (piece.get("NumberOfPoints"), piece.get("NumberOfLines")) != ("4", "2") or len(pts) != 4 or \
+                lines != {"connectivity": [0, 1, 2, 3], "offsets": [2, 4]}:
+            fail("joints_%05d.vtp: not 2 lines over 4 points" % f)
+        if sorted(cells) != ["broken", "error_distance", "force", "position", "torque", "type"] or \
+                any(len(v) != 2 for v in cells.values()):
+            fail("joints_%05d.vtp: cell arrays %s" % (f, sorted(cells)))
+        if cells["type"] != [2, 1] or cells["broken"] != [0, 0 if f == 0 else 1]:
+            fail("joints_%05d.vtp: types %s, broken %s" % (f, cells["type"], cells["broken"]))
+        # The world's side where the file put it; the arm's where the arm's frame carries (-0.5, 0, 0).
+        _, body = arrays("bodies_%05d.vtp" % f, "Points")
+        _, data = arrays("bodies_%05d.vtp" % f, "PointData")
+        arm = tuple(body["Points"][0:3]) + tuple(data["orientation"][0:4])
+        if pts[0] != (0, 2, 0) or not near(pts[1], posed(arm, (-0.5, 0, 0)), 1e-5):
+            fail("joints_%05d.vtp: the hinge's anchors are %s %s" % (f, pts[0], pts[1]))
+        if abs(math.dist(pts[0], pts[1]) - cells["error_distance"][0]) > 1e-6:
+            fail("joints_%05d.vtp: the hinge's anchors are %g apart, its error_distance %g" % (
+                f, math.dist(pts[0], pts[1]), cells["error_distance"][0]))
+        if f > 0 and not (cells["force"][0] > 1 and cells["force"][1] == 0):
+            fail("joints_%05d.vtp: forces %s" % (f, cells["force"]))
+    if abs(float(m.group(1)) - cells["error_distance"][0]) > 1e-3 * cells["error_distance"][0]:
+        fail("joints: the summary's largest error %s is not the last frame's %g" % (m.group(1),
+             cells["error_distance"][0]))
+
+
 def case_usd():
     # A cloth (Mesh) and a pendulum (BasisCurves), against OBJ frames of the same runs.
     for scene, kind in (("cloth_sphere", "Mesh"), ("double_pendulum", "BasisCurves")):
@@ -431,6 +550,7 @@ def case_usd():
         fail("the frame store of another run was taken:\n" + p.stderr)
     check_usd_against("other", "rope_obj", 6, 15)
     check_usd_bodies()
+    check_joints("usd")
 
 
 # Three particles, one pinned, two links of different rest lengths, released stretched.
@@ -522,6 +642,7 @@ def case_vtk():
     if files != ["frame_%05d.vtu" % f for f in range(11)]:
         fail("the resumed run's animation.pvd lists %s" % files)
     check_vtk_bodies()
+    check_joints("vtk")
 
 
 def case_obj():

@@ -2,7 +2,10 @@
  * one dynamic body carrying a box, a ball and a capsule is written for 12 frames as OBJ, VTK and
  * USD, and every frame's transform read back from each file is pbd_body_get_state's, bit for bit;
  * the shapes drawn in the OBJ sit where pbd_collider_get_pose puts them; the shapes' triangles
- * face outward; a USD run resumed from its frame store keeps the bodies' samples. */
+ * face outward; a USD run resumed from its frame store keeps the bodies' samples. With a second
+ * body and two joints, one broken by hand at frame 5, each VTK frame's joints file holds the
+ * anchors and pbd_world_get_joint_state's numbers, bit for bit, and the USD the UsdPhysics prims
+ * with the defs' frames and limits, and physics:jointEnabled turning off at frame 5. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -333,11 +336,264 @@ static void test_shapes_face_outward(void** state) {
 	pbd_world_destroy(f.world);
 }
 
+/* ---- joints ------------------------------------------------------------------------------ */
+
+#define BREAK_AT 5
+
+typedef struct joint_frame {
+	pbd_joint_state state[2];
+	pbd_vec3 anchor[2][2]; /* joint, side */
+} joint_frame;
+
+/* A second body below the first, a hinge from the world to the first (limited, breakable by
+ * force) and a ball joint between the two (swing and twist limits), both starting together. */
+static void add_joints(fixture* f, pbd_joint_def* defs) {
+	pbd_body_def bd = pbd_body_def_default();
+	bd.type = PBD_BODY_DYNAMIC;
+	bd.pose.position = pbd_v3((pbd_real)0.9, (pbd_real)1.4, (pbd_real)-0.2);
+	bd.mass = (pbd_mass_properties){1, {0, 0, 0}, {0.1, 0.1, 0.1, 0, 0, 0}};
+	const pbd_body_id second = pbd_body_create(f->world, &bd);
+	assert_true(pbd_body_is_valid(f->world, second));
+	pbd_body_state a;
+	assert_int_equal(pbd_body_get_state(f->world, f->body, &a), PBD_OK);
+	const pbd_vec3 pivot = pbd_v3((pbd_real)0.5, (pbd_real)2.4, (pbd_real)-0.3);
+	defs[0] = pbd_joint_def_default();
+	defs[0].type = PBD_JOINT_HINGE;
+	defs[0].body_b = f->body;
+	defs[0].frame_a.position = pivot;
+	defs[0].frame_a.rotation = pbd_quat_axis_angle(pbd_v3(0, 0, 1), (pbd_real)0.3);
+	defs[0].frame_b.position = pbd_pose_apply_inverse(a.pose, pivot);
+	defs[0].frame_b.rotation = pbd_quat_mul(pbd_quat_conj(a.pose.rotation), defs[0].frame_a.rotation);
+	defs[0].limit = true;
+	defs[0].lower = (pbd_real)-0.5;
+	defs[0].upper = (pbd_real)0.8;
+	defs[0].break_force = 1e6;
+	const pbd_vec3 knot = pbd_v3((pbd_real)0.7, (pbd_real)1.7, (pbd_real)-0.25);
+	defs[1] = pbd_joint_def_default();
+	defs[1].type = PBD_JOINT_BALL;
+	defs[1].body_a = f->body;
+	defs[1].body_b = second;
+	defs[1].frame_a.position = pbd_pose_apply_inverse(a.pose, knot);
+	defs[1].frame_a.rotation = pbd_quat_conj(a.pose.rotation);
+	defs[1].frame_b.position = pbd_pose_apply_inverse(bd.pose, knot);
+	defs[1].swing = (pbd_real)1.2;
+	defs[1].limit = true;
+	defs[1].lower = (pbd_real)-0.3;
+	defs[1].upper = (pbd_real)0.4;
+	uint32_t first = 99;
+	assert_int_equal(pbd_world_add_joints(f->world, 2, defs, &first), PBD_OK);
+	assert_int_equal(first, 0);
+}
+
+static void record_joints(const fixture* f, joint_frame* jf) {
+	for (uint32_t k = 0; k < 2; ++k) {
+		pbd_joint_def d;
+		assert_int_equal(pbd_world_get_joint(f->world, k, &d), PBD_OK);
+		assert_int_equal(pbd_world_get_joint_state(f->world, k, &jf->state[k]), PBD_OK);
+		const pbd_body_id side[2] = {d.body_a, d.body_b};
+		const pbd_pose frame[2] = {d.frame_a, d.frame_b};
+		for (int s = 0; s < 2; ++s) {
+			jf->anchor[k][s] = frame[s].position;
+			pbd_body_state st;
+			if (side[s].index1) {
+				assert_int_equal(pbd_body_get_state(f->world, side[s], &st), PBD_OK);
+				jf->anchor[k][s] = pbd_pose_apply(st.pose, frame[s].position);
+			}
+		}
+	}
+}
+
+/* The numbers of the DataArray `name` of a joints file, n of them. */
+static void vtk_array(const char* text, const char* name, int n, double* out) {
+	char key[64];
+	snprintf(key, sizeof key, "Name=\"%s\"", name);
+	const char* p = strstr(text, key);
+	if (!p) fail_msg("no array %s in the joints file", name);
+	const char* end;
+	numbers(strchr(p, '\n'), n, out, &end);
+	while (*end == '\n' || *end == ' ') ++end;
+	if (strncmp(end, "</DataArray>", 12) != 0) fail_msg("array %s has more than %d numbers", name, n);
+}
+
+static void check_vtk_joints(const fixture* f, int frame, const joint_frame* want) {
+	char path[256];
+	out_vtk_joints_path(path, sizeof path, f->dir, frame);
+	char* text = slurp(path);
+	assert_true(strlen(text) <= out_vtk_joints_bytes(&f->scene, frame));
+	assert_non_null(strstr(text, "NumberOfPoints=\"4\" NumberOfVerts=\"0\" NumberOfLines=\"2\" "
+	                             "NumberOfStrips=\"0\" NumberOfPolys=\"0\""));
+	double got[12];
+	vtk_array(text, "type", 2, got);
+	assert_true(got[0] == PBD_JOINT_HINGE && got[1] == PBD_JOINT_BALL);
+	vtk_array(text, "broken", 2, got);
+	assert_true(got[0] == 0 && got[1] == (frame >= BREAK_AT ? 1 : 0));
+	pbd_real exp[12];
+	for (int k = 0; k < 2; ++k) exp[k] = pbd_v3_length(want->state[k].force);
+	vtk_array(text, "force", 2, got);
+	assert_same(got, exp, 2, "VTK joint force", frame);
+	for (int k = 0; k < 2; ++k) exp[k] = pbd_v3_length(want->state[k].torque);
+	vtk_array(text, "torque", 2, got);
+	assert_same(got, exp, 2, "VTK joint torque", frame);
+	for (int k = 0; k < 2; ++k) exp[k] = want->state[k].error_distance;
+	vtk_array(text, "error_distance", 2, got);
+	assert_same(got, exp, 2, "VTK joint error_distance", frame);
+	for (int k = 0; k < 2; ++k) exp[k] = want->state[k].position;
+	vtk_array(text, "position", 2, got);
+	assert_same(got, exp, 2, "VTK joint position", frame);
+	/* The hinge holds the bodies up. */
+	if (frame > 0) assert_true(pbd_v3_length(want->state[0].force) > 1);
+	for (int k = 0; k < 2; ++k)
+		for (int s = 0; s < 2; ++s) memcpy(&exp[6 * k + 3 * s], &want->anchor[k][s], sizeof want->anchor[k][s]);
+	vtk_array(text, "Points", 12, got);
+	assert_same(got, exp, 12, "VTK joint anchors", frame);
+	vtk_array(text, "connectivity", 4, got);
+	assert_true(got[0] == 0 && got[1] == 1 && got[2] == 2 && got[3] == 3);
+	vtk_array(text, "offsets", 2, got);
+	assert_true(got[0] == 2 && got[1] == 4);
+	free(text);
+}
+
+/* The text of the prim `decl` ("def PhysicsRevoluteJoint \"joint_0\""), up to its closing brace. */
+static char* usd_prim(const char* text, const char* decl) {
+	const char* p = strstr(text, decl);
+	if (!p) fail_msg("no %s in animation.usda", decl);
+	const char* end = strstr(p, "\n    }\n");
+	assert_non_null(end);
+	const size_t n = (size_t)(end - p) + 1; /* with its last line's end */
+	char* prim = malloc(n + 1);
+	assert_non_null(prim);
+	memcpy(prim, p, n);
+	prim[n] = '\0';
+	return prim;
+}
+
+static void usd_numbers(const char* prim, const char* attr, int n, double* out) {
+	const char* p = strstr(prim, attr);
+	if (!p) fail_msg("no %s in %.40s", attr, prim);
+	numbers(p + strlen(attr), n, out, NULL);
+}
+
+static void check_usd_frame(const char* prim, int side, pbd_pose frame) {
+	char attr[64];
+	double got[4];
+	snprintf(attr, sizeof attr, "point3f physics:localPos%d = ", side);
+	usd_numbers(prim, attr, 3, got);
+	assert_same(got, &frame.position.x, 3, attr, 0);
+	snprintf(attr, sizeof attr, "quatf physics:localRot%d = ", side);
+	usd_numbers(prim, attr, 4, got);
+	const pbd_real wxyz[4] = {frame.rotation.w, frame.rotation.x, frame.rotation.y, frame.rotation.z};
+	assert_same(got, wxyz, 4, attr, 0);
+}
+
+static void assert_degrees(const char* prim, const char* attr, pbd_real rad) {
+	double got;
+	usd_numbers(prim, attr, 1, &got);
+	assert_near(got, (double)rad * 57.29577951308232, 1e-5);
+}
+
+static void check_usd_joints(const fixture* f, const pbd_joint_def* defs) {
+	char path[256];
+	snprintf(path, sizeof path, "%s/animation.usda", f->dir);
+	char* text = slurp(path);
+	char* hinge = usd_prim(text, "def PhysicsRevoluteJoint \"joint_0\"");
+	/* The world's side has no body; b's is the body's Xform. */
+	assert_non_null(strstr(hinge, "custom uint pbd:joint = 0\n"));
+	assert_null(strstr(hinge, "physics:body0"));
+	assert_non_null(strstr(hinge, "rel physics:body1 = </World/body_1>\n"));
+	check_usd_frame(hinge, 0, defs[0].frame_a);
+	check_usd_frame(hinge, 1, defs[0].frame_b);
+	assert_non_null(strstr(hinge, "uniform token physics:axis = \"X\"\n"));
+	assert_degrees(hinge, "float physics:lowerLimit = ", defs[0].lower);
+	assert_degrees(hinge, "float physics:upperLimit = ", defs[0].upper);
+	assert_non_null(strstr(hinge, "float physics:breakForce = 1000000\n"));
+	assert_null(strstr(hinge, "breakTorque"));
+	assert_null(strstr(hinge, "jointEnabled")); /* it held throughout */
+	char* ball = usd_prim(text, "def PhysicsSphericalJoint \"joint_1\"");
+	assert_non_null(strstr(ball, "custom uint pbd:joint = 1\n"));
+	assert_non_null(strstr(ball, "rel physics:body0 = </World/body_1>\n"));
+	assert_non_null(strstr(ball, "rel physics:body1 = </World/body_2>\n"));
+	check_usd_frame(ball, 0, defs[1].frame_a);
+	check_usd_frame(ball, 1, defs[1].frame_b);
+	assert_degrees(ball, "float physics:coneAngle0Limit = ", defs[1].swing);
+	assert_degrees(ball, "float physics:coneAngle1Limit = ", defs[1].swing);
+	assert_degrees(ball, "custom float pbd:twistLowerLimit = ", defs[1].lower);
+	assert_degrees(ball, "custom float pbd:twistUpperLimit = ", defs[1].upper);
+	assert_null(strstr(ball, "lowerLimit ="));
+	char samples[128];
+	snprintf(samples, sizeof samples,
+	         "bool physics:jointEnabled.timeSamples = {\n            0: 1,\n            %d: 0,\n        }\n", BREAK_AT);
+	assert_non_null(strstr(ball, samples));
+	/* The joints come after the bodies they name. */
+	assert_true(strstr(text, "def Xform \"body_2\"") < strstr(text, "def PhysicsRevoluteJoint"));
+	free(ball);
+	free(hinge);
+	free(text);
+}
+
+static void test_joints_in_the_files(void** state) {
+	(void)state;
+	fixture f;
+	make_world(&f);
+	pbd_joint_def defs[2];
+	add_joints(&f, defs);
+	pbd_scene_error err;
+	out_usd* usd = NULL;
+	int first = -1;
+	assert_true(out_usd_open(f.dir, &f.scene, 0, &usd, &first, &err));
+	joint_frame want[FRAMES + 1];
+	for (int frame = 0; frame <= FRAMES; ++frame) {
+		if (frame == BREAK_AT) assert_int_equal(pbd_world_set_joint_broken(f.world, 1, true), PBD_OK);
+		if (frame > 0) assert_int_equal(pbd_world_step(f.world), PBD_OK);
+		record_joints(&f, &want[frame]);
+		char path[256];
+		out_frame_path(path, sizeof path, f.dir, frame, OUT_FORMAT_VTK);
+		if (!out_write_frame(path, OUT_FORMAT_VTK, &f.scene, frame, &err)) fail_msg("%s", err.message);
+		if (!out_usd_add_frame(usd, &f.scene, &err)) fail_msg("%s", err.message);
+	}
+	/* The bodies moved, so the anchors on them did. */
+	assert_true(want[FRAMES].anchor[1][1].y != want[0].anchor[1][1].y);
+	for (int frame = 0; frame <= FRAMES; ++frame) check_vtk_joints(&f, frame, &want[frame]);
+	if (!out_usd_finish(usd, &f.scene, true, &err)) fail_msg("%s", err.message);
+	check_usd_joints(&f, defs);
+	if (!out_vtk_write_index(f.dir, FRAMES, (double)pbd_world_get_def(f.world).dt, &err)) fail_msg("%s", err.message);
+	char path[256];
+	snprintf(path, sizeof path, "%s/animation.pvd", f.dir);
+	char* pvd = slurp(path);
+	/* Each frame's joints follow its bodies, as part 2 of the time step. */
+	for (int frame = 0; frame <= FRAMES; ++frame) {
+		char bodies[64], joints[64];
+		snprintf(bodies, sizeof bodies, "part=\"1\" file=\"bodies_%05d.vtp\"", frame);
+		snprintf(joints, sizeof joints, "part=\"2\" file=\"joints_%05d.vtp\"", frame);
+		const char* b = strstr(pvd, bodies);
+		const char* j = strstr(pvd, joints);
+		assert_true(b && j && b < j && strchr(b, '\n') < j && strchr(strchr(b, '\n') + 1, '\n') > j);
+	}
+	free(pvd);
+
+	/* Resumed from the kept store: the joints' samples stay. */
+	assert_true(out_usd_open(f.dir, &f.scene, FRAMES, &usd, &first, &err));
+	assert_int_equal(first, 0);
+	for (int frame = FRAMES; frame <= FRAMES + 2; ++frame) {
+		if (frame > FRAMES) assert_int_equal(pbd_world_step(f.world), PBD_OK);
+		if (!out_usd_add_frame(usd, &f.scene, &err)) fail_msg("%s", err.message);
+	}
+	if (!out_usd_finish(usd, &f.scene, false, &err)) fail_msg("%s", err.message);
+	check_usd_joints(&f, defs);
+
+	/* A new run clears the joints' files with the frames and the bodies'. */
+	unsigned removed = 0;
+	assert_true(out_clear_frames(f.dir, -1, &removed, &err));
+	assert_int_equal(removed, 3 * (FRAMES + 1));
+	remove_dir(f.dir);
+	pbd_world_destroy(f.world);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frames_match_the_state),
 	    cmocka_unit_test(test_shapes_face_outward),
+	    cmocka_unit_test(test_joints_in_the_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
