@@ -382,6 +382,10 @@ static int def_apply(pbd_world_def* d, PyObject* kwargs) {
 			rc = real_of(value, k, &d->damping);
 		} else if (strcmp(k, "max_speed") == 0) {
 			rc = real_of(value, k, &d->max_speed);
+		} else if (strcmp(k, "sleep_time") == 0) {
+			rc = real_of(value, k, &d->sleep_time);
+		} else if (strcmp(k, "sleep_speed") == 0) {
+			rc = real_of(value, k, &d->sleep_speed);
 		} else if (strcmp(k, "threads") == 0) {
 			rc = int_of(value, k, &d->threads);
 		} else if (strcmp(k, "solver") == 0) {
@@ -407,8 +411,8 @@ static int def_apply(pbd_world_def* d, PyObject* kwargs) {
 				d->profile = on != 0;
 		} else {
 			PyErr_Format(PyExc_TypeError,
-			             "unknown setting '%s' (dt, substeps, iterations, gravity, damping, max_speed, threads, "
-			             "solver, formulation, method, wind, diagnostics, profile)",
+			             "unknown setting '%s' (dt, substeps, iterations, gravity, damping, max_speed, sleep_time, "
+			             "sleep_speed, threads, solver, formulation, method, wind, diagnostics, profile)",
 			             k);
 			rc = -1;
 		}
@@ -1347,6 +1351,7 @@ static PyObject* Body_state(Body* self, PyObject* unused) {
 	rc |= dict_set(d, "momentum", double3_tuple(st.momentum));
 	rc |= dict_set(d, "angular_momentum", double3_tuple(st.angular_momentum));
 	rc |= dict_set(d, "kinetic_energy", PyFloat_FromDouble(st.kinetic_energy));
+	rc |= dict_set(d, "asleep", PyBool_FromLong(st.asleep));
 	if (rc != 0) {
 		Py_DECREF(d);
 		return NULL;

@@ -32,6 +32,8 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	                                   "collision_mode",
 	                                   "max_speed",
 	                                   "divergence_strain",
+	                                   "sleep_time",
+	                                   "sleep_speed",
 	                                   "chebyshev",
 	                                   "hierarchy",
 	                                   "method",
@@ -60,6 +62,8 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	    !jr_real_p(r, w, path, "max_speed", d->max_speed, JR_NONNEG(PBD_SCENE_MAX_SPEED), &d->max_speed) ||
 	    !jr_real_p(r, w, path, "divergence_strain", d->divergence_strain, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE),
 	               &d->divergence_strain) ||
+	    !jr_real_p(r, w, path, "sleep_time", d->sleep_time, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), &d->sleep_time) ||
+	    !jr_real_p(r, w, path, "sleep_speed", d->sleep_speed, JR_NONNEG(PBD_SCENE_MAX_SPEED), &d->sleep_speed) ||
 	    !jr_enum(r, w, path, "method", (int)d->method, method_names, NULL, NULL, &method) ||
 	    !jr_enum(r, w, path, "simd", (int)d->simd, simd_names, NULL, NULL, &simd) ||
 	    !jr_real_p(r, w, path, "stiffness_damping", d->stiffness_damping, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE),

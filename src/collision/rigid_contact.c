@@ -270,6 +270,31 @@ static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 sl
  * on one body, their boxes over the substep overlapping), sorted, into w->rpairs; returns how
  * many, or UINT32_MAX when out of memory. Sort and sweep on the boxes' low x; an unbounded shape
  * (a plane) meets every collider on a dynamic body. */
+/* Whether a pair may move (world/sleep.c): not when both ends sleep, or one sleeps and the other
+ * does not move; an awake dynamic body or a moving kinematic one wakes the end that sleeps. */
+static bool pair_awake(pbd_world* w, const pbd_collider* a, const pbd_collider* b) {
+	const pbd_bodies* bd = &w->bodies;
+	const uint32_t sa = a->body ? a->body - 1 : UINT32_MAX, sb = b->body ? b->body - 1 : UINT32_MAX;
+	const bool za = sa != UINT32_MAX && bd->type[sa] == PBD_BODY_DYNAMIC && bd->asleep[sa];
+	const bool zb = sb != UINT32_MAX && bd->type[sb] == PBD_BODY_DYNAMIC && bd->asleep[sb];
+	if (!za && !zb) return true;
+	if (za && zb) return false;
+	const pbd_collider* other = za ? b : a;
+	const uint32_t so = za ? sb : sa;
+	bool moving;
+	if (so != UINT32_MAX && bd->type[so] == PBD_BODY_DYNAMIC)
+		moving = true;
+	else if (so != UINT32_MAX)
+		moving = pbd_v3_dot(bd->v[so], bd->v[so]) > 0 || pbd_v3_dot(bd->omega[so], bd->omega[so]) > 0;
+	else
+		moving = other->def.kind == PBD_ACTOR_KINEMATIC &&
+		         (pbd_v3_dot(other->def.velocity, other->def.velocity) > 0 ||
+		          pbd_v3_dot(other->def.angular_velocity, other->def.angular_velocity) > 0);
+	if (!moving) return false;
+	pbd_bodies_wake(w, za ? sa : sb);
+	return true;
+}
+
 static uint32_t broad_phase(pbd_world* w) {
 	const uint32_t nc = w->nc;
 	if (!pbd_grow_to(&w->mem, (void**)&w->rbox, sizeof *w->rbox, &w->cap_rbox, nc) ||
@@ -314,6 +339,7 @@ static uint32_t broad_phase(pbd_world* w) {
 			if (!(bj.lo.x <= bj.hi.x) || !pbd_boxes_overlap(bi.lo, bi.hi, bj.lo, bj.hi)) continue;
 			const pbd_collider* cj = &w->colliders[j];
 			if ((!di && !pbd_collider_dynamic_body(w, cj)) || (ci->body && ci->body == cj->body)) continue;
+			if (!pair_awake(w, ci, cj)) continue;
 			/* two planes never touch */
 			if (bi.lo.x == -PBD_REAL_MAX && bj.lo.x == -PBD_REAL_MAX && bi.hi.x == PBD_REAL_MAX &&
 			    bj.hi.x == PBD_REAL_MAX)

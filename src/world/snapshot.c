@@ -358,7 +358,9 @@ static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 		put(wr, w->integ->pd_key, (size_t)pd.rows * sizeof *w->integ->pd_key);
 	}
 	write_bodies(wr, w);
-	/* version 10 on: sleeping */
+	/* version 10 on: sleeping, its settings first */
+	put_real(wr, w->def.sleep_time);
+	put_real(wr, w->def.sleep_speed);
 	for (uint32_t i = 0; i < w->bodies.n; ++i) {
 		put_u32(wr, w->bodies.asleep[i]);
 		put_real(wr, w->bodies.still[i]);
@@ -1076,11 +1078,20 @@ static pbd_status load_pd(reader* rd, pbd_world* w, const char* name, pbd_error*
 	return st;
 }
 
-/* Version 10 on: each body slot asleep or not, how long it has been still and its island; before
- * it every body is awake and its own island. A sleeping body must be a live dynamic one, and its
+/* Version 10 on: the sleep settings, then each body slot asleep or not, how long it has been still
+ * and its island; before it every body is awake and its own island. A sleeping body must be a live dynamic one, and its
  * island a body slot. */
 static pbd_status load_sleep(reader* rd, pbd_world* w, uint32_t version, const char* name, pbd_error* err) {
 	pbd_bodies* b = &w->bodies;
+	if (version >= 10) {
+		const pbd_real time = get_real(rd), speed = get_real(rd);
+		if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated in the sleep settings", name);
+		if (!pbd_is_finite(time) || time < 0 || !pbd_is_finite(speed) || speed < 0)
+			return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: settings: sleep_time %g or sleep_speed %g out of range",
+			                    name, (double)time, (double)speed);
+		w->def.sleep_time = time;
+		w->def.sleep_speed = speed;
+	}
 	for (uint32_t i = 0; i < b->n; ++i) {
 		b->asleep[i] = 0;
 		b->still[i] = 0;
