@@ -453,9 +453,10 @@ static void test_snapshot_corrupt_block_refused(void** state) {
 	uint8_t* bad = malloc(size);
 	assert_non_null(bad);
 	const uint32_t n = w->integ->rows.n;
-	/* after it only the rigid bodies' and the shapes on bodies' counts (4 bytes each, 0 here) and
-	 * the hash */
-	const size_t at_wt = size - 8 - 2 * 4 - 2 * (size_t)n * sizeof(double), at_count = at_wt - 8 - 3 * 4;
+	/* after it only the rigid bodies' and the shapes on bodies' counts (4 bytes each, 0 here), the
+	 * two sleep settings and the hash */
+	const size_t at_wt = size - 8 - 2 * sizeof(pbd_real) - 2 * 4 - 2 * (size_t)n * sizeof(double),
+	             at_count = at_wt - 8 - 3 * 4;
 	uint32_t count;
 	memcpy(&count, good + at_count, 4);
 	assert_int_equal(count, n);
