@@ -134,11 +134,15 @@ typedef struct pbd_rigid_c {
 	pbd_vec3 rp, rs; /* from each dynamic body's centre of mass to its point */
 	pbd_vec3 slip;   /* the points' relative motion from the substep's start to the prediction */
 	pbd_vec3 vfix;   /* the velocity of an end that is no dynamic body's, feature's less surface's */
+	pbd_vec3 ip, is; /* I^-1 (r x n) of each dynamic end (model/node.h), for a push along n */
+	pbd_real wp, ws; /* each end's generalised inverse mass along n; 0 for an end no contact moves */
 	pbd_real sep;    /* the separation along n at the prediction, less the gap */
 	pbd_real dn;     /* the normal correction of this substep's iterations, m */
 	pbd_real vn0;    /* the normal relative velocity when found, m/s */
-	pbd_real depth0; /* how deep the pair was where the substep started, past the tolerance, m */
+	pbd_real budget; /* the velocity pass: how much more slip speed kinetic friction may take, m/s */
 	pbd_real mu_s, mu_k, e;
+	uint32_t held;  /* the end (slot + 1) shock propagation holds, lower along gravity; 0: none */
+	uint32_t group; /* the body (slot + 1) whose contacts the settling passes take together */
 } pbd_rigid_c;
 
 /* A feature of a shape in its own frame (rigid_contact.c): a point (a == b) or a segment, with a
@@ -155,10 +159,12 @@ typedef struct pbd_rigid_feature {
 pbd_status pbd_rigid_contacts_find(pbd_world* w);
 /* One pass over them (every iteration). */
 void pbd_rigid_contacts_project(pbd_world* w);
-/* After the iterations, before the bodies take their corrections: static and kinetic friction. */
-void pbd_rigid_contacts_friction(pbd_world* w);
-/* After the bodies took their velocities: restitution. */
-void pbd_rigid_contacts_restitution(pbd_world* w, pbd_real h);
+/* After the iterations, before the bodies take their corrections: one more pass, from the bottom
+ * up with shock propagation, each body's contacts until they settle. */
+void pbd_rigid_contacts_settle(pbd_world* w);
+/* After the bodies took their velocities: the contacts' velocity pass (restitution, no normal
+ * speed otherwise, kinetic friction). */
+void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h);
 
 /* A rounded collider against a surface triangle (triangle_contact.c): the point sum_k b_k p_k
  * of triangle t must keep dot(n, sum_k b_k q_k) >= offset. */

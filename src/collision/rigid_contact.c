@@ -13,24 +13,32 @@
  *    between their ends comes nearer the other shape than both ends (an edge across an edge).
  *
  * The nearest point of a segment to a convex shape is found by golden-section search (the
- * distance along a segment to a convex set is convex); against a mesh or a height field it is a
- * local minimum. A feature within the shapes' margins plus their motion over the substep makes a
- * contact with the other shape's outward normal n there (speculative contacts, as MuJoCo and
- * Box2D keep): the two points must keep (p_feature - p_surface) . n >= margin_a + margin_b. A
- * corner on the other shape's surface reads the normal a little way into its own shape (two equal
- * boxes stacked flush put each corner on the other's edge, where the nearest way out is any of
- * three faces). Both ends push at one point, midway between the two.
+ * distance along a segment to a convex set is convex, so an edge along which it rises from both
+ * ends is not searched); against a mesh or a height field it is a local minimum. A feature within
+ * the shapes' margins plus their motion over the substep makes a contact with the other shape's
+ * outward normal n (speculative contacts, as MuJoCo and Box2D keep): the two points must keep
+ * (p_feature - p_surface) . n >= margin_a + margin_b. The normal is read where the feature first
+ * touched the other shape over the substep when it came from outside (first_touch: a fast body's
+ * prediction lies past the middle of a thin one, whose nearest way out leads on through), else
+ * at the prediction; a corner on the other shape's surface reads it a little way into its own
+ * shape (two equal boxes stacked flush put each corner on the other's edge, where the nearest way
+ * out is any of three faces). Both ends push at one point. A pair's geometry is taken from an
+ * origin at the pair, with the bodies' centres to the remainder (side_of).
  *
- * The response is Müller et al. 2020's (section 3.5): each iteration a contact whose separation,
- * with what the corrections since moved the two points, is below the gap is corrected along n
- * by the generalised inverse masses of both ends (model/node.h), and in the same pass a
- * tangential slip of the points below static_friction times the normal correction is undone;
- * after the iterations a longer slip is shortened by kinetic_friction times it, as particles have
- * it; after the velocities, restitution gives the pair back e times the
- * normal speed it approached with, and a pair that started the substep overlapping gets no speed
- * from being pushed apart (as particles, contact.c "take_back_push_out": a resting stack whose
- * contacts sank a little hopped and rocked itself over). A pair's friction is the geometric mean of the two shapes'
- * (sqrt(mu_a mu_b), as Box2D and Jolt combine it) and its restitution the larger of the two. */
+ * The response is Müller et al. 2020's (sections 3.5 and 3.6), with the generalised inverse
+ * masses of both ends (model/node.h): in each iteration a contact whose separation, with what the
+ * corrections since moved the two points, is below the gap is corrected along n, a correction
+ * that later ones made more than enough is taken back, and in the same pass a tangential slip
+ * within static_friction times the normal correction is undone. After the iterations one more
+ * pass settles the contacts body by body from the bottom up along gravity, each body's contacts
+ * over and over until they hold, with the lower body of a contact within 45 degrees of gravity
+ * held still (shock propagation, Guendelman et al. 2003) and two bodies side by side left to the
+ * iterations: the iterations before it moved both ends, so a load still weighs on what carries
+ * it. After the velocities, in the same order and holding the same ends: each contact's normal
+ * speed becomes e times the speed it approached with where it bounces, else none, and kinetic
+ * friction takes off its tangential speed up to kinetic_friction times the normal correction over
+ * h. A pair's friction is the geometric mean of the two shapes' (sqrt(mu_a mu_b), as Box2D and
+ * Jolt combine it) and its restitution the larger of the two. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +56,16 @@
 /* How far into its own shape, as a share of its distance to the shape's centre, a corner on the
  * other shape's surface reads the normal. */
 #define PBD_RIGID_NORMAL_SHIFT PBD_R(0.02)
+
+/* Steps of the search for a point's first touch along its path over the substep. */
+#define PBD_RIGID_SWEEP_STEPS 32
+
+/* The settling passes go over one body's contacts at most this often, until a pass changes
+ * their points' relative position by no more than PBD_RIGID_SETTLED (m) or their relative speed
+ * by no more than PBD_RIGID_SETTLED_SPEED (m/s). */
+#define PBD_RIGID_GROUP_SWEEPS  10
+#define PBD_RIGID_SETTLED       PBD_R(1e-7)
+#define PBD_RIGID_SETTLED_SPEED PBD_R(1e-7)
 
 typedef pbd_rigid_feature feature;
 
@@ -101,38 +119,82 @@ static bool gather(pbd_world* w, const pbd_collider* c, pbd_vec3 lo, pbd_vec3 hi
 	}
 }
 
-/* The signed distance from world point p to collider c's surface (at its predicted pose), with
- * the outward normal in *n (world). */
-static pbd_real distance_to(const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 p, pbd_vec3* n) {
+/* One collider of a pair as the pair's search sees it: its poses at the prediction and at the
+ * substep's start, the point its velocity is given at, and its velocities, all with positions
+ * from an origin at the pair. A body's centre is its rounded part less the origin plus its
+ * remainder (bodies.h): ten metres up a float's step is a micrometre, what gravity moves a
+ * resting body in a substep of 1/1200 s, and a pair's geometry read from world floats there woke
+ * the top of a stack of twenty (its cubes rocked at a few mm/s; in double precision it stood). */
+typedef struct side {
+	pbd_pose now, start;
+	pbd_vec3 centre;   /* the body's centre of mass, or the collider's origin */
+	pbd_vec3 v, omega; /* the velocity of `centre`, and the angular velocity */
+	uint32_t body;     /* the dynamic body (slot + 1) that contacts move, or 0 */
+} side;
+
+static side side_of(const pbd_world* w, const pbd_collider* c, pbd_vec3 origin, pbd_real h) {
+	side s;
+	s.body = pbd_collider_dynamic_body(w, c);
+	if (!c->body) {
+		s.now = c->def.pose;
+		s.start = c->pose0;
+		s.now.position = pbd_v3_sub(s.now.position, origin);
+		s.start.position = pbd_v3_sub(s.start.position, origin);
+		s.centre = s.now.position;
+		s.v = c->def.velocity;
+		s.omega = c->def.angular_velocity;
+		return s;
+	}
+	const pbd_bodies* b = &w->bodies;
+	const uint32_t i = c->body - 1;
+	s.centre = pbd_v3_add(pbd_v3_sub(b->x[i], origin), b->x_lo[i]);
+	s.v = b->v[i];
+	s.omega = b->omega[i];
+	/* the shape's origin from the centre (pbd_body_frame, pbd_collider_follow) */
+	const pbd_vec3 arm = pbd_v3_sub(c->local.position, b->center[i]);
+	const pbd_quat user = pbd_quat_mul(b->q[i], pbd_quat_conj(b->principal[i]));
+	s.now.rotation = c->def.pose.rotation;
+	s.now.position = pbd_v3_add(s.centre, pbd_quat_rotate(user, arm));
+	/* the substep moved a moving body's centre by v h (bodies.c), which the prediction holds */
+	const pbd_vec3 centre0 = b->type[i] == PBD_BODY_STATIC ? s.centre : pbd_v3_sub(s.centre, pbd_v3_scale(s.v, h));
+	const pbd_quat user0 = pbd_quat_mul(c->pose0.rotation, pbd_quat_conj(c->local.rotation));
+	s.start.rotation = c->pose0.rotation;
+	s.start.position = pbd_v3_add(centre0, pbd_quat_rotate(user0, arm));
+	return s;
+}
+
+/* The signed distance from point p (the pair's frame) to the surface of collider c at its
+ * predicted pose `at`, with the outward normal in *n. */
+static pbd_real distance_to(const pbd_collider* c, const pbd_shape_ops* ops, pbd_pose at, pbd_vec3 p, pbd_vec3* n) {
 	pbd_vec3 ln;
-	const pbd_real d = ops->distance(&c->def, pbd_pose_apply_inverse(c->def.pose, p), &ln);
-	*n = pbd_quat_rotate(c->def.pose.rotation, ln);
+	const pbd_real d = ops->distance(&c->def, pbd_pose_apply_inverse(at, p), &ln);
+	*n = pbd_quat_rotate(at.rotation, ln);
 	return d;
 }
 
-/* The point of segment [a, b] (world) nearest collider c: its parameter, distance and normal. A
- * point (a == b) is its own nearest. */
-static pbd_real nearest_on(const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 a, pbd_vec3 b, pbd_real* t,
-                           pbd_vec3* n) {
+/* The point of segment [a, b] nearest collider c: its parameter, distance and normal. A point
+ * (a == b) is its own nearest. */
+static pbd_real nearest_on(const pbd_collider* c, const pbd_shape_ops* ops, pbd_pose at, pbd_vec3 a, pbd_vec3 b,
+                           pbd_real* t, pbd_vec3* n) {
 	const pbd_vec3 u = pbd_v3_sub(b, a);
 	if (u.x == 0 && u.y == 0 && u.z == 0) {
 		*t = 0;
-		return distance_to(c, ops, a, n);
+		return distance_to(c, ops, at, a, n);
 	}
 	const pbd_real g = PBD_R(0.6180339887498949);
 	pbd_real lo = 0, hi = 1, m1 = hi - g, m2 = lo + g;
 	pbd_vec3 n1, n2;
-	pbd_real f1 = distance_to(c, ops, pbd_v3_add(a, pbd_v3_scale(u, m1)), &n1);
-	pbd_real f2 = distance_to(c, ops, pbd_v3_add(a, pbd_v3_scale(u, m2)), &n2);
+	pbd_real f1 = distance_to(c, ops, at, pbd_v3_add(a, pbd_v3_scale(u, m1)), &n1);
+	pbd_real f2 = distance_to(c, ops, at, pbd_v3_add(a, pbd_v3_scale(u, m2)), &n2);
 	for (int k = 0; k < PBD_RIGID_SECTION_STEPS; ++k) {
 		if (f1 <= f2) {
 			hi = m2, m2 = m1, f2 = f1;
 			m1 = hi - g * (hi - lo);
-			f1 = distance_to(c, ops, pbd_v3_add(a, pbd_v3_scale(u, m1)), &n1);
+			f1 = distance_to(c, ops, at, pbd_v3_add(a, pbd_v3_scale(u, m1)), &n1);
 		} else {
 			lo = m1, m1 = m2, f1 = f2;
 			m2 = lo + g * (hi - lo);
-			f2 = distance_to(c, ops, pbd_v3_add(a, pbd_v3_scale(u, m2)), &n2);
+			f2 = distance_to(c, ops, at, pbd_v3_add(a, pbd_v3_scale(u, m2)), &n2);
 		}
 	}
 	*t = f1 <= f2 ? m1 : m2;
@@ -140,26 +202,75 @@ static pbd_real nearest_on(const pbd_collider* c, const pbd_shape_ops* ops, pbd_
 	return f1 <= f2 ? f1 : f2;
 }
 
-/* The velocity of world point p of collider c (its body's, or a kinematic collider's own). */
-static pbd_vec3 velocity_at(const pbd_world* w, const pbd_collider* c, pbd_vec3 p) {
-	if (c->body) {
-		const uint32_t i = c->body - 1;
-		return pbd_v3_add(w->bodies.v[i],
-		                  pbd_v3_cross(w->bodies.omega[i], pbd_v3_sub(p, pbd_body_centre(&w->bodies, i))));
+/* Whether the shape is convex, so that the distance to it along a line, outside it, is convex
+ * too and a chord through two points of it crosses zero no later than it does. */
+static bool convex_shape(pbd_shape_type t) { return t != PBD_SHAPE_MESH && t != PBD_SHAPE_HEIGHTFIELD; }
+
+/* Where the point `local` of side p (its shape's frame; radius r) first comes within the gap of
+ * the surface of collider cs (side s) over the substep: its path in the surface's frame, from where
+ * both stood at the substep's start to the prediction, taken straight, from *from to *to. Returns
+ * the path's parameter at the first touch; 0 when the point started within the gap and moved
+ * further than the tolerance; -1 when it moved less (a resting contact, read at the prediction)
+ * or does not come within the gap.
+ *
+ * A point that moves further in a substep than the other shape is thick has passed its middle at
+ * the prediction, or left it, and the nearest way out there points on through. The first touch is
+ * found by conservative advancement (a distance is 1-Lipschitz, so the point can move that far
+ * along its path before it touches), with the chord through the last two distances as the step
+ * where the shape is convex. */
+static pbd_real first_touch(const side* p, const side* s, const pbd_collider* cs, const pbd_shape_ops* ops,
+                            pbd_vec3 local, pbd_real r, pbd_real gap, pbd_vec3* from, pbd_vec3* to) {
+	const pbd_real tol = PBD_CONTACT_TOLERANCE;
+	const pbd_vec3 p0 = pbd_pose_apply_inverse(s->start, pbd_pose_apply(p->start, local));
+	const pbd_vec3 p1 = pbd_pose_apply_inverse(s->now, pbd_pose_apply(p->now, local));
+	*from = p0, *to = p1;
+	const pbd_vec3 u = pbd_v3_sub(p1, p0);
+	const pbd_real len = pbd_v3_length(u);
+	if (!(len > tol)) return -1;
+	pbd_vec3 ln;
+	pbd_real d = ops->distance(&cs->def, p0, &ln) - r - gap;
+	if (!(d > tol)) return 0;
+	const bool chord = convex_shape(cs->def.type);
+	pbd_real t = 0, t_last = 0, d_last = 0;
+	for (int k = 0; k < PBD_RIGID_SWEEP_STEPS; ++k) {
+		pbd_real next = t + d / len;
+		if (chord && k > 0 && d < d_last) {
+			/* the chord reaches zero reach / fall further, at or before the shape does */
+			const pbd_real fall = d_last - d, reach = d * (t - t_last);
+			if (!(reach < fall * (1 - t))) return -1;
+			next = PBD_FMAX(next, t + reach / fall);
+		}
+		if (!(next < 1)) {
+			/* past the prediction: touching there, or not at all */
+			if (t == 1) return -1;
+			next = 1;
+		}
+		t_last = t, d_last = d, t = next;
+		d = ops->distance(&cs->def, pbd_v3_add(p0, pbd_v3_scale(u, t)), &ln) - r - gap;
+		if (d <= tol) return t;
 	}
-	return pbd_v3_add(c->def.velocity, pbd_v3_cross(c->def.angular_velocity, pbd_v3_sub(p, c->def.pose.position)));
+	return -1; /* a path that grazes the surface: the prediction's contact holds it */
 }
 
-/* How far the world point p of collider c moved from the substep's start (pose0) to now. */
-static pbd_vec3 moved_from_start(const pbd_collider* c, pbd_vec3 p) {
-	const pbd_vec3 local = pbd_pose_apply_inverse(c->def.pose, p);
-	const pbd_vec3 d = pbd_v3_sub(c->def.pose.position, c->pose0.position);
-	return pbd_v3_add(
-	    d, pbd_v3_sub(pbd_quat_rotate(c->def.pose.rotation, local), pbd_quat_rotate(c->pose0.rotation, local)));
+/* The velocity of point x (the pair's frame) of a side. */
+static pbd_vec3 velocity_at(const side* s, pbd_vec3 x) {
+	return pbd_v3_add(s->v, pbd_v3_cross(s->omega, pbd_v3_sub(x, s->centre)));
 }
 
-static pbd_vec3 lever(const pbd_world* w, uint32_t body, pbd_vec3 p) {
-	return body ? pbd_v3_sub(p, pbd_body_centre(&w->bodies, body - 1)) : pbd_v3(0, 0, 0);
+/* How far point x (the pair's frame, at the prediction) of a side moved over the substep. */
+static pbd_vec3 moved_from_start(const side* s, pbd_vec3 x) {
+	const pbd_vec3 local = pbd_pose_apply_inverse(s->now, x);
+	const pbd_vec3 d = pbd_v3_sub(s->now.position, s->start.position);
+	return pbd_v3_add(d,
+	                  pbd_v3_sub(pbd_quat_rotate(s->now.rotation, local), pbd_quat_rotate(s->start.rotation, local)));
+}
+
+static pbd_real weight(const pbd_world* w, uint32_t body, pbd_vec3 r, pbd_vec3 n, pbd_vec3* irn) {
+	if (!body) {
+		*irn = pbd_v3(0, 0, 0);
+		return 0;
+	}
+	return pbd_node_body_weight(&w->bodies, body - 1, r, n, irn);
 }
 
 /* The most contacts one substep keeps: PBD_COLLISION_CONTACTS_PER_ITEM per dynamic body (a box on
@@ -180,39 +291,109 @@ static bool push_contact(pbd_world* w, const pbd_rigid_c* k) {
 	return true;
 }
 
+/* The distances at the prediction of a shape's first corners, which the edges between them read
+ * again: a box's eight. */
+typedef struct corner_cache {
+	pbd_vec3 at[8], n[8]; /* the corner (its shape's frame), the normal */
+	pbd_real d[8];
+	uint32_t count;
+} corner_cache;
+
+/* The distance to collider c at its pose `at` of the point `local` of a shape (`world` in the
+ * pair's frame), from the cache where a corner there was seen. */
+static pbd_real corner_distance(const corner_cache* seen, const pbd_collider* c, const pbd_shape_ops* ops, pbd_pose at,
+                                pbd_vec3 local, pbd_vec3 world, pbd_vec3* n) {
+	for (uint32_t k = 0; k < seen->count; ++k)
+		if (seen->at[k].x == local.x && seen->at[k].y == local.y && seen->at[k].z == local.z) {
+			*n = seen->n[k];
+			return seen->d[k];
+		}
+	return distance_to(c, ops, at, world, n);
+}
+
 /* The features of collider `fp` against the surface of collider `fs`: contacts into w->rcon. */
 static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 slo, pbd_vec3 shi) {
 	const pbd_collider* cp = &w->colliders[fp];
 	const pbd_collider* cs = &w->colliders[fs];
 	const pbd_shape_ops* ops = pbd_shape_ops_of(cs->def.type);
-	pbd_vec3 llo, lhi;
+	/* The features that pass through the other's box over the substep, not only those in it at
+	 * the prediction: the local boxes of both poses, and what lies between. */
+	pbd_vec3 llo, lhi, llo0, lhi0;
 	pbd_pose_local_box(cp->def.pose, slo, shi, &llo, &lhi);
+	pbd_pose_local_box(cp->pose0, slo, shi, &llo0, &lhi0);
+	llo = pbd_v3(PBD_FMIN(llo.x, llo0.x), PBD_FMIN(llo.y, llo0.y), PBD_FMIN(llo.z, llo0.z));
+	lhi = pbd_v3(PBD_FMAX(lhi.x, lhi0.x), PBD_FMAX(lhi.y, lhi0.y), PBD_FMAX(lhi.z, lhi0.z));
 	if (!gather(w, cp, llo, lhi)) return false;
+	/* the pair's frame: from the centre of a body of the pair */
+	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
+	const pbd_collider* anchor = cs->body ? cs : cp;
+	const pbd_vec3 origin = anchor->body ? w->bodies.x[anchor->body - 1] : pbd_v3(0, 0, 0);
+	const side sp = side_of(w, cp, origin, h), ss = side_of(w, cs, origin, h);
 	const pbd_real gap = cp->def.margin + cs->def.margin;
-	const uint32_t bp = pbd_collider_dynamic_body(w, cp), bs = pbd_collider_dynamic_body(w, cs);
+	const uint32_t bp = sp.body, bs = ss.body;
+	if (!bp && !bs) return true;
 	const pbd_real mu_s = PBD_SQRT(cp->def.static_friction * cs->def.static_friction);
 	const pbd_real mu_k = PBD_FMIN(PBD_SQRT(cp->def.kinetic_friction * cs->def.kinetic_friction), mu_s);
 	const pbd_real e = PBD_FMAX(cp->def.restitution, cs->def.restitution);
+	/* up, against gravity: shock propagation (pbd_rigid_contacts_settle) and its groups */
+	const pbd_real g = pbd_v3_length(w->def.gravity);
+	const pbd_vec3 up = g > 0 ? pbd_v3_scale(w->def.gravity, -1 / g) : pbd_v3(0, 0, 0);
+	const pbd_real hp = pbd_v3_dot(up, sp.centre), hs = pbd_v3_dot(up, ss.centre);
+	const bool p_lower = hp < hs;
 	const feature* f = w->rfeat;
+	const bool convex = convex_shape(cs->def.type);
+	corner_cache seen;
+	seen.count = 0;
 	/* the centre of the features' shape: its bounds' middle */
-	pbd_vec3 blo, bhi, centre_p = cp->def.pose.position;
+	pbd_vec3 blo, bhi, mid_p = pbd_v3(0, 0, 0);
 	if (pbd_shape_ops_of(cp->def.type)->bounds(&cp->def, &blo, &bhi))
-		centre_p = pbd_pose_apply(cp->def.pose, pbd_v3_scale(pbd_v3_add(blo, bhi), PBD_R(0.5)));
+		mid_p = pbd_v3_scale(pbd_v3_add(blo, bhi), PBD_R(0.5));
 	for (uint32_t k = 0; k < w->nrfeat; ++k) {
-		const pbd_vec3 a = pbd_pose_apply(cp->def.pose, f[k].a), b = pbd_pose_apply(cp->def.pose, f[k].b);
-		pbd_real t;
+		const pbd_vec3 a = pbd_pose_apply(sp.now, f[k].a), b = pbd_pose_apply(sp.now, f[k].b);
+		pbd_real t, da = 0, db = 0;
 		pbd_vec3 n;
-		const pbd_real dist = nearest_on(cs, ops, a, b, &t, &n);
 		if (f[k].ends) {
 			/* An edge counts between its ends only, where it comes nearer than both (its
-			 * corners are features of their own). */
+			 * corners are features of their own). Along a line the distance to a convex shape
+			 * is convex: where it does not fall from either end toward the other, the ends are
+			 * nearest, and the search is skipped (a face resting on a face has every edge so). */
 			pbd_vec3 na, nb;
+			da = corner_distance(&seen, cs, ops, ss.now, f[k].a, a, &na);
+			db = corner_distance(&seen, cs, ops, ss.now, f[k].b, b, &nb);
+			const pbd_vec3 u = pbd_v3_sub(b, a);
+			if (convex && (!(pbd_v3_dot(na, u) < 0) || !(pbd_v3_dot(nb, u) > 0))) continue;
+		}
+		pbd_real dist = nearest_on(cs, ops, ss.now, a, b, &t, &n);
+		if (!f[k].ends && seen.count < 8) {
+			seen.at[seen.count] = f[k].a, seen.n[seen.count] = n, seen.d[seen.count] = dist;
+			seen.count++;
+		}
+		if (f[k].ends) {
 			const pbd_real tol = PBD_CONTACT_TOLERANCE;
-			if (!(t > 0 && t < 1) || !(dist < distance_to(cs, ops, a, &na) - tol) ||
-			    !(dist < distance_to(cs, ops, b, &nb) - tol))
-				continue;
+			if (!(t > 0 && t < 1) || !(dist < da - tol) || !(dist < db - tol)) continue;
 		}
 		const pbd_vec3 core = pbd_v3_add(a, pbd_v3_scale(pbd_v3_sub(b, a), t));
+		/* Where the normal is read: at the prediction, or for a point that came from outside the
+		 * gap, where it first touched (the other shape carried to its predicted pose), so that a
+		 * fast point is sent back the way it came; its slip is then what it moved since. A point
+		 * that started within the gap and moved far reads it where it started. An edge's point is
+		 * the one nearest at the prediction, on its own path. */
+		pbd_vec3 at_core = core, centre_p = pbd_pose_apply(sp.now, mid_p), touch_slip = pbd_v3(0, 0, 0);
+		bool swept = false;
+		{
+			const pbd_vec3 local = pbd_v3_add(f[k].a, pbd_v3_scale(pbd_v3_sub(f[k].b, f[k].a), t));
+			pbd_vec3 from, to;
+			const pbd_real tt = first_touch(&sp, &ss, cs, ops, local, f[k].r, gap, &from, &to);
+			if (tt >= 0) {
+				const pbd_vec3 c0 = pbd_pose_apply_inverse(ss.start, pbd_pose_apply(sp.start, mid_p));
+				const pbd_vec3 c1 = pbd_pose_apply_inverse(ss.now, pbd_pose_apply(sp.now, mid_p));
+				at_core = pbd_pose_apply(ss.now, pbd_v3_add(from, pbd_v3_scale(pbd_v3_sub(to, from), tt)));
+				centre_p = pbd_pose_apply(ss.now, pbd_v3_add(c0, pbd_v3_scale(pbd_v3_sub(c1, c0), tt)));
+				touch_slip = pbd_quat_rotate(ss.now.rotation, pbd_v3_scale(pbd_v3_sub(to, from), 1 - tt));
+				dist = distance_to(cs, ops, ss.now, at_core, &n);
+				swept = true;
+			}
+		}
 		pbd_real dist_n = dist;
 		if (f[k].r == 0) {
 			/* A corner on the other shape's edge (two equal boxes stacked flush) has no one
@@ -220,56 +401,62 @@ static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 sl
 			 * little way into the corner's own shape, toward its centre (the side it came from),
 			 * and the distance is then the corner's height over that face's plane, which a convex
 			 * shape lies behind. */
-			const pbd_vec3 in = pbd_v3_sub(centre_p, core);
+			const pbd_vec3 in = pbd_v3_sub(centre_p, at_core);
 			const pbd_real len = pbd_v3_length(in);
 			const pbd_real shift = PBD_RIGID_NORMAL_SHIFT * len;
 			if (len > 0 && dist < shift) {
 				pbd_vec3 ns;
-				const pbd_vec3 sp = pbd_v3_add(core, pbd_v3_scale(in, shift / len));
-				const pbd_real ds = distance_to(cs, ops, sp, &ns);
+				const pbd_vec3 sh = pbd_v3_add(at_core, pbd_v3_scale(in, shift / len));
+				const pbd_real ds = distance_to(cs, ops, ss.now, sh, &ns);
 				/* the face's point nearest the shifted point, and the corner's height over it */
-				const pbd_vec3 q = pbd_v3_sub(sp, pbd_v3_scale(ns, ds));
+				const pbd_vec3 q = pbd_v3_sub(sh, pbd_v3_scale(ns, ds));
 				n = ns;
-				dist_n = pbd_v3_dot(ns, pbd_v3_sub(core, q));
+				dist_n = pbd_v3_dot(ns, pbd_v3_sub(at_core, q));
 			}
 		}
-		const pbd_real d = dist_n - f[k].r;
+		/* the feature's surface point, at the prediction, and the other surface's point */
+		const pbd_vec3 pf = pbd_v3_sub(core, pbd_v3_scale(n, f[k].r));
+		const pbd_vec3 ps = pbd_v3_sub(at_core, pbd_v3_scale(n, dist_n));
+		const pbd_real d = pbd_v3_dot(n, pbd_v3_sub(pf, ps));
+		const pbd_vec3 slip = swept ? touch_slip : pbd_v3_sub(moved_from_start(&sp, pf), moved_from_start(&ss, ps));
 		/* Within the gap, or within what the two points moved over the substep. */
-		const pbd_vec3 pf = pbd_v3_sub(core, pbd_v3_scale(n, f[k].r)); /* the feature's surface point */
-		const pbd_vec3 ps = pbd_v3_sub(core, pbd_v3_scale(n, dist_n)); /* the nearest point of the surface */
-		const pbd_vec3 slip = pbd_v3_sub(moved_from_start(cp, pf), moved_from_start(cs, ps));
-		if (!(d < gap + pbd_v3_length(slip) + PBD_CONTACT_TOLERANCE)) continue;
+		if (!swept && !(d < gap + pbd_v3_length(slip) + PBD_CONTACT_TOLERANCE)) continue;
 		pbd_rigid_c r;
 		r.p = bp, r.s = bs, r.cp = fp, r.cs = fs;
 		r.n = n;
-		/* Both ends push at one point, between the two: a tangential push at two points apart
-		 * along n would be a couple, and turn the pair. */
-		const pbd_vec3 mid = pbd_v3_scale(pbd_v3_add(pf, ps), PBD_R(0.5));
-		r.at = mid;
-		r.rp = lever(w, bp, mid);
-		r.rs = lever(w, bs, mid);
+		/* Both ends push at one point, between the two along n from the feature's (the surface's
+		 * point of a first touch lies back along the path): a tangential push at two points
+		 * apart along n would be a couple, and turn the pair. */
+		const pbd_vec3 mid = pbd_v3_sub(pf, pbd_v3_scale(n, d / 2));
+		r.at = pbd_v3_add(origin, mid);
+		r.rp = bp ? pbd_v3_sub(mid, sp.centre) : pbd_v3(0, 0, 0);
+		r.rs = bs ? pbd_v3_sub(mid, ss.centre) : pbd_v3(0, 0, 0);
 		r.slip = slip;
 		r.sep = d - gap;
-		/* How deep the pair already was where the substep started (the prediction less the
-		 * points' approach over it), past the tolerance: pushing that out must not become
-		 * speed, or every resting contact that sank a little hops (a stack of boxes rose and
-		 * rocked itself apart). */
-		r.depth0 = PBD_FMAX(pbd_v3_dot(n, slip) - r.sep, 0);
 		r.dn = 0;
-		r.vn0 = pbd_v3_dot(n, pbd_v3_sub(velocity_at(w, cp, pf), velocity_at(w, cs, ps)));
+		r.budget = 0;
+		r.vn0 = pbd_v3_dot(n, pbd_v3_sub(velocity_at(&sp, pf), velocity_at(&ss, ps)));
 		/* The ends that no contact moves keep their velocity through the substep. */
-		r.vfix =
-		    pbd_v3_sub(bp ? pbd_v3(0, 0, 0) : velocity_at(w, cp, pf), bs ? pbd_v3(0, 0, 0) : velocity_at(w, cs, ps));
+		r.vfix = pbd_v3_sub(bp ? pbd_v3(0, 0, 0) : velocity_at(&sp, pf), bs ? pbd_v3(0, 0, 0) : velocity_at(&ss, ps));
 		r.mu_s = mu_s, r.mu_k = mu_k, r.e = e;
+		r.wp = weight(w, bp, r.rp, n, &r.ip);
+		r.ws = weight(w, bs, r.rs, n, &r.is);
+		/* The lower of two bodies held under shock propagation where the normal is within 45
+		 * degrees of gravity; the group: the end that moves then, the one that moves at all,
+		 * or of two side by side the one further up (the later slot on a tie). */
+		r.held = 0;
+		if (bp && bs && PBD_FABS(pbd_v3_dot(n, up)) > PBD_R(0.7071)) r.held = p_lower ? bp : bs;
+		if (!bp || !bs)
+			r.group = bp ? bp : bs;
+		else if (r.held)
+			r.group = r.held == bp ? bs : bp;
+		else
+			r.group = hp > hs || (hp == hs && bp > bs) ? bp : bs;
 		if (!push_contact(w, &r)) return false;
 	}
 	return true;
 }
 
-/* The pairs of colliders that may touch in this substep (one of them on a dynamic body, not both
- * on one body, their boxes over the substep overlapping), sorted, into w->rpairs; returns how
- * many, or UINT32_MAX when out of memory. Sort and sweep on the boxes' low x; an unbounded shape
- * (a plane) meets every collider on a dynamic body. */
 /* Whether a pair may move (world/sleep.c): not when both ends sleep, or one sleeps and the other
  * does not move; an awake dynamic body or a moving kinematic one wakes the end that sleeps. */
 static bool pair_awake(pbd_world* w, const pbd_collider* a, const pbd_collider* b) {
@@ -295,6 +482,10 @@ static bool pair_awake(pbd_world* w, const pbd_collider* a, const pbd_collider* 
 	return true;
 }
 
+/* The pairs of colliders that may touch in this substep (one of them on a dynamic body, not both
+ * on one body, their boxes over the substep overlapping), sorted, into w->rpairs; returns how
+ * many, or UINT32_MAX when out of memory. Sort and sweep on the boxes' low x; an unbounded shape
+ * (a plane) meets every collider on a dynamic body. */
 static uint32_t broad_phase(pbd_world* w) {
 	const uint32_t nc = w->nc;
 	if (!pbd_grow_to(&w->mem, (void**)&w->rbox, sizeof *w->rbox, &w->cap_rbox, nc) ||
@@ -357,6 +548,45 @@ static uint32_t broad_phase(pbd_world* w) {
 	return n;
 }
 
+/* A float's bits as an unsigned key in the float's order. */
+static uint32_t order_key(pbd_real x) {
+	const float f = (float)x;
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+
+/* The order the passes take the contacts in, into w->rpairs once the search is done with it
+ * (indices, ended by UINT64_MAX): by the body whose group each is in (pbd_rigid_c.group), the
+ * groups from the bottom up along gravity, then by slot; each group's contacts in the order the
+ * search made them. */
+static bool order_contacts(pbd_world* w) {
+	const uint32_t n = w->nrc, nb = w->bodies.n;
+	const uint64_t need = (uint64_t)n + 2 * (uint64_t)nb + 2;
+	if (need > UINT32_MAX ||
+	    !pbd_grow_to(&w->mem, (void**)&w->rpairs, sizeof *w->rpairs, &w->cap_rpairs, (uint32_t)need))
+		return false;
+	uint64_t *list = w->rpairs, *at = list + n + 1, *groups = at + nb + 1;
+	const pbd_real g = pbd_v3_length(w->def.gravity);
+	const pbd_vec3 up = g > 0 ? pbd_v3_scale(w->def.gravity, -1 / g) : pbd_v3(0, 0, 0);
+	memset(at, 0, (nb + 1) * sizeof *at);
+	for (uint32_t k = 0; k < n; ++k) at[w->rcon[k].group - 1]++;
+	uint32_t ng = 0;
+	for (uint32_t m = 0; m < nb; ++m)
+		if (at[m]) groups[ng++] = (uint64_t)(g > 0 ? order_key(pbd_v3_dot(up, w->bodies.x[m])) : 0) << 32 | m;
+	if (ng > 1) qsort(groups, ng, sizeof *groups, pbd_u64_cmp);
+	uint64_t next = 0;
+	for (uint32_t q = 0; q < ng; ++q) {
+		const uint32_t m = (uint32_t)groups[q];
+		const uint64_t count = at[m];
+		at[m] = next;
+		next += count;
+	}
+	for (uint32_t k = 0; k < n; ++k) list[at[w->rcon[k].group - 1]++] = k;
+	list[n] = UINT64_MAX;
+	return true;
+}
+
 pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 	w->nrc = 0;
 	w->rigid_capped = false;
@@ -365,16 +595,22 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 	if (npairs == UINT32_MAX)
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
 	/* Past the bound the search stops: the pairs after it, in their sorted order, keep none. */
-	for (uint32_t k = 0; k < npairs && w->nrc < contact_limit(w); ++k) {
+	bool found = true;
+	for (uint32_t k = 0; k < npairs && w->nrc < contact_limit(w) && found; ++k) {
 		const uint32_t i = (uint32_t)(w->rpairs[k] >> 32), j = (uint32_t)w->rpairs[k];
 		const pbd_box3 bi = w->rbox[i], bj = w->rbox[j];
 		/* Each shape's features within the other's box, against the other's surface. */
 		const pbd_vec3 olo = pbd_v3(PBD_FMAX(bi.lo.x, bj.lo.x), PBD_FMAX(bi.lo.y, bj.lo.y), PBD_FMAX(bi.lo.z, bj.lo.z));
 		const pbd_vec3 ohi = pbd_v3(PBD_FMIN(bi.hi.x, bj.hi.x), PBD_FMIN(bi.hi.y, bj.hi.y), PBD_FMIN(bi.hi.z, bj.hi.z));
-		if (!features_against(w, i, j, olo, ohi) || !features_against(w, j, i, olo, ohi))
-			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
+		found = features_against(w, i, j, olo, ohi) && features_against(w, j, i, olo, ohi);
 	}
 	if (w->rigid_capped) pbd_collision_count(w, 0, 0, 0, w->nrc, 1);
+	/* Out of memory, the contacts found so far are kept (the step goes on), in the passes' order. */
+	if (!order_contacts(w)) {
+		w->nrc = 0;
+		found = false;
+	}
+	if (!found) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
 	return PBD_OK;
 }
 
@@ -383,23 +619,33 @@ static pbd_vec3 moved(const pbd_world* w, uint32_t body, pbd_vec3 r) {
 	return body ? pbd_node_body_moved(&w->bodies, body - 1, r) : pbd_v3(0, 0, 0);
 }
 
-static pbd_real weight(const pbd_world* w, uint32_t body, pbd_vec3 r, pbd_vec3 n, pbd_vec3* irn) {
-	if (!body) {
-		*irn = pbd_v3(0, 0, 0);
-		return 0;
-	}
-	return pbd_node_body_weight(&w->bodies, body - 1, r, n, irn);
-}
+/* A pass that holds the ends shock propagation holds, or none. */
+typedef enum pass_kind { PASS_BOTH, PASS_SHOCK } pass_kind;
 
-/* The positional impulse dl along unit dir between the contact's two points: + on the feature's
- * body, - on the surface's. */
-static void push_pair(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_real amount) {
-	pbd_vec3 ip, is;
-	const pbd_real wsum = weight(w, k->p, k->rp, dir, &ip) + weight(w, k->s, k->rs, dir, &is);
+/* Whether end `body` (slot + 1) of contact k stays put in this pass. */
+static bool held(const pbd_rigid_c* k, uint32_t body, pass_kind pass) { return pass == PASS_SHOCK && body == k->held; }
+
+/* A correction of `amount` m along the contact's normal between its two points, shared by the
+ * generalised inverse masses of the ends it moves: + on the feature's body. */
+static void push_normal(pbd_world* w, const pbd_rigid_c* k, pbd_real amount, pass_kind pass) {
+	const pbd_real wp = held(k, k->p, pass) ? 0 : k->wp, ws = held(k, k->s, pass) ? 0 : k->ws;
+	const pbd_real wsum = wp + ws;
 	if (!(wsum > 0)) return;
 	const pbd_real dl = amount / wsum;
-	if (k->p) pbd_node_body_push(&w->bodies, k->p - 1, dir, ip, dl);
-	if (k->s) pbd_node_body_push(&w->bodies, k->s - 1, dir, is, -dl);
+	if (wp > 0) pbd_node_body_push(&w->bodies, k->p - 1, k->n, k->ip, dl);
+	if (ws > 0) pbd_node_body_push(&w->bodies, k->s - 1, k->n, k->is, -dl);
+}
+
+/* The same along any unit direction. */
+static void push_pair(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_real amount, pass_kind pass) {
+	pbd_vec3 ip = pbd_v3(0, 0, 0), is = pbd_v3(0, 0, 0);
+	const pbd_real wp = held(k, k->p, pass) ? 0 : weight(w, k->p, k->rp, dir, &ip);
+	const pbd_real ws = held(k, k->s, pass) ? 0 : weight(w, k->s, k->rs, dir, &is);
+	const pbd_real wsum = wp + ws;
+	if (!(wsum > 0)) return;
+	const pbd_real dl = amount / wsum;
+	if (wp > 0) pbd_node_body_push(&w->bodies, k->p - 1, dir, ip, dl);
+	if (ws > 0) pbd_node_body_push(&w->bodies, k->s - 1, dir, is, -dl);
 }
 
 /* The points' tangential slip over the substep so far, with its length. */
@@ -410,34 +656,68 @@ static pbd_vec3 tangential_slip(const pbd_world* w, const pbd_rigid_c* k, pbd_re
 	return tan;
 }
 
-void pbd_rigid_contacts_project(pbd_world* w) {
-	for (uint32_t i = 0; i < w->nrc; ++i) {
-		pbd_rigid_c* k = &w->rcon[i];
-		const pbd_real c = k->sep + pbd_v3_dot(k->n, pbd_v3_sub(moved(w, k->p, k->rp), moved(w, k->s, k->rs)));
-		if (c < 0) {
-			push_pair(w, k, k->n, -c);
-			k->dn -= c;
-		}
-		/* Static friction in the same pass (Müller et al. 2020): a slip within mu_s times the
-		 * normal correction so far is undone at once, so that the corner contacts of a stack hold
-		 * each other in the iterations instead of after them (five stacked cubes crept 3.3 cm in
-		 * 5 s with friction after the iterations alone, 1.5 mm with it here). */
-		if (!(k->dn > 0) || !(k->mu_s > 0)) continue;
-		pbd_real len;
-		const pbd_vec3 tan = tangential_slip(w, k, &len);
-		if (len > 0 && len <= k->mu_s * k->dn) push_pair(w, k, pbd_v3_scale(tan, -1 / len), len);
+/* One contact's projection: the normal, then static friction. Returns how far it moved the
+ * points. */
+static pbd_real project(pbd_world* w, pbd_rigid_c* k, pass_kind pass) {
+	const pbd_real c = k->sep + pbd_v3_dot(k->n, pbd_v3_sub(moved(w, k->p, k->rp), moved(w, k->s, k->rs)));
+	pbd_real most = 0;
+	if (c < 0) {
+		push_normal(w, k, -c, pass);
+		k->dn -= c;
+		most = -c;
+	} else if (c > 0 && k->dn > 0) {
+		/* a push that later ones made more than enough is taken back, down to none */
+		const pbd_real back = PBD_FMIN(c, k->dn);
+		push_normal(w, k, -back, pass);
+		k->dn -= back;
+		most = back;
 	}
+	/* Static friction in the same pass (Müller et al. 2020): a slip within mu_s times the
+	 * normal correction so far is undone at once, so that the corner contacts of a stack hold
+	 * each other in the iterations instead of after them (five stacked cubes crept 3.3 cm in
+	 * 5 s with friction after the iterations alone, 1.5 mm with it here). */
+	if (!(k->dn > 0) || !(k->mu_s > 0)) return most;
+	pbd_real len;
+	const pbd_vec3 tan = tangential_slip(w, k, &len);
+	if (len > 0 && len <= k->mu_s * k->dn) {
+		push_pair(w, k, pbd_v3_scale(tan, -1 / len), len, pass);
+		most = PBD_FMAX(most, len);
+	}
+	return most;
 }
 
-void pbd_rigid_contacts_friction(pbd_world* w) {
-	for (uint32_t i = 0; i < w->nrc; ++i) {
-		const pbd_rigid_c* k = &w->rcon[i];
-		if (!(k->dn > 0) || !(k->mu_s > 0)) continue;
-		pbd_real len;
-		const pbd_vec3 tan = tangential_slip(w, k, &len);
-		if (!(len > 0)) continue;
-		const pbd_real cut = len <= k->mu_s * k->dn ? 1 : PBD_FMIN(k->mu_k * k->dn / len, 1);
-		push_pair(w, k, pbd_v3_scale(tan, -1 / len), cut * len);
+/* Where the group that starts at list[a] ends. */
+static uint32_t group_end(const pbd_world* w, uint32_t a) {
+	const uint64_t* list = w->rpairs;
+	const uint32_t m = w->rcon[list[a]].group;
+	uint32_t e = a + 1;
+	while (list[e] != UINT64_MAX && w->rcon[list[e]].group == m) ++e;
+	return e;
+}
+
+void pbd_rigid_contacts_project(pbd_world* w) {
+	const uint64_t* list = w->rpairs;
+	for (uint32_t q = 0; list[q] != UINT64_MAX; ++q) project(w, &w->rcon[list[q]], PASS_BOTH);
+}
+
+void pbd_rigid_contacts_settle(pbd_world* w) {
+	const uint64_t* list = w->rpairs;
+	for (uint32_t a = 0; list[a] != UINT64_MAX;) {
+		const uint32_t e = group_end(w, a);
+		for (int sweep = 0; sweep < PBD_RIGID_GROUP_SWEEPS; ++sweep) {
+			pbd_real most = 0;
+			for (uint32_t q = a; q < e; ++q) {
+				/* Two bodies side by side, which neither holds, are left to the iterations: this
+				 * pass would push each against the other over and over, and at one substep of
+				 * 1/60 s the side contacts of a pyramid, whose normals turn at the cubes' edges,
+				 * threw cubes kilometres. */
+				pbd_rigid_c* k = &w->rcon[list[q]];
+				if (!k->held && k->p && k->s) continue;
+				most = PBD_FMAX(most, project(w, k, PASS_SHOCK));
+			}
+			if (!(most > PBD_RIGID_SETTLED)) break;
+		}
+		a = e;
 	}
 }
 
@@ -448,45 +728,80 @@ static pbd_vec3 body_velocity(const pbd_world* w, uint32_t body, pbd_vec3 r) {
 	return pbd_v3_add(b->v[body - 1], pbd_v3_cross(b->omega[body - 1], r));
 }
 
-/* An impulse p along n between the contact's two points (arms rp, rs): + on the feature's body. */
-static void impulse(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 ip, pbd_vec3 is, pbd_real p) {
+/* An impulse p along unit dir between the contact's two points (I^-1 (r x dir) of each end in
+ * jp, js; their weights tell which ends take it): + on the feature's body. */
+static void impulse(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_real wp, pbd_vec3 jp, pbd_real ws,
+                    pbd_vec3 js, pbd_real p) {
 	pbd_bodies* b = &w->bodies;
-	if (k->p) {
-		b->v[k->p - 1] = pbd_v3_add(b->v[k->p - 1], pbd_v3_scale(k->n, b->inv_mass[k->p - 1] * p));
-		b->omega[k->p - 1] = pbd_v3_add(b->omega[k->p - 1], pbd_v3_scale(ip, p));
+	if (wp > 0) {
+		b->v[k->p - 1] = pbd_v3_add(b->v[k->p - 1], pbd_v3_scale(dir, b->inv_mass[k->p - 1] * p));
+		b->omega[k->p - 1] = pbd_v3_add(b->omega[k->p - 1], pbd_v3_scale(jp, p));
 	}
-	if (k->s) {
-		b->v[k->s - 1] = pbd_v3_sub(b->v[k->s - 1], pbd_v3_scale(k->n, b->inv_mass[k->s - 1] * p));
-		b->omega[k->s - 1] = pbd_v3_sub(b->omega[k->s - 1], pbd_v3_scale(is, p));
+	if (ws > 0) {
+		b->v[k->s - 1] = pbd_v3_sub(b->v[k->s - 1], pbd_v3_scale(dir, b->inv_mass[k->s - 1] * p));
+		b->omega[k->s - 1] = pbd_v3_sub(b->omega[k->s - 1], pbd_v3_scale(js, p));
 	}
 }
 
-void pbd_rigid_contacts_restitution(pbd_world* w, pbd_real h) {
+/* One contact's velocities (Müller et al. 2020, section 3.6): the normal speed of the two points
+ * becomes e times the speed they approached with where they bounce, else none, and kinetic
+ * friction takes off the tangential speed up to what is left of its budget. Returns the largest
+ * change of relative speed it made. */
+static pbd_real velocities(pbd_world* w, pbd_rigid_c* k, pbd_real slow, pass_kind pass) {
+	const pbd_real wp = held(k, k->p, pass) ? 0 : k->wp, ws = held(k, k->s, pass) ? 0 : k->ws;
+	if (!(wp + ws > 0)) return 0;
+	const pbd_vec3 rel0 = pbd_v3_sub(body_velocity(w, k->p, k->rp), body_velocity(w, k->s, k->rs));
+	const pbd_real vn = pbd_v3_dot(k->n, pbd_v3_add(rel0, k->vfix));
+	const pbd_real target = k->e > 0 && k->vn0 < -slow ? -k->e * k->vn0 : 0;
+	impulse(w, k, k->n, wp, k->ip, ws, k->is, (target - vn) / (wp + ws));
+	pbd_real most = PBD_FABS(target - vn);
+	if (!(k->budget > 0)) return most;
+	const pbd_vec3 rel = pbd_v3_add(pbd_v3_sub(body_velocity(w, k->p, k->rp), body_velocity(w, k->s, k->rs)), k->vfix);
+	const pbd_vec3 vt = pbd_v3_sub(rel, pbd_v3_scale(k->n, pbd_v3_dot(k->n, rel)));
+	const pbd_real len = pbd_v3_length(vt);
+	if (!(len > 0)) return most;
+	const pbd_vec3 dir = pbd_v3_scale(vt, -1 / len);
+	pbd_vec3 jp = pbd_v3(0, 0, 0), js = pbd_v3(0, 0, 0);
+	const pbd_real tp = wp > 0 ? weight(w, k->p, k->rp, dir, &jp) : 0;
+	const pbd_real ts = ws > 0 ? weight(w, k->s, k->rs, dir, &js) : 0;
+	if (!(tp + ts > 0)) return most;
+	const pbd_real dv = PBD_FMIN(len, k->budget);
+	impulse(w, k, dir, tp, jp, ts, js, dv / (tp + ts));
+	k->budget -= dv;
+	return PBD_FMAX(most, dv);
+}
+
+void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 	const pbd_real slow = 2 * pbd_v3_length(w->def.gravity) * h;
 	pbd_bodies* b = &w->bodies;
+	/* The bodies moved with their corrections: both ends' arms to one point again, where the
+	 * feature's body carried it, so that the impulses are equal and opposite at one point; the
+	 * weights at the turned bodies. Kinetic friction's budget is mu_k times the normal
+	 * correction as a speed (Müller et al. 2020: h mu_k |f_n| of the normal force). */
 	for (uint32_t i = 0; i < w->nrc; ++i) {
-		const pbd_rigid_c* k = &w->rcon[i];
-		if (!(k->dn > 0)) continue;
-		const bool bounce = k->e > 0 && k->vn0 < -slow;
-		if (!bounce && !(k->depth0 > 0)) continue;
-		/* The bodies moved with their corrections: both ends' arms to one point again, where the
-		 * feature's body carried it, so that the impulses are equal and opposite at one point. */
-		pbd_vec3 rp = k->rp, rs = k->rs;
-		if (k->p && k->s) rs = pbd_v3_sub(pbd_v3_add(pbd_body_centre(b, k->p - 1), rp), pbd_body_centre(b, k->s - 1));
-		const pbd_vec3 rel = pbd_v3_sub(body_velocity(w, k->p, rp), body_velocity(w, k->s, rs));
-		const pbd_real vn = pbd_v3_dot(k->n, pbd_v3_add(rel, k->vfix));
-		pbd_vec3 ip, is;
-		const pbd_real wsum = weight(w, k->p, rp, k->n, &ip) + weight(w, k->s, rs, k->n, &is);
-		if (!(wsum > 0)) continue;
-		pbd_real target;
-		if (bounce) {
-			target = -k->e * k->vn0;
-		} else {
-			/* the push-out of the starting depth taken back from the separating speed */
-			const pbd_real back = PBD_FMIN(k->depth0, k->dn) / h;
-			target = PBD_FMAX(vn - back, PBD_FMIN(vn, 0));
+		pbd_rigid_c* k = &w->rcon[i];
+		if (!(k->dn > 0)) {
+			k->wp = k->ws = 0;
+			continue;
 		}
-		impulse(w, k, ip, is, (target - vn) / wsum);
+		if (k->p && k->s) {
+			const uint32_t p = k->p - 1, s = k->s - 1;
+			const pbd_vec3 between = pbd_v3_add(pbd_v3_sub(b->x[p], b->x[s]), pbd_v3_sub(b->x_lo[p], b->x_lo[s]));
+			k->rs = pbd_v3_add(between, k->rp);
+		}
+		k->wp = weight(w, k->p, k->rp, k->n, &k->ip);
+		k->ws = weight(w, k->s, k->rs, k->n, &k->is);
+		k->budget = k->mu_k * k->dn / h;
+	}
+	const uint64_t* list = w->rpairs;
+	for (uint32_t a = 0; list[a] != UINT64_MAX;) {
+		const uint32_t e = group_end(w, a);
+		for (int sweep = 0; sweep < PBD_RIGID_GROUP_SWEEPS; ++sweep) {
+			pbd_real most = 0;
+			for (uint32_t q = a; q < e; ++q) most = PBD_FMAX(most, velocities(w, &w->rcon[list[q]], slow, PASS_SHOCK));
+			if (!(most > PBD_RIGID_SETTLED_SPEED)) break;
+		}
+		a = e;
 	}
 }
 

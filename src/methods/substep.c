@@ -64,11 +64,11 @@ void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
 		if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER) pbd_collide_settle(w);
 	}
 	if (w->bodies.alive) {
-		if (w->nrc > 0) pbd_rigid_contacts_friction(w);
+		if (w->nrc > 0) pbd_rigid_contacts_settle(w);
 		pbd_joints_after_iterations(w, h);
 		pbd_bodies_apply_corrections(w, h);
 		pbd_joints_velocities(w, h);
-		if (w->nrc > 0) pbd_rigid_contacts_restitution(w, h);
+		if (w->nrc > 0) pbd_rigid_contacts_velocities(w, h);
 		pbd_colliders_follow_bodies(w);
 	}
 	pbd_particles_update_velocities(w, h, substep == substeps);
