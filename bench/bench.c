@@ -9,6 +9,7 @@
 #include "methods.h"
 #include "quality.h"
 #include "resolution.h"
+#include "rigid.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -102,6 +103,9 @@ typedef struct bench_options {
 	double methods_h_min; /* the smallest step its stable-step search tries */
 	const char* methods_only;
 	bool profile; /* time the step's phases (pbd_world_def.profile) and print them under each pbd row */
+	bool rigid;   /* the rigid-body rows instead of the tables */
+	int rigid_steps;
+	bool rigid_small; /* their scenes at smoke-test sizes */
 } bench_options;
 
 /* The cloth of one size, built once and shared by every repeat and by the Bullet peer. */
@@ -267,6 +271,11 @@ static void print_help(FILE* f) {
 	        "  --methods-h-min H     the smallest step --methods tries, s (default 1e-5)\n"
 	        "  --methods-only M      only this method's row (pbd, xpbd, explicit_euler, symplectic_euler,\n"
 	        "                        implicit_euler, projective_dynamics, vbd)\n"
+	        "  --rigid               the rigid-body rows alone: 20 boxes stacked, a pyramid of 20 layers\n"
+	        "                        and 1000 boxes, balls and capsules poured into a box, in pbd on 1\n"
+	        "                        and 2 threads and in Bullet's rigid-body world; --no-bullet applies\n"
+	        "  --rigid-steps K       steps of 1/60 s per rigid-body row (default 600)\n"
+	        "  --rigid-small         the rigid-body scenes small: 5 boxes, 5 layers, 50 bodies\n"
 	        "  --help                this text\n"
 	        "\n"
 	        "Status of a row, from the final state of every engine alike: diverged (non-finite, or a\n"
@@ -446,6 +455,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	o->quality_cap = 250;
 	o->methods_limit = 60;
 	o->methods_h_min = 1e-5;
+	o->rigid_steps = 600;
 
 	enum {
 		OPT_SIZES,
@@ -474,6 +484,9 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_PROFILE,
 		OPT_SIMD,
 		OPT_THREADS,
+		OPT_RIGID,
+		OPT_RIGID_STEPS,
+		OPT_RIGID_SMALL,
 		OPT_COUNT
 	};
 	static const char* const names[OPT_COUNT] = {
@@ -482,10 +495,10 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	    "--quality",       "--quality-only",  "--quality-target", "--quality-cap",   "--quality-method",
 	    "--quality-csv",   "--resolution",    "--collision",      "--collision-csv", "--methods",
 	    "--methods-limit", "--methods-h-min", "--methods-only",   "--profile",       "--simd",
-	    "--threads"};
-	static const bool takes_value[OPT_COUNT] = {true,  true,  true,  true, true, true,  false, true,  true,
-	                                            false, false, false, true, true, true,  true,  false, false,
-	                                            true,  false, true,  true, true, false, true,  true};
+	    "--threads",       "--rigid",         "--rigid-steps",    "--rigid-small"};
+	static const bool takes_value[OPT_COUNT] = {true,  true,  true, true,  true, true, false, true,  true, false,
+	                                            false, false, true, true,  true, true, false, false, true, false,
+	                                            true,  true,  true, false, true, true, false, true,  false};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -630,6 +643,17 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 			if (!bench_methods_known(value)) return usage_error("--methods-only: unknown method '%s'", value);
 			o->methods_only = value;
 			break;
+		case OPT_RIGID:
+			o->rigid = true;
+			break;
+		case OPT_RIGID_STEPS:
+			if (!parse_int(value, 1, BENCH_MAX_STEPS, &v))
+				return usage_error("--rigid-steps: '%s' is not an integer in [1, %d]", value, BENCH_MAX_STEPS);
+			o->rigid_steps = (int)v;
+			break;
+		case OPT_RIGID_SMALL:
+			o->rigid_small = true;
+			break;
 		default:
 			break;
 		}
@@ -645,6 +669,12 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		                   "--resolution, --quality-only");
 	if ((seen[OPT_METHODS_LIMIT] || seen[OPT_METHODS_H_MIN] || seen[OPT_METHODS_ONLY]) && !o->methods)
 		return usage_error("--methods-limit, --methods-h-min and --methods-only need --methods");
+	if ((seen[OPT_RIGID_STEPS] || seen[OPT_RIGID_SMALL]) && !o->rigid)
+		return usage_error("--rigid-steps and --rigid-small need --rigid");
+	if (o->rigid && (o->collision || o->methods || o->resolution || o->quality || o->csv_path || o->quality_csv ||
+	                 o->profile || o->sizes_given || seen[OPT_STEPS]))
+		return usage_error("--rigid runs alone: not with --collision, --methods, --resolution, --quality*, --csv, "
+		                   "--profile, --sizes, --steps (--rigid-steps sets its steps)");
 	return 0;
 }
 
@@ -678,7 +708,10 @@ static long cpu_count(void) {
 }
 
 /* The lines every table starts with: what was run, when, on which machine and build. */
-static void print_machine(const bench_options* o, bool bullet_built, const char* what) {
+static void print_machine(const bench_options* o, bool bullet_built, const char* what, const char* bullet_world) {
+	/* without Bullet built, neither is read */
+	(void)o;
+	(void)bullet_world;
 	char cpu[256];
 	cpu_model(cpu, sizeof cpu);
 	char date[32] = "unknown date";
@@ -692,9 +725,8 @@ static void print_machine(const bench_options* o, bool bullet_built, const char*
 	       sizeof(pbd_real) == sizeof(double) ? "double" : "float", PBD_BENCH_C_COMPILER, PBD_BENCH_C_FLAGS);
 #ifdef PBD_HAVE_BULLET
 	if (bullet_built && o->bullet)
-		printf("bullet:  %d.%02d, btScalar = %s, btSoftBody in btSoftRigidDynamicsWorld, stepSimulation(dt, 0)\n",
-		       pbd_bullet_version() / 100, pbd_bullet_version() % 100,
-		       pbd_bullet_scalar_size() == 8 ? "double" : "float");
+		printf("bullet:  %d.%02d, btScalar = %s, %s, stepSimulation(dt, 0)\n", pbd_bullet_version() / 100,
+		       pbd_bullet_version() % 100, pbd_bullet_scalar_size() == 8 ? "double" : "float", bullet_world);
 	else
 #endif
 		printf("bullet:  %s\n",
@@ -702,7 +734,7 @@ static void print_machine(const bench_options* o, bool bullet_built, const char*
 }
 
 static void print_header(const bench_options* o, bool bullet_built) {
-	print_machine(o, bullet_built, "hanging cloth");
+	print_machine(o, bullet_built, "hanging cloth", "btSoftBody in btSoftRigidDynamicsWorld");
 	printf("scene:   1 m square, 1 kg (1/N^2 per particle), 2 corners pinned, structural + shear links,\n"
 	       "         gravity %.2f m/s^2, dt 1/60 s, 1 substep, %d iterations, %d steps from rest, no damping\n",
 	       BENCH_GRAVITY, o->iterations, o->steps);
@@ -1144,7 +1176,7 @@ int pbd_bench_main(int argc, char** argv) {
 			return 2;
 		}
 		static const uint32_t collision_sizes[] = {32, 64, 128};
-		print_machine(&o, bullet_built, "collision");
+		print_machine(&o, bullet_built, "collision", "btSoftBody in btSoftRigidDynamicsWorld");
 		const int crc = o.sizes_given ? bench_collision(o.sizes, o.size_count, o.steps, o.repeat, with_bullet, ccsv)
 		                              : bench_collision(collision_sizes, 3, o.steps, o.repeat, with_bullet, ccsv);
 		if (ccsv && fclose(ccsv) != 0) {
@@ -1153,6 +1185,11 @@ int pbd_bench_main(int argc, char** argv) {
 		}
 		return crc == 0 ? 0 : 1;
 	}
+	if (o.rigid) {
+		print_machine(&o, bullet_built, "rigid bodies", "btRigidBody in btDiscreteDynamicsWorld");
+		const int rrc = bench_rigid(o.rigid_steps, o.rigid_small, with_bullet);
+		return rrc == 0 ? 0 : 1;
+	}
 	if (o.methods) {
 		FILE* mcsv = NULL;
 		if (o.csv_path && !(mcsv = fopen(o.csv_path, "w"))) {
@@ -1160,7 +1197,7 @@ int pbd_bench_main(int argc, char** argv) {
 			return 2;
 		}
 		static const uint32_t methods_sizes[] = {32, 64};
-		print_machine(&o, bullet_built, "methods on one scene");
+		print_machine(&o, bullet_built, "methods on one scene", "btSoftBody in btSoftRigidDynamicsWorld");
 		const int mrc =
 		    o.sizes_given ? bench_methods(o.sizes, o.size_count, o.methods_h_min, o.methods_limit, o.methods_only, mcsv)
 		                  : bench_methods(methods_sizes, 2, o.methods_h_min, o.methods_limit, o.methods_only, mcsv);
