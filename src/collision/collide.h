@@ -143,7 +143,22 @@ typedef struct pbd_rigid_c {
 	pbd_real mu_s, mu_k, e;
 	uint32_t held;  /* the end (slot + 1) shock propagation holds, lower along gravity; 0: none */
 	uint32_t group; /* the body (slot + 1) whose contacts the settling passes take together */
+	/* the feature's surface point in its shape's frame, the other surface's point and normal in
+	 * the other shape's frame: what a later substep of the step reads the contact from again */
+	pbd_vec3 lp, ls, ln;
 } pbd_rigid_c;
+
+/* A pair of colliders of a substep's rigid contacts (rigid_contact.c): the lower and higher slot
+ * (lower << 32 | higher), where the shape of smaller reach stood in the other's frame when the
+ * pair's contacts were searched, that reach, and its contacts' range in the substep's list. */
+typedef struct pbd_rigid_pair {
+	uint64_t key;
+	pbd_vec3 at;
+	pbd_quat turn;
+	pbd_real reach;
+	uint32_t first, count;
+	bool i_moves; /* the lower slot's shape is the one of smaller reach */
+} pbd_rigid_pair;
 
 /* A feature of a shape in its own frame (rigid_contact.c): a point (a == b) or a segment, with a
  * radius. `ends`: the segment's ends are features of their own (a box's corners), so only a point
@@ -157,6 +172,8 @@ typedef struct pbd_rigid_feature {
 /* After the colliders took the bodies' predicted poses: the contacts of the dynamic bodies' shapes
  * with each other and with every collider. */
 pbd_status pbd_rigid_contacts_find(pbd_world* w);
+/* Before a step's substeps: its first substep searches every pair afresh. */
+void pbd_rigid_contacts_begin_step(pbd_world* w);
 /* One pass over them (every iteration). */
 void pbd_rigid_contacts_project(pbd_world* w);
 /* After the iterations, before the bodies take their corrections: one more pass, from the bottom

@@ -67,6 +67,11 @@
 #define PBD_RIGID_SETTLED       PBD_R(1e-7)
 #define PBD_RIGID_SETTLED_SPEED PBD_R(1e-7)
 
+/* A pair whose shapes moved less than this (m) relative to each other since its contacts were
+ * searched in the step keeps them in the next substep, read again where they lie on the shapes:
+ * a resting stack is searched once per step. */
+#define PBD_RIGID_KEEP PBD_R(1e-5)
+
 typedef pbd_rigid_feature feature;
 
 typedef struct feature_list {
@@ -291,24 +296,120 @@ static bool push_contact(pbd_world* w, const pbd_rigid_c* k) {
 	return true;
 }
 
+/* Whether the distance along an edge to a convex shape, da and db at its ends with slopes sa and
+ * sb there (per the edge's length), may come nearer between them than both ends by more than the
+ * tolerance. The distance is convex along the edge, so it lies above both ends' tangents, and its
+ * least value above where they cross: an edge that only grazes, or whose slopes are rounding
+ * (a box resting tilted by a hair on another), is not searched. */
+static bool edge_may_dip(pbd_real da, pbd_real db, pbd_real sa, pbd_real sb) {
+	const pbd_real tol = PBD_CONTACT_TOLERANCE;
+	if (!(sa < -tol) || !(sb > tol)) return false;
+	/* da + sa t = db + sb (t - 1) */
+	const pbd_real t = (db - sb - da) / (sa - sb);
+	const pbd_real least = da + sa * PBD_FMIN(PBD_FMAX(t, 0), 1);
+	return least < PBD_FMIN(da, db) - tol;
+}
+
 /* The distances at the prediction of a shape's first corners, which the edges between them read
  * again: a box's eight. */
+#define PBD_RIGID_CORNER_CACHE 8
 typedef struct corner_cache {
-	pbd_vec3 at[8], n[8]; /* the corner (its shape's frame), the normal */
-	pbd_real d[8];
+	pbd_vec3 at[PBD_RIGID_CORNER_CACHE], n[PBD_RIGID_CORNER_CACHE]; /* the corner (its shape's frame), the normal */
+	pbd_real d[PBD_RIGID_CORNER_CACHE];
 	uint32_t count;
 } corner_cache;
 
 /* The distance to collider c at its pose `at` of the point `local` of a shape (`world` in the
  * pair's frame), from the cache where a corner there was seen. */
-static pbd_real corner_distance(const corner_cache* seen, const pbd_collider* c, const pbd_shape_ops* ops, pbd_pose at,
+static pbd_real corner_distance(corner_cache* seen, const pbd_collider* c, const pbd_shape_ops* ops, pbd_pose at,
                                 pbd_vec3 local, pbd_vec3 world, pbd_vec3* n) {
 	for (uint32_t k = 0; k < seen->count; ++k)
 		if (seen->at[k].x == local.x && seen->at[k].y == local.y && seen->at[k].z == local.z) {
 			*n = seen->n[k];
 			return seen->d[k];
 		}
-	return distance_to(c, ops, at, world, n);
+	const pbd_real d = distance_to(c, ops, at, world, n);
+	/* an edge's end outside the other's reach is no feature, but the other edges there read it */
+	if (seen->count < PBD_RIGID_CORNER_CACHE) {
+		seen->at[seen->count] = local, seen->n[seen->count] = *n, seen->d[seen->count] = d;
+		seen->count++;
+	}
+	return d;
+}
+
+/* What the contacts of collider `fp`'s features against collider `fs`'s surface share. */
+typedef struct pair_ctx {
+	uint32_t fp, fs;
+	side sp, ss;
+	pbd_vec3 origin; /* the pair's frame: from the centre of a body of the pair */
+	pbd_vec3 up;     /* against gravity: shock propagation (pbd_rigid_contacts_settle) and its groups */
+	pbd_real gap, mu_s, mu_k, e;
+	pbd_real hp, hs; /* the two centres' heights along up */
+} pair_ctx;
+
+static pair_ctx pair_of(const pbd_world* w, uint32_t fp, uint32_t fs) {
+	const pbd_collider* cp = &w->colliders[fp];
+	const pbd_collider* cs = &w->colliders[fs];
+	pair_ctx c;
+	c.fp = fp, c.fs = fs;
+	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
+	const pbd_collider* anchor = cs->body ? cs : cp;
+	c.origin = anchor->body ? w->bodies.x[anchor->body - 1] : pbd_v3(0, 0, 0);
+	c.sp = side_of(w, cp, c.origin, h);
+	c.ss = side_of(w, cs, c.origin, h);
+	c.gap = cp->def.margin + cs->def.margin;
+	c.mu_s = PBD_SQRT(cp->def.static_friction * cs->def.static_friction);
+	c.mu_k = PBD_FMIN(PBD_SQRT(cp->def.kinetic_friction * cs->def.kinetic_friction), c.mu_s);
+	c.e = PBD_FMAX(cp->def.restitution, cs->def.restitution);
+	const pbd_real g = pbd_v3_length(w->def.gravity);
+	c.up = g > 0 ? pbd_v3_scale(w->def.gravity, -1 / g) : pbd_v3(0, 0, 0);
+	c.hp = pbd_v3_dot(c.up, c.sp.centre), c.hs = pbd_v3_dot(c.up, c.ss.centre);
+	return c;
+}
+
+/* A contact between the feature's surface point pf and the other surface's point ps (the pair's
+ * frame, at the prediction), n the other surface's outward normal, d their separation along it,
+ * slip what the two points moved over the substep. */
+static bool make_contact(pbd_world* w, const pair_ctx* c, pbd_vec3 pf, pbd_vec3 ps, pbd_vec3 n, pbd_real d,
+                         pbd_vec3 slip) {
+	const side *sp = &c->sp, *ss = &c->ss;
+	const uint32_t bp = sp->body, bs = ss->body;
+	pbd_rigid_c r;
+	r.p = bp, r.s = bs, r.cp = c->fp, r.cs = c->fs;
+	r.n = n;
+	/* Both ends push at one point, between the two along n from the feature's (the surface's
+	 * point of a first touch lies back along the path): a tangential push at two points
+	 * apart along n would be a couple, and turn the pair. */
+	const pbd_vec3 mid = pbd_v3_sub(pf, pbd_v3_scale(n, d / 2));
+	r.at = pbd_v3_add(c->origin, mid);
+	r.rp = bp ? pbd_v3_sub(mid, sp->centre) : pbd_v3(0, 0, 0);
+	r.rs = bs ? pbd_v3_sub(mid, ss->centre) : pbd_v3(0, 0, 0);
+	r.slip = slip;
+	r.sep = d - c->gap;
+	r.dn = 0;
+	r.budget = 0;
+	r.vn0 = pbd_v3_dot(n, pbd_v3_sub(velocity_at(sp, pf), velocity_at(ss, ps)));
+	/* The ends that no contact moves keep their velocity through the substep. */
+	r.vfix = pbd_v3_sub(bp ? pbd_v3(0, 0, 0) : velocity_at(sp, pf), bs ? pbd_v3(0, 0, 0) : velocity_at(ss, ps));
+	r.mu_s = c->mu_s, r.mu_k = c->mu_k, r.e = c->e;
+	r.wp = weight(w, bp, r.rp, n, &r.ip);
+	r.ws = weight(w, bs, r.rs, n, &r.is);
+	/* The lower of two bodies held under shock propagation where the normal is within 45
+	 * degrees of gravity; the group: the end that moves then, the one that moves at all,
+	 * or of two side by side the one further up (the later slot on a tie). */
+	r.held = 0;
+	if (bp && bs && PBD_FABS(pbd_v3_dot(n, c->up)) > PBD_R(0.7071)) r.held = c->hp < c->hs ? bp : bs;
+	if (!bp || !bs)
+		r.group = bp ? bp : bs;
+	else if (r.held)
+		r.group = r.held == bp ? bs : bp;
+	else
+		r.group = c->hp > c->hs || (c->hp == c->hs && bp > bs) ? bp : bs;
+	/* where the two points and the normal are on their shapes, for the substeps that keep it */
+	r.lp = pbd_pose_apply_inverse(sp->now, pf);
+	r.ls = pbd_pose_apply_inverse(ss->now, ps);
+	r.ln = pbd_quat_rotate(pbd_quat_conj(ss->now.rotation), n);
+	return push_contact(w, &r);
 }
 
 /* The features of collider `fp` against the surface of collider `fs`: contacts into w->rcon. */
@@ -324,22 +425,10 @@ static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 sl
 	llo = pbd_v3(PBD_FMIN(llo.x, llo0.x), PBD_FMIN(llo.y, llo0.y), PBD_FMIN(llo.z, llo0.z));
 	lhi = pbd_v3(PBD_FMAX(lhi.x, lhi0.x), PBD_FMAX(lhi.y, lhi0.y), PBD_FMAX(lhi.z, lhi0.z));
 	if (!gather(w, cp, llo, lhi)) return false;
-	/* the pair's frame: from the centre of a body of the pair */
-	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
-	const pbd_collider* anchor = cs->body ? cs : cp;
-	const pbd_vec3 origin = anchor->body ? w->bodies.x[anchor->body - 1] : pbd_v3(0, 0, 0);
-	const side sp = side_of(w, cp, origin, h), ss = side_of(w, cs, origin, h);
-	const pbd_real gap = cp->def.margin + cs->def.margin;
-	const uint32_t bp = sp.body, bs = ss.body;
-	if (!bp && !bs) return true;
-	const pbd_real mu_s = PBD_SQRT(cp->def.static_friction * cs->def.static_friction);
-	const pbd_real mu_k = PBD_FMIN(PBD_SQRT(cp->def.kinetic_friction * cs->def.kinetic_friction), mu_s);
-	const pbd_real e = PBD_FMAX(cp->def.restitution, cs->def.restitution);
-	/* up, against gravity: shock propagation (pbd_rigid_contacts_settle) and its groups */
-	const pbd_real g = pbd_v3_length(w->def.gravity);
-	const pbd_vec3 up = g > 0 ? pbd_v3_scale(w->def.gravity, -1 / g) : pbd_v3(0, 0, 0);
-	const pbd_real hp = pbd_v3_dot(up, sp.centre), hs = pbd_v3_dot(up, ss.centre);
-	const bool p_lower = hp < hs;
+	const pair_ctx pc = pair_of(w, fp, fs);
+	const side sp = pc.sp, ss = pc.ss;
+	const pbd_real gap = pc.gap;
+	if (!sp.body && !ss.body) return true;
 	const feature* f = w->rfeat;
 	const bool convex = convex_shape(cs->def.type);
 	corner_cache seen;
@@ -361,10 +450,10 @@ static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 sl
 			da = corner_distance(&seen, cs, ops, ss.now, f[k].a, a, &na);
 			db = corner_distance(&seen, cs, ops, ss.now, f[k].b, b, &nb);
 			const pbd_vec3 u = pbd_v3_sub(b, a);
-			if (convex && (!(pbd_v3_dot(na, u) < 0) || !(pbd_v3_dot(nb, u) > 0))) continue;
+			if (convex && !edge_may_dip(da, db, pbd_v3_dot(na, u), pbd_v3_dot(nb, u))) continue;
 		}
 		pbd_real dist = nearest_on(cs, ops, ss.now, a, b, &t, &n);
-		if (!f[k].ends && seen.count < 8) {
+		if (!f[k].ends && seen.count < PBD_RIGID_CORNER_CACHE) {
 			seen.at[seen.count] = f[k].a, seen.n[seen.count] = n, seen.d[seen.count] = dist;
 			seen.count++;
 		}
@@ -421,38 +510,7 @@ static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 sl
 		const pbd_vec3 slip = swept ? touch_slip : pbd_v3_sub(moved_from_start(&sp, pf), moved_from_start(&ss, ps));
 		/* Within the gap, or within what the two points moved over the substep. */
 		if (!swept && !(d < gap + pbd_v3_length(slip) + PBD_CONTACT_TOLERANCE)) continue;
-		pbd_rigid_c r;
-		r.p = bp, r.s = bs, r.cp = fp, r.cs = fs;
-		r.n = n;
-		/* Both ends push at one point, between the two along n from the feature's (the surface's
-		 * point of a first touch lies back along the path): a tangential push at two points
-		 * apart along n would be a couple, and turn the pair. */
-		const pbd_vec3 mid = pbd_v3_sub(pf, pbd_v3_scale(n, d / 2));
-		r.at = pbd_v3_add(origin, mid);
-		r.rp = bp ? pbd_v3_sub(mid, sp.centre) : pbd_v3(0, 0, 0);
-		r.rs = bs ? pbd_v3_sub(mid, ss.centre) : pbd_v3(0, 0, 0);
-		r.slip = slip;
-		r.sep = d - gap;
-		r.dn = 0;
-		r.budget = 0;
-		r.vn0 = pbd_v3_dot(n, pbd_v3_sub(velocity_at(&sp, pf), velocity_at(&ss, ps)));
-		/* The ends that no contact moves keep their velocity through the substep. */
-		r.vfix = pbd_v3_sub(bp ? pbd_v3(0, 0, 0) : velocity_at(&sp, pf), bs ? pbd_v3(0, 0, 0) : velocity_at(&ss, ps));
-		r.mu_s = mu_s, r.mu_k = mu_k, r.e = e;
-		r.wp = weight(w, bp, r.rp, n, &r.ip);
-		r.ws = weight(w, bs, r.rs, n, &r.is);
-		/* The lower of two bodies held under shock propagation where the normal is within 45
-		 * degrees of gravity; the group: the end that moves then, the one that moves at all,
-		 * or of two side by side the one further up (the later slot on a tie). */
-		r.held = 0;
-		if (bp && bs && PBD_FABS(pbd_v3_dot(n, up)) > PBD_R(0.7071)) r.held = p_lower ? bp : bs;
-		if (!bp || !bs)
-			r.group = bp ? bp : bs;
-		else if (r.held)
-			r.group = r.held == bp ? bs : bp;
-		else
-			r.group = hp > hs || (hp == hs && bp > bs) ? bp : bs;
-		if (!push_contact(w, &r)) return false;
+		if (!make_contact(w, &pc, pf, ps, n, d, slip)) return false;
 	}
 	return true;
 }
@@ -587,22 +645,113 @@ static bool order_contacts(pbd_world* w) {
 	return true;
 }
 
+/* The reach of a shape from its frame's origin: the radius of a ball there that holds it, or
+ * infinity (a plane). */
+static pbd_real reach_of(const pbd_collider* c) {
+	pbd_vec3 lo, hi;
+	if (!pbd_shape_ops_of(c->def.type)->bounds(&c->def, &lo, &hi)) return PBD_REAL_MAX;
+	const pbd_vec3 far = pbd_v3(PBD_FMAX(PBD_FABS(lo.x), PBD_FABS(hi.x)), PBD_FMAX(PBD_FABS(lo.y), PBD_FABS(hi.y)),
+	                            PBD_FMAX(PBD_FABS(lo.z), PBD_FABS(hi.z)));
+	return pbd_v3_length(far);
+}
+
+/* Where the pair's shape of smaller reach stands in the other's frame (c: the pair's context
+ * with i's features against j). */
+static void relative_pose(const pair_ctx* c, bool i_moves, pbd_vec3* at, pbd_quat* turn) {
+	const pbd_pose a = i_moves ? c->sp.now : c->ss.now, b = i_moves ? c->ss.now : c->sp.now;
+	const pbd_quat inv = pbd_quat_conj(b.rotation);
+	*at = pbd_quat_rotate(inv, pbd_v3_sub(a.position, b.position));
+	*turn = pbd_quat_mul(inv, a.rotation);
+}
+
+/* Whether pair `k` of this substep stands, relative to itself, within PBD_RIGID_KEEP of where its
+ * contacts were searched: then none of its points moved further, and its contacts are read again
+ * from where they lie on the two shapes. */
+static bool still_close(const pbd_rigid_pair* k, const pair_ctx* c) {
+	if (!(k->reach < PBD_REAL_MAX)) return false;
+	pbd_vec3 at;
+	pbd_quat turn;
+	relative_pose(c, k->i_moves, &at, &turn);
+	const pbd_quat d = pbd_quat_mul(pbd_quat_conj(k->turn), turn);
+	/* a turn by angle a has |(x, y, z)| = sin(a / 2): a point at distance r moves 2 r sin(a / 2) */
+	const pbd_real moved = pbd_v3_length(pbd_v3_sub(at, k->at)) + 2 * k->reach * pbd_v3_length(pbd_v3(d.x, d.y, d.z));
+	return moved <= PBD_RIGID_KEEP;
+}
+
+/* The kept contacts [first, first + count) of the last substep, read again at this substep's
+ * prediction: each one's two points and normal where they lie on their shapes. */
+static bool contacts_again(pbd_world* w, const pbd_rigid_pair* k, const pair_ctx* ij, const pair_ctx* ji) {
+	for (uint32_t q = k->first; q < k->first + k->count; ++q) {
+		const pbd_rigid_c* old = &w->rkeep[q];
+		const pair_ctx* c = old->cp == ij->fp ? ij : ji;
+		const pbd_vec3 pf = pbd_pose_apply(c->sp.now, old->lp), ps = pbd_pose_apply(c->ss.now, old->ls);
+		const pbd_vec3 n = pbd_quat_rotate(c->ss.now.rotation, old->ln);
+		const pbd_real d = pbd_v3_dot(n, pbd_v3_sub(pf, ps));
+		const pbd_vec3 slip = pbd_v3_sub(moved_from_start(&c->sp, pf), moved_from_start(&c->ss, ps));
+		const uint32_t before = w->nrc;
+		if (!make_contact(w, c, pf, ps, n, d, slip)) return false;
+		if (w->nrc > before) {
+			/* the points where the search found them, not their round trip through the poses */
+			pbd_rigid_c* now = &w->rcon[w->nrc - 1];
+			now->lp = old->lp, now->ls = old->ls, now->ln = old->ln;
+		}
+	}
+	return true;
+}
+
+void pbd_rigid_contacts_begin_step(pbd_world* w) { w->rkeep_valid = false; }
+
 pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 	w->nrc = 0;
 	w->rigid_capped = false;
+	const bool keep = w->rkeep_valid;
+	w->rkeep_valid = false;
 	if (!w->bodies.alive || w->nc < 2) return PBD_OK;
 	const uint32_t npairs = broad_phase(w);
-	if (npairs == UINT32_MAX)
+	if (npairs == UINT32_MAX ||
+	    !pbd_grow_to(&w->mem, (void**)&w->rpair_next, sizeof *w->rpair_next, &w->cap_rpair_next, npairs))
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
 	/* Past the bound the search stops: the pairs after it, in their sorted order, keep none. */
 	bool found = true;
+	const uint32_t nkept = keep ? w->nrpair : 0;
+	uint32_t o = 0, made = 0;
 	for (uint32_t k = 0; k < npairs && w->nrc < contact_limit(w) && found; ++k) {
-		const uint32_t i = (uint32_t)(w->rpairs[k] >> 32), j = (uint32_t)w->rpairs[k];
-		const pbd_box3 bi = w->rbox[i], bj = w->rbox[j];
-		/* Each shape's features within the other's box, against the other's surface. */
-		const pbd_vec3 olo = pbd_v3(PBD_FMAX(bi.lo.x, bj.lo.x), PBD_FMAX(bi.lo.y, bj.lo.y), PBD_FMAX(bi.lo.z, bj.lo.z));
-		const pbd_vec3 ohi = pbd_v3(PBD_FMIN(bi.hi.x, bj.hi.x), PBD_FMIN(bi.hi.y, bj.hi.y), PBD_FMIN(bi.hi.z, bj.hi.z));
-		found = features_against(w, i, j, olo, ohi) && features_against(w, j, i, olo, ohi);
+		const uint64_t key = w->rpairs[k];
+		const uint32_t i = (uint32_t)(key >> 32), j = (uint32_t)key;
+		const uint32_t first = w->nrc;
+		const pair_ctx ij = pair_of(w, i, j);
+		pbd_rigid_pair* rec = &w->rpair_next[made++];
+		while (o < nkept && w->rpair[o].key < key) ++o;
+		if (o < nkept && w->rpair[o].key == key && still_close(&w->rpair[o], &ij)) {
+			const pair_ctx ji = pair_of(w, j, i);
+			found = contacts_again(w, &w->rpair[o], &ij, &ji);
+			*rec = w->rpair[o];
+		} else {
+			const pbd_box3 bi = w->rbox[i], bj = w->rbox[j];
+			/* Each shape's features within the other's box, against the other's surface. */
+			const pbd_vec3 olo =
+			    pbd_v3(PBD_FMAX(bi.lo.x, bj.lo.x), PBD_FMAX(bi.lo.y, bj.lo.y), PBD_FMAX(bi.lo.z, bj.lo.z));
+			const pbd_vec3 ohi =
+			    pbd_v3(PBD_FMIN(bi.hi.x, bj.hi.x), PBD_FMIN(bi.hi.y, bj.hi.y), PBD_FMIN(bi.hi.z, bj.hi.z));
+			found = features_against(w, i, j, olo, ohi) && features_against(w, j, i, olo, ohi);
+			const pbd_real ri = reach_of(&w->colliders[i]), rj = reach_of(&w->colliders[j]);
+			rec->key = key;
+			rec->i_moves = ri <= rj;
+			rec->reach = PBD_FMIN(ri, rj);
+			relative_pose(&ij, rec->i_moves, &rec->at, &rec->turn);
+		}
+		rec->first = first;
+		rec->count = w->nrc - first;
+	}
+	/* This substep's pairs and contacts, for the next substep of the step to keep. */
+	if (found && pbd_grow_to(&w->mem, (void**)&w->rkeep, sizeof *w->rkeep, &w->cap_rkeep, w->nrc)) {
+		if (w->nrc) memcpy(w->rkeep, w->rcon, w->nrc * sizeof *w->rcon);
+		pbd_rigid_pair* t = w->rpair;
+		w->rpair = w->rpair_next, w->rpair_next = t;
+		const uint32_t c = w->cap_rpair;
+		w->cap_rpair = w->cap_rpair_next, w->cap_rpair_next = c;
+		w->nrpair = made;
+		w->rkeep_valid = true;
 	}
 	if (w->rigid_capped) pbd_collision_count(w, 0, 0, 0, w->nrc, 1);
 	/* Out of memory, the contacts found so far are kept (the step goes on), in the passes' order. */

@@ -185,6 +185,12 @@ struct pbd_world {
 	uint32_t* rorder;
 	uint64_t* rpairs;
 	uint32_t nrorder, cap_rbox, cap_rorder, cap_rpairs;
+	/* rigid_contact.c: the last substep's pairs and contacts, which the next substep of the step
+	 * keeps for a pair that stood still relative to itself; rpair_next is the scratch of the next */
+	struct pbd_rigid_pair *rpair, *rpair_next;
+	struct pbd_rigid_c* rkeep;
+	uint32_t nrpair, cap_rpair, cap_rpair_next, cap_rkeep;
+	bool rkeep_valid;
 	bool rigid_brute_force; /* tests only: every pair of colliders, to check the sweep */
 	bool rigid_capped;      /* this substep's rigid contacts reached their bound (rigid_contact.c) */
 	uint32_t rigid_iter;    /* the iteration of the substep the rigid contacts are projected in (rigid_contact.c) */

@@ -294,6 +294,9 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->rbox, w->cap_rbox * sizeof *w->rbox);
 	pbd_free(&mem, w->rorder, w->cap_rorder * sizeof *w->rorder);
 	pbd_free(&mem, w->rpairs, w->cap_rpairs * sizeof *w->rpairs);
+	pbd_free(&mem, w->rpair, w->cap_rpair * sizeof *w->rpair);
+	pbd_free(&mem, w->rpair_next, w->cap_rpair_next * sizeof *w->rpair_next);
+	pbd_free(&mem, w->rkeep, w->cap_rkeep * sizeof *w->rkeep);
 	pbd_free(&mem, w->tri_chunk, w->cap_tri_chunk * sizeof *w->tri_chunk);
 	pbd_free(&mem, w->path_box, w->cap_path_box * sizeof *w->path_box);
 	pbd_free(&mem, w->corner, w->cap_corner * sizeof *w->corner);
@@ -579,6 +582,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	w->step_status = PBD_OK;
 	pbd_particles_begin_step(w);
 	pbd_bodies_begin_step(w);
+	pbd_rigid_contacts_begin_step(w);
 	w->njev = 0;
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_step);
 	for (int s = 1; s <= substeps; ++s) method->substep(w, h, damping, s, substeps);
