@@ -389,13 +389,23 @@ bool pbd_collider_world_box(const pbd_collider* c, const pbd_pose* poses, int po
 	if (!shape_ops[c->def.type]->bounds(&c->def, &llo, &lhi)) return false;
 	pbd_vec3 blo = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX),
 	         bhi = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
-	for (int k = 0; k < pose_count; ++k)
-		for (int corner = 0; corner < 8; ++corner) {
-			const pbd_vec3 p = pbd_pose_apply(
-			    poses[k], pbd_v3(corner & 1 ? lhi.x : llo.x, corner & 2 ? lhi.y : llo.y, corner & 4 ? lhi.z : llo.z));
-			blo = pbd_v3(PBD_FMIN(blo.x, p.x), PBD_FMIN(blo.y, p.y), PBD_FMIN(blo.z, p.z));
-			bhi = pbd_v3(PBD_FMAX(bhi.x, p.x), PBD_FMAX(bhi.y, p.y), PBD_FMAX(bhi.z, p.z));
+	for (int k = 0; k < pose_count; ++k) {
+		/* The turned axes: along each world axis the box reaches from the position by the sum over
+		 * the local axes of the nearer and the further of the two faces' ends, the eight corners'
+		 * extremes in three rotations instead of eight (and exact for an unturned pose). */
+		const pbd_vec3 axis[3] = {pbd_quat_rotate(poses[k].rotation, pbd_v3(1, 0, 0)),
+		                          pbd_quat_rotate(poses[k].rotation, pbd_v3(0, 1, 0)),
+		                          pbd_quat_rotate(poses[k].rotation, pbd_v3(0, 0, 1))};
+		const pbd_real from[3] = {llo.x, llo.y, llo.z}, to[3] = {lhi.x, lhi.y, lhi.z};
+		pbd_vec3 a = poses[k].position, b = poses[k].position;
+		for (int j = 0; j < 3; ++j) {
+			const pbd_vec3 p = pbd_v3_scale(axis[j], from[j]), q = pbd_v3_scale(axis[j], to[j]);
+			a = pbd_v3_add(a, pbd_v3(PBD_FMIN(p.x, q.x), PBD_FMIN(p.y, q.y), PBD_FMIN(p.z, q.z)));
+			b = pbd_v3_add(b, pbd_v3(PBD_FMAX(p.x, q.x), PBD_FMAX(p.y, q.y), PBD_FMAX(p.z, q.z)));
 		}
+		blo = pbd_v3(PBD_FMIN(blo.x, a.x), PBD_FMIN(blo.y, a.y), PBD_FMIN(blo.z, a.z));
+		bhi = pbd_v3(PBD_FMAX(bhi.x, b.x), PBD_FMAX(bhi.y, b.y), PBD_FMAX(bhi.z, b.z));
+	}
 	*lo = pbd_v3(blo.x - grow, blo.y - grow, blo.z - grow);
 	*hi = pbd_v3(bhi.x + grow, bhi.y + grow, bhi.z + grow);
 	return true;
