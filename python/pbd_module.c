@@ -1926,6 +1926,54 @@ static PyObject* World_joint_events(World* self, PyObject* unused) {
 	return list;
 }
 
+/* A body id as (index1, generation), None for the null id. */
+static PyObject* body_id_or_none(pbd_body_id id) {
+	if (id.index1 == 0) Py_RETURN_NONE;
+	return Py_BuildValue("(II)", id.index1, id.generation);
+}
+
+static PyObject* contact_pair_dict(const pbd_contact_pair* p) {
+	return Py_BuildValue("{s:I,s:I,s:N,s:N,s:N,s:N,s:d}", "collider_a", p->collider_a.index1, "collider_b",
+	                     p->collider_b.index1, "body_a", body_id_or_none(p->body_a), "body_b",
+	                     body_id_or_none(p->body_b), "point", vec3_tuple(p->point), "normal", vec3_tuple(p->normal),
+	                     "impulse", (double)p->impulse);
+}
+
+static PyObject* World_contact_pairs(World* self, PyObject* unused) {
+	(void)unused;
+	if (check_world(self) < 0) return NULL;
+	const uint32_t n = pbd_world_get_contact_pairs(self->world, NULL, 0);
+	pbd_contact_pair* p = PyMem_Malloc((n ? n : 1) * sizeof *p);
+	if (!p) return PyErr_NoMemory();
+	pbd_world_get_contact_pairs(self->world, p, n);
+	PyObject* list = PyList_New(0);
+	for (uint32_t k = 0; list && k < n; ++k) {
+		PyObject* e = contact_pair_dict(&p[k]);
+		if (!e || PyList_Append(list, e) < 0) Py_CLEAR(list);
+		Py_XDECREF(e);
+	}
+	PyMem_Free(p);
+	return list;
+}
+
+static PyObject* World_contact_events(World* self, PyObject* unused) {
+	(void)unused;
+	if (check_world(self) < 0) return NULL;
+	const uint32_t n = pbd_world_get_contact_events(self->world, NULL, 0);
+	pbd_contact_event* ev = PyMem_Malloc((n ? n : 1) * sizeof *ev);
+	if (!ev) return PyErr_NoMemory();
+	pbd_world_get_contact_events(self->world, ev, n);
+	PyObject* list = PyList_New(0);
+	for (uint32_t k = 0; list && k < n; ++k) {
+		PyObject* e = contact_pair_dict(&ev[k].pair);
+		if (!e || PyDict_SetItemString(e, "begin", ev[k].begin ? Py_True : Py_False) < 0 || PyList_Append(list, e) < 0)
+			Py_CLEAR(list);
+		Py_XDECREF(e);
+	}
+	PyMem_Free(ev);
+	return list;
+}
+
 static PyObject* World_set_joint_motor(World* self, PyObject* args, PyObject* kwargs) {
 	static char* keywords[] = {"index", "motor", "target", "max", "compliance", NULL};
 	py_u32 index = {"set_joint_motor: index", 0};
@@ -2094,6 +2142,12 @@ static PyMethodDef World_methods[] = {
      "joint_state(index): broken, position, error_distance, error_angle, force, torque after the last step"},
     {"joint_events", (PyCFunction)World_joint_events, METH_NOARGS,
      "joint_events(): the joints that broke during the last step, as dicts of joint, force and torque"},
+    {"contact_events", (PyCFunction)World_contact_events, METH_NOARGS,
+     "contact_events(): the bodies' pairs of colliders that began (begin True) or stopped touching during the last "
+     "step, as dicts of begin, collider_a, collider_b, body_a, body_b, point, normal and impulse (N s)"},
+    {"contact_pairs", (PyCFunction)World_contact_pairs, METH_NOARGS,
+     "contact_pairs(): the bodies' pairs of colliders touching during the last step, as dicts of collider_a, "
+     "collider_b, body_a, body_b, point, normal and impulse (N s over the step)"},
     {"set_joint_motor", (PyCFunction)(void (*)(void))World_set_joint_motor, METH_VARARGS | METH_KEYWORDS,
      "set_joint_motor(index, motor, target=0, max=0, compliance=0): motor 'off', 'velocity' or 'position'"},
     {"set_joint_broken", (PyCFunction)(void (*)(void))World_set_joint_broken, METH_VARARGS | METH_KEYWORDS,

@@ -603,6 +603,16 @@ PBD_API uint32_t pbd_world_get_contacts(const pbd_world* world, pbd_contact* out
 /// last step (docs/collision.md, "Bodies against bodies"): copies up to `capacity` (out may be
 /// NULL) and returns how many there are, ordered by the pair of colliders.
 PBD_API uint32_t pbd_world_get_body_contacts(const pbd_world* world, pbd_body_contact* out, uint32_t capacity);
+/// The pairs of colliders, at least one on a dynamic body, that touched during the last step, each
+/// with its strongest contact and its normal impulse over the step (docs/collision.md, "Contact
+/// events"): copies up to `capacity` (out may be NULL) and returns how many there are, ordered by
+/// the pair's index1s. A pair whose bodies sleep still touches, with impulse 0.
+PBD_API uint32_t pbd_world_get_contact_pairs(const pbd_world* world, pbd_contact_pair* out, uint32_t capacity);
+/// The pairs that began or stopped touching during the last step: copies up to `capacity` (out may
+/// be NULL) and returns how many there are, ordered by the pair's index1s (an end before a begin of
+/// the same slots). A destroyed collider or body ends its pairs at the next step; the ids an end
+/// names may then be stale.
+PBD_API uint32_t pbd_world_get_contact_events(const pbd_world* world, pbd_contact_event* out, uint32_t capacity);
 /// The particles that entered or left a trigger collider during the last step: copies up to
 /// `capacity` events and returns how many there are. Ordered by trigger, then particle.
 PBD_API uint32_t pbd_world_get_trigger_events(const pbd_world* world, pbd_trigger_event* out, uint32_t capacity);

@@ -720,6 +720,32 @@ typedef struct pbd_body_contact {
 	pbd_real normal_correction; ///< m the last substep's iterations pushed the two apart along the normal
 } pbd_body_contact;
 
+/// A pair of colliders, at least one on a dynamic body, that touched during the last step
+/// (pbd_world_get_contact_pairs, pbd_world_get_contact_events; docs/collision.md, "Contact events").
+typedef struct pbd_contact_pair {
+	pbd_collider_id collider_a; ///< the collider of the lower index1
+	pbd_collider_id collider_b;
+	pbd_body_id body_a; ///< the body collider_a rides on; the null id for none
+	pbd_body_id body_b;
+	pbd_vec3 point;  ///< of the pair's strongest contact in the step, world, m
+	pbd_vec3 normal; ///< unit, from collider_a toward collider_b, at that contact
+	/// N s the pair's contacts pushed the two apart along their normals over the step: the
+	/// iterations' corrections as impulses, dn / ((w_a + w_b) h) summed over substeps and contacts,
+	/// and the velocity pass's (restitution, the approach speed taken out) where a body had this
+	/// pair alone pushing it in the substep. 0 while the pair's bodies sleep.
+	pbd_real impulse;
+} pbd_contact_pair;
+
+/// A pair of colliders that began or stopped touching during the last step
+/// (pbd_world_get_contact_events).
+typedef struct pbd_contact_event {
+	/// true: the pair touches in the last step and did not in the one before; false: it touched in
+	/// the one before and does not now (pair.point and pair.normal are then where it last touched,
+	/// pair.impulse 0).
+	bool begin;
+	pbd_contact_pair pair;
+} pbd_contact_event;
+
 /// What a joint holds (pbd_joint_def.type). A joint has a frame on each side, frame_a on body_a
 /// and frame_b on body_b; the x axis of a frame is the joint's axis and its y axis the zero of
 /// the joint's angle.

@@ -336,6 +336,38 @@ def test_body_falls_freely():
     assert w.stats()["kinetic_energy"] == pytest.approx(s["kinetic_energy"], rel=1e-6)
 
 
+def test_contact_events_and_pairs():
+    """A cube dropped on a floor begins touching it once, with the impulse that stops it (its
+    momentum and gravity's over the step); at rest its pair carries m g dt a step; lifted, it ends."""
+    g, dt = 9.81, 1 / 60
+    w = pbd.World(dt=dt, substeps=20, iterations=1, gravity=(0, -g, 0), sleep_time=0)
+    floor = w.add_collider("plane")
+    cube = w.add_body("dynamic", position=(0, 0.6, 0))
+    box = w.add_collider("box", half_extents=(0.1, 0.1, 0.1), body=cube, density=1000)
+    m = cube.mass
+    events = []
+    for _ in range(40):
+        v0 = cube.state()["velocity"][1]
+        w.step()
+        events = w.contact_events()
+        if events:
+            break
+    (ev,) = events
+    assert ev["begin"] and ev["collider_a"] == floor and ev["collider_b"] == box
+    assert ev["body_a"] is None and ev["body_b"] == cube.id
+    assert ev["normal"] == pytest.approx((0, 1, 0), abs=1e-5)
+    v1 = cube.state()["velocity"][1]
+    assert ev["impulse"] == pytest.approx(m * (v1 - v0) + m * g * dt, rel=5e-3)
+    w.step(30)
+    assert w.contact_events() == []
+    (pair,) = w.contact_pairs()
+    assert pair["collider_b"] == box and pair["impulse"] == pytest.approx(m * g * dt, rel=1e-3)
+    cube.set_velocity((0, 3, 0))
+    w.step()
+    (ev,) = w.contact_events()
+    assert not ev["begin"] and ev["impulse"] == 0 and w.contact_pairs() == []
+
+
 def test_body_impulse_force_and_torque():
     """An impulse J at the centre gives v = J / m; at an arm r it also gives w = I^-1 (r x J). A
     force F for one step gives v = F dt / m, a torque T gives w = I^-1 T dt."""

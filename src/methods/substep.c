@@ -3,6 +3,7 @@
  * restitution, so that colliders act the same under every method and no method reaches into
  * another's file. */
 #include "collision/collide.h"
+#include "collision/contact_events.h"
 #include "collision/self_collision.h"
 #include "constraints/joint.h"
 #include "methods/substep.h"
@@ -68,7 +69,9 @@ void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
 		pbd_joints_after_iterations(w, h);
 		pbd_bodies_apply_corrections(w, h);
 		pbd_joints_velocities(w, h);
+		note(w, pbd_contact_events_before_velocities(w));
 		if (w->nrc > 0) pbd_rigid_contacts_velocities(w, h);
+		note(w, pbd_contact_events_substep(w, h));
 		pbd_colliders_follow_bodies(w);
 	}
 	pbd_particles_update_velocities(w, h, substep == substeps);

@@ -194,6 +194,14 @@ struct pbd_world {
 	bool rigid_brute_force; /* tests only: every pair of colliders, to check the sweep */
 	bool rigid_capped;      /* this substep's rigid contacts reached their bound (rigid_contact.c) */
 	uint32_t rigid_iter;    /* the iteration of the substep the rigid contacts are projected in (rigid_contact.c) */
+	/* the bodies' pairs of colliders (contact_events.c): those that touched in the last step, those
+	 * touching in this one, a substep's contacts by pair (scratch), all sorted by pair; the events */
+	struct pbd_touch *touch, *touch_next, *touch_sub;
+	uint32_t ntouch, ntouch_next, cap_touch, cap_touch_next, cap_touch_sub;
+	struct pbd_touch_body* touch_body; /* per body: its velocity before the substep's velocity pass */
+	uint32_t ntouch_body, cap_touch_body;
+	uint32_t ncev, cap_cev;
+	pbd_contact_event* cev;
 	pbd_status step_status; /* the first failure inside the current step's substeps */
 	pbd_exec exec;          /* the threads a step's stages run on (task.c) */
 	pbd_sweep_plan* plan;   /* the Gauss-Seidel sweep as a chain, for threads (sweep_plan.c) */

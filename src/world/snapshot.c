@@ -6,7 +6,8 @@
  * drag), the constraints of every family in their solver order with their order of addition,
  * multipliers and variable-length data, vertex block descent's multipliers and penalties, projective dynamics'
  * weights of the general rows (which its factor keeps from step to step), triangles with their air
- * drag, colliders with their generations, the clock and the warning counters. Scratch that a step rebuilds before
+ * drag, colliders with their generations, the bodies' pairs of colliders that touch (for their contact events), the
+ * clock and the warning counters. Scratch that a step rebuilds before
  * reading (displacements, Jacobi sums, step-start copies, the substep's air) is not, the per-particle constraint counts
  * are recounted, and the levels of the hierarchical solve are built again from the constraints, pins and masses, which
  * give the same levels.
@@ -29,6 +30,7 @@
 #include <string.h>
 
 #include "collision/collide.h"
+#include "collision/contact_events.h"
 #include "core/file_in.h"
 #include "model/forces.h"
 #include "methods/integrate.h"
@@ -36,7 +38,9 @@
 #define SNAP_MAGIC "PBDSNAP\0"
 /* 8: the header records the snapshot's size in bytes, so that a reader reads exactly that. */
 /* 10: the bodies' sleep (asleep, how long still, the island each fell asleep with). */
-#define SNAP_VERSION 10u
+/* 11: the bodies' pairs of colliders touching after the last step, so that a resumed world
+ * reports the same contact events. */
+#define SNAP_VERSION 11u
 /* The oldest version read: 6 lacks the projective dynamics block, and a world loaded from it takes
  * its weights from the positions, as every world did then. */
 #define SNAP_VERSION_OLDEST 6u
@@ -365,6 +369,23 @@ static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 		put_u32(wr, w->bodies.asleep[i]);
 		put_real(wr, w->bodies.still[i]);
 		put_u32(wr, w->bodies.island[i]);
+	}
+	/* version 11 on: the pairs touching after the last step */
+	put_u32(wr, w->ntouch);
+	for (uint32_t k = 0; k < w->ntouch; ++k) {
+		const pbd_touch* t = &w->touch[k];
+		const uint32_t rec[8] = {(uint32_t)(t->pair >> 32),
+		                         (uint32_t)t->pair,
+		                         t->gen_a,
+		                         t->gen_b,
+		                         t->body_a,
+		                         t->bgen_a,
+		                         t->body_b,
+		                         t->bgen_b};
+		put(wr, rec, sizeof rec);
+		put_vec(wr, t->point);
+		put_vec(wr, t->normal);
+		put_real(wr, t->impulse);
 	}
 	const uint64_t h = wr->hash;
 	put_u64(wr, h);
@@ -1112,6 +1133,34 @@ static pbd_status load_sleep(reader* rd, pbd_world* w, uint32_t version, const c
 	return PBD_OK;
 }
 
+/* Version 11 on: the pairs of colliders touching after the last step, each as a step leaves one
+ * (pbd_contact_events_check); before it none, and the first step reports the touching pairs as
+ * beginning. */
+static pbd_status load_touch(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	const uint32_t n = get_u32(rd);
+	if (rd->short_read || !fits(rd, n, 8 * sizeof(uint32_t) + 2 * sizeof(pbd_vec3) + sizeof(pbd_real)))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %u touching pairs do not fit the snapshot", name, n);
+	if (n > 0 && pbd_contact_events_reserve(w, n) != PBD_OK)
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u touching pairs", name, n);
+	for (uint32_t k = 0; k < n; ++k) {
+		pbd_touch* t = &w->touch[k];
+		memset(t, 0, sizeof *t);
+		uint32_t rec[8];
+		get(rd, rec, sizeof rec);
+		t->pair = (uint64_t)rec[0] << 32 | rec[1];
+		t->gen_a = rec[2], t->gen_b = rec[3];
+		t->body_a = rec[4], t->bgen_a = rec[5], t->body_b = rec[6], t->bgen_b = rec[7];
+		t->point = get_vec(rd);
+		t->normal = get_vec(rd);
+		t->impulse = get_real(rd);
+		if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated in touching pair %u", name, k + 1);
+		w->ntouch = k + 1;
+		const char* why = pbd_contact_events_check(w, k);
+		if (why) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: touching pair %u: %s", name, k + 1, why);
+	}
+	return PBD_OK;
+}
+
 /* Version 9 on: the bodies write_bodies wrote, each value checked as the API would have made it
  * (pbd_bodies_check) and the centre's remainder within half an ulp of the centre. */
 static pbd_status load_bodies(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
@@ -1333,6 +1382,7 @@ static pbd_status load_named(const void* data, size_t size, const pbd_world_def*
 	if (st == PBD_OK && h.version >= 7) st = load_pd(&rd, w, name, err);
 	if (st == PBD_OK && h.version >= 9) st = load_bodies(&rd, w, name, err);
 	if (st == PBD_OK) st = load_sleep(&rd, w, h.version, name, err);
+	if (st == PBD_OK && h.version >= 11) st = load_touch(&rd, w, name, err);
 	if (st == PBD_OK) st = check_nodes(w, name, err);
 	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
 		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "collision/collide.h"
+#include "collision/contact_events.h"
 #include "core/cpu.h"
 #include "methods/hierarchy.h"
 #include "methods/integrate.h"
@@ -282,6 +283,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_bodies_free(w);
 	pbd_integrator_free(w);
 	pbd_joint_direct_free(w);
+	pbd_contact_events_free(w);
 	pbd_free(&mem, w->tri, w->cap_t * 3 * sizeof *w->tri);
 	pbd_free(&mem, w->tri_drag, w->cap_t * sizeof *w->tri_drag);
 	pbd_free(&mem, w->tri_wind, w->cap_t * sizeof *w->tri_wind);
@@ -584,6 +586,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	pbd_bodies_begin_step(w);
 	pbd_rigid_contacts_begin_step(w);
 	w->njev = 0;
+	pbd_contact_events_begin_step(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_step);
 	for (int s = 1; s <= substeps; ++s) method->substep(w, h, damping, s, substeps);
 	const uint64_t t_end = pbd_prof_begin(w);
@@ -591,6 +594,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	pbd_bodies_end_step(w);
 	if (restored) clear_multipliers(w);
 	const pbd_status contacts = pbd_collide_end_step(w);
+	pbd_contact_events_end_step(w); /* before sleep: a pair that slept through the step still touches */
 	pbd_sleep_update(w);
 	pbd_prof_end(w, PBD_PHASE_PREPARE, t_end);
 
