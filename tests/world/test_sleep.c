@@ -238,6 +238,68 @@ static void test_threads_and_snapshot(void** state) {
 	assert_true(hash[0] == hash[1]);
 }
 
+/* Particles do not sleep, so what they touch or hold stays awake: a cube with a grain resting on
+ * it, and a cube holding a pendulum of one particle on an attachment, never fall asleep, while
+ * the same cube alone does; a grain dropped onto a sleeping cube wakes it as it lands. */
+static void test_particles_keep_bodies_awake(void** state) {
+	(void)state;
+	char msg[256] = "";
+	const int steps = 240; /* 4 s: a cube alone sleeps within 2.5 s (test_resting_box_sleeps) */
+	for (int kind = 0; kind < 3; ++kind) {
+		pbd_world* w = sleepy_world(msg, 1, 0.5);
+		const pbd_body_id b = cube(w, 0.1, pbd_v3(0, (pbd_real)0.2, 0));
+		uint32_t first = 0;
+		if (kind == 1) {
+			/* a 10 g grain 1 cm over the cube's top face, which falls with it */
+			const pbd_vec3 at = pbd_v3(0, (pbd_real)0.31, 0);
+			const pbd_real mass = (pbd_real)0.01;
+			assert_int_equal(pbd_world_add_particles_mass(w, 1, &at, NULL, &mass, &first), PBD_OK);
+		} else if (kind == 2) {
+			/* a 10 g bob 0.3 m from the cube's side on an attachment of that length, swinging */
+			const pbd_vec3 at = pbd_v3((pbd_real)0.4, (pbd_real)0.2, 0);
+			const pbd_real mass = (pbd_real)0.01;
+			assert_int_equal(pbd_world_add_particles_mass(w, 1, &at, NULL, &mass, &first), PBD_OK);
+			pbd_attachment_def ad = pbd_attachment_def_default();
+			ad.particle = first;
+			ad.body = b;
+			ad.target = pbd_v3((pbd_real)0.1, 0, 0);
+			ad.rest = (pbd_real)0.3;
+			assert_int_equal(pbd_world_add_attachments(w, 1, &ad, NULL), PBD_OK);
+		}
+		const int fell = until_asleep(w, b, steps);
+		const pbd_body_state end = state_of(w, b);
+		printf("  a cube %s: %s\n",
+		       kind == 0   ? "alone"
+		       : kind == 1 ? "with a grain on it"
+		                   : "holding a swinging bob",
+		       fell < 0 ? "awake after 4 s" : "asleep");
+		assert_true(kind == 0 ? fell > 0 : fell < 0);
+		assert_true(kind == 0 || !end.asleep);
+		if (kind == 1) {
+			/* the grain rests on the cube: it did not fall through nor slide off */
+			pbd_vec3 x;
+			assert_int_equal(pbd_world_get_positions(w, first, 1, &x), PBD_OK);
+			assert_true(fabs((double)x.y - 0.2) < 0.01 && fabs((double)x.x) < 0.01);
+		}
+		if (kind == 0) {
+			/* now a grain dropped from 10 cm above the sleeping cube wakes it when it lands */
+			const pbd_vec3 at = pbd_v3(0, (pbd_real)0.3, 0);
+			const pbd_real mass = (pbd_real)0.01;
+			assert_int_equal(pbd_world_add_particles_mass(w, 1, &at, NULL, &mass, &first), PBD_OK);
+			int woke = -1;
+			for (int s = 1; s <= 60 && woke < 0; ++s) {
+				assert_int_equal(pbd_world_step(w), PBD_OK);
+				if (!state_of(w, b).asleep) woke = s;
+			}
+			/* it falls 10 cm in sqrt(2 * 0.1 / g) = 0.143 s, step 9 of 1/60 s */
+			printf("  a grain dropped 10 cm onto the sleeping cube wakes it at step %d\n", woke);
+			assert_true(woke >= 7 && woke <= 11);
+		}
+		assert_string_equal(msg, "");
+		pbd_world_destroy(w);
+	}
+}
+
 static void test_refusals(void** state) {
 	(void)state;
 	char msg[256] = "";
@@ -270,9 +332,10 @@ static void test_refusals(void** state) {
 
 int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_resting_box_sleeps),   cmocka_unit_test(test_stack_sleeps_and_wakes_as_one),
-	    cmocka_unit_test(test_joint_motor_wakes),    cmocka_unit_test(test_kinematic_wakes),
-	    cmocka_unit_test(test_threads_and_snapshot), cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_resting_box_sleeps),          cmocka_unit_test(test_stack_sleeps_and_wakes_as_one),
+	    cmocka_unit_test(test_joint_motor_wakes),           cmocka_unit_test(test_kinematic_wakes),
+	    cmocka_unit_test(test_threads_and_snapshot),        cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_particles_keep_bodies_awake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
