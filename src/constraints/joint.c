@@ -63,6 +63,14 @@ static pbd_quat orientation_now(const pbd_bodies* b, uint32_t i) {
 	return r;
 }
 
+/* The body's user frame, q * conj(principal) (bodies.h), turned as the substep's end will turn
+ * it (bodies.c), not by the linear dtheta x r: a light link between heavy ones turns by a large
+ * angle within a substep, and a point moved by the linear rule is not where the body then puts
+ * it. */
+static pbd_quat user_now(const pbd_bodies* b, uint32_t i) {
+	return pbd_quat_mul(orientation_now(b, i), pbd_quat_conj(b->principal[i]));
+}
+
 static side side_of(const pbd_bodies* b, uint32_t body, pbd_vec3 p, pbd_quat rot) {
 	side sd;
 	if (body == 0) {
@@ -72,13 +80,24 @@ static side side_of(const pbd_bodies* b, uint32_t body, pbd_vec3 p, pbd_quat rot
 		return sd;
 	}
 	sd.s = body - 1;
-	/* The arm and the frame turned as the substep's end will turn the body (bodies.c), not by the
-	 * linear dtheta x r: a light link between heavy ones turns by a large angle within a substep,
-	 * and a point moved by the linear rule is not where the body then puts it. The user frame is
-	 * q * conj(principal) (bodies.h). */
-	const pbd_quat user = pbd_quat_mul(orientation_now(b, sd.s), pbd_quat_conj(b->principal[sd.s]));
+	const pbd_quat user = user_now(b, sd.s);
 	sd.r = pbd_quat_rotate(user, pbd_v3_sub(p, b->center[sd.s]));
 	sd.rot = pbd_quat_mul(user, rot);
+	return sd;
+}
+
+/* A side for a point hold, which reads the arm alone: side_of's arm to the bit, without the
+ * frame's rotation (a quaternion product per side and projection), left as the identity. */
+static side point_side(const pbd_bodies* b, uint32_t body, pbd_vec3 p) {
+	side sd;
+	sd.rot = pbd_quat_identity();
+	if (body == 0) {
+		sd.s = UINT32_MAX;
+		sd.r = p;
+		return sd;
+	}
+	sd.s = body - 1;
+	sd.r = pbd_quat_rotate(user_now(b, sd.s), pbd_v3_sub(p, b->center[sd.s]));
 	return sd;
 }
 
@@ -264,7 +283,13 @@ static void project_one(const pbd_step_ctx* ctx, const pbd_joint_c* c, pbd_real*
 	case PBD_JOINT_TYPE_COUNT:
 		break;
 	}
-	pbd_joint_sides(b, c, &A, &B);
+	/* only a prismatic's point part reads a frame (its axis) */
+	if (c->type == PBD_JOINT_PRISMATIC) {
+		pbd_joint_sides(b, c, &A, &B);
+	} else {
+		A = point_side(b, c->a, c->pa);
+		B = point_side(b, c->b, c->pb);
+	}
 	const pbd_vec3 d = pbd_joint_separation(b, &A, &B);
 	switch ((pbd_joint_type)c->type) {
 	case PBD_JOINT_FIXED:
@@ -304,16 +329,30 @@ static void project_one(const pbd_step_ctx* ctx, const pbd_joint_c* c, pbd_real*
 	}
 }
 
+/* What project_one does for a joint that holds its point alone (pbd_joint_point_only), without
+ * its dispatch: the most common joint of nets and chains. simd/joint_avx2.c does the same in
+ * lanes. */
+static void hold_point(const pbd_step_ctx* ctx, const pbd_joint_c* c, pbd_real* l) {
+	const pbd_bodies* b = ctx->bodies;
+	const side A = point_side(b, c->a, c->pa), B = point_side(b, c->b, c->pb);
+	correct_point(ctx, &A, &B, pbd_joint_separation(b, &A, &B), c->compliance, &l[PBD_JOINT_L_POINT],
+	              l + PBD_JOINT_L_FORCE);
+}
+
 /* Jacobi runs the same projection: a joint's nodes are bodies, which every solver moves at once,
  * one colour at a time (attachment.c). */
-static void project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
+void pbd_joint_project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end) {
 	const pbd_joint_c* c = HOT(f);
 	const pbd_bodies* b = ctx->bodies;
 	for (uint32_t k = first; k < end; ++k) {
 		if (c[k].flags & PBD_JOINT_BROKEN) continue;
 		/* an island asleep: neither side takes a correction */
 		if ((!c[k].a || !pbd_body_moves(b, c[k].a - 1)) && (!c[k].b || !pbd_body_moves(b, c[k].b - 1))) continue;
-		project_one(ctx, &c[k], f->lambda + (size_t)k * PBD_JOINT_L_COUNT);
+		pbd_real* l = f->lambda + (size_t)k * PBD_JOINT_L_COUNT;
+		if (pbd_joint_point_only(&c[k]))
+			hold_point(ctx, &c[k], l);
+		else
+			project_one(ctx, &c[k], l);
 	}
 }
 
@@ -341,13 +380,30 @@ static void record_break(pbd_world* w, uint32_t user, pbd_real force, pbd_real t
 	w->jev[w->njev++] = (pbd_joint_event){user, force, torque};
 }
 
-void pbd_joints_after_iterations(pbd_world* w, pbd_real h) {
-	pbd_family* f = FAM(w);
-	if (f->n == 0) return;
-	const pbd_real inv_h2 = 1 / (h * h);
+/* Set on a joint that broke in the pass below, in the blocks, and cleared by the step that
+ * reports it, on the calling thread: it never outlives pbd_joints_after_iterations. */
+#define JOINT_BREAKING (1u << 16)
+
+typedef struct after_stage {
+	pbd_family* f;
+	const pbd_bodies* b;
+	uint32_t size; /* joints per block */
+	pbd_real inv_h2;
+	_Atomic bool broke; /* some joint broke: its event is still to be recorded */
+} after_stage;
+
+/* Each joint's force and torque and whether it breaks, in blocks of joints on the world's
+ * threads: a joint reads and writes only its own record and multipliers. */
+static void after_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	after_stage* s = (after_stage*)p;
+	pbd_family* f = s->f;
 	pbd_joint_c* c = HOT(f);
-	const pbd_bodies* b = &w->bodies;
-	for (uint32_t k = 0; k < f->n; ++k) {
+	const pbd_bodies* b = s->b;
+	const pbd_real inv_h2 = s->inv_h2;
+	const uint32_t first = block * s->size, end = pbd_block_end(first, f->n, s->size);
+	bool broke = false;
+	for (uint32_t k = first; k < end; ++k) {
 		pbd_real* l = f->lambda + (size_t)k * PBD_JOINT_L_COUNT;
 		/* an island asleep keeps the forces it fell asleep with */
 		if ((!c[k].a || !pbd_body_moves(b, c[k].a - 1)) && (!c[k].b || !pbd_body_moves(b, c[k].b - 1))) continue;
@@ -356,12 +412,28 @@ void pbd_joints_after_iterations(pbd_world* w, pbd_real h) {
 		c[k].torque =
 		    pbd_v3_scale(pbd_v3(l[PBD_JOINT_L_TORQUE], l[PBD_JOINT_L_TORQUE + 1], l[PBD_JOINT_L_TORQUE + 2]), inv_h2);
 		memset(l, 0, PBD_JOINT_L_COUNT * sizeof *l);
-		if (c[k].flags & PBD_JOINT_BROKEN) continue;
+		if ((c[k].flags & PBD_JOINT_BROKEN) || (c[k].break_force == 0 && c[k].break_torque == 0)) continue;
 		const pbd_real fl = pbd_v3_length(c[k].force), tl = pbd_v3_length(c[k].torque);
 		if ((c[k].break_force > 0 && fl > c[k].break_force) || (c[k].break_torque > 0 && tl > c[k].break_torque)) {
-			c[k].flags |= PBD_JOINT_BROKEN;
-			record_break(w, f->user[k], fl, tl);
+			c[k].flags |= PBD_JOINT_BROKEN | JOINT_BREAKING;
+			broke = true;
 		}
+	}
+	if (broke) atomic_store_explicit(&s->broke, true, memory_order_relaxed);
+}
+
+void pbd_joints_after_iterations(pbd_world* w, pbd_real h) {
+	pbd_family* f = FAM(w);
+	if (f->n == 0) return;
+	after_stage s = {f, &w->bodies, w->exec.block_constraints, 1 / (h * h), false};
+	pbd_exec_stage(&w->exec, after_block, &s, pbd_blocks(f->n, s.size));
+	if (!atomic_load_explicit(&s.broke, memory_order_relaxed)) return;
+	/* the events in the order of the joints, as one thread finds them */
+	pbd_joint_c* c = HOT(f);
+	for (uint32_t k = 0; k < f->n; ++k) {
+		if (!(c[k].flags & JOINT_BREAKING)) continue;
+		c[k].flags &= ~JOINT_BREAKING;
+		record_break(w, f->user[k], pbd_v3_length(c[k].force), pbd_v3_length(c[k].torque));
 	}
 }
 
@@ -682,6 +754,35 @@ static void measure(const pbd_world* w, const pbd_joint_c* c, pbd_joint_state* o
 	}
 }
 
+/* measure's error_distance alone, to the bit, for the diagnostics of every step: without the
+ * angles (two atan2 per ball joint) that the statistics do not read. */
+static pbd_real error_distance(const pbd_world* w, const pbd_joint_c* c) {
+	const pbd_bodies* b = &w->bodies;
+	side A, B;
+	if (c->type == PBD_JOINT_PRISMATIC) {
+		pbd_joint_sides(b, c, &A, &B);
+	} else {
+		A = point_side(b, c->a, c->pa);
+		B = point_side(b, c->b, c->pb);
+	}
+	const pbd_vec3 d = pbd_joint_separation(b, &A, &B);
+	switch ((pbd_joint_type)c->type) {
+	case PBD_JOINT_FIXED:
+	case PBD_JOINT_HINGE:
+	case PBD_JOINT_BALL:
+		return pbd_v3_length(d);
+	case PBD_JOINT_PRISMATIC: {
+		const pbd_vec3 x = axis_x(A.rot);
+		return pbd_v3_length(pbd_v3_sub(d, pbd_v3_scale(x, pbd_v3_dot(d, x))));
+	}
+	case PBD_JOINT_DISTANCE:
+		return PBD_FABS(outside(pbd_v3_length(d), c->lower, c->upper));
+	case PBD_JOINT_TYPE_COUNT:
+		break;
+	}
+	return 0;
+}
+
 pbd_status pbd_world_get_joint_state(const pbd_world* w, uint32_t index, pbd_joint_state* out) {
 	if (!w || !out) return PBD_ERR_INVALID_ARGUMENT;
 	uint32_t k = 0;
@@ -743,14 +844,27 @@ uint32_t pbd_world_get_joint_events(const pbd_world* w, pbd_joint_event* out, ui
 /* The positional error as violation (m), and under XPBD a compliant joint's C^2 / (2 alpha). */
 static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out) {
 	const bool xpbd = pbd_energy_from_compliance(w);
-	for (uint32_t k = first; k < end; ++k) {
-		const pbd_joint_c* c = &HOT(f)[k];
-		if (c->flags & PBD_JOINT_BROKEN) continue;
-		pbd_joint_state s;
-		memset(&s, 0, sizeof s);
-		measure(w, c, &s);
-		out->max_violation = pbd_max_sticky(out->max_violation, (double)s.error_distance);
-		pbd_sums_energy(out, xpbd, (double)s.error_distance, c->compliance);
+	const pbd_joint_c* c = HOT(f);
+	uint32_t k = first;
+#ifdef PBD_HAVE_AVX2
+	/* the distances of 8 joints at a time where the lanes take them, summed in order as below */
+	if (w->simd_lanes)
+		for (; end - k >= 8; k += 8) {
+			pbd_real e[8];
+			const bool lanes = pbd_joint_distances_avx2(&w->bodies, &c[k], e);
+			for (uint32_t j = k; j < k + 8; ++j) {
+				if (c[j].flags & PBD_JOINT_BROKEN) continue;
+				const pbd_real ej = lanes ? e[j - k] : error_distance(w, &c[j]);
+				out->max_violation = pbd_max_sticky(out->max_violation, (double)ej);
+				pbd_sums_energy(out, xpbd, (double)ej, c[j].compliance);
+			}
+		}
+#endif
+	for (; k < end; ++k) {
+		if (c[k].flags & PBD_JOINT_BROKEN) continue;
+		const pbd_real e = error_distance(w, &c[k]);
+		out->max_violation = pbd_max_sticky(out->max_violation, (double)e);
+		pbd_sums_energy(out, xpbd, (double)e, c[k].compliance);
 	}
 }
 
@@ -794,8 +908,12 @@ const pbd_family_ops pbd_family_joint_ops = {
     .only_bodies = true,
     .particles = particles,
     .refresh = refresh,
-    .project = project,
-    .jacobi = project,
+    .project = pbd_joint_project,
+    .jacobi = pbd_joint_project,
+#ifdef PBD_HAVE_AVX2
+    .project_lanes = pbd_joint_project_avx2,
+    .jacobi_lanes = pbd_joint_project_avx2,
+#endif
     .stats = stats,
     .max_strain = max_strain,
     .check = check,

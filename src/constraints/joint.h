@@ -59,6 +59,24 @@ typedef struct pbd_joint_side {
 
 typedef struct pbd_bodies pbd_bodies;
 
+/* A ball joint that holds its point alone: no limit, no swing bound, not in the direct solve.
+ * Its projection is one positional correction, which the lanes take 8 at a time. */
+static inline bool pbd_joint_point_only(const pbd_joint_c* c) {
+	return c->type == PBD_JOINT_BALL && !(c->flags & (PBD_JOINT_LIMIT | PBD_JOINT_DIRECT)) &&
+	       c->swing >= PBD_R(3.14159265358979323846);
+}
+
+/* The family's Gauss-Seidel and Jacobi kernel (one for both: a joint's nodes are bodies). */
+void pbd_joint_project(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
+#ifdef PBD_HAVE_AVX2
+/* The same over 8 positions of one colour group at a time (simd/joint_avx2.c). */
+void pbd_joint_project_avx2(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint32_t end);
+/* The distances between the points of 8 consecutive joints c[0..8) as the state reports them
+ * (pbd_joint_state.error_distance of a ball, hinge or fixed joint), bit for bit: false, and
+ * nothing written, unless all 8 are of those types and join two bodies. */
+bool pbd_joint_distances_avx2(const pbd_bodies* b, const pbd_joint_c* c, float out[8]);
+#endif
+
 void pbd_joint_sides(const pbd_bodies* b, const pbd_joint_c* c, pbd_joint_side* A, pbd_joint_side* B);
 /* b's point less a's, exact for bodies far from the origin. */
 pbd_vec3 pbd_joint_separation(const pbd_bodies* b, const pbd_joint_side* A, const pbd_joint_side* B);

@@ -16,6 +16,9 @@
 
 #include "model/bodies.h"
 #include "model/world.h"
+#ifdef PBD_HAVE_AVX2
+#include "model/bodies_simd.h"
+#endif
 
 /* ---- double-precision rotations --------------------------------------------------------- */
 
@@ -709,12 +712,38 @@ pbd_pose pbd_body_frame(const pbd_world* w, uint32_t i) {
 	return pose;
 }
 
-void pbd_bodies_apply_corrections(pbd_world* w, pbd_real h) {
-	pbd_bodies* b = &w->bodies;
-	for (uint32_t i = 0; i < b->n; ++i) {
-		if (!b->live[i] || !pbd_body_moves(b, i)) continue;
+typedef struct corrections_stage {
+	pbd_bodies* b;
+	uint32_t size; /* slots per block */
+	bool lanes;    /* AVX2 (bodies_simd.h) */
+	pbd_real h;
+} corrections_stage;
+
+static bool takes_correction(const pbd_bodies* b, uint32_t i) {
+	if (!b->live[i] || !pbd_body_moves(b, i)) return false;
+	const pbd_vec3 dx = b->dx[i], dt = b->dtheta[i];
+	return !(dx.x == 0 && dx.y == 0 && dx.z == 0 && dt.x == 0 && dt.y == 0 && dt.z == 0);
+}
+
+/* Each body takes its own corrections: blocks of slots on the world's threads, the same bits on
+ * any number of them. */
+static void corrections_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const corrections_stage* s = (const corrections_stage*)p;
+	pbd_bodies* b = s->b;
+	const pbd_real h = s->h;
+	const uint32_t first = block * s->size, end = pbd_block_end(first, b->n, s->size);
+	for (uint32_t i = first; i < end; ++i) {
+#ifdef PBD_HAVE_AVX2
+		if (s->lanes && end - i >= 4 && takes_correction(b, i) && takes_correction(b, i + 1) &&
+		    takes_correction(b, i + 2) && takes_correction(b, i + 3)) {
+			pbd_bodies_corrections_avx2(b, i, h);
+			i += 3;
+			continue;
+		}
+#endif
+		if (!takes_correction(b, i)) continue;
 		const pbd_vec3 dx = b->dx[i], dt = b->dtheta[i];
-		if (dx.x == 0 && dx.y == 0 && dx.z == 0 && dt.x == 0 && dt.y == 0 && dt.z == 0) continue;
 		double d[3];
 		d3(dx, d);
 		move_centre(&b->x[i], &b->x_lo[i], d);
@@ -727,6 +756,13 @@ void pbd_bodies_apply_corrections(pbd_world* w, pbd_real h) {
 		b->omega[i] = pbd_v3_add(b->omega[i], pbd_v3_scale(dt, 1 / h));
 		b->dx[i] = b->dtheta[i] = pbd_v3(0, 0, 0);
 	}
+}
+
+void pbd_bodies_apply_corrections(pbd_world* w, pbd_real h) {
+	pbd_bodies* b = &w->bodies;
+	if (b->n == 0) return;
+	corrections_stage s = {b, w->exec.block_particles, w->simd_lanes, h};
+	pbd_exec_stage(&w->exec, corrections_block, &s, pbd_blocks(b->n, s.size));
 }
 
 /* ---- the step ----------------------------------------------------------------------------- */
@@ -874,20 +910,55 @@ static void dynamic_substep(pbd_bodies* b, uint32_t i, double h, double damping,
 	b->omega[i] = v3(out);
 }
 
-void pbd_bodies_substep(pbd_world* w, pbd_real h, pbd_real damping) {
-	pbd_bodies* b = &w->bodies;
-	if (b->n) {
-		memset(b->dx, 0, b->n * sizeof *b->dx);
-		memset(b->dtheta, 0, b->n * sizeof *b->dtheta);
+/* A substep's motion of the bodies, in blocks of slots on the world's threads: each body moves
+ * alone, so any split gives the same bits. */
+typedef struct substep_stage {
+	pbd_bodies* b;
+	uint32_t size; /* slots per block */
+	bool lanes;    /* AVX2 (bodies_simd.h) */
+	double h, damping, g[3];
+} substep_stage;
+
+#ifdef PBD_HAVE_AVX2
+/* Slots [i, i + 4) take the lanes' substep: live, dynamic, awake, three equal moments. */
+static bool dynamic_fits(const pbd_bodies* b, uint32_t i) {
+	for (uint32_t k = i; k < i + 4; ++k) {
+		const pbd_vec3 m = b->inertia[k];
+		if (!b->live[k] || !pbd_body_moves(b, k) || m.x != m.y || m.y != m.z) return false;
 	}
-	const double g[3] = {(double)w->def.gravity.x, (double)w->def.gravity.y, (double)w->def.gravity.z};
-	for (uint32_t i = 0; i < b->n; ++i) {
+	return true;
+}
+#endif
+
+static void substep_block(void* p, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const substep_stage* s = (const substep_stage*)p;
+	pbd_bodies* b = s->b;
+	const uint32_t first = block * s->size, end = pbd_block_end(first, b->n, s->size);
+	memset(b->dx + first, 0, (end - first) * sizeof *b->dx);
+	memset(b->dtheta + first, 0, (end - first) * sizeof *b->dtheta);
+	for (uint32_t i = first; i < end; ++i) {
+#ifdef PBD_HAVE_AVX2
+		if (s->lanes && end - i >= 4 && dynamic_fits(b, i)) {
+			pbd_bodies_dynamic_avx2(b, i, s->h, s->damping, s->g);
+			i += 3;
+			continue;
+		}
+#endif
 		if (!b->live[i]) continue;
 		if (b->type[i] == PBD_BODY_DYNAMIC && !b->asleep[i])
-			dynamic_substep(b, i, (double)h, (double)damping, g);
+			dynamic_substep(b, i, s->h, s->damping, s->g);
 		else if (b->type[i] == PBD_BODY_KINEMATIC)
-			kinematic_substep(b, i, (double)h);
+			kinematic_substep(b, i, s->h);
 	}
+}
+
+void pbd_bodies_substep(pbd_world* w, pbd_real h, pbd_real damping) {
+	pbd_bodies* b = &w->bodies;
+	if (b->n == 0) return;
+	substep_stage s = {b, w->exec.block_particles, w->simd_lanes, (double)h, (double)damping, {0, 0, 0}};
+	s.g[0] = (double)w->def.gravity.x, s.g[1] = (double)w->def.gravity.y, s.g[2] = (double)w->def.gravity.z;
+	pbd_exec_stage(&w->exec, substep_block, &s, pbd_blocks(b->n, s.size));
 }
 
 uint32_t pbd_bodies_end_step(pbd_world* w) {
