@@ -101,6 +101,16 @@ static side point_side(const pbd_bodies* b, uint32_t body, pbd_vec3 p) {
 	return sd;
 }
 
+/* The sides a joint's point part reads: only a prismatic's reads a frame (its axis). */
+static void point_sides(const pbd_bodies* b, const pbd_joint_c* c, side* A, side* B) {
+	if (c->type == PBD_JOINT_PRISMATIC) {
+		pbd_joint_sides(b, c, A, B);
+	} else {
+		*A = point_side(b, c->a, c->pa);
+		*B = point_side(b, c->b, c->pb);
+	}
+}
+
 /* b's point less a's: the centres' difference first, then their remainders and the arms and
  * moves, so that two bodies far from the origin lose nothing to rounding. */
 pbd_vec3 pbd_joint_separation(const pbd_bodies* b, const side* A, const side* B) {
@@ -283,13 +293,7 @@ static void project_one(const pbd_step_ctx* ctx, const pbd_joint_c* c, pbd_real*
 	case PBD_JOINT_TYPE_COUNT:
 		break;
 	}
-	/* only a prismatic's point part reads a frame (its axis) */
-	if (c->type == PBD_JOINT_PRISMATIC) {
-		pbd_joint_sides(b, c, &A, &B);
-	} else {
-		A = point_side(b, c->a, c->pa);
-		B = point_side(b, c->b, c->pb);
-	}
+	point_sides(b, c, &A, &B);
 	const pbd_vec3 d = pbd_joint_separation(b, &A, &B);
 	switch ((pbd_joint_type)c->type) {
 	case PBD_JOINT_FIXED:
@@ -759,12 +763,7 @@ static void measure(const pbd_world* w, const pbd_joint_c* c, pbd_joint_state* o
 static pbd_real error_distance(const pbd_world* w, const pbd_joint_c* c) {
 	const pbd_bodies* b = &w->bodies;
 	side A, B;
-	if (c->type == PBD_JOINT_PRISMATIC) {
-		pbd_joint_sides(b, c, &A, &B);
-	} else {
-		A = point_side(b, c->a, c->pa);
-		B = point_side(b, c->b, c->pb);
-	}
+	point_sides(b, c, &A, &B);
 	const pbd_vec3 d = pbd_joint_separation(b, &A, &B);
 	switch ((pbd_joint_type)c->type) {
 	case PBD_JOINT_FIXED:
