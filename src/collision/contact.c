@@ -581,22 +581,85 @@ void pbd_collide_friction(pbd_world* w, pbd_real h) {
 	}
 }
 
+/* The velocity of the point of contact c's dynamic body now. */
+static pbd_vec3 body_point_velocity(const pbd_world* w, const pbd_contact_c* c) {
+	const pbd_bodies* bs = &w->bodies;
+	return pbd_v3_add(bs->v[c->body - 1], pbd_v3_cross(bs->omega[c->body - 1], c->r));
+}
+
+/* The normal velocity of particle c->particle relative to the surface of c: against a dynamic
+ * body, relative to the velocity of the body's point now (Müller et al. 2020, section 3.6). */
+static pbd_real relative_vn(const pbd_world* w, const pbd_contact_c* c) {
+	const pbd_vec3 v = w->v[c->particle];
+	return pbd_v3_dot(c->n, pbd_v3_sub(v, c->body ? body_point_velocity(w, c) : c->vc));
+}
+
+/* Changes the relative normal velocity of c by dvn. Against a dynamic body it is an impulse
+ * p = dvn / (w_p + w_b) both ends take, split by their generalised inverse masses: the particle's
+ * velocity changes by w_p p n, the body's by -p n / m and its spin by -p I^-1 (r x n), which
+ * keeps the momentum of the pair. */
+static void change_vn(pbd_world* w, const pbd_contact_c* c, pbd_real dvn) {
+	pbd_vec3* v = &w->v[c->particle];
+	if (!c->body) {
+		*v = pbd_v3_add(*v, pbd_v3_scale(c->n, dvn));
+		return;
+	}
+	pbd_bodies* bs = &w->bodies;
+	const uint32_t b = c->body - 1;
+	pbd_vec3 irn;
+	const pbd_real wp = w->w[c->particle], wb = pbd_node_body_weight(bs, b, c->r, c->n, &irn);
+	const pbd_real p = dvn / (wp + wb);
+	*v = pbd_v3_add(*v, pbd_v3_scale(c->n, wp * p));
+	if (!pbd_body_moves(bs, b)) return; /* asleep: it took no share of the push either */
+	bs->v[b] = pbd_v3_sub(bs->v[b], pbd_v3_scale(c->n, bs->inv_mass[b] * p));
+	bs->omega[b] = pbd_v3_sub(bs->omega[b], pbd_v3_scale(irn, p));
+}
+
 /* A particle that started the substep inside the margin shell was pushed out by its depth
  * there, and the velocity update turned that push into a velocity: depth / h along the normal,
  * 2.4 m/s for a cloth laid 1 cm into a floor's shell at 240 substeps a second. Deeper than the
  * contact tolerance (a particle resting on the shell starts each substep on it), that velocity is
- * taken back (at most the push, and never more than leaves the particle at rest along the
- * normal), so that a particle placed inside the shell, or left there, moves out without leaping
- * off. Against a static collider the depth is the contact's offset; against a kinematic one the
- * offset less what the surface moved along the normal, which is the push it gives. */
+ * taken back (at most the push, and never more than leaves the two ends at rest relative to each
+ * other along the normal), so that a particle placed inside the shell, or left there, moves out
+ * without leaping off. The depth where it started is the contact's offset (taken at the
+ * surface's predicted place) less what the surface moved along the normal over the substep,
+ * h n . vc: a kinematic collider's motion, or the motion of a dynamic body's point in its
+ * prediction (vc is its velocity there, pbd_collider_follow), a push the surface gives and keeps.
+ * A particle that falls onto a surface, or a surface that moves onto a particle, started outside
+ * it: its depth is not positive and its collision keeps its impulse.
+ *
+ * A dynamic body took its share of the push, so the velocity comes back from both ends as one
+ * impulse p = dv / (w_p + w_b), which keeps the momentum of the pair. A body gives back no more
+ * than the substep's corrections left its point moving away from the particle, n . (vc - v_b):
+ * where another contact took its share already (a box resting on a floor, which held it up
+ * against the push), giving it back would throw the body at the particle's speed times
+ * w_b / (w_p + w_b), and the particle takes back the rest alone. */
 static void take_back_push_out(pbd_world* w, const pbd_contact_c* c, pbd_real h) {
 	const pbd_real depth = c->offset - h * pbd_v3_dot(c->n, c->vc);
-	if (!(depth > PBD_CONTACT_TOLERANCE) || c->body) return;
-	pbd_vec3* v = &w->v[c->particle];
-	const pbd_real vn = pbd_v3_dot(c->n, pbd_v3_sub(*v, c->vc));
+	if (!(depth > PBD_CONTACT_TOLERANCE)) return;
+	const pbd_real vn = relative_vn(w, c);
 	const pbd_real back = PBD_FMIN(depth, c->dn) / h;
-	const pbd_real vn1 = PBD_FMAX(vn - back, PBD_FMIN(vn, 0));
-	*v = pbd_v3_add(*v, pbd_v3_scale(c->n, vn1 - vn));
+	const pbd_real dvn = PBD_FMAX(vn - back, PBD_FMIN(vn, 0)) - vn;
+	pbd_vec3* v = &w->v[c->particle];
+	if (!c->body) {
+		*v = pbd_v3_add(*v, pbd_v3_scale(c->n, dvn));
+		return;
+	}
+	if (!(dvn < 0)) return;
+	pbd_bodies* bs = &w->bodies;
+	const uint32_t b = c->body - 1;
+	pbd_vec3 irn;
+	const pbd_real wp = w->w[c->particle], wb = pbd_node_body_weight(bs, b, c->r, c->n, &irn);
+	pbd_real p = dvn / (wp + wb), dvp = wp * p;
+	const pbd_real left = pbd_v3_dot(c->n, pbd_v3_sub(c->vc, body_point_velocity(w, c)));
+	if (-wb * p > left) {
+		p = left > 0 ? -left / wb : 0;
+		dvp = dvn - wb * p;
+	}
+	*v = pbd_v3_add(*v, pbd_v3_scale(c->n, dvp));
+	if (!pbd_body_moves(bs, b)) return;
+	bs->v[b] = pbd_v3_sub(bs->v[b], pbd_v3_scale(c->n, bs->inv_mass[b] * p));
+	bs->omega[b] = pbd_v3_sub(bs->omega[b], pbd_v3_scale(irn, p));
 }
 
 /* A particle that hit the surface faster than 2 |g| h leaves with restitution times its
@@ -612,21 +675,7 @@ void pbd_collide_restitution(pbd_world* w, pbd_real h) {
 		take_back_push_out(w, c, h);
 		const pbd_real e = w->colliders[c->collider].def.restitution;
 		if (!(e > 0) || !(c->vn0 < -slow)) continue;
-		pbd_vec3* v = &w->v[c->particle];
-		if (c->body) {
-			pbd_bodies* bs = &w->bodies;
-			const uint32_t b = c->body - 1;
-			const pbd_vec3 vb = pbd_v3_add(bs->v[b], pbd_v3_cross(bs->omega[b], c->r));
-			pbd_vec3 irn;
-			const pbd_real wp = w->w[c->particle], wb = pbd_node_body_weight(bs, b, c->r, c->n, &irn);
-			const pbd_real p = (-e * c->vn0 - pbd_v3_dot(c->n, pbd_v3_sub(*v, vb))) / (wp + wb);
-			*v = pbd_v3_add(*v, pbd_v3_scale(c->n, wp * p));
-			bs->v[b] = pbd_v3_sub(bs->v[b], pbd_v3_scale(c->n, bs->inv_mass[b] * p));
-			bs->omega[b] = pbd_v3_sub(bs->omega[b], pbd_v3_scale(irn, p));
-			continue;
-		}
-		const pbd_real vn = pbd_v3_dot(c->n, pbd_v3_sub(*v, c->vc));
-		*v = pbd_v3_add(*v, pbd_v3_scale(c->n, -e * c->vn0 - vn));
+		change_vn(w, c, -e * c->vn0 - relative_vn(w, c));
 	}
 }
 

@@ -5,7 +5,9 @@
  * pinned at its border comes to rest on it with no particle inside; a shape on a kinematic body
  * carries what rests on it; destroying a body removes its shapes; bad attachments are refused;
  * restitution against a floating body gives the relative speed it should with the momentum of
- * the pair kept, and friction on it stops a sliding particle after Coulomb's distance. */
+ * the pair kept, and friction on it stops a sliding particle after Coulomb's distance; a particle
+ * placed inside a body's shape moves out without leaping off and without throwing the body, while
+ * a particle dropped on a body, or hit by one, keeps its collision. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -442,12 +444,194 @@ static void test_turned_box_settles(void** state) {
 	pbd_world_destroy(w);
 }
 
+/* A world like tp_world_logged's, on `threads` threads, with bodies falling asleep after
+ * `sleep_time` s of stillness (0: never). */
+static pbd_world* world_on(char* msg, pbd_vec3 g, int substeps, int iterations, int threads, double sleep_time) {
+	pbd_world_def def = pbd_world_def_default();
+	def.sleep_time = (pbd_real)sleep_time;
+	def.gravity = g;
+	def.substeps = substeps;
+	def.iterations = iterations;
+	def.threads = threads;
+	def.log = test_log_keep;
+	def.log_user = msg;
+	pbd_world* w = NULL;
+	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	return w;
+}
+
+/* A 20 cm box of density 500 (4 kg) centred at `at`, moving at v, restitution e. */
+static pbd_body_id box_20cm(pbd_world* w, pbd_vec3 at, pbd_vec3 v, double e) {
+	pbd_collider_def box = pbd_collider_def_default();
+	box.type = PBD_SHAPE_BOX;
+	box.shape.box.half_extents = pbd_v3((pbd_real)0.1, (pbd_real)0.1, (pbd_real)0.1);
+	box.restitution = (pbd_real)e;
+	return body_with(w, box, 500, at, v);
+}
+
+static double total_momentum_y(pbd_world* w, pbd_body_id b) { return tp_momentum(w).y + state_of(w, b).momentum[1]; }
+
+/* A particle of `mass` placed 5 cm inside a 20 cm box of 4 kg resting on a floor, 3 cm off its
+ * axis (its top face is the nearest), at 10 substeps a step. The contact pushes it out by its
+ * depth in the first substep, 30 m/s as a speed, which it must not keep (a 10 g particle that kept
+ * it would fly to 25 m). It ends on the top face, and the box, whose share of the push the floor
+ * held, is not thrown either. The same bits on 1 and 2 threads. */
+static void placed_inside_resting_box(double mass) {
+	pbd_world* ws[2];
+	pbd_body_id box[2];
+	uint32_t p = 0;
+	char msg[2][256] = {"", ""};
+	for (int t = 0; t < 2; ++t) {
+		ws[t] = world_on(msg[t], pbd_v3(0, (pbd_real)-9.81, 0), 10, 2, t + 1, 0.5);
+		const pbd_collider_def floor = pbd_collider_def_default();
+		assert_true(pbd_collider_is_valid(ws[t], pbd_collider_create(ws[t], &floor)));
+		box[t] = box_20cm(ws[t], pbd_v3(0, (pbd_real)0.1, 0), pbd_v3(0, 0, 0), 0);
+		p = one_particle(ws[t], pbd_v3((pbd_real)0.03, (pbd_real)0.15, 0), pbd_v3(0, 0, 0), (pbd_real)mass);
+	}
+	double top = 0, fastest_box = 0, lowest_box = 1, highest_box = 0;
+	for (int s = 0; s < 60; ++s) {
+		for (int t = 0; t < 2; ++t) assert_int_equal(pbd_world_step(ws[t]), PBD_OK);
+		assert_memory_equal(pbd_world_positions(ws[0]), pbd_world_positions(ws[1]), sizeof(pbd_vec3));
+		assert_memory_equal(pbd_world_velocities(ws[0]), pbd_world_velocities(ws[1]), sizeof(pbd_vec3));
+		const pbd_body_state b0 = state_of(ws[0], box[0]), b1 = state_of(ws[1], box[1]);
+		assert_memory_equal(&b0, &b1, sizeof b0);
+		top = fmax(top, (double)pbd_world_positions(ws[0])[p].y);
+		fastest_box = fmax(fastest_box, tp_len(b0.velocity) + 0.1 * tp_len(b0.angular_velocity));
+		lowest_box = fmin(lowest_box, (double)b0.center.y);
+		highest_box = fmax(highest_box, (double)b0.center.y);
+	}
+	const double y = (double)pbd_world_positions(ws[0])[p].y, vy = (double)pbd_world_velocities(ws[0])[p].y;
+	const pbd_body_state b = state_of(ws[0], box[0]);
+	printf("  %g kg: rises to %.4f m (top face at 0.2), ends at %.4f m moving %.3g m/s; box's centre %.4f..%.4f m, "
+	       "its fastest point %.3g m/s (1 and 2 threads agree)\n",
+	       mass, top, y, vy, lowest_box, highest_box, fastest_box);
+	assert_true(fabs(y - (double)b.center.y - 0.1) < 0.003); /* on the top face */
+	assert_true(top < 0.2 + 0.02);                           /* never leapt off it */
+	assert_true(fabs(vy) < 0.05);
+	assert_true(fastest_box < 0.01); /* nor was the box thrown */
+	assert_true(lowest_box > 0.1 - 0.003 && highest_box < 0.1 + 0.003);
+	for (int t = 0; t < 2; ++t) {
+		assert_string_equal(msg[t], "");
+		pbd_world_destroy(ws[t]);
+	}
+}
+
+static void test_placed_inside_resting_box(void** state) {
+	(void)state;
+	placed_inside_resting_box(0.01);
+	placed_inside_resting_box(1); /* a quarter of the push on the box, which the floor holds */
+}
+
+/* The same with no gravity and no floor: a floating box and the particle 5 cm inside it (no
+ * sleeping, which stops a slow body). The push-out and the speed it takes back are equal and
+ * opposite impulses on the two, so the total momentum stays zero, and neither leaves with the
+ * push-out's speed. A heavy particle turns the box as it pushes out, and ends its first substep
+ * within the contact tolerance of the turned face; that last push, below the tolerance, is kept
+ * as against a static collider (at most 1e-4 m / h, 0.06 m/s here). */
+static void placed_inside_floating_box(double mass) {
+	char msg[256] = "";
+	pbd_world* w = world_on(msg, pbd_v3(0, 0, 0), 10, 2, 1, 0);
+	const pbd_body_id box = box_20cm(w, pbd_v3(0, (pbd_real)0.1, 0), pbd_v3(0, 0, 0), 0);
+	const uint32_t p = one_particle(w, pbd_v3((pbd_real)0.03, (pbd_real)0.15, 0), pbd_v3(0, 0, 0), (pbd_real)mass);
+	/* the scale: the particle's momentum had it kept the push-out, 30 m/s */
+	const double scale = mass * 0.05 * 600;
+	double worst = 0, fastest = 0, fastest_box = 0, first_gap = 0;
+	for (int s = 0; s < 60; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		worst = fmax(worst, fabs(total_momentum_y(w, box)) / scale);
+		const pbd_body_state b = state_of(w, box);
+		fastest = fmax(fastest, tp_len(pbd_world_velocities(w)[p]));
+		fastest_box = fmax(fastest_box, tp_len(b.velocity) + 0.1 * tp_len(b.angular_velocity));
+		if (s == 0) first_gap = (double)pbd_pose_apply_inverse(b.pose, pbd_world_positions(w)[p]).y - 0.1;
+	}
+	const pbd_body_state b = state_of(w, box);
+	const double gap = (double)pbd_pose_apply_inverse(b.pose, pbd_world_positions(w)[p]).y - 0.1;
+	printf("  %g kg: %.2g m off the top face after a step, %.2g m after 60; fastest %.3g m/s, box's fastest point "
+	       "%.3g m/s, momentum error %.3g (relative)\n",
+	       mass, first_gap, gap, fastest, fastest_box, worst);
+	assert_true(fabs(first_gap) < 0.001);
+	assert_true(fastest < 0.1 && fastest_box < 0.1);
+	assert_true(worst < 1e-5);
+	assert_string_equal(msg, "");
+	pbd_world_destroy(w);
+}
+
+static void test_placed_inside_floating_box(void** state) {
+	(void)state;
+	placed_inside_floating_box(0.01);
+	placed_inside_floating_box(1);
+}
+
+/* A 10 g particle dropped 0.3 m onto the box resting on the floor bounces with restitution e:
+ * it started outside, so nothing of its collision is taken back, and it rises again to about
+ * e^2 times the height it fell. */
+static void test_dropped_onto_resting_box(void** state) {
+	(void)state;
+	const double es[2] = {0.5, 0};
+	for (int k = 0; k < 2; ++k) {
+		char msg[256] = "";
+		pbd_world* w = world_on(msg, pbd_v3(0, (pbd_real)-9.81, 0), 10, 2, 1, 0.5);
+		const pbd_collider_def floor = pbd_collider_def_default();
+		assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &floor)));
+		const pbd_body_id box = box_20cm(w, pbd_v3(0, (pbd_real)0.1, 0), pbd_v3(0, 0, 0), es[k]);
+		const uint32_t p = one_particle(w, pbd_v3((pbd_real)0.03, (pbd_real)0.5, 0), pbd_v3(0, 0, 0), (pbd_real)0.01);
+		double peak = 0, fastest_box = 0;
+		bool down = false;
+		for (int s = 0; s < 45; ++s) {
+			assert_int_equal(pbd_world_step(w), PBD_OK);
+			const double y = (double)pbd_world_positions(w)[p].y;
+			down = down || y < 0.21;
+			if (down) peak = fmax(peak, y - 0.2);
+			const pbd_body_state b = state_of(w, box);
+			fastest_box = fmax(fastest_box, tp_len(b.velocity) + 0.1 * tp_len(b.angular_velocity));
+		}
+		printf("  e = %.1f: dropped 0.3 m onto the resting box, it bounces %.4f m (e^2 x 0.3 = %.4f); box's fastest "
+		       "point %.3g m/s\n",
+		       es[k], peak, es[k] * es[k] * 0.3, fastest_box);
+		assert_true(down);
+		assert_near(peak, es[k] * es[k] * 0.3, 0.1 * es[k] * es[k] * 0.3 + 0.002);
+		assert_true(fastest_box < 0.02);
+		assert_string_equal(msg, "");
+		pbd_world_destroy(w);
+	}
+}
+
+/* A real collision keeps its impulse: with no gravity, the 4 kg box moving up at 2 m/s meets a
+ * 10 g particle at rest 5 cm above it. The particle started outside, so nothing is taken back:
+ * it leaves at restitution e times the approach speed relative to the box, and the pair keeps
+ * its momentum. */
+static void test_box_hits_resting_particle(void** state) {
+	(void)state;
+	const double es[2] = {0.5, 0};
+	for (int k = 0; k < 2; ++k) {
+		char msg[256] = "";
+		pbd_world* w = world_on(msg, pbd_v3(0, 0, 0), 10, 2, 1, 0);
+		const pbd_body_id box = box_20cm(w, pbd_v3(0, 0, 0), pbd_v3(0, 2, 0), es[k]);
+		const uint32_t p = one_particle(w, pbd_v3(0, (pbd_real)0.15, 0), pbd_v3(0, 0, 0), (pbd_real)0.01);
+		const double p0 = total_momentum_y(w, box);
+		for (int s = 0; s < 30; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+		const pbd_body_state b = state_of(w, box);
+		const double vp = (double)pbd_world_velocities(w)[p].y, rel = vp - (double)b.velocity.y;
+		const double momentum = total_momentum_y(w, box);
+		printf("  e = %.1f: a box at 2 m/s hits a resting particle: it leaves at %.4f m/s (%.4f relative, %.4f "
+		       "expected); momentum %.6f (%.6f)\n",
+		       es[k], vp, rel, 2 * es[k], momentum, p0);
+		assert_near(rel, 2 * es[k], 0.02 * 2 + 1e-3);
+		assert_true(vp > 1.9); /* pushed away, not left inside */
+		assert_near(momentum, p0, 1e-5 * p0);
+		assert_string_equal(msg, "");
+		pbd_world_destroy(w);
+	}
+}
+
 int main(void) {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ball_into_free_cloth), cmocka_unit_test(test_ball_held_by_faces),
-	    cmocka_unit_test(test_box_on_trampoline),    cmocka_unit_test(test_turned_box_settles),
-	    cmocka_unit_test(test_follow_and_refusals),  cmocka_unit_test(test_snapshot_with_shapes),
-	    cmocka_unit_test(test_body_restitution),     cmocka_unit_test(test_body_friction),
+	    cmocka_unit_test(test_ball_into_free_cloth),      cmocka_unit_test(test_ball_held_by_faces),
+	    cmocka_unit_test(test_box_on_trampoline),         cmocka_unit_test(test_turned_box_settles),
+	    cmocka_unit_test(test_follow_and_refusals),       cmocka_unit_test(test_snapshot_with_shapes),
+	    cmocka_unit_test(test_body_restitution),          cmocka_unit_test(test_body_friction),
+	    cmocka_unit_test(test_placed_inside_resting_box), cmocka_unit_test(test_placed_inside_floating_box),
+	    cmocka_unit_test(test_dropped_onto_resting_box),  cmocka_unit_test(test_box_hits_resting_particle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
