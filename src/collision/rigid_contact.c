@@ -33,12 +33,14 @@
  * pass settles the contacts body by body from the bottom up along gravity, each body's contacts
  * over and over until they hold, with the lower body of a contact within 45 degrees of gravity
  * held still (shock propagation, Guendelman et al. 2003) and two bodies side by side left to the
- * iterations: the iterations before it moved both ends, so a load still weighs on what carries
- * it. After the velocities, in the same order and holding the same ends: each contact's normal
- * speed becomes e times the speed it approached with where it bounces, else none, and kinetic
- * friction takes off its tangential speed up to kinetic_friction times the normal correction over
- * h. A pair's friction is the geometric mean of the two shapes' (sqrt(mu_a mu_b), as Box2D and
- * Jolt combine it) and its restitution the larger of the two. */
+ * iterations; a body that others rest on alone is settled first together with them (their
+ * contacts on it moving both ends), so that what it carries weighs on it and turns with it, and
+ * their contacts start the next substep of the step from the impulses they ended this one with
+ * (warm starting). After the velocities, in the same order and holding the same ends: each
+ * contact's normal speed becomes e times the speed it approached with where it bounces, else
+ * none, and kinetic friction takes off its tangential speed up to kinetic_friction times the
+ * normal correction over h. A pair's friction is the geometric mean of the two shapes'
+ * (sqrt(mu_a mu_b), as Box2D and Jolt combine it) and its restitution the larger of the two. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,7 +388,7 @@ static bool make_contact(pbd_world* w, const pair_ctx* c, pbd_vec3 pf, pbd_vec3 
 	r.rs = bs ? pbd_v3_sub(mid, ss->centre) : pbd_v3(0, 0, 0);
 	r.slip = slip;
 	r.sep = d - c->gap;
-	r.dn = 0;
+	r.dn = r.lambda = 0;
 	r.budget = 0;
 	r.vn0 = pbd_v3_dot(n, pbd_v3_sub(velocity_at(sp, pf), velocity_at(ss, ps)));
 	/* The ends that no contact moves keep their velocity through the substep. */
@@ -614,13 +616,23 @@ static uint32_t order_key(pbd_real x) {
 	return (u & 0x80000000u) ? ~u : u | 0x80000000u;
 }
 
+/* Where in w->rpairs, past the passes' list and order_contacts' scratch, lie the contacts of the
+ * bodies body m carries alone (each resting on m and on nothing else; pbd_rigid_c.held is m + 1):
+ * [carried + from[m], carried + from[m + 1]), in the passes' order. */
+static uint64_t* carried_of(const pbd_world* w, uint64_t** from) {
+	const uint32_t n = w->nrc, nb = w->bodies.n;
+	uint64_t* carried = w->rpairs + (n + 1) + (nb + 1) + nb;
+	*from = carried + n;
+	return carried;
+}
+
 /* The order the passes take the contacts in, into w->rpairs once the search is done with it
  * (indices, ended by UINT64_MAX): by the body whose group each is in (pbd_rigid_c.group), the
  * groups from the bottom up along gravity, then by slot; each group's contacts in the order the
- * search made them. */
+ * search made them. Then, by body, the contacts of the bodies it carries (carried_of). */
 static bool order_contacts(pbd_world* w) {
 	const uint32_t n = w->nrc, nb = w->bodies.n;
-	const uint64_t need = (uint64_t)n + 2 * (uint64_t)nb + 2;
+	const uint64_t need = 2 * (uint64_t)n + 3 * (uint64_t)nb + 3;
 	if (need > UINT32_MAX ||
 	    !pbd_grow_to(&w->mem, (void**)&w->rpairs, sizeof *w->rpairs, &w->cap_rpairs, (uint32_t)need))
 		return false;
@@ -642,6 +654,29 @@ static bool order_contacts(pbd_world* w) {
 	}
 	for (uint32_t k = 0; k < n; ++k) list[at[w->rcon[k].group - 1]++] = k;
 	list[n] = UINT64_MAX;
+	/* What each body rests on (the held ends of its contacts): one body (slot + 1), or
+	 * UINT64_MAX for more than one, or for a collider that is no dynamic body besides. */
+	uint64_t* on = groups;
+	memset(on, 0, nb * sizeof *on);
+	for (uint32_t k = 0; k < n; ++k) {
+		const pbd_rigid_c* c = &w->rcon[k];
+		uint64_t* u = &on[c->group - 1];
+		if (c->held)
+			*u = *u == 0 || *u == c->held ? c->held : UINT64_MAX;
+		else if ((!c->p || !c->s) && PBD_FABS(pbd_v3_dot(c->n, up)) > PBD_R(0.7071))
+			*u = UINT64_MAX;
+	}
+	uint64_t* from;
+	uint64_t* carried = carried_of(w, &from);
+	memset(from, 0, (nb + 1) * sizeof *from);
+	for (uint32_t k = 0; k < n; ++k)
+		if (w->rcon[k].held && on[w->rcon[k].group - 1] == w->rcon[k].held) from[w->rcon[k].held]++;
+	for (uint32_t m = 0; m < nb; ++m) from[m + 1] += from[m];
+	memcpy(at, from, nb * sizeof *at);
+	for (uint32_t q = 0; q < n; ++q) {
+		const pbd_rigid_c* c = &w->rcon[list[q]];
+		if (c->held && on[c->group - 1] == c->held) carried[at[c->held - 1]++] = list[q];
+	}
 	return true;
 }
 
@@ -678,6 +713,24 @@ static bool still_close(const pbd_rigid_pair* k, const pair_ctx* c) {
 	return moved <= PBD_RIGID_KEEP;
 }
 
+/* A pass that holds the ends shock propagation holds, or none. */
+typedef enum pass_kind { PASS_BOTH, PASS_SHOCK } pass_kind;
+
+/* Whether end `body` (slot + 1) of contact k stays put in this pass. */
+static bool held(const pbd_rigid_c* k, uint32_t body, pass_kind pass) { return pass == PASS_SHOCK && body == k->held; }
+
+/* A correction of `amount` m along the contact's normal between its two points, shared by the
+ * generalised inverse masses of the ends it moves: + on the feature's body. */
+static void push_normal(pbd_world* w, pbd_rigid_c* k, pbd_real amount, pass_kind pass) {
+	const pbd_real wp = held(k, k->p, pass) ? 0 : k->wp, ws = held(k, k->s, pass) ? 0 : k->ws;
+	const pbd_real wsum = wp + ws;
+	if (!(wsum > 0)) return;
+	const pbd_real dl = amount / wsum;
+	if (wp > 0) pbd_node_body_push(&w->bodies, k->p - 1, k->n, k->ip, dl);
+	if (ws > 0) pbd_node_body_push(&w->bodies, k->s - 1, k->n, k->is, -dl);
+	k->lambda += dl;
+}
+
 /* The kept contacts [first, first + count) of the last substep, read again at this substep's
  * prediction: each one's two points and normal where they lie on their shapes. */
 static bool contacts_again(pbd_world* w, const pbd_rigid_pair* k, const pair_ctx* ij, const pair_ctx* ji) {
@@ -694,6 +747,17 @@ static bool contacts_again(pbd_world* w, const pbd_rigid_pair* k, const pair_ctx
 			/* the points where the search found them, not their round trip through the poses */
 			pbd_rigid_c* now = &w->rcon[w->nrc - 1];
 			now->lp = old->lp, now->ls = old->ls, now->ln = old->ln;
+			/* Warm start: the contact starts from the impulse it ended the last substep with
+			 * (kept for a body on the one body that carries it, pbd_rigid_contacts_settle), on
+			 * both ends. The settling pass holds the lower body, so what it pushed a body up
+			 * with reaches the one below only here, a substep later; from a cold start the
+			 * settling pass below an overhanging upper part did not release the edge it lifts
+			 * from in its ten sweeps. The iterations take back what the new poses no longer
+			 * need. */
+			if (old->lambda > 0) {
+				push_normal(w, now, old->lambda * (now->wp + now->ws), PASS_BOTH);
+				now->dn = old->lambda * (now->wp + now->ws);
+			}
 		}
 	}
 	return true;
@@ -768,23 +832,6 @@ static pbd_vec3 moved(const pbd_world* w, uint32_t body, pbd_vec3 r) {
 	return body ? pbd_node_body_moved(&w->bodies, body - 1, r) : pbd_v3(0, 0, 0);
 }
 
-/* A pass that holds the ends shock propagation holds, or none. */
-typedef enum pass_kind { PASS_BOTH, PASS_SHOCK } pass_kind;
-
-/* Whether end `body` (slot + 1) of contact k stays put in this pass. */
-static bool held(const pbd_rigid_c* k, uint32_t body, pass_kind pass) { return pass == PASS_SHOCK && body == k->held; }
-
-/* A correction of `amount` m along the contact's normal between its two points, shared by the
- * generalised inverse masses of the ends it moves: + on the feature's body. */
-static void push_normal(pbd_world* w, const pbd_rigid_c* k, pbd_real amount, pass_kind pass) {
-	const pbd_real wp = held(k, k->p, pass) ? 0 : k->wp, ws = held(k, k->s, pass) ? 0 : k->ws;
-	const pbd_real wsum = wp + ws;
-	if (!(wsum > 0)) return;
-	const pbd_real dl = amount / wsum;
-	if (wp > 0) pbd_node_body_push(&w->bodies, k->p - 1, k->n, k->ip, dl);
-	if (ws > 0) pbd_node_body_push(&w->bodies, k->s - 1, k->n, k->is, -dl);
-}
-
 /* The same along any unit direction. */
 static void push_pair(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_real amount, pass_kind pass) {
 	pbd_vec3 ip = pbd_v3(0, 0, 0), is = pbd_v3(0, 0, 0);
@@ -849,24 +896,55 @@ void pbd_rigid_contacts_project(pbd_world* w) {
 	for (uint32_t q = 0; list[q] != UINT64_MAX; ++q) project(w, &w->rcon[list[q]], PASS_BOTH);
 }
 
+/* One body's contacts [a, e) of the passes' list swept until they settle, the lower body of
+ * each held, together with the contacts [c0, c1) of the bodies it carries, which move both. */
+static void settle_group(pbd_world* w, uint32_t a, uint32_t e, const uint64_t* c0, const uint64_t* c1) {
+	const uint64_t* list = w->rpairs;
+	for (int sweep = 0; sweep < PBD_RIGID_GROUP_SWEEPS; ++sweep) {
+		pbd_real most = 0;
+		for (uint32_t q = a; q < e; ++q) {
+			/* Two bodies side by side, which neither holds, are left to the iterations: this
+			 * pass would push each against the other over and over, and at one substep of
+			 * 1/60 s the side contacts of a pyramid, whose normals turn at the cubes' edges,
+			 * threw cubes kilometres. */
+			pbd_rigid_c* k = &w->rcon[list[q]];
+			if (!k->held && k->p && k->s) continue;
+			most = PBD_FMAX(most, project(w, k, PASS_SHOCK));
+		}
+		for (const uint64_t* c = c0; c < c1; ++c) most = PBD_FMAX(most, project(w, &w->rcon[*c], PASS_BOTH));
+		if (!(most > PBD_RIGID_SETTLED)) break;
+	}
+}
+
 void pbd_rigid_contacts_settle(pbd_world* w) {
 	const uint64_t* list = w->rpairs;
+	uint64_t* from;
+	const uint64_t* carried = carried_of(w, &from);
 	for (uint32_t a = 0; list[a] != UINT64_MAX;) {
 		const uint32_t e = group_end(w, a);
-		for (int sweep = 0; sweep < PBD_RIGID_GROUP_SWEEPS; ++sweep) {
-			pbd_real most = 0;
-			for (uint32_t q = a; q < e; ++q) {
-				/* Two bodies side by side, which neither holds, are left to the iterations: this
-				 * pass would push each against the other over and over, and at one substep of
-				 * 1/60 s the side contacts of a pyramid, whose normals turn at the cubes' edges,
-				 * threw cubes kilometres. */
-				pbd_rigid_c* k = &w->rcon[list[q]];
-				if (!k->held && k->p && k->s) continue;
-				most = PBD_FMAX(most, project(w, k, PASS_SHOCK));
-			}
-			if (!(most > PBD_RIGID_SETTLED)) break;
-		}
+		/* A body that carries others alone is settled first with them: its contacts below,
+		 * the lower body held, and theirs on it, which move both ends, so that what rests on it
+		 * weighs on it where it rests and turns with it. Settled alone, a body carried its own
+		 * weight here, and an upper part whose centre lay past the edge below it stood level
+		 * for ever as long as each body's own centre lay over the one below it (three cubes
+		 * each 9 cm further out, the upper two's centre 1.5 cm past the edge); now the upper
+		 * part tips over the edge as one rigid body would (0.500 s to turn 0.3 rad, 0.462 s
+		 * in closed form). Only what rests on this body alone: a cube of a pyramid on two
+		 * below moved with each in turn, and the pyramid's top drifted 5.9 mm in 100 steps
+		 * where it drifts 0.5 mm. Then the body alone, as before, so that the stack below is
+		 * at rest before the bodies above are settled on it. */
+		const uint32_t m = w->rcon[list[a]].group - 1;
+		if (from[m + 1] > from[m]) settle_group(w, a, e, carried + from[m], carried + from[m + 1]);
+		settle_group(w, a, e, NULL, NULL);
 		a = e;
+	}
+	/* What the contacts kept into the next substep start from (contacts_again): those of the
+	 * bodies carried alone. Every contact of a pyramid of 210 warm-started made its top
+	 * drift 3.5 mm in 100 steps where it drifts 0.5 mm, and the step a quarter slower. */
+	if (w->rkeep_valid) {
+		for (uint32_t k = 0; k < w->nrc; ++k) w->rkeep[k].lambda = 0;
+		for (const uint64_t* c = carried; c < carried + from[w->bodies.n]; ++c)
+			w->rkeep[*c].lambda = w->rcon[*c].lambda;
 	}
 }
 
