@@ -102,9 +102,10 @@ typedef struct bench_options {
 	double methods_limit; /* wall seconds one of its simulations may take */
 	double methods_h_min; /* the smallest step its stable-step search tries */
 	const char* methods_only;
-	bool profile; /* time the step's phases (pbd_world_def.profile) and print them under each pbd row */
-	bool rigid;   /* the rigid-body rows instead of the tables */
-	int rigid_steps;
+	bool profile;     /* time the step's phases (pbd_world_def.profile) and print them under each pbd row */
+	bool rigid;       /* the rigid-body rows instead of the tables */
+	bool rigid_large; /* the large rigid-body table instead of the tables (after --rigid's with it) */
+	int rigid_steps;  /* 0: each rigid table's own default */
 	bool rigid_small; /* their scenes at smoke-test sizes */
 } bench_options;
 
@@ -274,8 +275,13 @@ static void print_help(FILE* f) {
 	        "  --rigid               the rigid-body rows alone: 20 boxes stacked, a pyramid of 20 layers\n"
 	        "                        and 1000 boxes, balls and capsules poured into a box, in pbd on 1\n"
 	        "                        and 2 threads and in Bullet's rigid-body world; --no-bullet applies\n"
-	        "  --rigid-steps K       steps of 1/60 s per rigid-body row (default 600)\n"
-	        "  --rigid-small         the rigid-body scenes small: 5 boxes, 5 layers, 50 bodies\n"
+	        "  --rigid-large         the large rigid-body rows: a pyramid of 100 layers (5050 boxes), 5000\n"
+	        "                        convex hulls poured into a box and a 100 x 100 grid of balls on ball\n"
+	        "                        joints, in pbd at 20 and at 4 substeps on 1 and 2 threads and in\n"
+	        "                        Bullet once per frame; alone, or after --rigid's rows with it\n"
+	        "  --rigid-steps K       steps of 1/60 s per rigid-body row (default 600; 2000 for --rigid-large)\n"
+	        "  --rigid-small         the rigid-body scenes small: 5 boxes, 5 layers, 50 bodies; with\n"
+	        "                        --rigid-large 10 layers, 50 hulls, 5 x 5 balls\n"
 	        "  --help                this text\n"
 	        "\n"
 	        "Status of a row, from the final state of every engine alike: diverged (non-finite, or a\n"
@@ -455,7 +461,6 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	o->quality_cap = 250;
 	o->methods_limit = 60;
 	o->methods_h_min = 1e-5;
-	o->rigid_steps = 600;
 
 	enum {
 		OPT_SIZES,
@@ -487,6 +492,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		OPT_RIGID,
 		OPT_RIGID_STEPS,
 		OPT_RIGID_SMALL,
+		OPT_RIGID_LARGE,
 		OPT_COUNT
 	};
 	static const char* const names[OPT_COUNT] = {
@@ -495,10 +501,10 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 	    "--quality",       "--quality-only",  "--quality-target", "--quality-cap",   "--quality-method",
 	    "--quality-csv",   "--resolution",    "--collision",      "--collision-csv", "--methods",
 	    "--methods-limit", "--methods-h-min", "--methods-only",   "--profile",       "--simd",
-	    "--threads",       "--rigid",         "--rigid-steps",    "--rigid-small"};
-	static const bool takes_value[OPT_COUNT] = {true,  true,  true, true,  true, true, false, true,  true, false,
-	                                            false, false, true, true,  true, true, false, false, true, false,
-	                                            true,  true,  true, false, true, true, false, true,  false};
+	    "--threads",       "--rigid",         "--rigid-steps",    "--rigid-small",   "--rigid-large"};
+	static const bool takes_value[OPT_COUNT] = {true,  true,  true, true,  true, true, false, true,  true,  false,
+	                                            false, false, true, true,  true, true, false, false, true,  false,
+	                                            true,  true,  true, false, true, true, false, true,  false, false};
 	bool seen[OPT_COUNT] = {false};
 
 	for (int i = 1; i < argc; ++i) {
@@ -654,6 +660,9 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		case OPT_RIGID_SMALL:
 			o->rigid_small = true;
 			break;
+		case OPT_RIGID_LARGE:
+			o->rigid_large = true;
+			break;
 		default:
 			break;
 		}
@@ -669,12 +678,12 @@ static int parse_options(int argc, char** argv, bench_options* o) {
 		                   "--resolution, --quality-only");
 	if ((seen[OPT_METHODS_LIMIT] || seen[OPT_METHODS_H_MIN] || seen[OPT_METHODS_ONLY]) && !o->methods)
 		return usage_error("--methods-limit, --methods-h-min and --methods-only need --methods");
-	if ((seen[OPT_RIGID_STEPS] || seen[OPT_RIGID_SMALL]) && !o->rigid)
-		return usage_error("--rigid-steps and --rigid-small need --rigid");
-	if (o->rigid && (o->collision || o->methods || o->resolution || o->quality || o->csv_path || o->quality_csv ||
-	                 o->profile || o->sizes_given || seen[OPT_STEPS]))
-		return usage_error("--rigid runs alone: not with --collision, --methods, --resolution, --quality*, --csv, "
-		                   "--profile, --sizes, --steps (--rigid-steps sets its steps)");
+	if ((seen[OPT_RIGID_STEPS] || seen[OPT_RIGID_SMALL]) && !o->rigid && !o->rigid_large)
+		return usage_error("--rigid-steps and --rigid-small need --rigid or --rigid-large");
+	if ((o->rigid || o->rigid_large) && (o->collision || o->methods || o->resolution || o->quality || o->csv_path ||
+	                                     o->quality_csv || o->profile || o->sizes_given || seen[OPT_STEPS]))
+		return usage_error("--rigid and --rigid-large run alone: not with --collision, --methods, --resolution, "
+		                   "--quality*, --csv, --profile, --sizes, --steps (--rigid-steps sets their steps)");
 	return 0;
 }
 
@@ -1185,9 +1194,14 @@ int pbd_bench_main(int argc, char** argv) {
 		}
 		return crc == 0 ? 0 : 1;
 	}
-	if (o.rigid) {
+	if (o.rigid || o.rigid_large) {
 		print_machine(&o, bullet_built, "rigid bodies", "btRigidBody in btDiscreteDynamicsWorld");
-		const int rrc = bench_rigid(o.rigid_steps, o.rigid_small, with_bullet);
+		int rrc = o.rigid ? bench_rigid(o.rigid_steps ? o.rigid_steps : 600, o.rigid_small, with_bullet) : 0;
+		if (rrc >= 0 && o.rigid_large) {
+			if (o.rigid) printf("\n");
+			const int lrc = bench_rigid_large(o.rigid_steps ? o.rigid_steps : 2000, o.rigid_small, with_bullet);
+			rrc = lrc < 0 ? lrc : rrc + lrc;
+		}
 		return rrc == 0 ? 0 : 1;
 	}
 	if (o.methods) {

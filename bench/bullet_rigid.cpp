@@ -1,7 +1,8 @@
 /* pbd benchmark: Bullet's rigid-body world in the rigid-body rows (bench/rigid.c). The bodies are
- * btRigidBody objects with btBoxShape, btSphereShape and btCapsuleShape, given the mass and the
- * principal moments the pbd rows compute, in one btDiscreteDynamicsWorld stepped once per frame or
- * in as many substeps as pbd takes.
+ * btRigidBody objects with btBoxShape, btSphereShape, btCapsuleShape and btConvexHullShape, given
+ * the mass and the principal moments the pbd rows compute, joined by btPoint2PointConstraint where
+ * the scene has ball joints, in one btDiscreteDynamicsWorld stepped once per frame or in as many
+ * substeps as pbd takes.
  *
  * Bodies never sleep here (DISABLE_DEACTIVATION), nor in the pbd rows (sleep_time 0): a row's time
  * is the work of a step on the same awake bodies, and a stack that fell asleep would hide its
@@ -19,9 +20,11 @@
 #include <BulletCollision/CollisionDispatch/btDefaultCollisionConfiguration.h>
 #include <BulletCollision/CollisionShapes/btBoxShape.h>
 #include <BulletCollision/CollisionShapes/btCapsuleShape.h>
+#include <BulletCollision/CollisionShapes/btConvexHullShape.h>
 #include <BulletCollision/CollisionShapes/btSphereShape.h>
 #include <BulletCollision/CollisionShapes/btStaticPlaneShape.h>
 #include <BulletCollision/NarrowPhaseCollision/btPersistentManifold.h>
+#include <BulletDynamics/ConstraintSolver/btPoint2PointConstraint.h>
 #include <BulletDynamics/ConstraintSolver/btSequentialImpulseConstraintSolver.h>
 #include <BulletDynamics/Dynamics/btDiscreteDynamicsWorld.h>
 #include <BulletDynamics/Dynamics/btRigidBody.h>
@@ -36,10 +39,15 @@ struct pbd_bullet_rigid {
 	btDiscreteDynamicsWorld world;
 	btAlignedObjectArray<btCollisionShape*> shapes;
 	btAlignedObjectArray<btRigidBody*> bodies; // in the order of the desc; the floor is not one of them
+	btAlignedObjectArray<btPoint2PointConstraint*> joints;
 	btRigidBody* floor = nullptr;
 
 	pbd_bullet_rigid() : dispatcher(&config), world(&dispatcher, &broadphase, &solver, &config) {}
 	~pbd_bullet_rigid() {
+		for (int i = 0; i < joints.size(); ++i) {
+			world.removeConstraint(joints[i]);
+			delete joints[i];
+		}
 		for (int i = 0; i < bodies.size(); ++i) {
 			world.removeRigidBody(bodies[i]);
 			delete bodies[i];
@@ -72,6 +80,10 @@ static bool body_is_valid(const pbd_bullet_rigid_body* b) {
 	case PBD_BULLET_RIGID_CAPSULE:
 		shape_ok = b->radius > 0 && b->half_height > 0 && std::isfinite(b->radius) && std::isfinite(b->half_height);
 		break;
+	case PBD_BULLET_RIGID_HULL:
+		shape_ok = b->points && b->point_count >= 4 && b->point_count <= 0x7fffffffu;
+		for (uint32_t k = 0; shape_ok && k < b->point_count; ++k) shape_ok = finite3(b->points + 3 * (size_t)k);
+		break;
 	}
 	const double q = b->rotation[0] * b->rotation[0] + b->rotation[1] * b->rotation[1] +
 	                 b->rotation[2] * b->rotation[2] + b->rotation[3] * b->rotation[3];
@@ -94,6 +106,19 @@ static bool desc_is_valid(const pbd_bullet_rigid_desc* d, char* err, size_t err_
 			set_error(err, err_size, "bullet rigid: a body with a bad shape, pose, mass or inertia");
 			return false;
 		}
+	if (d->joint_count > 0 && !d->joints) {
+		set_error(err, err_size, "bullet rigid: joint_count without joints");
+		return false;
+	}
+	const int64_t n = d->body_count;
+	for (uint32_t i = 0; i < d->joint_count; ++i) {
+		const pbd_bullet_rigid_joint* j = &d->joints[i];
+		if (j->a < -1 || j->a >= n || j->b < -1 || j->b >= n || j->a == j->b || !finite3(j->pivot_a) ||
+		    !finite3(j->pivot_b)) {
+			set_error(err, err_size, "bullet rigid: a joint with a bad body index or pivot");
+			return false;
+		}
+	}
 	return true;
 }
 
@@ -107,9 +132,21 @@ static btCollisionShape* make_shape(const pbd_bullet_rigid_body* b) {
 		return new btSphereShape(btScalar(b->radius));
 	case PBD_BULLET_RIGID_CAPSULE:
 		return new btCapsuleShape(btScalar(b->radius), btScalar(2 * b->half_height));
+	case PBD_BULLET_RIGID_HULL: {
+		btConvexHullShape* hull = new btConvexHullShape();
+		for (uint32_t k = 0; k < b->point_count; ++k) {
+			const double* p = b->points + 3 * (size_t)k;
+			hull->addPoint(btVector3(btScalar(p[0]), btScalar(p[1]), btScalar(p[2])), false);
+		}
+		hull->recalcLocalAabb();
+		hull->setMargin(btScalar(PBD_BULLET_RIGID_HULL_MARGIN));
+		return hull;
+	}
 	}
 	return nullptr;
 }
+
+static btVector3 vec3(const double* v) { return btVector3(btScalar(v[0]), btScalar(v[1]), btScalar(v[2])); }
 
 static void create(pbd_bullet_rigid* s, const pbd_bullet_rigid_desc* d) {
 	s->world.setGravity(btVector3(0, btScalar(d->gravity_y), 0));
@@ -139,7 +176,19 @@ static void create(pbd_bullet_rigid* s, const pbd_bullet_rigid_desc* d) {
 		btRigidBody* body = new btRigidBody(info);
 		s->bodies.push_back(body);
 		if (b->mass > 0) body->setActivationState(DISABLE_DEACTIVATION);
-		s->world.addRigidBody(body);
+		if (b->no_contact)
+			s->world.addRigidBody(body, int(btBroadphaseProxy::DefaultFilter), 0);
+		else
+			s->world.addRigidBody(body);
+	}
+	for (uint32_t i = 0; i < d->joint_count; ++i) {
+		const pbd_bullet_rigid_joint* j = &d->joints[i];
+		// The world side is Bullet's fixed body, whose frame is the world's.
+		btRigidBody& a = j->a < 0 ? btTypedConstraint::getFixedBody() : *s->bodies[j->a];
+		btRigidBody& b = j->b < 0 ? btTypedConstraint::getFixedBody() : *s->bodies[j->b];
+		btPoint2PointConstraint* c = new btPoint2PointConstraint(a, b, vec3(j->pivot_a), vec3(j->pivot_b));
+		s->joints.push_back(c);
+		s->world.addConstraint(c, true);
 	}
 }
 
@@ -191,6 +240,19 @@ extern "C" double pbd_bullet_rigid_min_distance(const pbd_bullet_rigid* world, u
 	}
 	if (count) *count = points;
 	return least;
+}
+
+extern "C" double pbd_bullet_rigid_max_joint_error(const pbd_bullet_rigid* world) {
+	double most = 0;
+	for (int i = 0; i < world->joints.size(); ++i) {
+		const btPoint2PointConstraint* c = world->joints[i];
+		const btVector3 a = c->getRigidBodyA().getCenterOfMassTransform() * c->getPivotInA();
+		const btVector3 b = c->getRigidBodyB().getCenterOfMassTransform() * c->getPivotInB();
+		const double gap = double((a - b).length());
+		if (!(gap <= most)) most = gap;
+		if (std::isnan(most)) break; // a NaN is the answer
+	}
+	return most;
 }
 
 extern "C" void pbd_bullet_rigid_destroy(pbd_bullet_rigid* world) { delete world; }
