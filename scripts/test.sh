@@ -105,7 +105,8 @@ echo "=== build-ci-tsan"
 # shellcheck disable=SC2086
 cmake -S . -B build-ci-tsan -DPBD_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_SANITIZE_THREAD=ON \
 	-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ $lean -DPBD_BUILD_EXAMPLES=OFF -DPBD_BUILD_SOAK=OFF
-cmake --build build-ci-tsan -j "$jobs" --target test_threads test_determinism test_body_attachment test_joint test_sleep
+cmake --build build-ci-tsan -j "$jobs" --target test_threads test_determinism test_body_attachment test_joint test_sleep \
+	test_contact_events
 run_ctest build-ci-tsan -L threads
 # shellcheck disable=SC2086
 run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang \
