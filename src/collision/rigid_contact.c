@@ -414,9 +414,11 @@ static bool make_contact(pbd_world* w, const pair_ctx* c, pbd_vec3 pf, pbd_vec3 
 	return push_contact(w, &r);
 }
 
-/* The features of collider `fp` against the surface of collider `fs`: contacts into w->rcon. */
-static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 slo, pbd_vec3 shi) {
-	const pbd_collider* cp = &w->colliders[fp];
+/* The features of the pair's collider `fp` against the surface of its collider `fs`: contacts
+ * into w->rcon. */
+static bool features_against(pbd_world* w, const pair_ctx* pair, pbd_vec3 slo, pbd_vec3 shi) {
+	const uint32_t fs = pair->fs;
+	const pbd_collider* cp = &w->colliders[pair->fp];
 	const pbd_collider* cs = &w->colliders[fs];
 	const pbd_shape_ops* ops = pbd_shape_ops_of(cs->def.type);
 	/* The features that pass through the other's box over the substep, not only those in it at
@@ -427,7 +429,7 @@ static bool features_against(pbd_world* w, uint32_t fp, uint32_t fs, pbd_vec3 sl
 	llo = pbd_v3(PBD_FMIN(llo.x, llo0.x), PBD_FMIN(llo.y, llo0.y), PBD_FMIN(llo.z, llo0.z));
 	lhi = pbd_v3(PBD_FMAX(lhi.x, lhi0.x), PBD_FMAX(lhi.y, lhi0.y), PBD_FMAX(lhi.z, lhi0.z));
 	if (!gather(w, cp, llo, lhi)) return false;
-	const pair_ctx pc = pair_of(w, fp, fs);
+	const pair_ctx pc = *pair;
 	const side sp = pc.sp, ss = pc.ss;
 	const pbd_real gap = pc.gap;
 	if (!sp.body && !ss.body) return true;
@@ -783,11 +785,10 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 		const uint64_t key = w->rpairs[k];
 		const uint32_t i = (uint32_t)(key >> 32), j = (uint32_t)key;
 		const uint32_t first = w->nrc;
-		const pair_ctx ij = pair_of(w, i, j);
+		const pair_ctx ij = pair_of(w, i, j), ji = pair_of(w, j, i);
 		pbd_rigid_pair* rec = &w->rpair_next[made++];
 		while (o < nkept && w->rpair[o].key < key) ++o;
 		if (o < nkept && w->rpair[o].key == key && still_close(&w->rpair[o], &ij)) {
-			const pair_ctx ji = pair_of(w, j, i);
 			found = contacts_again(w, &w->rpair[o], &ij, &ji);
 			*rec = w->rpair[o];
 		} else {
@@ -797,7 +798,7 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 			    pbd_v3(PBD_FMAX(bi.lo.x, bj.lo.x), PBD_FMAX(bi.lo.y, bj.lo.y), PBD_FMAX(bi.lo.z, bj.lo.z));
 			const pbd_vec3 ohi =
 			    pbd_v3(PBD_FMIN(bi.hi.x, bj.hi.x), PBD_FMIN(bi.hi.y, bj.hi.y), PBD_FMIN(bi.hi.z, bj.hi.z));
-			found = features_against(w, i, j, olo, ohi) && features_against(w, j, i, olo, ohi);
+			found = features_against(w, &ij, olo, ohi) && features_against(w, &ji, olo, ohi);
 			const pbd_real ri = reach_of(&w->colliders[i]), rj = reach_of(&w->colliders[j]);
 			rec->key = key;
 			rec->i_moves = ri <= rj;
