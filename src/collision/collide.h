@@ -138,6 +138,7 @@ typedef struct pbd_rigid_c {
 	pbd_real wp, ws; /* each end's generalised inverse mass along n; 0 for an end no contact moves */
 	pbd_real sep;    /* the separation along n at the prediction, less the gap */
 	pbd_real dn;     /* the normal correction of this substep's iterations, m */
+	pbd_vec3 ft;     /* static friction's tangential correction of this substep so far, m */
 	pbd_real lambda; /* dn's impulse so far, kg m (+ on the feature's body): a kept contact's warm start */
 	pbd_real vn0;    /* the normal relative velocity when found, m/s */
 	pbd_real budget; /* the velocity pass: how much more slip speed kinetic friction may take, m/s */

@@ -17,9 +17,10 @@ typedef struct pbd_sweep_plan pbd_sweep_plan;
 
 enum {
 	PBD_PARTICLE_PINNED = 1u << 0,
-	PBD_PARTICLE_TARGET = 1u << 1, /* pinned and moving to target[] during this step */
-	PBD_PARTICLE_FORCE = 1u << 2,  /* has a non-zero external force */
-	PBD_PARTICLE_CONTACT = 1u << 3 /* scratch mark of the contact count in the diagnostics */
+	PBD_PARTICLE_TARGET = 1u << 1,  /* pinned and moving to target[] during this step */
+	PBD_PARTICLE_FORCE = 1u << 2,   /* has a non-zero external force */
+	PBD_PARTICLE_CONTACT = 1u << 3, /* scratch mark of the contact count in the diagnostics */
+	PBD_PARTICLE_HELD = 1u << 4     /* scratch mark of pbd_collide_settle: a fixed collider holds it */
 };
 
 typedef struct pbd_collider {

@@ -226,15 +226,16 @@ static void test_cloth_over_stack(void** state) {
 	       "crate at %.3g m/s; %u of %u cloth particles above 0.15 m, from %.4f m up to %.4f m, the cloth's kinetic "
 	       "energy %.3g J; the deepest particle inside a crate %.3g m at the end, %.3g m over the run\n",
 	       s.frames, top0, top, fastest, held, n, lowest, highest, cloth_energy, deepest_end, deepest);
-	/* The tower fell: its highest crate's centre from 1.084 m to 0.365 m (a crate on another), and
-	 * every crate lies still (6e-8 m/s). */
+	/* The tower fell: its highest crate's centre from 1.084 m to 0.133 m (every crate on the
+	 * floor, one of them on the cloth; in other runs, 0.365 m, a crate on another), and every
+	 * crate lies still (2e-3 m/s for the one on the cloth, 6e-8 m/s otherwise). */
 	assert_true(top < 0.5);
 	assert_true(fastest < 0.05);
-	/* Measured: 454 particles above 0.15 m (424 in double precision), the highest at 0.52 m, and
-	 * 0.0025 J; in a run whose crates fell otherwise (the topple is chaotic: rounding changes
-	 * which crate ends on which), 269 and 0.30 m. A cloth that did not meet the crates would lie
+	/* Measured: 244 particles above 0.15 m (121 in double precision), the highest at 0.27 m, and
+	 * 0.0003 J; in runs whose crates fell otherwise (the topple is chaotic: rounding changes which
+	 * crate ends on which), 454 and 0.52 m, 269 and 0.30 m. A cloth that did not meet the crates would lie
 	 * flat on the floor, at most 9 mm up. */
-	assert_true(held > 200);
+	assert_true(held > 100);
 	assert_true(highest > 0.2);
 	assert_true(cloth_energy < 0.05);
 	assert_true(lowest > 0);
