@@ -212,10 +212,9 @@ static void test_drop_begins_once(void** state) {
 	pbd_world_destroy(w);
 }
 
-/* A cube dropped onto a cube resting on the floor: the two cubes' pair begins with most of the
- * impulse that stops the upper one, m (v_after - v_before) + m g dt, about its m v. Not all of it:
- * the settling pass pushes the upper cube alone, holding the lower one (rigid_contact.c), and its
- * corrections count with both cubes' weights, as if both had moved (docs/collision.md). */
+/* A cube dropped onto a cube resting on the floor: the two cubes' pair begins with the impulse
+ * that stops the upper one, m (v_after - v_before) + m g dt, about its m v (measured within 0.03 %;
+ * 83 % while static friction between bodies had no bound, docs/collision.md). */
 static void test_drop_on_a_cube(void** state) {
 	(void)state;
 	char msg[256] = "";
@@ -239,7 +238,7 @@ static void test_drop_on_a_cube(void** state) {
 			const double balance = m * (v1 - v0) + m * g * dt, j = (double)p->impulse;
 			printf("  cube onto a cube from %.2f m: impulse %.4f N s; m (v1 - v0) + m g dt = %.4f, m v_fall = %.4f\n",
 			       h0, j, balance, m * v_fall);
-			assert_true(j > 0.8 * balance && j < 1.01 * balance);
+			assert_true(j > 0.99 * balance && j < 1.01 * balance);
 			assert_true(j > 0.8 * m * v_fall);
 			begun = true;
 		}
@@ -249,9 +248,9 @@ static void test_drop_on_a_cube(void** state) {
 	pbd_world_destroy(w);
 }
 
-/* Three cubes stacked at rest: each pair below carries more than the one above it, but less than
- * the weight over it (3, 2, 1 m g dt): the settling pass holds the lower cube of each pair, so the
- * load reaches the floor in part (docs/collision.md, "Contact events"). */
+/* Three cubes stacked at rest: each pair carries the weight over it (3, 2, 1 m g dt) to within
+ * 10 %, a little less below: the settling pass holds the lower cube of each pair, so the load
+ * reaches the floor in part (docs/collision.md, "Contact events"; measured 2.81, 1.90, 1.00). */
 static void test_stack_load(void** state) {
 	(void)state;
 	char msg[256] = "";
@@ -266,7 +265,8 @@ static void test_stack_load(void** state) {
 	const double mgdt = m * g / 60;
 	printf("  three cubes stacked: floor %.3f, 1-2 %.3f, 2-3 %.3f m g dt (weight over each: 3, 2, 1)\n",
 	       (double)p[0].impulse / mgdt, (double)p[1].impulse / mgdt, (double)p[2].impulse / mgdt);
-	for (int k = 0; k < 3; ++k) assert_true((double)p[k].impulse > 0.5 * mgdt && (double)p[k].impulse < (3 - k) * mgdt);
+	for (int k = 0; k < 3; ++k)
+		assert_true((double)p[k].impulse > 0.9 * (3 - k) * mgdt && (double)p[k].impulse < 1.01 * (3 - k) * mgdt);
 	assert_true(p[0].impulse > p[1].impulse && p[1].impulse > p[2].impulse);
 	assert_string_equal(msg, "");
 	pbd_world_destroy(w);
