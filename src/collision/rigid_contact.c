@@ -40,8 +40,12 @@
  * (warm starting). After the velocities, in the same order and holding the same ends: each
  * contact's normal speed becomes e times the speed it approached with where it bounces, else
  * none, and kinetic friction takes off its tangential speed up to kinetic_friction times the
- * normal correction over h. A pair's friction is the geometric mean of the two shapes'
- * (sqrt(mu_a mu_b), as Box2D and Jolt combine it) and its restitution the larger of the two. */
+ * normal correction over h, less what static friction took. A pair's friction is the geometric mean of the two shapes'
+ * (sqrt(mu_a mu_b), as Box2D and Jolt combine it) and its restitution the larger of the two.
+ *
+ * Both passes take the bodies' groups in levels (plan_passes): the groups of a level touch no
+ * body another of them moves, so they run side by side on the world's threads and give the bits
+ * of the passes' order on any number of them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -630,6 +634,107 @@ static uint64_t* carried_of(const pbd_world* w, uint64_t** from) {
 	return carried;
 }
 
+/* Where the group that starts at list[a] ends. */
+static uint32_t group_end(const pbd_world* w, uint32_t a) {
+	const uint64_t* list = w->rpairs;
+	const uint32_t m = w->rcon[list[a]].group;
+	uint32_t e = a + 1;
+	while (list[e] != UINT64_MAX && w->rcon[list[e]].group == m) ++e;
+	return e;
+}
+
+static uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
+/* One body's access in a group of a pass: `moves` it, or only reads where it is. With `level`
+ * 0 it raises *at to what the access must come after: the last level that moved the body, and
+ * for a move also the last that read it; else it records the access at `level`. */
+static void access(uint32_t body, bool moves, uint32_t level, uint32_t* at, uint32_t* moved, uint32_t* read) {
+	if (!body) return;
+	const uint32_t i = body - 1;
+	if (!level) {
+		*at = max_u32(*at, moved[i]);
+		if (moves) *at = max_u32(*at, read[i]);
+	} else if (moves) {
+		moved[i] = level;
+	} else {
+		read[i] = max_u32(read[i], level);
+	}
+}
+
+/* The accesses of the group [a, e) of the passes' list (with the contacts [c0, c1) of the bodies
+ * it carries, in the settling pass) at `level`, or with level 0 the level it must come after. The
+ * settling pass leaves two bodies side by side alone (settle_group) and moves both ends of a
+ * carried body's contact; both passes move each end that is not held. */
+static uint32_t group_access(const pbd_world* w, uint32_t a, uint32_t e, const uint64_t* c0, const uint64_t* c1,
+                             bool settling, uint32_t level, uint32_t* moved, uint32_t* read) {
+	const uint64_t* list = w->rpairs;
+	uint32_t at = 0;
+	for (uint32_t q = a; q < e; ++q) {
+		const pbd_rigid_c* k = &w->rcon[list[q]];
+		if (settling && !k->held && k->p && k->s) continue;
+		access(k->p, k->p != k->held, level, &at, moved, read);
+		access(k->s, k->s != k->held, level, &at, moved, read);
+	}
+	for (const uint64_t* c = c0; c < c1; ++c) {
+		const pbd_rigid_c* k = &w->rcon[*c];
+		access(k->p, true, level, &at, moved, read);
+		access(k->s, true, level, &at, moved, read);
+	}
+	return at;
+}
+
+/* The levels of one pass (pbd_rigid_contacts_settle or _velocities) into order (the groups'
+ * starts, level by level) and first (where each level starts; returns the level count). A group
+ * comes a level after every group before it in the list that moved a body it touches or read one
+ * it moves, so that the groups of a level touch nothing another of them moves: they run side by
+ * side, on any number of threads, to the bits of the list's order. */
+static uint32_t plan_pass(const pbd_world* w, bool settling, const uint32_t* starts, uint32_t ng, uint32_t* order,
+                          uint32_t* first, uint32_t* level, uint32_t* moved, uint32_t* read) {
+	const uint32_t nb = w->bodies.n;
+	const uint64_t* list = w->rpairs;
+	uint64_t* from;
+	const uint64_t* carried = carried_of(w, &from);
+	memset(moved, 0, nb * sizeof *moved);
+	memset(read, 0, nb * sizeof *read);
+	uint32_t levels = 0;
+	for (uint32_t g = 0; g < ng; ++g) {
+		const uint32_t a = starts[g], e = group_end(w, a), m = w->rcon[list[a]].group - 1;
+		const uint64_t *c0 = settling ? carried + from[m] : NULL, *c1 = settling ? carried + from[m + 1] : NULL;
+		level[g] = group_access(w, a, e, c0, c1, settling, 0, moved, read) + 1;
+		group_access(w, a, e, c0, c1, settling, level[g], moved, read);
+		levels = max_u32(levels, level[g]);
+	}
+	memset(first, 0, (levels + 1) * sizeof *first);
+	for (uint32_t g = 0; g < ng; ++g) first[level[g]]++;
+	for (uint32_t l = 0; l < levels; ++l) first[l + 1] += first[l];
+	/* first[l] now ends level l (1-based); each level's groups in the list's order */
+	for (uint32_t g = ng; g-- > 0;) order[--first[level[g]]] = starts[g];
+	/* first[l] starts level l + 1 */
+	for (uint32_t l = 0; l < levels; ++l) first[l] = first[l + 1];
+	first[levels] = ng;
+	return levels;
+}
+
+/* The schedule of both passes (pbd_world.rsched): the groups' starts in the list's order, then
+ * per pass the starts level by level and where each level starts, then scratch. */
+static bool plan_passes(pbd_world* w) {
+	const uint32_t nb = w->bodies.n;
+	const uint64_t need = 8 * (uint64_t)nb + 4;
+	if (need > UINT32_MAX ||
+	    !pbd_grow_to(&w->mem, (void**)&w->rsched, sizeof *w->rsched, &w->cap_rsched, (uint32_t)need))
+		return false;
+	const uint64_t* list = w->rpairs;
+	uint32_t* starts = w->rsched;
+	uint32_t ng = 0;
+	for (uint32_t a = 0; list[a] != UINT64_MAX; a = group_end(w, a)) starts[ng++] = a;
+	uint32_t *settle = starts + ng, *settle_first = settle + ng, *velocity = settle_first + ng + 1,
+	         *velocity_first = velocity + ng, *level = velocity_first + ng + 1, *moved = level + ng, *read = moved + nb;
+	w->nrgroup = ng;
+	w->nrlevel_settle = plan_pass(w, true, starts, ng, settle, settle_first, level, moved, read);
+	w->nrlevel_velocity = plan_pass(w, false, starts, ng, velocity, velocity_first, level, moved, read);
+	return true;
+}
+
 /* The order the passes take the contacts in, into w->rpairs once the search is done with it
  * (indices, ended by UINT64_MAX): by the body whose group each is in (pbd_rigid_c.group), the
  * groups from the bottom up along gravity, then by slot; each group's contacts in the order the
@@ -681,7 +786,7 @@ static bool order_contacts(pbd_world* w) {
 		const pbd_rigid_c* c = &w->rcon[list[q]];
 		if (c->held && on[c->group - 1] == c->held) carried[at[c->held - 1]++] = list[q];
 	}
-	return true;
+	return plan_passes(w);
 }
 
 /* The reach of a shape from its frame's origin: the radius of a ball there that holds it, or
@@ -898,15 +1003,6 @@ static pbd_real project(pbd_world* w, pbd_rigid_c* k, pass_kind pass) {
 	return PBD_FMAX(most, moved_by);
 }
 
-/* Where the group that starts at list[a] ends. */
-static uint32_t group_end(const pbd_world* w, uint32_t a) {
-	const uint64_t* list = w->rpairs;
-	const uint32_t m = w->rcon[list[a]].group;
-	uint32_t e = a + 1;
-	while (list[e] != UINT64_MAX && w->rcon[list[e]].group == m) ++e;
-	return e;
-}
-
 void pbd_rigid_contacts_project(pbd_world* w) {
 	const uint64_t* list = w->rpairs;
 	for (uint32_t q = 0; list[q] != UINT64_MAX; ++q) project(w, &w->rcon[list[q]], PASS_BOTH);
@@ -932,12 +1028,26 @@ static void settle_group(pbd_world* w, uint32_t a, uint32_t e, const uint64_t* c
 	}
 }
 
-void pbd_rigid_contacts_settle(pbd_world* w) {
-	const uint64_t* list = w->rpairs;
+/* A level of a pass: its groups' starts in the passes' list, in blocks of PBD_RIGID_GROUP_BLOCK
+ * on the world's threads. */
+#define PBD_RIGID_GROUP_BLOCK 2u
+
+typedef struct level_stage {
+	pbd_world* w;
+	const uint32_t* starts;
+	uint32_t count;
+	pbd_real slow, settled; /* the velocity pass's */
+} level_stage;
+
+static void settle_block(void* ctx, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const level_stage* s = (const level_stage*)ctx;
+	pbd_world* w = s->w;
 	uint64_t* from;
 	const uint64_t* carried = carried_of(w, &from);
-	for (uint32_t a = 0; list[a] != UINT64_MAX;) {
-		const uint32_t e = group_end(w, a);
+	const uint32_t first = block * PBD_RIGID_GROUP_BLOCK, end = pbd_block_end(first, s->count, PBD_RIGID_GROUP_BLOCK);
+	for (uint32_t g = first; g < end; ++g) {
+		const uint32_t a = s->starts[g], e = group_end(w, a);
 		/* A body that carries others alone is settled first with them: its contacts below,
 		 * the lower body held, and theirs on it, which move both ends, so that what rests on it
 		 * weighs on it where it rests and turns with it. Settled alone, a body carried its own
@@ -949,10 +1059,19 @@ void pbd_rigid_contacts_settle(pbd_world* w) {
 		 * below moved with each in turn, and the pyramid's top drifted 5.9 mm in 100 steps
 		 * where it drifts 0.5 mm. Then the body alone, as before, so that the stack below is
 		 * at rest before the bodies above are settled on it. */
-		const uint32_t m = w->rcon[list[a]].group - 1;
+		const uint32_t m = w->rcon[w->rpairs[a]].group - 1;
 		if (from[m + 1] > from[m]) settle_group(w, a, e, carried + from[m], carried + from[m + 1]);
 		settle_group(w, a, e, NULL, NULL);
-		a = e;
+	}
+}
+
+void pbd_rigid_contacts_settle(pbd_world* w) {
+	uint64_t* from;
+	const uint64_t* carried = carried_of(w, &from);
+	const uint32_t ng = w->nrgroup, *order = w->rsched + ng, *first = order + ng;
+	for (uint32_t l = 0; l < w->nrlevel_settle; ++l) {
+		level_stage s = {w, order + first[l], first[l + 1] - first[l], 0, 0};
+		pbd_exec_stage(&w->exec, settle_block, &s, pbd_blocks(s.count, PBD_RIGID_GROUP_BLOCK));
 	}
 	/* What the contacts kept into the next substep start from (contacts_again): those of the
 	 * bodies carried alone. Every contact of a pyramid of 210 warm-started made its top
@@ -1014,6 +1133,23 @@ static pbd_real velocities(pbd_world* w, pbd_rigid_c* k, pbd_real slow, pass_kin
 	return PBD_FMAX(most, dv);
 }
 
+static void velocity_block(void* ctx, uint32_t block, uint32_t worker) {
+	(void)worker;
+	const level_stage* s = (const level_stage*)ctx;
+	pbd_world* w = s->w;
+	const uint64_t* list = w->rpairs;
+	const uint32_t first = block * PBD_RIGID_GROUP_BLOCK, end = pbd_block_end(first, s->count, PBD_RIGID_GROUP_BLOCK);
+	for (uint32_t g = first; g < end; ++g) {
+		const uint32_t a = s->starts[g], e = group_end(w, a);
+		for (int sweep = 0; sweep < PBD_RIGID_GROUP_SWEEPS; ++sweep) {
+			pbd_real most = 0;
+			for (uint32_t q = a; q < e; ++q)
+				most = PBD_FMAX(most, velocities(w, &w->rcon[list[q]], s->slow, PASS_SHOCK));
+			if (!(most > s->settled)) break;
+		}
+	}
+}
+
 void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 	const pbd_real slow = 2 * pbd_v3_length(w->def.gravity) * h;
 	pbd_bodies* b = &w->bodies;
@@ -1037,15 +1173,10 @@ void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 		k->ws = weight(w, k->s, k->rs, k->n, &k->is);
 		k->budget = PBD_FMAX(k->mu_k * k->dn - pbd_v3_length(k->ft), 0) / h;
 	}
-	const uint64_t* list = w->rpairs;
-	for (uint32_t a = 0; list[a] != UINT64_MAX;) {
-		const uint32_t e = group_end(w, a);
-		for (int sweep = 0; sweep < PBD_RIGID_GROUP_SWEEPS; ++sweep) {
-			pbd_real most = 0;
-			for (uint32_t q = a; q < e; ++q) most = PBD_FMAX(most, velocities(w, &w->rcon[list[q]], slow, PASS_SHOCK));
-			if (!(most > PBD_RIGID_SETTLED_SPEED)) break;
-		}
-		a = e;
+	const uint32_t ng = w->nrgroup, *order = w->rsched + 3 * ng + 1, *first = order + ng;
+	for (uint32_t l = 0; l < w->nrlevel_velocity; ++l) {
+		level_stage s = {w, order + first[l], first[l + 1] - first[l], slow, PBD_RIGID_SETTLED_SPEED};
+		pbd_exec_stage(&w->exec, velocity_block, &s, pbd_blocks(s.count, PBD_RIGID_GROUP_BLOCK));
 	}
 }
 

@@ -192,6 +192,11 @@ struct pbd_world {
 	struct pbd_rigid_c* rkeep;
 	uint32_t nrpair, cap_rpair, cap_rpair_next, cap_rkeep;
 	bool rkeep_valid;
+	/* rigid_contact.c's schedule of the settling and velocity passes: the groups (each by the
+	 * index of its first contact in the passes' list) level by level, the groups of a level
+	 * independent of each other; and per level where its groups start */
+	uint32_t* rsched;
+	uint32_t cap_rsched, nrgroup, nrlevel_settle, nrlevel_velocity;
 	bool rigid_brute_force; /* tests only: every pair of colliders, to check the sweep */
 	bool rigid_capped;      /* this substep's rigid contacts reached their bound (rigid_contact.c) */
 	uint32_t rigid_iter;    /* the iteration of the substep the rigid contacts are projected in (rigid_contact.c) */

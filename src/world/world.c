@@ -296,6 +296,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->rbox, w->cap_rbox * sizeof *w->rbox);
 	pbd_free(&mem, w->rorder, w->cap_rorder * sizeof *w->rorder);
 	pbd_free(&mem, w->rpairs, w->cap_rpairs * sizeof *w->rpairs);
+	pbd_free(&mem, w->rsched, w->cap_rsched * sizeof *w->rsched);
 	pbd_free(&mem, w->rpair, w->cap_rpair * sizeof *w->rpair);
 	pbd_free(&mem, w->rpair_next, w->cap_rpair_next * sizeof *w->rpair_next);
 	pbd_free(&mem, w->rkeep, w->cap_rkeep * sizeof *w->rkeep);
