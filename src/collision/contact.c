@@ -506,6 +506,12 @@ static pbd_real push_body(pbd_world* w, const pbd_contact_c* c, uint32_t i, pbd_
 	return wp * dl;
 }
 
+/* Gravity's unit direction, or zero without gravity. */
+static pbd_vec3 gravity_down(const pbd_world* w) {
+	const pbd_real g = pbd_v3_length(w->def.gravity);
+	return g > 0 ? pbd_v3_scale(w->def.gravity, 1 / g) : pbd_v3(0, 0, 0);
+}
+
 /* The sweeps of pbd_collide_settle over the bodies resting on held particles, at most. */
 #define PBD_SETTLE_SWEEPS 10
 
@@ -584,10 +590,9 @@ static pbd_real settle_one(pbd_world* w, const pbd_contact_c* c, pbd_vec3 down, 
  * the floor gave the particle back all of it, and the crate sank through the cloth to the
  * floor; in one sweep, each particle lifting the crate in turn left it rocking at 0.6 rad/s. */
 void pbd_collide_settle(pbd_world* w) {
-	const pbd_real g = pbd_v3_length(w->def.gravity);
-	const pbd_vec3 down = g > 0 ? pbd_v3_scale(w->def.gravity, 1 / g) : pbd_v3(0, 0, 0);
+	const pbd_vec3 down = gravity_down(w);
 	bool any_held = false;
-	if (w->bodies.alive && g > 0)
+	if (w->bodies.alive)
 		for (uint32_t k = 0; k < w->ncon; ++k) {
 			const pbd_contact_c* c = &w->con[k];
 			/* held: pushed up this substep by a collider that stands still */
@@ -720,9 +725,8 @@ static void take_back_push_out(pbd_world* w, const pbd_contact_c* c, pbd_real h)
  * a tilt of 1e-4 rad over a substep of 1/960 s is a turn of 0.1 rad/s. Towards the particle's own
  * speed instead, the crate took up the jitter of particles 12 000 times lighter. */
 static void hold_bodies_on_held(pbd_world* w) {
-	const pbd_real g = pbd_v3_length(w->def.gravity);
-	if (!w->bodies.alive || !(g > 0)) return;
-	const pbd_vec3 down = pbd_v3_scale(w->def.gravity, 1 / g);
+	if (!w->bodies.alive) return;
+	const pbd_vec3 down = gravity_down(w);
 	pbd_bodies* bs = &w->bodies;
 	for (int sweep = 0; sweep < PBD_SETTLE_SWEEPS; ++sweep) {
 		pbd_real most = 0;

@@ -40,8 +40,9 @@
  * (warm starting). After the velocities, in the same order and holding the same ends: each
  * contact's normal speed becomes e times the speed it approached with where it bounces, else
  * none, and kinetic friction takes off its tangential speed up to kinetic_friction times the
- * normal correction over h, less what static friction took. A pair's friction is the geometric mean of the two shapes'
- * (sqrt(mu_a mu_b), as Box2D and Jolt combine it) and its restitution the larger of the two.
+ * normal correction over h, less what static friction took. A pair's friction is the geometric
+ * mean of the two shapes' (sqrt(mu_a mu_b), as Box2D and Jolt combine it) and its restitution the
+ * larger of the two.
  *
  * Both passes take the bodies' groups in levels (plan_passes): the groups of a level touch no
  * body another of them moves, so they run side by side on the world's threads and give the bits
@@ -1036,7 +1037,7 @@ typedef struct level_stage {
 	pbd_world* w;
 	const uint32_t* starts;
 	uint32_t count;
-	pbd_real slow, settled; /* the velocity pass's */
+	pbd_real slow; /* the velocity pass's speed below which nothing bounces */
 } level_stage;
 
 static void settle_block(void* ctx, uint32_t block, uint32_t worker) {
@@ -1070,7 +1071,7 @@ void pbd_rigid_contacts_settle(pbd_world* w) {
 	const uint64_t* carried = carried_of(w, &from);
 	const uint32_t ng = w->nrgroup, *order = w->rsched + ng, *first = order + ng;
 	for (uint32_t l = 0; l < w->nrlevel_settle; ++l) {
-		level_stage s = {w, order + first[l], first[l + 1] - first[l], 0, 0};
+		level_stage s = {w, order + first[l], first[l + 1] - first[l], 0};
 		pbd_exec_stage(&w->exec, settle_block, &s, pbd_blocks(s.count, PBD_RIGID_GROUP_BLOCK));
 	}
 	/* What the contacts kept into the next substep start from (contacts_again): those of the
@@ -1145,7 +1146,7 @@ static void velocity_block(void* ctx, uint32_t block, uint32_t worker) {
 			pbd_real most = 0;
 			for (uint32_t q = a; q < e; ++q)
 				most = PBD_FMAX(most, velocities(w, &w->rcon[list[q]], s->slow, PASS_SHOCK));
-			if (!(most > s->settled)) break;
+			if (!(most > PBD_RIGID_SETTLED_SPEED)) break;
 		}
 	}
 }
@@ -1175,7 +1176,7 @@ void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 	}
 	const uint32_t ng = w->nrgroup, *order = w->rsched + 3 * ng + 1, *first = order + ng;
 	for (uint32_t l = 0; l < w->nrlevel_velocity; ++l) {
-		level_stage s = {w, order + first[l], first[l + 1] - first[l], slow, PBD_RIGID_SETTLED_SPEED};
+		level_stage s = {w, order + first[l], first[l + 1] - first[l], slow};
 		pbd_exec_stage(&w->exec, velocity_block, &s, pbd_blocks(s.count, PBD_RIGID_GROUP_BLOCK));
 	}
 }

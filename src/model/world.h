@@ -20,7 +20,7 @@ enum {
 	PBD_PARTICLE_TARGET = 1u << 1,  /* pinned and moving to target[] during this step */
 	PBD_PARTICLE_FORCE = 1u << 2,   /* has a non-zero external force */
 	PBD_PARTICLE_CONTACT = 1u << 3, /* scratch mark of the contact count in the diagnostics */
-	PBD_PARTICLE_HELD = 1u << 4     /* scratch mark of pbd_collide_settle: a fixed collider holds it */
+	PBD_PARTICLE_HELD = 1u << 4     /* a still collider holds it up (pbd_collide_settle to _restitution) */
 };
 
 typedef struct pbd_collider {
