@@ -58,6 +58,9 @@ enum { PBD_SUBSTEPS = 20, PBD_ITERATIONS = 1, BULLET_ITERATIONS = 10 };
  * soft step applies each substep's constraints once with their position bias (and once more
  * without it, to relax the velocities). */
 enum { BOX3D_SUBSTEPS = 4, BOX3D_ITERATIONS = 1 };
+/* pbd's soft step: 8 substeps of one iteration (its contacts spring at 60 Hz, an eighth of the
+ * substep rate); at Box3D's 4 (30 Hz) the stack of twenty sags 5 cm and rocks down. */
+enum { SOFT_SUBSTEPS = 8, SOFT_ITERATIONS = 1 };
 
 /* The stack and the pyramid. */
 static const double BOX_EDGE = 0.5;
@@ -166,21 +169,31 @@ typedef enum rb_engine {
 	ENGINE_BULLET_SUB,
 	ENGINE_BOX3D_1,
 	ENGINE_BOX3D_2,
+	ENGINE_SOFT_1, /* pbd's soft step (PBD_BODY_SOLVER_SOFT_STEP) at Box3D's setting */
+	ENGINE_SOFT_2,
 	ENGINE_COUNT
 } rb_engine;
 
 static bool is_bullet(rb_engine e) { return e == ENGINE_BULLET || e == ENGINE_BULLET_SUB; }
 
-static int engine_threads(rb_engine e) { return e == ENGINE_PBD_2 || e == ENGINE_BOX3D_2 ? 2 : 1; }
+static bool is_soft(rb_engine e) { return e == ENGINE_SOFT_1 || e == ENGINE_SOFT_2; }
+
+static int engine_threads(rb_engine e) {
+	return e == ENGINE_PBD_2 || e == ENGINE_BOX3D_2 || e == ENGINE_SOFT_2 ? 2 : 1;
+}
+
+static bool box3d_setting(rb_engine e) { return e == ENGINE_BOX3D_1 || e == ENGINE_BOX3D_2; }
 
 static int engine_substeps(rb_engine e) {
 	if (e == ENGINE_BULLET) return 1;
-	return e == ENGINE_BOX3D_1 || e == ENGINE_BOX3D_2 ? BOX3D_SUBSTEPS : PBD_SUBSTEPS;
+	if (is_soft(e)) return SOFT_SUBSTEPS;
+	return box3d_setting(e) ? BOX3D_SUBSTEPS : PBD_SUBSTEPS;
 }
 
 static int engine_iterations(rb_engine e) {
 	if (is_bullet(e)) return BULLET_ITERATIONS;
-	return e == ENGINE_BOX3D_1 || e == ENGINE_BOX3D_2 ? BOX3D_ITERATIONS : PBD_ITERATIONS;
+	if (is_soft(e)) return SOFT_ITERATIONS;
+	return box3d_setting(e) ? BOX3D_ITERATIONS : PBD_ITERATIONS;
 }
 
 /* substeps x iterations */
@@ -199,9 +212,11 @@ typedef struct rb_table {
 } rb_table;
 
 static const rb_spec standard_specs[] = {{SCENE_STACK, 20, 5}, {SCENE_PYRAMID, 20, 5}, {SCENE_PILE, 1000, 50}};
-static const rb_engine standard_engines[] = {ENGINE_PBD_1, ENGINE_PBD_2, ENGINE_BULLET, ENGINE_BULLET_SUB};
+static const rb_engine standard_engines[] = {ENGINE_PBD_1,  ENGINE_PBD_2,  ENGINE_SOFT_1,
+                                             ENGINE_SOFT_2, ENGINE_BULLET, ENGINE_BULLET_SUB};
 static const rb_spec large_specs[] = {{SCENE_PYRAMID, 100, 10}, {SCENE_HULLS, 5000, 50}, {SCENE_GRID, 100, 5}};
-static const rb_engine large_engines[] = {ENGINE_PBD_1, ENGINE_PBD_2, ENGINE_BOX3D_1, ENGINE_BOX3D_2, ENGINE_BULLET};
+static const rb_engine large_engines[] = {ENGINE_PBD_1,  ENGINE_PBD_2,  ENGINE_BOX3D_1, ENGINE_BOX3D_2,
+                                          ENGINE_SOFT_1, ENGINE_SOFT_2, ENGINE_BULLET};
 
 /* What one run leaves behind. */
 typedef struct rb_run {
@@ -654,6 +669,7 @@ static int make_pbd_world(const rb_scene* s, rb_engine e, pbd_world** out, pbd_b
 	 * bodies, not an island that fell asleep (its drift frozen, its step free). */
 	wd.sleep_time = 0;
 	wd.threads = engine_threads(e);
+	wd.body_solver = is_soft(e) ? PBD_BODY_SOLVER_SOFT_STEP : PBD_BODY_SOLVER_POSITION;
 	wd.log = log_stderr;
 	pbd_world* w = NULL;
 	*out = NULL;
@@ -955,6 +971,9 @@ static void print_scenes(const rb_table* t, int steps, bool small, bool bullet) 
 		       "rigid-contact\n"
 		       "           tests' setting; diagnostics off; no sleeping (sleep_time 0); 1 and 2 threads (thr)\n",
 		       PBD_SUBSTEPS, PBD_ITERATIONS);
+	printf("  soft     pbd with body_solver = PBD_BODY_SOLVER_SOFT_STEP (Box2D v3's soft step), %d substeps x %d,\n"
+	       "           contacts at an eighth of the substep rate (60 Hz); otherwise as pbd\n",
+	       SOFT_SUBSTEPS, SOFT_ITERATIONS);
 	if (bullet) {
 		printf("  bullet   btDiscreteDynamicsWorld, btDefaultCollisionConfiguration, btDbvtBroadphase,\n"
 		       "           btSequentialImpulseConstraintSolver with its default %d iterations, one thread; setting\n",
@@ -1023,8 +1042,11 @@ static void print_row(const rb_table* t, const rb_scene* s, rb_engine e, const r
 	ratio_text(r1, sizeof r1, ratio1);
 	ratio_text(rs, sizeof rs, ratio_sub);
 	printf("%-8s %-6s %6u %3d %-7s %9.3f %9s %9s %8s %9.2e %8u %7s ", scene_names[s->kind],
-	       is_bullet(e) ? "bullet" : "pbd", s->dynamic_count, engine_threads(e), setting, r->ms, drift_h, drift_v, fall,
-	       r->penetration, r->contacts, outside);
+	       is_bullet(e) ? "bullet"
+	       : is_soft(e) ? "soft"
+	                    : "pbd",
+	       s->dynamic_count, engine_threads(e), setting, r->ms, drift_h, drift_v, fall, r->penetration, r->contacts,
+	       outside);
 	if (t->large) printf("%8s %9s ", sag, gap);
 	printf("%-10s %7s", r->status, r1);
 	if (!t->large) printf(" %8s", rs);
@@ -1042,6 +1064,10 @@ static const char* engine_text(rb_engine e) {
 		return "pbd 4 substeps, 1 thread";
 	case ENGINE_BOX3D_2:
 		return "pbd 4 substeps, 2 threads";
+	case ENGINE_SOFT_1:
+		return "pbd soft step, 1 thread";
+	case ENGINE_SOFT_2:
+		return "pbd soft step, 2 threads";
 	case ENGINE_BULLET:
 		return "bullet";
 	default:

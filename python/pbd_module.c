@@ -388,6 +388,12 @@ static int def_apply(pbd_world_def* d, PyObject* kwargs) {
 			rc = real_of(value, k, &d->sleep_speed);
 		} else if (strcmp(k, "threads") == 0) {
 			rc = int_of(value, k, &d->threads);
+		} else if (strcmp(k, "body_solver") == 0) {
+			static const char* const body_solver_names[] = {"position", "soft_step"};
+			rc = enum_of(value, k, body_solver_names, 2, &i);
+			if (rc == 0) d->body_solver = (pbd_body_solver)i;
+		} else if (strcmp(k, "contact_hertz") == 0) {
+			rc = real_of(value, k, &d->contact_hertz);
 		} else if (strcmp(k, "solver") == 0) {
 			rc = enum_of(value, k, solver_names, 2, &i);
 			if (rc == 0) d->solver = (pbd_solver)i;
@@ -410,10 +416,12 @@ static int def_apply(pbd_world_def* d, PyObject* kwargs) {
 			else
 				d->profile = on != 0;
 		} else {
-			PyErr_Format(PyExc_TypeError,
-			             "unknown setting '%s' (dt, substeps, iterations, gravity, damping, max_speed, sleep_time, "
-			             "sleep_speed, threads, solver, formulation, method, wind, diagnostics, profile)",
-			             k);
+			PyErr_Format(
+			    PyExc_TypeError,
+			    "unknown setting '%s' (dt, substeps, iterations, gravity, damping, max_speed, sleep_time, "
+			    "sleep_speed, threads, body_solver, contact_hertz, solver, formulation, method, wind, diagnostics, "
+			    "profile)",
+			    k);
 			rc = -1;
 		}
 		if (rc < 0) return -1;

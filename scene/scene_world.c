@@ -6,6 +6,7 @@ static const int solver_alias_values[] = {PBD_SOLVER_GAUSS_SEIDEL};
 static const char* const collision_names[] = {"in_solver", "after_solver", NULL};
 static const char* const damping_mode_names[] = {"velocity", "after_forces", NULL};
 static const char* const simd_names[] = {"auto", "scalar", "avx2", "avx512", NULL};
+static const char* const body_solver_names[] = {"position", "soft_step", NULL};
 
 bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	jr* r = &L->r;
@@ -34,6 +35,8 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	                                   "divergence_strain",
 	                                   "sleep_time",
 	                                   "sleep_speed",
+	                                   "body_solver",
+	                                   "contact_hertz",
 	                                   "chebyshev",
 	                                   "hierarchy",
 	                                   "method",
@@ -49,7 +52,7 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
 	int64_t substeps, iterations, threads;
-	int solver, formulation, collision, damping_mode, method, simd;
+	int solver, formulation, collision, damping_mode, method, simd, body_solver;
 	if (!jr_vec3(r, w, path, "gravity", d->gravity, PBD_SCENE_MAX_GRAVITY, &d->gravity) ||
 	    !jr_real_p(r, w, path, "dt", d->dt, (jr_range){PBD_SCENE_MIN_DT, PBD_SCENE_MAX_DT, false, false}, &d->dt) ||
 	    !jr_int(r, w, path, "substeps", d->substeps, 1, PBD_SCENE_MAX_SUBSTEPS, &substeps) ||
@@ -64,6 +67,8 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	               &d->divergence_strain) ||
 	    !jr_real_p(r, w, path, "sleep_time", d->sleep_time, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE), &d->sleep_time) ||
 	    !jr_real_p(r, w, path, "sleep_speed", d->sleep_speed, JR_NONNEG(PBD_SCENE_MAX_SPEED), &d->sleep_speed) ||
+	    !jr_enum(r, w, path, "body_solver", (int)d->body_solver, body_solver_names, NULL, NULL, &body_solver) ||
+	    !jr_real_p(r, w, path, "contact_hertz", d->contact_hertz, JR_NONNEG(1e6), &d->contact_hertz) ||
 	    !jr_enum(r, w, path, "method", (int)d->method, method_names, NULL, NULL, &method) ||
 	    !jr_enum(r, w, path, "simd", (int)d->simd, simd_names, NULL, NULL, &simd) ||
 	    !jr_real_p(r, w, path, "stiffness_damping", d->stiffness_damping, JR_NONNEG(PBD_SCENE_MAX_MAGNITUDE),
@@ -84,6 +89,7 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	d->solver = (pbd_solver)solver;
 	d->formulation = (pbd_formulation)formulation;
 	d->collision_mode = (pbd_collision_mode)collision;
+	d->body_solver = (pbd_body_solver)body_solver;
 
 	const cJSON* j = jr_get(w, "jacobi");
 	if (j) {

@@ -82,6 +82,19 @@ typedef enum pbd_formulation {
 	PBD_FORMULATION_XPBD = 1
 } pbd_formulation;
 
+/// How contacts between rigid bodies (and between a body and a collider) are solved
+/// (docs/collision.md, "Solvers for body contacts"). Particles' contacts are not affected.
+typedef enum pbd_body_solver {
+	/// Müller et al. 2020: positional non-penetration and static friction in the iterations, then
+	/// a settling pass body by body from the bottom up (shock propagation) and the velocity pass.
+	PBD_BODY_SOLVER_POSITION = 0,
+	/// The soft step of Box2D v3 (Catto 2024, "Solver2D"): each substep one relaxed impulse pass
+	/// with a soft position bias, the positions, then one pass without the bias; impulses carried
+	/// from substep to substep and from step to step (warm starting), contacts kept while the
+	/// pair stands still.
+	PBD_BODY_SOLVER_SOFT_STEP = 1
+} pbd_body_solver;
+
 /// Which projection kernels run the distance constraints of a colour group.
 typedef enum pbd_simd {
 	/// The widest lanes the build and the CPU have (AVX-512, then AVX2), the scalar kernels otherwise.
@@ -285,6 +298,13 @@ typedef struct pbd_world_def {
 	/// m/s, >= 0 (default 0.05): a body counts as still while its centre's speed plus its spin times
 	/// its radius of gyration stays below this.
 	pbd_real sleep_speed;
+	/// How body contacts are solved (default PBD_BODY_SOLVER_POSITION).
+	pbd_body_solver body_solver;
+	/// The soft step: how fast a body contact springs back, Hz, >= 0. 0 (default) takes an eighth of
+	/// the substep rate (30 Hz at 4 substeps of 1/60 s): stiffer contacts sag less under a load
+	/// (about g / (2 pi f)^2 per unit of load over mass) but past about a quarter of the rate a
+	/// tall stack rocks apart. The position solver ignores it.
+	pbd_real contact_hertz;
 	pbd_simd simd;              ///< vector kernels (default PBD_SIMD_AUTO); never changes results
 	uint32_t particle_capacity; ///< initial capacities; the arrays grow when adding beyond them
 	uint32_t distance_capacity;

@@ -179,6 +179,7 @@ pbd_collider_id pbd_collider_create(pbd_world* w, const pbd_collider_def* def) {
 	c->alive = true;
 	c->generation++;
 	w->stats_valid = false;
+	pbd_rigid_contacts_forget(w);
 	pbd_collider_id id = {slot + 1, c->generation};
 	return id;
 }
@@ -197,6 +198,7 @@ pbd_status pbd_collider_destroy(pbd_world* w, pbd_collider_id id) {
 	if (!c) return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_collider_destroy: stale or null collider id");
 	c->alive = false;
 	w->stats_valid = false;
+	pbd_rigid_contacts_forget(w);
 	return PBD_OK;
 }
 

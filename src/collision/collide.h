@@ -137,9 +137,21 @@ typedef struct pbd_rigid_c {
 	pbd_vec3 ip, is; /* I^-1 (r x n) of each dynamic end (model/node.h), for a push along n */
 	pbd_real wp, ws; /* each end's generalised inverse mass along n; 0 for an end no contact moves */
 	pbd_real sep;    /* the separation along n at the prediction, less the gap */
+	pbd_real sep0;   /* the soft step: sep when made, at the step's first substep */
 	pbd_real dn;     /* the normal correction of this substep's iterations, m */
 	pbd_vec3 ft;     /* static friction's tangential correction of this substep so far, m */
 	pbd_real lambda; /* dn's impulse so far, kg m (+ on the feature's body): a kept contact's warm start */
+	/* The soft step (PBD_BODY_SOLVER_SOFT_STEP): the normal impulse and the tangential friction
+	 * impulse so far, N s (+ on the feature's body), carried from substep to substep and from
+	 * step to step; the separation less the gap after the substep's iterations. */
+	pbd_real pn;
+	pbd_vec3 pt;
+	pbd_real c_end;
+	pbd_real pstep; /* the normal impulse the step applied so far: 0 for a speculative contact never closed */
+	/* the soft step: two tangents across n, and per tangent I^-1 (r x t) of each end and the
+	 * pair's generalised inverse mass along it (made with the contact, as wp, ws for n) */
+	pbd_vec3 t[2], ipt[2], ist[2];
+	pbd_real wt[2];
 	pbd_real vn0;    /* the normal relative velocity when found, m/s */
 	pbd_real budget; /* the velocity pass: how much more slip speed kinetic friction may take, m/s */
 	pbd_real mu_s, mu_k, e;
@@ -176,6 +188,13 @@ typedef struct pbd_rigid_feature {
 pbd_status pbd_rigid_contacts_find(pbd_world* w);
 /* Before a step's substeps: its first substep searches every pair afresh. */
 void pbd_rigid_contacts_begin_step(pbd_world* w);
+/* The kept contacts no longer describe the colliders (one was made, changed or dropped): the next
+ * substep searches every pair afresh. */
+void pbd_rigid_contacts_forget(pbd_world* w);
+/* The kept pairs and contacts a snapshot gave (w->rpair, w->nrpair, w->rkeep: the pairs' keys,
+ * poses, reaches and counts, first in order; each contact's cp, lp, ls, ln, pn and pt): NULL when
+ * the search could have made them, else what is wrong. */
+const char* pbd_rigid_contacts_check_kept(const pbd_world* w);
 /* One pass over them (every iteration). */
 void pbd_rigid_contacts_project(pbd_world* w);
 /* After the iterations, before the bodies take their corrections: one more pass, from the bottom

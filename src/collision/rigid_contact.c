@@ -75,10 +75,38 @@
 #define PBD_RIGID_SETTLED       PBD_R(1e-7)
 #define PBD_RIGID_SETTLED_SPEED PBD_R(1e-7)
 
+static bool soft_step(const pbd_world* w) { return w->def.body_solver == PBD_BODY_SOLVER_SOFT_STEP; }
+static void soft_project(pbd_world* w);
+static void soft_advance(pbd_world* w);
+static bool soft_remember_bodies(pbd_world* w);
+/* Warm starting: the impulses the contact carries, applied before the substep's solve. */
+static void soft_warm_start(pbd_world* w, pbd_rigid_c* k, pbd_real h);
+
 /* A pair whose shapes moved less than this (m) relative to each other since its contacts were
  * searched in the step keeps them in the next substep, read again where they lie on the shapes:
  * a resting stack is searched once per step. */
 #define PBD_RIGID_KEEP PBD_R(1e-5)
+
+/* The soft step's contact softness: unless the world sets contact_hertz, a contact springs back
+ * at PBD_SOFT_RATE_SHARE of the substep rate (30 Hz at 4 substeps of 1/60 s, Box2D v3's default;
+ * stiffer contacts sag less under a load, g / omega^2 per unit of load over mass, and a quarter of
+ * the rate threw a stack of 20 cubes down at 4 substeps and at 8), with Box2D's damping ratio
+ * PBD_SOFT_DAMPING, twice that against an end no contact moves, and never pushes faster than
+ * PBD_SOFT_PUSH m/s. */
+#define PBD_SOFT_RATE_SHARE PBD_R(0.125)
+#define PBD_SOFT_DAMPING    PBD_R(10.0)
+#define PBD_SOFT_PUSH       PBD_R(3.0)
+
+/* The soft step keeps a pair's contacts while its shapes move no more than PBD_SOFT_KEEP m, at
+ * most PBD_SOFT_KEEP_SHARE of the smaller shape's reach, relative to each other, and its search
+ * makes contacts of the features that far beyond the gap (speculative), so that none that
+ * comes within the gap meanwhile is missed. */
+#define PBD_SOFT_KEEP       PBD_R(0.005)
+#define PBD_SOFT_KEEP_SHARE PBD_R(0.02)
+
+/* A kept contact's impulses go to the contact of a fresh search whose feature point lies within
+ * this share of the pair's reach of its own (a box's corners lie a reach apart and more). */
+#define PBD_SOFT_MATCH PBD_R(0.05)
 
 typedef pbd_rigid_feature feature;
 
@@ -353,6 +381,8 @@ typedef struct pair_ctx {
 	pbd_vec3 up;     /* against gravity: shock propagation (pbd_rigid_contacts_settle) and its groups */
 	pbd_real gap, mu_s, mu_k, e;
 	pbd_real hp, hs; /* the two centres' heights along up */
+	pbd_real spec;   /* how much further than the gap and the motion a feature still makes a contact */
+	pbd_real ahead;  /* the substeps whose motion the search covers: all of the step's for the soft step */
 } pair_ctx;
 
 static pair_ctx pair_of(const pbd_world* w, uint32_t fp, uint32_t fs) {
@@ -372,6 +402,8 @@ static pair_ctx pair_of(const pbd_world* w, uint32_t fp, uint32_t fs) {
 	const pbd_real g = pbd_v3_length(w->def.gravity);
 	c.up = g > 0 ? pbd_v3_scale(w->def.gravity, -1 / g) : pbd_v3(0, 0, 0);
 	c.hp = pbd_v3_dot(c.up, c.sp.centre), c.hs = pbd_v3_dot(c.up, c.ss.centre);
+	c.spec = 0;
+	c.ahead = soft_step(w) ? (pbd_real)w->def.substeps : 1;
 	return c;
 }
 
@@ -393,9 +425,9 @@ static bool make_contact(pbd_world* w, const pair_ctx* c, pbd_vec3 pf, pbd_vec3 
 	r.rp = bp ? pbd_v3_sub(mid, sp->centre) : pbd_v3(0, 0, 0);
 	r.rs = bs ? pbd_v3_sub(mid, ss->centre) : pbd_v3(0, 0, 0);
 	r.slip = slip;
-	r.sep = d - c->gap;
-	r.dn = r.lambda = 0;
-	r.ft = pbd_v3(0, 0, 0);
+	r.sep = r.sep0 = d - c->gap;
+	r.dn = r.lambda = r.pn = r.c_end = r.pstep = 0;
+	r.ft = r.pt = pbd_v3(0, 0, 0);
 	r.budget = 0;
 	r.vn0 = pbd_v3_dot(n, pbd_v3_sub(velocity_at(sp, pf), velocity_at(ss, ps)));
 	/* The ends that no contact moves keep their velocity through the substep. */
@@ -403,6 +435,15 @@ static bool make_contact(pbd_world* w, const pair_ctx* c, pbd_vec3 pf, pbd_vec3 
 	r.mu_s = c->mu_s, r.mu_k = c->mu_k, r.e = c->e;
 	r.wp = weight(w, bp, r.rp, n, &r.ip);
 	r.ws = weight(w, bs, r.rs, n, &r.is);
+	if (soft_step(w)) {
+		/* any pair of tangents: friction's impulse is kept as a vector */
+		const pbd_vec3 axis = PBD_FABS(n.x) < PBD_R(0.57735) ? pbd_v3(1, 0, 0) : pbd_v3(0, 1, 0);
+		const pbd_vec3 t0 = pbd_v3_cross(n, axis);
+		r.t[0] = pbd_v3_scale(t0, 1 / pbd_v3_length(t0));
+		r.t[1] = pbd_v3_cross(n, r.t[0]);
+		for (int a = 0; a < 2; ++a)
+			r.wt[a] = weight(w, bp, r.rp, r.t[a], &r.ipt[a]) + weight(w, bs, r.rs, r.t[a], &r.ist[a]);
+	}
 	/* The lower of two bodies held under shock propagation where the normal is within 45
 	 * degrees of gravity; the group: the end that moves then, the one that moves at all,
 	 * or of two side by side the one further up (the later slot on a tie). */
@@ -520,7 +561,7 @@ static bool features_against(pbd_world* w, const pair_ctx* pair, pbd_vec3 slo, p
 		const pbd_real d = pbd_v3_dot(n, pbd_v3_sub(pf, ps));
 		const pbd_vec3 slip = swept ? touch_slip : pbd_v3_sub(moved_from_start(&sp, pf), moved_from_start(&ss, ps));
 		/* Within the gap, or within what the two points moved over the substep. */
-		if (!swept && !(d < gap + pbd_v3_length(slip) + PBD_CONTACT_TOLERANCE)) continue;
+		if (!swept && !(d < gap + pbd_v3_length(slip) * pc.ahead + PBD_CONTACT_TOLERANCE + pc.spec)) continue;
 		if (!make_contact(w, &pc, pf, ps, n, d, slip)) return false;
 	}
 	return true;
@@ -555,6 +596,19 @@ static bool pair_awake(pbd_world* w, const pbd_collider* a, const pbd_collider* 
  * on one body, their boxes over the substep overlapping), sorted, into w->rpairs; returns how
  * many, or UINT32_MAX when out of memory. Sort and sweep on the boxes' low x; an unbounded shape
  * (a plane) meets every collider on a dynamic body. */
+static pbd_real reach_of(const pbd_collider* c);
+
+/* The soft step searches once per step: how much further than over this substep the collider may
+ * move over the rest of the step, at the pace of this substep. */
+static pbd_real rest_of_step(const pbd_world* w, const pbd_collider* c) {
+	if (!soft_step(w) || w->def.substeps < 2) return 0;
+	const pbd_quat d = pbd_quat_mul(c->def.pose.rotation, pbd_quat_conj(c->pose0.rotation));
+	const pbd_real reach = reach_of(c);
+	const pbd_real turn = reach < PBD_REAL_MAX ? 2 * reach * pbd_v3_length(pbd_v3(d.x, d.y, d.z)) : 0;
+	const pbd_real shift = pbd_v3_length(pbd_v3_sub(c->def.pose.position, c->pose0.position));
+	return (pbd_real)(w->def.substeps - 1) * (shift + turn);
+}
+
 static uint32_t broad_phase(pbd_world* w) {
 	const uint32_t nc = w->nc;
 	if (!pbd_grow_to(&w->mem, (void**)&w->rbox, sizeof *w->rbox, &w->cap_rbox, nc) ||
@@ -571,7 +625,8 @@ static uint32_t broad_phase(pbd_world* w) {
 		const pbd_pose poses[2] = {c->def.pose, c->pose0};
 		if (!c->alive || c->def.trigger) {
 			*b = (pbd_box3){{1, 1, 1}, {0, 0, 0}}; /* empty: meets nothing */
-		} else if (!pbd_collider_world_box(c, poses, 2, c->def.margin + PBD_CONTACT_TOLERANCE, &b->lo, &b->hi)) {
+		} else if (!pbd_collider_world_box(c, poses, 2, c->def.margin + PBD_CONTACT_TOLERANCE + rest_of_step(w, c),
+		                                   &b->lo, &b->hi)) {
 			b->lo = pbd_v3(-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX);
 			b->hi = pbd_v3(PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX);
 		}
@@ -787,7 +842,8 @@ static bool order_contacts(pbd_world* w) {
 		const pbd_rigid_c* c = &w->rcon[list[q]];
 		if (c->held && on[c->group - 1] == c->held) carried[at[c->held - 1]++] = list[q];
 	}
-	return plan_passes(w);
+	/* the soft step's passes take the list in turn */
+	return soft_step(w) || plan_passes(w);
 }
 
 /* The reach of a shape from its frame's origin: the radius of a ball there that holds it, or
@@ -812,7 +868,11 @@ static void relative_pose(const pair_ctx* c, bool i_moves, pbd_vec3* at, pbd_qua
 /* Whether pair `k` of this substep stands, relative to itself, within PBD_RIGID_KEEP of where its
  * contacts were searched: then none of its points moved further, and its contacts are read again
  * from where they lie on the two shapes. */
-static bool still_close(const pbd_rigid_pair* k, const pair_ctx* c) {
+static pbd_real keep_distance(const pbd_world* w, pbd_real reach) {
+	return soft_step(w) ? PBD_FMIN(PBD_SOFT_KEEP, PBD_SOFT_KEEP_SHARE * reach) : PBD_RIGID_KEEP;
+}
+
+static bool still_close(const pbd_world* w, const pbd_rigid_pair* k, const pair_ctx* c) {
 	if (!(k->reach < PBD_REAL_MAX)) return false;
 	pbd_vec3 at;
 	pbd_quat turn;
@@ -820,7 +880,7 @@ static bool still_close(const pbd_rigid_pair* k, const pair_ctx* c) {
 	const pbd_quat d = pbd_quat_mul(pbd_quat_conj(k->turn), turn);
 	/* a turn by angle a has |(x, y, z)| = sin(a / 2): a point at distance r moves 2 r sin(a / 2) */
 	const pbd_real moved = pbd_v3_length(pbd_v3_sub(at, k->at)) + 2 * k->reach * pbd_v3_length(pbd_v3(d.x, d.y, d.z));
-	return moved <= PBD_RIGID_KEEP;
+	return moved <= keep_distance(w, k->reach);
 }
 
 /* A pass that holds the ends shock propagation holds, or none. */
@@ -864,6 +924,7 @@ static bool contacts_again(pbd_world* w, const pbd_rigid_pair* k, const pair_ctx
 			 * settling pass below an overhanging upper part did not release the edge it lifts
 			 * from in its ten sweeps. The iterations take back what the new poses no longer
 			 * need. */
+			now->pn = old->pn, now->pt = old->pt;
 			if (old->lambda > 0) {
 				push_normal(w, now, old->lambda * (now->wp + now->ws), PASS_BOTH);
 				now->dn = old->lambda * (now->wp + now->ws);
@@ -873,9 +934,67 @@ static bool contacts_again(pbd_world* w, const pbd_rigid_pair* k, const pair_ctx
 	return true;
 }
 
-void pbd_rigid_contacts_begin_step(pbd_world* w) { w->rkeep_valid = false; }
+/* The soft step keeps its contacts and their impulses from step to step (warm starting). */
+void pbd_rigid_contacts_begin_step(pbd_world* w) {
+	if (!soft_step(w)) w->rkeep_valid = false;
+	w->rsub = 0;
+	w->rsearched = false;
+}
+
+void pbd_rigid_contacts_forget(pbd_world* w) { w->rkeep_valid = false; }
+
+const char* pbd_rigid_contacts_check_kept(const pbd_world* w) {
+	for (uint32_t k = 0; k < w->nrpair; ++k) {
+		const pbd_rigid_pair* r = &w->rpair[k];
+		const uint32_t i = (uint32_t)(r->key >> 32), j = (uint32_t)r->key;
+		if (i >= j || j >= w->nc) return "a pair's colliders out of range";
+		if (k > 0 && r->key <= w->rpair[k - 1].key) return "pairs out of order";
+		const pbd_quat t = r->turn;
+		const pbd_real len = PBD_SQRT(t.x * t.x + t.y * t.y + t.z * t.z + t.w * t.w);
+		if (!pbd_v3_is_finite(r->at) || !(PBD_FABS(len - 1) < PBD_R(1e-3)) ||
+		    !(r->reach > 0 && (pbd_is_finite(r->reach) || r->reach == PBD_REAL_MAX)))
+			return "a pair's pose or reach out of range";
+		for (uint32_t q = r->first; q < r->first + r->count; ++q) {
+			const pbd_rigid_c* c = &w->rkeep[q];
+			if (c->cp != i && c->cp != j) return "a contact's collider is not of its pair";
+			/* points within a kilometre of their shapes' frames keep the products of a pose finite */
+			const pbd_real far = PBD_R(1e3);
+			if (!(pbd_v3_length(c->lp) < far) || !(pbd_v3_length(c->ls) < far) || !pbd_v3_is_finite(c->pt) ||
+			    !pbd_is_finite(c->pn) || c->pn < 0)
+				return "a contact's point or impulse out of range";
+			const pbd_real n = pbd_v3_length(c->ln);
+			if (!(PBD_FABS(n - 1) < PBD_R(1e-3))) return "a contact's normal is not a unit vector";
+		}
+	}
+	return NULL;
+}
+
+/* A fresh search's contacts [first, w->nrc) of a pair the last substep had too (`old`) start
+ * from the impulses of the kept contact of the same shape whose feature point lies nearest, within
+ * PBD_SOFT_MATCH of the pair's reach. */
+static void match_impulses(pbd_world* w, const pbd_rigid_pair* old, uint32_t first) {
+	const pbd_real tol = PBD_SOFT_MATCH * old->reach;
+	for (uint32_t q = first; q < w->nrc; ++q) {
+		pbd_rigid_c* now = &w->rcon[q];
+		pbd_real best = tol * tol;
+		const pbd_rigid_c* from = NULL;
+		for (uint32_t o = old->first; o < old->first + old->count; ++o) {
+			const pbd_rigid_c* k = &w->rkeep[o];
+			if (k->cp != now->cp) continue;
+			const pbd_vec3 e = pbd_v3_sub(k->lp, now->lp);
+			const pbd_real d = pbd_v3_dot(e, e);
+			if (d <= best) best = d, from = k;
+		}
+		if (from) now->pn = from->pn, now->pt = from->pt;
+	}
+}
 
 pbd_status pbd_rigid_contacts_find(pbd_world* w) {
+	w->rsub++;
+	if (soft_step(w) && w->rsub > 1 && w->rsearched) {
+		soft_advance(w);
+		return PBD_OK;
+	}
 	w->nrc = 0;
 	w->rigid_capped = false;
 	const bool keep = w->rkeep_valid;
@@ -893,10 +1012,10 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 		const uint64_t key = w->rpairs[k];
 		const uint32_t i = (uint32_t)(key >> 32), j = (uint32_t)key;
 		const uint32_t first = w->nrc;
-		const pair_ctx ij = pair_of(w, i, j), ji = pair_of(w, j, i);
+		pair_ctx ij = pair_of(w, i, j), ji = pair_of(w, j, i);
 		pbd_rigid_pair* rec = &w->rpair_next[made++];
 		while (o < nkept && w->rpair[o].key < key) ++o;
-		if (o < nkept && w->rpair[o].key == key && still_close(&w->rpair[o], &ij)) {
+		if (o < nkept && w->rpair[o].key == key && still_close(w, &w->rpair[o], &ij)) {
 			found = contacts_again(w, &w->rpair[o], &ij, &ji);
 			*rec = w->rpair[o];
 		} else {
@@ -906,8 +1025,10 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 			    pbd_v3(PBD_FMAX(bi.lo.x, bj.lo.x), PBD_FMAX(bi.lo.y, bj.lo.y), PBD_FMAX(bi.lo.z, bj.lo.z));
 			const pbd_vec3 ohi =
 			    pbd_v3(PBD_FMIN(bi.hi.x, bj.hi.x), PBD_FMIN(bi.hi.y, bj.hi.y), PBD_FMIN(bi.hi.z, bj.hi.z));
-			found = features_against(w, &ij, olo, ohi) && features_against(w, &ji, olo, ohi);
 			const pbd_real ri = reach_of(&w->colliders[i]), rj = reach_of(&w->colliders[j]);
+			if (soft_step(w) && PBD_FMIN(ri, rj) < PBD_REAL_MAX) ij.spec = ji.spec = keep_distance(w, PBD_FMIN(ri, rj));
+			found = features_against(w, &ij, olo, ohi) && features_against(w, &ji, olo, ohi);
+			if (found && soft_step(w) && o < nkept && w->rpair[o].key == key) match_impulses(w, &w->rpair[o], first);
 			rec->key = key;
 			rec->i_moves = ri <= rj;
 			rec->reach = PBD_FMIN(ri, rj);
@@ -931,6 +1052,12 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 	if (!order_contacts(w)) {
 		w->nrc = 0;
 		found = false;
+	}
+	if (soft_step(w) && found) {
+		const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
+		for (uint32_t q = 0; q < w->nrc; ++q) soft_warm_start(w, &w->rcon[w->rpairs[q]], h);
+		found = soft_remember_bodies(w);
+		w->rsearched = found;
 	}
 	if (!found) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
 	return PBD_OK;
@@ -1005,6 +1132,10 @@ static pbd_real project(pbd_world* w, pbd_rigid_c* k, pass_kind pass) {
 }
 
 void pbd_rigid_contacts_project(pbd_world* w) {
+	if (soft_step(w)) {
+		soft_project(w);
+		return;
+	}
 	const uint64_t* list = w->rpairs;
 	for (uint32_t q = 0; list[q] != UINT64_MAX; ++q) project(w, &w->rcon[list[q]], PASS_BOTH);
 }
@@ -1067,6 +1198,7 @@ static void settle_block(void* ctx, uint32_t block, uint32_t worker) {
 }
 
 void pbd_rigid_contacts_settle(pbd_world* w) {
+	if (soft_step(w)) return;
 	uint64_t* from;
 	const uint64_t* carried = carried_of(w, &from);
 	const uint32_t ng = w->nrgroup, *order = w->rsched + ng, *first = order + ng;
@@ -1151,15 +1283,213 @@ static void velocity_block(void* ctx, uint32_t block, uint32_t worker) {
 	}
 }
 
+/* ---- The soft step (PBD_BODY_SOLVER_SOFT_STEP) ----------------------------------------------
+ *
+ * Box2D v3's substep in the terms of this stage (docs/collision.md, "Solvers for body
+ * contacts"). A body's prediction is x + h v, and a correction dx of it is the velocity change
+ * dx / h (pbd_bodies_apply_corrections), so an impulse P applied before the positions is the
+ * correction h P / m: the iterations apply the impulses the contacts carry (warm starting), then
+ * solve each contact once with a soft bias towards its separation at the substep's start; after
+ * the positions the velocity pass solves them again without the bias (relaxing), as impulses on
+ * the velocities alone. Each contact keeps the impulses it summed, normal >= 0 and friction
+ * within mu times the normal one, and passes them to the same contact in the next substep and
+ * step. */
+
+/* A soft constraint's coefficients for a substep of h (Catto, "Solver2D", 2024): the bias rate
+ * (1/s) on the separation, and the shares of the rigid impulse and of the impulse so far. */
+typedef struct softness {
+	pbd_real bias_rate, mass_scale, impulse_scale;
+} softness;
+
+static softness soft_of(pbd_real hertz, pbd_real h) {
+	const pbd_real omega = PBD_R(6.283185307179586) * hertz;
+	const pbd_real a1 = 2 * PBD_SOFT_DAMPING + h * omega, a2 = h * omega * a1, a3 = 1 / (1 + a2);
+	return (softness){omega / a1, a2 * a3, a3};
+}
+
+/* The velocity of the contact's point on body `body` (slot + 1) with this substep's corrections
+ * so far as velocities. */
+static pbd_vec3 corrected_velocity(const pbd_world* w, uint32_t body, pbd_vec3 r, pbd_real inv_h) {
+	if (!body) return pbd_v3(0, 0, 0);
+	const pbd_bodies* b = &w->bodies;
+	const pbd_vec3 v = pbd_v3_add(b->v[body - 1], pbd_v3_cross(b->omega[body - 1], r));
+	return pbd_v3_add(v, pbd_v3_scale(moved(w, body, r), inv_h));
+}
+
+/* The impulse p (N s) along unit dir on the contact's two points (+ on the feature's body), whose
+ * ends turn by jp and js per unit (I^-1 (r x dir)): as the correction h p, or as the velocity
+ * change p with `on_velocity`. */
+static void soft_apply(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_vec3 jp, pbd_vec3 js, pbd_real p,
+                       pbd_real h, bool on_velocity) {
+	if (on_velocity) {
+		impulse(w, k, dir, k->wp, jp, k->ws, js, p);
+		return;
+	}
+	if (k->p) pbd_node_body_push(&w->bodies, k->p - 1, dir, jp, h * p);
+	if (k->s) pbd_node_body_push(&w->bodies, k->s - 1, dir, js, -h * p);
+}
+
+/* The tangential friction of a contact whose relative point velocity is `rel`: along each tangent
+ * the impulse that stops the slip, their sum kept within the cone mu pn (mu_s while it holds,
+ * mu_k once it slides). */
+static void soft_friction(pbd_world* w, pbd_rigid_c* k, pbd_vec3 rel, pbd_real h, bool on_velocity) {
+	if (!(k->mu_s > 0) || !(k->wt[0] > 0) || !(k->wt[1] > 0)) return;
+	const pbd_real was[2] = {pbd_v3_dot(k->pt, k->t[0]), pbd_v3_dot(k->pt, k->t[1])};
+	pbd_real want[2] = {was[0] - pbd_v3_dot(rel, k->t[0]) / k->wt[0], was[1] - pbd_v3_dot(rel, k->t[1]) / k->wt[1]};
+	const pbd_real size = PBD_SQRT(want[0] * want[0] + want[1] * want[1]), cone = k->mu_s * k->pn;
+	if (size > cone) {
+		const pbd_real f = k->mu_k * k->pn / size;
+		want[0] *= f, want[1] *= f;
+	}
+	for (int a = 0; a < 2; ++a)
+		if (want[a] != was[a]) soft_apply(w, k, k->t[a], k->ipt[a], k->ist[a], want[a] - was[a], h, on_velocity);
+	k->pt = pbd_v3_add(pbd_v3_scale(k->t[0], want[0]), pbd_v3_scale(k->t[1], want[1]));
+}
+
+static void soft_warm_start(pbd_world* w, pbd_rigid_c* k, pbd_real h) {
+	if (k->pn > 0) soft_apply(w, k, k->n, k->ip, k->is, k->pn, h, false);
+	/* the impulse carried, on this substep's tangent plane */
+	const pbd_real p0 = pbd_v3_dot(k->pt, k->t[0]), p1 = pbd_v3_dot(k->pt, k->t[1]);
+	k->pt = pbd_v3_add(pbd_v3_scale(k->t[0], p0), pbd_v3_scale(k->t[1], p1));
+	if (p0 != 0) soft_apply(w, k, k->t[0], k->ipt[0], k->ist[0], p0, h, false);
+	if (p1 != 0) soft_apply(w, k, k->t[1], k->ipt[1], k->ist[1], p1, h, false);
+}
+
+/* One contact's soft solve in the iterations: friction, then the normal impulse that brings the
+ * points' normal speed to the bias of their separation at the substep's start (closing a gap at
+ * most, pushing out of an overlap softly and no faster than PBD_SOFT_PUSH). */
+static void soft_solve(pbd_world* w, pbd_rigid_c* k, pbd_real h, const softness* soft) {
+	const pbd_real inv_h = 1 / h;
+	const pbd_real wsum = k->wp + k->ws;
+	if (!(wsum > 0)) return;
+	/* Friction first, then the normal, which matters more, has the last word (the order of Box2D
+	 * v2; with friction after it, the top of twenty stacked cubes swayed 1.1 cm in 10 s at 8
+	 * substeps, 0.75 cm so). */
+	const pbd_vec3 before = pbd_v3_add(
+	    pbd_v3_sub(corrected_velocity(w, k->p, k->rp, inv_h), corrected_velocity(w, k->s, k->rs, inv_h)), k->vfix);
+	soft_friction(w, k, before, h, false);
+	const pbd_vec3 rel = pbd_v3_add(
+	    pbd_v3_sub(corrected_velocity(w, k->p, k->rp, inv_h), corrected_velocity(w, k->s, k->rs, inv_h)), k->vfix);
+	const pbd_real vn = pbd_v3_dot(k->n, rel);
+	const pbd_real c = k->sep + pbd_v3_dot(k->n, pbd_v3_sub(moved(w, k->p, k->rp), moved(w, k->s, k->rs)));
+	/* c less what the speed adds over the substep: where the points stood when it began */
+	const pbd_real s0 = c - h * vn;
+	pbd_real bias, mass_scale = 1, impulse_scale = 0;
+	if (s0 > 0)
+		bias = s0 * inv_h;
+	else {
+		const softness* f = &soft[k->p && k->s ? 0 : 1];
+		bias = PBD_FMAX(f->mass_scale * f->bias_rate * s0, -PBD_SOFT_PUSH);
+		mass_scale = f->mass_scale, impulse_scale = f->impulse_scale;
+	}
+	const pbd_real want = PBD_FMAX(k->pn - (mass_scale * vn + bias) / wsum - impulse_scale * k->pn, 0);
+	const pbd_real dp = want - k->pn;
+	k->pn = want;
+	/* the speed it closed in with, which restitution gives back (a contact made ahead of the touch
+	 * read it at the step's first substep, before the rest of the fall) */
+	if (k->pstep == 0) k->vn0 = PBD_FMIN(k->vn0, vn);
+	k->pstep += want;
+	if (dp != 0) soft_apply(w, k, k->n, k->ip, k->is, dp, h, false);
+	k->c_end = c + h * dp * wsum;
+}
+
+/* The bodies' centres and orientations at the first substep's prediction, where its search made
+ * the step's contacts. False when out of memory. */
+static bool soft_remember_bodies(pbd_world* w) {
+	const pbd_bodies* b = &w->bodies;
+	const uint32_t n = b->n, cap = w->cap_rref;
+	uint32_t c1 = cap, c2 = cap, c3 = cap;
+	if (n > cap && (!pbd_grow_to(&w->mem, (void**)&w->rref_x, sizeof *w->rref_x, &c1, n) ||
+	                !pbd_grow_to(&w->mem, (void**)&w->rref_xlo, sizeof *w->rref_xlo, &c2, n) ||
+	                !pbd_grow_to(&w->mem, (void**)&w->rref_q, sizeof *w->rref_q, &c3, n)))
+		return false;
+	if (n > cap) w->cap_rref = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
+	if (n == 0) return true;
+	memcpy(w->rref_x, b->x, n * sizeof *b->x);
+	memcpy(w->rref_xlo, b->x_lo, n * sizeof *b->x_lo);
+	memcpy(w->rref_q, b->q, n * sizeof *b->q);
+	return true;
+}
+
+/* How far the point at arm r of body `body` (slot + 1; 0: none) moved since the first substep's
+ * prediction. */
+static pbd_vec3 moved_since_search(const pbd_world* w, uint32_t body, pbd_vec3 r) {
+	if (!body) return pbd_v3(0, 0, 0);
+	const pbd_bodies* b = &w->bodies;
+	const uint32_t i = body - 1;
+	const pbd_vec3 shift = pbd_v3_add(pbd_v3_sub(b->x[i], w->rref_x[i]), pbd_v3_sub(b->x_lo[i], w->rref_xlo[i]));
+	const pbd_quat turn = pbd_quat_mul(b->q[i], pbd_quat_conj(w->rref_q[i]));
+	return pbd_v3_add(shift, pbd_v3_sub(pbd_quat_rotate(turn, r), r));
+}
+
+/* A later substep of the step: the first one's contacts, each with its separation at this
+ * substep's prediction from what the two points moved since (Box2D v3 holds a step's normals,
+ * arms and masses the same way), and the impulses they carry applied again. */
+static void soft_advance(pbd_world* w) {
+	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
+	const pbd_real since = h * (pbd_real)(w->rsub - 1);
+	for (uint32_t q = 0; q < w->nrc; ++q) {
+		pbd_rigid_c* k = &w->rcon[w->rpairs[q]];
+		const pbd_vec3 d = pbd_v3_sub(moved_since_search(w, k->p, k->rp), moved_since_search(w, k->s, k->rs));
+		k->sep = k->sep0 + pbd_v3_dot(k->n, pbd_v3_add(d, pbd_v3_scale(k->vfix, since)));
+		soft_warm_start(w, k, h);
+	}
+}
+
+static void soft_project(pbd_world* w) {
+	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
+	const pbd_real hertz = w->def.contact_hertz > 0 ? w->def.contact_hertz : PBD_SOFT_RATE_SHARE / h;
+	const softness soft[2] = {soft_of(hertz, h), soft_of(2 * hertz, h)};
+	const uint64_t* list = w->rpairs;
+	for (uint32_t q = 0; list[q] != UINT64_MAX; ++q) soft_solve(w, &w->rcon[list[q]], h, soft);
+}
+
+/* The relaxing pass after the positions, on the velocities: friction, then the normal with no bias
+ * but a gap's. */
+static void soft_relax(pbd_world* w, pbd_rigid_c* k, pbd_real h) {
+	const pbd_real wsum = k->wp + k->ws;
+	if (!(wsum > 0)) return;
+	const pbd_vec3 before =
+	    pbd_v3_add(pbd_v3_sub(body_velocity(w, k->p, k->rp), body_velocity(w, k->s, k->rs)), k->vfix);
+	soft_friction(w, k, before, h, true);
+	const pbd_vec3 rel = pbd_v3_add(pbd_v3_sub(body_velocity(w, k->p, k->rp), body_velocity(w, k->s, k->rs)), k->vfix);
+	const pbd_real vn = pbd_v3_dot(k->n, rel);
+	/* Apart, the points may close the gap over the next substep, whose solve stops them at it: here
+	 * a contact ahead of the touch only lets go of what it holds, for a braking before the touch
+	 * would take speed a bounce gives back (a ball with restitution 0.8 rose to 0.93 e² of its
+	 * height). */
+	const pbd_real target = k->c_end > 0 ? -k->c_end / h : 0;
+	pbd_real want = PBD_FMAX(k->pn + (target - vn) / wsum, 0);
+	if (k->c_end > 0) want = PBD_FMIN(want, k->pn);
+	const pbd_real dp = want - k->pn;
+	k->pn = want;
+	if (dp != 0) impulse(w, k, k->n, k->wp, k->ip, k->ws, k->is, dp);
+}
+
+/* After the step's last substep, as Box2D: a contact that closed in (it took an impulse) at a
+ * speed past `slow` leaves at e times that speed. */
+static void soft_restitution(pbd_world* w, pbd_rigid_c* k, pbd_real slow) {
+	const pbd_real wsum = k->wp + k->ws;
+	if (!(k->e > 0) || !(k->vn0 < -slow) || !(k->pstep > 0) || !(wsum > 0)) return;
+	const pbd_vec3 rel = pbd_v3_add(pbd_v3_sub(body_velocity(w, k->p, k->rp), body_velocity(w, k->s, k->rs)), k->vfix);
+	const pbd_real vn = pbd_v3_dot(k->n, rel);
+	const pbd_real want = PBD_FMAX(k->pn - (vn + k->e * k->vn0) / wsum, 0);
+	const pbd_real dp = want - k->pn;
+	k->pn = want;
+	if (dp != 0) impulse(w, k, k->n, k->wp, k->ip, k->ws, k->is, dp);
+}
+
 void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 	const pbd_real slow = 2 * pbd_v3_length(w->def.gravity) * h;
 	pbd_bodies* b = &w->bodies;
+	const bool soft = soft_step(w);
 	/* The bodies moved with their corrections: both ends' arms to one point again, where the
 	 * feature's body carried it, so that the impulses are equal and opposite at one point; the
 	 * weights at the turned bodies. Kinetic friction's budget is mu_k times the normal
 	 * correction as a speed (Müller et al. 2020: h mu_k |f_n| of the normal force), less what
 	 * static friction took in the position passes. */
-	for (uint32_t i = 0; i < w->nrc; ++i) {
+	/* (the soft step keeps the arms and weights it solved with, as Box2D keeps a step's) */
+	for (uint32_t i = 0; i < w->nrc && !soft; ++i) {
 		pbd_rigid_c* k = &w->rcon[i];
 		if (!(k->dn > 0)) {
 			k->wp = k->ws = 0;
@@ -1173,6 +1503,23 @@ void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 		k->wp = weight(w, k->p, k->rp, k->n, &k->ip);
 		k->ws = weight(w, k->s, k->rs, k->n, &k->is);
 		k->budget = PBD_FMAX(k->mu_k * k->dn - pbd_v3_length(k->ft), 0) / h;
+	}
+	if (soft) {
+		const uint64_t* list = w->rpairs;
+		for (uint32_t q = 0; list[q] != UINT64_MAX; ++q) soft_relax(w, &w->rcon[list[q]], h);
+		if (w->rsub >= (uint32_t)w->def.substeps)
+			for (uint32_t q = 0; list[q] != UINT64_MAX; ++q) soft_restitution(w, &w->rcon[list[q]], slow);
+		/* What the API and the contact events read: the separation at the substep's end and the
+		 * substep's normal impulse, as the correction it made (pbd_world_get_body_contacts). */
+		for (uint32_t q = 0; q < w->nrc; ++q) {
+			pbd_rigid_c* k = &w->rcon[q];
+			k->dn = k->pn * (k->wp + k->ws) * h;
+			k->sep = k->c_end - k->dn;
+		}
+		/* what the next substep and step start from */
+		if (w->rkeep_valid)
+			for (uint32_t k = 0; k < w->nrc; ++k) w->rkeep[k].pn = w->rcon[k].pn, w->rkeep[k].pt = w->rcon[k].pt;
+		return;
 	}
 	const uint32_t ng = w->nrgroup, *order = w->rsched + 3 * ng + 1, *first = order + ng;
 	for (uint32_t l = 0; l < w->nrlevel_velocity; ++l) {

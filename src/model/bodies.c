@@ -439,6 +439,7 @@ void pbd_bodies_kill(pbd_world* w, uint32_t i) {
 	for (uint32_t k = 0; k < w->nc; ++k)
 		if (w->colliders[k].alive && w->colliders[k].body == i + 1) w->colliders[k].alive = false;
 	w->stats_valid = false;
+	w->rkeep_valid = false; /* its pairs' kept contacts (collision/rigid_contact.c) go too */
 }
 
 pbd_status pbd_body_get_state(const pbd_world* w, pbd_body_id id, pbd_body_state* out) {

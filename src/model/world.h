@@ -192,6 +192,14 @@ struct pbd_world {
 	struct pbd_rigid_c* rkeep;
 	uint32_t nrpair, cap_rpair, cap_rpair_next, cap_rkeep;
 	bool rkeep_valid;
+	/* rigid_contact.c, the soft step: the substep of the step the contacts are at (from 1), whether
+	 * the first substep's search succeeded, and each body's centre and orientation then, from which
+	 * the later substeps move the contacts it made */
+	uint32_t rsub;
+	bool rsearched;
+	pbd_vec3 *rref_x, *rref_xlo;
+	pbd_quat* rref_q;
+	uint32_t cap_rref;
 	/* rigid_contact.c's schedule of the settling and velocity passes: the groups (each by the
 	 * index of its first contact in the passes' list) level by level, the groups of a level
 	 * independent of each other; and per level where its groups start */

@@ -40,7 +40,9 @@
 /* 10: the bodies' sleep (asleep, how long still, the island each fell asleep with). */
 /* 11: the bodies' pairs of colliders touching after the last step, so that a resumed world
  * reports the same contact events. */
-#define SNAP_VERSION 11u
+/* 12: the body solver and the soft step's contact stiffness, and its contacts kept from the last
+ * step with their impulses (warm starting), so that a resumed soft step goes on bit for bit. */
+#define SNAP_VERSION 12u
 /* The oldest version read: 6 lacks the projective dynamics block, and a world loaded from it takes
  * its weights from the positions, as every world did then. */
 #define SNAP_VERSION_OLDEST 6u
@@ -387,6 +389,32 @@ static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 		put_vec(wr, t->normal);
 		put_real(wr, t->impulse);
 	}
+	/* version 12 on: the body solver, and the contacts the next step keeps (none but under the soft
+	 * step: the position solver searches each step afresh) */
+	put_u32(wr, (uint32_t)w->def.body_solver);
+	put_real(wr, w->def.contact_hertz);
+	const bool kept = w->rkeep_valid && w->def.body_solver == PBD_BODY_SOLVER_SOFT_STEP;
+	const uint32_t npair = kept ? w->nrpair : 0;
+	put_u32(wr, npair);
+	for (uint32_t k = 0; k < npair; ++k) {
+		const pbd_rigid_pair* r = &w->rpair[k];
+		put_u64(wr, r->key);
+		put_vec(wr, r->at);
+		put(wr, &r->turn, sizeof r->turn);
+		put_real(wr, r->reach);
+		put_u32(wr, r->count);
+		put_u32(wr, r->i_moves);
+	}
+	for (uint32_t k = 0; k < npair; ++k)
+		for (uint32_t q = w->rpair[k].first; q < w->rpair[k].first + w->rpair[k].count; ++q) {
+			const pbd_rigid_c* c = &w->rkeep[q];
+			put_u32(wr, c->cp);
+			put_vec(wr, c->lp);
+			put_vec(wr, c->ls);
+			put_vec(wr, c->ln);
+			put_real(wr, c->pn);
+			put_vec(wr, c->pt);
+		}
 	const uint64_t h = wr->hash;
 	put_u64(wr, h);
 }
@@ -1161,6 +1189,74 @@ static pbd_status load_touch(reader* rd, pbd_world* w, const char* name, pbd_err
 	return PBD_OK;
 }
 
+/* Version 12 on: the body solver and the soft step's contact stiffness, then the contacts kept
+ * from the last step, pair by pair, each checked as the search could have made it
+ * (pbd_rigid_contacts_check_kept). */
+static pbd_status load_kept(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	const uint32_t solver = get_u32(rd);
+	const pbd_real hertz = get_real(rd);
+	if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated in the body solver", name);
+	if (solver > PBD_BODY_SOLVER_SOFT_STEP || !pbd_is_finite(hertz) || hertz < 0 || hertz > (pbd_real)1e6)
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: settings: body_solver %u or contact_hertz %g out of range",
+		                    name, solver, (double)hertz);
+	w->def.body_solver = (pbd_body_solver)solver;
+	w->def.contact_hertz = hertz;
+	const uint32_t npair = get_u32(rd);
+	const size_t pair_record =
+	    sizeof(uint64_t) + sizeof(pbd_vec3) + sizeof(pbd_quat) + sizeof(pbd_real) + 2 * sizeof(uint32_t);
+	const size_t contact_record = sizeof(uint32_t) + 4 * sizeof(pbd_vec3) + sizeof(pbd_real);
+	if (rd->short_read || !fits(rd, npair, pair_record))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %u kept pairs of body contacts do not fit the snapshot", name,
+		                    npair);
+	if (npair == 0) return PBD_OK;
+	if (solver != PBD_BODY_SOLVER_SOFT_STEP)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: kept body contacts without the soft step", name);
+	if (!pbd_grow_to(&w->mem, (void**)&w->rpair, sizeof *w->rpair, &w->cap_rpair, npair))
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u kept pairs", name, npair);
+	uint64_t ncon = 0;
+	for (uint32_t k = 0; k < npair; ++k) {
+		pbd_rigid_pair* r = &w->rpair[k];
+		memset(r, 0, sizeof *r);
+		r->key = get_u64(rd);
+		r->at = get_vec(rd);
+		get(rd, &r->turn, sizeof r->turn);
+		r->reach = get_real(rd);
+		r->count = get_u32(rd);
+		const uint32_t i_moves = get_u32(rd);
+		r->i_moves = i_moves != 0;
+		r->first = (uint32_t)ncon;
+		ncon += r->count;
+		if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated in kept pair %u", name, k + 1);
+		if (i_moves > 1 || ncon > UINT32_MAX)
+			return pbd_fail_err(err, PBD_ERR_PARSE, "%s: kept pair %u: out of range", name, k + 1);
+	}
+	if (!fits(rd, ncon, contact_record))
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %llu kept body contacts do not fit the snapshot", name,
+		                    (unsigned long long)ncon);
+	if (ncon > 0 && !pbd_grow_to(&w->mem, (void**)&w->rkeep, sizeof *w->rkeep, &w->cap_rkeep, (uint32_t)ncon))
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %llu kept body contacts", name,
+		                    (unsigned long long)ncon);
+	for (uint32_t q = 0; q < (uint32_t)ncon; ++q) {
+		pbd_rigid_c* c = &w->rkeep[q];
+		memset(c, 0, sizeof *c);
+		c->cp = get_u32(rd);
+		c->lp = get_vec(rd);
+		c->ls = get_vec(rd);
+		c->ln = get_vec(rd);
+		c->pn = get_real(rd);
+		c->pt = get_vec(rd);
+	}
+	if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated in the kept body contacts", name);
+	w->nrpair = npair;
+	const char* why = pbd_rigid_contacts_check_kept(w);
+	if (why) {
+		w->nrpair = 0;
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: kept body contacts: %s", name, why);
+	}
+	w->rkeep_valid = true;
+	return PBD_OK;
+}
+
 /* Version 9 on: the bodies write_bodies wrote, each value checked as the API would have made it
  * (pbd_bodies_check) and the centre's remainder within half an ulp of the centre. */
 static pbd_status load_bodies(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
@@ -1383,6 +1479,7 @@ static pbd_status load_named(const void* data, size_t size, const pbd_world_def*
 	if (st == PBD_OK && h.version >= 9) st = load_bodies(&rd, w, name, err);
 	if (st == PBD_OK) st = load_sleep(&rd, w, h.version, name, err);
 	if (st == PBD_OK && h.version >= 11) st = load_touch(&rd, w, name, err);
+	if (st == PBD_OK && h.version >= 12) st = load_kept(&rd, w, name, err);
 	if (st == PBD_OK) st = check_nodes(w, name, err);
 	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
 		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");

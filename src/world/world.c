@@ -129,6 +129,12 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->sleep_speed) || d->sleep_speed < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.sleep_speed: must be >= 0 m/s (got %.9g)",
 		                (double)d->sleep_speed);
+	if (d->body_solver != PBD_BODY_SOLVER_POSITION && d->body_solver != PBD_BODY_SOLVER_SOFT_STEP)
+		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.body_solver: unknown solver %d",
+		                (int)d->body_solver);
+	if (!pbd_is_finite(d->contact_hertz) || d->contact_hertz < 0 || d->contact_hertz > (pbd_real)1e6)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.contact_hertz: must be in [0, 1e6] Hz (got %.9g)",
+		                (double)d->contact_hertz);
 	if (!pbd_is_finite(d->max_speed) || d->max_speed < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_speed: must be >= 0 (got %.9g)",
 		                (double)d->max_speed);
@@ -300,6 +306,9 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->rpair, w->cap_rpair * sizeof *w->rpair);
 	pbd_free(&mem, w->rpair_next, w->cap_rpair_next * sizeof *w->rpair_next);
 	pbd_free(&mem, w->rkeep, w->cap_rkeep * sizeof *w->rkeep);
+	pbd_free(&mem, w->rref_x, w->cap_rref * sizeof *w->rref_x);
+	pbd_free(&mem, w->rref_xlo, w->cap_rref * sizeof *w->rref_xlo);
+	pbd_free(&mem, w->rref_q, w->cap_rref * sizeof *w->rref_q);
 	pbd_free(&mem, w->tri_chunk, w->cap_tri_chunk * sizeof *w->tri_chunk);
 	pbd_free(&mem, w->path_box, w->cap_path_box * sizeof *w->path_box);
 	pbd_free(&mem, w->corner, w->cap_corner * sizeof *w->corner);

@@ -16,70 +16,7 @@
 #include <string.h>
 
 #include "model/world.h"
-#include "test_physics.h"
-
-static pbd_collider_def material(pbd_collider_def d, double mu, double e) {
-	d.static_friction = (pbd_real)mu;
-	d.kinetic_friction = (pbd_real)mu;
-	d.restitution = (pbd_real)e;
-	return d;
-}
-
-static pbd_collider_def ball_shape(double radius) {
-	pbd_collider_def d = pbd_collider_def_default();
-	d.type = PBD_SHAPE_SPHERE;
-	d.shape.sphere.center = pbd_v3(0, 0, 0);
-	d.shape.sphere.radius = (pbd_real)radius;
-	return d;
-}
-
-static pbd_collider_def box_shape(double half) {
-	pbd_collider_def d = pbd_collider_def_default();
-	d.type = PBD_SHAPE_BOX;
-	d.shape.box.half_extents = pbd_v3((pbd_real)half, (pbd_real)half, (pbd_real)half);
-	return d;
-}
-
-/* A floor through the origin with the given unit normal. */
-static void floor_with(pbd_world* w, pbd_vec3 normal, double mu, double e) {
-	pbd_collider_def d = material(pbd_collider_def_default(), mu, e);
-	d.shape.plane.normal = normal;
-	assert_true(pbd_collider_is_valid(w, pbd_collider_create(w, &d)));
-}
-
-/* A dynamic body of the given density carrying `shape`, at `pose`, moving at v. */
-static pbd_body_id body_of(pbd_world* w, pbd_collider_def shape, double density, pbd_pose pose, pbd_vec3 v) {
-	const pbd_collider_id probe = pbd_collider_create(w, &shape);
-	assert_true(pbd_collider_is_valid(w, probe));
-	pbd_body_def bd = pbd_body_def_default();
-	bd.type = PBD_BODY_DYNAMIC;
-	assert_int_equal(pbd_collider_mass_properties(w, probe, (pbd_real)density, &bd.mass), PBD_OK);
-	assert_int_equal(pbd_collider_destroy(w, probe), PBD_OK);
-	bd.pose = pose;
-	bd.velocity = v;
-	const pbd_body_id b = pbd_body_create(w, &bd);
-	if (!pbd_body_is_valid(w, b)) fail_msg("pbd_body_create: %s", pbd_world_last_error(w));
-	shape.body = b;
-	if (!pbd_collider_is_valid(w, pbd_collider_create(w, &shape)))
-		fail_msg("pbd_collider_create: %s", pbd_world_last_error(w));
-	return b;
-}
-
-/* A dynamic body of density 1000 carrying `shape`, at `pose`, moving at v. */
-static pbd_body_id body_with(pbd_world* w, pbd_collider_def shape, pbd_pose pose, pbd_vec3 v) {
-	return body_of(w, shape, 1000, pose, v);
-}
-
-static pbd_pose at(double x, double y, double z) {
-	pbd_pose p = {pbd_v3((pbd_real)x, (pbd_real)y, (pbd_real)z), pbd_quat_identity()};
-	return p;
-}
-
-static pbd_body_state state_of(pbd_world* w, pbd_body_id id) {
-	pbd_body_state s;
-	assert_int_equal(pbd_body_get_state(w, id, &s), PBD_OK);
-	return s;
-}
+#include "test_bodies.h"
 
 /* A ball of restitution e dropped from rest with its lowest point h0 above a floor rises after the
  * first bounce to e² h0 (the floor's restitution is 0: a pair bounces with the larger). */
@@ -88,49 +25,21 @@ static void test_ball_bounces(void** state) {
 	char msg[256] = "";
 	const double r = 0.1, h0 = 1, e = 0.8;
 	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 20, 1);
-	floor_with(w, pbd_v3(0, 1, 0), 0, 0);
-	const pbd_body_id b = body_with(w, material(ball_shape(r), 0, e), at(0, r + h0, 0), pbd_v3(0, 0, 0));
-	double apex = 0, lowest = 1e9;
-	bool bounced = false;
-	for (int s = 0; s < 180; ++s) {
-		assert_int_equal(pbd_world_step(w), PBD_OK);
-		const pbd_body_state st = state_of(w, b);
-		const double y = (double)st.pose.position.y - r;
-		lowest = fmin(lowest, y);
-		if ((double)st.velocity.y > 0) bounced = true;
-		if (bounced) {
-			if ((double)st.velocity.y < 0 && apex > 0) break;
-			apex = fmax(apex, y);
-		}
-	}
+	double lowest;
+	const double apex = ball_apex(w, r, h0, e, &lowest);
 	printf("  ball of restitution %.1f dropped from %.2f m: rises to %.4f m (e² h = %.4f), lowest point %.2g m\n", e,
 	       h0, apex, e * e * h0, lowest);
-	assert_true(bounced);
 	assert_true(fabs(apex - e * e * h0) < 0.02 * e * e * h0);
 	assert_true(lowest > -1e-3);
 	assert_string_equal(msg, "");
 	pbd_world_destroy(w);
 }
 
-/* A cube resting on a slope of angle theta, friction mu on both shapes (the pair's is their
- * geometric mean, mu again): its speed down the slope after 0.5 s and after 1.5 s. */
+/* The cube of slope_speeds at 20 substeps of one iteration. */
 static void slope(double theta, double mu, double* v1, double* v2) {
 	char msg[256] = "";
-	const double half = 0.1, g = 9.81;
-	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-g, 0), 20, 1);
-	const pbd_vec3 n = pbd_v3((pbd_real)-sin(theta), (pbd_real)cos(theta), 0);
-	floor_with(w, n, mu, 0);
-	pbd_pose p = at(-half * sin(theta), half * cos(theta), 0);
-	p.rotation = pbd_quat_axis_angle(pbd_v3(0, 0, 1), (pbd_real)theta);
-	const pbd_body_id b = body_with(w, material(box_shape(half), mu, 0), p, pbd_v3(0, 0, 0));
-	const pbd_vec3 down = pbd_v3((pbd_real)cos(theta), (pbd_real)sin(theta), 0); /* up the slope is +down */
-	for (int s = 1; s <= 90; ++s) {
-		assert_int_equal(pbd_world_step(w), PBD_OK);
-		const pbd_body_state st = state_of(w, b);
-		const double along = -(double)pbd_v3_dot(st.velocity, down);
-		if (s == 30) *v1 = along;
-		if (s == 90) *v2 = along;
-	}
+	pbd_world* w = tp_world_logged(msg, pbd_v3(0, (pbd_real)-9.81, 0), 20, 1);
+	slope_speeds(w, theta, mu, v1, v2);
 	assert_string_equal(msg, "");
 	pbd_world_destroy(w);
 }

@@ -454,8 +454,9 @@ static void test_snapshot_corrupt_block_refused(void** state) {
 	assert_non_null(bad);
 	const uint32_t n = w->integ->rows.n;
 	/* after it only the rigid bodies', the shapes on bodies' and the touching pairs' counts (4 bytes
-	 * each, 0 here), the two sleep settings and the hash */
-	const size_t at_wt = size - 8 - 2 * sizeof(pbd_real) - 3 * 4 - 2 * (size_t)n * sizeof(double),
+	 * each, 0 here), the two sleep settings, the kept contacts' block and the hash */
+	const size_t at_wt =
+	                 size - 8 - TEST_SNAPSHOT_KEPT_NONE - 2 * sizeof(pbd_real) - 3 * 4 - 2 * (size_t)n * sizeof(double),
 	             at_count = at_wt - 8 - 3 * 4;
 	uint32_t count;
 	memcpy(&count, good + at_count, 4);
@@ -494,16 +495,16 @@ static void test_snapshot_corrupt_block_refused(void** state) {
 	pbd_world_destroy(r);
 	/* A version 6 snapshot, the same bytes without the header's size field (version 8's) and
 	 * without the block (and its count), loads and takes its weights from the positions; versions
-	 * 5 and 12 are refused. */
+	 * 5 and 13 are refused. */
 	const size_t head = 20, body = at_count - 8, v6 = body + 8;
 	memcpy(bad, good, head);
 	memcpy(bad + head, good + head + 8, at_count - head - 8);
-	for (uint32_t version = 5; version <= 12; version += 7) {
+	for (uint32_t version = 5; version <= 13; version += 8) {
 		memcpy(bad + 8, &version, 4);
 		const uint64_t h = pbd_fnv1a(PBD_FNV1A_START, bad, body);
 		memcpy(bad + body, &h, 8);
 		assert_int_equal(pbd_world_load_memory(bad, v6, NULL, &r, &err), PBD_ERR_PARSE);
-		assert_non_null(strstr(err.message, "this library reads versions 6 to 11"));
+		assert_non_null(strstr(err.message, "this library reads versions 6 to 12"));
 	}
 	const uint32_t six = 6;
 	memcpy(bad + 8, &six, 4);

@@ -373,12 +373,13 @@ static void test_snapshot_resume(void** state) {
 		assert_memory_equal(&a, &b, sizeof a);
 	}
 	/* The inverse mass of the spinning body (slot 2 of 3, in the section before the count of
-	 * shapes on bodies, the three bodies' sleep, the count of touching pairs and the 8-byte hash)
+	 * shapes on bodies, the three bodies' sleep, the count of touching pairs, the kept contacts'
+	 * block and the 8-byte hash)
 	 * forged to a negative value, the hash resealed: refused, naming the body. */
 	const size_t record = 4 * sizeof(uint32_t) + 8 * sizeof(pbd_vec3) + 2 * sizeof(pbd_quat) + 4 * sizeof(pbd_real);
 	const size_t sleep = 2 * sizeof(pbd_real) + 3 * (2 * sizeof(uint32_t) + sizeof(pbd_real));
-	const size_t at = size - 8 - 4 - sleep - 4 - 3 * record + record + 4 * sizeof(uint32_t) + 3 * sizeof(pbd_vec3) +
-	                  sizeof(pbd_quat) + sizeof(pbd_vec3);
+	const size_t at = size - 8 - TEST_SNAPSHOT_KEPT_NONE - 4 - sleep - 4 - 3 * record + record + 4 * sizeof(uint32_t) +
+	                  3 * sizeof(pbd_vec3) + sizeof(pbd_quat) + sizeof(pbd_vec3);
 	const pbd_real forged = -1;
 	memcpy(buf + at, &forged, sizeof forged);
 	test_snapshot_reseal(buf, size);

@@ -272,9 +272,10 @@ static void test_corrupt_snapshots_refused(void** state) {
 
 	/* The soft object records come last but for the block descent, projective dynamics, rigid
 	 * body, shapes-on-bodies and touching pairs' states (a count each, 0 here: a position-based
-	 * world without bodies) and the two sleep settings, 8 words and two per family each, before
-	 * the 8-byte hash. */
-	const size_t at_soft = n - 8 - 2 * sizeof(pbd_real) - 5 * 4 - (8 + 2 * PBD_FAMILY_COUNT) * 4;
+	 * world without bodies), the two sleep settings and the kept contacts' block, 8 words and two per family each,
+	 * before the 8-byte hash. */
+	const size_t at_soft =
+	    n - 8 - TEST_SNAPSHOT_KEPT_NONE - 2 * sizeof(pbd_real) - 5 * 4 - (8 + 2 * PBD_FAMILY_COUNT) * 4;
 	uint32_t rec[8];
 	memcpy(rec, good + at_soft, sizeof rec);
 	assert_int_equal(rec[1], pbd_world_particle_count(w)); /* the one object holds every particle */
