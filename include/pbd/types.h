@@ -302,8 +302,9 @@ typedef struct pbd_world_def {
 	pbd_body_solver body_solver;
 	/// The soft step: how fast a body contact springs back, Hz, >= 0. 0 (default) takes an eighth of
 	/// the substep rate (30 Hz at 4 substeps of 1/60 s): stiffer contacts sag less under a load
-	/// (about g / (2 pi f)^2 per unit of load over mass) but past about a quarter of the rate a
-	/// tall stack rocks apart. The position solver ignores it.
+	/// (about g / (2 pi f)^2 per unit of load over mass), but from about a quarter of the rate a
+	/// tall stack sways (docs/collision.md, "Solvers for body contacts"). The position solver
+	/// ignores it.
 	pbd_real contact_hertz;
 	pbd_simd simd;              ///< vector kernels (default PBD_SIMD_AUTO); never changes results
 	uint32_t particle_capacity; ///< initial capacities; the arrays grow when adding beyond them

@@ -46,7 +46,11 @@
  *
  * Both passes take the bodies' groups in levels (plan_passes): the groups of a level touch no
  * body another of them moves, so they run side by side on the world's threads and give the bits
- * of the passes' order on any number of them. */
+ * of the passes' order on any number of them.
+ *
+ * That response is the position solver (PBD_BODY_SOLVER_POSITION). Under the soft step
+ * (rigid_soft.c) this file searches the contacts at a step's first substep only, over the motion
+ * of the whole step, and keeps them from step to step while their pairs stand still. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +58,7 @@
 #include "collision/collide.h"
 #include "collision/self_collision.h"
 #include "collision/shape_math.h"
-#include "model/node.h"
-#include "model/world.h"
+#include "collision/rigid_contact.h"
 
 /* Golden-section steps for the point of an edge nearest a shape: the bracket shrinks to
  * 0.618^20, about 1e-4 of the edge. */
@@ -75,27 +78,10 @@
 #define PBD_RIGID_SETTLED       PBD_R(1e-7)
 #define PBD_RIGID_SETTLED_SPEED PBD_R(1e-7)
 
-static bool soft_step(const pbd_world* w) { return w->def.body_solver == PBD_BODY_SOLVER_SOFT_STEP; }
-static void soft_project(pbd_world* w);
-static void soft_advance(pbd_world* w);
-static bool soft_remember_bodies(pbd_world* w);
-/* Warm starting: the impulses the contact carries, applied before the substep's solve. */
-static void soft_warm_start(pbd_world* w, pbd_rigid_c* k, pbd_real h);
-
 /* A pair whose shapes moved less than this (m) relative to each other since its contacts were
  * searched in the step keeps them in the next substep, read again where they lie on the shapes:
  * a resting stack is searched once per step. */
 #define PBD_RIGID_KEEP PBD_R(1e-5)
-
-/* The soft step's contact softness: unless the world sets contact_hertz, a contact springs back
- * at PBD_SOFT_RATE_SHARE of the substep rate (30 Hz at 4 substeps of 1/60 s, Box2D v3's default;
- * stiffer contacts sag less under a load, g / omega^2 per unit of load over mass, and a quarter of
- * the rate threw a stack of 20 cubes down at 4 substeps and at 8), with Box2D's damping ratio
- * PBD_SOFT_DAMPING, twice that against an end no contact moves, and never pushes faster than
- * PBD_SOFT_PUSH m/s. */
-#define PBD_SOFT_RATE_SHARE PBD_R(0.125)
-#define PBD_SOFT_DAMPING    PBD_R(10.0)
-#define PBD_SOFT_PUSH       PBD_R(3.0)
 
 /* The soft step keeps a pair's contacts while its shapes move no more than PBD_SOFT_KEEP m, at
  * most PBD_SOFT_KEEP_SHARE of the smaller shape's reach, relative to each other, and its search
@@ -306,14 +292,6 @@ static pbd_vec3 moved_from_start(const side* s, pbd_vec3 x) {
 	                  pbd_v3_sub(pbd_quat_rotate(s->now.rotation, local), pbd_quat_rotate(s->start.rotation, local)));
 }
 
-static pbd_real weight(const pbd_world* w, uint32_t body, pbd_vec3 r, pbd_vec3 n, pbd_vec3* irn) {
-	if (!body) {
-		*irn = pbd_v3(0, 0, 0);
-		return 0;
-	}
-	return pbd_node_body_weight(&w->bodies, body - 1, r, n, irn);
-}
-
 /* The most contacts one substep keeps: PBD_COLLISION_CONTACTS_PER_ITEM per dynamic body (a box on
  * a box has eight), so that bodies crushed into one place (every pair touching) bound the memory
  * as the particles' searches do; past it contacts are dropped and counted (pbd_collision_count). */
@@ -403,7 +381,7 @@ static pair_ctx pair_of(const pbd_world* w, uint32_t fp, uint32_t fs) {
 	c.up = g > 0 ? pbd_v3_scale(w->def.gravity, -1 / g) : pbd_v3(0, 0, 0);
 	c.hp = pbd_v3_dot(c.up, c.sp.centre), c.hs = pbd_v3_dot(c.up, c.ss.centre);
 	c.spec = 0;
-	c.ahead = soft_step(w) ? (pbd_real)w->def.substeps : 1;
+	c.ahead = pbd_soft_step(w) ? (pbd_real)w->def.substeps : 1;
 	return c;
 }
 
@@ -433,17 +411,9 @@ static bool make_contact(pbd_world* w, const pair_ctx* c, pbd_vec3 pf, pbd_vec3 
 	/* The ends that no contact moves keep their velocity through the substep. */
 	r.vfix = pbd_v3_sub(bp ? pbd_v3(0, 0, 0) : velocity_at(sp, pf), bs ? pbd_v3(0, 0, 0) : velocity_at(ss, ps));
 	r.mu_s = c->mu_s, r.mu_k = c->mu_k, r.e = c->e;
-	r.wp = weight(w, bp, r.rp, n, &r.ip);
-	r.ws = weight(w, bs, r.rs, n, &r.is);
-	if (soft_step(w)) {
-		/* any pair of tangents: friction's impulse is kept as a vector */
-		const pbd_vec3 axis = PBD_FABS(n.x) < PBD_R(0.57735) ? pbd_v3(1, 0, 0) : pbd_v3(0, 1, 0);
-		const pbd_vec3 t0 = pbd_v3_cross(n, axis);
-		r.t[0] = pbd_v3_scale(t0, 1 / pbd_v3_length(t0));
-		r.t[1] = pbd_v3_cross(n, r.t[0]);
-		for (int a = 0; a < 2; ++a)
-			r.wt[a] = weight(w, bp, r.rp, r.t[a], &r.ipt[a]) + weight(w, bs, r.rs, r.t[a], &r.ist[a]);
-	}
+	r.wp = pbd_rigid_weight(w, bp, r.rp, n, &r.ip);
+	r.ws = pbd_rigid_weight(w, bs, r.rs, n, &r.is);
+	if (pbd_soft_step(w)) pbd_soft_tangents(w, &r);
 	/* The lower of two bodies held under shock propagation where the normal is within 45
 	 * degrees of gravity; the group: the end that moves then, the one that moves at all,
 	 * or of two side by side the one further up (the later slot on a tie). */
@@ -601,7 +571,7 @@ static pbd_real reach_of(const pbd_collider* c);
 /* The soft step searches once per step: how much further than over this substep the collider may
  * move over the rest of the step, at the pace of this substep. */
 static pbd_real rest_of_step(const pbd_world* w, const pbd_collider* c) {
-	if (!soft_step(w) || w->def.substeps < 2) return 0;
+	if (!pbd_soft_step(w) || w->def.substeps < 2) return 0;
 	const pbd_quat d = pbd_quat_mul(c->def.pose.rotation, pbd_quat_conj(c->pose0.rotation));
 	const pbd_real reach = reach_of(c);
 	const pbd_real turn = reach < PBD_REAL_MAX ? 2 * reach * pbd_v3_length(pbd_v3(d.x, d.y, d.z)) : 0;
@@ -843,7 +813,7 @@ static bool order_contacts(pbd_world* w) {
 		if (c->held && on[c->group - 1] == c->held) carried[at[c->held - 1]++] = list[q];
 	}
 	/* the soft step's passes take the list in turn */
-	return soft_step(w) || plan_passes(w);
+	return pbd_soft_step(w) || plan_passes(w);
 }
 
 /* The reach of a shape from its frame's origin: the radius of a ball there that holds it, or
@@ -869,7 +839,7 @@ static void relative_pose(const pair_ctx* c, bool i_moves, pbd_vec3* at, pbd_qua
  * contacts were searched: then none of its points moved further, and its contacts are read again
  * from where they lie on the two shapes. */
 static pbd_real keep_distance(const pbd_world* w, pbd_real reach) {
-	return soft_step(w) ? PBD_FMIN(PBD_SOFT_KEEP, PBD_SOFT_KEEP_SHARE * reach) : PBD_RIGID_KEEP;
+	return pbd_soft_step(w) ? PBD_FMIN(PBD_SOFT_KEEP, PBD_SOFT_KEEP_SHARE * reach) : PBD_RIGID_KEEP;
 }
 
 static bool still_close(const pbd_world* w, const pbd_rigid_pair* k, const pair_ctx* c) {
@@ -936,7 +906,7 @@ static bool contacts_again(pbd_world* w, const pbd_rigid_pair* k, const pair_ctx
 
 /* The soft step keeps its contacts and their impulses from step to step (warm starting). */
 void pbd_rigid_contacts_begin_step(pbd_world* w) {
-	if (!soft_step(w)) w->rkeep_valid = false;
+	if (!pbd_soft_step(w)) w->rkeep_valid = false;
 	w->rsub = 0;
 	w->rsearched = false;
 }
@@ -991,8 +961,8 @@ static void match_impulses(pbd_world* w, const pbd_rigid_pair* old, uint32_t fir
 
 pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 	w->rsub++;
-	if (soft_step(w) && w->rsub > 1 && w->rsearched) {
-		soft_advance(w);
+	if (pbd_soft_step(w) && w->rsub > 1 && w->rsearched) {
+		pbd_soft_advance(w);
 		return PBD_OK;
 	}
 	w->nrc = 0;
@@ -1026,9 +996,11 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 			const pbd_vec3 ohi =
 			    pbd_v3(PBD_FMIN(bi.hi.x, bj.hi.x), PBD_FMIN(bi.hi.y, bj.hi.y), PBD_FMIN(bi.hi.z, bj.hi.z));
 			const pbd_real ri = reach_of(&w->colliders[i]), rj = reach_of(&w->colliders[j]);
-			if (soft_step(w) && PBD_FMIN(ri, rj) < PBD_REAL_MAX) ij.spec = ji.spec = keep_distance(w, PBD_FMIN(ri, rj));
+			if (pbd_soft_step(w) && PBD_FMIN(ri, rj) < PBD_REAL_MAX)
+				ij.spec = ji.spec = keep_distance(w, PBD_FMIN(ri, rj));
 			found = features_against(w, &ij, olo, ohi) && features_against(w, &ji, olo, ohi);
-			if (found && soft_step(w) && o < nkept && w->rpair[o].key == key) match_impulses(w, &w->rpair[o], first);
+			if (found && pbd_soft_step(w) && o < nkept && w->rpair[o].key == key)
+				match_impulses(w, &w->rpair[o], first);
 			rec->key = key;
 			rec->i_moves = ri <= rj;
 			rec->reach = PBD_FMIN(ri, rj);
@@ -1053,26 +1025,19 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 		w->nrc = 0;
 		found = false;
 	}
-	if (soft_step(w) && found) {
-		const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
-		for (uint32_t q = 0; q < w->nrc; ++q) soft_warm_start(w, &w->rcon[w->rpairs[q]], h);
-		found = soft_remember_bodies(w);
+	if (pbd_soft_step(w) && found) {
+		found = pbd_soft_begin(w);
 		w->rsearched = found;
 	}
 	if (!found) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
 	return PBD_OK;
 }
 
-/* How far the corrections of this substep moved the contact's point on body `body` (slot + 1). */
-static pbd_vec3 moved(const pbd_world* w, uint32_t body, pbd_vec3 r) {
-	return body ? pbd_node_body_moved(&w->bodies, body - 1, r) : pbd_v3(0, 0, 0);
-}
-
 /* The same along any unit direction. */
 static void push_pair(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_real amount, pass_kind pass) {
 	pbd_vec3 ip = pbd_v3(0, 0, 0), is = pbd_v3(0, 0, 0);
-	const pbd_real wp = held(k, k->p, pass) ? 0 : weight(w, k->p, k->rp, dir, &ip);
-	const pbd_real ws = held(k, k->s, pass) ? 0 : weight(w, k->s, k->rs, dir, &is);
+	const pbd_real wp = held(k, k->p, pass) ? 0 : pbd_rigid_weight(w, k->p, k->rp, dir, &ip);
+	const pbd_real ws = held(k, k->s, pass) ? 0 : pbd_rigid_weight(w, k->s, k->rs, dir, &is);
 	const pbd_real wsum = wp + ws;
 	if (!(wsum > 0)) return;
 	const pbd_real dl = amount / wsum;
@@ -1082,7 +1047,8 @@ static void push_pair(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_real
 
 /* The points' tangential slip over the substep so far, with its length. */
 static pbd_vec3 tangential_slip(const pbd_world* w, const pbd_rigid_c* k, pbd_real* len) {
-	const pbd_vec3 slip = pbd_v3_add(k->slip, pbd_v3_sub(moved(w, k->p, k->rp), moved(w, k->s, k->rs)));
+	const pbd_vec3 slip =
+	    pbd_v3_add(k->slip, pbd_v3_sub(pbd_rigid_moved(w, k->p, k->rp), pbd_rigid_moved(w, k->s, k->rs)));
 	const pbd_vec3 tan = pbd_v3_sub(slip, pbd_v3_scale(k->n, pbd_v3_dot(k->n, slip)));
 	*len = pbd_v3_length(tan);
 	return tan;
@@ -1091,7 +1057,8 @@ static pbd_vec3 tangential_slip(const pbd_world* w, const pbd_rigid_c* k, pbd_re
 /* One contact's projection: the normal, then static friction. Returns how far it moved the
  * points. */
 static pbd_real project(pbd_world* w, pbd_rigid_c* k, pass_kind pass) {
-	const pbd_real c = k->sep + pbd_v3_dot(k->n, pbd_v3_sub(moved(w, k->p, k->rp), moved(w, k->s, k->rs)));
+	const pbd_real c =
+	    k->sep + pbd_v3_dot(k->n, pbd_v3_sub(pbd_rigid_moved(w, k->p, k->rp), pbd_rigid_moved(w, k->s, k->rs)));
 	pbd_real most = 0;
 	if (c < 0) {
 		push_normal(w, k, -c, pass);
@@ -1132,8 +1099,8 @@ static pbd_real project(pbd_world* w, pbd_rigid_c* k, pass_kind pass) {
 }
 
 void pbd_rigid_contacts_project(pbd_world* w) {
-	if (soft_step(w)) {
-		soft_project(w);
+	if (pbd_soft_step(w)) {
+		pbd_soft_solve(w);
 		return;
 	}
 	const uint64_t* list = w->rpairs;
@@ -1198,7 +1165,7 @@ static void settle_block(void* ctx, uint32_t block, uint32_t worker) {
 }
 
 void pbd_rigid_contacts_settle(pbd_world* w) {
-	if (soft_step(w)) return;
+	if (pbd_soft_step(w)) return;
 	uint64_t* from;
 	const uint64_t* carried = carried_of(w, &from);
 	const uint32_t ng = w->nrgroup, *order = w->rsched + ng, *first = order + ng;
@@ -1216,28 +1183,6 @@ void pbd_rigid_contacts_settle(pbd_world* w) {
 	}
 }
 
-/* The velocity of the contact's point on body `body` (slot + 1; 0: at rest). */
-static pbd_vec3 body_velocity(const pbd_world* w, uint32_t body, pbd_vec3 r) {
-	if (!body) return pbd_v3(0, 0, 0);
-	const pbd_bodies* b = &w->bodies;
-	return pbd_v3_add(b->v[body - 1], pbd_v3_cross(b->omega[body - 1], r));
-}
-
-/* An impulse p along unit dir between the contact's two points (I^-1 (r x dir) of each end in
- * jp, js; their weights tell which ends take it): + on the feature's body. */
-static void impulse(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_real wp, pbd_vec3 jp, pbd_real ws,
-                    pbd_vec3 js, pbd_real p) {
-	pbd_bodies* b = &w->bodies;
-	if (wp > 0) {
-		b->v[k->p - 1] = pbd_v3_add(b->v[k->p - 1], pbd_v3_scale(dir, b->inv_mass[k->p - 1] * p));
-		b->omega[k->p - 1] = pbd_v3_add(b->omega[k->p - 1], pbd_v3_scale(jp, p));
-	}
-	if (ws > 0) {
-		b->v[k->s - 1] = pbd_v3_sub(b->v[k->s - 1], pbd_v3_scale(dir, b->inv_mass[k->s - 1] * p));
-		b->omega[k->s - 1] = pbd_v3_sub(b->omega[k->s - 1], pbd_v3_scale(js, p));
-	}
-}
-
 /* One contact's velocities (Müller et al. 2020, section 3.6): the normal speed of the two points
  * becomes e times the speed they approached with where they bounce, else none, and kinetic
  * friction takes off the tangential speed up to what is left of its budget. Returns the largest
@@ -1245,23 +1190,24 @@ static void impulse(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_real w
 static pbd_real velocities(pbd_world* w, pbd_rigid_c* k, pbd_real slow, pass_kind pass) {
 	const pbd_real wp = held(k, k->p, pass) ? 0 : k->wp, ws = held(k, k->s, pass) ? 0 : k->ws;
 	if (!(wp + ws > 0)) return 0;
-	const pbd_vec3 rel0 = pbd_v3_sub(body_velocity(w, k->p, k->rp), body_velocity(w, k->s, k->rs));
+	const pbd_vec3 rel0 = pbd_v3_sub(pbd_rigid_velocity(w, k->p, k->rp), pbd_rigid_velocity(w, k->s, k->rs));
 	const pbd_real vn = pbd_v3_dot(k->n, pbd_v3_add(rel0, k->vfix));
 	const pbd_real target = k->e > 0 && k->vn0 < -slow ? -k->e * k->vn0 : 0;
-	impulse(w, k, k->n, wp, k->ip, ws, k->is, (target - vn) / (wp + ws));
+	pbd_rigid_impulse(w, k, k->n, wp, k->ip, ws, k->is, (target - vn) / (wp + ws));
 	pbd_real most = PBD_FABS(target - vn);
 	if (!(k->budget > 0)) return most;
-	const pbd_vec3 rel = pbd_v3_add(pbd_v3_sub(body_velocity(w, k->p, k->rp), body_velocity(w, k->s, k->rs)), k->vfix);
+	const pbd_vec3 rel =
+	    pbd_v3_add(pbd_v3_sub(pbd_rigid_velocity(w, k->p, k->rp), pbd_rigid_velocity(w, k->s, k->rs)), k->vfix);
 	const pbd_vec3 vt = pbd_v3_sub(rel, pbd_v3_scale(k->n, pbd_v3_dot(k->n, rel)));
 	const pbd_real len = pbd_v3_length(vt);
 	if (!(len > 0)) return most;
 	const pbd_vec3 dir = pbd_v3_scale(vt, -1 / len);
 	pbd_vec3 jp = pbd_v3(0, 0, 0), js = pbd_v3(0, 0, 0);
-	const pbd_real tp = wp > 0 ? weight(w, k->p, k->rp, dir, &jp) : 0;
-	const pbd_real ts = ws > 0 ? weight(w, k->s, k->rs, dir, &js) : 0;
+	const pbd_real tp = wp > 0 ? pbd_rigid_weight(w, k->p, k->rp, dir, &jp) : 0;
+	const pbd_real ts = ws > 0 ? pbd_rigid_weight(w, k->s, k->rs, dir, &js) : 0;
 	if (!(tp + ts > 0)) return most;
 	const pbd_real dv = PBD_FMIN(len, k->budget);
-	impulse(w, k, dir, tp, jp, ts, js, dv / (tp + ts));
+	pbd_rigid_impulse(w, k, dir, tp, jp, ts, js, dv / (tp + ts));
 	k->budget -= dv;
 	return PBD_FMAX(most, dv);
 }
@@ -1283,206 +1229,10 @@ static void velocity_block(void* ctx, uint32_t block, uint32_t worker) {
 	}
 }
 
-/* ---- The soft step (PBD_BODY_SOLVER_SOFT_STEP) ----------------------------------------------
- *
- * Box2D v3's substep in the terms of this stage (docs/collision.md, "Solvers for body
- * contacts"). A body's prediction is x + h v, and a correction dx of it is the velocity change
- * dx / h (pbd_bodies_apply_corrections), so an impulse P applied before the positions is the
- * correction h P / m: the iterations apply the impulses the contacts carry (warm starting), then
- * solve each contact once with a soft bias towards its separation at the substep's start; after
- * the positions the velocity pass solves them again without the bias (relaxing), as impulses on
- * the velocities alone. Each contact keeps the impulses it summed, normal >= 0 and friction
- * within mu times the normal one, and passes them to the same contact in the next substep and
- * step. */
-
-/* A soft constraint's coefficients for a substep of h (Catto, "Solver2D", 2024): the bias rate
- * (1/s) on the separation, and the shares of the rigid impulse and of the impulse so far. */
-typedef struct softness {
-	pbd_real bias_rate, mass_scale, impulse_scale;
-} softness;
-
-static softness soft_of(pbd_real hertz, pbd_real h) {
-	const pbd_real omega = PBD_R(6.283185307179586) * hertz;
-	const pbd_real a1 = 2 * PBD_SOFT_DAMPING + h * omega, a2 = h * omega * a1, a3 = 1 / (1 + a2);
-	return (softness){omega / a1, a2 * a3, a3};
-}
-
-/* The velocity of the contact's point on body `body` (slot + 1) with this substep's corrections
- * so far as velocities. */
-static pbd_vec3 corrected_velocity(const pbd_world* w, uint32_t body, pbd_vec3 r, pbd_real inv_h) {
-	if (!body) return pbd_v3(0, 0, 0);
-	const pbd_bodies* b = &w->bodies;
-	const pbd_vec3 v = pbd_v3_add(b->v[body - 1], pbd_v3_cross(b->omega[body - 1], r));
-	return pbd_v3_add(v, pbd_v3_scale(moved(w, body, r), inv_h));
-}
-
-/* The impulse p (N s) along unit dir on the contact's two points (+ on the feature's body), whose
- * ends turn by jp and js per unit (I^-1 (r x dir)): as the correction h p, or as the velocity
- * change p with `on_velocity`. */
-static void soft_apply(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_vec3 jp, pbd_vec3 js, pbd_real p,
-                       pbd_real h, bool on_velocity) {
-	if (on_velocity) {
-		impulse(w, k, dir, k->wp, jp, k->ws, js, p);
-		return;
-	}
-	if (k->p) pbd_node_body_push(&w->bodies, k->p - 1, dir, jp, h * p);
-	if (k->s) pbd_node_body_push(&w->bodies, k->s - 1, dir, js, -h * p);
-}
-
-/* The tangential friction of a contact whose relative point velocity is `rel`: along each tangent
- * the impulse that stops the slip, their sum kept within the cone mu pn (mu_s while it holds,
- * mu_k once it slides). */
-static void soft_friction(pbd_world* w, pbd_rigid_c* k, pbd_vec3 rel, pbd_real h, bool on_velocity) {
-	if (!(k->mu_s > 0) || !(k->wt[0] > 0) || !(k->wt[1] > 0)) return;
-	const pbd_real was[2] = {pbd_v3_dot(k->pt, k->t[0]), pbd_v3_dot(k->pt, k->t[1])};
-	pbd_real want[2] = {was[0] - pbd_v3_dot(rel, k->t[0]) / k->wt[0], was[1] - pbd_v3_dot(rel, k->t[1]) / k->wt[1]};
-	const pbd_real size = PBD_SQRT(want[0] * want[0] + want[1] * want[1]), cone = k->mu_s * k->pn;
-	if (size > cone) {
-		const pbd_real f = k->mu_k * k->pn / size;
-		want[0] *= f, want[1] *= f;
-	}
-	for (int a = 0; a < 2; ++a)
-		if (want[a] != was[a]) soft_apply(w, k, k->t[a], k->ipt[a], k->ist[a], want[a] - was[a], h, on_velocity);
-	k->pt = pbd_v3_add(pbd_v3_scale(k->t[0], want[0]), pbd_v3_scale(k->t[1], want[1]));
-}
-
-static void soft_warm_start(pbd_world* w, pbd_rigid_c* k, pbd_real h) {
-	if (k->pn > 0) soft_apply(w, k, k->n, k->ip, k->is, k->pn, h, false);
-	/* the impulse carried, on this substep's tangent plane */
-	const pbd_real p0 = pbd_v3_dot(k->pt, k->t[0]), p1 = pbd_v3_dot(k->pt, k->t[1]);
-	k->pt = pbd_v3_add(pbd_v3_scale(k->t[0], p0), pbd_v3_scale(k->t[1], p1));
-	if (p0 != 0) soft_apply(w, k, k->t[0], k->ipt[0], k->ist[0], p0, h, false);
-	if (p1 != 0) soft_apply(w, k, k->t[1], k->ipt[1], k->ist[1], p1, h, false);
-}
-
-/* One contact's soft solve in the iterations: friction, then the normal impulse that brings the
- * points' normal speed to the bias of their separation at the substep's start (closing a gap at
- * most, pushing out of an overlap softly and no faster than PBD_SOFT_PUSH). */
-static void soft_solve(pbd_world* w, pbd_rigid_c* k, pbd_real h, const softness* soft) {
-	const pbd_real inv_h = 1 / h;
-	const pbd_real wsum = k->wp + k->ws;
-	if (!(wsum > 0)) return;
-	/* Friction first, then the normal, which matters more, has the last word (the order of Box2D
-	 * v2; with friction after it, the top of twenty stacked cubes swayed 1.1 cm in 10 s at 8
-	 * substeps, 0.75 cm so). */
-	const pbd_vec3 before = pbd_v3_add(
-	    pbd_v3_sub(corrected_velocity(w, k->p, k->rp, inv_h), corrected_velocity(w, k->s, k->rs, inv_h)), k->vfix);
-	soft_friction(w, k, before, h, false);
-	const pbd_vec3 rel = pbd_v3_add(
-	    pbd_v3_sub(corrected_velocity(w, k->p, k->rp, inv_h), corrected_velocity(w, k->s, k->rs, inv_h)), k->vfix);
-	const pbd_real vn = pbd_v3_dot(k->n, rel);
-	const pbd_real c = k->sep + pbd_v3_dot(k->n, pbd_v3_sub(moved(w, k->p, k->rp), moved(w, k->s, k->rs)));
-	/* c less what the speed adds over the substep: where the points stood when it began */
-	const pbd_real s0 = c - h * vn;
-	pbd_real bias, mass_scale = 1, impulse_scale = 0;
-	if (s0 > 0)
-		bias = s0 * inv_h;
-	else {
-		const softness* f = &soft[k->p && k->s ? 0 : 1];
-		bias = PBD_FMAX(f->mass_scale * f->bias_rate * s0, -PBD_SOFT_PUSH);
-		mass_scale = f->mass_scale, impulse_scale = f->impulse_scale;
-	}
-	const pbd_real want = PBD_FMAX(k->pn - (mass_scale * vn + bias) / wsum - impulse_scale * k->pn, 0);
-	const pbd_real dp = want - k->pn;
-	k->pn = want;
-	/* the speed it closed in with, which restitution gives back (a contact made ahead of the touch
-	 * read it at the step's first substep, before the rest of the fall) */
-	if (k->pstep == 0) k->vn0 = PBD_FMIN(k->vn0, vn);
-	k->pstep += want;
-	if (dp != 0) soft_apply(w, k, k->n, k->ip, k->is, dp, h, false);
-	k->c_end = c + h * dp * wsum;
-}
-
-/* The bodies' centres and orientations at the first substep's prediction, where its search made
- * the step's contacts. False when out of memory. */
-static bool soft_remember_bodies(pbd_world* w) {
-	const pbd_bodies* b = &w->bodies;
-	const uint32_t n = b->n, cap = w->cap_rref;
-	uint32_t c1 = cap, c2 = cap, c3 = cap;
-	if (n > cap && (!pbd_grow_to(&w->mem, (void**)&w->rref_x, sizeof *w->rref_x, &c1, n) ||
-	                !pbd_grow_to(&w->mem, (void**)&w->rref_xlo, sizeof *w->rref_xlo, &c2, n) ||
-	                !pbd_grow_to(&w->mem, (void**)&w->rref_q, sizeof *w->rref_q, &c3, n)))
-		return false;
-	if (n > cap) w->cap_rref = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
-	if (n == 0) return true;
-	memcpy(w->rref_x, b->x, n * sizeof *b->x);
-	memcpy(w->rref_xlo, b->x_lo, n * sizeof *b->x_lo);
-	memcpy(w->rref_q, b->q, n * sizeof *b->q);
-	return true;
-}
-
-/* How far the point at arm r of body `body` (slot + 1; 0: none) moved since the first substep's
- * prediction. */
-static pbd_vec3 moved_since_search(const pbd_world* w, uint32_t body, pbd_vec3 r) {
-	if (!body) return pbd_v3(0, 0, 0);
-	const pbd_bodies* b = &w->bodies;
-	const uint32_t i = body - 1;
-	const pbd_vec3 shift = pbd_v3_add(pbd_v3_sub(b->x[i], w->rref_x[i]), pbd_v3_sub(b->x_lo[i], w->rref_xlo[i]));
-	const pbd_quat turn = pbd_quat_mul(b->q[i], pbd_quat_conj(w->rref_q[i]));
-	return pbd_v3_add(shift, pbd_v3_sub(pbd_quat_rotate(turn, r), r));
-}
-
-/* A later substep of the step: the first one's contacts, each with its separation at this
- * substep's prediction from what the two points moved since (Box2D v3 holds a step's normals,
- * arms and masses the same way), and the impulses they carry applied again. */
-static void soft_advance(pbd_world* w) {
-	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
-	const pbd_real since = h * (pbd_real)(w->rsub - 1);
-	for (uint32_t q = 0; q < w->nrc; ++q) {
-		pbd_rigid_c* k = &w->rcon[w->rpairs[q]];
-		const pbd_vec3 d = pbd_v3_sub(moved_since_search(w, k->p, k->rp), moved_since_search(w, k->s, k->rs));
-		k->sep = k->sep0 + pbd_v3_dot(k->n, pbd_v3_add(d, pbd_v3_scale(k->vfix, since)));
-		soft_warm_start(w, k, h);
-	}
-}
-
-static void soft_project(pbd_world* w) {
-	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
-	const pbd_real hertz = w->def.contact_hertz > 0 ? w->def.contact_hertz : PBD_SOFT_RATE_SHARE / h;
-	const softness soft[2] = {soft_of(hertz, h), soft_of(2 * hertz, h)};
-	const uint64_t* list = w->rpairs;
-	for (uint32_t q = 0; list[q] != UINT64_MAX; ++q) soft_solve(w, &w->rcon[list[q]], h, soft);
-}
-
-/* The relaxing pass after the positions, on the velocities: friction, then the normal with no bias
- * but a gap's. */
-static void soft_relax(pbd_world* w, pbd_rigid_c* k, pbd_real h) {
-	const pbd_real wsum = k->wp + k->ws;
-	if (!(wsum > 0)) return;
-	const pbd_vec3 before =
-	    pbd_v3_add(pbd_v3_sub(body_velocity(w, k->p, k->rp), body_velocity(w, k->s, k->rs)), k->vfix);
-	soft_friction(w, k, before, h, true);
-	const pbd_vec3 rel = pbd_v3_add(pbd_v3_sub(body_velocity(w, k->p, k->rp), body_velocity(w, k->s, k->rs)), k->vfix);
-	const pbd_real vn = pbd_v3_dot(k->n, rel);
-	/* Apart, the points may close the gap over the next substep, whose solve stops them at it: here
-	 * a contact ahead of the touch only lets go of what it holds, for a braking before the touch
-	 * would take speed a bounce gives back (a ball with restitution 0.8 rose to 0.93 e² of its
-	 * height). */
-	const pbd_real target = k->c_end > 0 ? -k->c_end / h : 0;
-	pbd_real want = PBD_FMAX(k->pn + (target - vn) / wsum, 0);
-	if (k->c_end > 0) want = PBD_FMIN(want, k->pn);
-	const pbd_real dp = want - k->pn;
-	k->pn = want;
-	if (dp != 0) impulse(w, k, k->n, k->wp, k->ip, k->ws, k->is, dp);
-}
-
-/* After the step's last substep, as Box2D: a contact that closed in (it took an impulse) at a
- * speed past `slow` leaves at e times that speed. */
-static void soft_restitution(pbd_world* w, pbd_rigid_c* k, pbd_real slow) {
-	const pbd_real wsum = k->wp + k->ws;
-	if (!(k->e > 0) || !(k->vn0 < -slow) || !(k->pstep > 0) || !(wsum > 0)) return;
-	const pbd_vec3 rel = pbd_v3_add(pbd_v3_sub(body_velocity(w, k->p, k->rp), body_velocity(w, k->s, k->rs)), k->vfix);
-	const pbd_real vn = pbd_v3_dot(k->n, rel);
-	const pbd_real want = PBD_FMAX(k->pn - (vn + k->e * k->vn0) / wsum, 0);
-	const pbd_real dp = want - k->pn;
-	k->pn = want;
-	if (dp != 0) impulse(w, k, k->n, k->wp, k->ip, k->ws, k->is, dp);
-}
-
 void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 	const pbd_real slow = 2 * pbd_v3_length(w->def.gravity) * h;
 	pbd_bodies* b = &w->bodies;
-	const bool soft = soft_step(w);
+	const bool soft = pbd_soft_step(w);
 	/* The bodies moved with their corrections: both ends' arms to one point again, where the
 	 * feature's body carried it, so that the impulses are equal and opposite at one point; the
 	 * weights at the turned bodies. Kinetic friction's budget is mu_k times the normal
@@ -1500,25 +1250,12 @@ void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 			const pbd_vec3 between = pbd_v3_add(pbd_v3_sub(b->x[p], b->x[s]), pbd_v3_sub(b->x_lo[p], b->x_lo[s]));
 			k->rs = pbd_v3_add(between, k->rp);
 		}
-		k->wp = weight(w, k->p, k->rp, k->n, &k->ip);
-		k->ws = weight(w, k->s, k->rs, k->n, &k->is);
+		k->wp = pbd_rigid_weight(w, k->p, k->rp, k->n, &k->ip);
+		k->ws = pbd_rigid_weight(w, k->s, k->rs, k->n, &k->is);
 		k->budget = PBD_FMAX(k->mu_k * k->dn - pbd_v3_length(k->ft), 0) / h;
 	}
 	if (soft) {
-		const uint64_t* list = w->rpairs;
-		for (uint32_t q = 0; list[q] != UINT64_MAX; ++q) soft_relax(w, &w->rcon[list[q]], h);
-		if (w->rsub >= (uint32_t)w->def.substeps)
-			for (uint32_t q = 0; list[q] != UINT64_MAX; ++q) soft_restitution(w, &w->rcon[list[q]], slow);
-		/* What the API and the contact events read: the separation at the substep's end and the
-		 * substep's normal impulse, as the correction it made (pbd_world_get_body_contacts). */
-		for (uint32_t q = 0; q < w->nrc; ++q) {
-			pbd_rigid_c* k = &w->rcon[q];
-			k->dn = k->pn * (k->wp + k->ws) * h;
-			k->sep = k->c_end - k->dn;
-		}
-		/* what the next substep and step start from */
-		if (w->rkeep_valid)
-			for (uint32_t k = 0; k < w->nrc; ++k) w->rkeep[k].pn = w->rcon[k].pn, w->rkeep[k].pt = w->rcon[k].pt;
+		pbd_soft_velocities(w, h, slow);
 		return;
 	}
 	const uint32_t ng = w->nrgroup, *order = w->rsched + 3 * ng + 1, *first = order + ng;

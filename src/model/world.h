@@ -200,6 +200,12 @@ struct pbd_world {
 	pbd_vec3 *rref_x, *rref_xlo;
 	pbd_quat* rref_q;
 	uint32_t cap_rref;
+	/* rigid_soft.c: the step's contacts by colour (indices into rcon, then scratch), where each
+	 * colour starts (64 colours), and per body the colours its contacts took */
+	uint32_t* rsoft;
+	uint64_t* rsoft_used;
+	uint32_t rsoft_first[65];
+	uint32_t cap_rsoft, cap_rsoft_used;
 	/* rigid_contact.c's schedule of the settling and velocity passes: the groups (each by the
 	 * index of its first contact in the passes' list) level by level, the groups of a level
 	 * independent of each other; and per level where its groups start */

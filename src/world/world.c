@@ -309,6 +309,8 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->rref_x, w->cap_rref * sizeof *w->rref_x);
 	pbd_free(&mem, w->rref_xlo, w->cap_rref * sizeof *w->rref_xlo);
 	pbd_free(&mem, w->rref_q, w->cap_rref * sizeof *w->rref_q);
+	pbd_free(&mem, w->rsoft, w->cap_rsoft * sizeof *w->rsoft);
+	pbd_free(&mem, w->rsoft_used, w->cap_rsoft_used * sizeof *w->rsoft_used);
 	pbd_free(&mem, w->tri_chunk, w->cap_tri_chunk * sizeof *w->tri_chunk);
 	pbd_free(&mem, w->path_box, w->cap_path_box * sizeof *w->path_box);
 	pbd_free(&mem, w->corner, w->cap_corner * sizeof *w->corner);
