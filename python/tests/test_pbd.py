@@ -368,6 +368,25 @@ def test_contact_events_and_pairs():
     assert not ev["begin"] and ev["impulse"] == 0 and w.contact_pairs() == []
 
 
+def test_soft_step_holds_a_cube_with_its_weight():
+    """Under the soft step (body_solver="soft_step") a cube on a floor comes to rest on it, sunk by
+    what its spring needs, and its pair carries m g dt a step; an unknown solver is refused."""
+    g, dt = 9.81, 1 / 60
+    w = pbd.World(dt=dt, substeps=4, iterations=1, gravity=(0, -g, 0), sleep_time=0, body_solver="soft_step",
+                  contact_hertz=60)
+    w.add_collider("plane")
+    cube = w.add_body("dynamic", position=(0, 0.1, 0))
+    w.add_collider("box", half_extents=(0.1, 0.1, 0.1), body=cube, density=1000)
+    w.step(60)
+    s = cube.state()
+    assert abs(s["velocity"][1]) < 1e-4
+    assert 0.1 - 1e-3 < s["position"][1] <= 0.1
+    (pair,) = w.contact_pairs()
+    assert pair["impulse"] == pytest.approx(cube.mass * g * dt, rel=1e-3)
+    with pytest.raises(ValueError):
+        pbd.World(body_solver="newton")
+
+
 def test_body_impulse_force_and_torque():
     """An impulse J at the centre gives v = J / m; at an arm r it also gives w = I^-1 (r x J). A
     force F for one step gives v = F dt / m, a torque T gives w = I^-1 T dt."""

@@ -1,10 +1,10 @@
 /* Rigid bodies in scene files: static, kinematic and dynamic bodies load with their shapes (posed
  * in the body's frame) after the file's colliders; a dynamic body's matter is its shapes' at a
- * density (mass and inertia of a box) or given; a dynamic body falls as the discrete free fall of
- * its centre; a kinematic body follows its keyframes and reaches each key; an attachment to a
- * body holds its point in the body's frame; bodies come from included files too; bad input is
- * refused in one line that names the field; the four built-in scenes with bodies do what their
- * descriptions say. */
+ * density (mass and inertia of a box) or given; the world names the solver of their contacts; a
+ * dynamic body falls as the discrete free fall of its centre; a kinematic body follows its
+ * keyframes and reaches each key; an attachment to a body holds its point in the body's frame;
+ * bodies come from included files too; bad input is refused in one line that names the field; the
+ * four built-in scenes with bodies do what their descriptions say. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
@@ -197,6 +197,19 @@ static void test_free_fall(void** state) {
 	pbd_scene_free(&s);
 }
 
+/* The world's body solver and its contact stiffness as the file names them. */
+static void test_body_solver(void** state) {
+	(void)state;
+	pbd_scene s = load_ok("{\"world\": {\"body_solver\": \"soft_step\", \"contact_hertz\": 45}}");
+	const pbd_world_def d = pbd_world_get_def(s.world);
+	assert_int_equal(d.body_solver, PBD_BODY_SOLVER_SOFT_STEP);
+	assert_true(d.contact_hertz == (pbd_real)45);
+	pbd_scene_free(&s);
+	s = load_ok("{\"world\": {}}");
+	assert_int_equal(pbd_world_get_def(s.world).body_solver, PBD_BODY_SOLVER_POSITION);
+	pbd_scene_free(&s);
+}
+
 /* A kinematic body on keyframes is where its track says after every step, and at each key's
  * pose at that key's time; the shape it carries goes with it. */
 static void test_kinematic_keyframes(void** state) {
@@ -357,6 +370,8 @@ static const struct {
 	const char* json;
 	const char* expect;
 } bad_cases[] = {
+    {"{\"world\": {\"body_solver\": \"impulse\"}}", "t.json: world.body_solver: unknown value \"impulse\""},
+    {"{\"world\": {\"contact_hertz\": -1}}", "t.json: world.contact_hertz:"},
     {"{\"bodies\": {\"type\": \"static\"}}", "t.json: bodies: expected an array"},
     {"{\"bodies\": [{\"name\": \"a\"}]}", "t.json: bodies[0]: missing \"type\" (\"static\", \"kinematic\" or"},
     {"{\"bodies\": [{\"type\": \"rigid\"}]}", "t.json: bodies[0].type: unknown value \"rigid\""},
@@ -583,12 +598,13 @@ static void test_t_handle_flips(void** state) {
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_each_type),          cmocka_unit_test(test_density_box),
-	    cmocka_unit_test(test_free_fall),          cmocka_unit_test(test_kinematic_keyframes),
-	    cmocka_unit_test(test_attached_to_body),   cmocka_unit_test(test_included_bodies),
-	    cmocka_unit_test(test_bad_input),          cmocka_unit_test(test_ball_into_cloth),
-	    cmocka_unit_test(test_box_on_trampoline),  cmocka_unit_test(test_flag_on_pole),
-	    cmocka_unit_test(test_crates_under_cloth), cmocka_unit_test(test_t_handle_flips),
+	    cmocka_unit_test(test_each_type),        cmocka_unit_test(test_density_box),
+	    cmocka_unit_test(test_free_fall),        cmocka_unit_test(test_kinematic_keyframes),
+	    cmocka_unit_test(test_attached_to_body), cmocka_unit_test(test_included_bodies),
+	    cmocka_unit_test(test_body_solver),      cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_ball_into_cloth),  cmocka_unit_test(test_box_on_trampoline),
+	    cmocka_unit_test(test_flag_on_pole),     cmocka_unit_test(test_crates_under_cloth),
+	    cmocka_unit_test(test_t_handle_flips),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
