@@ -1,4 +1,4 @@
-/* The soft step for body contacts (PBD_BODY_SOLVER_SOFT_STEP, src/collision/rigid_contact.c),
+/* The soft step for body contacts (PBD_BODY_SOLVER_SOFT_STEP, src/collision/rigid_soft.c),
  * against closed forms: a ball dropped on a floor bounces to e² of its height; a cube sliding on
  * the floor stops after v² / (2 μ g); a cube on a slope stays below tan θ = μ and slides with
  * a = g (sin θ − μ cos θ) above it; two balls meeting in free space keep their linear momentum; a
@@ -6,7 +6,8 @@
  * under its own weight by about g / (2 π f)² per unit of load over mass, so doubling the contact's
  * frequency quarters the sag; twenty cubes stacked and a pyramid of 55 stand; the impulses the
  * contacts carry from step to step travel in snapshots, so that a resumed world goes on bit for
- * bit, and the result is the same on any number of threads. */
+ * bit, and the result is the same on any number of threads; a stack falls asleep and wakes when a
+ * ball lands on it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +275,49 @@ static void test_resumes_and_threads_bit_identical(void** state) {
 	assert_string_equal(msg, "");
 }
 
+/* A column of three cubes under the soft step falls asleep (its springs settle); a ball dropped on
+ * it wakes the column as one island when it lands, and the column keeps standing. */
+static void test_stack_sleeps_and_wakes(void** state) {
+	(void)state;
+	char msg[256] = "";
+	pbd_world* w = NULL;
+	pbd_world_def def = pbd_world_def_default(); /* sleeping on (soft_world's is off) */
+	def.gravity = pbd_v3(0, (pbd_real)-G, 0);
+	def.substeps = 8;
+	def.iterations = 1;
+	def.body_solver = PBD_BODY_SOLVER_SOFT_STEP;
+	def.log = test_log_keep;
+	def.log_user = msg;
+	assert_int_equal(pbd_world_create(&def, &w), PBD_OK);
+	floor_with(w, pbd_v3(0, 1, 0), 0.5, 0);
+	pbd_body_id box[3];
+	for (int k = 0; k < 3; ++k)
+		box[k] = body_with(w, material(box_shape(0.1), 0.5, 0), at(0, 0.1 + 0.2 * k, 0), pbd_v3(0, 0, 0));
+	int slept = -1;
+	for (int s = 1; s <= 300 && slept < 0; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		if (state_of(w, box[2]).asleep) slept = s;
+	}
+	assert_true(slept > 0);
+	for (int k = 0; k < 3; ++k) assert_true(state_of(w, box[k]).asleep);
+	body_with(w, material(ball_shape(0.05), 0.5, 0), at(0, 1, 0), pbd_v3(0, 0, 0));
+	int woke = -1;
+	for (int s = 1; s <= 60 && woke < 0; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		if (!state_of(w, box[0]).asleep) woke = s;
+	}
+	const double lands = sqrt(2 * (1 - 0.05 - 0.6) / G) * 60;
+	for (int s = 0; s < 120; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	const double top = (double)state_of(w, box[2]).pose.position.y;
+	printf("  soft step, three cubes sleep at step %d; a ball dropped from 1 m wakes them at step %d (it lands "
+	       "after %.1f steps); the top cube then at %.4f m\n",
+	       slept, woke, lands, top);
+	assert_true(woke > 0 && fabs(woke - lands) < 3);
+	assert_true(fabs(top - 0.5) < 2e-3);
+	assert_string_equal(msg, "");
+	pbd_world_destroy(w);
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -285,6 +329,7 @@ int main(void) {
 	    cmocka_unit_test(test_sag_is_a_springs),
 	    cmocka_unit_test(test_stacks_stand),
 	    cmocka_unit_test(test_resumes_and_threads_bit_identical),
+	    cmocka_unit_test(test_stack_sleeps_and_wakes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
