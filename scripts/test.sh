@@ -99,14 +99,14 @@ run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1"
 	-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ $lean
 run_config build-ci-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 # ThreadSanitizer over the tests labelled `threads`: the pool, the stages, every built-in scene on
-# 1 to 8 threads, and attachments to a rigid body on 1 to 3. Only their three programs are built
-# (a test labelled `threads` needs its program in this list).
+# 1 to 8 threads, attachments to a rigid body on 1 to 3, and the soft step's colours on 1 to 3.
+# Only their programs are built (a test labelled `threads` needs its program in this list).
 echo "=== build-ci-tsan"
 # shellcheck disable=SC2086
 cmake -S . -B build-ci-tsan -DPBD_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_SANITIZE_THREAD=ON \
 	-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ $lean -DPBD_BUILD_EXAMPLES=OFF -DPBD_BUILD_SOAK=OFF
 cmake --build build-ci-tsan -j "$jobs" --target test_threads test_determinism test_body_attachment test_joint test_sleep \
-	test_contact_events
+	test_contact_events test_soft_step
 run_ctest build-ci-tsan -L threads
 # shellcheck disable=SC2086
 run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang \

@@ -335,5 +335,10 @@ void pbd_soft_velocities(pbd_world* w, pbd_real h, pbd_real slow) {
 	}
 	/* what the next substep and step start from */
 	if (w->rkeep_valid)
-		for (uint32_t k = 0; k < w->nrc; ++k) w->rkeep[k].pn = w->rcon[k].pn, w->rkeep[k].pt = w->rcon[k].pt;
+		for (uint32_t k = 0; k < w->nrc; ++k) {
+			/* an impulse that is not a number is not carried (the step puts its bodies back) */
+			const bool finite = pbd_is_finite(w->rcon[k].pn) && pbd_v3_is_finite(w->rcon[k].pt);
+			w->rkeep[k].pn = finite ? w->rcon[k].pn : 0;
+			w->rkeep[k].pt = finite ? w->rcon[k].pt : pbd_v3(0, 0, 0);
+		}
 }

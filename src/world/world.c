@@ -603,7 +603,8 @@ pbd_status pbd_world_step(pbd_world* w) {
 	for (int s = 1; s <= substeps; ++s) method->substep(w, h, damping, s, substeps);
 	const uint64_t t_end = pbd_prof_begin(w);
 	const uint32_t restored = pbd_particles_end_step(w);
-	pbd_bodies_end_step(w);
+	/* a body put back where the step found it leaves the contacts kept for the next step behind */
+	if (pbd_bodies_end_step(w)) pbd_rigid_contacts_forget(w);
 	if (restored) clear_multipliers(w);
 	const pbd_status contacts = pbd_collide_end_step(w);
 	pbd_contact_events_end_step(w); /* before sleep: a pair that slept through the step still touches */

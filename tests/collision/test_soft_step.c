@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/world.h"
 #include "test_bodies.h"
 
 static const double G = 9.81;
@@ -275,6 +276,35 @@ static void test_resumes_and_threads_bit_identical(void** state) {
 	assert_string_equal(msg, "");
 }
 
+/* A pyramid of 30 rows (465 cubes), whose colours hold hundreds of contacts each and so run on
+ * the threads in blocks, ends in the same bits on 1, 2 and 3 threads. */
+static void test_threads_share_colours(void** state) {
+	(void)state;
+	char msg[256] = "";
+	uint64_t hash[3];
+	uint32_t widest = 0;
+	for (int t = 1; t <= 3; ++t) {
+		pbd_world* w = soft_world(msg, 8, 0, t);
+		floor_with(w, pbd_v3(0, 1, 0), 0.5, 0);
+		const int rows = 30;
+		for (int row = 0; row < rows; ++row)
+			for (int k = 0; k < rows - row; ++k)
+				body_with(w, material(box_shape(0.25), 0.5, 0),
+				          at((k - (rows - row - 1) / 2.0) * 0.505, 0.25 + 0.5 * row, 0), pbd_v3(0, 0, 0));
+		for (int s = 0; s < 10; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+		for (int c = 0; c < 64; ++c)
+			widest =
+			    widest > w->rsoft_first[c + 1] - w->rsoft_first[c] ? widest : w->rsoft_first[c + 1] - w->rsoft_first[c];
+		hash[t - 1] = pbd_world_hash(w);
+		pbd_world_destroy(w);
+	}
+	printf("  soft step, a pyramid of 30 rows: the widest colour %u contacts; hashes %016llx %016llx %016llx\n", widest,
+	       (unsigned long long)hash[0], (unsigned long long)hash[1], (unsigned long long)hash[2]);
+	assert_true(widest > 3 * 64); /* at least PBD_EXEC_MIN_BLOCKS (4) blocks of PBD_SOFT_BLOCK (64): shared */
+	assert_true(hash[1] == hash[0] && hash[2] == hash[0]);
+	assert_string_equal(msg, "");
+}
+
 /* A column of three cubes under the soft step falls asleep (its springs settle); a ball dropped on
  * it wakes the column as one island when it lands, and the column keeps standing. */
 static void test_stack_sleeps_and_wakes(void** state) {
@@ -330,6 +360,7 @@ int main(void) {
 	    cmocka_unit_test(test_stacks_stand),
 	    cmocka_unit_test(test_resumes_and_threads_bit_identical),
 	    cmocka_unit_test(test_stack_sleeps_and_wakes),
+	    cmocka_unit_test(test_threads_share_colours),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
