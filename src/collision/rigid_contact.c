@@ -1232,14 +1232,16 @@ static void velocity_block(void* ctx, uint32_t block, uint32_t worker) {
 void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 	const pbd_real slow = 2 * pbd_v3_length(w->def.gravity) * h;
 	pbd_bodies* b = &w->bodies;
-	const bool soft = pbd_soft_step(w);
+	if (pbd_soft_step(w)) {
+		pbd_soft_velocities(w, h, slow);
+		return;
+	}
 	/* The bodies moved with their corrections: both ends' arms to one point again, where the
 	 * feature's body carried it, so that the impulses are equal and opposite at one point; the
 	 * weights at the turned bodies. Kinetic friction's budget is mu_k times the normal
 	 * correction as a speed (Müller et al. 2020: h mu_k |f_n| of the normal force), less what
 	 * static friction took in the position passes. */
-	/* (the soft step keeps the arms and weights it solved with, as Box2D keeps a step's) */
-	for (uint32_t i = 0; i < w->nrc && !soft; ++i) {
+	for (uint32_t i = 0; i < w->nrc; ++i) {
 		pbd_rigid_c* k = &w->rcon[i];
 		if (!(k->dn > 0)) {
 			k->wp = k->ws = 0;
@@ -1253,10 +1255,6 @@ void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 		k->wp = pbd_rigid_weight(w, k->p, k->rp, k->n, &k->ip);
 		k->ws = pbd_rigid_weight(w, k->s, k->rs, k->n, &k->is);
 		k->budget = PBD_FMAX(k->mu_k * k->dn - pbd_v3_length(k->ft), 0) / h;
-	}
-	if (soft) {
-		pbd_soft_velocities(w, h, slow);
-		return;
 	}
 	const uint32_t ng = w->nrgroup, *order = w->rsched + 3 * ng + 1, *first = order + ng;
 	for (uint32_t l = 0; l < w->nrlevel_velocity; ++l) {

@@ -135,8 +135,9 @@ static pbd_vec3 moved_since_search(const pbd_world* w, uint32_t body, pbd_vec3 r
 	if (!body) return pbd_v3(0, 0, 0);
 	const pbd_bodies* b = &w->bodies;
 	const uint32_t i = body - 1;
-	const pbd_vec3 shift = pbd_v3_add(pbd_v3_sub(b->x[i], w->rref_x[i]), pbd_v3_sub(b->x_lo[i], w->rref_xlo[i]));
-	const pbd_quat turn = pbd_quat_mul(b->q[i], pbd_quat_conj(w->rref_q[i]));
+	const struct pbd_soft_ref* ref = &w->rref[i];
+	const pbd_vec3 shift = pbd_v3_add(pbd_v3_sub(b->x[i], ref->x), pbd_v3_sub(b->x_lo[i], ref->x_lo));
+	const pbd_quat turn = pbd_quat_mul(b->q[i], pbd_quat_conj(ref->q));
 	return pbd_v3_add(shift, pbd_v3_sub(pbd_quat_rotate(turn, r), r));
 }
 
@@ -286,19 +287,8 @@ static void run(pbd_world* w, soft_pass pass, pbd_real slow) {
  * the step's contacts. False when out of memory. */
 static bool remember_bodies(pbd_world* w) {
 	const pbd_bodies* b = &w->bodies;
-	const uint32_t n = b->n;
-	uint32_t c1 = w->cap_rref, c2 = w->cap_rref, c3 = w->cap_rref;
-	if (n > w->cap_rref) {
-		if (!pbd_grow_to(&w->mem, (void**)&w->rref_x, sizeof *w->rref_x, &c1, n) ||
-		    !pbd_grow_to(&w->mem, (void**)&w->rref_xlo, sizeof *w->rref_xlo, &c2, n) ||
-		    !pbd_grow_to(&w->mem, (void**)&w->rref_q, sizeof *w->rref_q, &c3, n))
-			return false;
-		w->cap_rref = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
-	}
-	if (n == 0) return true;
-	memcpy(w->rref_x, b->x, n * sizeof *b->x);
-	memcpy(w->rref_xlo, b->x_lo, n * sizeof *b->x_lo);
-	memcpy(w->rref_q, b->q, n * sizeof *b->q);
+	if (!pbd_grow_to(&w->mem, (void**)&w->rref, sizeof *w->rref, &w->cap_rref, b->n)) return false;
+	for (uint32_t i = 0; i < b->n; ++i) w->rref[i] = (struct pbd_soft_ref){b->x[i], b->x_lo[i], b->q[i]};
 	return true;
 }
 

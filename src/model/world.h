@@ -197,8 +197,10 @@ struct pbd_world {
 	 * the later substeps move the contacts it made */
 	uint32_t rsub;
 	bool rsearched;
-	pbd_vec3 *rref_x, *rref_xlo;
-	pbd_quat* rref_q;
+	struct pbd_soft_ref {
+		pbd_vec3 x, x_lo;
+		pbd_quat q;
+	} * rref;
 	uint32_t cap_rref;
 	/* rigid_soft.c: the step's contacts by colour (indices into rcon, then scratch), where each
 	 * colour starts (64 colours), and per body the colours its contacts took */

@@ -306,9 +306,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->rpair, w->cap_rpair * sizeof *w->rpair);
 	pbd_free(&mem, w->rpair_next, w->cap_rpair_next * sizeof *w->rpair_next);
 	pbd_free(&mem, w->rkeep, w->cap_rkeep * sizeof *w->rkeep);
-	pbd_free(&mem, w->rref_x, w->cap_rref * sizeof *w->rref_x);
-	pbd_free(&mem, w->rref_xlo, w->cap_rref * sizeof *w->rref_xlo);
-	pbd_free(&mem, w->rref_q, w->cap_rref * sizeof *w->rref_q);
+	pbd_free(&mem, w->rref, w->cap_rref * sizeof *w->rref);
 	pbd_free(&mem, w->rsoft, w->cap_rsoft * sizeof *w->rsoft);
 	pbd_free(&mem, w->rsoft_used, w->cap_rsoft_used * sizeof *w->rsoft_used);
 	pbd_free(&mem, w->tri_chunk, w->cap_tri_chunk * sizeof *w->tri_chunk);
