@@ -61,6 +61,9 @@ enum { BOX3D_SUBSTEPS = 4, BOX3D_ITERATIONS = 1 };
 /* pbd's soft step: 8 substeps of one iteration (its contacts spring at 60 Hz, an eighth of the
  * substep rate); at Box3D's 4 (30 Hz) the stack of twenty sags 5 cm and rocks down. */
 enum { SOFT_SUBSTEPS = 8, SOFT_ITERATIONS = 1 };
+/* pbd's AVBD: 4 substeps of 4 sweeps; at 4 x 2 and 8 x 1 the stack of twenty comes apart, and at
+ * 1 x 10 it sinks 3 cm. */
+enum { AVBD_SUBSTEPS = 4, AVBD_ITERATIONS = 4 };
 
 /* The stack and the pyramid. */
 static const double BOX_EDGE = 0.5;
@@ -171,6 +174,8 @@ typedef enum rb_engine {
 	ENGINE_BOX3D_2,
 	ENGINE_SOFT_1, /* pbd's soft step (PBD_BODY_SOLVER_SOFT_STEP) at Box3D's setting */
 	ENGINE_SOFT_2,
+	ENGINE_AVBD_1, /* pbd's augmented vertex block descent (PBD_BODY_SOLVER_AVBD) */
+	ENGINE_AVBD_2,
 	ENGINE_COUNT
 } rb_engine;
 
@@ -178,8 +183,10 @@ static bool is_bullet(rb_engine e) { return e == ENGINE_BULLET || e == ENGINE_BU
 
 static bool is_soft(rb_engine e) { return e == ENGINE_SOFT_1 || e == ENGINE_SOFT_2; }
 
+static bool is_avbd(rb_engine e) { return e == ENGINE_AVBD_1 || e == ENGINE_AVBD_2; }
+
 static int engine_threads(rb_engine e) {
-	return e == ENGINE_PBD_2 || e == ENGINE_BOX3D_2 || e == ENGINE_SOFT_2 ? 2 : 1;
+	return e == ENGINE_PBD_2 || e == ENGINE_BOX3D_2 || e == ENGINE_SOFT_2 || e == ENGINE_AVBD_2 ? 2 : 1;
 }
 
 static bool box3d_setting(rb_engine e) { return e == ENGINE_BOX3D_1 || e == ENGINE_BOX3D_2; }
@@ -187,12 +194,14 @@ static bool box3d_setting(rb_engine e) { return e == ENGINE_BOX3D_1 || e == ENGI
 static int engine_substeps(rb_engine e) {
 	if (e == ENGINE_BULLET) return 1;
 	if (is_soft(e)) return SOFT_SUBSTEPS;
+	if (is_avbd(e)) return AVBD_SUBSTEPS;
 	return box3d_setting(e) ? BOX3D_SUBSTEPS : PBD_SUBSTEPS;
 }
 
 static int engine_iterations(rb_engine e) {
 	if (is_bullet(e)) return BULLET_ITERATIONS;
 	if (is_soft(e)) return SOFT_ITERATIONS;
+	if (is_avbd(e)) return AVBD_ITERATIONS;
 	return box3d_setting(e) ? BOX3D_ITERATIONS : PBD_ITERATIONS;
 }
 
@@ -212,11 +221,11 @@ typedef struct rb_table {
 } rb_table;
 
 static const rb_spec standard_specs[] = {{SCENE_STACK, 20, 5}, {SCENE_PYRAMID, 20, 5}, {SCENE_PILE, 1000, 50}};
-static const rb_engine standard_engines[] = {ENGINE_PBD_1,  ENGINE_PBD_2,  ENGINE_SOFT_1,
-                                             ENGINE_SOFT_2, ENGINE_BULLET, ENGINE_BULLET_SUB};
+static const rb_engine standard_engines[] = {ENGINE_PBD_1,  ENGINE_PBD_2,  ENGINE_SOFT_1, ENGINE_SOFT_2,
+                                             ENGINE_AVBD_1, ENGINE_AVBD_2, ENGINE_BULLET, ENGINE_BULLET_SUB};
 static const rb_spec large_specs[] = {{SCENE_PYRAMID, 100, 10}, {SCENE_HULLS, 5000, 50}, {SCENE_GRID, 100, 5}};
-static const rb_engine large_engines[] = {ENGINE_PBD_1,  ENGINE_PBD_2,  ENGINE_BOX3D_1, ENGINE_BOX3D_2,
-                                          ENGINE_SOFT_1, ENGINE_SOFT_2, ENGINE_BULLET};
+static const rb_engine large_engines[] = {ENGINE_PBD_1,  ENGINE_PBD_2,  ENGINE_BOX3D_1, ENGINE_BOX3D_2, ENGINE_SOFT_1,
+                                          ENGINE_SOFT_2, ENGINE_AVBD_1, ENGINE_AVBD_2,  ENGINE_BULLET};
 
 /* What one run leaves behind. */
 typedef struct rb_run {
@@ -669,7 +678,9 @@ static int make_pbd_world(const rb_scene* s, rb_engine e, pbd_world** out, pbd_b
 	 * bodies, not an island that fell asleep (its drift frozen, its step free). */
 	wd.sleep_time = 0;
 	wd.threads = engine_threads(e);
-	wd.body_solver = is_soft(e) ? PBD_BODY_SOLVER_SOFT_STEP : PBD_BODY_SOLVER_POSITION;
+	wd.body_solver = is_soft(e)   ? PBD_BODY_SOLVER_SOFT_STEP
+	                 : is_avbd(e) ? PBD_BODY_SOLVER_AVBD
+	                              : PBD_BODY_SOLVER_POSITION;
 	wd.log = log_stderr;
 	pbd_world* w = NULL;
 	*out = NULL;
@@ -974,6 +985,10 @@ static void print_scenes(const rb_table* t, int steps, bool small, bool bullet) 
 	printf("  soft     pbd with body_solver = PBD_BODY_SOLVER_SOFT_STEP (Box2D v3's soft step), %d substeps x %d,\n"
 	       "           contacts at an eighth of the substep rate (60 Hz); otherwise as pbd\n",
 	       SOFT_SUBSTEPS, SOFT_ITERATIONS);
+	printf("  avbd     pbd with body_solver = PBD_BODY_SOLVER_AVBD (augmented vertex block descent), %d substeps x "
+	       "%d;\n"
+	       "           otherwise as pbd\n",
+	       AVBD_SUBSTEPS, AVBD_ITERATIONS);
 	if (bullet) {
 		printf("  bullet   btDiscreteDynamicsWorld, btDefaultCollisionConfiguration, btDbvtBroadphase,\n"
 		       "           btSequentialImpulseConstraintSolver with its default %d iterations, one thread; setting\n",
@@ -1044,6 +1059,7 @@ static void print_row(const rb_table* t, const rb_scene* s, rb_engine e, const r
 	printf("%-8s %-6s %6u %3d %-7s %9.3f %9s %9s %8s %9.2e %8u %7s ", scene_names[s->kind],
 	       is_bullet(e) ? "bullet"
 	       : is_soft(e) ? "soft"
+	       : is_avbd(e) ? "avbd"
 	                    : "pbd",
 	       s->dynamic_count, engine_threads(e), setting, r->ms, drift_h, drift_v, fall, r->penetration, r->contacts,
 	       outside);
@@ -1068,6 +1084,10 @@ static const char* engine_text(rb_engine e) {
 		return "pbd soft step, 1 thread";
 	case ENGINE_SOFT_2:
 		return "pbd soft step, 2 threads";
+	case ENGINE_AVBD_1:
+		return "pbd avbd, 1 thread";
+	case ENGINE_AVBD_2:
+		return "pbd avbd, 2 threads";
 	case ENGINE_BULLET:
 		return "bullet";
 	default:

@@ -2045,11 +2045,12 @@ static pbd_world_def rd_world_def(reader* r, pbd_simd* simd, blocks* blk, size_t
 	wd.substeps = 1 + rd_u8(r) % MAX_SUBSTEPS;
 	wd.iterations = 1 + rd_u8(r) % MAX_ITERATIONS;
 	wd.method = (pbd_method)(rd_u8(r) % METHODS);
-	/* the byte of the particles' solver names the bodies' too, and the soft step's stiffness */
+	/* the byte of the particles' solver names the bodies' too (bits 1 and 4: position, soft step,
+	 * AVBD) and the soft step's stiffness */
 	const uint8_t sv = rd_u8(r);
 	static const float hertz[4] = {0, 10, 60, 2000};
 	wd.solver = (pbd_solver)(sv % 2);
-	wd.body_solver = sv & 2 ? PBD_BODY_SOLVER_SOFT_STEP : PBD_BODY_SOLVER_POSITION;
+	wd.body_solver = (pbd_body_solver)(((sv >> 1) & 1) + ((sv >> 4) & 1));
 	wd.contact_hertz = (pbd_real)hertz[(sv >> 2) & 3];
 	wd.formulation = (pbd_formulation)(rd_u8(r) % 2);
 	wd.collision_mode = (pbd_collision_mode)(rd_u8(r) % 2);

@@ -389,8 +389,10 @@ static int def_apply(pbd_world_def* d, PyObject* kwargs) {
 		} else if (strcmp(k, "threads") == 0) {
 			rc = int_of(value, k, &d->threads);
 		} else if (strcmp(k, "body_solver") == 0) {
-			static const char* const body_solver_names[] = {"position", "soft_step"};
-			rc = enum_of(value, k, body_solver_names, 2, &i);
+			const char* const body_solver_names[] = {pbd_body_solver_name(PBD_BODY_SOLVER_POSITION),
+			                                         pbd_body_solver_name(PBD_BODY_SOLVER_SOFT_STEP),
+			                                         pbd_body_solver_name(PBD_BODY_SOLVER_AVBD)};
+			rc = enum_of(value, k, body_solver_names, 3, &i);
 			if (rc == 0) d->body_solver = (pbd_body_solver)i;
 		} else if (strcmp(k, "contact_hertz") == 0) {
 			rc = real_of(value, k, &d->contact_hertz);

@@ -6,7 +6,6 @@ static const int solver_alias_values[] = {PBD_SOLVER_GAUSS_SEIDEL};
 static const char* const collision_names[] = {"in_solver", "after_solver", NULL};
 static const char* const damping_mode_names[] = {"velocity", "after_forces", NULL};
 static const char* const simd_names[] = {"auto", "scalar", "avx2", "avx512", NULL};
-static const char* const body_solver_names[] = {"position", "soft_step", NULL};
 
 bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	jr* r = &L->r;
@@ -21,6 +20,9 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	                                    NULL};
 	const char* const formulation_names[] = {pbd_formulation_name(PBD_FORMULATION_PBD),
 	                                         pbd_formulation_name(PBD_FORMULATION_XPBD), NULL};
+	const char* const body_solver_names[] = {pbd_body_solver_name(PBD_BODY_SOLVER_POSITION),
+	                                         pbd_body_solver_name(PBD_BODY_SOLVER_SOFT_STEP),
+	                                         pbd_body_solver_name(PBD_BODY_SOLVER_AVBD), NULL};
 	static const char* const keys[] = {"gravity",
 	                                   "dt",
 	                                   "substeps",

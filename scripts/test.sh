@@ -3,13 +3,17 @@
 #
 #   scripts/test.sh         what CI runs (.ci/run): the clang-format check; gcc Release with every
 #                           part (the benchmark with its Bullet peer, the renderer, the viewer, the
-#                           Python module) and every test at full length; then, with the tests of
-#                           every built-in scene at their short length, gcc Debug (-O1) with
-#                           AddressSanitizer and UndefinedBehaviorSanitizer, clang Release with
-#                           every part, the threaded tests under ThreadSanitizer and clang in
-#                           double precision, the sanitizer and double builds without the
-#                           benchmark, renderer and viewer; the install check; and, beside those,
-#                           the fuzz targets for 180 s in all.
+#                           Python module) and every test; gcc Debug (-O1) with AddressSanitizer and
+#                           UndefinedBehaviorSanitizer, clang Release with every part, the threaded
+#                           tests under ThreadSanitizer and clang in double precision, each of these
+#                           without the tests labelled `slow` (the built-in scenes on every thread
+#                           count and SIMD kernel, which gcc Release and ThreadSanitizer run, and
+#                           which the short soak steps under the sanitizers too), the sanitizer and
+#                           double builds without the benchmark, renderer and viewer; the install
+#                           check; and, beside those, the fuzz targets for 180 s in all. Every
+#                           configuration runs the tests of the built-in scenes at their short
+#                           length (PBD_TEST_SHORT=1; `PBD_TEST_SHORT=0 ctest -L slow` in a build
+#                           directory runs them at full length).
 #   scripts/test.sh --fast  the clang-format check, one incremental Release build in build-fast/
 #                           (or $PBD_FAST_BUILD) without the benchmark, renderer, viewer and Python
 #                           module, and every test of it not labelled `slow`.
@@ -49,8 +53,8 @@ fi
 lean="-DPBD_BUILD_BENCH=OFF -DPBD_BUILD_RENDER=OFF -DPBD_BUILD_VIEWER=OFF"
 
 # PBD_TEST_SHORT=1 gives the tests of every built-in scene (threads_scenes_*, simd) their short
-# length, in the configurations after gcc Release, which runs them in full.
-short=0
+# length.
+short=1
 # --timeout bounds the tests that set no TIMEOUT of their own: a hang fails the run instead of
 # holding it.
 run_ctest() {
@@ -59,13 +63,16 @@ run_ctest() {
 	(cd "$dir" && PBD_TEST_SHORT=$short ctest --output-on-failure -j "$jobs" --timeout 600 "$@")
 }
 
+# run_config DIR [CMAKE ARGS...]: configures, builds and tests; $ctest_args are passed to ctest.
+ctest_args=""
 run_config() {
 	dir=$1
 	shift
-	echo "=== $dir: $*"
+	echo "=== $dir: $* $ctest_args"
 	cmake -S . -B "$dir" -DPBD_WERROR=ON "$@"
 	cmake --build "$dir" -j "$jobs"
-	run_ctest "$dir"
+	# shellcheck disable=SC2086
+	run_ctest "$dir" $ctest_args
 }
 
 if $fast; then
@@ -81,7 +88,8 @@ if $fast; then
 fi
 
 run_config build-ci-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
-short=1
+# The other configurations leave out what gcc Release has just run at length.
+ctest_args="-LE slow"
 # The fuzz targets (docs/fuzzing.md) share 180 s, one process at a time, so they run beside the
 # next configurations on the core those leave free; their log is shown at the end. A crash fails
 # CI; without clang's libFuzzer the script says it skipped. In a process group of their own
@@ -106,7 +114,7 @@ echo "=== build-ci-tsan"
 cmake -S . -B build-ci-tsan -DPBD_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_SANITIZE_THREAD=ON \
 	-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ $lean -DPBD_BUILD_EXAMPLES=OFF -DPBD_BUILD_SOAK=OFF
 cmake --build build-ci-tsan -j "$jobs" --target test_threads test_determinism test_body_attachment test_joint test_sleep \
-	test_contact_events test_soft_step
+	test_contact_events test_soft_step test_avbd
 run_ctest build-ci-tsan -L threads
 # shellcheck disable=SC2086
 run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang \

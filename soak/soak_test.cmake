@@ -52,7 +52,7 @@ endif()
 # The hang is caught by a short case timeout; every other fault gets time enough for the slowest
 # scene under the sanitizers on a loaded machine, so that it is not counted as a hang instead.
 if(FAULT STREQUAL "hang")
-  set(case_timeout 1)
+  set(case_timeout 0.25)
 else()
   set(case_timeout 60)
 endif()

@@ -112,4 +112,62 @@ static inline void slope_speeds(pbd_world* w, double theta, double mu, double* v
 	}
 }
 
+/* Cubes of 0.5 m, friction 0.5, in `layers` rows on w's floor (a pyramid, each on two, or a
+ * column): the top one, with where it starts in *start. */
+static inline pbd_body_id cube_tower(pbd_world* w, int layers, bool pyramid, pbd_vec3* start) {
+	const double half = 0.25;
+	pbd_body_id top = {0, 0};
+	for (int row = 0; row < layers; ++row) {
+		const int count = pyramid ? layers - row : 1;
+		for (int k = 0; k < count; ++k) {
+			*start = pbd_v3((pbd_real)((k - (count - 1) / 2.0) * 2 * half), (pbd_real)((2 * row + 1) * half), 0);
+			top = body_with(w, material(box_shape(half), 0.5, 0), (pbd_pose){*start, pbd_quat_identity()},
+			                pbd_v3(0, 0, 0));
+		}
+	}
+	return top;
+}
+
+/* Twenty-four boxes and balls thrown into the corner of a floor and a wall. */
+static inline void heap_into_corner(pbd_world* w) {
+	floor_with(w, pbd_v3(0, 1, 0), 0.5, 0);
+	floor_with(w, pbd_v3(1, 0, 0), 0.5, 0);
+	for (int k = 0; k < 24; ++k) {
+		const double x = 0.3 + 0.35 * (k % 4), y = 0.3 + 0.4 * (k / 4), z = 0.1 * (k % 3);
+		const pbd_collider_def shape =
+		    material(k % 2 ? ball_shape(0.15) : box3_shape(0.15, 0.1, 0.12), 0.5, k % 3 == 0 ? 0.3 : 0);
+		pbd_pose p = at(x, y, z);
+		p.rotation = pbd_quat_axis_angle(pbd_v3(0.3f, 1, 0.2f), (pbd_real)(0.4 * k));
+		body_with(w, shape, p, pbd_v3(-0.5f, 0, 0));
+	}
+}
+
+/* w after `steps` steps saved and loaded on `threads` threads (logging into msg), then both
+ * stepped `steps` more: *hash is w's world hash, *resumed the loaded one's. Destroys w. */
+static inline void step_save_resume(pbd_world* w, int threads, char* msg, int steps, uint64_t* hash,
+                                    uint64_t* resumed) {
+	for (int s = 0; s < steps; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
+	size_t size = 0;
+	assert_int_equal(pbd_world_save_memory(w, NULL, 0, &size), PBD_OK);
+	void* buf = malloc(size);
+	assert_non_null(buf);
+	assert_int_equal(pbd_world_save_memory(w, buf, size, &size), PBD_OK);
+	pbd_world_def hooks = pbd_world_def_default();
+	hooks.threads = threads;
+	hooks.log = test_log_keep;
+	hooks.log_user = msg;
+	pbd_world* r = NULL;
+	pbd_error err;
+	assert_int_equal(pbd_world_load_memory(buf, size, &hooks, &r, &err), PBD_OK);
+	free(buf);
+	for (int s = 0; s < steps; ++s) {
+		assert_int_equal(pbd_world_step(w), PBD_OK);
+		assert_int_equal(pbd_world_step(r), PBD_OK);
+	}
+	*hash = pbd_world_hash(w);
+	*resumed = pbd_world_hash(r);
+	pbd_world_destroy(w);
+	pbd_world_destroy(r);
+}
+
 #endif

@@ -92,7 +92,12 @@ typedef enum pbd_body_solver {
 	/// with a soft position bias, the positions, then one pass without the bias; impulses carried
 	/// from substep to substep and from step to step (warm starting), contacts kept while the
 	/// pair stands still.
-	PBD_BODY_SOLVER_SOFT_STEP = 1
+	PBD_BODY_SOLVER_SOFT_STEP = 1,
+	/// Augmented vertex block descent (Giles et al. 2025): each body takes the Newton step of its
+	/// inertia and its contacts' penalty energy in its six coordinates, the others held, colour by
+	/// colour; the contacts' multipliers and penalties grow after each sweep (augmented
+	/// Lagrangian) and are carried from substep to substep and step to step.
+	PBD_BODY_SOLVER_AVBD = 2
 } pbd_body_solver;
 
 /// Which projection kernels run the distance constraints of a colour group.
@@ -164,6 +169,10 @@ PBD_API const char* pbd_solver_name(pbd_solver solver);
 PBD_API bool pbd_solver_from_name(const char* name, pbd_solver* out);
 /// Name of a formulation ("pbd", "xpbd"); "unknown" for a value outside the enum.
 PBD_API const char* pbd_formulation_name(pbd_formulation formulation);
+/// "position", "soft_step" or "avbd"; "unknown" otherwise.
+PBD_API const char* pbd_body_solver_name(pbd_body_solver solver);
+/// The body solver of a name as pbd_body_solver_name writes it; false for an unknown name.
+PBD_API bool pbd_body_solver_from_name(const char* name, pbd_body_solver* out);
 /// The formulation of a name as pbd_formulation_name writes it; false for an unknown name.
 PBD_API bool pbd_formulation_from_name(const char* name, pbd_formulation* out);
 

@@ -387,6 +387,22 @@ def test_soft_step_holds_a_cube_with_its_weight():
         pbd.World(body_solver="newton")
 
 
+def test_avbd_holds_a_cube_with_its_weight():
+    """Under AVBD (body_solver="avbd") a cube on a floor comes to rest on it, and its pair carries
+    m g dt a step: the rows' multipliers are the contact forces."""
+    g, dt = 9.81, 1 / 60
+    w = pbd.World(dt=dt, substeps=4, iterations=4, gravity=(0, -g, 0), sleep_time=0, body_solver="avbd")
+    w.add_collider("plane")
+    cube = w.add_body("dynamic", position=(0, 0.1, 0))
+    w.add_collider("box", half_extents=(0.1, 0.1, 0.1), body=cube, density=1000)
+    w.step(60)
+    s = cube.state()
+    assert abs(s["velocity"][1]) < 1e-4
+    assert 0.1 - 1e-3 < s["position"][1] <= 0.1 + 1e-6
+    (pair,) = w.contact_pairs()
+    assert pair["impulse"] == pytest.approx(cube.mass * g * dt, rel=1e-3)
+
+
 def test_body_impulse_force_and_torque():
     """An impulse J at the centre gives v = J / m; at an arm r it also gives w = I^-1 (r x J). A
     force F for one step gives v = F dt / m, a torque T gives w = I^-1 T dt."""

@@ -152,7 +152,10 @@ typedef struct pbd_rigid_c {
 	 * pair's generalised inverse mass along it (made with the contact, as wp, ws for n) */
 	pbd_vec3 t[2], ipt[2], ist[2];
 	pbd_real wt[2];
-	pbd_real vn0;    /* the normal relative velocity when found, m/s */
+	pbd_real vn0; /* the normal relative velocity when found, m/s */
+	/* AVBD (PBD_BODY_SOLVER_AVBD): the normal and friction rows' penalties, N/m, and the
+	 * separation less the gap at the substep's start */
+	pbd_real kn, kt, c0;
 	pbd_real budget; /* the velocity pass: how much more slip speed kinetic friction may take, m/s */
 	pbd_real mu_s, mu_k, e;
 	uint32_t held;  /* the end (slot + 1) shock propagation holds, lower along gravity; 0: none */

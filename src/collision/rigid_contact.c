@@ -381,7 +381,7 @@ static pair_ctx pair_of(const pbd_world* w, uint32_t fp, uint32_t fs) {
 	c.up = g > 0 ? pbd_v3_scale(w->def.gravity, -1 / g) : pbd_v3(0, 0, 0);
 	c.hp = pbd_v3_dot(c.up, c.sp.centre), c.hs = pbd_v3_dot(c.up, c.ss.centre);
 	c.spec = 0;
-	c.ahead = pbd_soft_step(w) ? (pbd_real)w->def.substeps : 1;
+	c.ahead = pbd_rigid_per_step(w) ? (pbd_real)w->def.substeps : 1;
 	return c;
 }
 
@@ -413,7 +413,7 @@ static bool make_contact(pbd_world* w, const pair_ctx* c, pbd_vec3 pf, pbd_vec3 
 	r.mu_s = c->mu_s, r.mu_k = c->mu_k, r.e = c->e;
 	r.wp = pbd_rigid_weight(w, bp, r.rp, n, &r.ip);
 	r.ws = pbd_rigid_weight(w, bs, r.rs, n, &r.is);
-	if (pbd_soft_step(w)) pbd_soft_tangents(w, &r);
+	if (pbd_rigid_per_step(w)) pbd_soft_tangents(w, &r);
 	/* The lower of two bodies held under shock propagation where the normal is within 45
 	 * degrees of gravity; the group: the end that moves then, the one that moves at all,
 	 * or of two side by side the one further up (the later slot on a tie). */
@@ -571,7 +571,7 @@ static pbd_real reach_of(const pbd_collider* c);
 /* The soft step searches once per step: how much further than over this substep the collider may
  * move over the rest of the step, at the pace of this substep. */
 static pbd_real rest_of_step(const pbd_world* w, const pbd_collider* c) {
-	if (!pbd_soft_step(w) || w->def.substeps < 2) return 0;
+	if (!pbd_rigid_per_step(w) || w->def.substeps < 2) return 0;
 	const pbd_quat d = pbd_quat_mul(c->def.pose.rotation, pbd_quat_conj(c->pose0.rotation));
 	const pbd_real reach = reach_of(c);
 	const pbd_real turn = reach < PBD_REAL_MAX ? 2 * reach * pbd_v3_length(pbd_v3(d.x, d.y, d.z)) : 0;
@@ -813,7 +813,7 @@ static bool order_contacts(pbd_world* w) {
 		if (c->held && on[c->group - 1] == c->held) carried[at[c->held - 1]++] = list[q];
 	}
 	/* the soft step's passes take the list in turn */
-	return pbd_soft_step(w) || plan_passes(w);
+	return pbd_rigid_per_step(w) || plan_passes(w);
 }
 
 /* The reach of a shape from its frame's origin: the radius of a ball there that holds it, or
@@ -839,7 +839,7 @@ static void relative_pose(const pair_ctx* c, bool i_moves, pbd_vec3* at, pbd_qua
  * contacts were searched: then none of its points moved further, and its contacts are read again
  * from where they lie on the two shapes. */
 static pbd_real keep_distance(const pbd_world* w, pbd_real reach) {
-	return pbd_soft_step(w) ? PBD_FMIN(PBD_SOFT_KEEP, PBD_SOFT_KEEP_SHARE * reach) : PBD_RIGID_KEEP;
+	return pbd_rigid_per_step(w) ? PBD_FMIN(PBD_SOFT_KEEP, PBD_SOFT_KEEP_SHARE * reach) : PBD_RIGID_KEEP;
 }
 
 static bool still_close(const pbd_world* w, const pbd_rigid_pair* k, const pair_ctx* c) {
@@ -906,7 +906,7 @@ static bool contacts_again(pbd_world* w, const pbd_rigid_pair* k, const pair_ctx
 
 /* The soft step keeps its contacts and their impulses from step to step (warm starting). */
 void pbd_rigid_contacts_begin_step(pbd_world* w) {
-	if (!pbd_soft_step(w)) w->rkeep_valid = false;
+	if (!pbd_rigid_per_step(w)) w->rkeep_valid = false;
 	w->rsub = 0;
 	w->rsearched = false;
 }
@@ -961,8 +961,11 @@ static void match_impulses(pbd_world* w, const pbd_rigid_pair* old, uint32_t fir
 
 pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 	w->rsub++;
-	if (pbd_soft_step(w) && w->rsub > 1 && w->rsearched) {
-		pbd_soft_advance(w);
+	if (pbd_rigid_per_step(w) && w->rsub > 1 && w->rsearched) {
+		if (pbd_avbd_step(w))
+			pbd_avbd_advance(w);
+		else
+			pbd_soft_advance(w);
 		return PBD_OK;
 	}
 	w->nrc = 0;
@@ -996,10 +999,10 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 			const pbd_vec3 ohi =
 			    pbd_v3(PBD_FMIN(bi.hi.x, bj.hi.x), PBD_FMIN(bi.hi.y, bj.hi.y), PBD_FMIN(bi.hi.z, bj.hi.z));
 			const pbd_real ri = reach_of(&w->colliders[i]), rj = reach_of(&w->colliders[j]);
-			if (pbd_soft_step(w) && PBD_FMIN(ri, rj) < PBD_REAL_MAX)
+			if (pbd_rigid_per_step(w) && PBD_FMIN(ri, rj) < PBD_REAL_MAX)
 				ij.spec = ji.spec = keep_distance(w, PBD_FMIN(ri, rj));
 			found = features_against(w, &ij, olo, ohi) && features_against(w, &ji, olo, ohi);
-			if (found && pbd_soft_step(w) && o < nkept && w->rpair[o].key == key)
+			if (found && pbd_rigid_per_step(w) && o < nkept && w->rpair[o].key == key)
 				match_impulses(w, &w->rpair[o], first);
 			rec->key = key;
 			rec->i_moves = ri <= rj;
@@ -1025,8 +1028,8 @@ pbd_status pbd_rigid_contacts_find(pbd_world* w) {
 		w->nrc = 0;
 		found = false;
 	}
-	if (pbd_soft_step(w) && found) {
-		found = pbd_soft_begin(w);
+	if (pbd_rigid_per_step(w) && found) {
+		found = pbd_avbd_step(w) ? pbd_avbd_begin(w) : pbd_soft_begin(w);
 		w->rsearched = found;
 	}
 	if (!found) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the bodies' contacts");
@@ -1099,6 +1102,10 @@ static pbd_real project(pbd_world* w, pbd_rigid_c* k, pass_kind pass) {
 }
 
 void pbd_rigid_contacts_project(pbd_world* w) {
+	if (pbd_avbd_step(w)) {
+		pbd_avbd_solve(w);
+		return;
+	}
 	if (pbd_soft_step(w)) {
 		pbd_soft_solve(w);
 		return;
@@ -1165,7 +1172,7 @@ static void settle_block(void* ctx, uint32_t block, uint32_t worker) {
 }
 
 void pbd_rigid_contacts_settle(pbd_world* w) {
-	if (pbd_soft_step(w)) return;
+	if (pbd_rigid_per_step(w)) return;
 	uint64_t* from;
 	const uint64_t* carried = carried_of(w, &from);
 	const uint32_t ng = w->nrgroup, *order = w->rsched + ng, *first = order + ng;
@@ -1232,6 +1239,10 @@ static void velocity_block(void* ctx, uint32_t block, uint32_t worker) {
 void pbd_rigid_contacts_velocities(pbd_world* w, pbd_real h) {
 	const pbd_real slow = 2 * pbd_v3_length(w->def.gravity) * h;
 	pbd_bodies* b = &w->bodies;
+	if (pbd_avbd_step(w)) {
+		pbd_avbd_velocities(w, h, slow);
+		return;
+	}
 	if (pbd_soft_step(w)) {
 		pbd_soft_velocities(w, h, slow);
 		return;

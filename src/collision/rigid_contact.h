@@ -48,6 +48,10 @@ static inline void pbd_rigid_impulse(pbd_world* w, const pbd_rigid_c* k, pbd_vec
 /* ---- The soft step (rigid_soft.c) ---------------------------------------------------------- */
 
 static inline bool pbd_soft_step(const pbd_world* w) { return w->def.body_solver == PBD_BODY_SOLVER_SOFT_STEP; }
+static inline bool pbd_avbd_step(const pbd_world* w) { return w->def.body_solver == PBD_BODY_SOLVER_AVBD; }
+/* The soft step and AVBD search the contacts at the step's first substep only, move them with
+ * their bodies in the later ones and carry their impulses from step to step. */
+static inline bool pbd_rigid_per_step(const pbd_world* w) { return w->def.body_solver != PBD_BODY_SOLVER_POSITION; }
 
 /* A new contact's two tangents across n and their weights (pbd_rigid_c.t, ipt, ist, wt). */
 void pbd_soft_tangents(const pbd_world* w, pbd_rigid_c* k);
@@ -59,8 +63,30 @@ bool pbd_soft_begin(pbd_world* w);
 void pbd_soft_advance(pbd_world* w);
 /* One pass of the iterations. */
 void pbd_soft_solve(pbd_world* w);
+/* The bodies' centres and orientations at the first substep's prediction, from which the later
+ * substeps move the contacts it made. False when out of memory. */
+bool pbd_soft_remember(pbd_world* w);
+/* A later substep: each contact's separation at this substep's prediction, from what its two
+ * points moved since the search. */
+void pbd_soft_move(pbd_world* w);
+/* The contacts' impulses into the kept contacts, for the next step. */
+void pbd_soft_keep(pbd_world* w);
 /* After the bodies took their corrections: the relaxing pass, restitution after the step's last
  * substep, and what the API and the contact events read. */
 void pbd_soft_velocities(pbd_world* w, pbd_real h, pbd_real slow);
+
+/* ---- Augmented vertex block descent (rigid_avbd.c) ------------------------------------------ */
+
+/* The first substep of a step, after the search ordered its contacts: the bodies' colours and
+ * contact lists, the rows' penalties and warm-started multipliers. False when out of memory. */
+bool pbd_avbd_begin(pbd_world* w);
+/* A later substep of the step: the first one's contacts moved with their bodies. */
+void pbd_avbd_advance(pbd_world* w);
+/* One sweep of the iterations: every body's block step, colour by colour, then the rows'
+ * multipliers and penalties. */
+void pbd_avbd_solve(pbd_world* w);
+/* After the bodies took their corrections: restitution after the step's last substep, and what
+ * the API and the contact events read. */
+void pbd_avbd_velocities(pbd_world* w, pbd_real h, pbd_real slow);
 
 #endif

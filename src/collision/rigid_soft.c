@@ -283,9 +283,7 @@ static void run(pbd_world* w, soft_pass pass, pbd_real slow) {
 	}
 }
 
-/* The bodies' centres and orientations at the first substep's prediction, where its search made
- * the step's contacts. False when out of memory. */
-static bool remember_bodies(pbd_world* w) {
+bool pbd_soft_remember(pbd_world* w) {
 	const pbd_bodies* b = &w->bodies;
 	if (!pbd_grow_to(&w->mem, (void**)&w->rref, sizeof *w->rref, &w->cap_rref, b->n)) return false;
 	for (uint32_t i = 0; i < b->n; ++i) w->rref[i] = (struct pbd_soft_ref){b->x[i], b->x_lo[i], b->q[i]};
@@ -293,21 +291,22 @@ static bool remember_bodies(pbd_world* w) {
 }
 
 bool pbd_soft_begin(pbd_world* w) {
-	if (!colour(w) || !remember_bodies(w)) return false;
+	if (!colour(w) || !pbd_soft_remember(w)) return false;
 	run(w, PASS_WARM, 0);
 	return true;
 }
 
-/* A later substep of the step: the first one's contacts, each with its separation at this
- * substep's prediction from what its two points moved since (Box2D v3 holds a step's normals, arms
- * and masses the same way), then warm-started. */
-void pbd_soft_advance(pbd_world* w) {
+void pbd_soft_move(pbd_world* w) {
 	const pbd_real since = w->def.dt / (pbd_real)w->def.substeps * (pbd_real)(w->rsub - 1);
 	for (uint32_t q = 0; q < w->nrc; ++q) {
 		pbd_rigid_c* k = &w->rcon[q];
 		const pbd_vec3 d = pbd_v3_sub(moved_since_search(w, k->p, k->rp), moved_since_search(w, k->s, k->rs));
 		k->sep = k->sep0 + pbd_v3_dot(k->n, pbd_v3_add(d, pbd_v3_scale(k->vfix, since)));
 	}
+}
+
+void pbd_soft_advance(pbd_world* w) {
+	pbd_soft_move(w);
 	run(w, PASS_WARM, 0);
 }
 
@@ -323,12 +322,15 @@ void pbd_soft_velocities(pbd_world* w, pbd_real h, pbd_real slow) {
 		k->dn = k->pn * (k->wp + k->ws) * h;
 		k->sep = k->c_end - k->dn;
 	}
-	/* what the next substep and step start from */
-	if (w->rkeep_valid)
-		for (uint32_t k = 0; k < w->nrc; ++k) {
-			/* an impulse that is not a number is not carried (the step puts its bodies back) */
-			const bool finite = pbd_is_finite(w->rcon[k].pn) && pbd_v3_is_finite(w->rcon[k].pt);
-			w->rkeep[k].pn = finite ? w->rcon[k].pn : 0;
-			w->rkeep[k].pt = finite ? w->rcon[k].pt : pbd_v3(0, 0, 0);
-		}
+	pbd_soft_keep(w);
+}
+
+void pbd_soft_keep(pbd_world* w) {
+	if (!w->rkeep_valid) return;
+	for (uint32_t k = 0; k < w->nrc; ++k) {
+		/* an impulse that is not a number is not carried (the step puts its bodies back) */
+		const bool finite = pbd_is_finite(w->rcon[k].pn) && pbd_v3_is_finite(w->rcon[k].pt);
+		w->rkeep[k].pn = finite ? w->rcon[k].pn : 0;
+		w->rkeep[k].pt = finite ? w->rcon[k].pt : pbd_v3(0, 0, 0);
+	}
 }

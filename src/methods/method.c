@@ -65,33 +65,48 @@ bool pbd_method_from_name(const char* name, pbd_method* out) {
 
 static const char* const solver_names[] = {[PBD_SOLVER_GAUSS_SEIDEL] = "gauss_seidel", [PBD_SOLVER_JACOBI] = "jacobi"};
 static const char* const formulation_names[] = {[PBD_FORMULATION_PBD] = "pbd", [PBD_FORMULATION_XPBD] = "xpbd"};
+static const char* const body_solver_names[] = {[PBD_BODY_SOLVER_POSITION] = "position",
+                                                [PBD_BODY_SOLVER_SOFT_STEP] = "soft_step",
+                                                [PBD_BODY_SOLVER_AVBD] = "avbd"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
-const char* pbd_solver_name(pbd_solver solver) {
-	return (int)solver >= 0 && (int)solver < COUNT(solver_names) ? solver_names[solver] : "unknown";
+/* The name of value v of an enum named by names[0 .. count), "unknown" outside it. */
+static const char* name_of(const char* const* names, int count, int v) {
+	return v >= 0 && v < count ? names[v] : "unknown";
 }
 
+/* The value of `name` in names[0 .. count), or -1. */
+static int value_of(const char* const* names, int count, const char* name) {
+	if (!name) return -1;
+	for (int k = 0; k < count; ++k)
+		if (strcmp(name, names[k]) == 0) return k;
+	return -1;
+}
+
+const char* pbd_solver_name(pbd_solver solver) { return name_of(solver_names, COUNT(solver_names), (int)solver); }
+
 bool pbd_solver_from_name(const char* name, pbd_solver* out) {
-	if (!name) return false;
-	for (int k = 0; k < COUNT(solver_names); ++k)
-		if (strcmp(name, solver_names[k]) == 0) {
-			if (out) *out = (pbd_solver)k;
-			return true;
-		}
-	return false;
+	const int k = value_of(solver_names, COUNT(solver_names), name);
+	if (k >= 0 && out) *out = (pbd_solver)k;
+	return k >= 0;
 }
 
 const char* pbd_formulation_name(pbd_formulation formulation) {
-	return (int)formulation >= 0 && (int)formulation < COUNT(formulation_names) ? formulation_names[formulation]
-	                                                                            : "unknown";
+	return name_of(formulation_names, COUNT(formulation_names), (int)formulation);
 }
 
 bool pbd_formulation_from_name(const char* name, pbd_formulation* out) {
-	if (!name) return false;
-	for (int k = 0; k < COUNT(formulation_names); ++k)
-		if (strcmp(name, formulation_names[k]) == 0) {
-			if (out) *out = (pbd_formulation)k;
-			return true;
-		}
-	return false;
+	const int k = value_of(formulation_names, COUNT(formulation_names), name);
+	if (k >= 0 && out) *out = (pbd_formulation)k;
+	return k >= 0;
+}
+
+const char* pbd_body_solver_name(pbd_body_solver solver) {
+	return name_of(body_solver_names, COUNT(body_solver_names), (int)solver);
+}
+
+bool pbd_body_solver_from_name(const char* name, pbd_body_solver* out) {
+	const int k = value_of(body_solver_names, COUNT(body_solver_names), name);
+	if (k >= 0 && out) *out = (pbd_body_solver)k;
+	return k >= 0;
 }

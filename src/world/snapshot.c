@@ -393,7 +393,7 @@ static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 	 * step: the position solver searches each step afresh) */
 	put_u32(wr, (uint32_t)w->def.body_solver);
 	put_real(wr, w->def.contact_hertz);
-	const bool kept = w->rkeep_valid && w->def.body_solver == PBD_BODY_SOLVER_SOFT_STEP;
+	const bool kept = w->rkeep_valid && w->def.body_solver != PBD_BODY_SOLVER_POSITION;
 	const uint32_t npair = kept ? w->nrpair : 0;
 	put_u32(wr, npair);
 	for (uint32_t k = 0; k < npair; ++k) {
@@ -1196,7 +1196,7 @@ static pbd_status load_kept(reader* rd, pbd_world* w, const char* name, pbd_erro
 	const uint32_t solver = get_u32(rd);
 	const pbd_real hertz = get_real(rd);
 	if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated in the body solver", name);
-	if (solver > PBD_BODY_SOLVER_SOFT_STEP || !pbd_is_finite(hertz) || hertz < 0 || hertz > (pbd_real)1e6)
+	if (solver > PBD_BODY_SOLVER_AVBD || !pbd_is_finite(hertz) || hertz < 0 || hertz > (pbd_real)1e6)
 		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: settings: body_solver %u or contact_hertz %g out of range",
 		                    name, solver, (double)hertz);
 	w->def.body_solver = (pbd_body_solver)solver;
@@ -1209,8 +1209,8 @@ static pbd_status load_kept(reader* rd, pbd_world* w, const char* name, pbd_erro
 		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: %u kept pairs of body contacts do not fit the snapshot", name,
 		                    npair);
 	if (npair == 0) return PBD_OK;
-	if (solver != PBD_BODY_SOLVER_SOFT_STEP)
-		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: kept body contacts without the soft step", name);
+	if (solver == PBD_BODY_SOLVER_POSITION)
+		return pbd_fail_err(err, PBD_ERR_PARSE, "%s: kept body contacts under the position solver", name);
 	if (!pbd_grow_to(&w->mem, (void**)&w->rpair, sizeof *w->rpair, &w->cap_rpair, npair))
 		return pbd_fail_err(err, PBD_ERR_OUT_OF_MEMORY, "%s: out of memory for %u kept pairs", name, npair);
 	uint64_t ncon = 0;

@@ -129,7 +129,8 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 	if (!pbd_is_finite(d->sleep_speed) || d->sleep_speed < 0)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.sleep_speed: must be >= 0 m/s (got %.9g)",
 		                (double)d->sleep_speed);
-	if (d->body_solver != PBD_BODY_SOLVER_POSITION && d->body_solver != PBD_BODY_SOLVER_SOFT_STEP)
+	if (d->body_solver != PBD_BODY_SOLVER_POSITION && d->body_solver != PBD_BODY_SOLVER_SOFT_STEP &&
+	    d->body_solver != PBD_BODY_SOLVER_AVBD)
 		return pbd_fail(w, PBD_ERR_INVALID_ARGUMENT, "pbd_world_def.body_solver: unknown solver %d",
 		                (int)d->body_solver);
 	if (!pbd_is_finite(d->contact_hertz) || d->contact_hertz < 0 || d->contact_hertz > (pbd_real)1e6)
@@ -309,6 +310,9 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->rref, w->cap_rref * sizeof *w->rref);
 	pbd_free(&mem, w->rsoft, w->cap_rsoft * sizeof *w->rsoft);
 	pbd_free(&mem, w->rsoft_used, w->cap_rsoft_used * sizeof *w->rsoft_used);
+	pbd_free(&mem, w->ravbd_first, w->cap_ravbd_first * sizeof *w->ravbd_first);
+	pbd_free(&mem, w->ravbd_list, w->cap_ravbd_list * sizeof *w->ravbd_list);
+	pbd_free(&mem, w->ravbd_d, w->cap_ravbd_d * sizeof *w->ravbd_d);
 	pbd_free(&mem, w->tri_chunk, w->cap_tri_chunk * sizeof *w->tri_chunk);
 	pbd_free(&mem, w->path_box, w->cap_path_box * sizeof *w->path_box);
 	pbd_free(&mem, w->corner, w->cap_corner * sizeof *w->corner);

@@ -184,17 +184,8 @@ static double top_drift(int layers, bool pyramid, int steps) {
 	char msg[256] = "";
 	pbd_world* w = soft_world(msg, 8, 0, 1);
 	floor_with(w, pbd_v3(0, 1, 0), 0.5, 0);
-	const double half = 0.25;
-	pbd_body_id top = {0, 0};
-	pbd_vec3 start = pbd_v3(0, 0, 0);
-	for (int row = 0; row < layers; ++row) {
-		const int count = pyramid ? layers - row : 1;
-		for (int k = 0; k < count; ++k) {
-			start = pbd_v3((pbd_real)((k - (count - 1) / 2.0) * 2 * half), (pbd_real)((2 * row + 1) * half), 0);
-			top = body_with(w, material(box_shape(half), 0.5, 0), (pbd_pose){start, pbd_quat_identity()},
-			                pbd_v3(0, 0, 0));
-		}
-	}
+	pbd_vec3 start;
+	const pbd_body_id top = cube_tower(w, layers, pyramid, &start);
 	double most = 0;
 	for (int s = 0; s < steps; ++s) {
 		assert_int_equal(pbd_world_step(w), PBD_OK);
@@ -225,16 +216,7 @@ static void test_stacks_stand(void** state) {
  * `steps`, or after `steps` more from a snapshot taken at `steps` when `resume`. */
 static pbd_world* heap_world(char* msg, int threads) {
 	pbd_world* w = soft_world(msg, 4, 0, threads);
-	floor_with(w, pbd_v3(0, 1, 0), 0.5, 0);
-	floor_with(w, pbd_v3(1, 0, 0), 0.5, 0);
-	for (int k = 0; k < 24; ++k) {
-		const double x = 0.3 + 0.35 * (k % 4), y = 0.3 + 0.4 * (k / 4), z = 0.1 * (k % 3);
-		const pbd_collider_def shape =
-		    material(k % 2 ? ball_shape(0.15) : box3_shape(0.15, 0.1, 0.12), 0.5, k % 3 == 0 ? 0.3 : 0);
-		pbd_pose p = at(x, y, z);
-		p.rotation = pbd_quat_axis_angle(pbd_v3(0.3f, 1, 0.2f), (pbd_real)(0.4 * k));
-		body_with(w, shape, p, pbd_v3(-0.5f, 0, 0));
-	}
+	heap_into_corner(w);
 	return w;
 }
 
@@ -246,31 +228,11 @@ static void test_resumes_and_threads_bit_identical(void** state) {
 	char msg[256] = "";
 	uint64_t hashes[3];
 	for (int t = 1; t <= 3; ++t) {
-		pbd_world* w = heap_world(msg, t);
-		for (int s = 0; s < 60; ++s) assert_int_equal(pbd_world_step(w), PBD_OK);
-		size_t size = 0;
-		assert_int_equal(pbd_world_save_memory(w, NULL, 0, &size), PBD_OK);
-		void* buf = malloc(size);
-		assert_non_null(buf);
-		assert_int_equal(pbd_world_save_memory(w, buf, size, &size), PBD_OK);
-		pbd_world_def hooks = pbd_world_def_default();
-		hooks.threads = t;
-		hooks.log = test_log_keep;
-		hooks.log_user = msg;
-		pbd_world* r = NULL;
-		pbd_error err;
-		assert_int_equal(pbd_world_load_memory(buf, size, &hooks, &r, &err), PBD_OK);
-		free(buf);
-		for (int s = 0; s < 60; ++s) {
-			assert_int_equal(pbd_world_step(w), PBD_OK);
-			assert_int_equal(pbd_world_step(r), PBD_OK);
-		}
-		hashes[t - 1] = pbd_world_hash(w);
+		uint64_t resumed;
+		step_save_resume(heap_world(msg, t), t, msg, 60, &hashes[t - 1], &resumed);
 		printf("  soft step, a heap of 24 bodies on %d thread%s: hash %016llx, resumed from a snapshot %016llx\n", t,
-		       t > 1 ? "s" : "", (unsigned long long)hashes[t - 1], (unsigned long long)pbd_world_hash(r));
-		assert_true(pbd_world_hash(r) == hashes[t - 1]);
-		pbd_world_destroy(w);
-		pbd_world_destroy(r);
+		       t > 1 ? "s" : "", (unsigned long long)hashes[t - 1], (unsigned long long)resumed);
+		assert_true(resumed == hashes[t - 1]);
 	}
 	assert_true(hashes[1] == hashes[0] && hashes[2] == hashes[0]);
 	assert_string_equal(msg, "");

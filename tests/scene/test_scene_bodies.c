@@ -205,6 +205,9 @@ static void test_body_solver(void** state) {
 	assert_int_equal(d.body_solver, PBD_BODY_SOLVER_SOFT_STEP);
 	assert_true(d.contact_hertz == (pbd_real)45);
 	pbd_scene_free(&s);
+	s = load_ok("{\"world\": {\"body_solver\": \"avbd\"}}");
+	assert_int_equal(pbd_world_get_def(s.world).body_solver, PBD_BODY_SOLVER_AVBD);
+	pbd_scene_free(&s);
 	s = load_ok("{\"world\": {}}");
 	assert_int_equal(pbd_world_get_def(s.world).body_solver, PBD_BODY_SOLVER_POSITION);
 	pbd_scene_free(&s);
