@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -241,7 +242,11 @@ static bool run_isolated(const soak_case* c, const options* o, soak_result* shar
 		return false;
 	}
 	if (pid == 0) {
-		alarm((unsigned)ceil(o->case_timeout));
+		/* to the microsecond: alarm() would round a fraction of a second up to a whole one */
+		const double whole = floor(o->case_timeout);
+		struct itimerval t = {{0, 0}, {(time_t)whole, (suseconds_t)((o->case_timeout - whole) * 1e6)}};
+		if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0) t.it_value.tv_usec = 1;
+		setitimer(ITIMER_REAL, &t, NULL);
 		soak_run_case(c, shared);
 		_exit(0);
 	}

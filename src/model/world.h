@@ -210,11 +210,12 @@ struct pbd_world {
 	uint32_t cap_rsoft, cap_rsoft_used;
 	/* rigid_avbd.c: per body slot where its contacts start in ravbd_list (nb + 1), then the bodies
 	 * by colour and scratch (2 nb); where each colour starts; per body the contacts' share of its
-	 * correction, centre then turn */
+	 * correction, centre then turn, and the scale of its rows' penalties */
 	uint32_t *ravbd_first, *ravbd_list;
 	pbd_vec3* ravbd_d;
+	pbd_real* ravbd_load; /* per body: its heaviest contact partner's mass over its own, >= 1 */
 	uint32_t ravbd_colour_first[65];
-	uint32_t cap_ravbd_first, cap_ravbd_list, cap_ravbd_d;
+	uint32_t cap_ravbd_first, cap_ravbd_list, cap_ravbd_d, cap_ravbd_load;
 	/* rigid_contact.c's schedule of the settling and velocity passes: the groups (each by the
 	 * index of its first contact in the passes' list) level by level, the groups of a level
 	 * independent of each other; and per level where its groups start */

@@ -313,6 +313,7 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->ravbd_first, w->cap_ravbd_first * sizeof *w->ravbd_first);
 	pbd_free(&mem, w->ravbd_list, w->cap_ravbd_list * sizeof *w->ravbd_list);
 	pbd_free(&mem, w->ravbd_d, w->cap_ravbd_d * sizeof *w->ravbd_d);
+	pbd_free(&mem, w->ravbd_load, w->cap_ravbd_load * sizeof *w->ravbd_load);
 	pbd_free(&mem, w->tri_chunk, w->cap_tri_chunk * sizeof *w->tri_chunk);
 	pbd_free(&mem, w->path_box, w->cap_path_box * sizeof *w->path_box);
 	pbd_free(&mem, w->corner, w->cap_corner * sizeof *w->corner);

@@ -162,8 +162,9 @@ static void test_fast_ball_stops_at_a_plate(void** state) {
 }
 
 /* A cube of 0.2 m and density 1000 kg/m³ on one of density 1: the lower one holds 1000 times its
- * weight. Its rows start at the heavy cube's inertia, so it is not squeezed out: for 5 s both stay
- * within a centimetre of where they were put (7.3 mm, most of it sinking). */
+ * weight. Its rows, the floor's too, start at the heavy cube's inertia, so it is not squeezed
+ * out: for 5 s both stay within 2 mm of where they were put (0.74 mm; with the floor's rows at the
+ * light cube's inertia it sank 7.3 mm in float, and in double it was thrown out). */
 static void test_heavy_on_light(void** state) {
 	(void)state;
 	char msg[256] = "";
@@ -179,7 +180,7 @@ static void test_heavy_on_light(void** state) {
 		                         pbd_v3_length(pbd_v3_sub(b, pbd_v3(0, 0.3f, 0)))));
 	}
 	printf("  avbd, a cube on one 1000 times lighter: the two moved at most %.3g mm in 5 s\n", 1e3 * worst);
-	assert_true(worst < 0.01);
+	assert_true(worst < 2e-3);
 	assert_string_equal(msg, "");
 	pbd_world_destroy(w);
 }
