@@ -4,13 +4,14 @@
 #   scripts/test.sh         what CI runs (.ci/run): the clang-format check; gcc Release with every
 #                           part (the benchmark with its Bullet peer, the renderer, the viewer, the
 #                           Python module) and every test; gcc Debug (-O1) with AddressSanitizer and
-#                           UndefinedBehaviorSanitizer, clang Release with every part, the threaded
-#                           tests under ThreadSanitizer and clang in double precision, each of these
-#                           without the tests labelled `slow` (the built-in scenes on every thread
-#                           count and SIMD kernel, which gcc Release and ThreadSanitizer run, and
-#                           which the short soak steps under the sanitizers too), the sanitizer and
+#                           UndefinedBehaviorSanitizer, clang Release with every part (its unit
+#                           tests), the threaded tests under ThreadSanitizer and clang in double
+#                           precision, each of these without the tests labelled `slow` (the
+#                           built-in scenes on every thread count and SIMD kernel, which gcc
+#                           Release and ThreadSanitizer run, and which the short soak steps under
+#                           the sanitizers too), the sanitizer and
 #                           double builds without the benchmark, renderer and viewer; the install
-#                           check; and, beside those, the fuzz targets for 180 s in all. Every
+#                           check; and, beside those, the fuzz targets for 90 s in all. Every
 #                           configuration runs the tests of the built-in scenes at their short
 #                           length (PBD_TEST_SHORT=1; `PBD_TEST_SHORT=0 ctest -L slow` in a build
 #                           directory runs them at full length).
@@ -90,22 +91,26 @@ fi
 run_config build-ci-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 # The other configurations leave out what gcc Release has just run at length.
 ctest_args="-LE slow"
-# The fuzz targets (docs/fuzzing.md) share 180 s, one process at a time, so they run beside the
+# The fuzz targets (docs/fuzzing.md) share 90 s, one process at a time, so they run beside the
 # next configurations on the core those leave free; their log is shown at the end. A crash fails
 # CI; without clang's libFuzzer the script says it skipped. In a process group of their own
 # (setsid), they are ended with the script if a configuration fails first.
 mkdir -p build-ci-fuzz
 echo "=== fuzz: started beside the next configurations (build-ci-fuzz/fuzz.log)"
-PBD_FUZZ_BUILD=build-ci-fuzz setsid -w ./scripts/fuzz.sh --total 180 >build-ci-fuzz/fuzz.log 2>&1 &
+PBD_FUZZ_BUILD=build-ci-fuzz setsid -w ./scripts/fuzz.sh --total 90 >build-ci-fuzz/fuzz.log 2>&1 &
 fuzz=$!
 trap 'kill -- "-$fuzz" 2>/dev/null || kill "$fuzz" 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM
 # Debug keeps the assertions; -O1, as the sanitizers' manuals advise, runs the tests 4 to 5 times
-# faster than -O0. Its tests of scenes run their short length (tests/test_util.h, test_short).
+# faster than -O0; -g1 (line tables) is what the sanitizers' reports need.
 # shellcheck disable=SC2086
-run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DPBD_SANITIZE=ON \
+run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g1 -O1" -DPBD_SANITIZE=ON \
 	-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ $lean
+# clang: every part built, to hold its warnings too, and the unit tests run (the scenes, programs
+# and packages are gcc Release's and the sanitizers').
+ctest_args="-L unit -LE slow"
 run_config build-ci-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+ctest_args="-LE slow"
 # ThreadSanitizer over the tests labelled `threads`: the pool, the stages, every built-in scene on
 # 1 to 8 threads, attachments to a rigid body on 1 to 3, and the soft step's colours on 1 to 3.
 # Only their programs are built (a test labelled `threads` needs its program in this list).
