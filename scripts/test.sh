@@ -11,7 +11,7 @@
 #                           Release and ThreadSanitizer run, and which the short soak steps under
 #                           the sanitizers too), the sanitizer and
 #                           double builds without the benchmark, renderer and viewer; the install
-#                           check; and, beside those, the fuzz targets for 90 s in all. Every
+#                           check; and, beside those, the fuzz targets for 60 s in all. Every
 #                           configuration runs the tests of the built-in scenes at their short
 #                           length (PBD_TEST_SHORT=1; `PBD_TEST_SHORT=0 ctest -L slow` in a build
 #                           directory runs them at full length).
@@ -91,13 +91,13 @@ fi
 run_config build-ci-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 # The other configurations leave out what gcc Release has just run at length.
 ctest_args="-LE slow"
-# The fuzz targets (docs/fuzzing.md) share 90 s, one process at a time, so they run beside the
+# The fuzz targets (docs/fuzzing.md) share 60 s, one process at a time, so they run beside the
 # next configurations on the core those leave free; their log is shown at the end. A crash fails
 # CI; without clang's libFuzzer the script says it skipped. In a process group of their own
 # (setsid), they are ended with the script if a configuration fails first.
 mkdir -p build-ci-fuzz
 echo "=== fuzz: started beside the next configurations (build-ci-fuzz/fuzz.log)"
-PBD_FUZZ_BUILD=build-ci-fuzz setsid -w ./scripts/fuzz.sh --total 90 >build-ci-fuzz/fuzz.log 2>&1 &
+PBD_FUZZ_BUILD=build-ci-fuzz setsid -w ./scripts/fuzz.sh --total 60 >build-ci-fuzz/fuzz.log 2>&1 &
 fuzz=$!
 trap 'kill -- "-$fuzz" 2>/dev/null || kill "$fuzz" 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM
@@ -111,18 +111,21 @@ run_config build-ci-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g1 -O1
 ctest_args="-L unit -LE slow"
 run_config build-ci-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 ctest_args="-LE slow"
+# The optimised builds with debugging information keep line tables only (-g1): what a sanitizer's
+# report or a backtrace needs, and a shorter build.
+relg1="-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 # ThreadSanitizer over the tests labelled `threads`: the pool, the stages, every built-in scene on
 # 1 to 8 threads, attachments to a rigid body on 1 to 3, and the soft step's colours on 1 to 3.
 # Only their programs are built (a test labelled `threads` needs its program in this list).
 echo "=== build-ci-tsan"
 # shellcheck disable=SC2086
-cmake -S . -B build-ci-tsan -DPBD_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_SANITIZE_THREAD=ON \
+cmake -S . -B build-ci-tsan -DPBD_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo "$relg1" -DPBD_SANITIZE_THREAD=ON \
 	-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ $lean -DPBD_BUILD_EXAMPLES=OFF -DPBD_BUILD_SOAK=OFF
 cmake --build build-ci-tsan -j "$jobs" --target test_threads test_determinism test_body_attachment test_joint test_sleep \
 	test_contact_events test_soft_step test_avbd
 run_ctest build-ci-tsan -L threads
 # shellcheck disable=SC2086
-run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang \
+run_config build-ci-clang-double -DCMAKE_BUILD_TYPE=RelWithDebInfo "$relg1" -DPBD_DOUBLE=ON -DCMAKE_C_COMPILER=clang \
 	-DCMAKE_CXX_COMPILER=clang++ $lean
 
 # The install must give a usable package: the three libraries with their headers, pkg-config and
