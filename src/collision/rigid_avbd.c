@@ -71,17 +71,14 @@ static pbd_real pen_start(const pbd_world* w, const pbd_rigid_c* k, pbd_real inv
 
 /* The normal row's value: the separation now less the share of the substep's old overlap that is
  * left. */
-static pbd_real normal_c(const pbd_world* w, const pbd_rigid_c* k) {
-	const pbd_real c =
-	    k->sep + pbd_v3_dot(k->n, pbd_v3_sub(pbd_rigid_moved(w, k->p, k->rp), pbd_rigid_moved(w, k->s, k->rs)));
-	return c - AVBD_ALPHA * PBD_FMIN(k->c0, 0);
+static pbd_real normal_c(const pbd_rigid_c* k, pbd_vec3 apart) {
+	return k->sep + pbd_v3_dot(k->n, apart) - AVBD_ALPHA * PBD_FMIN(k->c0, 0);
 }
 
-/* The friction rows' values: the points' tangential motion over the substep so far. */
-static void tangent_c(const pbd_world* w, const pbd_rigid_c* k, pbd_real h, pbd_real ct[2]) {
-	pbd_vec3 rel = pbd_v3_scale(
-	    pbd_v3_add(pbd_v3_sub(pbd_rigid_velocity(w, k->p, k->rp), pbd_rigid_velocity(w, k->s, k->rs)), k->vfix), h);
-	rel = pbd_v3_add(rel, pbd_v3_sub(pbd_rigid_moved(w, k->p, k->rp), pbd_rigid_moved(w, k->s, k->rs)));
+/* The friction rows' values: the points' tangential motion over the substep so far (apart: what
+ * the corrections moved them apart). */
+static void tangent_c(const pbd_world* w, const pbd_rigid_c* k, pbd_real h, pbd_vec3 apart, pbd_real ct[2]) {
+	const pbd_vec3 rel = pbd_v3_add(pbd_v3_scale(pbd_rigid_relative_velocity(w, k), h), apart);
 	ct[0] = pbd_v3_dot(rel, k->t[0]);
 	ct[1] = pbd_v3_dot(rel, k->t[1]);
 }
@@ -177,14 +174,15 @@ static void body_step(pbd_world* w, uint32_t i, pbd_real h) {
 		const bool on_p = k->p == i + 1 && k->wp > 0;
 		const pbd_real sign = on_p ? 1 : -1;
 		const pbd_vec3 r = on_p ? k->rp : k->rs;
-		const pbd_real c = normal_c(w, k);
+		const pbd_vec3 apart = pbd_rigid_moved_apart(w, k);
+		const pbd_real c = normal_c(k, apart);
 		const pbd_real fn = normal_force(k, c, inv_h);
 		if (!(fn < 0)) continue;
 		add_row(H, g, pbd_v3_scale(k->n, sign), pbd_v3_scale(pbd_v3_cross(r, k->n), sign), k->kn, fn);
 		if (!(k->mu_s > 0)) continue;
 		pbd_real ct[2], ft[2];
 		bool held;
-		tangent_c(w, k, h, ct);
+		tangent_c(w, k, h, apart, ct);
 		friction_force(k, fn, ct, inv_h, ft, &held);
 		for (int a = 0; a < 2; ++a)
 			add_row(H, g, pbd_v3_scale(k->t[a], sign), pbd_v3_scale(pbd_v3_cross(r, k->t[a]), sign), k->kt, ft[a]);
@@ -205,7 +203,8 @@ static void dual_update(pbd_world* w, pbd_rigid_c* k, pbd_real h) {
 	const pbd_real inv_h = 1 / h;
 	const pbd_real k0 = pen_start(w, k, inv_h * inv_h);
 	if (!(k0 > 0)) return;
-	const pbd_real c = normal_c(w, k);
+	const pbd_vec3 apart = pbd_rigid_moved_apart(w, k);
+	const pbd_real c = normal_c(k, apart);
 	const pbd_real fn = normal_force(k, c, inv_h);
 	k->c_end = c + AVBD_ALPHA * PBD_FMIN(k->c0, 0);
 	k->pn = -fn * h;
@@ -213,7 +212,7 @@ static void dual_update(pbd_world* w, pbd_rigid_c* k, pbd_real h) {
 	if (!(k->mu_s > 0)) return;
 	pbd_real ct[2], ft[2];
 	bool held;
-	tangent_c(w, k, h, ct);
+	tangent_c(w, k, h, apart, ct);
 	friction_force(k, fn, ct, inv_h, ft, &held);
 	k->pt = pbd_v3_scale(pbd_v3_add(pbd_v3_scale(k->t[0], ft[0]), pbd_v3_scale(k->t[1], ft[1])), -h);
 	if (held && fn < 0)
@@ -309,13 +308,11 @@ static void start_substep(pbd_world* w, bool first) {
 	const pbd_real h = substep_of(w), inv_h2 = 1 / (h * h);
 	for (uint32_t q = 0; q < w->nrc; ++q) {
 		pbd_rigid_c* k = &w->rcon[q];
-		const pbd_vec3 rel =
-		    pbd_v3_add(pbd_v3_sub(pbd_rigid_velocity(w, k->p, k->rp), pbd_rigid_velocity(w, k->s, k->rs)), k->vfix);
+		const pbd_vec3 rel = pbd_rigid_relative_velocity(w, k);
 		const pbd_real vn = pbd_v3_dot(k->n, rel);
 		k->c0 = k->sep - h * vn;
 		if (k->pstep == 0) k->vn0 = PBD_FMIN(k->vn0, vn);
-		const pbd_real k0 = pen_start(w, k, inv_h2);
-		if (first) k->kn = k->kt = k0;
+		if (first) k->kn = k->kt = pen_start(w, k, inv_h2);
 		/* the carried friction on this contact's tangent plane */
 		const pbd_real p0 = pbd_v3_dot(k->pt, k->t[0]), p1 = pbd_v3_dot(k->pt, k->t[1]);
 		k->pt = pbd_v3_add(pbd_v3_scale(k->t[0], p0), pbd_v3_scale(k->t[1], p1));
@@ -355,8 +352,7 @@ void pbd_avbd_solve(pbd_world* w) {
 static void restitution(pbd_world* w, pbd_rigid_c* k, pbd_real slow) {
 	const pbd_real wsum = k->wp + k->ws;
 	if (!(k->e > 0) || !(k->vn0 < -slow) || !(k->pstep > 0) || !(wsum > 0)) return;
-	const pbd_vec3 rel =
-	    pbd_v3_add(pbd_v3_sub(pbd_rigid_velocity(w, k->p, k->rp), pbd_rigid_velocity(w, k->s, k->rs)), k->vfix);
+	const pbd_vec3 rel = pbd_rigid_relative_velocity(w, k);
 	const pbd_real vn = pbd_v3_dot(k->n, rel);
 	const pbd_real dp = PBD_FMAX(-(vn + k->e * k->vn0) / wsum, 0);
 	if (dp > 0) pbd_rigid_impulse(w, k, k->n, k->wp, k->ip, k->ws, k->is, dp);

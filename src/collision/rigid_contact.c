@@ -1203,8 +1203,7 @@ static pbd_real velocities(pbd_world* w, pbd_rigid_c* k, pbd_real slow, pass_kin
 	pbd_rigid_impulse(w, k, k->n, wp, k->ip, ws, k->is, (target - vn) / (wp + ws));
 	pbd_real most = PBD_FABS(target - vn);
 	if (!(k->budget > 0)) return most;
-	const pbd_vec3 rel =
-	    pbd_v3_add(pbd_v3_sub(pbd_rigid_velocity(w, k->p, k->rp), pbd_rigid_velocity(w, k->s, k->rs)), k->vfix);
+	const pbd_vec3 rel = pbd_rigid_relative_velocity(w, k);
 	const pbd_vec3 vt = pbd_v3_sub(rel, pbd_v3_scale(k->n, pbd_v3_dot(k->n, rel)));
 	const pbd_real len = pbd_v3_length(vt);
 	if (!(len > 0)) return most;

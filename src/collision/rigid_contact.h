@@ -30,6 +30,17 @@ static inline pbd_vec3 pbd_rigid_velocity(const pbd_world* w, uint32_t body, pbd
 	return pbd_v3_add(b->v[body - 1], pbd_v3_cross(b->omega[body - 1], r));
 }
 
+/* The relative velocity of the contact's two points, feature's less surface's. */
+static inline pbd_vec3 pbd_rigid_relative_velocity(const pbd_world* w, const pbd_rigid_c* k) {
+	return pbd_v3_add(pbd_v3_sub(pbd_rigid_velocity(w, k->p, k->rp), pbd_rigid_velocity(w, k->s, k->rs)), k->vfix);
+}
+
+/* How far the contact's two points moved apart in this substep's corrections, feature's less
+ * surface's. */
+static inline pbd_vec3 pbd_rigid_moved_apart(const pbd_world* w, const pbd_rigid_c* k) {
+	return pbd_v3_sub(pbd_rigid_moved(w, k->p, k->rp), pbd_rigid_moved(w, k->s, k->rs));
+}
+
 /* An impulse p along unit dir between the contact's two points (I^-1 (r x dir) of each end in
  * jp, js; their weights tell which ends take it): + on the feature's body. */
 static inline void pbd_rigid_impulse(pbd_world* w, const pbd_rigid_c* k, pbd_vec3 dir, pbd_real wp, pbd_vec3 jp,

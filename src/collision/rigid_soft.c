@@ -106,8 +106,7 @@ static void soft_solve(pbd_world* w, pbd_rigid_c* k, pbd_real h, const softness*
 	const pbd_vec3 rel = pbd_v3_add(
 	    pbd_v3_sub(corrected_velocity(w, k->p, k->rp, inv_h), corrected_velocity(w, k->s, k->rs, inv_h)), k->vfix);
 	const pbd_real vn = pbd_v3_dot(k->n, rel);
-	const pbd_real c =
-	    k->sep + pbd_v3_dot(k->n, pbd_v3_sub(pbd_rigid_moved(w, k->p, k->rp), pbd_rigid_moved(w, k->s, k->rs)));
+	const pbd_real c = k->sep + pbd_v3_dot(k->n, pbd_rigid_moved_apart(w, k));
 	/* c less what the speed adds over the substep: where the points stood when it began */
 	const pbd_real s0 = c - h * vn;
 	pbd_real bias, mass_scale = 1, impulse_scale = 0;
@@ -146,11 +145,9 @@ static pbd_vec3 moved_since_search(const pbd_world* w, uint32_t body, pbd_vec3 r
 static void soft_relax(pbd_world* w, pbd_rigid_c* k, pbd_real h) {
 	const pbd_real wsum = k->wp + k->ws;
 	if (!(wsum > 0)) return;
-	const pbd_vec3 before =
-	    pbd_v3_add(pbd_v3_sub(pbd_rigid_velocity(w, k->p, k->rp), pbd_rigid_velocity(w, k->s, k->rs)), k->vfix);
+	const pbd_vec3 before = pbd_rigid_relative_velocity(w, k);
 	soft_friction(w, k, before, h, true);
-	const pbd_vec3 rel =
-	    pbd_v3_add(pbd_v3_sub(pbd_rigid_velocity(w, k->p, k->rp), pbd_rigid_velocity(w, k->s, k->rs)), k->vfix);
+	const pbd_vec3 rel = pbd_rigid_relative_velocity(w, k);
 	const pbd_real vn = pbd_v3_dot(k->n, rel);
 	/* Apart, the points may close the gap over the next substep, whose solve stops them at it: here
 	 * a contact ahead of the touch only lets go of what it holds, for a braking before the touch
@@ -169,8 +166,7 @@ static void soft_relax(pbd_world* w, pbd_rigid_c* k, pbd_real h) {
 static void soft_restitution(pbd_world* w, pbd_rigid_c* k, pbd_real slow) {
 	const pbd_real wsum = k->wp + k->ws;
 	if (!(k->e > 0) || !(k->vn0 < -slow) || !(k->pstep > 0) || !(wsum > 0)) return;
-	const pbd_vec3 rel =
-	    pbd_v3_add(pbd_v3_sub(pbd_rigid_velocity(w, k->p, k->rp), pbd_rigid_velocity(w, k->s, k->rs)), k->vfix);
+	const pbd_vec3 rel = pbd_rigid_relative_velocity(w, k);
 	const pbd_real vn = pbd_v3_dot(k->n, rel);
 	const pbd_real want = PBD_FMAX(k->pn - (vn + k->e * k->vn0) / wsum, 0);
 	const pbd_real dp = want - k->pn;
