@@ -785,13 +785,15 @@ static void test_sweep_random(void** state) {
 	mesh cube = cube_mesh(0.8, 0.5, 0.3), ico = icosphere(1), sp = soup(60, 0.5, 31), q = quad_mesh(0.7, 0.1);
 	built bc = build_mesh(&cube, true), bi = build_mesh(&ico, true), bs = build_mesh(&sp, false),
 	      bq = build_mesh(&q, false);
-	sweep_stats st = random_sweeps(&bc, &cube, true, 41, 1500);
+	/* a third of the samples in the short run (the sanitizer builds) */
+	const int d = test_short() ? 3 : 1;
+	sweep_stats st = random_sweeps(&bc, &cube, true, 41, 1500 / d);
 	assert_true(st.hits > st.segments / 5);
-	st = random_sweeps(&bi, &ico, true, 42, 1000);
+	st = random_sweeps(&bi, &ico, true, 42, 1000 / d);
 	assert_true(st.hits > st.segments / 5);
-	st = random_sweeps(&bs, &sp, false, 43, 600);
+	st = random_sweeps(&bs, &sp, false, 43, 600 / d);
 	assert_true(st.hits > st.segments / 5);
-	st = random_sweeps(&bq, &q, false, 44, 1500);
+	st = random_sweeps(&bq, &q, false, 44, 1500 / d);
 	assert_true(st.hits > st.segments / 5);
 	built_free(&bc);
 	built_free(&bi);
