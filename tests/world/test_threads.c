@@ -103,8 +103,11 @@ static pbd_world* big_cloth(int threads, pbd_solver solver, bool chebyshev, int 
 	return big_cloth_method(threads, solver, chebyshev, levels, PBD_METHOD_POSITION_BASED);
 }
 
+/* The big cloth's four cases, or with `part` the one case of that number, so that ctest runs them
+ * side by side (under ThreadSanitizer they are two thirds of the pool's tests, VBD's case alone
+ * half). */
 static void test_big_cloth_every_solver(void** state) {
-	(void)state;
+	const size_t* part = (const size_t*)*state;
 	struct {
 		pbd_solver solver;
 		bool chebyshev;
@@ -123,7 +126,7 @@ static void test_big_cloth_every_solver(void** state) {
 	const bool brief = test_short();
 #endif
 	const int steps = brief ? 20 : 30;
-	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+	for (size_t k = part ? *part : 0; k < (part ? *part + 1 : sizeof cases / sizeof cases[0]); ++k) {
 		uint64_t one = 0, clamped = 0;
 		for (int threads = 1; threads <= 4; ++threads) {
 			if (brief && threads == 3) continue;
@@ -645,9 +648,23 @@ int main(int argc, char** argv) {
 		};
 		return cmocka_run_group_tests(scenes, NULL, NULL);
 	}
+	/* --big K: the big cloth's case K (test_big_cloth_every_solver); --pool: the other tests;
+	 * no argument runs them all */
+	if (argc == 3 && strcmp(argv[1], "--big") == 0) {
+		static size_t part;
+		part = (size_t)strtoul(argv[2], NULL, 10);
+		if (part > 3) {
+			fprintf(stderr, "test_threads: --big expects 0 to 3\n");
+			return 2;
+		}
+		const struct CMUnitTest big[] = {
+		    cmocka_unit_test_prestate(test_big_cloth_every_solver, &part),
+		};
+		return cmocka_run_group_tests(big, NULL, NULL);
+	}
+	const bool pool = argc == 2 && strcmp(argv[1], "--pool") == 0;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_settings),
-	    cmocka_unit_test(test_big_cloth_every_solver),
 	    cmocka_unit_test(test_game_task_systems),
 	    cmocka_unit_test(test_fp_mode_reaches_workers),
 	    cmocka_unit_test(test_resume_and_switch),
@@ -658,21 +675,13 @@ int main(int argc, char** argv) {
 	    cmocka_unit_test(test_bodies_any_thread_count),
 	    cmocka_unit_test(test_stats_nan_stays),
 	    cmocka_unit_test(test_search_buffers_settle),
+	    cmocka_unit_test(test_big_cloth_every_solver),
 	};
-	/* --half K: every other test from K, so that two ctest entries run side by side (under
-	 * ThreadSanitizer the whole list took 137 s, the longest test of that configuration); no
-	 * argument runs them all */
 	enum { COUNT = sizeof tests / sizeof tests[0] };
-	if (argc == 3 && strcmp(argv[1], "--half") == 0) {
-		const unsigned long half = strtoul(argv[2], NULL, 10);
-		if (half > 1) {
-			fprintf(stderr, "test_threads: --half expects 0 or 1\n");
-			return 2;
-		}
-		struct CMUnitTest some[(COUNT + 1) / 2];
-		size_t n = 0;
-		for (size_t k = half; k < COUNT; k += 2) some[n++] = tests[k];
-		return _cmocka_run_group_tests(half ? "threads_1" : "threads_0", some, n, NULL, NULL);
+	if (pool) return _cmocka_run_group_tests("threads_pool", tests, COUNT - 1, NULL, NULL);
+	if (argc > 1) {
+		fprintf(stderr, "test_threads: expected --pool, --big 0 to 3 or --scenes 0 to %d\n", SCENE_PARTS - 1);
+		return 2;
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
