@@ -13,6 +13,7 @@
  * then push particles out of the planes; friction (Macklin et al. 2014) acts on the tangential
  * slip once the iterations are done, and restitution on the normal velocity after the velocity
  * update. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -105,18 +106,93 @@ static void make_contact(const pbd_world* w, pbd_contact_c* k, uint32_t slot, ui
 
 static bool has_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t i);
 
+/* ---- queries a step need not repeat ----------------------------------------------------------
+ * Most particles near a mesh, a height field or a hull are not near its surface: of the
+ * distance queries a substep makes, most answer "too far for a contact" (the test after the
+ * sweep's distance in find_for). Such a query walks a hierarchy; its answer
+ * stays useful for the rest of the step, because the distance is 1-Lipschitz in the collider's
+ * frame (the shape does not change within a step): from a point where the distance was d, a
+ * point at r from it is at least d - r away. So each measured distance is kept with the point
+ * where it was measured, and a later query whose bound d - r already clears what the test asks
+ * is not made. The bound is looser than the true distance, never above it (the slack covers the
+ * roundings of both queries), so every particle it turns away the query would have turned away
+ * too: the contacts, and every bit of the state, are the same. The kept values live one step,
+ * so that nothing the API changes between steps (a collider's shape, the particles) is seen
+ * through them. */
+
+/* At most this many reals of clearances (4 per particle and dear collider): a world with more
+ * keeps them for its first colliders and queries the others every time. */
+#define PBD_CLEAR_MAX_REALS ((size_t)1 << 22)
+#ifdef PBD_DOUBLE
+#define CLEAR_EPS DBL_EPSILON
+#else
+#define CLEAR_EPS FLT_EPSILON
+#endif
+
+static bool dear_query(const pbd_collider* c) {
+	const pbd_shape_type t = c->def.type;
+	return t == PBD_SHAPE_MESH || t == PBD_SHAPE_HEIGHTFIELD || t == PBD_SHAPE_CONVEX;
+}
+
+/* The step's clearance blocks, every value not measured. False when out of memory: the step
+ * then keeps none and makes every query (and reports the failure, as for the contacts). */
+static bool clear_setup(pbd_world* w) {
+	pbd_broad* bp = &w->broad;
+	bp->clear_ready = true;
+	bp->clear_np = 0;
+	if (!grow_to(w, (void**)&bp->clear_of, sizeof *bp->clear_of, &bp->cap_clear_of, w->nc)) return false;
+	size_t n = 0;
+	for (uint32_t s = 0; s < w->nc; ++s) {
+		const pbd_collider* c = &w->colliders[s];
+		const bool fits = w->np > 0 && n + 4 * (size_t)w->np <= PBD_CLEAR_MAX_REALS;
+		bp->clear_of[s] = c->alive && !c->def.trigger && dear_query(c) && fits ? (uint32_t)(n / 4) : UINT32_MAX;
+		if (bp->clear_of[s] != UINT32_MAX) n += 4 * (size_t)w->np;
+	}
+	if (n > bp->cap_clear) {
+		if (!pbd_grow(&w->mem, (void**)&bp->clear, sizeof *bp->clear, bp->cap_clear, n)) return false;
+		bp->cap_clear = n;
+	}
+	for (size_t k = 3; k < n; k += 4) bp->clear[k] = (pbd_real)NAN;
+	bp->clear_np = w->np;
+	return true;
+}
+
+/* The clearances of collider `slot`, or NULL. */
+static pbd_real* clear_block(const pbd_world* w, uint32_t slot) {
+	const pbd_broad* bp = &w->broad;
+	if (!bp->clear_ready || bp->clear_off || bp->clear_np != w->np || bp->clear_np == 0 ||
+	    bp->clear_of[slot] == UINT32_MAX)
+		return NULL;
+	return bp->clear + 4 * (size_t)bp->clear_of[slot];
+}
+
+/* Whether the kept distance k (point, distance) proves the distance at p larger than `need`. */
+static bool clear_beyond(const pbd_real* k, pbd_vec3 p, pbd_real need) {
+	/* not measured (NaN; == is the comparison that raises no floating-point exception for it) */
+	if (!(k[3] == k[3])) return false;
+	const pbd_vec3 ref = pbd_v3(k[0], k[1], k[2]);
+	const pbd_real r = pbd_v3_length(pbd_v3_sub(p, ref));
+	const pbd_real size = PBD_FMAX(PBD_FMAX(PBD_FABS(p.x), PBD_FABS(p.y)), PBD_FABS(p.z)) +
+	                      PBD_FMAX(PBD_FMAX(PBD_FABS(ref.x), PBD_FABS(ref.y)), PBD_FABS(ref.z)) + PBD_FABS(k[3]);
+	const pbd_real slack = PBD_CONTACT_TOLERANCE + 64 * CLEAR_EPS * size;
+	return k[3] - r - slack > need;
+}
+
+static void clear_note(pbd_real* k, pbd_vec3 p, pbd_real d) { k[0] = p.x, k[1] = p.y, k[2] = p.z, k[3] = d; }
+
 /* The contacts of one collider with particles [first, end), leaving out the particles that have
  * one with it among contacts [0, known). `sweep` false: closest points only (the after-solver
  * mode, which moves the finished positions out once, as Games103 lab 2 does, and the last
  * iteration's second look). lo, hi: the collider's box over the substep (both poses), when
  * bounded; a particle's path is tested against it as a whole. */
 static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t first, uint32_t end, bool bounded,
-                     pbd_vec3 lo, pbd_vec3 hi, uint32_t known, pbd_real* keep, const pbd_real* kept, pbd_block_out* o,
-                     uint32_t block, uint32_t worker) {
+                     pbd_vec3 lo, pbd_vec3 hi, uint32_t known, pbd_real* keep, const pbd_real* kept, pbd_real* clear,
+                     pbd_broad* counts, pbd_block_out* o, uint32_t block, uint32_t worker) {
 	const pbd_collider* c = &w->colliders[slot];
 	const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
 	const pbd_real collider_margin = c->def.margin;
 	const pbd_pose p0 = c->pose0, p1 = c->def.pose;
+	uint64_t made = 0, spared = 0;
 	for (uint32_t i = first; i < end; ++i) {
 		if (w->w[i] <= 0 || !(w->cmask[i] & c->def.category)) continue;
 		const pbd_vec3 xi = w->x[i], pi = pbd_v3_add(xi, w->q[i]);
@@ -133,25 +209,32 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 		 * the finished position alone). */
 		pbd_vec3 na = pbd_v3(0, 1, 0);
 		pbd_real da = 0;
+		const pbd_vec3 move = pbd_v3_sub(b, a);
+		const pbd_real path = pbd_v3_length(move);
+		pbd_real* cl = clear ? clear + 4 * (size_t)i : NULL;
 		if (sweep) {
 			const pbd_real* r = kept ? kept + 4 * (i - first) : NULL;
 			if (r && r[0] == r[0]) {
 				da = r[0];
 				na = pbd_v3(r[1], r[2], r[3]);
 			} else {
+				/* turned away below without a query (its kept value stays NaN) */
+				if (cl && clear_beyond(cl, a, margin + 2 * path + 2 * PBD_CONTACT_TOLERANCE)) {
+					++spared;
+					continue;
+				}
 				da = ops->distance(&c->def, a, &na);
+				if (cl) clear_note(cl, a, da), ++made;
 			}
 			if (keep) {
 				pbd_real* k = keep + 4 * (i - first);
 				k[0] = da, k[1] = na.x, k[2] = na.y, k[3] = na.z;
 			}
 		}
-		const pbd_vec3 move = pbd_v3_sub(b, a);
 		/* The distance changes by at most the length of the path (it is 1-Lipschitz), so a
 		 * particle farther than that from the margin can neither be swept into it nor end in
 		 * reach of it: no sweep and no second distance for the particles around a collider that
 		 * do not come near its surface. */
-		const pbd_real path = pbd_v3_length(move);
 		if (sweep && da - margin > 2 * path + 2 * PBD_CONTACT_TOLERANCE) continue;
 		/* The sweep's radius: the margin, or for a particle that starts on the surface (within
 		 * rounding) a hair less than where it is, so that the path is still swept: on a
@@ -169,8 +252,13 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 			n = na;
 			target = pbd_v3_add(a, pbd_v3_scale(na, margin - da));
 		} else {
-			const pbd_real db = ops->distance(&c->def, b, &n);
 			const pbd_real reach = sweep ? path + PBD_CONTACT_TOLERANCE : 0;
+			if (!sweep && cl && clear_beyond(cl, b, margin + reach)) {
+				++spared;
+				continue;
+			}
+			const pbd_real db = ops->distance(&c->def, b, &n);
+			if (cl) clear_note(cl, b, db), ++made;
 			if (!(db < margin + reach)) continue;
 			target = pbd_v3_add(b, pbd_v3_scale(n, margin - db));
 		}
@@ -178,6 +266,8 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 		if (k) make_contact(w, k, slot, i, n, target); /* else counted, and the block runs again */
 		pbd_block_out_item(o, block, 0, 1, false);
 	}
+	if (made) atomic_fetch_add_explicit(&counts->clear_made, made, memory_order_relaxed);
+	if (spared) atomic_fetch_add_explicit(&counts->clear_spared, spared, memory_order_relaxed);
 }
 
 /* ---- broad phase ---------------------------------------------------------------------------
@@ -295,6 +385,7 @@ static bool broad_phase(pbd_world* w, uint32_t* npairs) {
  * in block order, so the contacts are those one thread makes, by collider then particle. */
 typedef struct find_stage {
 	const pbd_world* w;
+	pbd_broad* counts; /* the world's, for the dear queries' counts */
 	pbd_block_out* o;
 	bool sweep;
 	bool first; /* the substep's first sweep: it keeps the starting distances */
@@ -330,7 +421,8 @@ static void find_block(void* arg, uint32_t block, uint32_t worker) {
 			                                              sizeof *bp->first_pairs, pbd_u64_cmp);
 			if (at) kept = bp->start + (size_t)(at - bp->first_pairs) * 4 * PBD_CHUNK;
 		}
-		find_for(w, s, st->sweep, first, end, bp->bounded_of[s], lo, hi, st->known, keep, kept, st->o, block, worker);
+		find_for(w, s, st->sweep, first, end, bp->bounded_of[s], lo, hi, st->known, keep, kept, clear_block(w, s),
+		         st->counts, st->o, block, worker);
 	}
 	pbd_block_out_close(st->o, block, worker);
 }
@@ -341,6 +433,7 @@ static bool search(pbd_world* w, bool sweep, bool first, uint32_t known, void** 
 	uint32_t npairs = 0;
 	if (!broad_phase(w, &npairs)) return false;
 	pbd_broad* bp = &w->broad;
+	if (!bp->clear_ready && !clear_setup(w)) return false;
 	if (first) {
 		bp->nfirst = 0;
 		if (sweep) {
@@ -352,7 +445,7 @@ static bool search(pbd_world* w, bool sweep, bool first, uint32_t known, void** 
 			bp->nfirst = npairs;
 		}
 	}
-	find_stage st = {w, &w->pcol->collider_out, sweep, first && sweep, npairs, known};
+	find_stage st = {w, &w->broad, &w->pcol->collider_out, sweep, first && sweep, npairs, known};
 	const uint32_t blocks = pbd_blocks(npairs, PBD_PAIRS_PER_BLOCK);
 	if (!pbd_block_out_begin(st.o, &w->mem, w->exec.threads, sizeof(pbd_contact_c), blocks, 0)) return false;
 	pbd_exec_stage(&w->exec, find_block, &st, blocks);
@@ -914,6 +1007,7 @@ static bool update_triggers(pbd_world* w) {
 }
 
 pbd_status pbd_collide_end_step(pbd_world* w) {
+	w->broad.clear_ready = false;
 	if (!publish_contacts(w) || !update_triggers(w))
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory publishing contacts");
 	return PBD_OK;

@@ -84,7 +84,7 @@ static bool push(pbd_world* w, const pbd_tri_contact* k) {
 	return true;
 }
 
-#define PBD_TRI_CHUNK 16u
+#define PBD_TRI_CHUNK 8u
 
 /* Weights of a point off the vertices: above this, the vertex's own contact does the work. */
 #define VERTEX_WEIGHT PBD_R(0.999)

@@ -54,6 +54,19 @@ typedef struct pbd_broad {
 	uint64_t* first_pairs;
 	pbd_real* start;
 	uint32_t nfirst, cap_first_pairs, cap_start;
+	/* The clearances a step keeps (contact.c, "Queries a step need not repeat"): per collider
+	 * slot whose distance query is dear (meshes, height fields, hulls), the first of its block of
+	 * 4 reals per particle (UINT32_MAX: none); in a block, the point in the collider's frame
+	 * where the particle's distance was last measured in this step, and that distance (NaN: not
+	 * measured yet). Set up at the step's first search, dropped at its end. */
+	uint32_t* clear_of;
+	pbd_real* clear;
+	size_t cap_clear;
+	uint32_t cap_clear_of, clear_np;
+	bool clear_ready;
+	bool clear_off; /* tests only: every query made, to check that the kept ones change nothing */
+	/* Over the world's life: the dear queries made, and those the kept clearances spared. */
+	_Atomic uint64_t clear_made, clear_spared;
 	bool brute_force; /* tests only: every collider against every chunk, to check the sweep */
 } pbd_broad;
 

@@ -327,6 +327,8 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, bp->pairs, bp->cap_pairs * sizeof *bp->pairs);
 	pbd_free(&mem, bp->first_pairs, bp->cap_first_pairs * sizeof *bp->first_pairs);
 	pbd_free(&mem, bp->start, bp->cap_start * sizeof *bp->start);
+	pbd_free(&mem, bp->clear_of, bp->cap_clear_of * sizeof *bp->clear_of);
+	pbd_free(&mem, bp->clear, bp->cap_clear * sizeof *bp->clear);
 	pbd_free(&mem, w->pub, w->cap_pub * sizeof *w->pub);
 	pbd_free(&mem, w->inside, w->cap_inside * sizeof *w->inside);
 	pbd_free(&mem, w->inside_next, w->cap_inside_next * sizeof *w->inside_next);

@@ -1872,6 +1872,40 @@ static void test_particle_cap_option(void** state) {
 	pbd_scene_free(&s);
 }
 
+/* The distances a step keeps (contact.c, "Queries a step need not repeat") change no bit: the
+ * cloths on a rock, on a terrain and the rocks on hulls end the same with every query made, on 1
+ * and 2 threads; and they spare most of the queries (measured over 30 frames: 81 % on the rock,
+ * 76 % on the terrain, 88 % among the hulls). */
+static void test_kept_clearances_change_nothing(void** state) {
+	(void)state;
+	const char* names[3] = {"cloth_on_mesh", "cloth_on_terrain", "convex_rocks"};
+	/* by frame 30 each has been on its collider for a while (the cloths land at frames 18 to 22) */
+	const int frames = 30;
+	for (int k = 0; k < 3; ++k) {
+		uint64_t hash[2][2];
+		double spared = 0;
+		for (int threads = 1; threads <= 2; ++threads)
+			for (int off = 0; off < 2; ++off) {
+				pbd_scene s = load_builtin_ok(names[k], NULL);
+				assert_int_equal(pbd_world_set_threads(s.world, threads), PBD_OK);
+				s.world->broad.clear_off = off == 1;
+				for (int f = 0; f < frames; ++f) assert_int_equal(pbd_world_step(s.world), PBD_OK);
+				hash[threads - 1][off] = pbd_world_hash(s.world);
+				const double made = (double)s.world->broad.clear_made, kept = (double)s.world->broad.clear_spared;
+				if (off == 0 && threads == 1) spared = made + kept > 0 ? kept / (made + kept) : 0;
+				if (off == 1) assert_true(kept == 0);
+				pbd_scene_free(&s);
+			}
+		printf("  %s, %d frames: the kept distances spare %.1f %% of the dear queries; same state with every query "
+		       "made, on 1 and 2 threads\n",
+		       names[k], frames, 100 * spared);
+		assert_true(hash[0][0] == hash[0][1]);
+		assert_true(hash[1][0] == hash[0][0]);
+		assert_true(hash[1][1] == hash[0][0]);
+		assert_true(spared > 0.5);
+	}
+}
+
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -1879,6 +1913,7 @@ int main(void) {
 	    cmocka_unit_test(test_builtins_load),
 	    cmocka_unit_test(test_builtins_run_implicit_methods),
 	    cmocka_unit_test(test_seeds_run_finite),
+	    cmocka_unit_test(test_kept_clearances_change_nothing),
 	    cmocka_unit_test(test_cloth_sphere_outside),
 	    cmocka_unit_test(test_double_pendulum),
 	    cmocka_unit_test(test_determinism),
