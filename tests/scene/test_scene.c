@@ -1874,8 +1874,8 @@ static void test_particle_cap_option(void** state) {
 
 /* The distances a step keeps (contact.c, "Queries a step need not repeat") change no bit: the
  * cloths on a rock, on a terrain and the rocks on hulls end the same with every query made, on 1
- * and 2 threads; and they spare most of the queries (measured over 30 frames: 81 % on the rock,
- * 76 % on the terrain, 88 % among the hulls). */
+ * and 2 threads (1 in the builds with assertions); and they spare most of the queries (measured over 30 frames: 81 % on
+ * the rock, 76 % on the terrain, 88 % among the hulls). */
 static void test_kept_clearances_change_nothing(void** state) {
 	(void)state;
 	const char* names[3] = {"cloth_on_mesh", "cloth_on_terrain", "convex_rocks"};
@@ -1884,7 +1884,14 @@ static void test_kept_clearances_change_nothing(void** state) {
 	for (int k = 0; k < 3; ++k) {
 		uint64_t hash[2][2];
 		double spared = 0;
-		for (int threads = 1; threads <= 2; ++threads)
+		/* on 1 thread only in the builds with assertions (ASan+UBSan), 3 to 20 times slower; the
+		 * optimised ones run both */
+#ifdef NDEBUG
+		const int most = 2;
+#else
+		const int most = 1;
+#endif
+		for (int threads = 1; threads <= most; ++threads)
 			for (int off = 0; off < 2; ++off) {
 				pbd_scene s = load_builtin_ok(names[k], NULL);
 				assert_int_equal(pbd_world_set_threads(s.world, threads), PBD_OK);
@@ -1897,11 +1904,13 @@ static void test_kept_clearances_change_nothing(void** state) {
 				pbd_scene_free(&s);
 			}
 		printf("  %s, %d frames: the kept distances spare %.1f %% of the dear queries; same state with every query "
-		       "made, on 1 and 2 threads\n",
-		       names[k], frames, 100 * spared);
+		       "made, on %s\n",
+		       names[k], frames, 100 * spared, most == 2 ? "1 and 2 threads" : "1 thread");
 		assert_true(hash[0][0] == hash[0][1]);
-		assert_true(hash[1][0] == hash[0][0]);
-		assert_true(hash[1][1] == hash[0][0]);
+		for (int t = 1; t < most; ++t) {
+			assert_true(hash[t][0] == hash[0][0]);
+			assert_true(hash[t][1] == hash[0][0]);
+		}
 		assert_true(spared > 0.5);
 	}
 }
