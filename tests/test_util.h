@@ -65,6 +65,17 @@ void test_each_special_file(const char* dir, const char* suffix, test_refuse_fn*
  * that repeat what gcc Release runs at full length. What they assert is the same. */
 bool test_short(void);
 
+/* Whether this test was built with assertions (no NDEBUG): Debug and the ASan+UBSan build, 3 to
+ * 20 times slower than the optimised builds, where some tests take fewer samples. Inline, so that
+ * it reads the test's own build flags. */
+static inline bool test_with_assertions(void) {
+#ifdef NDEBUG
+	return false;
+#else
+	return true;
+#endif
+}
+
 /* Writes a snapshot's checksum (its last 8 bytes, FNV-1a of the rest) again after a test edited
  * its payload, so that the content checks, not the checksum, must catch the edit. */
 void test_snapshot_reseal(unsigned char* data, size_t size);

@@ -55,8 +55,8 @@ typedef struct pbd_broad {
 	pbd_real* start;
 	uint32_t nfirst, cap_first_pairs, cap_start;
 	/* The clearances a step keeps (contact.c, "Queries a step need not repeat"): per collider
-	 * slot whose distance query is dear (meshes, height fields, hulls), the first of its block of
-	 * 4 reals per particle (UINT32_MAX: none); in a block, the point in the collider's frame
+	 * slot whose distance query is dear (meshes, height fields, hulls), the first entry of its block
+	 * (UINT32_MAX: none), an entry of 4 reals per particle; in an entry, the point in the collider's frame
 	 * where the particle's distance was last measured in this step, and that distance (NaN: not
 	 * measured yet). Set up at the step's first search, dropped at its end. */
 	uint32_t* clear_of;

@@ -785,8 +785,8 @@ static void test_sweep_random(void** state) {
 	mesh cube = cube_mesh(0.8, 0.5, 0.3), ico = icosphere(1), sp = soup(60, 0.5, 31), q = quad_mesh(0.7, 0.1);
 	built bc = build_mesh(&cube, true), bi = build_mesh(&ico, true), bs = build_mesh(&sp, false),
 	      bq = build_mesh(&q, false);
-	/* a third of the samples in the short run (the sanitizer builds) */
-	const int d = test_short() ? 3 : 1;
+	/* a third of the samples in the builds with assertions (ASan+UBSan) */
+	const int d = test_with_assertions() ? 3 : 1;
 	sweep_stats st = random_sweeps(&bc, &cube, true, 41, 1500 / d);
 	assert_true(st.hits > st.segments / 5);
 	st = random_sweeps(&bi, &ico, true, 42, 1000 / d);

@@ -1874,43 +1874,62 @@ static void test_particle_cap_option(void** state) {
 
 /* The distances a step keeps (contact.c, "Queries a step need not repeat") change no bit: the
  * cloths on a rock, on a terrain and the rocks on hulls end the same with every query made, on 1
- * and 2 threads (1 in the builds with assertions); and they spare most of the queries (measured over 30 frames: 81 % on
- * the rock, 76 % on the terrain, 88 % among the hulls). */
+ * and 2 threads (1 in the builds with assertions); and they spare most of the queries (measured
+ * over 30 frames: 81 % on the rock, 76 % on the terrain, 88 % among the hulls). The closest-point
+ * queries are checked too, on the rock: those of the second look before the last of 3
+ * iterations, and those of the after-solver mode, where they are the only ones. */
+static double kept_run(const char* name, int threads, bool off, int iterations, bool after_solver, int frames,
+                       uint64_t* hash) {
+	pbd_scene s = load_builtin_ok(name, NULL);
+	assert_int_equal(pbd_world_set_threads(s.world, threads), PBD_OK);
+	if (iterations) assert_int_equal(pbd_world_set_iterations(s.world, iterations), PBD_OK);
+	if (after_solver) assert_int_equal(pbd_world_set_collision_mode(s.world, PBD_COLLISION_AFTER_SOLVER), PBD_OK);
+	s.world->broad.clear_off = off;
+	for (int f = 0; f < frames; ++f) assert_int_equal(pbd_world_step(s.world), PBD_OK);
+	*hash = pbd_world_hash(s.world);
+	const double made = (double)s.world->broad.clear_made, kept = (double)s.world->broad.clear_spared;
+	if (off) assert_true(kept == 0);
+	pbd_scene_free(&s);
+	return made + kept > 0 ? kept / (made + kept) : 0;
+}
+
 static void test_kept_clearances_change_nothing(void** state) {
 	(void)state;
-	const char* names[3] = {"cloth_on_mesh", "cloth_on_terrain", "convex_rocks"};
 	/* by frame 30 each has been on its collider for a while (the cloths land at frames 18 to 22) */
 	const int frames = 30;
-	for (int k = 0; k < 3; ++k) {
-		uint64_t hash[2][2];
-		double spared = 0;
-		/* on 1 thread only in the builds with assertions (ASan+UBSan), 3 to 20 times slower; the
-		 * optimised ones run both */
-#ifdef NDEBUG
-		const int most = 2;
-#else
-		const int most = 1;
-#endif
-		for (int threads = 1; threads <= most; ++threads)
-			for (int off = 0; off < 2; ++off) {
-				pbd_scene s = load_builtin_ok(names[k], NULL);
-				assert_int_equal(pbd_world_set_threads(s.world, threads), PBD_OK);
-				s.world->broad.clear_off = off == 1;
-				for (int f = 0; f < frames; ++f) assert_int_equal(pbd_world_step(s.world), PBD_OK);
-				hash[threads - 1][off] = pbd_world_hash(s.world);
-				const double made = (double)s.world->broad.clear_made, kept = (double)s.world->broad.clear_spared;
-				if (off == 0 && threads == 1) spared = made + kept > 0 ? kept / (made + kept) : 0;
-				if (off == 1) assert_true(kept == 0);
-				pbd_scene_free(&s);
+	const int most = test_with_assertions() ? 1 : 2;
+	const struct {
+		const char* name;
+		int iterations;
+		bool after_solver;
+	} cases[5] = {{"cloth_on_mesh", 0, false},
+	              {"cloth_on_terrain", 0, false},
+	              {"convex_rocks", 0, false},
+	              {"cloth_on_mesh", 3, false},
+	              {"cloth_on_mesh", 0, true}};
+	for (int k = 0; k < 5; ++k) {
+		/* the builds with assertions check the closest-point branch in the after-solver mode only */
+		if (k == 3 && test_with_assertions()) continue;
+		uint64_t on = 0, off = 0;
+		const double spared =
+		    kept_run(cases[k].name, 1, false, cases[k].iterations, cases[k].after_solver, frames, &on);
+		(void)kept_run(cases[k].name, 1, true, cases[k].iterations, cases[k].after_solver, frames, &off);
+		assert_true(on == off);
+		if (k < 3)
+			for (int threads = 2; threads <= most; ++threads) {
+				uint64_t h = 0;
+				(void)kept_run(cases[k].name, threads, false, 0, false, frames, &h);
+				assert_true(h == on);
+				(void)kept_run(cases[k].name, threads, true, 0, false, frames, &h);
+				assert_true(h == on);
 			}
-		printf("  %s, %d frames: the kept distances spare %.1f %% of the dear queries; same state with every query "
-		       "made, on %s\n",
-		       names[k], frames, 100 * spared, most == 2 ? "1 and 2 threads" : "1 thread");
-		assert_true(hash[0][0] == hash[0][1]);
-		for (int t = 1; t < most; ++t) {
-			assert_true(hash[t][0] == hash[0][0]);
-			assert_true(hash[t][1] == hash[0][0]);
-		}
+		printf("  %s%s, %d frames: the kept distances spare %.1f %% of the dear queries; same state with every query "
+		       "made%s\n",
+		       cases[k].name,
+		       cases[k].after_solver ? " after the solver"
+		       : cases[k].iterations ? ", 3 iterations"
+		                             : "",
+		       frames, 100 * spared, k < 3 && most == 2 ? ", on 1 and 2 threads" : "");
 		assert_true(spared > 0.5);
 	}
 }
