@@ -236,6 +236,15 @@ typedef struct pbd_edge_rec {
 	pbd_vec3 a, b, out;
 } pbd_edge_rec;
 
+/* The features of one collider gathered for one chunk of surface triangles, kept for the step
+ * (triangle_contact.c): the local box they were gathered for and their runs in the step's pools. */
+typedef struct pbd_feature_keep {
+	pbd_pose pose; /* the collider's pose when they were gathered: their world copies' */
+	pbd_vec3 lo, hi;
+	uint32_t corner, ncorner, edge, nedge;
+	bool filled;
+} pbd_feature_keep;
+
 /* After the substep's particle contacts: the triangle contacts (PBD_COLLISION_IN_SOLVER). */
 pbd_status pbd_triangle_contacts_find(pbd_world* w);
 /* One pass over them (every iteration). */

@@ -1008,6 +1008,7 @@ static bool update_triggers(pbd_world* w) {
 
 pbd_status pbd_collide_end_step(pbd_world* w) {
 	w->broad.clear_ready = false;
+	w->fkeep.ready = false;
 	if (!publish_contacts(w) || !update_triggers(w))
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory publishing contacts");
 	return PBD_OK;

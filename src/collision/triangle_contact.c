@@ -437,97 +437,290 @@ static bool edge_contact(pbd_world* w, const tri_view* tv, pbd_vec3 e0, pbd_vec3
 	return face_contact(w, tv, b, q, core, out, thick);
 }
 
+/* A growing array of corner or edge records (the triangle's scratch, or the step's pools). */
 typedef struct feature_sink {
 	pbd_world* w;
+	pbd_corner_rec** corner;
+	pbd_edge_rec** edge;
+	uint32_t *n, *cap;
 	bool failed;
 } feature_sink;
 
 static void collect_corner(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 out) {
 	feature_sink* s = (feature_sink*)ctx;
-	pbd_world* w = s->w;
-	if (!pbd_grow_to(&w->mem, (void**)&w->corner, sizeof *w->corner, &w->cap_corner, w->ncorner + 1)) {
+	if (!pbd_grow_to(&s->w->mem, (void**)s->corner, sizeof **s->corner, s->cap, *s->n + 1)) {
 		s->failed = true;
 		return;
 	}
-	w->corner[w->ncorner++] = (pbd_corner_rec){index, p, out};
+	(*s->corner)[(*s->n)++] = (pbd_corner_rec){index, p, out};
 }
 
-/* The corners of a shape in the local box [llo, lhi], each once, in the order of their indices,
- * in world coordinates. */
-static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi) {
-	const pbd_pose pose = c->def.pose;
-	w->ncorner = 0;
-	feature_sink sink = {w, false};
+static void collect_edge(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_vec3 out) {
+	feature_sink* s = (feature_sink*)ctx;
+	if (!pbd_grow_to(&s->w->mem, (void**)s->edge, sizeof **s->edge, s->cap, *s->n + 1)) {
+		s->failed = true;
+		return;
+	}
+	(*s->edge)[(*s->n)++] = (pbd_edge_rec){index, a, b, out};
+}
+
+/* The corners of a shape in the local box [llo, lhi], appended to the array from *n on: each
+ * once, in the order of their indices, in the shape's frame. A shape names a corner by one
+ * vertex, with one point and direction, so the first of equal indices stands for them all. */
+static bool local_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi,
+                          pbd_corner_rec** arr, uint32_t* n, uint32_t* cap) {
+	const uint32_t from = *n;
+	feature_sink sink = {w, arr, NULL, n, cap, false};
 	ops->corners(&c->def, llo, lhi, collect_corner, &sink);
 	if (sink.failed) return false;
 	/* Insertion sort by index (a handful), then duplicates out. */
-	pbd_corner_rec* r = w->corner;
-	for (uint32_t i = 1; i < w->ncorner; ++i) {
+	pbd_corner_rec* r = *arr + from;
+	const uint32_t count = *n - from;
+	for (uint32_t i = 1; i < count; ++i) {
 		const pbd_corner_rec x = r[i];
 		uint32_t j = i;
 		for (; j > 0 && r[j - 1].index > x.index; --j) r[j] = r[j - 1];
 		r[j] = x;
 	}
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < w->ncorner; ++i)
-		if (n == 0 || r[n - 1].index != r[i].index) {
-			r[n] = r[i];
-			r[n].p = pbd_pose_apply(pose, r[i].p);
-			r[n].out = pbd_quat_rotate(pose.rotation, r[i].out);
-			++n;
-		}
-	w->ncorner = n;
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < count; ++i)
+		if (m == 0 || r[m - 1].index != r[i].index) r[m++] = r[i];
+	*n = from + m;
 	return true;
 }
 
-static void collect_edge(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_vec3 out) {
-	feature_sink* s = (feature_sink*)ctx;
-	pbd_world* w = s->w;
-	if (!pbd_grow_to(&w->mem, (void**)&w->edge, sizeof *w->edge, &w->cap_edge, w->nedge + 1)) {
-		s->failed = true;
-		return;
-	}
-	w->edge[w->nedge++] = (pbd_edge_rec){index, a, b, out};
-}
-
-/* The shape's sharp edges in the local box [llo, lhi] that pass through the world box [lo, hi],
- * each once, in the order of their indices, in world coordinates: a long edge's own box meets
- * many chunks that the edge does not. */
-static bool gather_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi,
-                         pbd_vec3 lo, pbd_vec3 hi) {
-	const pbd_pose pose = c->def.pose;
-	w->nedge = 0;
-	feature_sink sink = {w, false};
+/* The same for the shape's sharp edges whose box meets [llo, lhi]. */
+static bool local_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi,
+                        pbd_edge_rec** arr, uint32_t* n, uint32_t* cap) {
+	const uint32_t from = *n;
+	feature_sink sink = {w, NULL, arr, n, cap, false};
 	ops->edges(&c->def, llo, lhi, collect_edge, &sink);
 	if (sink.failed) return false;
-	pbd_edge_rec* r = w->edge;
-	for (uint32_t i = 1; i < w->nedge; ++i) {
+	pbd_edge_rec* r = *arr + from;
+	const uint32_t count = *n - from;
+	for (uint32_t i = 1; i < count; ++i) {
 		const pbd_edge_rec x = r[i];
 		uint32_t j = i;
 		for (; j > 0 && r[j - 1].index > x.index; --j) r[j] = r[j - 1];
 		r[j] = x;
 	}
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < count; ++i)
+		if (m == 0 || r[m - 1].index != r[i].index) r[m++] = r[i];
+	*n = from + m;
+	return true;
+}
+
+/* Local corners to the world, in place. */
+static void corners_to_world(pbd_corner_rec* r, uint32_t n, pbd_pose pose) {
+	for (uint32_t i = 0; i < n; ++i) {
+		r[i].p = pbd_pose_apply(pose, r[i].p);
+		r[i].out = pbd_quat_rotate(pose.rotation, r[i].out);
+	}
+}
+
+static pbd_edge_rec edge_in_world(const pbd_edge_rec* l, pbd_pose pose) {
+	return (pbd_edge_rec){l->index, pbd_pose_apply(pose, l->a), pbd_pose_apply(pose, l->b),
+	                      pbd_quat_rotate(pose.rotation, l->out)};
+}
+
+/* Whether a world edge passes through the world box [lo, hi] (a long edge's own box meets many
+ * chunks that the edge does not). */
+static bool edge_through(const pbd_edge_rec* e, pbd_vec3 lo, pbd_vec3 hi) {
+	pbd_real t0 = 0, t1 = 1;
+	return pbd_clip_box(e->a, pbd_v3_sub(e->b, e->a), lo, hi, &t0, &t1);
+}
+
+/* The corners of a shape in the local box [llo, lhi] into the triangle's scratch, each once, in
+ * the order of their indices, in world coordinates. */
+static bool gather_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi) {
+	w->ncorner = 0;
+	if (!local_corners(w, c, ops, llo, lhi, &w->corner, &w->ncorner, &w->cap_corner)) return false;
+	corners_to_world(w->corner, w->ncorner, c->def.pose);
+	return true;
+}
+
+/* The shape's sharp edges in the local box [llo, lhi] that pass through the world box [lo, hi]
+ * into the triangle's scratch, each once, in the order of their indices, in world coordinates. */
+static bool gather_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi,
+                         pbd_vec3 lo, pbd_vec3 hi) {
+	w->nedge = 0;
+	if (!local_edges(w, c, ops, llo, lhi, &w->edge, &w->nedge, &w->cap_edge)) return false;
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < w->nedge; ++i)
-		if (n == 0 || r[n - 1].index != r[i].index) {
-			r[n] = r[i];
-			r[n].a = pbd_pose_apply(pose, r[i].a);
-			r[n].b = pbd_pose_apply(pose, r[i].b);
-			r[n].out = pbd_quat_rotate(pose.rotation, r[i].out);
-			pbd_real t0 = 0, t1 = 1;
-			if (pbd_clip_box(r[n].a, pbd_v3_sub(r[n].b, r[n].a), lo, hi, &t0, &t1)) ++n;
-		}
+	for (uint32_t i = 0; i < w->nedge; ++i) {
+		w->edge[n] = edge_in_world(&w->edge[i], c->def.pose);
+		if (edge_through(&w->edge[n], lo, hi)) ++n;
+	}
 	w->nedge = n;
 	return true;
+}
+
+/* ---- features a step need not gather again ------------------------------------------------
+ * Each substep asks a shape for the corners and edges near each chunk of triangles: a walk of
+ * its hierarchy or grid and a sort by index, for features that are mostly the same from one
+ * substep to the next. The shape does not change within a step and a cloth moves a little per
+ * substep, so the features are gathered once for the chunk's box grown by a skin and kept, in
+ * the shape's frame. While the chunk's box stays inside the grown one, a substep picks from
+ * them by the tests the shapes themselves apply (pbd_shape_ops.corners and .edges: a corner in
+ * the box, an edge whose box meets it, both closed): the same features in the same order, so
+ * the contacts, and every bit of the state, are the same as a gathering each substep. The kept
+ * features live one step, as the clearances of contact.c do. */
+
+/* About this many records and features of each kind at most a step keeps (some 20 MB in all);
+ * beyond, chunks gather every substep as before. */
+#define PBD_FKEEP_MAX ((uint32_t)1 << 18)
+
+/* The skin: this many times the chunk's longest path in the substep, over the margin (a resting
+ * cloth keeps its features for the step, a falling one for about that many substeps). */
+#define PBD_FKEEP_SKIN_PATHS PBD_R(4.0)
+
+/* The records of collider `slot` for the step, chunk 0 first, into *out (NULL where none are
+ * kept); false when out of memory. */
+static bool fkeep_records(pbd_world* w, uint32_t slot, uint32_t nchunk, pbd_feature_keep** out) {
+	*out = NULL;
+	if (w->fkeep.off) return true;
+	if (!w->fkeep.ready) {
+		if (!pbd_grow_to(&w->mem, (void**)&w->fkeep.of, sizeof *w->fkeep.of, &w->fkeep.cap_of, w->nc)) return false;
+		for (uint32_t s = 0; s < w->nc; ++s) w->fkeep.of[s] = UINT32_MAX;
+		w->fkeep.nrec = w->fkeep.ncorner = w->fkeep.nedge = 0;
+		w->fkeep.nchunk = nchunk;
+		w->fkeep.ready = true;
+	}
+	if (w->fkeep.nchunk != nchunk || slot >= w->nc) return true;
+	if (w->fkeep.of[slot] == UINT32_MAX) {
+		const uint32_t need = w->fkeep.nrec + nchunk;
+		if (need > PBD_FKEEP_MAX || need < nchunk) return true;
+		if (!pbd_grow_to(&w->mem, (void**)&w->fkeep.rec, sizeof *w->fkeep.rec, &w->fkeep.cap_rec, need)) return false;
+		for (uint32_t k = w->fkeep.nrec; k < need; ++k) w->fkeep.rec[k].filled = false;
+		w->fkeep.of[slot] = w->fkeep.nrec;
+		w->fkeep.nrec = need;
+	}
+	*out = &w->fkeep.rec[w->fkeep.of[slot]];
+	return true;
+}
+
+static bool box_inside(pbd_vec3 lo, pbd_vec3 hi, pbd_vec3 olo, pbd_vec3 ohi) {
+	return lo.x >= olo.x && lo.y >= olo.y && lo.z >= olo.z && hi.x <= ohi.x && hi.y <= ohi.y && hi.z <= ohi.z;
+}
+
+/* What fkeep_pick did. */
+typedef enum { FKEEP_PICKED, FKEEP_NOT_KEPT, FKEEP_NO_MEMORY } fkeep_result;
+
+/* Chunk k's features from its kept record, gathered again (grown by `skin`) when the chunk left
+ * the record's box; FKEEP_NOT_KEPT where the record cannot hold them (the caller gathers them
+ * itself). */
+static fkeep_result fkeep_pick(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_feature_keep* r,
+                               bool corners, bool edges, pbd_vec3 llo, pbd_vec3 lhi, pbd_real skin, pbd_vec3 blo,
+                               pbd_vec3 bhi) {
+	if (!r->filled || !box_inside(llo, lhi, r->lo, r->hi)) {
+		r->filled = false;
+		const pbd_vec3 glo = pbd_v3(llo.x - skin, llo.y - skin, llo.z - skin),
+		               ghi = pbd_v3(lhi.x + skin, lhi.y + skin, lhi.z + skin);
+		if (!(skin >= 0) || !pbd_v3_is_finite(glo) || !pbd_v3_is_finite(ghi) || w->fkeep.ncorner > PBD_FKEEP_MAX ||
+		    w->fkeep.nedge > PBD_FKEEP_MAX)
+			return FKEEP_NOT_KEPT;
+		r->corner = w->fkeep.ncorner, r->edge = w->fkeep.nedge;
+		if (corners && !local_corners(w, c, ops, glo, ghi, &w->fkeep.corner, &w->fkeep.ncorner, &w->fkeep.cap_corner))
+			return FKEEP_NO_MEMORY;
+		if (edges && !local_edges(w, c, ops, glo, ghi, &w->fkeep.edge, &w->fkeep.nedge, &w->fkeep.cap_edge))
+			return FKEEP_NO_MEMORY;
+		r->ncorner = w->fkeep.ncorner - r->corner, r->nedge = w->fkeep.nedge - r->edge;
+		r->lo = glo, r->hi = ghi;
+		/* their world copies at the pose now: a static shape's, for the rest of the step */
+		if (!pbd_grow_to(&w->mem, (void**)&w->fkeep.wcorner, sizeof *w->fkeep.wcorner, &w->fkeep.cap_wcorner,
+		                 w->fkeep.ncorner) ||
+		    !pbd_grow_to(&w->mem, (void**)&w->fkeep.wedge, sizeof *w->fkeep.wedge, &w->fkeep.cap_wedge, w->fkeep.nedge))
+			return FKEEP_NO_MEMORY;
+		r->pose = c->def.pose;
+		memcpy(w->fkeep.wcorner + r->corner, w->fkeep.corner + r->corner, r->ncorner * sizeof *w->fkeep.corner);
+		corners_to_world(w->fkeep.wcorner + r->corner, r->ncorner, r->pose);
+		for (uint32_t i = 0; i < r->nedge; ++i)
+			w->fkeep.wedge[r->edge + i] = edge_in_world(&w->fkeep.edge[r->edge + i], r->pose);
+		r->filled = true;
+		w->fkeep.gathered++;
+	} else {
+		w->fkeep.reused++;
+	}
+	const pbd_pose pose = c->def.pose;
+	/* the world copies hold while the pose is the one they were made at (the same arithmetic
+	 * would give the same bits) */
+	const bool still = memcmp(&pose, &r->pose, sizeof pose) == 0;
+	w->ncorner = w->nedge = 0;
+	if (!pbd_grow_to(&w->mem, (void**)&w->corner, sizeof *w->corner, &w->cap_corner, r->ncorner) ||
+	    !pbd_grow_to(&w->mem, (void**)&w->edge, sizeof *w->edge, &w->cap_edge, r->nedge))
+		return FKEEP_NO_MEMORY;
+	for (uint32_t i = 0; i < r->ncorner; ++i) {
+		const pbd_corner_rec* k = &w->fkeep.corner[r->corner + i];
+		const pbd_vec3 p = k->p;
+		if (llo.x <= p.x && p.x <= lhi.x && llo.y <= p.y && p.y <= lhi.y && llo.z <= p.z && p.z <= lhi.z)
+			w->corner[w->ncorner++] = still ? w->fkeep.wcorner[r->corner + i] : *k;
+	}
+	if (!still) corners_to_world(w->corner, w->ncorner, pose);
+	for (uint32_t i = 0; i < r->nedge; ++i) {
+		const pbd_edge_rec* k = &w->fkeep.edge[r->edge + i];
+		if (pbd_segment_bounds_miss(k->a, k->b, llo, lhi)) continue;
+		pbd_edge_rec* o = &w->edge[w->nedge];
+		*o = still ? w->fkeep.wedge[r->edge + i] : edge_in_world(k, pose);
+		if (edge_through(o, blo, bhi)) ++w->nedge;
+	}
+	return FKEEP_PICKED;
+}
+
+/* ---- the face's plane first ------------------------------------------------------------
+ * Most features that pass the box test lie on the solid's side of a face resting on the shape,
+ * farther from the face's plane than the thickness: no contact can come of them, and the plane
+ * says so for a dot product where the contact tests take closest points on segments and on the
+ * triangle. The plane only turns away what those tests turn away (its bound is below theirs by
+ * more than their roundings, PBD_CONTACT_TOLERANCE), so the contacts are the same. */
+typedef struct face_plane {
+	bool ready, flat;
+	pbd_vec3 fn;  /* (p1 - p0) x (p2 - p0), as face_contact makes it */
+	pbd_real fl;  /* |fn| */
+	pbd_real lim; /* (thick + PBD_CONTACT_TOLERANCE) |fn|: a height beyond the reach of any contact */
+} face_plane;
+
+static void plane_of(const tri_view* tv, pbd_real thick, face_plane* f) {
+	f->ready = true;
+	f->fn = pbd_v3_cross(pbd_v3_sub(tv->p[1], tv->p[0]), pbd_v3_sub(tv->p[2], tv->p[0]));
+	f->fl = pbd_v3_length(f->fn);
+	f->flat = !(f->fl > 0);
+	f->lim = (thick + PBD_CONTACT_TOLERANCE) * f->fl;
+}
+
+/* Whether the corner at x with outward direction `out` is turned away by corner_contact: the face
+ * lies beyond the thickness on the side the corner's contact would push it to (face_contact keeps
+ * only a face nearer than that there, and beside the face the distance is at least the height).
+ * A face seen edge on, or a corner with no outside, is left to the full test: there the side
+ * comes from where the substep started. */
+static bool corner_beyond(const tri_view* tv, face_plane* f, pbd_real thick, pbd_vec3 x, pbd_vec3 out) {
+	if (!f->ready) plane_of(tv, thick, f);
+	if (f->flat) return false;
+	/* face_contact takes the side from the sign of s where |s| >= 0.2 |fn|; 0.21 leaves its
+	 * rounding no room to decide otherwise */
+	const pbd_real s = pbd_v3_dot(f->fn, out);
+	if (!(PBD_FABS(s) >= PBD_R(0.21) * f->fl)) return false;
+	/* the face's height over the corner along the side face_contact picks, times |fn| */
+	const pbd_real h = pbd_v3_dot(f->fn, pbd_v3_sub(tv->p[0], x));
+	return s > 0 ? h > f->lim : -h > f->lim;
+}
+
+/* Whether the segment [a, b] lies beyond the thickness on one side of the face's plane: then no
+ * point of it is within the thickness of the face, and edge_contact turns it away. */
+static bool segment_beyond(const tri_view* tv, face_plane* f, pbd_real thick, pbd_vec3 a, pbd_vec3 b) {
+	if (!f->ready) plane_of(tv, thick, f);
+	if (f->flat) return false;
+	const pbd_real ha = pbd_v3_dot(f->fn, pbd_v3_sub(a, tv->p[0])), hb = pbd_v3_dot(f->fn, pbd_v3_sub(b, tv->p[0]));
+	return (ha > f->lim && hb > f->lim) || (ha < -f->lim && hb < -f->lim);
 }
 
 /* The corners gathered for the triangle's chunk against the triangle, those near its box. */
 static bool corners_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv) {
 	const pbd_real thick = tv->radius + c->def.margin;
+	face_plane f = {false, false, {0, 0, 0}, 0, 0};
 	for (uint32_t i = 0; i < w->ncorner && examine(w, tv); ++i) {
 		const pbd_corner_rec* r = &w->corner[i];
 		const pbd_vec3 corner = pbd_v3_sub(r->p, tv->o);
-		if (box_far(corner, corner, thick, tv)) continue;
+		if (box_far(corner, corner, thick, tv) || corner_beyond(tv, &f, thick, corner, r->out)) continue;
 		if (!corner_contact(w, tv, corner, r->out, thick)) return false;
 	}
 	return true;
@@ -540,13 +733,14 @@ static bool edges_contacts(pbd_world* w, const pbd_collider* c, const tri_view* 
 	 * distance from the ball's centre to the edge turns most of them away for one projection. */
 	const pbd_vec3 centre = pbd_v3_scale(pbd_v3_add(tv->lo, tv->hi), PBD_R(0.5));
 	const pbd_real reach = pbd_v3_length(pbd_v3_sub(tv->hi, centre)) + thick;
+	face_plane f = {false, false, {0, 0, 0}, 0, 0};
 	for (uint32_t i = 0; i < w->nedge && examine(w, tv); ++i) {
 		const pbd_edge_rec* r = &w->edge[i];
 		const pbd_vec3 a = pbd_v3_sub(r->a, tv->o), b = pbd_v3_sub(r->b, tv->o);
 		if (box_far(a, b, thick, tv)) continue;
 		const pbd_vec3 d =
 		    pbd_v3_sub(pbd_v3_add(a, pbd_v3_scale(pbd_v3_sub(b, a), pbd_closest_on_segment(centre, a, b))), centre);
-		if (pbd_v3_dot(d, d) > reach * reach) continue;
+		if (pbd_v3_dot(d, d) > reach * reach || segment_beyond(tv, &f, thick, a, b)) continue;
 		if (!edge_contact(w, tv, a, b, r->out, thick)) return false;
 	}
 	return true;
@@ -559,6 +753,11 @@ static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
 	if (nchunk > w->cap_tri_chunk) {
 		if (!pbd_grow(&w->mem, (void**)&w->tri_chunk, sizeof *w->tri_chunk, w->cap_tri_chunk, nchunk)) return false;
 		w->cap_tri_chunk = nchunk;
+	}
+	if (nchunk > w->cap_tri_chunk_move) {
+		if (!pbd_grow(&w->mem, (void**)&w->tri_chunk_move, sizeof *w->tri_chunk_move, w->cap_tri_chunk_move, nchunk))
+			return false;
+		w->cap_tri_chunk_move = nchunk;
 	}
 	if (w->np > w->cap_path_box) {
 		if (!pbd_grow(&w->mem, (void**)&w->path_box, sizeof *w->path_box, w->cap_path_box, w->np)) return false;
@@ -574,6 +773,7 @@ static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
 	}
 	for (uint32_t k = 0; k < nchunk; ++k) {
 		pbd_box3 b = {{PBD_REAL_MAX, PBD_REAL_MAX, PBD_REAL_MAX}, {-PBD_REAL_MAX, -PBD_REAL_MAX, -PBD_REAL_MAX}};
+		pbd_real move = 0;
 		const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;
 		for (uint32_t t = k * PBD_TRI_CHUNK; t < end; ++t) {
 			const uint32_t* v = &w->tri[3 * t];
@@ -581,9 +781,12 @@ static bool chunk_boxes(pbd_world* w, uint32_t nchunk) {
 			for (int m = 0; m < 3; ++m) {
 				b.lo = v3_min(b.lo, w->path_box[v[m]].lo);
 				b.hi = v3_max(b.hi, w->path_box[v[m]].hi);
+				const pbd_vec3 q = w->q[v[m]];
+				move = pbd_shape_max(move, pbd_shape_max(PBD_FABS(q.x), pbd_shape_max(PBD_FABS(q.y), PBD_FABS(q.z))));
 			}
 		}
 		w->tri_chunk[k] = b;
+		w->tri_chunk_move[k] = move;
 	}
 	return true;
 }
@@ -638,6 +841,9 @@ static pbd_status find_faces(pbd_world* w, bool late) {
 		if (!boxed && !chunk_boxes(w, nchunk))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle chunks", nchunk);
 		boxed = true;
+		pbd_feature_keep* keep = NULL;
+		if (!rounded && !fkeep_records(w, s, nchunk, &keep))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the kept features");
 		for (uint32_t k = 0; k < nchunk; ++k) {
 			if (!pbd_boxes_overlap(w->tri_chunk[k].lo, w->tri_chunk[k].hi, lo, hi)) continue;
 			if (!rounded) {
@@ -648,13 +854,20 @@ static pbd_status find_faces(pbd_world* w, bool late) {
 				               bhi = pbd_v3(b->hi.x + g, b->hi.y + g, b->hi.z + g);
 				pbd_vec3 llo, lhi;
 				pbd_pose_local_box(c->def.pose, blo, bhi, &llo, &lhi);
+				const pbd_real skin = g + PBD_FKEEP_SKIN_PATHS * w->tri_chunk_move[k];
 				w->ncorner = w->nedge = 0;
-				if (corners && !gather_corners(w, c, ops, llo, lhi))
-					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u corners",
-					                w->ncorner + 1);
-				if (edges && !gather_edges(w, c, ops, llo, lhi, blo, bhi))
-					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u edges",
-					                w->nedge + 1);
+				const fkeep_result kept =
+				    keep ? fkeep_pick(w, c, ops, &keep[k], corners, edges, llo, lhi, skin, blo, bhi) : FKEEP_NOT_KEPT;
+				if (kept == FKEEP_NO_MEMORY)
+					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the kept features");
+				if (kept == FKEEP_NOT_KEPT) {
+					if (corners && !gather_corners(w, c, ops, llo, lhi))
+						return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u corners",
+						                w->ncorner + 1);
+					if (edges && !gather_edges(w, c, ops, llo, lhi, blo, bhi))
+						return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u edges",
+						                w->nedge + 1);
+				}
 				if (w->ncorner == 0 && w->nedge == 0) continue;
 			}
 			const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;

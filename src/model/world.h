@@ -185,6 +185,22 @@ struct pbd_world {
 	struct pbd_corner_rec* corner;
 	uint32_t nedge, cap_edge; /* the edges of a shape near one triangle (triangle_contact.c's scratch) */
 	struct pbd_edge_rec* edge;
+	pbd_real* tri_chunk_move; /* per chunk of surface triangles: its vertices' longest path in the substep */
+	uint32_t cap_tri_chunk_move;
+	/* The corners and edges of colliders gathered for chunks of surface triangles, kept for the
+	 * rest of the step (triangle_contact.c, "Features a step need not gather again"): per
+	 * collider slot the first of its records, one per chunk (UINT32_MAX: none yet); the records;
+	 * the gathered features in the collider's frame, each record's in one run, and in the world. */
+	struct {
+		uint32_t* of;
+		struct pbd_feature_keep* rec;
+		struct pbd_corner_rec *corner, *wcorner; /* wcorner, wedge: the same in the world at the record's pose */
+		struct pbd_edge_rec *edge, *wedge;
+		uint32_t cap_of, cap_rec, cap_corner, cap_edge, cap_wcorner, cap_wedge, nrec, ncorner, nedge, nchunk;
+		bool ready;
+		bool off;                  /* tests only: every chunk gathers its features every substep */
+		uint64_t gathered, reused; /* over the world's life: chunks gathered and chunks filtered */
+	} fkeep;
 	bool corners_off;     /* tests only: no face contacts for shapes with corners, the path before them */
 	bool edges_off;       /* tests only: no face contacts for the edges of shapes, the path before them */
 	pbd_broad broad;      /* colliders against chunks of particles (contact.c) */

@@ -317,6 +317,13 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->tri_chunk, w->cap_tri_chunk * sizeof *w->tri_chunk);
 	pbd_free(&mem, w->path_box, w->cap_path_box * sizeof *w->path_box);
 	pbd_free(&mem, w->corner, w->cap_corner * sizeof *w->corner);
+	pbd_free(&mem, w->tri_chunk_move, w->cap_tri_chunk_move * sizeof *w->tri_chunk_move);
+	pbd_free(&mem, w->fkeep.of, w->fkeep.cap_of * sizeof *w->fkeep.of);
+	pbd_free(&mem, w->fkeep.rec, w->fkeep.cap_rec * sizeof *w->fkeep.rec);
+	pbd_free(&mem, w->fkeep.corner, w->fkeep.cap_corner * sizeof *w->fkeep.corner);
+	pbd_free(&mem, w->fkeep.edge, w->fkeep.cap_edge * sizeof *w->fkeep.edge);
+	pbd_free(&mem, w->fkeep.wcorner, w->fkeep.cap_wcorner * sizeof *w->fkeep.wcorner);
+	pbd_free(&mem, w->fkeep.wedge, w->fkeep.cap_wedge * sizeof *w->fkeep.wedge);
 	pbd_free(&mem, w->edge, w->cap_edge * sizeof *w->edge);
 	pbd_broad* bp = &w->broad;
 	pbd_free(&mem, bp->chunk, bp->cap_chunk * sizeof *bp->chunk);
