@@ -245,6 +245,13 @@ typedef struct pbd_feature_keep {
 	bool filled;
 } pbd_feature_keep;
 
+/* A chunk of surface triangles for the face contacts' stage (triangle_contact.c): its number, its
+ * box grown by the margin in the world and that box in the collider's frame. */
+typedef struct pbd_face_item {
+	uint32_t k;
+	pbd_vec3 llo, lhi, blo, bhi;
+} pbd_face_item;
+
 /* After the substep's particle contacts: the triangle contacts (PBD_COLLISION_IN_SOLVER). */
 pbd_status pbd_triangle_contacts_find(pbd_world* w);
 /* One pass over them (every iteration). */

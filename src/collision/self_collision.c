@@ -59,6 +59,7 @@ void pbd_particle_collision_free(pbd_world* w) {
 	pbd_block_out_free(&c->vt_out, &w->mem);
 	pbd_block_out_free(&c->ee_out, &w->mem);
 	pbd_block_out_free(&c->collider_out, &w->mem);
+	pbd_block_out_free(&c->face_out, &w->mem);
 	pbd_free(&w->mem, c->tbox, (size_t)c->cap_tbox * sizeof *c->tbox);
 	pbd_free(&w->mem, c->vt, (size_t)c->cap_vt * sizeof *c->vt);
 	pbd_free(&w->mem, c->edge, (size_t)c->cap_edge * sizeof *c->edge);

@@ -87,6 +87,7 @@ typedef struct pbd_particle_collision {
 	/* the searches' results per block, in block order (block_out.h) */
 	pbd_block_out pair_out, vt_out, ee_out;
 	pbd_block_out collider_out;  /* the colliders' contacts (contact.c), searched the same way */
+	pbd_block_out face_out;      /* the face contacts of shapes with corners (triangle_contact.c) */
 	pbd_contact_regions regions; /* the pairs', vt's and ee's, after each substep's searches */
 	pbd_real max_radius;         /* over the particles, at the last prepare */
 	uint32_t solid;              /* particles with a radius, 0 when no two of them may meet */

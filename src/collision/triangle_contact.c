@@ -78,25 +78,22 @@ static pbd_vec3 closest_pair(pbd_vec3 s0, pbd_vec3 s1, pbd_vec3 a, pbd_vec3 b, p
 	return q;
 }
 
-static bool push(pbd_world* w, const pbd_tri_contact* k) {
-	if (!pbd_grow_to(&w->mem, (void**)&w->tcon, sizeof *w->tcon, &w->cap_tc, w->ntc + 1)) return false;
-	w->tcon[w->ntc++] = *k;
-	return true;
-}
-
 #define PBD_TRI_CHUNK 8u
 
 /* Weights of a point off the vertices: above this, the vertex's own contact does the work. */
 #define VERTEX_WEIGHT PBD_R(0.999)
 
 /* The bounds of the search (PBD_COLLISION_MAX_CANDIDATES): what the current triangle examined,
- * where its contacts start and whether it stopped at a bound; the most contacts of the search,
- * and whether it reached them. */
+ * the contacts it made and whether it stopped at a bound; the most contacts of the search, and
+ * whether it reached them. Where the contacts go: the world's list (o NULL), or block `block`
+ * of a stage on the threads, whose end keeps the first `limit` (pbd_block_out_finish). */
 typedef struct tri_tally {
-	uint32_t examined, first;
+	uint32_t examined, kept;
 	bool capped;
 	uint32_t limit;
 	bool full;
+	pbd_block_out* o;
+	uint32_t block, worker;
 } tri_tally;
 
 /* One triangle in the frame of its first vertex's x (so that far from the origin the small
@@ -117,7 +114,8 @@ typedef struct tri_view {
 /* Whether the triangle may examine one more of a shape's features: false, and marked, at a bound. */
 static bool examine(pbd_world* w, const tri_view* tv) {
 	tri_tally* k = tv->tally;
-	if (k->examined == PBD_COLLISION_MAX_CANDIDATES || w->ntc - k->first == PBD_COLLISION_MAX_CONTACTS) {
+	(void)w;
+	if (k->examined == PBD_COLLISION_MAX_CANDIDATES || k->kept == PBD_COLLISION_MAX_CONTACTS) {
 		k->capped = true;
 		return false;
 	}
@@ -176,11 +174,21 @@ static bool add_contact(pbd_world* w, const tri_view* tv, const pbd_real b[3], p
 	pbd_real base = 0;
 	for (int m = 0; m < 3; ++m) base += b[m] * pbd_v3_dot(n, pbd_v3_sub(w->x[tv->v[m]], tv->o));
 	k.offset = pbd_v3_dot(n, core) + thick - base;
-	if (w->ntc == tv->tally->limit) {
-		tv->tally->full = true;
+	tri_tally* t = tv->tally;
+	if (t->o) {
+		pbd_tri_contact* r = (pbd_tri_contact*)pbd_block_out_push(t->o, t->block, t->worker);
+		if (r) *r = k; /* else counted, and the block runs again */
+		t->kept++;
 		return true;
 	}
-	return push(w, &k);
+	if (w->ntc == t->limit) {
+		t->full = true;
+		return true;
+	}
+	if (!pbd_grow_to(&w->mem, (void**)&w->tcon, sizeof *w->tcon, &w->cap_tc, w->ntc + 1)) return false;
+	w->tcon[w->ntc++] = k;
+	t->kept++;
+	return true;
 }
 
 /* Whether the box of the core's path over the substep, [a, b] at its start and [c, d] now,
@@ -437,6 +445,13 @@ static bool edge_contact(pbd_world* w, const tri_view* tv, pbd_vec3 e0, pbd_vec3
 	return face_contact(w, tv, b, q, core, out, thick);
 }
 
+/* The corners and edges of a shape near one chunk of triangles, in world coordinates. */
+typedef struct feature_list {
+	const pbd_corner_rec* corner;
+	const pbd_edge_rec* edge;
+	uint32_t ncorner, nedge;
+} feature_list;
+
 /* A growing array of corner or edge records (the triangle's scratch, or the step's pools). */
 typedef struct feature_sink {
 	pbd_world* w;
@@ -603,67 +618,71 @@ static bool box_inside(pbd_vec3 lo, pbd_vec3 hi, pbd_vec3 olo, pbd_vec3 ohi) {
 	return lo.x >= olo.x && lo.y >= olo.y && lo.z >= olo.z && hi.x <= ohi.x && hi.y <= ohi.y && hi.z <= ohi.z;
 }
 
-/* What fkeep_pick did. */
-typedef enum { FKEEP_PICKED, FKEEP_NOT_KEPT, FKEEP_NO_MEMORY } fkeep_result;
+/* What fkeep_ensure did. */
+typedef enum { FKEEP_READY, FKEEP_NOT_KEPT, FKEEP_NO_MEMORY } fkeep_result;
 
-/* Chunk k's features from its kept record, gathered again (grown by `skin`) when the chunk left
- * the record's box; FKEEP_NOT_KEPT where the record cannot hold them (the caller gathers them
- * itself). */
-static fkeep_result fkeep_pick(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_feature_keep* r,
-                               bool corners, bool edges, pbd_vec3 llo, pbd_vec3 lhi, pbd_real skin, pbd_vec3 blo,
-                               pbd_vec3 bhi) {
-	if (!r->filled || !box_inside(llo, lhi, r->lo, r->hi)) {
-		r->filled = false;
-		const pbd_vec3 glo = pbd_v3(llo.x - skin, llo.y - skin, llo.z - skin),
-		               ghi = pbd_v3(lhi.x + skin, lhi.y + skin, lhi.z + skin);
-		if (!(skin >= 0) || !pbd_v3_is_finite(glo) || !pbd_v3_is_finite(ghi) || w->fkeep.ncorner > PBD_FKEEP_MAX ||
-		    w->fkeep.nedge > PBD_FKEEP_MAX)
-			return FKEEP_NOT_KEPT;
-		r->corner = w->fkeep.ncorner, r->edge = w->fkeep.nedge;
-		if (corners && !local_corners(w, c, ops, glo, ghi, &w->fkeep.corner, &w->fkeep.ncorner, &w->fkeep.cap_corner))
-			return FKEEP_NO_MEMORY;
-		if (edges && !local_edges(w, c, ops, glo, ghi, &w->fkeep.edge, &w->fkeep.nedge, &w->fkeep.cap_edge))
-			return FKEEP_NO_MEMORY;
-		r->ncorner = w->fkeep.ncorner - r->corner, r->nedge = w->fkeep.nedge - r->edge;
-		r->lo = glo, r->hi = ghi;
-		/* their world copies at the pose now: a static shape's, for the rest of the step */
-		if (!pbd_grow_to(&w->mem, (void**)&w->fkeep.wcorner, sizeof *w->fkeep.wcorner, &w->fkeep.cap_wcorner,
-		                 w->fkeep.ncorner) ||
-		    !pbd_grow_to(&w->mem, (void**)&w->fkeep.wedge, sizeof *w->fkeep.wedge, &w->fkeep.cap_wedge, w->fkeep.nedge))
-			return FKEEP_NO_MEMORY;
-		r->pose = c->def.pose;
-		memcpy(w->fkeep.wcorner + r->corner, w->fkeep.corner + r->corner, r->ncorner * sizeof *w->fkeep.corner);
-		corners_to_world(w->fkeep.wcorner + r->corner, r->ncorner, r->pose);
-		for (uint32_t i = 0; i < r->nedge; ++i)
-			w->fkeep.wedge[r->edge + i] = edge_in_world(&w->fkeep.edge[r->edge + i], r->pose);
-		r->filled = true;
-		w->fkeep.gathered++;
-	} else {
+/* Record r ready for a chunk whose box is [llo, lhi]: as it is while the box lies inside the
+ * record's, else gathered again for the box grown by `skin`; FKEEP_NOT_KEPT where the record
+ * cannot hold the features (the caller gathers them itself). */
+static fkeep_result fkeep_ensure(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_feature_keep* r,
+                                 bool corners, bool edges, pbd_vec3 llo, pbd_vec3 lhi, pbd_real skin) {
+	if (r->filled && box_inside(llo, lhi, r->lo, r->hi)) {
 		w->fkeep.reused++;
+		return FKEEP_READY;
 	}
+	r->filled = false;
+	const pbd_vec3 glo = pbd_v3(llo.x - skin, llo.y - skin, llo.z - skin),
+	               ghi = pbd_v3(lhi.x + skin, lhi.y + skin, lhi.z + skin);
+	if (!(skin >= 0) || !pbd_v3_is_finite(glo) || !pbd_v3_is_finite(ghi) || w->fkeep.ncorner > PBD_FKEEP_MAX ||
+	    w->fkeep.nedge > PBD_FKEEP_MAX)
+		return FKEEP_NOT_KEPT;
+	r->corner = w->fkeep.ncorner, r->edge = w->fkeep.nedge;
+	if (corners && !local_corners(w, c, ops, glo, ghi, &w->fkeep.corner, &w->fkeep.ncorner, &w->fkeep.cap_corner))
+		return FKEEP_NO_MEMORY;
+	if (edges && !local_edges(w, c, ops, glo, ghi, &w->fkeep.edge, &w->fkeep.nedge, &w->fkeep.cap_edge))
+		return FKEEP_NO_MEMORY;
+	r->ncorner = w->fkeep.ncorner - r->corner, r->nedge = w->fkeep.nedge - r->edge;
+	r->lo = glo, r->hi = ghi;
+	/* their world copies at the pose now: a static shape's, for the rest of the step */
+	if (!pbd_grow_to(&w->mem, (void**)&w->fkeep.wcorner, sizeof *w->fkeep.wcorner, &w->fkeep.cap_wcorner,
+	                 w->fkeep.ncorner) ||
+	    !pbd_grow_to(&w->mem, (void**)&w->fkeep.wedge, sizeof *w->fkeep.wedge, &w->fkeep.cap_wedge, w->fkeep.nedge))
+		return FKEEP_NO_MEMORY;
+	r->pose = c->def.pose;
+	if (r->ncorner)
+		memcpy(w->fkeep.wcorner + r->corner, w->fkeep.corner + r->corner, r->ncorner * sizeof *w->fkeep.corner);
+	corners_to_world(w->fkeep.wcorner + r->corner, r->ncorner, r->pose);
+	for (uint32_t i = 0; i < r->nedge; ++i)
+		w->fkeep.wedge[r->edge + i] = edge_in_world(&w->fkeep.edge[r->edge + i], r->pose);
+	r->filled = true;
+	w->fkeep.gathered++;
+	return FKEEP_READY;
+}
+
+/* The features of record r that a gathering for the chunk's boxes would give ([llo, lhi] in the
+ * shape's frame, [blo, bhi] in the world), in world coordinates, into `corner` and `edge`, which
+ * have room for all of the record's. */
+static void fkeep_take(const pbd_world* w, const pbd_collider* c, const pbd_feature_keep* r, pbd_vec3 llo, pbd_vec3 lhi,
+                       pbd_vec3 blo, pbd_vec3 bhi, pbd_corner_rec* corner, pbd_edge_rec* edge, feature_list* fl) {
 	const pbd_pose pose = c->def.pose;
 	/* the world copies hold while the pose is the one they were made at (the same arithmetic
 	 * would give the same bits) */
 	const bool still = memcmp(&pose, &r->pose, sizeof pose) == 0;
-	w->ncorner = w->nedge = 0;
-	if (!pbd_grow_to(&w->mem, (void**)&w->corner, sizeof *w->corner, &w->cap_corner, r->ncorner) ||
-	    !pbd_grow_to(&w->mem, (void**)&w->edge, sizeof *w->edge, &w->cap_edge, r->nedge))
-		return FKEEP_NO_MEMORY;
+	uint32_t nc = 0, ne = 0;
 	for (uint32_t i = 0; i < r->ncorner; ++i) {
 		const pbd_corner_rec* k = &w->fkeep.corner[r->corner + i];
 		const pbd_vec3 p = k->p;
 		if (llo.x <= p.x && p.x <= lhi.x && llo.y <= p.y && p.y <= lhi.y && llo.z <= p.z && p.z <= lhi.z)
-			w->corner[w->ncorner++] = still ? w->fkeep.wcorner[r->corner + i] : *k;
+			corner[nc++] = still ? w->fkeep.wcorner[r->corner + i] : *k;
 	}
-	if (!still) corners_to_world(w->corner, w->ncorner, pose);
+	if (!still) corners_to_world(corner, nc, pose);
 	for (uint32_t i = 0; i < r->nedge; ++i) {
 		const pbd_edge_rec* k = &w->fkeep.edge[r->edge + i];
 		if (pbd_segment_bounds_miss(k->a, k->b, llo, lhi)) continue;
-		pbd_edge_rec* o = &w->edge[w->nedge];
-		*o = still ? w->fkeep.wedge[r->edge + i] : edge_in_world(k, pose);
-		if (edge_through(o, blo, bhi)) ++w->nedge;
+		edge[ne] = still ? w->fkeep.wedge[r->edge + i] : edge_in_world(k, pose);
+		if (edge_through(&edge[ne], blo, bhi)) ++ne;
 	}
-	return FKEEP_PICKED;
+	*fl = (feature_list){corner, edge, nc, ne};
 }
 
 /* ---- the face's plane first ------------------------------------------------------------
@@ -714,11 +733,11 @@ static bool segment_beyond(const tri_view* tv, face_plane* f, pbd_real thick, pb
 }
 
 /* The corners gathered for the triangle's chunk against the triangle, those near its box. */
-static bool corners_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv) {
+static bool corners_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv, const feature_list* fl) {
 	const pbd_real thick = tv->radius + c->def.margin;
 	face_plane f = {false, false, {0, 0, 0}, 0, 0};
-	for (uint32_t i = 0; i < w->ncorner && examine(w, tv); ++i) {
-		const pbd_corner_rec* r = &w->corner[i];
+	for (uint32_t i = 0; i < fl->ncorner && examine(w, tv); ++i) {
+		const pbd_corner_rec* r = &fl->corner[i];
 		const pbd_vec3 corner = pbd_v3_sub(r->p, tv->o);
 		if (box_far(corner, corner, thick, tv) || corner_beyond(tv, &f, thick, corner, r->out)) continue;
 		if (!corner_contact(w, tv, corner, r->out, thick)) return false;
@@ -727,15 +746,15 @@ static bool corners_contacts(pbd_world* w, const pbd_collider* c, const tri_view
 }
 
 /* The edges gathered for the triangle's chunk against the triangle, those near its box. */
-static bool edges_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv) {
+static bool edges_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv, const feature_list* fl) {
 	const pbd_real thick = tv->radius + c->def.margin;
 	/* The ball around the triangle: a long edge's box meets many triangles' boxes, and the
 	 * distance from the ball's centre to the edge turns most of them away for one projection. */
 	const pbd_vec3 centre = pbd_v3_scale(pbd_v3_add(tv->lo, tv->hi), PBD_R(0.5));
 	const pbd_real reach = pbd_v3_length(pbd_v3_sub(tv->hi, centre)) + thick;
 	face_plane f = {false, false, {0, 0, 0}, 0, 0};
-	for (uint32_t i = 0; i < w->nedge && examine(w, tv); ++i) {
-		const pbd_edge_rec* r = &w->edge[i];
+	for (uint32_t i = 0; i < fl->nedge && examine(w, tv); ++i) {
+		const pbd_edge_rec* r = &fl->edge[i];
 		const pbd_vec3 a = pbd_v3_sub(r->a, tv->o), b = pbd_v3_sub(r->b, tv->o);
 		if (box_far(a, b, thick, tv)) continue;
 		const pbd_vec3 d =
@@ -808,6 +827,172 @@ static bool has_face_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint
 	return at < n && w->tcon[at].collider == slot && w->tcon[at].t == t;
 }
 
+/* The search's statistics (pbd_collision_count). */
+typedef struct face_stats {
+	uint64_t candidates;
+	uint32_t most, most_kept, capped;
+	bool full;
+} face_stats;
+
+/* Triangle t's view against collider `slot` (of dynamic body `body`, or 0); false when the
+ * triangle has nothing to meet it with. */
+static bool face_view(pbd_world* w, const pbd_collider* c, uint32_t slot, uint32_t body, uint32_t t, tri_view* tv) {
+	tv->t = t;
+	tv->v = &w->tri[3 * t];
+	const uint32_t* v = tv->v;
+	if (!(w->cmask[v[0]] & c->def.category)) return false;
+	if (!body && w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) return false;
+	tv->o = w->x[v[0]];
+	tv->body = body;
+	tv->collider = slot;
+	tv->to_arm = body ? pbd_v3_sub(tv->o, pbd_body_centre(&w->bodies, body - 1)) : pbd_v3(0, 0, 0);
+	for (int m = 0; m < 3; ++m) {
+		tv->s[m] = pbd_v3_sub(w->x[v[m]], tv->o);
+		tv->p[m] = pbd_v3_add(tv->s[m], w->q[v[m]]);
+	}
+	tv->lo = tv->p[0], tv->hi = tv->p[0];
+	for (int m = 1; m < 3; ++m) {
+		tv->lo = v3_min(tv->lo, tv->p[m]);
+		tv->hi = v3_max(tv->hi, tv->p[m]);
+	}
+	tv->radius = pbd_shape_max(pbd_shape_max(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
+	return true;
+}
+
+/* What one triangle's search did, into the statistics (or its block's tally, on the threads). */
+static void face_note(const tri_tally* k, face_stats* st) {
+	if (k->o) {
+		pbd_block_out_item(k->o, k->block, k->examined, k->kept, k->capped);
+		return;
+	}
+	st->candidates += k->examined;
+	st->most = k->examined > st->most ? k->examined : st->most;
+	st->most_kept = k->kept > st->most_kept ? k->kept : st->most_kept;
+	st->capped += k->capped ? 1u : 0u;
+}
+
+/* The triangles of chunk k against the corners and edges fl of the shape in slot `slot`. False
+ * when out of memory (on the calling thread only: a stage's contacts go to its blocks). */
+static bool chunk_features(pbd_world* w, const pbd_collider* c, uint32_t slot, uint32_t body, uint32_t k,
+                           const feature_list* fl, tri_tally* tally, face_stats* st) {
+	const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;
+	for (uint32_t t = k * PBD_TRI_CHUNK; t < end; ++t) {
+		tri_view tv;
+		if (!face_view(w, c, slot, body, t, &tv)) continue;
+		tally->examined = tally->kept = 0;
+		tally->capped = false;
+		tv.tally = tally;
+		if (!corners_contacts(w, c, &tv, fl) || !edges_contacts(w, c, &tv, fl)) return false;
+		face_note(tally, st);
+	}
+	return true;
+}
+
+/* ---- chunks on the threads -------------------------------------------------------------------
+ * A shape with corners and edges meets the chunks near it in blocks of chunks on the world's
+ * threads, once every chunk's features are kept (fkeep_ensure, on the calling thread, where the
+ * pools grow): each block picks its chunks' features into its worker's scratch and writes its
+ * contacts to its own records, which come out in block order (block_out.h), so the contacts are
+ * those one thread makes, in the same order. */
+
+#define PBD_FACE_CHUNKS_PER_BLOCK 4u
+
+typedef struct face_stage {
+	pbd_world* w;
+	const pbd_collider* c;
+	uint32_t slot, body;
+	const pbd_feature_keep* keep;
+	pbd_block_out* o;
+} face_stage;
+
+static void face_block(void* arg, uint32_t block, uint32_t worker) {
+	const face_stage* st = (const face_stage*)arg;
+	pbd_world* w = st->w;
+	pbd_block_out_open(st->o, block, worker);
+	tri_tally tally = {0, 0, false, UINT32_MAX, false, st->o, block, worker};
+	const uint32_t first = block * PBD_FACE_CHUNKS_PER_BLOCK;
+	for (uint32_t i = first, end = pbd_block_end(first, w->nfitem, PBD_FACE_CHUNKS_PER_BLOCK); i < end; ++i) {
+		const pbd_face_item* it = &w->fitem[i];
+		feature_list fl;
+		fkeep_take(w, st->c, &st->keep[it->k], it->llo, it->lhi, it->blo, it->bhi, w->fwork[worker].corner,
+		           w->fwork[worker].edge, &fl);
+		if (fl.ncorner == 0 && fl.nedge == 0) continue;
+		(void)chunk_features(w, st->c, st->slot, st->body, it->k, &fl, &tally, NULL);
+	}
+	pbd_block_out_close(st->o, block, worker);
+}
+
+/* The box of chunk k grown by the margin, in the world and in the collider's frame. */
+static pbd_face_item chunk_item(const pbd_world* w, const pbd_collider* c, uint32_t k) {
+	pbd_face_item it;
+	it.k = k;
+	const pbd_real g = c->def.margin + PBD_CONTACT_TOLERANCE;
+	const pbd_box3* b = &w->tri_chunk[k];
+	it.blo = pbd_v3(b->lo.x - g, b->lo.y - g, b->lo.z - g);
+	it.bhi = pbd_v3(b->hi.x + g, b->hi.y + g, b->hi.z + g);
+	pbd_pose_local_box(c->def.pose, it.blo, it.bhi, &it.llo, &it.lhi);
+	return it;
+}
+
+/* The skin of chunk k's kept features: the margin and a few of its longest paths. */
+static pbd_real chunk_skin(const pbd_world* w, const pbd_collider* c, uint32_t k) {
+	return c->def.margin + PBD_CONTACT_TOLERANCE + PBD_FKEEP_SKIN_PATHS * w->tri_chunk_move[k];
+}
+
+/* Collider c's face contacts on the threads, appended to the world's; *done false where a chunk's
+ * features are not kept (nothing is appended: the caller then searches on its own thread). */
+static pbd_status faces_on_threads(pbd_world* w, const pbd_collider* c, uint32_t slot, uint32_t body,
+                                   const pbd_shape_ops* ops, pbd_feature_keep* keep, bool corners, bool edges,
+                                   pbd_vec3 lo, pbd_vec3 hi, uint32_t nchunk, face_stats* st, bool* done) {
+	*done = false;
+	w->nfitem = 0;
+	uint32_t most_corners = 0, most_edges = 0;
+	for (uint32_t k = 0; k < nchunk; ++k) {
+		if (!pbd_boxes_overlap(w->tri_chunk[k].lo, w->tri_chunk[k].hi, lo, hi)) continue;
+		const pbd_face_item it = chunk_item(w, c, k);
+		const fkeep_result kept =
+		    fkeep_ensure(w, c, ops, &keep[k], corners, edges, it.llo, it.lhi, chunk_skin(w, c, k));
+		if (kept == FKEEP_NO_MEMORY)
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the kept features");
+		if (kept == FKEEP_NOT_KEPT) return PBD_OK;
+		const pbd_feature_keep* r = &keep[k];
+		if (r->ncorner == 0 && r->nedge == 0) continue;
+		most_corners = r->ncorner > most_corners ? r->ncorner : most_corners;
+		most_edges = r->nedge > most_edges ? r->nedge : most_edges;
+		if (!pbd_grow_to(&w->mem, (void**)&w->fitem, sizeof *w->fitem, &w->cap_fitem, w->nfitem + 1))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u chunks", w->nfitem + 1);
+		w->fitem[w->nfitem++] = it;
+	}
+	*done = true;
+	if (w->nfitem == 0) return PBD_OK;
+	const uint32_t threads = w->exec.threads;
+	for (uint32_t t = 0; t < threads; ++t)
+		if (!pbd_grow_to(&w->mem, (void**)&w->fwork[t].corner, sizeof *w->fwork[t].corner, &w->fwork[t].cap_corner,
+		                 most_corners) ||
+		    !pbd_grow_to(&w->mem, (void**)&w->fwork[t].edge, sizeof *w->fwork[t].edge, &w->fwork[t].cap_edge,
+		                 most_edges))
+			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the kept features");
+	face_stage fs = {w, c, slot, body, keep, &w->pcol->face_out};
+	const uint32_t blocks = pbd_blocks(w->nfitem, PBD_FACE_CHUNKS_PER_BLOCK);
+	const uint32_t limit = pbd_collision_limit(w->nt);
+	uint32_t n = 0;
+	if (!pbd_block_out_begin(fs.o, &w->mem, threads, sizeof(pbd_tri_contact), blocks, 0))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for triangle contacts");
+	pbd_exec_stage(&w->exec, face_block, &fs, blocks);
+	if (!pbd_block_out_finish(fs.o, &w->mem, face_block, &fs, w->ntc < limit ? limit - w->ntc : 0, (void**)&w->tstage,
+	                          &n, &w->cap_tstage) ||
+	    !pbd_grow_to(&w->mem, (void**)&w->tcon, sizeof *w->tcon, &w->cap_tc, w->ntc + n))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle contacts", w->ntc + n);
+	if (n) memcpy(w->tcon + w->ntc, w->tstage, (size_t)n * sizeof *w->tcon);
+	w->ntc += n;
+	st->candidates += fs.o->candidates;
+	st->most = fs.o->most_candidates > st->most ? fs.o->most_candidates : st->most;
+	st->most_kept = fs.o->most_kept > st->most_kept ? fs.o->most_kept : st->most_kept;
+	st->capped += fs.o->capped;
+	st->full = st->full || fs.o->dropped > 0;
+	return PBD_OK;
+}
+
 /* The search over every collider and the chunks of triangles near it. `late`: after an
  * iteration, for the faces that the constraints moved into a rounded collider's way, over their
  * whole path from the start of the substep to where the iteration left them; only faces with
@@ -816,9 +1001,8 @@ static pbd_status find_faces(pbd_world* w, bool late) {
 	const uint32_t found = w->ntc;
 	const uint32_t nchunk = (w->nt + PBD_TRI_CHUNK - 1) / PBD_TRI_CHUNK;
 	bool boxed = false;
-	tri_tally tally = {0, 0, false, pbd_collision_limit(w->nt), false};
-	uint64_t candidates = 0;
-	uint32_t most = 0, most_kept = 0, capped = 0;
+	tri_tally tally = {0, 0, false, pbd_collision_limit(w->nt), false, NULL, 0, 0};
+	face_stats st = {0, 0, 0, 0, false};
 	for (uint32_t s = 0; s < w->nc; ++s) {
 		const pbd_collider* c = &w->colliders[s];
 		if (!c->alive || c->def.trigger) continue;
@@ -844,73 +1028,68 @@ static pbd_status find_faces(pbd_world* w, bool late) {
 		pbd_feature_keep* keep = NULL;
 		if (!rounded && !fkeep_records(w, s, nchunk, &keep))
 			return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the kept features");
+		if (keep) {
+			bool done = false;
+			const pbd_status r = faces_on_threads(w, c, s, body, ops, keep, corners, edges, lo, hi, nchunk, &st, &done);
+			if (r != PBD_OK) return r;
+			if (done) continue;
+		}
+		/* on this thread: rounded shapes (whose contacts make the particles' yield) and chunks
+		 * whose features are not kept */
 		for (uint32_t k = 0; k < nchunk; ++k) {
 			if (!pbd_boxes_overlap(w->tri_chunk[k].lo, w->tri_chunk[k].hi, lo, hi)) continue;
 			if (!rounded) {
 				/* The shape's corners and edges near the chunk, once for its triangles. */
-				const pbd_real g = c->def.margin + PBD_CONTACT_TOLERANCE;
-				const pbd_box3* b = &w->tri_chunk[k];
-				const pbd_vec3 blo = pbd_v3(b->lo.x - g, b->lo.y - g, b->lo.z - g),
-				               bhi = pbd_v3(b->hi.x + g, b->hi.y + g, b->hi.z + g);
-				pbd_vec3 llo, lhi;
-				pbd_pose_local_box(c->def.pose, blo, bhi, &llo, &lhi);
-				const pbd_real skin = g + PBD_FKEEP_SKIN_PATHS * w->tri_chunk_move[k];
-				w->ncorner = w->nedge = 0;
+				const pbd_face_item it = chunk_item(w, c, k);
 				const fkeep_result kept =
-				    keep ? fkeep_pick(w, c, ops, &keep[k], corners, edges, llo, lhi, skin, blo, bhi) : FKEEP_NOT_KEPT;
+				    keep ? fkeep_ensure(w, c, ops, &keep[k], corners, edges, it.llo, it.lhi, chunk_skin(w, c, k))
+				         : FKEEP_NOT_KEPT;
 				if (kept == FKEEP_NO_MEMORY)
 					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the kept features");
-				if (kept == FKEEP_NOT_KEPT) {
-					if (corners && !gather_corners(w, c, ops, llo, lhi))
+				feature_list fl;
+				if (kept == FKEEP_READY) {
+					const pbd_feature_keep* r = &keep[k];
+					if (!pbd_grow_to(&w->mem, (void**)&w->corner, sizeof *w->corner, &w->cap_corner, r->ncorner) ||
+					    !pbd_grow_to(&w->mem, (void**)&w->edge, sizeof *w->edge, &w->cap_edge, r->nedge))
+						return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY,
+						                "pbd_world_step: out of memory for the kept features");
+					fkeep_take(w, c, r, it.llo, it.lhi, it.blo, it.bhi, w->corner, w->edge, &fl);
+				} else {
+					w->ncorner = w->nedge = 0;
+					if (corners && !gather_corners(w, c, ops, it.llo, it.lhi))
 						return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u corners",
 						                w->ncorner + 1);
-					if (edges && !gather_edges(w, c, ops, llo, lhi, blo, bhi))
+					if (edges && !gather_edges(w, c, ops, it.llo, it.lhi, it.blo, it.bhi))
 						return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u edges",
 						                w->nedge + 1);
+					fl = (feature_list){w->corner, w->edge, w->ncorner, w->nedge};
 				}
-				if (w->ncorner == 0 && w->nedge == 0) continue;
+				if (fl.ncorner == 0 && fl.nedge == 0) continue;
+				if (!chunk_features(w, c, s, body, k, &fl, &tally, &st))
+					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle contacts",
+					                w->ntc + 1);
+				continue;
 			}
 			const uint32_t end = (k + 1) * PBD_TRI_CHUNK < w->nt ? (k + 1) * PBD_TRI_CHUNK : w->nt;
 			for (uint32_t t = k * PBD_TRI_CHUNK; t < end; ++t) {
-				tri_view tv;
-				tv.t = t;
-				tv.v = &w->tri[3 * t];
-				const uint32_t* v = tv.v;
-				if (!(w->cmask[v[0]] & c->def.category)) continue;
 				if (late && has_face_contact(w, found, s, t)) continue;
-				if (!body && w->w[v[0]] <= 0 && w->w[v[1]] <= 0 && w->w[v[2]] <= 0) continue;
-				if (rounded && tri_far(w, v, lo, hi)) continue;
-				tv.o = w->x[v[0]];
-				tv.body = body;
-				tv.collider = s;
-				tv.to_arm = body ? pbd_v3_sub(tv.o, pbd_body_centre(&w->bodies, body - 1)) : pbd_v3(0, 0, 0);
-				for (int m = 0; m < 3; ++m) {
-					tv.s[m] = pbd_v3_sub(w->x[v[m]], tv.o);
-					tv.p[m] = pbd_v3_add(tv.s[m], w->q[v[m]]);
-				}
-				tv.lo = tv.p[0], tv.hi = tv.p[0];
-				for (int m = 1; m < 3; ++m) {
-					tv.lo = v3_min(tv.lo, tv.p[m]);
-					tv.hi = v3_max(tv.hi, tv.p[m]);
-				}
-				tv.radius = pbd_shape_max(pbd_shape_max(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
-				tally.examined = rounded ? 1 : 0;
-				tally.first = w->ntc;
+				if (tri_far(w, &w->tri[3 * t], lo, hi)) continue;
+				tri_view tv;
+				if (!face_view(w, c, s, body, t, &tv)) continue;
+				tally.examined = 1;
+				tally.kept = 0;
 				tally.capped = false;
 				tv.tally = &tally;
-				const bool ok = rounded ? rounded_contact(w, c, &tv, c0, c1, s0, s1, radius)
-				                        : corners_contacts(w, c, &tv) && edges_contacts(w, c, &tv);
-				if (!ok)
+				if (!rounded_contact(w, c, &tv, c0, c1, s0, s1, radius))
 					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle contacts",
 					                w->ntc + 1);
-				candidates += tally.examined;
-				most = tally.examined > most ? tally.examined : most;
-				most_kept = w->ntc - tally.first > most_kept ? w->ntc - tally.first : most_kept;
-				capped += tally.capped ? 1u : 0u;
+				face_note(&tally, &st);
 			}
 		}
 	}
-	if (!late) pbd_collision_count(w, candidates, most, most_kept, w->ntc, capped + (tally.full ? 1u : 0u));
+	if (!late)
+		pbd_collision_count(w, st.candidates, st.most, st.most_kept, w->ntc,
+		                    st.capped + (tally.full || st.full ? 1u : 0u));
 	return PBD_OK;
 }
 

@@ -185,6 +185,18 @@ struct pbd_world {
 	struct pbd_corner_rec* corner;
 	uint32_t nedge, cap_edge; /* the edges of a shape near one triangle (triangle_contact.c's scratch) */
 	struct pbd_edge_rec* edge;
+	/* The face contacts of one collider on the threads (triangle_contact.c, "Chunks on the
+	 * threads"): the chunks to search, each worker's corners and edges of one chunk, and the
+	 * contacts in block order before they join tcon. */
+	struct pbd_face_item* fitem;
+	uint32_t nfitem, cap_fitem;
+	struct {
+		struct pbd_corner_rec* corner;
+		struct pbd_edge_rec* edge;
+		uint32_t cap_corner, cap_edge;
+	} fwork[PBD_MAX_THREADS];
+	struct pbd_tri_contact* tstage;
+	uint32_t cap_tstage;
 	pbd_real* tri_chunk_move; /* per chunk of surface triangles: its vertices' longest path in the substep */
 	uint32_t cap_tri_chunk_move;
 	/* The corners and edges of colliders gathered for chunks of surface triangles, kept for the

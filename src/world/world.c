@@ -318,6 +318,12 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, w->path_box, w->cap_path_box * sizeof *w->path_box);
 	pbd_free(&mem, w->corner, w->cap_corner * sizeof *w->corner);
 	pbd_free(&mem, w->tri_chunk_move, w->cap_tri_chunk_move * sizeof *w->tri_chunk_move);
+	pbd_free(&mem, w->fitem, w->cap_fitem * sizeof *w->fitem);
+	pbd_free(&mem, w->tstage, w->cap_tstage * sizeof *w->tstage);
+	for (uint32_t t = 0; t < PBD_MAX_THREADS; ++t) {
+		pbd_free(&mem, w->fwork[t].corner, w->fwork[t].cap_corner * sizeof *w->fwork[t].corner);
+		pbd_free(&mem, w->fwork[t].edge, w->fwork[t].cap_edge * sizeof *w->fwork[t].edge);
+	}
 	pbd_free(&mem, w->fkeep.of, w->fkeep.cap_of * sizeof *w->fkeep.of);
 	pbd_free(&mem, w->fkeep.rec, w->fkeep.cap_rec * sizeof *w->fkeep.rec);
 	pbd_free(&mem, w->fkeep.corner, w->fkeep.cap_corner * sizeof *w->fkeep.corner);
