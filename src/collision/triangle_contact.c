@@ -112,9 +112,8 @@ typedef struct tri_view {
 } tri_view;
 
 /* Whether the triangle may examine one more of a shape's features: false, and marked, at a bound. */
-static bool examine(pbd_world* w, const tri_view* tv) {
+static bool examine(const tri_view* tv) {
 	tri_tally* k = tv->tally;
-	(void)w;
 	if (k->examined == PBD_COLLISION_MAX_CANDIDATES || k->kept == PBD_COLLISION_MAX_CONTACTS) {
 		k->capped = true;
 		return false;
@@ -488,6 +487,7 @@ static bool local_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_o
 	feature_sink sink = {w, arr, NULL, n, cap, false};
 	ops->corners(&c->def, llo, lhi, collect_corner, &sink);
 	if (sink.failed) return false;
+	if (*n == from) return true; /* none, and perhaps no array yet to point into */
 	/* Insertion sort by index (a handful), then duplicates out. */
 	pbd_corner_rec* r = *arr + from;
 	const uint32_t count = *n - from;
@@ -511,6 +511,7 @@ static bool local_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_ops
 	feature_sink sink = {w, NULL, arr, n, cap, false};
 	ops->edges(&c->def, llo, lhi, collect_edge, &sink);
 	if (sink.failed) return false;
+	if (*n == from) return true;
 	pbd_edge_rec* r = *arr + from;
 	const uint32_t count = *n - from;
 	for (uint32_t i = 1; i < count; ++i) {
@@ -649,9 +650,11 @@ static fkeep_result fkeep_ensure(pbd_world* w, const pbd_collider* c, const pbd_
 	    !pbd_grow_to(&w->mem, (void**)&w->fkeep.wedge, sizeof *w->fkeep.wedge, &w->fkeep.cap_wedge, w->fkeep.nedge))
 		return FKEEP_NO_MEMORY;
 	r->pose = c->def.pose;
-	if (r->ncorner)
+	/* (an empty run may have no array to point into) */
+	if (r->ncorner) {
 		memcpy(w->fkeep.wcorner + r->corner, w->fkeep.corner + r->corner, r->ncorner * sizeof *w->fkeep.corner);
-	corners_to_world(w->fkeep.wcorner + r->corner, r->ncorner, r->pose);
+		corners_to_world(w->fkeep.wcorner + r->corner, r->ncorner, r->pose);
+	}
 	for (uint32_t i = 0; i < r->nedge; ++i)
 		w->fkeep.wedge[r->edge + i] = edge_in_world(&w->fkeep.edge[r->edge + i], r->pose);
 	r->filled = true;
@@ -736,7 +739,7 @@ static bool segment_beyond(const tri_view* tv, face_plane* f, pbd_real thick, pb
 static bool corners_contacts(pbd_world* w, const pbd_collider* c, const tri_view* tv, const feature_list* fl) {
 	const pbd_real thick = tv->radius + c->def.margin;
 	face_plane f = {false, false, {0, 0, 0}, 0, 0};
-	for (uint32_t i = 0; i < fl->ncorner && examine(w, tv); ++i) {
+	for (uint32_t i = 0; i < fl->ncorner && examine(tv); ++i) {
 		const pbd_corner_rec* r = &fl->corner[i];
 		const pbd_vec3 corner = pbd_v3_sub(r->p, tv->o);
 		if (box_far(corner, corner, thick, tv) || corner_beyond(tv, &f, thick, corner, r->out)) continue;
@@ -753,7 +756,7 @@ static bool edges_contacts(pbd_world* w, const pbd_collider* c, const tri_view* 
 	const pbd_vec3 centre = pbd_v3_scale(pbd_v3_add(tv->lo, tv->hi), PBD_R(0.5));
 	const pbd_real reach = pbd_v3_length(pbd_v3_sub(tv->hi, centre)) + thick;
 	face_plane f = {false, false, {0, 0, 0}, 0, 0};
-	for (uint32_t i = 0; i < fl->nedge && examine(w, tv); ++i) {
+	for (uint32_t i = 0; i < fl->nedge && examine(tv); ++i) {
 		const pbd_edge_rec* r = &fl->edge[i];
 		const pbd_vec3 a = pbd_v3_sub(r->a, tv->o), b = pbd_v3_sub(r->b, tv->o);
 		if (box_far(a, b, thick, tv)) continue;
