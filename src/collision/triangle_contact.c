@@ -109,6 +109,7 @@ typedef struct tri_view {
 	uint32_t body;     /* the dynamic body (slot + 1) of the shape, 0: none */
 	uint32_t collider; /* the shape's slot */
 	pbd_vec3 to_arm;   /* o less the body's centre: a core point plus this is its lever arm */
+	bool plane_off;    /* tests only: no face's plane first (pbd_world's fkeep.plane_off) */
 } tri_view;
 
 /* Whether the triangle may examine one more of a shape's features: false, and marked, at a bound. */
@@ -478,9 +479,33 @@ static void collect_edge(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_
 	(*s->edge)[(*s->n)++] = (pbd_edge_rec){index, a, b, out};
 }
 
+/* Records (pbd_corner_rec or pbd_edge_rec, both named by the uint32_t index they start with) in
+ * the order of their indices, each index once: an insertion sort (a handful, gathered in nearly
+ * that order), then the later of equal indices out; their new count. A shape gives one feature
+ * one point and direction, so the first of equal indices stands for them all. */
+static uint32_t sort_unique(unsigned char* r, size_t size, uint32_t count) {
+	unsigned char x[sizeof(pbd_edge_rec) > sizeof(pbd_corner_rec) ? sizeof(pbd_edge_rec) : sizeof(pbd_corner_rec)];
+	uint32_t xi, yi;
+	for (uint32_t i = 1; i < count; ++i) {
+		memcpy(x, r + i * size, size);
+		memcpy(&xi, x, sizeof xi);
+		uint32_t j = i;
+		for (; j > 0 && (memcpy(&yi, r + (j - 1) * size, sizeof yi), yi > xi); --j)
+			memcpy(r + j * size, r + (j - 1) * size, size);
+		memcpy(r + j * size, x, size);
+	}
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < count; ++i) {
+		memcpy(&xi, r + i * size, sizeof xi);
+		if (m > 0 && (memcpy(&yi, r + (m - 1) * size, sizeof yi), yi == xi)) continue;
+		if (m != i) memcpy(r + m * size, r + i * size, size);
+		++m;
+	}
+	return m;
+}
+
 /* The corners of a shape in the local box [llo, lhi], appended to the array from *n on: each
- * once, in the order of their indices, in the shape's frame. A shape names a corner by one
- * vertex, with one point and direction, so the first of equal indices stands for them all. */
+ * once, in the order of their indices, in the shape's frame. */
 static bool local_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, pbd_vec3 llo, pbd_vec3 lhi,
                           pbd_corner_rec** arr, uint32_t* n, uint32_t* cap) {
 	const uint32_t from = *n;
@@ -488,19 +513,7 @@ static bool local_corners(pbd_world* w, const pbd_collider* c, const pbd_shape_o
 	ops->corners(&c->def, llo, lhi, collect_corner, &sink);
 	if (sink.failed) return false;
 	if (*n == from) return true; /* none, and perhaps no array yet to point into */
-	/* Insertion sort by index (a handful), then duplicates out. */
-	pbd_corner_rec* r = *arr + from;
-	const uint32_t count = *n - from;
-	for (uint32_t i = 1; i < count; ++i) {
-		const pbd_corner_rec x = r[i];
-		uint32_t j = i;
-		for (; j > 0 && r[j - 1].index > x.index; --j) r[j] = r[j - 1];
-		r[j] = x;
-	}
-	uint32_t m = 0;
-	for (uint32_t i = 0; i < count; ++i)
-		if (m == 0 || r[m - 1].index != r[i].index) r[m++] = r[i];
-	*n = from + m;
+	*n = from + sort_unique((unsigned char*)(*arr + from), sizeof **arr, *n - from);
 	return true;
 }
 
@@ -512,18 +525,7 @@ static bool local_edges(pbd_world* w, const pbd_collider* c, const pbd_shape_ops
 	ops->edges(&c->def, llo, lhi, collect_edge, &sink);
 	if (sink.failed) return false;
 	if (*n == from) return true;
-	pbd_edge_rec* r = *arr + from;
-	const uint32_t count = *n - from;
-	for (uint32_t i = 1; i < count; ++i) {
-		const pbd_edge_rec x = r[i];
-		uint32_t j = i;
-		for (; j > 0 && r[j - 1].index > x.index; --j) r[j] = r[j - 1];
-		r[j] = x;
-	}
-	uint32_t m = 0;
-	for (uint32_t i = 0; i < count; ++i)
-		if (m == 0 || r[m - 1].index != r[i].index) r[m++] = r[i];
-	*n = from + m;
+	*n = from + sort_unique((unsigned char*)(*arr + from), sizeof **arr, *n - from);
 	return true;
 }
 
@@ -715,6 +717,7 @@ static void plane_of(const tri_view* tv, pbd_real thick, face_plane* f) {
  * A face seen edge on, or a corner with no outside, is left to the full test: there the side
  * comes from where the substep started. */
 static bool corner_beyond(const tri_view* tv, face_plane* f, pbd_real thick, pbd_vec3 x, pbd_vec3 out) {
+	if (tv->plane_off) return false;
 	if (!f->ready) plane_of(tv, thick, f);
 	if (f->flat) return false;
 	/* face_contact takes the side from the sign of s where |s| >= 0.2 |fn|; 0.21 leaves its
@@ -729,6 +732,7 @@ static bool corner_beyond(const tri_view* tv, face_plane* f, pbd_real thick, pbd
 /* Whether the segment [a, b] lies beyond the thickness on one side of the face's plane: then no
  * point of it is within the thickness of the face, and edge_contact turns it away. */
 static bool segment_beyond(const tri_view* tv, face_plane* f, pbd_real thick, pbd_vec3 a, pbd_vec3 b) {
+	if (tv->plane_off) return false;
 	if (!f->ready) plane_of(tv, thick, f);
 	if (f->flat) return false;
 	const pbd_real ha = pbd_v3_dot(f->fn, pbd_v3_sub(a, tv->p[0])), hb = pbd_v3_dot(f->fn, pbd_v3_sub(b, tv->p[0]));
@@ -859,6 +863,7 @@ static bool face_view(pbd_world* w, const pbd_collider* c, uint32_t slot, uint32
 		tv->hi = v3_max(tv->hi, tv->p[m]);
 	}
 	tv->radius = pbd_shape_max(pbd_shape_max(w->radius[v[0]], w->radius[v[1]]), w->radius[v[2]]);
+	tv->plane_off = w->fkeep.plane_off;
 	return true;
 }
 
@@ -1037,36 +1042,21 @@ static pbd_status find_faces(pbd_world* w, bool late) {
 			if (r != PBD_OK) return r;
 			if (done) continue;
 		}
-		/* on this thread: rounded shapes (whose contacts make the particles' yield) and chunks
-		 * whose features are not kept */
+		/* on this thread, gathering each substep: rounded shapes (whose contacts make the
+		 * particles' yield), and shapes whose features the step cannot keep */
 		for (uint32_t k = 0; k < nchunk; ++k) {
 			if (!pbd_boxes_overlap(w->tri_chunk[k].lo, w->tri_chunk[k].hi, lo, hi)) continue;
 			if (!rounded) {
 				/* The shape's corners and edges near the chunk, once for its triangles. */
 				const pbd_face_item it = chunk_item(w, c, k);
-				const fkeep_result kept =
-				    keep ? fkeep_ensure(w, c, ops, &keep[k], corners, edges, it.llo, it.lhi, chunk_skin(w, c, k))
-				         : FKEEP_NOT_KEPT;
-				if (kept == FKEEP_NO_MEMORY)
-					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the kept features");
-				feature_list fl;
-				if (kept == FKEEP_READY) {
-					const pbd_feature_keep* r = &keep[k];
-					if (!pbd_grow_to(&w->mem, (void**)&w->corner, sizeof *w->corner, &w->cap_corner, r->ncorner) ||
-					    !pbd_grow_to(&w->mem, (void**)&w->edge, sizeof *w->edge, &w->cap_edge, r->nedge))
-						return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY,
-						                "pbd_world_step: out of memory for the kept features");
-					fkeep_take(w, c, r, it.llo, it.lhi, it.blo, it.bhi, w->corner, w->edge, &fl);
-				} else {
-					w->ncorner = w->nedge = 0;
-					if (corners && !gather_corners(w, c, ops, it.llo, it.lhi))
-						return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u corners",
-						                w->ncorner + 1);
-					if (edges && !gather_edges(w, c, ops, it.llo, it.lhi, it.blo, it.bhi))
-						return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u edges",
-						                w->nedge + 1);
-					fl = (feature_list){w->corner, w->edge, w->ncorner, w->nedge};
-				}
+				w->ncorner = w->nedge = 0;
+				if (corners && !gather_corners(w, c, ops, it.llo, it.lhi))
+					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u corners",
+					                w->ncorner + 1);
+				if (edges && !gather_edges(w, c, ops, it.llo, it.lhi, it.blo, it.bhi))
+					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u edges",
+					                w->nedge + 1);
+				const feature_list fl = {w->corner, w->edge, w->ncorner, w->nedge};
 				if (fl.ncorner == 0 && fl.nedge == 0) continue;
 				if (!chunk_features(w, c, s, body, k, &fl, &tally, &st))
 					return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for %u triangle contacts",

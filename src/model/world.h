@@ -211,6 +211,7 @@ struct pbd_world {
 		uint32_t cap_of, cap_rec, cap_corner, cap_edge, cap_wcorner, cap_wedge, nrec, ncorner, nedge, nchunk;
 		bool ready;
 		bool off;                  /* tests only: every chunk gathers its features every substep */
+		bool plane_off;            /* tests only: features go to the closest points without the face's plane first */
 		uint64_t gathered, reused; /* over the world's life: chunks gathered and chunks filtered */
 	} fkeep;
 	bool corners_off;     /* tests only: no face contacts for shapes with corners, the path before them */
