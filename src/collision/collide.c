@@ -341,6 +341,10 @@ uint32_t pbd_collide_count_contacts(pbd_world* w) {
 		pbd_vec3 lo, hi;
 		const bool boxed =
 		    c->def.type != PBD_SHAPE_HEIGHTFIELD && pbd_collider_world_box(c, &c->def.pose, 1, reach, &lo, &hi);
+		/* A height field's solid goes on below its box, which bounds it in its own frame from the
+		 * sides and above: a particle falling onto it, high above, needs no query. */
+		pbd_vec3 llo, lhi;
+		const bool topped = c->def.type == PBD_SHAPE_HEIGHTFIELD && ops->bounds(&c->def, &llo, &lhi);
 		for (uint32_t k = 0; k < w->np; ++k) {
 			if (w->w[k] <= 0 || !(w->cmask[k] & c->def.category)) continue;
 			const pbd_vec3 x = w->x[k];
@@ -348,8 +352,14 @@ uint32_t pbd_collide_count_contacts(pbd_world* w) {
 			if (boxed && !(x.x >= lo.x - r && x.x <= hi.x + r && x.y >= lo.y - r && x.y <= hi.y + r &&
 			               x.z >= lo.z - r && x.z <= hi.z + r))
 				continue;
+			const pbd_vec3 l = pbd_pose_apply_inverse(c->def.pose, x);
+			/* twice the reach: the box is without the margin, and rounding in the frame change */
+			const pbd_real g = 2 * (reach + r);
+			if (topped &&
+			    !(l.x >= llo.x - g && l.x <= lhi.x + g && l.y <= lhi.y + g && l.z >= llo.z - g && l.z <= lhi.z + g))
+				continue;
 			pbd_vec3 n;
-			if (ops->distance(&c->def, pbd_pose_apply_inverse(c->def.pose, w->x[k]), &n) <= reach + w->radius[k])
+			if (ops->distance(&c->def, l, &n) <= reach + w->radius[k])
 				w->flags[k] = (uint8_t)(w->flags[k] | PBD_PARTICLE_CONTACT);
 		}
 	}

@@ -104,8 +104,6 @@ static void make_contact(const pbd_world* w, pbd_contact_c* k, uint32_t slot, ui
 	}
 }
 
-static bool has_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t i);
-
 /* ---- queries a step need not repeat ----------------------------------------------------------
  * Most particles near a mesh, a height field or a hull are not near its surface: of the
  * distance queries a substep makes, most answer "too far for a contact" (the test after the
@@ -193,13 +191,22 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 	const pbd_real collider_margin = c->def.margin;
 	const pbd_pose p0 = c->pose0, p1 = c->def.pose;
 	uint64_t made = 0, spared = 0;
+	/* The known contacts come in order (collider, particle): one bisection finds this range's
+	 * first, and a cursor walks on with the particles. */
+	uint32_t next_known = known ? pbd_lower_bound_pair(w->con, sizeof *w->con, known, offsetof(pbd_contact_c, collider),
+	                                                   offsetof(pbd_contact_c, particle), slot, first)
+	                            : 0;
 	for (uint32_t i = first; i < end; ++i) {
 		if (w->w[i] <= 0 || !(w->cmask[i] & c->def.category)) continue;
 		const pbd_vec3 xi = w->x[i], pi = pbd_v3_add(xi, w->q[i]);
 		/* A particle gone non-finite in this step has no contact: the step will undo it, and a
 		 * shape's queries have no answer for a NaN. */
 		if (!pbd_v3_is_finite(pi) || (bounded && pbd_segment_bounds_miss(xi, pi, lo, hi))) continue;
-		if (known && has_contact(w, known, slot, i)) continue;
+		if (known) {
+			while (next_known < known && w->con[next_known].collider == slot && w->con[next_known].particle < i)
+				++next_known;
+			if (next_known < known && w->con[next_known].collider == slot && w->con[next_known].particle == i) continue;
+		}
 		/* A particle with a thickness keeps its radius off the surface too. */
 		const pbd_real margin = collider_margin + w->radius[i];
 		const pbd_vec3 a = pbd_pose_apply_inverse(p0, xi), b = pbd_pose_apply_inverse(p1, pi);
@@ -491,11 +498,6 @@ static uint32_t contact_of(const pbd_world* w, uint32_t n, uint32_t slot, uint32
 	const uint32_t at = pbd_lower_bound_pair(w->con, sizeof *w->con, n, offsetof(pbd_contact_c, collider),
 	                                         offsetof(pbd_contact_c, particle), slot, i);
 	return at < n && w->con[at].collider == slot && w->con[at].particle == i ? at : UINT32_MAX;
-}
-
-/* Whether contacts [0, n) hold one of particle i with collider `slot`. */
-static bool has_contact(const pbd_world* w, uint32_t n, uint32_t slot, uint32_t i) {
-	return contact_of(w, n, slot, i) != UINT32_MAX;
 }
 
 static inline uint64_t contact_key(const pbd_contact_c* c) { return (uint64_t)c->collider << 32 | c->particle; }
