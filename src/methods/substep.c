@@ -30,7 +30,9 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 		if (!torn) note(w, pbd_triangle_contacts_find(w));
 		note(w, pbd_rigid_contacts_find(w));
 	}
+	w->pcol->any_held = false;
 	if (w->pcol->solid > 1 && !torn) {
+		pbd_particle_collision_hold(w);
 		note(w, pbd_particle_collision_find(w));
 		note(w, pbd_vertex_triangle_find(w));
 		note(w, pbd_edge_edge_find(w));
