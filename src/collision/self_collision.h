@@ -154,10 +154,13 @@ bool pbd_collision_torn(pbd_world* w);
  * the last word, until the layers lay in one plane and passed through each other. A push counts
  * as into the collider where its direction meets the collider's outward normal at a cosine below
  * -PBD_HELD_COS; a push along the surface moves the particle as before, and a contact whose
- * particles are all held shares its push as if none were. (Letting a held particle slide along
- * the surface with the push's tangential part, instead of holding it, let more layers through in
- * the table's corners.) */
+ * free particles carry less than PBD_HELD_SHARE of it shares its push as if none were held. (Letting a held particle
+ * slide along the surface with the push's tangential part, instead of holding it, let more layers through in the
+ * table's corners.) */
 #define PBD_HELD_COS PBD_R(0.5)
+/* The least part of a contact's generalised inverse mass that its free particles must carry for
+ * the held ones to be held. */
+#define PBD_HELD_SHARE PBD_R(0.25)
 
 /* After the substep's collider contacts: each particle's held normal (allocated at prepare). */
 void pbd_particle_collision_hold(pbd_world* w);
@@ -174,18 +177,21 @@ static inline pbd_real pbd_held_weight(const pbd_vec3* held, const pbd_real* iw,
 static inline void pbd_project_held_contact(pbd_vec3* restrict q, const pbd_real* restrict iw, const pbd_vec3* held,
                                             const uint32_t* idx, const pbd_real* g, int count, pbd_vec3 n,
                                             pbd_real offset) {
-	pbd_real C = -offset, wsum = 0, wk[4];
+	pbd_real C = -offset, wsum = 0, wfree = 0, wk[4];
 	for (int k = 0; k < count; ++k) {
 		C += g[k] * pbd_v3_dot(n, q[idx[k]]);
 		wk[k] = pbd_held_weight(held, iw, idx[k], pbd_v3_scale(n, g[k]));
 		wsum += wk[k] * g[k] * g[k];
+		wfree += iw[idx[k]] * g[k] * g[k];
 	}
 	if (!(C < 0)) return;
-	if (!(wsum > 0)) /* every particle held: they share the push as if none were */
-		for (int k = 0; k < count; ++k) {
-			wk[k] = iw[idx[k]];
-			wsum += wk[k] * g[k] * g[k];
-		}
+	/* Every particle held, or the free ones with too small a part of the contact (a vertex of the
+	 * face far from its point, whose share would move it PBD_HELD_SHARE^-1 times as far and more):
+	 * they share the push as if none were. */
+	if (!(wsum >= PBD_HELD_SHARE * wfree)) {
+		for (int k = 0; k < count; ++k) wk[k] = iw[idx[k]];
+		wsum = wfree;
+	}
 	if (!(wsum > 0)) return;
 	const pbd_real s = -C / wsum;
 	for (int k = 0; k < count; ++k) q[idx[k]] = pbd_v3_add(q[idx[k]], pbd_v3_scale(n, s * wk[k] * g[k]));
