@@ -98,6 +98,7 @@ typedef struct pbd_particle_collision {
 	pbd_vec3* held;
 	uint32_t cap_held;
 	bool any_held;
+	bool held_only; /* the last pass (substep.c): only the contacts that have a held particle */
 } pbd_particle_collision;
 
 typedef struct pbd_world pbd_world;
@@ -176,8 +177,13 @@ static inline pbd_real pbd_held_weight(const pbd_vec3* held, const pbd_real* iw,
  * mass as pbd_held_weight gives it. */
 static inline void pbd_project_held_contact(pbd_vec3* restrict q, const pbd_real* restrict iw, const pbd_vec3* held,
                                             const uint32_t* idx, const pbd_real* g, int count, pbd_vec3 n,
-                                            pbd_real offset) {
+                                            pbd_real offset, bool held_only) {
 	pbd_real C = -offset, wsum = 0, wfree = 0, wk[4];
+	if (held_only) {
+		bool any = false;
+		for (int k = 0; k < count && !any; ++k) any = pbd_v3_dot(held[idx[k]], held[idx[k]]) > 0;
+		if (!any) return;
+	}
 	for (int k = 0; k < count; ++k) {
 		C += g[k] * pbd_v3_dot(n, q[idx[k]]);
 		wk[k] = pbd_held_weight(held, iw, idx[k], pbd_v3_scale(n, g[k]));

@@ -195,6 +195,6 @@ void pbd_vertex_triangle_project(pbd_world* w, const uint32_t* ref, uint32_t cou
 		const uint32_t* v = &w->tri[3 * e->t];
 		const uint32_t idx[4] = {e->p, v[0], v[1], v[2]};
 		const pbd_real g[4] = {1, -e->b[0], -e->b[1], -e->b[2]};
-		pbd_project_held_contact(w->q, w->w, held, idx, g, 4, e->n, e->offset);
+		pbd_project_held_contact(w->q, w->w, held, idx, g, 4, e->n, e->offset, held && c->held_only);
 	}
 }
