@@ -154,10 +154,10 @@ bool pbd_collision_torn(pbd_world* w);
  * otherwise be pushed into the table by their contact, and put back by the collider, which has
  * the last word, until the layers lay in one plane and passed through each other. A push counts
  * as into the collider where its direction meets the collider's outward normal at a cosine below
- * -PBD_HELD_COS; a push along the surface moves the particle as before, and a contact whose
- * free particles carry less than PBD_HELD_SHARE of it shares its push as if none were held. (Letting a held particle
- * slide along the surface with the push's tangential part, instead of holding it, let more layers through in the
- * table's corners.) */
+ * -PBD_HELD_COS; a push along the surface moves the particle as before, and a contact whose free
+ * particles carry less than PBD_HELD_SHARE of it shares its push as if none were held. (Letting a
+ * held particle slide along the surface with the push's tangential part, instead of holding it,
+ * let more layers through at the table's corners.) */
 #define PBD_HELD_COS PBD_R(0.5)
 /* The least part of a contact's generalised inverse mass that its free particles must carry for
  * the held ones to be held. */
