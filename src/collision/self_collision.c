@@ -86,7 +86,8 @@ void pbd_particle_collision_hold(pbd_world* w) {
 	 * yields pushes nothing. The first contact of a particle holds it. */
 	for (uint32_t k = 0; k < w->ncon; ++k) {
 		const pbd_contact_c* con = &w->con[k];
-		if (con->body || con->yielded || w->radius[con->particle] <= 0) continue;
+		if (con->body || con->yielded || w->radius[con->particle] <= 0 || !(con->offset > -PBD_CONTACT_TOLERANCE))
+			continue;
 		pbd_vec3* h = &c->held[con->particle];
 		if (h->x == 0 && h->y == 0 && h->z == 0) *h = con->n;
 		c->any_held = true;
