@@ -1066,6 +1066,59 @@ static void test_scaled_fields(void** state) {
  * constraints can slide a fast particle along it into the next bump of a non-convex surface; the
  * stage sweeps a particle that starts on the surface and settles what a plane let in, which took
  * the worst depth from 2.6 m to 3 mm.) */
+/* The statistics' contact count (collide.c) skips the particles outside the field's box from the
+ * sides and above, where no query can find the field within reach; it must count exactly the
+ * particles that the field's own distance query puts within the margin. Particles all around a
+ * turned and moved field, beside it, above it, below its surface and on it (a particle placed on
+ * the surface plus an offset across the margin), and none moves: the count is of these positions. */
+static void test_contact_count_culls_nothing(void** state) {
+	(void)state;
+	pbd_world* w = test_world(NULL);
+	const double k[2] = {1.5, 0.2};
+	field f = field_make(33, 29, 0.25, 0.25, h_bumpy, k);
+	pbd_collider_def cd = f.def;
+	cd.margin = R(0.01);
+	cd.pose.position = pbd_v3(R(-3), R(1.5), R(2));
+	cd.pose.rotation = pbd_quat_axis_angle(pbd_v3(R(0.3), R(1), R(0.2)), R(0.7));
+	const double lx = 32 * 0.25, lz = 28 * 0.25;
+	enum { count = 4000 };
+	pbd_vec3 x[count];
+	pbd_real inv[count];
+	uint64_t seed = 77;
+	for (int i = 0; i < count; ++i) {
+		tp_dvec3 l;
+		if (i % 2 == 0) { /* anywhere around the field, up to 0.3 m past its sides, from below to above */
+			l = rand_box(&seed, -0.3, lx + 0.3, -4, 3, -0.3, lz + 0.3);
+		} else { /* at a vertex of the surface, or past the border beside one, within a few margins */
+			const uint32_t vi = (uint32_t)(rand_box(&seed, 0, 32.999, 0, 0, 0, 0).x),
+			               vj = (uint32_t)(rand_box(&seed, 0, 28.999, 0, 0, 0, 0).x);
+			const tp_dvec3 d = rand_box(&seed, -0.05, 0.05, -0.03, 0.03, -0.05, 0.05);
+			l = (tp_dvec3){sx(&f.def, vi) + (vi == 0 || vi == 32 ? d.x : 0), sh(&f.def, vi, vj) + d.y,
+			               sz(&f.def, vj) + (vj == 0 || vj == 28 ? d.z : 0)};
+		}
+		x[i] = pbd_pose_apply(cd.pose, v3_of(l));
+		inv[i] = 1;
+	}
+	const pbd_collider_id id = pbd_collider_create(w, &cd);
+	assert_true(pbd_collider_is_valid(w, id));
+	assert_int_equal(pbd_world_add_particles(w, count, x, NULL, inv, NULL), PBD_OK);
+	pbd_collider_def got;
+	assert_int_equal(pbd_collider_get_def(w, id, &got), PBD_OK);
+	uint32_t want = 0;
+	for (int i = 0; i < count; ++i) {
+		pbd_vec3 n;
+		want += ops->distance(&got, pbd_pose_apply_inverse(got.pose, x[i]), &n) <= got.margin + PBD_CONTACT_TOLERANCE;
+	}
+	pbd_stats st;
+	pbd_world_get_stats(w, &st);
+	printf("contacts of %d particles around a turned field: %u counted, %u by the field's query for each\n", count,
+	       st.contacts, want);
+	assert_true(want > count / 10);
+	assert_int_equal(st.contacts, want);
+	pbd_world_destroy(w);
+	field_free(&f);
+}
+
 static void test_through_world(void** state) {
 	(void)state;
 	const pbd_collision_mode modes[2] = {PBD_COLLISION_IN_SOLVER, PBD_COLLISION_AFTER_SOLVER};
@@ -1159,6 +1212,7 @@ int main(void) {
 	    cmocka_unit_test(test_build_determinism),
 	    cmocka_unit_test(test_bounds_and_triangles),
 	    cmocka_unit_test(test_scaled_fields),
+	    cmocka_unit_test(test_contact_count_culls_nothing),
 	    cmocka_unit_test(test_through_world),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
