@@ -351,10 +351,11 @@ pbd_status pbd_edge_edge_find(pbd_world* w) {
 
 void pbd_edge_edge_project(pbd_world* w, const uint32_t* ref, uint32_t count) {
 	const pbd_particle_collision* c = w->pcol;
+	const pbd_vec3* held = c->any_held ? c->held : NULL;
 	for (uint32_t r = 0; r < count; ++r) {
 		const pbd_ee_c* e = &c->ee[ref ? ref[r] & PBD_CONTACT_REF_INDEX : r];
 		const uint32_t idx[4] = {e->a, e->b, e->c, e->d};
 		const pbd_real g[4] = {1 - e->s, e->s, -(1 - e->t), -e->t};
-		pbd_project_weighted_contact(w->q, w->w, idx, g, 4, e->n, e->offset);
+		pbd_project_held_contact(w->q, w->w, held, idx, g, 4, e->n, e->offset, held && c->held_only);
 	}
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "constraints/distance.h"
+#include "collision/collide.h"
 #include "collision/self_collision.h"
 #include "model/world.h"
 
@@ -46,6 +47,10 @@ pbd_status pbd_particle_collision_prepare(pbd_world* w) {
 		if (!pbd_grow(&w->mem, (void**)&c->p, sizeof *c->p, c->cap_p, w->np)) return PBD_ERR_OUT_OF_MEMORY;
 		c->cap_p = w->np;
 	}
+	if (w->nc > 0 && w->np > c->cap_held) {
+		if (!pbd_grow(&w->mem, (void**)&c->held, sizeof *c->held, c->cap_held, w->np)) return PBD_ERR_OUT_OF_MEMORY;
+		c->cap_held = w->np;
+	}
 	return pbd_edge_edge_prepare(w);
 }
 
@@ -68,7 +73,25 @@ void pbd_particle_collision_free(pbd_world* w) {
 	pbd_free(&w->mem, c->ebox, (size_t)c->cap_ebox * sizeof *c->ebox);
 	pbd_free(&w->mem, c->ee, (size_t)c->cap_ee * sizeof *c->ee);
 	pbd_contact_regions_free(w);
+	pbd_free(&w->mem, c->held, (size_t)c->cap_held * sizeof *c->held);
 	memset(c, 0, sizeof *c);
+}
+
+void pbd_particle_collision_hold(pbd_world* w) {
+	pbd_particle_collision* c = w->pcol;
+	c->any_held = false;
+	if (c->solid < 2 || w->nc == 0 || w->ncon == 0 || c->cap_held < w->np) return;
+	memset(c->held, 0, (size_t)w->np * sizeof *c->held);
+	/* A dynamic body's shape is pushed back by its contact and holds nothing; a contact that
+	 * yields pushes nothing. The first contact of a particle holds it. */
+	for (uint32_t k = 0; k < w->ncon; ++k) {
+		const pbd_contact_c* con = &w->con[k];
+		if (con->body || con->yielded || w->radius[con->particle] <= 0 || !(con->offset > -PBD_CONTACT_TOLERANCE))
+			continue;
+		pbd_vec3* h = &c->held[con->particle];
+		if (h->x == 0 && h->y == 0 && h->z == 0) *h = con->n;
+		c->any_held = true;
+	}
 }
 
 static bool may_collide(const pbd_world* w, uint32_t a, uint32_t b, pbd_real dist) {
@@ -210,19 +233,23 @@ void pbd_particle_collision_project(pbd_world* w, const uint32_t* ref, uint32_t 
 	const pbd_vec3* restrict x = w->x;
 	pbd_vec3* restrict q = w->q;
 	const pbd_real* restrict iw = w->w;
+	const pbd_vec3* held = c->any_held ? c->held : NULL;
 	for (uint32_t r = 0; r < count; ++r) {
 		const uint32_t k = ref ? ref[r] & PBD_CONTACT_REF_INDEX : r;
 		const uint32_t a = c->pairs[k].a, b = c->pairs[k].b;
 		const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(x[a], x[b]), pbd_v3_sub(q[a], q[b]));
+		if (held && c->held_only && pbd_v3_dot(held[a], held[a]) == 0 && pbd_v3_dot(held[b], held[b]) == 0) continue;
 		const pbd_real len2 = pbd_v3_dot(d, d), dist = c->pairs[k].dist;
 		if (!(len2 < dist * dist)) continue;
-		const pbd_real wsum = iw[a] + iw[b];
-		if (!(wsum > 0)) continue;
 		const pbd_real len = PBD_SQRT(len2);
 		/* Coincident particles have no direction apart; they separate along y, a fixed choice. */
 		const pbd_vec3 n = len > PBD_EPSILON_LENGTH ? pbd_v3_scale(d, 1 / len) : pbd_v3(0, 1, 0);
+		pbd_real wa = pbd_held_weight(held, iw, a, n), wb = pbd_held_weight(held, iw, b, pbd_v3_scale(n, -1));
+		if (!(wa + wb > 0)) wa = iw[a], wb = iw[b]; /* both held: they share the push as if neither were */
+		const pbd_real wsum = wa + wb;
+		if (!(wsum > 0)) continue;
 		const pbd_real s = (dist - len) / wsum;
-		q[a] = pbd_v3_add(q[a], pbd_v3_scale(n, s * iw[a]));
-		q[b] = pbd_v3_sub(q[b], pbd_v3_scale(n, s * iw[b]));
+		q[a] = pbd_v3_add(q[a], pbd_v3_scale(n, s * wa));
+		q[b] = pbd_v3_sub(q[b], pbd_v3_scale(n, s * wb));
 	}
 }

@@ -93,6 +93,12 @@ typedef struct pbd_particle_collision {
 	uint32_t solid;              /* particles with a radius, 0 when no two of them may meet */
 	pbd_collision_work work;     /* the step's counters; the totals since creation */
 	bool torn;                   /* the current substep's state is torn: its contacts are not searched */
+	/* per particle, this substep: the outward normal of the still collider it has a contact with,
+	 * or zero (pbd_particle_collision_hold) */
+	pbd_vec3* held;
+	uint32_t cap_held;
+	bool any_held;
+	bool held_only; /* the last pass (substep.c): only the contacts that have a held particle */
 } pbd_particle_collision;
 
 typedef struct pbd_world pbd_world;
@@ -141,6 +147,61 @@ void pbd_collision_count(pbd_world* w, uint64_t candidates, uint32_t most, uint3
  * a position not finite, or a distance constraint stretched past 1 + divergence_strain times its
  * rest length. Counted and, the first time, logged. */
 bool pbd_collision_torn(pbd_world* w);
+
+/* Particles held by a collider (docs/collision.md, "Layers pressed against a collider"): a contact
+ * between particles does not push a particle into a still collider it touches; its partners take
+ * that part of the correction. Two layers of cloth pressed against a table's underside would
+ * otherwise be pushed into the table by their contact, and put back by the collider, which has
+ * the last word, until the layers lay in one plane and passed through each other. A push counts
+ * as into the collider where its direction meets the collider's outward normal at a cosine below
+ * -PBD_HELD_COS; a push along the surface moves the particle as before, and a contact whose free
+ * particles carry less than PBD_HELD_SHARE of it shares its push as if none were held. (Letting a
+ * held particle slide along the surface with the push's tangential part, instead of holding it,
+ * let more layers through at the table's corners.) */
+#define PBD_HELD_COS PBD_R(0.5)
+/* The least part of a contact's generalised inverse mass that its free particles must carry for
+ * the held ones to be held. */
+#define PBD_HELD_SHARE PBD_R(0.25)
+
+/* After the substep's collider contacts: each particle's held normal (allocated at prepare). */
+void pbd_particle_collision_hold(pbd_world* w);
+
+/* The inverse mass particle i moves with when a contact pushes it along dir (not normalised:
+ * only its direction counts). */
+static inline pbd_real pbd_held_weight(const pbd_vec3* held, const pbd_real* iw, uint32_t i, pbd_vec3 dir) {
+	if (held && pbd_v3_dot(held[i], dir) < -PBD_HELD_COS * pbd_v3_length(dir)) return 0;
+	return iw[i];
+}
+
+/* The weighted contact n . sum_k g_k q_k >= offset (shape_math.h's), with each particle's inverse
+ * mass as pbd_held_weight gives it. */
+static inline void pbd_project_held_contact(pbd_vec3* restrict q, const pbd_real* restrict iw, const pbd_vec3* held,
+                                            const uint32_t* idx, const pbd_real* g, int count, pbd_vec3 n,
+                                            pbd_real offset, bool held_only) {
+	pbd_real C = -offset, wsum = 0, wfree = 0, wk[4];
+	if (held_only) {
+		bool any = false;
+		for (int k = 0; k < count && !any; ++k) any = pbd_v3_dot(held[idx[k]], held[idx[k]]) > 0;
+		if (!any) return;
+	}
+	for (int k = 0; k < count; ++k) {
+		C += g[k] * pbd_v3_dot(n, q[idx[k]]);
+		wk[k] = pbd_held_weight(held, iw, idx[k], pbd_v3_scale(n, g[k]));
+		wsum += wk[k] * g[k] * g[k];
+		wfree += iw[idx[k]] * g[k] * g[k];
+	}
+	if (!(C < 0)) return;
+	/* Every particle held, or the free ones with too small a part of the contact (a vertex of the
+	 * face far from its point, whose share would move it PBD_HELD_SHARE^-1 times as far and more):
+	 * they share the push as if none were. */
+	if (!(wsum >= PBD_HELD_SHARE * wfree)) {
+		for (int k = 0; k < count; ++k) wk[k] = iw[idx[k]];
+		wsum = wfree;
+	}
+	if (!(wsum > 0)) return;
+	const pbd_real s = -C / wsum;
+	for (int k = 0; k < count; ++k) q[idx[k]] = pbd_v3_add(q[idx[k]], pbd_v3_scale(n, s * wk[k] * g[k]));
+}
 
 /* At the start of a step: counts the particles with a radius and makes room for the hash
  * (allocates only when the particle count grew). */

@@ -189,11 +189,12 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 
 void pbd_vertex_triangle_project(pbd_world* w, const uint32_t* ref, uint32_t count) {
 	const pbd_particle_collision* c = w->pcol;
+	const pbd_vec3* held = c->any_held ? c->held : NULL;
 	for (uint32_t r = 0; r < count; ++r) {
 		const pbd_vt_c* e = &c->vt[ref ? ref[r] & PBD_CONTACT_REF_INDEX : r];
 		const uint32_t* v = &w->tri[3 * e->t];
 		const uint32_t idx[4] = {e->p, v[0], v[1], v[2]};
 		const pbd_real g[4] = {1, -e->b[0], -e->b[1], -e->b[2]};
-		pbd_project_weighted_contact(w->q, w->w, idx, g, 4, e->n, e->offset);
+		pbd_project_held_contact(w->q, w->w, held, idx, g, 4, e->n, e->offset, held && c->held_only);
 	}
 }

@@ -30,7 +30,9 @@ void pbd_substep_find_contacts(pbd_world* w, pbd_real h) {
 		if (!torn) note(w, pbd_triangle_contacts_find(w));
 		note(w, pbd_rigid_contacts_find(w));
 	}
+	w->pcol->any_held = false;
 	if (w->pcol->solid > 1 && !torn) {
+		pbd_particle_collision_hold(w);
 		note(w, pbd_particle_collision_find(w));
 		note(w, pbd_vertex_triangle_find(w));
 		note(w, pbd_edge_edge_find(w));
@@ -63,6 +65,15 @@ void pbd_substep_finish(pbd_world* w, pbd_real h, int substep, int substeps) {
 		note(w, pbd_collide_after_iterations(w));
 		pbd_collide_friction(w, h);
 		if (w->def.collision_mode == PBD_COLLISION_IN_SOLVER) pbd_collide_settle(w);
+		/* The colliders had the last word; the contacts that have a held particle get one more,
+		 * which moves no held particle into its collider (self_collision.h): a layer the collider
+		 * put back where another lies is pushed off it before the next substep's searches take
+		 * the layers' sides as they are. */
+		if (w->pcol->any_held) {
+			w->pcol->held_only = true;
+			pbd_contact_regions_project(w);
+			w->pcol->held_only = false;
+		}
 	}
 	if (w->bodies.alive) {
 		if (w->nrc > 0) pbd_rigid_contacts_settle(w);
