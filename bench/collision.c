@@ -1,7 +1,9 @@
 /* Collision rows of the benchmark (public API only).
  *
  * Setting: every pbd row (sphere, self, self-vf, self-off, table, pile) runs XPBD with the
- * hierarchical solve (6 coarse levels, bench/quality.c's xpbd-hier) at 4 substeps x 2 iterations;
+ * hierarchical solve (6 coarse levels, bench/quality.c's xpbd-hier) at 4 substeps x 2 iterations,
+ * and up to COL_MAX_SUBSTEPS substeps in a step whose fastest particle would move more than a
+ * thickness per substep (pbd_world_def.max_substeps; the cloth on the sphere has no thickness);
  * Bullet's row runs its 10 iterations in one step. The cost-to-quality table (docs/BENCHMARKS.md)
  * finds the hierarchy the one method that holds a hanging cloth within 1 % mean structural strain
  * in a few substeps (xpbd-hier at t = 2 s: 3 substeps at 64^2, 4 at 128^2), where plain XPBD needs
@@ -66,6 +68,9 @@ static const double COL_UNCONVERGED_STRAIN = 0.01;
 static const double COL_RUN_CAP_MS = 60000.0;
 /* The pbd rows' setting (see the comment at the top). */
 enum { COL_SUBSTEPS = 4, COL_ITERATIONS = 2, COL_HIERARCHY_LEVELS = 6, BULLET_ITERATIONS = 10 };
+/* Substeps that follow the motion (pbd_world_def.max_substeps): a step whose fastest particle
+ * would move more than a thickness per substep runs more, up to this many. */
+enum { COL_MAX_SUBSTEPS = 16 };
 /* Bullet's self, table and pile rows (bench/bullet_collision.cpp): one convex cluster per triangle
  * with cluster contacts, and the soft body's margin in grid spacings. Two clusters keep twice the
  * margin apart, and Bullet spares only clusters that share a node: in the flat grid, triangles
@@ -218,13 +223,14 @@ typedef struct col_run {
 	bool finite;            /* every step's positions */
 	uint64_t warnings;      /* pbd: non-finite and divergence warnings */
 	uint64_t hash;
+	int substeps_most; /* pbd: the most substeps a step ran */
 } col_run;
 
 typedef struct col_row {
 	col_kind kind;
 	const char* name;
 	const char* engine;
-	char setting[16];
+	char setting[40];
 	uint32_t n, particles, constraints;
 	int threads, substeps, iterations, hierarchy_levels, repeats;
 	int steps_run;   /* the steps the runs ran (fewer than asked when the first one was cut) */
@@ -686,6 +692,7 @@ static pbd_world_def world_def(const col_set* t, int threads) {
 	wd.gravity = (pbd_vec3){0, (pbd_real)COL_GRAVITY, 0};
 	wd.dt = (pbd_real)COL_DT;
 	wd.substeps = COL_SUBSTEPS;
+	wd.max_substeps = COL_MAX_SUBSTEPS;
 	wd.iterations = COL_ITERATIONS;
 	wd.hierarchy_levels = COL_HIERARCHY_LEVELS;
 	wd.solver = PBD_SOLVER_GAUSS_SEIDEL;
@@ -820,6 +827,7 @@ static int run_pbd(col_scene* s, col_kind kind, int steps, double cap_ms, col_ru
 		const double t1 = bench_now_ms();
 		if (st != PBD_OK) return fail(w, s->n, "pbd_world_step");
 		s->step_ms[i] = t1 - t0;
+		if (pbd_world_step_substeps(w) > out->substeps_most) out->substeps_most = pbd_world_step_substeps(w);
 		copy_positions(w, np, s->xyz);
 		if (kind == ROW_SPHERE) {
 			const double pen = sphere_penetration(s->xyz, np);
@@ -1028,7 +1036,13 @@ static void make_row(col_row* r, col_kind kind, const col_scene* s, const col_ru
 		r->substeps = COL_SUBSTEPS;
 		r->iterations = COL_ITERATIONS;
 		r->hierarchy_levels = COL_HIERARCHY_LEVELS;
-		snprintf(r->setting, sizeof r->setting, "hier %dx%d", r->substeps, r->iterations);
+		int most = 0;
+		for (int k = 0; k < count; ++k)
+			if (runs[k].substeps_most > most) most = runs[k].substeps_most;
+		if (most > r->substeps)
+			snprintf(r->setting, sizeof r->setting, "hier %d-%dx%d", r->substeps, most, r->iterations);
+		else
+			snprintf(r->setting, sizeof r->setting, "hier %dx%d", r->substeps, r->iterations);
 	}
 	const double thickness = s->sets[set_of(kind)].thickness;
 	r->thickness = thickness > 0 ? thickness : (double)NAN;
@@ -1170,8 +1184,10 @@ static void csv_row(FILE* f, const col_row* r, int steps) {
 static void print_scenes(int steps, int repeat, bool bullet) {
 	printf("collision: %d steps of 1/60 s from rest, gravity %.2f m/s^2, no damping; pbd: Gauss-Seidel XPBD,\n"
 	       "%d substeps x %d iterations with the hierarchical solve (%d levels: the cost-to-quality table's\n"
-	       "setting for a taut cloth), compliance 0 on structural + shear edges, %.0f kg/m^2 cloths\n",
-	       steps, COL_GRAVITY, COL_SUBSTEPS, COL_ITERATIONS, COL_HIERARCHY_LEVELS, CLOTH_DENSITY);
+	       "setting for a taut cloth), compliance 0 on structural + shear edges, %.0f kg/m^2 cloths; up to %d\n"
+	       "substeps in a step whose fastest particle would move more than a thickness per substep\n"
+	       "(max_substeps; setting hier A-BxI: B the most a step ran)\n",
+	       steps, COL_GRAVITY, COL_SUBSTEPS, COL_ITERATIONS, COL_HIERARCHY_LEVELS, CLOTH_DENSITY, COL_MAX_SUBSTEPS);
 	printf("  sphere   the hanging cloth of the throughput table (1 m, N x N, corners 0 and N-1 pinned) falls\n"
 	       "           onto a static sphere, radius %.2f m, centre (%.2f, %.2f, %.2f): %.2f m below the pins' line\n"
 	       "           and %.2f m out; margin %.3f m, frictionless.\n",

@@ -1799,7 +1799,8 @@ static double step_work(const pbd_world* w) {
 	const double np = pbd_world_particle_count(w);
 	c += np * (1 + pbd_world_collider_count(w));
 	const double levels = d.hierarchy_levels > 0 ? 2 : 1, threads = d.threads > 1 ? 2 : 1;
-	return threads * (double)d.substeps * ((double)d.iterations * c * levels + 4 * np);
+	const int substeps = d.max_substeps > d.substeps ? d.max_substeps : d.substeps;
+	return threads * (double)substeps * ((double)d.iterations * c * levels + 4 * np);
 }
 
 static void compare_stats(harness* h) {

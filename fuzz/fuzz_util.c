@@ -158,7 +158,9 @@ static double step_work(pbd_world* w) {
 	const pbd_world_def d = pbd_world_get_def(w);
 	double constraints = 0;
 	for (int k = 0; k < PBD_FAMILY_COUNT; ++k) constraints += s.family[k].count;
-	return (double)d.substeps *
+	/* the most substeps a step may run (max_substeps) */
+	const int substeps = d.max_substeps > d.substeps ? d.max_substeps : d.substeps;
+	return (double)substeps *
 	       ((double)d.iterations * (constraints + (double)s.colliders * s.particles) + (double)s.particles);
 }
 

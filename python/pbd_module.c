@@ -374,6 +374,8 @@ static int def_apply(pbd_world_def* d, PyObject* kwargs) {
 			rc = real_of(value, k, &d->dt);
 		} else if (strcmp(k, "substeps") == 0) {
 			rc = int_of(value, k, &d->substeps);
+		} else if (strcmp(k, "max_substeps") == 0) {
+			rc = int_of(value, k, &d->max_substeps);
 		} else if (strcmp(k, "iterations") == 0) {
 			rc = int_of(value, k, &d->iterations);
 		} else if (strcmp(k, "gravity") == 0) {
@@ -420,7 +422,8 @@ static int def_apply(pbd_world_def* d, PyObject* kwargs) {
 		} else {
 			PyErr_Format(
 			    PyExc_TypeError,
-			    "unknown setting '%s' (dt, substeps, iterations, gravity, damping, max_speed, sleep_time, "
+			    "unknown setting '%s' (dt, substeps, max_substeps, iterations, gravity, damping, max_speed, "
+			    "sleep_time, "
 			    "sleep_speed, threads, body_solver, contact_hertz, solver, formulation, method, wind, diagnostics, "
 			    "profile)",
 			    k);
@@ -979,6 +982,7 @@ static PyObject* World_stats(World* self, PyObject* unused) {
 	int rc = 0;
 	rc |= dict_set(d, "time", PyFloat_FromDouble(s.time));
 	rc |= dict_set(d, "steps", PyLong_FromUnsignedLongLong(s.steps));
+	rc |= dict_set(d, "substeps", PyLong_FromLong(pbd_world_step_substeps(self->world)));
 	rc |= dict_set(d, "kinetic_energy", PyFloat_FromDouble(s.kinetic_energy));
 	rc |= dict_set(d, "potential_energy", PyFloat_FromDouble(s.potential_energy));
 	rc |= dict_set(d, "elastic_energy",

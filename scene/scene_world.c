@@ -26,6 +26,7 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	static const char* const keys[] = {"gravity",
 	                                   "dt",
 	                                   "substeps",
+	                                   "max_substeps",
 	                                   "iterations",
 	                                   "solver",
 	                                   "formulation",
@@ -53,11 +54,12 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	                                   NULL};
 	const char* path = "world";
 	if (!jr_object(r, w, path, keys)) return false;
-	int64_t substeps, iterations, threads;
+	int64_t substeps, max_substeps, iterations, threads;
 	int solver, formulation, collision, damping_mode, method, simd, body_solver;
 	if (!jr_vec3(r, w, path, "gravity", d->gravity, PBD_SCENE_MAX_GRAVITY, &d->gravity) ||
 	    !jr_real_p(r, w, path, "dt", d->dt, (jr_range){PBD_SCENE_MIN_DT, PBD_SCENE_MAX_DT, false, false}, &d->dt) ||
 	    !jr_int(r, w, path, "substeps", d->substeps, 1, PBD_SCENE_MAX_SUBSTEPS, &substeps) ||
+	    !jr_int(r, w, path, "max_substeps", d->max_substeps, 0, PBD_SCENE_MAX_SUBSTEPS, &max_substeps) ||
 	    !jr_int(r, w, path, "iterations", d->iterations, 1, PBD_SCENE_MAX_ITERATIONS, &iterations) ||
 	    !jr_enum(r, w, path, "solver", (int)d->solver, solver_names, solver_aliases, solver_alias_values, &solver) ||
 	    !jr_enum(r, w, path, "formulation", (int)d->formulation, formulation_names, NULL, NULL, &formulation) ||
@@ -87,6 +89,7 @@ bool scene_read_world(loader* L, const cJSON* root, pbd_world_def* d) {
 	d->simd = (pbd_simd)simd;
 	d->damping_mode = (pbd_damping_mode)damping_mode;
 	d->substeps = (int)substeps;
+	d->max_substeps = (int)max_substeps;
 	d->iterations = (int)iterations;
 	d->solver = (pbd_solver)solver;
 	d->formulation = (pbd_formulation)formulation;

@@ -80,9 +80,10 @@ static inline bool test_with_assertions(void) {
  * its payload, so that the content checks, not the checksum, must catch the edit. */
 void test_snapshot_reseal(unsigned char* data, size_t size);
 
-/* A snapshot's last block before its checksum (version 12 on) for a world under the position
- * solver: the body solver, the soft step's contact stiffness and a count of 0 kept pairs. */
-#define TEST_SNAPSHOT_KEPT_NONE (2 * sizeof(uint32_t) + sizeof(pbd_real))
+/* A snapshot's last blocks before its checksum for a world under the position solver: the body
+ * solver, the soft step's contact stiffness and a count of 0 kept pairs (version 12 on), then
+ * max_substeps (version 13 on). */
+#define TEST_SNAPSHOT_KEPT_NONE (2 * sizeof(uint32_t) + sizeof(pbd_real) + sizeof(int32_t))
 
 #define assert_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (double)(tol))
 

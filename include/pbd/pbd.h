@@ -53,12 +53,17 @@ PBD_API void pbd_world_destroy(pbd_world* world);
 /// returns PBD_OK and is counted as PBD_WARN_DIVERGED.
 PBD_API pbd_status pbd_world_step(pbd_world* world);
 
+/// The substeps the last step ran: pbd_world_def.substeps, or more under max_substeps (before
+/// the first step: substeps). 0 for NULL.
+PBD_API int pbd_world_step_substeps(const pbd_world* world);
+
 /// The last error message of this world ("" if none).
 PBD_API const char* pbd_world_last_error(const pbd_world* world);
 
 /// Settings that may change between steps. Each validates like pbd_world_create.
 PBD_API pbd_status pbd_world_set_dt(pbd_world* world, pbd_real dt);
 PBD_API pbd_status pbd_world_set_substeps(pbd_world* world, int substeps);
+PBD_API pbd_status pbd_world_set_max_substeps(pbd_world* world, int max_substeps);
 PBD_API pbd_status pbd_world_set_iterations(pbd_world* world, int iterations);
 PBD_API pbd_status pbd_world_set_solver(pbd_world* world, pbd_solver solver);
 PBD_API pbd_status pbd_world_set_formulation(pbd_world* world, pbd_formulation formulation);

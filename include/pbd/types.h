@@ -253,6 +253,12 @@ typedef struct pbd_world_def {
 	int chebyshev_delay;
 	/// Chebyshev: under-relaxation gamma of each accelerated update, in (0, 1].
 	pbd_real chebyshev_gamma;
+	/// Substeps that follow the motion: above `substeps`, a step runs more substeps, up to this
+	/// many, when its fastest particle with a radius would otherwise move farther than the least
+	/// thickness (twice the least radius) in one substep (docs/collision.md, "Substeps that follow
+	/// the motion"); pbd_world_step_substeps tells how many the last step ran. 0 (default) or at
+	/// most `substeps`: every step runs `substeps`. In [0, 100000].
+	int max_substeps;
 	/// Hierarchical solve (Müller 2008, "Hierarchical Position Based Dynamics"): coarse levels
 	/// built from the distance-constraint graph, each iterated before the finer one and its
 	/// corrections interpolated down, once per substep before the `iterations` of the real

@@ -104,6 +104,8 @@ def test_bad_input_raises_the_library_message(tmp_path):
         pbd.World.from_builtin("no_such_scene")
     with pytest.raises(pbd.Error, match=r"World: pbd_world_def\.dt: must be in"):
         pbd.World(dt=-1)
+    with pytest.raises(pbd.Error, match=r"pbd_world_def\.max_substeps: must be in"):
+        pbd.World(max_substeps=-1)
     w = pbd.World(dt=0.01)
     w.add_particles(np.zeros((2, 3)))
     with pytest.raises(pbd.Error, match="not finite"):
@@ -195,6 +197,7 @@ def test_world_in_code_falls_and_hangs():
     assert np.array_equal(x[cloth["first_particle"] + 11], start)  # pins hold
     s = w.stats()
     assert s["particles"] == 145 and s["time"] == pytest.approx(2.0)
+    assert s["substeps"] == 10  # no max_substeps: every step runs `substeps`
     assert -1.05 < lowest < -0.8  # it swings down to hang about its 1 m length below the pins
     assert s["families"]["distance"]["count"] == s["distances"]
 

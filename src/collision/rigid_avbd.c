@@ -299,7 +299,7 @@ static void avbd_block(void* ctx, uint32_t block, uint32_t worker) {
 	}
 }
 
-static pbd_real substep_of(const pbd_world* w) { return w->def.dt / (pbd_real)w->def.substeps; }
+static pbd_real substep_of(const pbd_world* w) { return w->def.dt / (pbd_real)w->nsub; }
 
 /* A substep's start, its contacts moved to the prediction: each row's old overlap, its penalty
  * from its start at the step's first substep, and the contacts' share of each body's correction
@@ -359,7 +359,7 @@ static void restitution(pbd_world* w, pbd_rigid_c* k, pbd_real slow) {
 }
 
 void pbd_avbd_velocities(pbd_world* w, pbd_real h, pbd_real slow) {
-	const bool last = w->rsub >= (uint32_t)w->def.substeps;
+	const bool last = w->rsub >= (uint32_t)w->nsub;
 	for (uint32_t q = 0; q < w->nrc; ++q) {
 		pbd_rigid_c* k = &w->rcon[q];
 		k->pstep += k->pn;

@@ -368,7 +368,7 @@ static pair_ctx pair_of(const pbd_world* w, uint32_t fp, uint32_t fs) {
 	const pbd_collider* cs = &w->colliders[fs];
 	pair_ctx c;
 	c.fp = fp, c.fs = fs;
-	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
+	const pbd_real h = w->def.dt / (pbd_real)w->nsub;
 	const pbd_collider* anchor = cs->body ? cs : cp;
 	c.origin = anchor->body ? w->bodies.x[anchor->body - 1] : pbd_v3(0, 0, 0);
 	c.sp = side_of(w, cp, c.origin, h);
@@ -381,7 +381,7 @@ static pair_ctx pair_of(const pbd_world* w, uint32_t fp, uint32_t fs) {
 	c.up = g > 0 ? pbd_v3_scale(w->def.gravity, -1 / g) : pbd_v3(0, 0, 0);
 	c.hp = pbd_v3_dot(c.up, c.sp.centre), c.hs = pbd_v3_dot(c.up, c.ss.centre);
 	c.spec = 0;
-	c.ahead = pbd_rigid_per_step(w) ? (pbd_real)w->def.substeps : 1;
+	c.ahead = pbd_rigid_per_step(w) ? (pbd_real)w->nsub : 1;
 	return c;
 }
 
@@ -571,12 +571,12 @@ static pbd_real reach_of(const pbd_collider* c);
 /* The soft step searches once per step: how much further than over this substep the collider may
  * move over the rest of the step, at the pace of this substep. */
 static pbd_real rest_of_step(const pbd_world* w, const pbd_collider* c) {
-	if (!pbd_rigid_per_step(w) || w->def.substeps < 2) return 0;
+	if (!pbd_rigid_per_step(w) || w->nsub < 2) return 0;
 	const pbd_quat d = pbd_quat_mul(c->def.pose.rotation, pbd_quat_conj(c->pose0.rotation));
 	const pbd_real reach = reach_of(c);
 	const pbd_real turn = reach < PBD_REAL_MAX ? 2 * reach * pbd_v3_length(pbd_v3(d.x, d.y, d.z)) : 0;
 	const pbd_real shift = pbd_v3_length(pbd_v3_sub(c->def.pose.position, c->pose0.position));
-	return (pbd_real)(w->def.substeps - 1) * (shift + turn);
+	return (pbd_real)(w->nsub - 1) * (shift + turn);
 }
 
 static uint32_t broad_phase(pbd_world* w) {

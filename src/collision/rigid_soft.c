@@ -266,7 +266,7 @@ static void soft_block(void* ctx, uint32_t block, uint32_t worker) {
 
 /* One pass over every contact, colour by colour. */
 static void run(pbd_world* w, soft_pass pass, pbd_real slow) {
-	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
+	const pbd_real h = w->def.dt / (pbd_real)w->nsub;
 	const pbd_real hertz = w->def.contact_hertz > 0 ? w->def.contact_hertz : PBD_SOFT_RATE_SHARE / h;
 	soft_stage s = {w, NULL, 0, PBD_SOFT_BLOCK, pass, h, slow, {soft_of(hertz, h), soft_of(2 * hertz, h)}};
 	for (uint32_t c = 0; c <= PBD_SOFT_COLOURS; ++c) {
@@ -293,7 +293,7 @@ bool pbd_soft_begin(pbd_world* w) {
 }
 
 void pbd_soft_move(pbd_world* w) {
-	const pbd_real since = w->def.dt / (pbd_real)w->def.substeps * (pbd_real)(w->rsub - 1);
+	const pbd_real since = w->def.dt / (pbd_real)w->nsub * (pbd_real)(w->rsub - 1);
 	for (uint32_t q = 0; q < w->nrc; ++q) {
 		pbd_rigid_c* k = &w->rcon[q];
 		const pbd_vec3 d = pbd_v3_sub(moved_since_search(w, k->p, k->rp), moved_since_search(w, k->s, k->rs));
@@ -310,7 +310,7 @@ void pbd_soft_solve(pbd_world* w) { run(w, PASS_SOLVE, 0); }
 
 void pbd_soft_velocities(pbd_world* w, pbd_real h, pbd_real slow) {
 	run(w, PASS_RELAX, slow);
-	if (w->rsub >= (uint32_t)w->def.substeps) run(w, PASS_BOUNCE, slow);
+	if (w->rsub >= (uint32_t)w->nsub) run(w, PASS_BOUNCE, slow);
 	/* What the API and the contact events read: the separation at the substep's end and the
 	 * substep's normal impulse, as the correction it made (pbd_world_get_body_contacts). */
 	for (uint32_t q = 0; q < w->nrc; ++q) {

@@ -50,7 +50,7 @@ pbd_status pbd_integrate_prepare(pbd_world* w) {
 	/* The rows on the positions the first substep will start from: projective dynamics factors its
 	 * matrix from them, with the springs of the hard rows. */
 	pbd_step_ctx ctx;
-	pbd_step_ctx_init(w, w->def.dt / (pbd_real)w->def.substeps, &ctx);
+	pbd_step_ctx_init(w, w->def.dt / (pbd_real)w->nsub, &ctx);
 	ctx.q = w->x_lo;
 	pbd_integrate_linearize(w, &ctx);
 	in->residual = 0;

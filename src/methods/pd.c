@@ -274,7 +274,7 @@ static void assemble(const pbd_world* w, pbd_real h, uint32_t* prow, uint32_t* p
  * pins changed, a new factor when a value did. */
 pbd_status pbd_pd_prepare(pbd_world* w) {
 	pbd_integrator* in = w->integ;
-	const pbd_real h = w->def.dt / (pbd_real)w->def.substeps;
+	const pbd_real h = w->def.dt / (pbd_real)w->nsub;
 	const uint64_t nnz64 = entries(w);
 	if (nnz64 > UINT32_MAX / 2) return PBD_ERR_OUT_OF_MEMORY;
 	const uint32_t nnz = (uint32_t)nnz64;

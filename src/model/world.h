@@ -238,6 +238,7 @@ struct pbd_world {
 	 * the first substep's search succeeded, and each body's centre and orientation then, from which
 	 * the later substeps move the contacts it made */
 	uint32_t rsub;
+	int nsub; /* the current (or last) step's substeps: pbd_world_def.substeps, or more (max_substeps) */
 	bool rsearched;
 	struct pbd_soft_ref {
 		pbd_vec3 x, x_lo;

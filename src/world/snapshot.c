@@ -42,7 +42,8 @@
  * reports the same contact events. */
 /* 12: the body solver and the soft step's contact stiffness, and its contacts kept from the last
  * step with their impulses (warm starting), so that a resumed soft step goes on bit for bit. */
-#define SNAP_VERSION 12u
+/* 13: the most substeps a step may take (pbd_world_def.max_substeps). */
+#define SNAP_VERSION 13u
 /* The oldest version read: 6 lacks the projective dynamics block, and a world loaded from it takes
  * its weights from the positions, as every world did then. */
 #define SNAP_VERSION_OLDEST 6u
@@ -415,6 +416,7 @@ static void write_world(writer* wr, const pbd_world* w, uint64_t size) {
 			put_real(wr, c->pn);
 			put_vec(wr, c->pt);
 		}
+	put_i32(wr, w->def.max_substeps); /* version 13 on */
 	const uint64_t h = wr->hash;
 	put_u64(wr, h);
 }
@@ -1192,6 +1194,15 @@ static pbd_status load_touch(reader* rd, pbd_world* w, const char* name, pbd_err
 /* Version 12 on: the body solver and the soft step's contact stiffness, then the contacts kept
  * from the last step, pair by pair, each checked as the search could have made it
  * (pbd_rigid_contacts_check_kept). */
+/* Version 13 on: pbd_world_def.max_substeps, checked as pbd_world_create checks it. */
+static pbd_status load_max_substeps(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
+	const int32_t most = get_i32(rd);
+	if (rd->short_read) return pbd_fail_err(err, PBD_ERR_PARSE, "%s: truncated in the settings' max_substeps", name);
+	if (pbd_world_set_max_substeps(w, most) != PBD_OK)
+		return pbd_fail_err(err, PBD_ERR_OUT_OF_RANGE, "%s: settings: %s", name, pbd_world_last_error(w));
+	return PBD_OK;
+}
+
 static pbd_status load_kept(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
 	const uint32_t solver = get_u32(rd);
 	const pbd_real hertz = get_real(rd);
@@ -1480,6 +1491,7 @@ static pbd_status load_named(const void* data, size_t size, const pbd_world_def*
 	if (st == PBD_OK) st = load_sleep(&rd, w, h.version, name, err);
 	if (st == PBD_OK && h.version >= 11) st = load_touch(&rd, w, name, err);
 	if (st == PBD_OK && h.version >= 12) st = load_kept(&rd, w, name, err);
+	if (st == PBD_OK && h.version >= 13) st = load_max_substeps(&rd, w, name, err);
 	if (st == PBD_OK) st = check_nodes(w, name, err);
 	if (st == PBD_OK && (rd.short_read || rd.pos != rd.size))
 		st = pbd_fail_err(err, PBD_ERR_PARSE, "%s: %s", name, rd.short_read ? "truncated" : "trailing bytes");

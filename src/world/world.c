@@ -82,6 +82,17 @@ static pbd_status validate_def(pbd_world* w, const pbd_world_def* d) {
 			                "pbd_world_def.dt: the substep dt / substeps = %.9g s is below %g s for this precision",
 			                (double)h, (double)h_min);
 	}
+	if (d->max_substeps < 0 || d->max_substeps > 100000)
+		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.max_substeps: must be in [0, 100000] (got %d)",
+		                d->max_substeps);
+	if (d->max_substeps > d->substeps) {
+		const pbd_real h = d->dt / (pbd_real)d->max_substeps;
+		if (!(h >= PBD_SQRT(PBD_REAL_MIN_NORMAL)))
+			return pbd_fail(w, PBD_ERR_OUT_OF_RANGE,
+			                "pbd_world_def.max_substeps: the substep dt / max_substeps = %.9g s is below %g s for "
+			                "this precision",
+			                (double)h, (double)PBD_SQRT(PBD_REAL_MIN_NORMAL));
+	}
 	if (d->iterations < 1 || d->iterations > 100000)
 		return pbd_fail(w, PBD_ERR_OUT_OF_RANGE, "pbd_world_def.iterations: must be in [1, 100000] (got %d)",
 		                d->iterations);
@@ -227,6 +238,7 @@ pbd_status pbd_world_create(const pbd_world_def* def, pbd_world** out) {
 	w->plan = &parts->plan;
 	w->jdirect = &parts->jdirect;
 	w->def = *def;
+	w->nsub = def->substeps;
 	w->mem = mem;
 	w->block_offset = offset;
 	if (pbd_exec_init(&w->exec, &w->mem, (uint32_t)def->threads, def->enqueue_task, def->finish_task, def->task_user) !=
@@ -394,6 +406,13 @@ pbd_status pbd_world_set_substeps(pbd_world* w, int value) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	pbd_world_def d = w->def;
 	d.substeps = value;
+	return apply_def(w, &d);
+}
+
+pbd_status pbd_world_set_max_substeps(pbd_world* w, int value) {
+	if (!w) return PBD_ERR_INVALID_ARGUMENT;
+	pbd_world_def d = w->def;
+	d.max_substeps = value;
 	return apply_def(w, &d);
 }
 
@@ -567,16 +586,42 @@ static void publish_profile(pbd_world* w, uint64_t t_stats, uint64_t t_step) {
 	if (!w->def.profile) return;
 	pbd_prof_end(w, PBD_PHASE_STATS, t_stats);
 	pbd_profile_publish(&w->prof, pbd_clock_ns() - t_step, &w->profile);
-	w->profile.substeps = w->def.substeps;
+	w->profile.substeps = w->nsub;
 	w->profile.iterations = w->def.iterations;
 	for (int t = 0; t < PBD_FAMILY_COUNT; ++t) w->profile.constraints[t] = w->fam[t].n;
 	w->stats.profile = w->profile;
 }
 
+/* The substeps of the coming step (pbd_world_def.max_substeps): enough that the fastest particle
+ * with a radius, at its speed plus what gravity adds in the step, moves at most the least
+ * thickness per substep. Two layers that close more than a thickness in one substep meet their
+ * contact with less room than the iterations need to part them (a 128 x 128 cloth falling on a
+ * table at 4 substeps let edges through faces where it bunched at the corners; at 8, none). */
+static int step_substeps(const pbd_world* w) {
+	const pbd_world_def* d = &w->def;
+	if (d->max_substeps <= d->substeps) return d->substeps;
+	pbd_real rmin = PBD_REAL_MAX, v2 = 0;
+	for (uint32_t i = 0; i < w->np; ++i) {
+		const pbd_real r = w->radius[i];
+		if (!(r > 0) || !(w->w[i] > 0)) continue;
+		rmin = PBD_FMIN(rmin, r);
+		v2 = PBD_FMAX(v2, pbd_v3_dot(w->v[i], w->v[i]));
+	}
+	if (rmin == PBD_REAL_MAX) return d->substeps;
+	const double motion = ((double)PBD_SQRT(v2) + (double)pbd_v3_length(d->gravity) * (double)d->dt) * (double)d->dt;
+	const double need = ceil(motion / (2 * (double)rmin));
+	/* A non-finite speed (the step will restore the particle and report it) asks for nothing. */
+	if (!(need > (double)d->substeps)) return d->substeps;
+	return need < (double)d->max_substeps ? (int)need : d->max_substeps;
+}
+
+int pbd_world_step_substeps(const pbd_world* w) { return w ? w->nsub : 0; }
+
 pbd_status pbd_world_step(pbd_world* w) {
 	if (!w) return PBD_ERR_INVALID_ARGUMENT;
 	const pbd_world_def* d = &w->def;
-	int substeps = d->substeps;
+	const int substeps = step_substeps(w);
+	w->nsub = substeps;
 	pbd_real h = d->dt / (pbd_real)substeps;
 	/* Damping is given per step; spread it over the substeps so the step total is the same. */
 	pbd_real damping = d->damping == 1 ? 1 : PBD_POW(d->damping, PBD_R(1.0) / (pbd_real)substeps);

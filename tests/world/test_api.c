@@ -80,7 +80,8 @@ static void same(const snapshot* a, const snapshot* b) {
 	assert_memory_equal(a->inv, b->inv, sizeof a->inv);
 	const pbd_world_def *x = &a->def, *y = &b->def;
 	assert_memory_equal(&x->gravity, &y->gravity, sizeof x->gravity);
-	assert_true(x->dt == y->dt && x->substeps == y->substeps && x->iterations == y->iterations);
+	assert_true(x->dt == y->dt && x->substeps == y->substeps && x->iterations == y->iterations &&
+	            x->max_substeps == y->max_substeps);
 	assert_true(x->solver == y->solver && x->formulation == y->formulation && x->damping == y->damping);
 	assert_true(x->jacobi_alpha == y->jacobi_alpha && x->jacobi_omega == y->jacobi_omega &&
 	            x->jacobi_equal_split == y->jacobi_equal_split);
@@ -142,6 +143,12 @@ static void test_world_def_refused(void** state) {
 	d.substeps = 0;
 	expect_create_refused(d, PBD_ERR_OUT_OF_RANGE);
 	d = pbd_world_def_default();
+	d.max_substeps = -1;
+	expect_create_refused(d, PBD_ERR_OUT_OF_RANGE);
+	d = pbd_world_def_default();
+	d.max_substeps = 100001;
+	expect_create_refused(d, PBD_ERR_OUT_OF_RANGE);
+	d = pbd_world_def_default();
 	d.iterations = 0;
 	expect_create_refused(d, PBD_ERR_OUT_OF_RANGE);
 	d = pbd_world_def_default();
@@ -201,6 +208,7 @@ static void test_settings_refused(void** state) {
 	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_world_set_dt(w, 1e30f));
 #endif
 	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_world_set_substeps(w, 0));
+	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_world_set_max_substeps(w, -2));
 	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_world_set_iterations(w, 0));
 	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_world_set_damping(w, 0));
 	EXPECT_REFUSED(w, &book, PBD_ERR_OUT_OF_RANGE, pbd_world_set_damping(w, (pbd_real)1.01));
@@ -214,6 +222,8 @@ static void test_settings_refused(void** state) {
 	/* And valid settings do apply. */
 	assert_int_equal(pbd_world_set_substeps(w, 4), PBD_OK);
 	assert_int_equal(pbd_world_get_def(w).substeps, 4);
+	assert_int_equal(pbd_world_set_max_substeps(w, 2), PBD_OK); /* below substeps: no effect, allowed */
+	assert_int_equal(pbd_world_step_substeps(NULL), 0);
 	/* get_def hands back a def that creates a world with the same settings. */
 	pbd_world_def copy = pbd_world_get_def(w);
 	pbd_world* w2 = NULL;
