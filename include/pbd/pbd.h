@@ -53,8 +53,8 @@ PBD_API void pbd_world_destroy(pbd_world* world);
 /// returns PBD_OK and is counted as PBD_WARN_DIVERGED.
 PBD_API pbd_status pbd_world_step(pbd_world* world);
 
-/// The substeps the last step ran: pbd_world_def.substeps, or more under max_substeps (before
-/// the first step: substeps). 0 for NULL.
+/// The substeps the last step ran: pbd_world_def.substeps, or more under max_substeps. Before a
+/// world's first step, and after a load, the substeps it was created with. 0 for NULL.
 PBD_API int pbd_world_step_substeps(const pbd_world* world);
 
 /// The last error message of this world ("" if none).

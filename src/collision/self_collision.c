@@ -237,8 +237,8 @@ void pbd_particle_collision_project(pbd_world* w, const uint32_t* ref, uint32_t 
 	for (uint32_t r = 0; r < count; ++r) {
 		const uint32_t k = ref ? ref[r] & PBD_CONTACT_REF_INDEX : r;
 		const uint32_t a = c->pairs[k].a, b = c->pairs[k].b;
-		const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(x[a], x[b]), pbd_v3_sub(q[a], q[b]));
 		if (held && c->held_only && pbd_v3_dot(held[a], held[a]) == 0 && pbd_v3_dot(held[b], held[b]) == 0) continue;
+		const pbd_vec3 d = pbd_v3_add(pbd_v3_sub(x[a], x[b]), pbd_v3_sub(q[a], q[b]));
 		const pbd_real len2 = pbd_v3_dot(d, d), dist = c->pairs[k].dist;
 		if (!(len2 < dist * dist)) continue;
 		const pbd_real len = PBD_SQRT(len2);

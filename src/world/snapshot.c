@@ -1191,9 +1191,6 @@ static pbd_status load_touch(reader* rd, pbd_world* w, const char* name, pbd_err
 	return PBD_OK;
 }
 
-/* Version 12 on: the body solver and the soft step's contact stiffness, then the contacts kept
- * from the last step, pair by pair, each checked as the search could have made it
- * (pbd_rigid_contacts_check_kept). */
 /* Version 13 on: pbd_world_def.max_substeps, checked as pbd_world_create checks it. */
 static pbd_status load_max_substeps(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
 	const int32_t most = get_i32(rd);
@@ -1203,6 +1200,9 @@ static pbd_status load_max_substeps(reader* rd, pbd_world* w, const char* name, 
 	return PBD_OK;
 }
 
+/* Version 12 on: the body solver and the soft step's contact stiffness, then the contacts kept
+ * from the last step, pair by pair, each checked as the search could have made it
+ * (pbd_rigid_contacts_check_kept). */
 static pbd_status load_kept(reader* rd, pbd_world* w, const char* name, pbd_error* err) {
 	const uint32_t solver = get_u32(rd);
 	const pbd_real hertz = get_real(rd);

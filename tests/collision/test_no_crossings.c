@@ -140,6 +140,18 @@ static void test_folded_cloth(void** state) {
 	pbd_world_destroy(w);
 }
 
+/* The benchmark's table: a 0.6 x 0.05 x 0.6 m box whose top is 0.5 m above the floor. */
+static void add_table(pbd_world* w, scene* s) {
+	pbd_collider_def c = pbd_collider_def_default();
+	c.type = PBD_SHAPE_BOX;
+	c.shape.box.half_extents = pbd_v3((pbd_real)0.3, (pbd_real)0.025, (pbd_real)0.3);
+	c.pose.position = pbd_v3(0, (pbd_real)0.475, 0);
+	col_shape* b = add_collider(w, s, c, COL_SHAPE_BOX);
+	b->center[1] = 0.475;
+	b->half[0] = b->half[2] = 0.3;
+	b->half[1] = 0.025;
+}
+
 /* A 24 x 24 cloth, 1 m square, 0.2 m above a 0.6 x 0.05 x 0.6 m table whose top is 0.5 m above
  * the floor, falls on it and drapes over its edges. */
 static void test_cloth_on_table(void** state) {
@@ -148,14 +160,7 @@ static void test_cloth_on_table(void** state) {
 	pbd_world* w = world(msg, 1);
 	scene s = {NULL, 0, {{0}}, 0};
 	floor_plane(w, &s);
-	pbd_collider_def c = pbd_collider_def_default();
-	c.type = PBD_SHAPE_BOX;
-	c.shape.box.half_extents = pbd_v3((pbd_real)0.3, (pbd_real)0.025, (pbd_real)0.3);
-	c.pose.position = pbd_v3(0, (pbd_real)0.475, 0);
-	col_shape* b = add_collider(w, &s, c, COL_SHAPE_BOX);
-	b->center[1] = 0.475;
-	b->half[0] = b->half[2] = 0.3;
-	b->half[1] = 0.025;
+	add_table(w, &s);
 	const uint32_t n = 24;
 	pbd_mesh m;
 	tp_grid(&m, n, n, 1, pbd_v3((pbd_real)-0.5, (pbd_real)0.7, (pbd_real)-0.5), 1, false);
@@ -182,15 +187,8 @@ static void test_layers_pressed_against_table(void** state) {
 		scene s = {NULL, 0, {{0}}, 0};
 		collider_margin = 0;
 		floor_plane(w, &s);
-		pbd_collider_def c = pbd_collider_def_default();
-		c.type = PBD_SHAPE_BOX;
-		c.shape.box.half_extents = pbd_v3((pbd_real)0.3, (pbd_real)0.025, (pbd_real)0.3);
-		c.pose.position = pbd_v3(0, (pbd_real)0.475, 0);
-		col_shape* b = add_collider(w, &s, c, COL_SHAPE_BOX);
+		add_table(w, &s);
 		collider_margin = 0.005;
-		b->center[1] = 0.475;
-		b->half[0] = b->half[2] = 0.3;
-		b->half[1] = 0.025;
 		pbd_mesh m;
 		tp_grid(&m, n, n, 1, pbd_v3((pbd_real)-0.5, (pbd_real)0.7, (pbd_real)-0.5), 1, false);
 		pbd_soft_def d = pbd_soft_def_default();

@@ -141,6 +141,17 @@ static void test_snapshot_keeps_max_substeps(void** state) {
 	assert_int_equal(pbd_world_save_memory(a, buf, size, &size), PBD_OK);
 	pbd_world* b = NULL;
 	pbd_error err;
+	/* The last word before the 8-byte hash, forged out of range and resealed: refused by name. */
+	unsigned char* forged = malloc(size);
+	assert_non_null(forged);
+	memcpy(forged, buf, size);
+	const int32_t bad = -5;
+	memcpy(forged + size - 8 - sizeof bad, &bad, sizeof bad);
+	test_snapshot_reseal(forged, size);
+	assert_int_equal(pbd_world_load_memory(forged, size, NULL, &b, &err), PBD_ERR_OUT_OF_RANGE);
+	assert_null(b);
+	assert_non_null(strstr(err.message, "max_substeps"));
+	free(forged);
 	assert_int_equal(pbd_world_load_memory(buf, size, NULL, &b, &err), PBD_OK);
 	free(buf);
 	assert_int_equal(pbd_world_get_def(b).max_substeps, 9);

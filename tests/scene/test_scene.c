@@ -1059,6 +1059,7 @@ static const bad_case bad_cases[] = {
     {"{\"world\": {\"dt\": -0.01}}", "world.dt: must be in [1e-09, 10] (got -0.01)", NULL},
     {"{\"world\": {\"dt\": 1e-60}}", "world.dt: must be in [1e-09, 10] (got 1e-60)", NULL}, /* 0 in float */
     {"{\"world\": {\"substeps\": 0}}", "world.substeps: must be >= 1 (got 0)", NULL},
+    {"{\"world\": {\"max_substeps\": -1}}", "world.max_substeps: must be >= 0 (got -1)", NULL},
     {"{\"world\": {\"iterations\": 1000000}}", "world.iterations: must be <= 10000", NULL},
     {"{\"world\": {\"damping\": 0}}", "world.damping: must be in (0, 1] (got 0)", NULL},
     {"{\"world\": {\"damping\": 1.5}}", "world.damping: must be in (0, 1]", NULL},
