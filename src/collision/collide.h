@@ -23,6 +23,17 @@ typedef void (*pbd_corner_fn)(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 ou
  * of the unit normals of the two faces that meet at it). */
 typedef void (*pbd_edge_fn)(void* ctx, uint32_t index, pbd_vec3 a, pbd_vec3 b, pbd_vec3 outward);
 
+/* A shape's primitives near a ball of its local frame (pbd_shape_ops.near): every primitive that
+ * comes within `radius` of `centre` is among ids[0, n). */
+typedef struct pbd_near_list {
+	const uint32_t* ids;
+	uint32_t n;
+	pbd_vec3 centre;
+	pbd_real radius;
+} pbd_near_list;
+
+#define PBD_NEAR_NONE UINT32_MAX
+
 /* The cosine of the angle between two faces' normals below which their edge is sharp (10
  * degrees): over a flatter crease a cloth face rests on the faces beside it, held by its
  * vertices' contacts within the sagitta of the crease. */
@@ -73,6 +84,21 @@ typedef struct pbd_shape_ops {
 	 * `start`, a's distance as `distance` gives it, so that the sweep need not ask again. */
 	bool (*sweep_from)(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real start,
 	                   pbd_real* t, pbd_vec3* normal);
+	/* Shapes whose distance is a search over primitives (NULL for the others): the candidates a
+	 * step keeps per particle (contact.c, "Candidates a step keeps"). `near` writes into ids the
+	 * primitives that may come within `radius` of the local point `centre` (every other one lies
+	 * farther, by the boxes), in increasing order, and returns their count; more than cap, or a
+	 * point too far out for the lists' arithmetic: PBD_NEAR_NONE. */
+	uint32_t (*near)(const pbd_collider_def* def, pbd_vec3 centre, pbd_real radius, uint32_t* ids, uint32_t cap);
+	/* `distance` and `sweep_from` over a list alone, where it proves the answer of the whole
+	 * shape: the same bits as theirs (both take the least value, the lowest index among equals,
+	 * and each primitive's value does not depend on the others). False where the list cannot
+	 * tell: a point, or a path with its radius, not well inside the list's ball. */
+	bool (*distance_among)(const pbd_collider_def* def, const pbd_near_list* l, pbd_vec3 p, pbd_real* dist,
+	                       pbd_vec3* normal);
+	/* *hit: whether the path touches, with *t and *normal as sweep_from gives them. */
+	bool (*sweep_among)(const pbd_collider_def* def, const pbd_near_list* l, pbd_vec3 a, pbd_vec3 b, pbd_real radius,
+	                    pbd_real start, bool* hit, pbd_real* t, pbd_vec3* normal);
 } pbd_shape_ops;
 
 extern const pbd_shape_ops pbd_shape_plane_ops;

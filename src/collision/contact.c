@@ -121,6 +121,8 @@ static void make_contact(const pbd_world* w, pbd_contact_c* k, uint32_t slot, ui
 /* At most this many reals of clearances (4 per particle and dear collider): a world with more
  * keeps them for its first colliders and queries the others every time. */
 #define PBD_CLEAR_MAX_REALS ((size_t)1 << 22)
+/* About this many kept lists at most (some 80 MB); beyond, particles query the whole shape. */
+#define PBD_NEAR_MAX_ENTRIES ((size_t)1 << 20)
 #ifdef PBD_DOUBLE
 #define CLEAR_EPS DBL_EPSILON
 #else
@@ -137,6 +139,7 @@ static bool dear_query(const pbd_collider* c) {
 static bool clear_setup(pbd_world* w) {
 	pbd_broad* bp = &w->broad;
 	bp->clear_ready = true;
+	bp->near_ready = false;
 	bp->clear_np = 0;
 	if (!grow_to(w, (void**)&bp->clear_of, sizeof *bp->clear_of, &bp->cap_clear_of, w->nc)) return false;
 	size_t n = 0;
@@ -152,6 +155,23 @@ static bool clear_setup(pbd_world* w) {
 	}
 	for (size_t k = 3; k < n; k += 4) bp->clear[k] = (pbd_real)NAN;
 	bp->clear_np = w->np;
+	/* the kept lists: an entry per particle for each slot whose shape keeps them */
+	if (!grow_to(w, (void**)&bp->near_of, sizeof *bp->near_of, &bp->cap_near_of, w->nc)) return false;
+	size_t m = 0;
+	for (uint32_t s = 0; s < w->nc; ++s) {
+		const pbd_collider* c = &w->colliders[s];
+		const bool fits = m + (size_t)w->np <= PBD_NEAR_MAX_ENTRIES;
+		bp->near_of[s] = bp->clear_of[s] != UINT32_MAX && pbd_shape_ops_of(c->def.type)->near && !bp->near_off && fits
+		                     ? (uint32_t)m
+		                     : UINT32_MAX;
+		if (bp->near_of[s] != UINT32_MAX) m += w->np;
+	}
+	if (!grow_to(w, (void**)&bp->near_ids, PBD_NEAR_CAP * sizeof *bp->near_ids, &bp->cap_near_ids, (uint32_t)m) ||
+	    !grow_to(w, (void**)&bp->near_n, sizeof *bp->near_n, &bp->cap_near_n, (uint32_t)m) ||
+	    !grow_to(w, (void**)&bp->near_ball, 4 * sizeof *bp->near_ball, &bp->cap_near_ball, (uint32_t)m))
+		return false;
+	if (m) memset(bp->near_n, PBD_NEAR_NOT_YET, m);
+	bp->near_ready = true;
 	return true;
 }
 
@@ -178,6 +198,71 @@ static bool clear_beyond(const pbd_real* k, pbd_vec3 p, pbd_real need) {
 
 static void clear_note(pbd_real* k, pbd_vec3 p, pbd_real d) { k[0] = p.x, k[1] = p.y, k[2] = p.z, k[3] = d; }
 
+/* ---- candidates a step keeps --------------------------------------------------------------
+ * A particle that rests on a mesh asks it for a distance and a sweep every substep, and each
+ * query walks the hierarchy from its root to the few triangles under the particle. The first
+ * query of the step that finds the particle near the surface also gathers those triangles, all
+ * that come within the distance it found plus a skin (pbd_shape_ops.near); later queries take
+ * the least over that list alone wherever the list proves it is the answer of the whole shape:
+ * a point whose nearest listed triangle is nearer than the ball's edge (no other triangle can
+ * be nearer), a path whose grown tube stays inside the ball. Both take the least value and the
+ * lowest index among equals, as the hierarchy does, so the bits are the same (a test runs the
+ * scenes both ways). Where the list cannot tell, the shape is asked and the list gathered again
+ * around the new point. */
+
+/* The first entry of collider slot's kept lists, or SIZE_MAX where it keeps none. */
+static size_t near_base(const pbd_world* w, uint32_t slot) {
+	const pbd_broad* bp = &w->broad;
+	if (!bp->near_ready || bp->clear_np != w->np || bp->near_of[slot] == UINT32_MAX) return SIZE_MAX;
+	return bp->near_of[slot];
+}
+
+static bool near_list_of(const pbd_world* w, size_t e, pbd_near_list* l) {
+	const pbd_broad* bp = &w->broad;
+	if (e == SIZE_MAX || bp->near_n[e] > PBD_NEAR_CAP) return false;
+	const pbd_real* ball = bp->near_ball + 4 * e;
+	*l = (pbd_near_list){bp->near_ids + e * PBD_NEAR_CAP, bp->near_n[e], pbd_v3(ball[0], ball[1], ball[2]), ball[3]};
+	return true;
+}
+
+/* The distance of the local point p from collider c's shape, for entry e (SIZE_MAX: none): from
+ * its list where it tells, else from the shape, after which a point nearer than `gather_within`
+ * gathers its list again, for a ball `skin` beyond the distance. */
+static pbd_real kept_distance(const pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, size_t e, pbd_vec3 p,
+                              pbd_real gather_within, pbd_real skin, pbd_vec3* n, uint64_t* used, uint64_t* gathered) {
+	pbd_near_list l;
+	pbd_real d;
+	if (near_list_of(w, e, &l) && ops->distance_among(&c->def, &l, p, &d, n)) {
+		++*used;
+		return d;
+	}
+	d = ops->distance(&c->def, p, n);
+	const pbd_broad* bp = &w->broad;
+	if (e != SIZE_MAX && bp->near_n[e] != PBD_NEAR_NO && d < gather_within) {
+		const pbd_real radius = PBD_FABS(d) + skin;
+		const uint32_t got = ops->near(&c->def, p, radius, bp->near_ids + e * PBD_NEAR_CAP, PBD_NEAR_CAP);
+		bp->near_n[e] = got <= PBD_NEAR_CAP ? (uint8_t)got : (uint8_t)PBD_NEAR_NO;
+		pbd_real* ball = bp->near_ball + 4 * e;
+		ball[0] = p.x, ball[1] = p.y, ball[2] = p.z, ball[3] = radius;
+		++*gathered;
+	}
+	return d;
+}
+
+/* The sweep of a -> b against collider c's shape (sweep_from where it has one), from entry e's
+ * list where it tells. */
+static bool kept_sweep(const pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, size_t e, pbd_vec3 a,
+                       pbd_vec3 b, pbd_real radius, pbd_real start, pbd_real* t, pbd_vec3* n, uint64_t* used) {
+	pbd_near_list l;
+	bool hit;
+	if (near_list_of(w, e, &l) && ops->sweep_among(&c->def, &l, a, b, radius, start, &hit, t, n)) {
+		++*used;
+		return hit;
+	}
+	return ops->sweep_from ? ops->sweep_from(&c->def, a, b, radius, start, t, n)
+	                       : ops->sweep(&c->def, a, b, radius, t, n);
+}
+
 /* The contacts of one collider with particles [first, end), leaving out the particles that have
  * one with it among contacts [0, known). `sweep` false: closest points only (the after-solver
  * mode, which moves the finished positions out once, as Games103 lab 2 does, and the last
@@ -190,7 +275,8 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 	const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
 	const pbd_real collider_margin = c->def.margin;
 	const pbd_pose p0 = c->pose0, p1 = c->def.pose;
-	uint64_t made = 0, spared = 0;
+	uint64_t made = 0, spared = 0, used = 0, gathered = 0;
+	const size_t near0 = near_base(w, slot);
 	/* The known contacts come in order (collider, particle): one bisection finds this range's
 	 * first, and a cursor walks on with the particles. */
 	uint32_t next_known = known ? pbd_lower_bound_pair(w->con, sizeof *w->con, known, offsetof(pbd_contact_c, collider),
@@ -219,6 +305,10 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 		const pbd_vec3 move = pbd_v3_sub(b, a);
 		const pbd_real path = pbd_v3_length(move);
 		pbd_real* cl = clear ? clear + 4 * (size_t)i : NULL;
+		const size_t e = near0 == SIZE_MAX ? SIZE_MAX : near0 + i;
+		/* A list for particles near the surface, for a ball that the next few substeps' paths
+		 * stay inside. */
+		const pbd_real skin = path + 4 * PBD_CONTACT_TOLERANCE;
 		if (sweep) {
 			const pbd_real* r = kept ? kept + 4 * (i - first) : NULL;
 			if (r && r[0] == r[0]) {
@@ -230,7 +320,8 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 					++spared;
 					continue;
 				}
-				da = ops->distance(&c->def, a, &na);
+				da = e == SIZE_MAX ? ops->distance(&c->def, a, &na)
+				                   : kept_distance(w, c, ops, e, a, margin + skin, skin, &na, &used, &gathered);
 				if (cl) clear_note(cl, a, da), ++made;
 			}
 			if (keep) {
@@ -247,9 +338,13 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 		 * rounding) a hair less than where it is, so that the path is still swept: on a
 		 * non-convex surface, sliding along the face it rests on can carry it into the next bump. */
 		const pbd_real swept = PBD_FMIN(margin, da - PBD_R(0.5) * PBD_CONTACT_TOLERANCE);
-		if (sweep && da > margin - PBD_CONTACT_TOLERANCE &&
-		    (ops->sweep_from ? ops->sweep_from(&c->def, a, b, swept, da, &t, &n)
-		                     : ops->sweep(&c->def, a, b, swept, &t, &n))) {
+		/* The path can touch only where the distance falls below the sweep's radius on the way,
+		 * and it falls by at most the path's length: a path that cannot get there (by a quarter
+		 * of the tolerance, far above the roundings of either) misses, and is not swept. A
+		 * particle resting on a surface moves far less than that in a substep. */
+		const bool reaches = w->broad.clear_off || da - path - swept <= PBD_R(0.25) * PBD_CONTACT_TOLERANCE;
+		if (sweep && da > margin - PBD_CONTACT_TOLERANCE && reaches &&
+		    kept_sweep(w, c, ops, e, a, b, swept, da, &t, &n, &used)) {
 			/* The point it first touches, moved out to the margin along the normal there. */
 			target = pbd_v3_add(pbd_v3_add(a, pbd_v3_scale(move, t)), pbd_v3_scale(n, margin - swept));
 		} else if (sweep && PBD_FABS(da - margin) <= PBD_CONTACT_TOLERANCE && pbd_v3_dot(na, move) < 0) {
@@ -264,7 +359,9 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 				++spared;
 				continue;
 			}
-			const pbd_real db = ops->distance(&c->def, b, &n);
+			const pbd_real db = e == SIZE_MAX
+			                        ? ops->distance(&c->def, b, &n)
+			                        : kept_distance(w, c, ops, e, b, margin + skin, skin, &n, &used, &gathered);
 			if (cl) clear_note(cl, b, db), ++made;
 			if (!(db < margin + reach)) continue;
 			target = pbd_v3_add(b, pbd_v3_scale(n, margin - db));
@@ -275,6 +372,8 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 	}
 	if (made) atomic_fetch_add_explicit(&counts->clear_made, made, memory_order_relaxed);
 	if (spared) atomic_fetch_add_explicit(&counts->clear_spared, spared, memory_order_relaxed);
+	if (used) atomic_fetch_add_explicit(&counts->near_used, used, memory_order_relaxed);
+	if (gathered) atomic_fetch_add_explicit(&counts->near_gathered, gathered, memory_order_relaxed);
 }
 
 /* ---- broad phase ---------------------------------------------------------------------------
@@ -655,7 +754,16 @@ static pbd_real settle_one(pbd_world* w, const pbd_contact_c* c, pbd_vec3 down, 
 	if (c->body) at = pbd_v3_sub(at, pbd_node_body_moved(&w->bodies, c->body - 1, c->r));
 	const pbd_vec3 local = pbd_pose_apply_inverse(col->def.pose, at);
 	pbd_vec3 n;
-	const pbd_real d = pbd_shape_ops_of(col->def.type)->distance(&col->def, local, &n);
+	const pbd_shape_ops* ops = pbd_shape_ops_of(col->def.type);
+	const size_t near0 = near_base(w, c->collider);
+	pbd_real d;
+	if (near0 == SIZE_MAX) {
+		d = ops->distance(&col->def, local, &n);
+	} else {
+		uint64_t used = 0, gathered = 0;
+		d = kept_distance(w, col, ops, near0 + i, local, -PBD_REAL_MAX, 0, &n, &used, &gathered);
+		if (used) atomic_fetch_add_explicit(&w->broad.near_used, used, memory_order_relaxed);
+	}
 	const pbd_vec3 out = pbd_quat_rotate(col->def.pose.rotation, n);
 	/* A body held up by particles settles onto the margin itself: within the tolerance it fell
 	 * freely through the 0.1 mm, and each push back out threw it up at 4 cm/s. */
@@ -1010,6 +1118,7 @@ static bool update_triggers(pbd_world* w) {
 
 pbd_status pbd_collide_end_step(pbd_world* w) {
 	w->broad.clear_ready = false;
+	w->broad.near_ready = false;
 	w->fkeep.ready = false;
 	if (!publish_contacts(w) || !update_triggers(w))
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory publishing contacts");

@@ -193,5 +193,10 @@ static void box_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd
 	}
 }
 
-const pbd_shape_ops pbd_shape_box_ops = {"box", box_validate, box_distance, box_sweep, box_bounds, NULL,
-                                         NULL,  NULL,         box_corners,  box_edges, NULL};
+const pbd_shape_ops pbd_shape_box_ops = {.name = "box",
+                                         .validate = box_validate,
+                                         .distance = box_distance,
+                                         .sweep = box_sweep,
+                                         .bounds = box_bounds,
+                                         .corners = box_corners,
+                                         .edges = box_edges};

@@ -78,5 +78,8 @@ static bool capsule_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* 
 	return true;
 }
 
-const pbd_shape_ops pbd_shape_capsule_ops = {
-    "capsule", capsule_validate, capsule_distance, capsule_sweep, capsule_bounds, NULL, NULL, NULL, NULL, NULL, NULL};
+const pbd_shape_ops pbd_shape_capsule_ops = {.name = "capsule",
+                                             .validate = capsule_validate,
+                                             .distance = capsule_distance,
+                                             .sweep = capsule_sweep,
+                                             .bounds = capsule_bounds};

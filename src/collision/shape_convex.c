@@ -412,6 +412,13 @@ static void convex_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, 
 		}
 }
 
-const pbd_shape_ops pbd_shape_convex_ops = {
-    "convex",     convex_validate,  convex_distance, convex_sweep, convex_bounds, convex_data_size,
-    convex_build, convex_triangles, convex_corners,  convex_edges, NULL};
+const pbd_shape_ops pbd_shape_convex_ops = {.name = "convex",
+                                            .validate = convex_validate,
+                                            .distance = convex_distance,
+                                            .sweep = convex_sweep,
+                                            .bounds = convex_bounds,
+                                            .data_size = convex_data_size,
+                                            .build = convex_build,
+                                            .triangles = convex_triangles,
+                                            .corners = convex_corners,
+                                            .edges = convex_edges};

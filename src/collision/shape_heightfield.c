@@ -1207,6 +1207,14 @@ static void hf_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_
 	}
 }
 
-const pbd_shape_ops pbd_shape_heightfield_ops = {"heightfield", hf_validate,  hf_distance,  hf_sweep,
-                                                 hf_bounds,     hf_data_size, hf_build,     hf_triangles,
-                                                 hf_corners,    hf_edges,     hf_sweep_from};
+const pbd_shape_ops pbd_shape_heightfield_ops = {.name = "heightfield",
+                                                 .validate = hf_validate,
+                                                 .distance = hf_distance,
+                                                 .sweep = hf_sweep,
+                                                 .bounds = hf_bounds,
+                                                 .data_size = hf_data_size,
+                                                 .build = hf_build,
+                                                 .triangles = hf_triangles,
+                                                 .corners = hf_corners,
+                                                 .edges = hf_edges,
+                                                 .sweep_from = hf_sweep_from};

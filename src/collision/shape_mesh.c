@@ -561,6 +561,8 @@ static pbd_real direction_tolerance(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c) {
  * them), so that no squared distance overflows; the distance is scaled back, saturating. A point
  * that is not finite (a particle whose state overflowed, a step the world then undoes) has no
  * nearest triangle: PBD_REAL_MAX, outside, no contact. */
+static pbd_real distance_from(const mesh_view* mv, pbd_vec3 p, int e, pbd_real scale, uint32_t t, pbd_vec3* normal);
+
 static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
 	*normal = pbd_v3(1, 0, 0);
 	if (!pbd_v3_is_finite(p)) return PBD_REAL_MAX;
@@ -580,6 +582,13 @@ static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3*
 	/* A finite p, its squares kept finite by the scaling, always finds one; the test keeps an
 	 * answer that was not found from ever indexing the triangles. */
 	if (t == PBD_BVH_NONE || t >= m.nt) return PBD_REAL_MAX;
+	return distance_from(&m, p, e, scale, t, normal);
+}
+
+/* The signed distance from p (scaled by 2^-e, scale) to triangle t, the nearest one, and the
+ * normal there. */
+static pbd_real distance_from(const mesh_view* mv, pbd_vec3 p, int e, pbd_real scale, uint32_t t, pbd_vec3* normal) {
+	const mesh_view m = *mv;
 	const pbd_vec3 a = pbd_v3_scale(vertex_of(&m, t, 0), scale), b = pbd_v3_scale(vertex_of(&m, t, 1), scale),
 	               c = pbd_v3_scale(vertex_of(&m, t, 2), scale);
 	int f;
@@ -623,6 +632,65 @@ static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3*
 	return sign * dist;
 }
 
+/* ---- kept lists ---------------------------------------------------------------------------- */
+
+/* The room a kept list leaves around p: how much nearer than its radius a primitive's distance
+ * from p must be to prove that no primitive outside the list is as near, less the roundings of
+ * the boxes and the closest points (PBD_CONTACT_TOLERANCE, far above them, and a part of the
+ * magnitudes for points far from the origin). */
+static pbd_real list_room(const pbd_near_list* l, pbd_vec3 p) {
+	const pbd_real slack = PBD_CONTACT_TOLERANCE + 64 * MESH_EPS * (max_abs(p) + max_abs(l->centre) + l->radius);
+	return l->radius - pbd_v3_length(pbd_v3_sub(p, l->centre)) - slack;
+}
+
+typedef struct gather_ctx {
+	const mesh_view* m;
+	near_ctx near;
+	pbd_real reach2; /* beyond this squared distance from the centre a triangle is left out */
+	uint32_t* ids;
+	uint32_t n, cap;
+} gather_ctx;
+
+static void gather_visit(void* vctx, uint32_t t) {
+	gather_ctx* c = (gather_ctx*)vctx;
+	if (c->n > c->cap || near_dist2(&c->near, t) > c->reach2) return;
+	if (c->n < c->cap) c->ids[c->n] = t;
+	c->n++;
+}
+
+/* The triangles whose boxes meet the cube around the ball, less those whose nearest point lies
+ * beyond the ball by more than the rounding of the closest point. */
+static uint32_t mesh_near(const pbd_collider_def* def, pbd_vec3 centre, pbd_real radius, uint32_t* ids, uint32_t cap) {
+	const pbd_real limit = PBD_SQRT(PBD_REAL_MAX) / 16;
+	if (!pbd_v3_is_finite(centre) || !(radius >= 0) || !(max_abs(centre) + radius < limit)) return PBD_NEAR_NONE;
+	const mesh_view m = view_of(def);
+	const pbd_real reach = radius + PBD_CONTACT_TOLERANCE + 64 * MESH_EPS * (max_abs(centre) + radius);
+	gather_ctx c = {&m, {&m, centre, 1}, reach * reach, ids, 0, cap};
+	const pbd_vec3 g = pbd_v3(radius, radius, radius);
+	pbd_bvh_overlap(m.nodes, m.order, pbd_v3_sub(centre, g), pbd_v3_add(centre, g), gather_visit, &c);
+	return c.n <= cap ? c.n : PBD_NEAR_NONE;
+}
+
+/* mesh_distance over the list: the nearest of its triangles, where it is nearer than any other
+ * can be (the lowest index among equals, as the hierarchy picks). */
+static bool mesh_distance_among(const pbd_collider_def* def, const pbd_near_list* l, pbd_vec3 p, pbd_real* dist,
+                                pbd_vec3* normal) {
+	const pbd_real room = list_room(l, p);
+	if (!(room > 0) || !pbd_v3_is_finite(p)) return false;
+	const mesh_view m = view_of(def);
+	near_ctx ctx = {&m, p, 1};
+	pbd_real bd2 = PBD_REAL_MAX;
+	uint32_t best = PBD_BVH_NONE;
+	for (uint32_t k = 0; k < l->n; ++k) {
+		const uint32_t id = l->ids[k];
+		const pbd_real d2 = near_dist2(&ctx, id);
+		if (d2 < bd2 || (d2 == bd2 && id < best)) bd2 = d2, best = id;
+	}
+	if (best == PBD_BVH_NONE || !(bd2 < room * room)) return false;
+	*dist = distance_from(&m, p, 0, 1, best, normal);
+	return true;
+}
+
 /* ---- sweep --------------------------------------------------------------------------------- */
 
 typedef struct sweep_ctx {
@@ -647,8 +715,11 @@ static pbd_real sweep_hit(void* vctx, uint32_t t, pbd_real best) {
 	                           PBD_FMIN(A.z, PBD_FMIN(B.z, C.z)) - g);
 	const pbd_vec3 hi = pbd_v3(PBD_FMAX(A.x, PBD_FMAX(B.x, C.x)) + g, PBD_FMAX(A.y, PBD_FMAX(B.y, C.y)) + g,
 	                           PBD_FMAX(A.z, PBD_FMAX(B.z, C.z)) + g);
-	pbd_real s0 = 0, s1 = PBD_FMIN(best, 1);
-	if (!pbd_clip_box(c->p0, c->u, lo, hi, &s0, &s1)) return 2;
+	/* Clipped to [0, 1], not to `best`: a triangle's answer must not depend on which came before
+	 * it, so that every order of the same triangles (the hierarchy's, a kept list's) gives the
+	 * same bits. One that enters its box after `best` cannot come first. */
+	pbd_real s0 = 0, s1 = 1;
+	if (!pbd_clip_box(c->p0, c->u, lo, hi, &s0, &s1) || s0 > best) return 2;
 	const pbd_vec3 AB = pbd_v3_sub(B, A), AC = pbd_v3_sub(C, A);
 	const pbd_real size = PBD_FMAX(PBD_FMAX(pbd_shape_max_abs(AB), pbd_shape_max_abs(AC)), c->r);
 	if (!(size > 0)) return 2; /* a point, and no radius: only an exact pass touches it */
@@ -695,8 +766,14 @@ static pbd_real sweep_hit(void* vctx, uint32_t t, pbd_real best) {
  * only points near the mesh), the hierarchy gives the triangle reached first, and the normal
  * comes from its nearest point to the point at t: the direction from it, or where the radius is
  * too small for that direction to be reliable, the face normal turned against the motion. */
-static bool mesh_sweep_from(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real start,
-                            pbd_real* t, pbd_vec3* normal) {
+static void sweep_answer(const mesh_view* mv, const sweep_ctx* cx, pbd_vec3 d, pbd_real t0, pbd_real t1, uint32_t tri,
+                         pbd_real s, pbd_real* t, pbd_vec3* normal);
+
+/* mesh_sweep_from over the hierarchy (l NULL) or over a kept list; *known false where the list
+ * cannot tell. */
+static bool sweep_with(const pbd_collider_def* def, const pbd_near_list* l, pbd_vec3 a, pbd_vec3 b, pbd_real radius,
+                       pbd_real start, bool* known, pbd_real* t, pbd_vec3* normal) {
+	*known = true;
 	if (!(radius >= 0) || !pbd_v3_is_finite(a) || !pbd_v3_is_finite(b) || !(start > radius)) return false;
 	const pbd_vec3 d = pbd_v3_sub(b, a);
 	if ((d.x == 0 && d.y == 0 && d.z == 0) || !pbd_v3_is_finite(d)) return false;
@@ -712,9 +789,48 @@ static bool mesh_sweep_from(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b,
 	const pbd_vec3 p0 = t0 > 0 ? pbd_v3_add(a, pbd_v3_scale(d, t0)) : a;
 	const pbd_vec3 p1 = t1 < 1 ? pbd_v3_add(a, pbd_v3_scale(d, t1)) : b;
 	sweep_ctx ctx = {&m, p0, pbd_v3_sub(p1, p0), radius, pad};
-	pbd_real s;
-	const uint32_t tri = pbd_bvh_first_hit(m.nodes, m.order, p0, p1, g, sweep_hit, &ctx, &s);
+	pbd_real s = 2;
+	uint32_t tri = PBD_BVH_NONE;
+	if (l) {
+		/* Every point the grown path reaches lies within the list's ball, and a triangle it
+		 * touches is on the list. */
+		if (!(g < list_room(l, p0) && g < list_room(l, p1))) {
+			*known = false;
+			return false;
+		}
+		for (uint32_t k = 0; k < l->n; ++k) {
+			const uint32_t id = l->ids[k];
+			const pbd_real h = sweep_hit(&ctx, id, s);
+			if (h <= 1 && (h < s || (h == s && id < tri))) s = h, tri = id;
+		}
+	} else {
+		tri = pbd_bvh_first_hit(m.nodes, m.order, p0, p1, g, sweep_hit, &ctx, &s);
+	}
 	if (tri == PBD_BVH_NONE || tri >= m.nt) return false;
+	sweep_answer(&m, &ctx, d, t0, t1, tri, s, t, normal);
+	return true;
+}
+
+static bool mesh_sweep_from(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real start,
+                            pbd_real* t, pbd_vec3* normal) {
+	bool known;
+	return sweep_with(def, NULL, a, b, radius, start, &known, t, normal);
+}
+
+static bool mesh_sweep_among(const pbd_collider_def* def, const pbd_near_list* l, pbd_vec3 a, pbd_vec3 b,
+                             pbd_real radius, pbd_real start, bool* hit, pbd_real* t, pbd_vec3* normal) {
+	bool known;
+	*hit = sweep_with(def, l, a, b, radius, start, &known, t, normal);
+	return known;
+}
+
+/* The time and normal of the first touch of the clipped path ctx (the part [t0, t1] of a path
+ * along d) with triangle tri at s along it. */
+static void sweep_answer(const mesh_view* mv, const sweep_ctx* cx, pbd_vec3 d, pbd_real t0, pbd_real t1, uint32_t tri,
+                         pbd_real s, pbd_real* t, pbd_vec3* normal) {
+	const mesh_view m = *mv;
+	const sweep_ctx ctx = *cx;
+	const pbd_vec3 p0 = ctx.p0;
 	*t = pbd_shape_min(t0 + s * (t1 - t0), 1);
 	const pbd_vec3 x = pbd_v3_add(p0, pbd_v3_scale(ctx.u, s));
 	const pbd_vec3 A = vertex_of(&m, tri, 0), B = vertex_of(&m, tri, 1), C = vertex_of(&m, tri, 2);
@@ -728,7 +844,6 @@ static bool mesh_sweep_from(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b,
 	} else {
 		pbd_shape_unit(pbd_v3_scale(d, -1), normal);
 	}
-	return true;
 }
 
 static bool mesh_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t,
@@ -833,6 +948,17 @@ static void mesh_edges(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pb
 	pbd_bvh_overlap(m.nodes, m.order, lo, hi, edge_visit, &c);
 }
 
-const pbd_shape_ops pbd_shape_mesh_ops = {"mesh",       mesh_validate,  mesh_distance,  mesh_sweep,
-                                          mesh_bounds,  mesh_data_size, mesh_build,     mesh_triangles,
-                                          mesh_corners, mesh_edges,     mesh_sweep_from};
+const pbd_shape_ops pbd_shape_mesh_ops = {.name = "mesh",
+                                          .validate = mesh_validate,
+                                          .distance = mesh_distance,
+                                          .sweep = mesh_sweep,
+                                          .bounds = mesh_bounds,
+                                          .data_size = mesh_data_size,
+                                          .build = mesh_build,
+                                          .triangles = mesh_triangles,
+                                          .corners = mesh_corners,
+                                          .edges = mesh_edges,
+                                          .sweep_from = mesh_sweep_from,
+                                          .near = mesh_near,
+                                          .distance_among = mesh_distance_among,
+                                          .sweep_among = mesh_sweep_among};

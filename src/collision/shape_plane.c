@@ -47,5 +47,8 @@ static bool plane_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* hi
 	return false;
 }
 
-const pbd_shape_ops pbd_shape_plane_ops = {"plane", plane_validate, plane_distance, plane_sweep, plane_bounds, NULL,
-                                           NULL,    NULL,           NULL,           NULL,        NULL};
+const pbd_shape_ops pbd_shape_plane_ops = {.name = "plane",
+                                           .validate = plane_validate,
+                                           .distance = plane_distance,
+                                           .sweep = plane_sweep,
+                                           .bounds = plane_bounds};

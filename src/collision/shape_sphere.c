@@ -52,5 +52,8 @@ static bool sphere_bounds(const pbd_collider_def* def, pbd_vec3* lo, pbd_vec3* h
 	return true;
 }
 
-const pbd_shape_ops pbd_shape_sphere_ops = {
-    "sphere", sphere_validate, sphere_distance, sphere_sweep, sphere_bounds, NULL, NULL, NULL, NULL, NULL, NULL};
+const pbd_shape_ops pbd_shape_sphere_ops = {.name = "sphere",
+                                            .validate = sphere_validate,
+                                            .distance = sphere_distance,
+                                            .sweep = sphere_sweep,
+                                            .bounds = sphere_bounds};

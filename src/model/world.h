@@ -38,6 +38,12 @@ typedef struct pbd_collider {
 
 typedef struct pbd_contact_c pbd_contact_c;
 
+/* The most primitives a particle's kept list holds (pbd_broad.near_ids), and its count's marks:
+ * no list gathered yet in this step, and none to be (more primitives, or a point too far out). */
+#define PBD_NEAR_CAP     16u
+#define PBD_NEAR_NOT_YET 0xFFu
+#define PBD_NEAR_NO      0xFEu
+
 /* The broad phase's working arrays (contact.c), grown when the world grows. */
 typedef struct pbd_broad {
 	pbd_box3* chunk; /* per chunk of particles: the box of their paths in the substep */
@@ -67,6 +73,19 @@ typedef struct pbd_broad {
 	bool clear_off; /* tests only: every query made, to check that the kept ones change nothing */
 	/* Over the world's life: the dear queries made, and those the kept clearances spared. */
 	_Atomic uint64_t clear_made, clear_spared;
+	/* The candidates a step keeps (contact.c, "Candidates a step keeps"): per collider slot whose
+	 * shape keeps lists, the first entry of its block (UINT32_MAX: none); per entry (a particle)
+	 * up to PBD_NEAR_CAP primitives, their count (or PBD_NEAR_NOT_YET, PBD_NEAR_NO) and the ball
+	 * in the collider's frame they cover (centre, radius). Reset at the step's first search. */
+	uint32_t* near_of;
+	uint32_t* near_ids;
+	uint8_t* near_n;
+	pbd_real* near_ball;
+	uint32_t cap_near_of, cap_near_ids, cap_near_n, cap_near_ball;
+	bool near_ready;
+	bool near_off; /* tests only: no list kept, to check that the kept ones change nothing */
+	/* Over the world's life: the queries a kept list answered, and the lists gathered. */
+	_Atomic uint64_t near_used, near_gathered;
 	bool brute_force; /* tests only: every collider against every chunk, to check the sweep */
 } pbd_broad;
 

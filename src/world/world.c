@@ -354,6 +354,10 @@ void pbd_world_destroy(pbd_world* w) {
 	pbd_free(&mem, bp->start, bp->cap_start * sizeof *bp->start);
 	pbd_free(&mem, bp->clear_of, bp->cap_clear_of * sizeof *bp->clear_of);
 	pbd_free(&mem, bp->clear, bp->cap_clear * sizeof *bp->clear);
+	pbd_free(&mem, bp->near_of, bp->cap_near_of * sizeof *bp->near_of);
+	pbd_free(&mem, bp->near_ids, (size_t)bp->cap_near_ids * PBD_NEAR_CAP * sizeof *bp->near_ids);
+	pbd_free(&mem, bp->near_n, bp->cap_near_n * sizeof *bp->near_n);
+	pbd_free(&mem, bp->near_ball, (size_t)bp->cap_near_ball * 4 * sizeof *bp->near_ball);
 	pbd_free(&mem, w->pub, w->cap_pub * sizeof *w->pub);
 	pbd_free(&mem, w->inside, w->cap_inside * sizeof *w->inside);
 	pbd_free(&mem, w->inside_next, w->cap_inside_next * sizeof *w->inside_next);
