@@ -38,6 +38,9 @@ typedef struct pbd_near_list {
  * degrees): over a flatter crease a cloth face rests on the faces beside it, held by its
  * vertices' contacts within the sagitta of the crease. */
 #define PBD_SHARP_EDGE_COS PBD_R(0.985)
+/* The cosine of the angle between a face's normal and a vertex's up direction below which the
+ * vertex is a sharp corner (5 degrees; height fields, shape_heightfield.c). */
+#define PBD_FLAT_CORNER_COS PBD_R(0.9962)
 
 typedef struct pbd_shape_ops {
 	const char* name;
