@@ -43,8 +43,15 @@ static bool may_touch(const pbd_world* w, uint32_t i, uint32_t t, pbd_real thick
 	const uint32_t gi = w->cgroup[i], gt = w->cgroup[v[0]];
 	if (gi != gt) return true;
 	if (!(gi & PBD_GROUP_SELF)) return false;
+	/* Farther at rest from the first vertex than the triangle reaches from it, plus the
+	 * thickness (a thousandth spare for the rounding): not a neighbour, for a few products (the
+	 * other layer of a fold); else the closest point. */
+	const pbd_vec3 r0 = w->x_rest[v[0]], di = pbd_v3_sub(w->x_rest[i], r0);
+	const pbd_vec3 e1 = pbd_v3_sub(w->x_rest[v[1]], r0), e2 = pbd_v3_sub(w->x_rest[v[2]], r0);
+	const pbd_real reach = PBD_SQRT(PBD_FMAX(pbd_v3_dot(e1, e1), pbd_v3_dot(e2, e2))) + thick;
+	if (pbd_v3_dot(di, di) > reach * reach * PBD_R(1.002)) return true;
 	pbd_real b[3];
-	const pbd_vec3 rest = pbd_closest_on_triangle(w->x_rest[i], w->x_rest[v[0]], w->x_rest[v[1]], w->x_rest[v[2]], b);
+	const pbd_vec3 rest = pbd_closest_on_triangle(w->x_rest[i], r0, w->x_rest[v[1]], w->x_rest[v[2]], b);
 	const pbd_vec3 d = pbd_v3_sub(w->x_rest[i], rest);
 	return pbd_v3_dot(d, d) >= thick * thick;
 }
