@@ -198,6 +198,17 @@ static bool clear_beyond(const pbd_real* k, pbd_vec3 p, pbd_real need) {
 
 static void clear_note(pbd_real* k, pbd_vec3 p, pbd_real d) { k[0] = p.x, k[1] = p.y, k[2] = p.z, k[3] = d; }
 
+/* Whether the kept distance k proves the distance at p no smaller than `need`, with the slack of
+ * the roundings alone (settle_one's test, which has the contact tolerance on its other side). */
+static bool clear_at_least(const pbd_real* k, pbd_vec3 p, pbd_real need) {
+	if (!(k[3] == k[3])) return false;
+	const pbd_vec3 ref = pbd_v3(k[0], k[1], k[2]);
+	const pbd_real r = pbd_v3_length(pbd_v3_sub(p, ref));
+	const pbd_real size = PBD_FMAX(PBD_FMAX(PBD_FABS(p.x), PBD_FABS(p.y)), PBD_FABS(p.z)) +
+	                      PBD_FMAX(PBD_FMAX(PBD_FABS(ref.x), PBD_FABS(ref.y)), PBD_FABS(ref.z)) + PBD_FABS(k[3]);
+	return k[3] - r - 64 * CLEAR_EPS * size >= need;
+}
+
 /* ---- candidates a step keeps --------------------------------------------------------------
  * A particle that rests on a mesh asks it for a distance and a sweep every substep, and each
  * query walks the hierarchy from its root to the few triangles under the particle. The first
@@ -753,6 +764,12 @@ static pbd_real settle_one(pbd_world* w, const pbd_contact_c* c, pbd_vec3 down, 
 	pbd_vec3 at = pbd_v3_add(w->x[i], w->q[i]);
 	if (c->body) at = pbd_v3_sub(at, pbd_node_body_moved(&w->bodies, c->body - 1, c->r));
 	const pbd_vec3 local = pbd_pose_apply_inverse(col->def.pose, at);
+	/* A particle resting on a dear shape moves less in a substep than the tolerance below which
+	 * it is moved out: the distance kept from the search proves it, without the query. (A body
+	 * alone is moved from the margin itself: that bound, the stricter one, for it.) */
+	const pbd_real* kept = clear_block(w, c->collider);
+	if (kept && clear_at_least(kept + 4 * (size_t)i, local, margin - (body_alone ? 0 : PBD_CONTACT_TOLERANCE)))
+		return 0;
 	pbd_vec3 n;
 	const pbd_shape_ops* ops = pbd_shape_ops_of(col->def.type);
 	const size_t near0 = near_base(w, c->collider);
