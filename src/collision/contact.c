@@ -184,30 +184,29 @@ static pbd_real* clear_block(const pbd_world* w, uint32_t slot) {
 	return bp->clear + 4 * (size_t)bp->clear_of[slot];
 }
 
-/* Whether the kept distance k (point, distance) proves the distance at p larger than `need`. */
-static bool clear_beyond(const pbd_real* k, pbd_vec3 p, pbd_real need) {
+/* The least distance at p that the kept distance k (point, distance) proves, less the roundings of
+ * both queries (64 of the magnitudes); -PBD_REAL_MAX where nothing is kept. */
+static pbd_real clear_bound(const pbd_real* k, pbd_vec3 p) {
 	/* not measured (NaN; == is the comparison that raises no floating-point exception for it) */
-	if (!(k[3] == k[3])) return false;
+	if (!(k[3] == k[3])) return -PBD_REAL_MAX;
 	const pbd_vec3 ref = pbd_v3(k[0], k[1], k[2]);
 	const pbd_real r = pbd_v3_length(pbd_v3_sub(p, ref));
 	const pbd_real size = PBD_FMAX(PBD_FMAX(PBD_FABS(p.x), PBD_FABS(p.y)), PBD_FABS(p.z)) +
 	                      PBD_FMAX(PBD_FMAX(PBD_FABS(ref.x), PBD_FABS(ref.y)), PBD_FABS(ref.z)) + PBD_FABS(k[3]);
-	const pbd_real slack = PBD_CONTACT_TOLERANCE + 64 * CLEAR_EPS * size;
-	return k[3] - r - slack > need;
+	return k[3] - r - 64 * CLEAR_EPS * size;
+}
+
+/* Whether the kept distance k proves the distance at p larger than `need`, by the contact
+ * tolerance besides. */
+static bool clear_beyond(const pbd_real* k, pbd_vec3 p, pbd_real need) {
+	return clear_bound(k, p) - PBD_CONTACT_TOLERANCE > need;
 }
 
 static void clear_note(pbd_real* k, pbd_vec3 p, pbd_real d) { k[0] = p.x, k[1] = p.y, k[2] = p.z, k[3] = d; }
 
 /* Whether the kept distance k proves the distance at p no smaller than `need`, with the slack of
  * the roundings alone (settle_one's test, which has the contact tolerance on its other side). */
-static bool clear_at_least(const pbd_real* k, pbd_vec3 p, pbd_real need) {
-	if (!(k[3] == k[3])) return false;
-	const pbd_vec3 ref = pbd_v3(k[0], k[1], k[2]);
-	const pbd_real r = pbd_v3_length(pbd_v3_sub(p, ref));
-	const pbd_real size = PBD_FMAX(PBD_FMAX(PBD_FABS(p.x), PBD_FABS(p.y)), PBD_FABS(p.z)) +
-	                      PBD_FMAX(PBD_FMAX(PBD_FABS(ref.x), PBD_FABS(ref.y)), PBD_FABS(ref.z)) + PBD_FABS(k[3]);
-	return k[3] - r - 64 * CLEAR_EPS * size >= need;
-}
+static bool clear_at_least(const pbd_real* k, pbd_vec3 p, pbd_real need) { return clear_bound(k, p) >= need; }
 
 /* ---- candidates a step keeps --------------------------------------------------------------
  * A particle that rests on a mesh asks it for a distance and a sweep every substep, and each
