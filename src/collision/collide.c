@@ -358,8 +358,7 @@ uint32_t pbd_collide_count_contacts(pbd_world* w) {
 			if (topped &&
 			    !(l.x >= llo.x - g && l.x <= lhi.x + g && l.y <= lhi.y + g && l.z >= llo.z - g && l.z <= lhi.z + g))
 				continue;
-			pbd_vec3 n;
-			if (ops->distance(&c->def, l, &n) <= reach + w->radius[k])
+			if (pbd_collide_stats_distance(w, i, k, l, reach + w->radius[k]) <= reach + w->radius[k])
 				w->flags[k] = (uint8_t)(w->flags[k] | PBD_PARTICLE_CONTACT);
 		}
 	}

@@ -38,8 +38,8 @@ typedef struct pbd_near_list {
  * degrees): over a flatter crease a cloth face rests on the faces beside it, held by its
  * vertices' contacts within the sagitta of the crease. */
 #define PBD_SHARP_EDGE_COS PBD_R(0.985)
-/* The cosine of the angle between a face's normal and a vertex's up direction below which the
- * vertex is a sharp corner (5 degrees; height fields, shape_heightfield.c). */
+/* The cosine of the angle between a face's normal and a vertex's outward direction below which
+ * the vertex is a sharp corner (5 degrees: height fields and closed meshes list no others). */
 #define PBD_FLAT_CORNER_COS PBD_R(0.9962)
 
 typedef struct pbd_shape_ops {
@@ -72,10 +72,10 @@ typedef struct pbd_shape_ops {
 	void (*triangles)(const pbd_collider_def* def, pbd_vec3* vertex_out, uint32_t vertex_cap, uint32_t* triangle_out,
 	                  uint32_t triangle_cap, uint32_t* vertices, uint32_t* triangles);
 	/* Shapes with sharp corners (NULL for the others): emit(ctx, ...) for every vertex of the
-	 * surface whose local point lies in [lo, hi], in a fixed order; the same vertex may come
-	 * more than once. The outward direction lies in the cone of the normals of the faces that
-	 * meet there (for the face contacts of triangle_contact.c, which need to know on which side
-	 * of a cloth triangle the solid is). */
+	 * surface whose local point lies in [lo, hi] (height fields and closed meshes: every sharp
+	 * one, PBD_FLAT_CORNER_COS), in a fixed order; the same vertex may come more than once. The outward direction lies
+	 * in the cone of the normals of the faces that meet there (for the face contacts of triangle_contact.c, which need
+	 * to know on which side of a cloth triangle the solid is). */
 	void (*corners)(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx);
 	/* Shapes with sharp edges (NULL for the others): emit(ctx, ...) for every convex edge whose
 	 * faces' normals meet at a cosine below PBD_SHARP_EDGE_COS and whose box meets [lo, hi], in
@@ -337,5 +337,12 @@ void pbd_collide_friction(pbd_world* w, pbd_real h);
 void pbd_collide_restitution(pbd_world* w, pbd_real h);
 /* After the step: the published contacts and the trigger events. */
 pbd_status pbd_collide_end_step(pbd_world* w);
+/* The distances and lists a step keeps (contact.c) dropped: at the start of every step and once
+ * its statistics are made, so that nothing the API changes between steps is seen through them. */
+void pbd_collide_drop_kept(pbd_world* w);
+/* For the statistics of the step just made: the distance of particle i, at the local point l,
+ * from collider slot's shape, or PBD_REAL_MAX where the step's kept distance proves it farther
+ * than `reach`; the kept lists answer where they can (the same bits as the query). */
+pbd_real pbd_collide_stats_distance(const pbd_world* w, uint32_t slot, uint32_t i, pbd_vec3 l, pbd_real reach);
 
 #endif

@@ -1132,9 +1132,28 @@ static bool update_triggers(pbd_world* w) {
 	return true;
 }
 
-pbd_status pbd_collide_end_step(pbd_world* w) {
+void pbd_collide_drop_kept(pbd_world* w) {
 	w->broad.clear_ready = false;
 	w->broad.near_ready = false;
+}
+
+pbd_real pbd_collide_stats_distance(const pbd_world* w, uint32_t slot, uint32_t i, pbd_vec3 l, pbd_real reach) {
+	const pbd_collider* c = &w->colliders[slot];
+	const pbd_shape_ops* ops = pbd_shape_ops_of(c->def.type);
+	const pbd_real* kept = clear_block(w, slot);
+	if (kept && clear_beyond(kept + 4 * (size_t)i, l, reach)) return PBD_REAL_MAX;
+	const size_t base = near_base(w, slot);
+	pbd_near_list list;
+	pbd_real d;
+	pbd_vec3 n;
+	if (base != SIZE_MAX && near_list_of(w, base + i, &list) && ops->distance_among(&c->def, &list, l, &d, &n))
+		return d;
+	return ops->distance(&c->def, l, &n);
+}
+
+pbd_status pbd_collide_end_step(pbd_world* w) {
+	/* the kept distances and lists stay for the step's statistics (pbd_collide_stats_distance),
+	 * and go with pbd_collide_drop_kept */
 	w->fkeep.ready = false;
 	if (!publish_contacts(w) || !update_triggers(w))
 		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory publishing contacts");

@@ -631,6 +631,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	pbd_real damping = d->damping == 1 ? 1 : PBD_POW(d->damping, PBD_R(1.0) / (pbd_real)substeps);
 	const uint64_t t_step = pbd_prof_begin(w);
 	if (d->profile) memset(&w->prof, 0, sizeof w->prof);
+	pbd_collide_drop_kept(w); /* whatever an earlier step left kept, none of it holds now */
 
 	if (!w->partitioned) {
 		pbd_partition_build(w);
@@ -690,6 +691,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 	} else if (d->divergence_strain > 0) {
 		strain = pbd_stats_max_strain(w);
 	}
+	pbd_collide_drop_kept(w);
 	pbd_exec_end(&w->exec); /* after the step's last stage: the threads return */
 	check_divergence(w, restored, strain);
 	publish_profile(w, t_stats, t_step);
