@@ -38,9 +38,6 @@ typedef struct pbd_near_list {
  * degrees): over a flatter crease a cloth face rests on the faces beside it, held by its
  * vertices' contacts within the sagitta of the crease. */
 #define PBD_SHARP_EDGE_COS PBD_R(0.985)
-/* The cosine of the angle between a face's normal and a vertex's outward direction below which
- * the vertex is a sharp corner (5 degrees: height fields and closed meshes list no others). */
-#define PBD_FLAT_CORNER_COS PBD_R(0.9962)
 
 typedef struct pbd_shape_ops {
 	const char* name;
@@ -72,8 +69,8 @@ typedef struct pbd_shape_ops {
 	void (*triangles)(const pbd_collider_def* def, pbd_vec3* vertex_out, uint32_t vertex_cap, uint32_t* triangle_out,
 	                  uint32_t triangle_cap, uint32_t* vertices, uint32_t* triangles);
 	/* Shapes with sharp corners (NULL for the others): emit(ctx, ...) for every vertex of the
-	 * surface whose local point lies in [lo, hi] (height fields and closed meshes: every sharp
-	 * one, PBD_FLAT_CORNER_COS), in a fixed order; the same vertex may come more than once. The outward direction lies
+	 * surface whose local point lies in [lo, hi], in a fixed order; the same vertex may come
+	 * more than once. The outward direction lies
 	 * in the cone of the normals of the faces that meet there (for the face contacts of triangle_contact.c, which need
 	 * to know on which side of a cloth triangle the solid is). */
 	void (*corners)(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx);

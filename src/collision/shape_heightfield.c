@@ -1087,24 +1087,7 @@ static void hf_span(pbd_real lo, pbd_real hi, pbd_real c, pbd_real len, uint32_t
 	*i1 = b;
 }
 
-/* Whether sample (i, j) is a corner a cloth face can catch on: on the border, where the walls
- * meet the surface, or where a normal of the eight triangles of its four cells turns more than
- * PBD_FLAT_CORNER_COS away from its up direction. Over a flatter sample the faces around it hold a
- * cloth resting on them, as they do over a flat edge (PBD_SHARP_EDGE_COS): no more than 5 degrees
- * either way keeps a crease of at most 10 between any two. */
-static bool hf_corner_sharp(const hf_view* v, uint32_t i, uint32_t j) {
-	if (i == 0 || j == 0 || i + 1 >= v->nx || j + 1 >= v->nz) return true;
-	const pbd_vec3 up = hf_sample_up(v, i, j);
-	for (uint32_t c = 0; c < 4; ++c) {
-		pbd_vec3 n[2];
-		hf_normals_of(v, i - 1 + (c & 1), j - 1 + (c >> 1), &n[0], &n[1]);
-		if (!(pbd_v3_dot(n[0], up) >= PBD_FLAT_CORNER_COS) || !(pbd_v3_dot(n[1], up) >= PBD_FLAT_CORNER_COS))
-			return true;
-	}
-	return false;
-}
-
-/* The sharp samples (hf_corner_sharp) in [lo, hi], in the order of their indices. */
+/* The samples in [lo, hi], in the order of their indices. */
 static void hf_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pbd_corner_fn emit, void* ctx) {
 	hf_view v;
 	hf_view_heights(&v, &def->shape.heightfield);
@@ -1115,8 +1098,7 @@ static void hf_corners(const pbd_collider_def* def, pbd_vec3 lo, pbd_vec3 hi, pb
 	for (uint32_t j = j0; j <= j1; ++j)
 		for (uint32_t i = i0; i <= i1; ++i) {
 			const pbd_vec3 p = hf_point(&v, i, j);
-			if (lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y && lo.z <= p.z && p.z <= hi.z &&
-			    hf_corner_sharp(&v, i, j))
+			if (lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y && lo.z <= p.z && p.z <= hi.z)
 				emit(ctx, j * v.nx + i, p, hf_sample_up(&v, i, j));
 		}
 }

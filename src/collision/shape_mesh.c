@@ -488,28 +488,15 @@ static bool listed_edge(const mesh_view* m, uint32_t t, int k) {
 /* The triangles' flags (the view's face normals and pseudonormals built). The first triangle of
  * each vertex is found through `scratch` (slots for nv uint32), which the caller clears afterwards;
  * with too few slots every triangle lists all its corners (the same vertex may then come more than
- * once, as mesh_corners allows). A closed mesh lists only its sharp vertices (with nv more slots):
- * those where a face that uses it turns more than PBD_FLAT_CORNER_COS away from its pseudonormal.
- * Over a flatter vertex the faces around it hold a cloth resting on them, as over a flat edge. */
+ * once, as mesh_corners allows). */
 static void build_flags(const mesh_view* m, uint8_t* flags, uint32_t* scratch, size_t slots) {
 	const bool owners = slots >= m->nv;
-	const bool sharpness = m->closed && slots >= 2 * (size_t)m->nv;
-	uint32_t* sharp = sharpness ? scratch + m->nv : NULL;
 	if (owners) memset(scratch, 0xFF, (size_t)m->nv * sizeof(uint32_t));
-	if (sharp) {
-		memset(sharp, 0, (size_t)m->nv * sizeof(uint32_t));
-		for (uint32_t t = 0; t < m->nt; ++t)
-			for (int k = 0; k < 3; ++k) {
-				const uint32_t i = m->tri[3 * (size_t)t + (size_t)k];
-				/* a face of no area has no normal to tell by: its vertices count as sharp */
-				if (!(pbd_v3_dot(m->fn[t], m->vpn[i]) >= PBD_FLAT_CORNER_COS)) sharp[i] = 1;
-			}
-	}
 	for (uint32_t t = 0; t < m->nt; ++t) {
 		uint8_t f = 0;
 		for (int k = 0; k < 3; ++k) {
 			const uint32_t i = m->tri[3 * (size_t)t + (size_t)k];
-			if ((!owners || scratch[i] == UINT32_MAX) && (!sharp || sharp[i])) f |= (uint8_t)(TRI_CORNER << k);
+			if (!owners || scratch[i] == UINT32_MAX) f |= (uint8_t)(TRI_CORNER << k);
 			if (owners && scratch[i] == UINT32_MAX) scratch[i] = t;
 			if (m->closed && listed_edge(m, t, k)) f |= (uint8_t)(TRI_EDGE << k);
 		}

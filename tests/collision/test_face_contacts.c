@@ -1,7 +1,8 @@
 /* Face contacts of shapes with corners and edges (src/collision/triangle_contact.c): a coarse cloth (2 x 2
  * cells of 0.5 m) dropped flat on a floor over a sharp feature smaller than a cell, lying under
  * the middle of one triangle: a box whose top is a fifth of a cell wide, a box standing on a
- * corner, a thin hull spike, a height field with one raised sample and a closed pyramid mesh.
+ * corner, a thin hull spike, a height field with one raised sample, a smooth dome of a finely
+ * sampled height field (each sample flat, the dome not) and a closed pyramid mesh.
  * With face contacts the feature's tip stays under the cloth; on the path before them
  * (w->corners_off, w->edges_off) the cloth's vertices land on the floor around it and the tip
  * pokes through the face. Then ridges whose corners lie far outside the cloth, so that only their
@@ -21,6 +22,7 @@ typedef enum feature {
 	BOX_CORNER,
 	HULL_SPIKE,
 	HEIGHTFIELD_SPIKE,
+	HEIGHTFIELD_DOME,
 	MESH_PYRAMID,
 	BAR,
 	HULL_PRISM,
@@ -32,9 +34,9 @@ typedef enum feature {
 /* The first of the ridges, which only edges hold. */
 #define FIRST_RIDGE BAR
 
-static const char* const feature_name[FEATURE_COUNT] = {"box of 0.1 m",       "box on a corner", "hull spike",
-                                                        "height field spike", "pyramid mesh",    "bar (box)",
-                                                        "hull prism",         "prism mesh",      "height field ridge"};
+static const char* const feature_name[FEATURE_COUNT] = {
+    "box of 0.1 m", "box on a corner", "hull spike", "height field spike", "height field dome",
+    "pyramid mesh", "bar (box)",       "hull prism", "prism mesh",         "height field ridge"};
 
 /* Where the tips go: off both diagonals of the cell [0, 0.5]^2, 0.25 m from its nearest vertex. */
 #define TIP_X  ((pbd_real)0.3)
@@ -53,6 +55,18 @@ typedef struct scene {
 	pbd_vec3 tips[2 * RIDGE_TIPS]; /* world points that must stay under the cloth */
 	int ntips;
 } scene;
+
+/* A height field of nx x nz samples (row by row) with cells cx x cz, its first sample at (x0, 0, z0). */
+static void heightfield_at(pbd_collider_def* cd, const pbd_real* h, uint32_t nx, uint32_t nz, double cx, double cz,
+                           pbd_real x0, pbd_real z0) {
+	cd->type = PBD_SHAPE_HEIGHTFIELD;
+	cd->shape.heightfield.heights = h;
+	cd->shape.heightfield.nx = nx;
+	cd->shape.heightfield.nz = nz;
+	cd->shape.heightfield.cell_x = (pbd_real)cx;
+	cd->shape.heightfield.cell_z = (pbd_real)cz;
+	cd->pose.position = pbd_v3(x0, 0, z0);
+}
 
 /* Points along the top edge of a ridge at z, over the cloth. */
 static void ridge_tips(scene* s, pbd_real z) {
@@ -110,15 +124,28 @@ static void add_feature(scene* s, feature f) {
 		pbd_real h[81];
 		for (int k = 0; k < 81; ++k) h[k] = 0;
 		h[4 * 9 + 4] = (pbd_real)0.2;
-		cd.type = PBD_SHAPE_HEIGHTFIELD;
-		cd.shape.heightfield.heights = h;
-		cd.shape.heightfield.nx = 9;
-		cd.shape.heightfield.nz = 9;
-		cd.shape.heightfield.cell_x = (pbd_real)0.15;
-		cd.shape.heightfield.cell_z = (pbd_real)0.15;
-		cd.pose.position = pbd_v3(TIP_X - (pbd_real)0.6, 0, TIP_Z - (pbd_real)0.6);
+		heightfield_at(&cd, h, 9, 9, 0.15, 0.15, TIP_X - (pbd_real)0.6, TIP_Z - (pbd_real)0.6);
 		add_collider(w, &cd);
 		s->tips[0] = pbd_v3(TIP_X, (pbd_real)0.2, TIP_Z);
+		s->ntips = 1;
+		return;
+	}
+	case HEIGHTFIELD_DOME: {
+		/* A smooth dome finely sampled under the coarse cloth: a paraboloid 0.1 m high and
+		 * 0.22 m across, on samples 0.015 m apart, so that no face around a sample turns more
+		 * than about 4 degrees from it. Each sample is flat, the dome is not: the face over it
+		 * holds on the samples near its top. */
+		enum { DN = 41 };
+		static pbd_real h[DN * DN];
+		const double c = 0.015, half = 0.5 * c * (DN - 1), a = 0.1, r = 0.22;
+		for (int j = 0; j < DN; ++j)
+			for (int i = 0; i < DN; ++i) {
+				const double dx = i * c - half, dz = j * c - half, q = (dx * dx + dz * dz) / (r * r);
+				h[j * DN + i] = (pbd_real)(q < 1 ? a * (1 - q) : 0);
+			}
+		heightfield_at(&cd, h, DN, DN, c, c, TIP_X - (pbd_real)half, TIP_Z - (pbd_real)half);
+		add_collider(w, &cd);
+		s->tips[0] = pbd_v3(TIP_X, (pbd_real)a, TIP_Z);
 		s->ntips = 1;
 		return;
 	}
@@ -183,13 +210,7 @@ static void add_feature(scene* s, feature f) {
 		 * which runs at RIDGE_Z; its samples lie 0.6 m outside the cloth. */
 		pbd_real h[34];
 		for (int k = 0; k < 34; ++k) h[k] = k / 2 == 8 ? RIDGE_HIGH : 0;
-		cd.type = PBD_SHAPE_HEIGHTFIELD;
-		cd.shape.heightfield.heights = h;
-		cd.shape.heightfield.nx = 2;
-		cd.shape.heightfield.nz = 17;
-		cd.shape.heightfield.cell_x = (pbd_real)2.2;
-		cd.shape.heightfield.cell_z = (pbd_real)0.05;
-		cd.pose.position = pbd_v3((pbd_real)-1.1, 0, RIDGE_Z - (pbd_real)0.4);
+		heightfield_at(&cd, h, 2, 17, 2.2, 0.05, (pbd_real)-1.1, RIDGE_Z - (pbd_real)0.4);
 		add_collider(w, &cd);
 		s->ntips = 0;
 		ridge_tips(s, RIDGE_Z);

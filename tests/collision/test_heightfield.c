@@ -13,7 +13,6 @@
  * field scaled by a power of two gives the scaled answers; and through a world: creation copies
  * the heights, particles at 100 m/s stay out through the contact stage, snapshots round-trip.
  * HF_VERBOSE=1 prints the worst cases. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1197,53 +1196,6 @@ static void test_through_world(void** state) {
 	}
 }
 
-/* Corners (pbd_shape_ops.corners): a gentle bump, whose faces turn less than 5 degrees from any
- * sample's up direction, lists only its border samples; a spike on it adds the spike and the
- * samples around it whose faces slope up to it. */
-static double bump_height(double x, double z, uint32_t i, uint32_t j, const double* k) {
-	(void)i, (void)j;
-	const double dx = x - 0.5, dz = z - 0.5;
-	return 0.02 * exp(-(dx * dx + dz * dz) / 0.08) + ((i == k[0] && j == k[0]) ? k[1] : 0);
-}
-
-typedef struct corner_list {
-	uint32_t n, index[128];
-} corner_list;
-
-static void note_corner(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 out) {
-	(void)p;
-	corner_list* l = (corner_list*)ctx;
-	assert_true(out.y > 0);
-	if (l->n < 128) l->index[l->n] = index;
-	l->n++;
-}
-
-static void test_flat_samples_are_no_corners(void** state) {
-	(void)state;
-	const uint32_t n = 11; /* 0.1 m cells over 1 m */
-	const pbd_vec3 lo = pbd_v3(-1, -1, -1), hi = pbd_v3(2, 2, 2);
-	for (int spike = 0; spike < 2; ++spike) {
-		const double k[2] = {5, spike ? 0.1 : 0};
-		field f = field_make(n, n, 0.1, 0.1, bump_height, k);
-		corner_list l = {0, {0}};
-		ops->corners(&f.def, lo, hi, note_corner, &l);
-		uint32_t border = 0, inner = 0;
-		for (uint32_t m = 0; m < l.n; ++m) {
-			const uint32_t i = l.index[m] % n, j = l.index[m] / n;
-			if (i == 0 || j == 0 || i == n - 1 || j == n - 1)
-				++border;
-			else {
-				++inner;
-				/* only the spike and its eight neighbours, whose cells hold its faces */
-				assert_true(spike && i + 1 >= 5 && i <= 6 && j + 1 >= 5 && j <= 6);
-			}
-		}
-		assert_int_equal(border, 4 * (n - 1));
-		assert_int_equal(inner, spike ? 9 : 0);
-		field_free(&f);
-	}
-}
-
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -1262,7 +1214,6 @@ int main(void) {
 	    cmocka_unit_test(test_scaled_fields),
 	    cmocka_unit_test(test_contact_count_culls_nothing),
 	    cmocka_unit_test(test_through_world),
-	    cmocka_unit_test(test_flat_samples_are_no_corners),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

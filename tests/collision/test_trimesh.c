@@ -1331,37 +1331,6 @@ static void test_cost_100k(void** state) {
 	}
 }
 
-/* Corners (pbd_shape_ops.corners) of closed meshes: the cube's 8; the icosahedron's 12, where five
- * faces meet at 37 degrees from the vertex's pseudonormal; none of an icosphere of 5120 faces, none
- * of which turns as much as 5 degrees from a vertex's (flat, as PBD_FLAT_CORNER_COS has it). */
-typedef struct corner_count {
-	uint32_t n;
-} corner_count;
-
-static void count_corner(void* ctx, uint32_t index, pbd_vec3 p, pbd_vec3 out) {
-	(void)index, (void)p;
-	assert_true(fabs(tp_len(out) - 1) < 1e-4);
-	((corner_count*)ctx)->n++;
-}
-
-static void test_flat_vertices_are_no_corners(void** state) {
-	(void)state;
-	const pbd_vec3 lo = pbd_v3(-2, -2, -2), hi = pbd_v3(2, 2, 2);
-	const struct {
-		mesh m;
-		uint32_t corners;
-	} cases[3] = {{cube_mesh(0.5, 0.5, 0.5), 8}, {icosphere(0), 12}, {icosphere(4), 0}};
-	for (int k = 0; k < 3; ++k) {
-		mesh m = cases[k].m;
-		built b = build_mesh(&m, true);
-		corner_count c = {0};
-		ops->corners(&b.def, lo, hi, count_corner, &c);
-		assert_int_equal(c.n, cases[k].corners);
-		built_free(&b);
-		mesh_free(&m);
-	}
-}
-
 int main(void) {
 	test_enable_fp_traps();
 	const struct CMUnitTest tests[] = {
@@ -1383,7 +1352,6 @@ int main(void) {
 	    cmocka_unit_test(test_kinematic_mesh_at_extreme_speed),
 	    cmocka_unit_test(test_mesh_contact_overflow),
 	    cmocka_unit_test(test_cost_100k),
-	    cmocka_unit_test(test_flat_vertices_are_no_corners),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
