@@ -87,8 +87,8 @@ typedef struct pbd_shape_ops {
 	/* Shapes whose distance is a search over primitives (NULL for the others): the candidates a
 	 * step keeps per particle (contact.c, "Candidates a step keeps"). `near` writes into ids the
 	 * primitives that may come within `radius` of the local point `centre` (every other one lies
-	 * farther, by the boxes), in increasing order, and returns their count; more than cap, or a
-	 * point too far out for the lists' arithmetic: PBD_NEAR_NONE. */
+	 * farther), in a fixed order, and returns their count; more than cap, or a point too far out
+	 * for the lists' arithmetic: PBD_NEAR_NONE. */
 	uint32_t (*near)(const pbd_collider_def* def, pbd_vec3 centre, pbd_real radius, uint32_t* ids, uint32_t cap);
 	/* `distance` and `sweep_from` over a list alone, where it proves the answer of the whole
 	 * shape: the same bits as theirs (both take the least value, the lowest index among equals,
