@@ -95,6 +95,15 @@ void test_each_special_file(const char* dir, const char* suffix, test_refuse_fn*
 	if (dir == tmp) assert_int_equal(rmdir(tmp), 0);
 }
 
+unsigned char* test_snapshot_save(const pbd_world* w, size_t* size) {
+	*size = 0;
+	assert_int_equal(pbd_world_save_memory(w, NULL, 0, size), PBD_OK);
+	unsigned char* buf = malloc(*size);
+	assert_non_null(buf);
+	assert_int_equal(pbd_world_save_memory(w, buf, *size, size), PBD_OK);
+	return buf;
+}
+
 void test_snapshot_reseal(unsigned char* data, size_t size) {
 	uint64_t h = 14695981039346656037ull;
 	for (size_t k = 0; k + 8 < size; ++k) h = (h ^ data[k]) * 1099511628211ull;

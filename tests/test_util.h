@@ -80,6 +80,9 @@ static inline bool test_with_assertions(void) {
  * its payload, so that the content checks, not the checksum, must catch the edit. */
 void test_snapshot_reseal(unsigned char* data, size_t size);
 
+/* The world's snapshot in memory (malloc'd, the caller frees it), its size in *size. */
+unsigned char* test_snapshot_save(const pbd_world* w, size_t* size);
+
 /* A snapshot's last blocks before its checksum for a world under the position solver: the body
  * solver, the soft step's contact stiffness and a count of 0 kept pairs (version 12 on), then
  * max_substeps (version 13 on). */

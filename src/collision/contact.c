@@ -235,9 +235,9 @@ static bool near_list_of(const pbd_world* w, size_t e, pbd_near_list* l) {
 	return true;
 }
 
-/* The distance of the local point p from collider c's shape, for entry e (SIZE_MAX: none): from
- * its list where it tells, else from the shape, after which a point nearer than `gather_within`
- * gathers its list again, for a ball `skin` beyond the distance. */
+/* The distance of the local point p from collider c's shape, for entry e (SIZE_MAX: none, the
+ * shape's query alone): from its list where it tells, else from the shape, after which a point
+ * nearer than `gather_within` gathers its list again, for a ball `skin` beyond the distance. */
 static pbd_real kept_distance(const pbd_world* w, const pbd_collider* c, const pbd_shape_ops* ops, size_t e, pbd_vec3 p,
                               pbd_real gather_within, pbd_real skin, pbd_vec3* n, uint64_t* used, uint64_t* gathered) {
 	pbd_near_list l;
@@ -330,8 +330,7 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 					++spared;
 					continue;
 				}
-				da = e == SIZE_MAX ? ops->distance(&c->def, a, &na)
-				                   : kept_distance(w, c, ops, e, a, margin + skin, skin, &na, &used, &gathered);
+				da = kept_distance(w, c, ops, e, a, margin + skin, skin, &na, &used, &gathered);
 				if (cl) clear_note(cl, a, da), ++made;
 			}
 			if (keep) {
@@ -369,9 +368,7 @@ static void find_for(const pbd_world* w, uint32_t slot, bool sweep, uint32_t fir
 				++spared;
 				continue;
 			}
-			const pbd_real db = e == SIZE_MAX
-			                        ? ops->distance(&c->def, b, &n)
-			                        : kept_distance(w, c, ops, e, b, margin + skin, skin, &n, &used, &gathered);
+			const pbd_real db = kept_distance(w, c, ops, e, b, margin + skin, skin, &n, &used, &gathered);
 			if (cl) clear_note(cl, b, db), ++made;
 			if (!(db < margin + reach)) continue;
 			target = pbd_v3_add(b, pbd_v3_scale(n, margin - db));
@@ -770,16 +767,11 @@ static pbd_real settle_one(pbd_world* w, const pbd_contact_c* c, pbd_vec3 down, 
 	if (kept && clear_at_least(kept + 4 * (size_t)i, local, margin - (body_alone ? 0 : PBD_CONTACT_TOLERANCE)))
 		return 0;
 	pbd_vec3 n;
-	const pbd_shape_ops* ops = pbd_shape_ops_of(col->def.type);
 	const size_t near0 = near_base(w, c->collider);
-	pbd_real d;
-	if (near0 == SIZE_MAX) {
-		d = ops->distance(&col->def, local, &n);
-	} else {
-		uint64_t used = 0, gathered = 0;
-		d = kept_distance(w, col, ops, near0 + i, local, -PBD_REAL_MAX, 0, &n, &used, &gathered);
-		if (used) atomic_fetch_add_explicit(&w->broad.near_used, used, memory_order_relaxed);
-	}
+	uint64_t used = 0, gathered = 0;
+	const pbd_real d = kept_distance(w, col, pbd_shape_ops_of(col->def.type), near0 == SIZE_MAX ? SIZE_MAX : near0 + i,
+	                                 local, -PBD_REAL_MAX, 0, &n, &used, &gathered);
+	if (used) atomic_fetch_add_explicit(&w->broad.near_used, used, memory_order_relaxed);
 	const pbd_vec3 out = pbd_quat_rotate(col->def.pose.rotation, n);
 	/* A body held up by particles settles onto the margin itself: within the tolerance it fell
 	 * freely through the 0.1 mm, and each push back out threw it up at 4 cm/s. */
@@ -1143,12 +1135,9 @@ pbd_real pbd_collide_stats_distance(const pbd_world* w, uint32_t slot, uint32_t 
 	const pbd_real* kept = clear_block(w, slot);
 	if (kept && clear_beyond(kept + 4 * (size_t)i, l, reach)) return PBD_REAL_MAX;
 	const size_t base = near_base(w, slot);
-	pbd_near_list list;
-	pbd_real d;
 	pbd_vec3 n;
-	if (base != SIZE_MAX && near_list_of(w, base + i, &list) && ops->distance_among(&c->def, &list, l, &d, &n))
-		return d;
-	return ops->distance(&c->def, l, &n);
+	uint64_t used = 0, gathered = 0;
+	return kept_distance(w, c, ops, base == SIZE_MAX ? SIZE_MAX : base + i, l, -PBD_REAL_MAX, 0, &n, &used, &gathered);
 }
 
 pbd_status pbd_collide_end_step(pbd_world* w) {

@@ -557,38 +557,10 @@ static pbd_real direction_tolerance(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c) {
 	return DIR_TOL * (max_abs(a) + pbd_shape_max(max_abs(pbd_v3_sub(b, a)), max_abs(pbd_v3_sub(c, a))));
 }
 
-/* Points farther out than the vertices' bound are scaled down by a power of two (the mesh with
- * them), so that no squared distance overflows; the distance is scaled back, saturating. A point
- * that is not finite (a particle whose state overflowed, a step the world then undoes) has no
- * nearest triangle: PBD_REAL_MAX, outside, no contact. */
-static pbd_real distance_from(const mesh_view* mv, pbd_vec3 p, int e, pbd_real scale, uint32_t t, pbd_vec3* normal);
-
-static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
-	*normal = pbd_v3(1, 0, 0);
-	if (!pbd_v3_is_finite(p)) return PBD_REAL_MAX;
-	const mesh_view m = view_of(def);
-	const pbd_real cap = PBD_SQRT(PBD_REAL_MAX) / 4;
-	int e = 0;
-	pbd_real scale = 1;
-	const pbd_real mp = max_abs(p);
-	if (mp > cap) {
-		e = pbd_shape_exponent(mp) - (pbd_shape_exponent(cap) - 1);
-		scale = pbd_shape_ldexp(1, -e);
-		p = pbd_shape_ldexp_v3(p, -e);
-	}
-	near_ctx ctx = {&m, p, scale};
-	pbd_real d2;
-	const uint32_t t = pbd_bvh_nearest(m.nodes, m.order, p, scale, near_dist2, &ctx, &d2);
-	/* A finite p, its squares kept finite by the scaling, always finds one; the test keeps an
-	 * answer that was not found from ever indexing the triangles. */
-	if (t == PBD_BVH_NONE || t >= m.nt) return PBD_REAL_MAX;
-	return distance_from(&m, p, e, scale, t, normal);
-}
-
 /* The signed distance from p (scaled by 2^-e, scale) to triangle t, the nearest one, and the
  * normal there. */
-static pbd_real distance_from(const mesh_view* mv, pbd_vec3 p, int e, pbd_real scale, uint32_t t, pbd_vec3* normal) {
-	const mesh_view m = *mv;
+static pbd_real distance_from(const mesh_view* mp, pbd_vec3 p, int e, pbd_real scale, uint32_t t, pbd_vec3* normal) {
+	const mesh_view m = *mp;
 	const pbd_vec3 a = pbd_v3_scale(vertex_of(&m, t, 0), scale), b = pbd_v3_scale(vertex_of(&m, t, 1), scale),
 	               c = pbd_v3_scale(vertex_of(&m, t, 2), scale);
 	int f;
@@ -630,6 +602,32 @@ static pbd_real distance_from(const mesh_view* mv, pbd_vec3 p, int e, pbd_real s
 	pbd_real dist = len;
 	if (e > 0) dist = len > pbd_shape_ldexp(PBD_REAL_MAX, -e) ? PBD_REAL_MAX : pbd_shape_ldexp(len, e);
 	return sign * dist;
+}
+
+/* Points farther out than the vertices' bound are scaled down by a power of two (the mesh with
+ * them), so that no squared distance overflows; the distance is scaled back, saturating. A point
+ * that is not finite (a particle whose state overflowed, a step the world then undoes) has no
+ * nearest triangle: PBD_REAL_MAX, outside, no contact. */
+static pbd_real mesh_distance(const pbd_collider_def* def, pbd_vec3 p, pbd_vec3* normal) {
+	*normal = pbd_v3(1, 0, 0);
+	if (!pbd_v3_is_finite(p)) return PBD_REAL_MAX;
+	const mesh_view m = view_of(def);
+	const pbd_real cap = PBD_SQRT(PBD_REAL_MAX) / 4;
+	int e = 0;
+	pbd_real scale = 1;
+	const pbd_real mp = max_abs(p);
+	if (mp > cap) {
+		e = pbd_shape_exponent(mp) - (pbd_shape_exponent(cap) - 1);
+		scale = pbd_shape_ldexp(1, -e);
+		p = pbd_shape_ldexp_v3(p, -e);
+	}
+	near_ctx ctx = {&m, p, scale};
+	pbd_real d2;
+	const uint32_t t = pbd_bvh_nearest(m.nodes, m.order, p, scale, near_dist2, &ctx, &d2);
+	/* A finite p, its squares kept finite by the scaling, always finds one; the test keeps an
+	 * answer that was not found from ever indexing the triangles. */
+	if (t == PBD_BVH_NONE || t >= m.nt) return PBD_REAL_MAX;
+	return distance_from(&m, p, e, scale, t, normal);
 }
 
 /* ---- kept lists ---------------------------------------------------------------------------- */
@@ -766,9 +764,6 @@ static pbd_real sweep_hit(void* vctx, uint32_t t, pbd_real best) {
  * only points near the mesh), the hierarchy gives the triangle reached first, and the normal
  * comes from its nearest point to the point at t: the direction from it, or where the radius is
  * too small for that direction to be reliable, the face normal turned against the motion. */
-static void sweep_answer(const mesh_view* mv, const sweep_ctx* cx, pbd_vec3 d, pbd_real t0, pbd_real t1, uint32_t tri,
-                         pbd_real s, pbd_real* t, pbd_vec3* normal);
-
 /* mesh_sweep_from over the hierarchy (l NULL) or over a kept list; *known false where the list
  * cannot tell. */
 static bool sweep_with(const pbd_collider_def* def, const pbd_near_list* l, pbd_vec3 a, pbd_vec3 b, pbd_real radius,
@@ -807,7 +802,20 @@ static bool sweep_with(const pbd_collider_def* def, const pbd_near_list* l, pbd_
 		tri = pbd_bvh_first_hit(m.nodes, m.order, p0, p1, g, sweep_hit, &ctx, &s);
 	}
 	if (tri == PBD_BVH_NONE || tri >= m.nt) return false;
-	sweep_answer(&m, &ctx, d, t0, t1, tri, s, t, normal);
+	/* The normal from the nearest point of the triangle to the point at s. */
+	*t = pbd_shape_min(t0 + s * (t1 - t0), 1);
+	const pbd_vec3 x = pbd_v3_add(p0, pbd_v3_scale(ctx.u, s));
+	const pbd_vec3 A = vertex_of(&m, tri, 0), B = vertex_of(&m, tri, 1), C = vertex_of(&m, tri, 2);
+	int f;
+	const pbd_vec3 q = closest_on_triangle(x, A, B, C, &f);
+	pbd_vec3 u = pbd_v3(0, 0, 0), fn;
+	if (pbd_shape_unit(pbd_v3_sub(x, q), &u) > direction_tolerance(A, B, C)) {
+		*normal = u;
+	} else if ((fn = m.fn[tri]).x != 0 || fn.y != 0 || fn.z != 0) {
+		*normal = pbd_v3_dot(fn, d) > 0 ? pbd_v3_scale(fn, -1) : fn;
+	} else {
+		pbd_shape_unit(pbd_v3_scale(d, -1), normal);
+	}
 	return true;
 }
 
@@ -822,28 +830,6 @@ static bool mesh_sweep_among(const pbd_collider_def* def, const pbd_near_list* l
 	bool known;
 	*hit = sweep_with(def, l, a, b, radius, start, &known, t, normal);
 	return known;
-}
-
-/* The time and normal of the first touch of the clipped path ctx (the part [t0, t1] of a path
- * along d) with triangle tri at s along it. */
-static void sweep_answer(const mesh_view* mv, const sweep_ctx* cx, pbd_vec3 d, pbd_real t0, pbd_real t1, uint32_t tri,
-                         pbd_real s, pbd_real* t, pbd_vec3* normal) {
-	const mesh_view m = *mv;
-	const sweep_ctx ctx = *cx;
-	const pbd_vec3 p0 = ctx.p0;
-	*t = pbd_shape_min(t0 + s * (t1 - t0), 1);
-	const pbd_vec3 x = pbd_v3_add(p0, pbd_v3_scale(ctx.u, s));
-	const pbd_vec3 A = vertex_of(&m, tri, 0), B = vertex_of(&m, tri, 1), C = vertex_of(&m, tri, 2);
-	int f;
-	const pbd_vec3 q = closest_on_triangle(x, A, B, C, &f);
-	pbd_vec3 u = pbd_v3(0, 0, 0), fn;
-	if (pbd_shape_unit(pbd_v3_sub(x, q), &u) > direction_tolerance(A, B, C)) {
-		*normal = u;
-	} else if ((fn = m.fn[tri]).x != 0 || fn.y != 0 || fn.z != 0) {
-		*normal = pbd_v3_dot(fn, d) > 0 ? pbd_v3_scale(fn, -1) : fn;
-	} else {
-		pbd_shape_unit(pbd_v3_scale(d, -1), normal);
-	}
 }
 
 static bool mesh_sweep(const pbd_collider_def* def, pbd_vec3 a, pbd_vec3 b, pbd_real radius, pbd_real* t,

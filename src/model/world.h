@@ -82,8 +82,8 @@ typedef struct pbd_broad {
 	uint8_t* near_n;
 	pbd_real* near_ball;
 	uint32_t cap_near_of, cap_near_ids, cap_near_n, cap_near_ball;
-	bool near_ready;
-	bool near_off; /* tests only: no list kept, to check that the kept ones change nothing */
+	bool near_ready; /* set up for the step's particles and colliders (pbd_collide_drop_kept clears it) */
+	bool near_off;   /* tests only: no list kept, to check that the kept ones change nothing */
 	/* Over the world's life: the queries a kept list answered, and the lists gathered. */
 	_Atomic uint64_t near_used, near_gathered;
 	bool brute_force; /* tests only: every collider against every chunk, to check the sweep */
