@@ -5,11 +5,11 @@
  *
  *  - the edges of the triangles whose endpoints have a thickness are listed once per step, each
  *    once, in increasing (a, b) order;
- *  - once per substep the edges go into a spatial hash by the box of their endpoints' paths,
- *    and each edge queries it with its own box; a pair is skipped when the edges share a vertex,
- *    when both are one object without self-collision, or when they are within the thickness of
- *    each other in the rest shape (mesh neighbours). Each edge's contacts are sorted by the other
- *    edge, so that the projection order is that of the edge list, whatever the hash's layout;
+ *  - in each substep an edge is tested against its candidates (edge_candidates.c: lists kept
+ *    across substeps, with no pair that shares a vertex, that is one object without
+ *    self-collision, or that lies within the thickness of each other in the rest shape) whose
+ *    boxes of the substep meet its own; each edge's partners come in the edge list's order, and
+ *    so do its contacts, whatever the lists kept;
  *  - a pair went through each other within the substep when V = N . (a - c), N = (b - a) x (d - c)
  *    the edges' common normal, changes sign between the start and the prediction (Provot 1997,
  *    Bridson et al. 2002: two edges can only pass through each other where their four points
@@ -125,49 +125,23 @@ pbd_status pbd_edge_edge_prepare(pbd_world* w) {
 	if (!pbd_grow_to(&w->mem, (void**)&c->edge, sizeof *c->edge, &c->cap_edge, 2 * n) ||
 	    !pbd_grow_to(&w->mem, (void**)&c->ebox, sizeof *c->ebox, &c->cap_ebox, n))
 		return PBD_ERR_OUT_OF_MEMORY;
+	bool changed = n != c->ecand.nedge;
 	for (uint32_t i = 0; i < np; ++i) {
 		const uint32_t* b = other + start[i];
 		for (uint32_t k = 0, m = start[i + 1] - start[i]; k < m; ++k)
 			if (k == 0 || b[k] != b[k - 1]) {
+				changed = changed || c->edge[2 * c->nedge] != i || c->edge[2 * c->nedge + 1] != b[k];
 				c->edge[2 * c->nedge] = i;
 				c->edge[2 * c->nedge + 1] = b[k];
 				c->nedge++;
 			}
 	}
+	/* The kept candidates hold while the list is the one they were found for. */
+	c->ecand.edges_changed |= changed;
 	return PBD_OK;
 }
 
 static pbd_vec3 lerp(pbd_vec3 a, pbd_vec3 b, pbd_real s) { return pbd_v3_add(a, pbd_v3_scale(pbd_v3_sub(b, a), s)); }
-
-/* The distance between segments ab and cd. */
-static pbd_real segment_distance(pbd_vec3 a, pbd_vec3 b, pbd_vec3 c, pbd_vec3 d) {
-	pbd_real s, t;
-	pbd_closest_segments(a, b, c, d, &s, &t);
-	return pbd_v3_length(pbd_v3_sub(lerp(a, b, s), lerp(c, d, t)));
-}
-
-/* The cheap half of the pair filter: no shared vertex, something free to move, and two objects
- * or one with self-collision (then mesh_neighbours decides, once a contact is found). */
-static bool may_touch(const pbd_world* w, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-	if (a == c || a == d || b == c || b == d) return false;
-	if (w->w[a] <= 0 && w->w[b] <= 0 && w->w[c] <= 0 && w->w[d] <= 0) return false;
-	const uint32_t g1 = w->cgroup[a], g2 = w->cgroup[c];
-	return g1 != g2 || (g1 & PBD_GROUP_SELF);
-}
-
-/* Edges of one object within the thickness of each other in the rest shape: the mesh holds them.
- * Asked before the contact, whose test costs more: a quarter of the pairs that reach it are such
- * neighbours in a folded cloth. The middles' distance less the half lengths bounds the segments'
- * distance from below, and turns away the pairs of two layers of a fold (far apart at rest) for
- * a few products (a thousandth of the thickness spare for the rounding). */
-static bool mesh_neighbours(const pbd_world* w, uint32_t a, uint32_t b, uint32_t c, uint32_t d, pbd_real thick) {
-	if (w->cgroup[a] != w->cgroup[c]) return false;
-	const pbd_vec3 ra = w->x_rest[a], rb = w->x_rest[b], rc = w->x_rest[c], rd = w->x_rest[d];
-	const pbd_vec3 m = pbd_v3_sub(pbd_v3_add(ra, rb), pbd_v3_add(rc, rd));
-	const pbd_real half = pbd_v3_length(pbd_v3_sub(rb, ra)) + pbd_v3_length(pbd_v3_sub(rd, rc));
-	if (pbd_v3_length(m) - half > 2 * thick * PBD_R(1.001)) return false;
-	return segment_distance(ra, rb, rc, rd) < thick;
-}
 
 /* Whether edges p0[0]p0[1] and p0[2]p0[3], moving by dq over the substep, went through each
  * other: V = N . (a - c) changes sign from v0 (at the start, where the edges are at least
@@ -280,54 +254,40 @@ bool pbd_edge_edge_contact(const pbd_world* w, uint32_t a, uint32_t b, uint32_t 
 	return true;
 }
 
-/* The edges of one block against the edges near their paths. */
+/* The edges of one block against their listed candidates (edge_candidates.c) whose boxes of the
+ * substep meet theirs and have a particle free to move: each edge's contacts come in the order of
+ * the other edge, (c, d) in the edge list's order. */
 static void ee_block(void* arg, uint32_t block, uint32_t worker) {
 	const pbd_find_stage* s = (const pbd_find_stage*)arg;
 	const pbd_world* w = s->w;
 	const pbd_particle_collision* c = w->pcol;
-	const pbd_hash_grid* g = s->g;
 	pbd_block_out* o = s->o;
-	uint32_t slots[PBD_HASH_GRID_MAX_CELLS];
 	const uint32_t first_edge = block * s->block, end_edge = pbd_block_end(first_edge, c->nedge, s->block);
 	pbd_block_out_open(o, block, worker);
 	for (uint32_t e = first_edge; e < end_edge; ++e) {
 		const uint32_t a = c->edge[2 * e], b = c->edge[2 * e + 1];
-		const uint32_t first = o->bcount[block]; /* this edge's first record in the block */
-		const uint32_t ns = pbd_hash_grid_box_slots(g, c->ebox[e], slots);
-		uint32_t examined = 0, kept = 0;
+		uint32_t kept = 0;
 		bool capped = false;
-		for (uint32_t k = 0; k < ns && !capped; ++k) {
-			const uint32_t stop =
-			    pbd_collision_slot_end(g->start[slots[k]], g->start[slots[k] + 1], &examined, &capped);
-			for (uint32_t j = g->start[slots[k]]; j < stop; ++j) {
-				const uint32_t f = g->entry[j];
-				if (f <= e || pbd_block_out_seen(o, worker, f, e)) continue;
-				const pbd_box3 be = c->ebox[e], bf = c->ebox[f];
-				if (be.lo.x > bf.hi.x || bf.lo.x > be.hi.x || be.lo.y > bf.hi.y || bf.lo.y > be.hi.y ||
-				    be.lo.z > bf.hi.z || bf.lo.z > be.hi.z)
-					continue;
-				const uint32_t cc = c->edge[2 * f], dd = c->edge[2 * f + 1];
-				const pbd_real thick = PBD_FMAX(w->radius[a], w->radius[b]) + PBD_FMAX(w->radius[cc], w->radius[dd]);
-				if (!may_touch(w, a, b, cc, dd) || mesh_neighbours(w, a, b, cc, dd, thick)) continue;
-				pbd_ee_c k2;
-				if (!pbd_edge_edge_contact(w, a, b, cc, dd, thick, &k2)) continue;
-				if (kept == PBD_COLLISION_MAX_CONTACTS) {
-					capped = true;
-					examined -= stop - j - 1; /* the rest of the slot was not examined */
-					break;
-				}
-				kept++;
-				/* Out of room: counted, and the block runs again. */
-				if (!pbd_block_out_push(o, block, worker)) continue;
-				/* Insertion by the other edge, (c, d) in the edge list's order. */
-				pbd_ee_c* ee = (pbd_ee_c*)pbd_block_out_records(o, worker, block);
-				uint32_t at = o->bcount[block] - 1;
-				for (; at > first && (ee[at - 1].c > cc || (ee[at - 1].c == cc && ee[at - 1].d > dd)); --at)
-					ee[at] = ee[at - 1];
-				ee[at] = k2;
+		for (uint32_t j = c->ecand.first[e]; j < c->ecand.first[e + 1]; ++j) {
+			const uint32_t f = c->ecand.other[j];
+			const pbd_box3 be = c->ebox[e], bf = c->ebox[f];
+			if (be.lo.x > bf.hi.x || bf.lo.x > be.hi.x || be.lo.y > bf.hi.y || bf.lo.y > be.hi.y || be.lo.z > bf.hi.z ||
+			    bf.lo.z > be.hi.z)
+				continue;
+			const uint32_t cc = c->edge[2 * f], dd = c->edge[2 * f + 1];
+			if (w->w[a] <= 0 && w->w[b] <= 0 && w->w[cc] <= 0 && w->w[dd] <= 0) continue;
+			const pbd_real thick = PBD_FMAX(w->radius[a], w->radius[b]) + PBD_FMAX(w->radius[cc], w->radius[dd]);
+			pbd_ee_c k2;
+			if (!pbd_edge_edge_contact(w, a, b, cc, dd, thick, &k2)) continue;
+			if (kept == PBD_COLLISION_MAX_CONTACTS) {
+				capped = true;
+				break;
 			}
+			kept++;
+			pbd_ee_c* rec = (pbd_ee_c*)pbd_block_out_push(o, block, worker);
+			if (rec) *rec = k2; /* out of room: counted, and the block runs again */
 		}
-		pbd_block_out_item(o, block, examined, kept, capped);
+		pbd_block_out_item(o, block, c->ecand.first[e + 1] - c->ecand.first[e], kept, capped);
 	}
 	pbd_block_out_close(o, block, worker);
 }
@@ -336,23 +296,14 @@ pbd_status pbd_edge_edge_find(pbd_world* w) {
 	pbd_particle_collision* c = w->pcol;
 	c->nee = 0;
 	if (c->nedge < 2) return PBD_OK;
-	const pbd_real rmax = c->max_radius;
-	/* Cell: the mean extent of the edges' boxes, at least the reach of a contact. */
-	double extent = 0;
-	for (uint32_t k = 0; k < c->nedge; ++k) {
-		c->ebox[k] = pbd_box3_of_paths(w->x, w->q, &c->edge[2 * k], 2, rmax);
-		const pbd_box3 b = c->ebox[k];
-		extent += (double)PBD_FMAX(PBD_FMAX(b.hi.x - b.lo.x, b.hi.y - b.lo.y), b.hi.z - b.lo.z);
-	}
-	const pbd_real cell = PBD_FMAX((pbd_real)(extent / c->nedge), 4 * rmax);
-	pbd_hash_grid* g = &c->egrid;
-	if (!pbd_hash_grid_build_boxes(g, &w->mem, &w->exec, c->ebox, c->nedge, cell))
-		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the edge hash");
-	/* Each edge looks at every other edge once (the stamps), 128 edges per block. */
-	pbd_find_stage st = {w, g, &c->ee_out, 128};
-	if (!pbd_find_in_blocks(w, &st, ee_block, sizeof(pbd_ee_c), c->nedge, c->nedge, (void**)&c->ee, &c->nee,
-	                        &c->cap_ee))
-		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "pbd_world_step: out of memory for the edge contacts");
+	const char* oom = "pbd_world_step: out of memory for the edge contacts";
+	for (uint32_t k = 0; k < c->nedge; ++k)
+		c->ebox[k] = pbd_box3_of_paths(w->x, w->q, &c->edge[2 * k], 2, c->max_radius);
+	if (!pbd_edge_candidates_update(w)) return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s", oom);
+	/* 128 edges per block */
+	pbd_find_stage st = {w, NULL, &c->ee_out, 128};
+	if (!pbd_find_in_blocks(w, &st, ee_block, sizeof(pbd_ee_c), c->nedge, 0, (void**)&c->ee, &c->nee, &c->cap_ee))
+		return pbd_fail(w, PBD_ERR_OUT_OF_MEMORY, "%s", oom);
 	return PBD_OK;
 }
 

@@ -50,15 +50,22 @@ void pbd_hash_grid_build(pbd_hash_grid* g, const pbd_vec3* points, const pbd_rea
 		if (!radius || radius[i] > 0) g->entry[--g->start[slot_of(g, points[i])]] = i;
 }
 
-uint32_t pbd_hash_grid_box_slots(const pbd_hash_grid* g, pbd_box3 b, uint32_t* out) {
-	int64_t lo[3] = {pbd_hash_grid_coord(g, b.lo.x), pbd_hash_grid_coord(g, b.lo.y), pbd_hash_grid_coord(g, b.lo.z)};
-	int64_t hi[3] = {pbd_hash_grid_coord(g, b.hi.x), pbd_hash_grid_coord(g, b.hi.y), pbd_hash_grid_coord(g, b.hi.z)};
+void pbd_hash_grid_box_range(const pbd_hash_grid* g, pbd_box3 b, int64_t lo[3], int64_t hi[3]) {
+	lo[0] = pbd_hash_grid_coord(g, b.lo.x), lo[1] = pbd_hash_grid_coord(g, b.lo.y),
+	lo[2] = pbd_hash_grid_coord(g, b.lo.z);
+	hi[0] = pbd_hash_grid_coord(g, b.hi.x), hi[1] = pbd_hash_grid_coord(g, b.hi.y),
+	hi[2] = pbd_hash_grid_coord(g, b.hi.z);
 	for (int a = 0; a < 3; ++a)
 		if (hi[a] - lo[a] >= PBD_HASH_GRID_MAX_SPAN) {
 			const int64_t mid = lo[a] + (hi[a] - lo[a]) / 2;
 			lo[a] = mid - PBD_HASH_GRID_MAX_SPAN / 2 + 1;
 			hi[a] = mid + PBD_HASH_GRID_MAX_SPAN / 2;
 		}
+}
+
+uint32_t pbd_hash_grid_box_slots(const pbd_hash_grid* g, pbd_box3 b, uint32_t* out) {
+	int64_t lo[3], hi[3];
+	pbd_hash_grid_box_range(g, b, lo, hi);
 	/* Two cells of one slot are one slot; past a few hundred cells the check would cost more than
 	 * the second visit, which the searches' stamps make harmless. */
 	const bool unique = (hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1) <= 512;
@@ -101,12 +108,18 @@ static void box_block(void* arg, uint32_t block, uint32_t worker) {
 }
 
 bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, pbd_exec* exec, const pbd_box3* box, uint32_t n,
-                               pbd_real cell) {
+                               pbd_real cell, bool pow2) {
 	uint32_t used = 0;
 	for (uint32_t k = 0; k < n; ++k) used += box[k].lo.x <= box[k].hi.x;
 	g->cell = cell;
 	g->inv_cell = 1 / cell;
 	g->slots = 2 * (used ? used : 1);
+	if (pow2) {
+		if (g->slots > (1u << 31)) return false;
+		uint32_t p = 1;
+		while (p < g->slots) p <<= 1;
+		g->slots = p;
+	}
 	if (!pbd_grow_to(mem, (void**)&g->start, sizeof *g->start, &g->cap_slots, g->slots + 1) || n == UINT32_MAX ||
 	    !pbd_grow_to(mem, (void**)&g->first, sizeof *g->first, &g->cap_first, n + 1))
 		return false;

@@ -50,7 +50,7 @@ void pbd_hash_grid_build(pbd_hash_grid* g, const pbd_vec3* points, const pbd_rea
  * cells are found in blocks on the threads of `exec`, the counting and placing stay on the calling
  * thread, so the table is the same on any number of threads. */
 bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, pbd_exec* exec, const pbd_box3* box, uint32_t n,
-                               pbd_real cell);
+                               pbd_real cell, bool pow2);
 /* The slots of the cells box b covers, at most PBD_HASH_GRID_MAX_CELLS of them, into out;
  * returns how many (each once, for a box of up to 512 cells). A box wider than
  * PBD_HASH_GRID_MAX_SPAN cells along an axis keeps the ones around its middle: only a
@@ -61,10 +61,14 @@ bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, pbd_exec* e
 #define PBD_HASH_GRID_MAX_SPAN  16
 #define PBD_HASH_GRID_MAX_CELLS (PBD_HASH_GRID_MAX_SPAN * PBD_HASH_GRID_MAX_SPAN * PBD_HASH_GRID_MAX_SPAN)
 uint32_t pbd_hash_grid_box_slots(const pbd_hash_grid* g, pbd_box3 b, uint32_t* out);
+/* The integer cell coordinates of the first and last cells box b covers, as box_slots takes them. */
+void pbd_hash_grid_box_range(const pbd_hash_grid* g, pbd_box3 b, int64_t lo[3], int64_t hi[3]);
 /* The slot of the cell with integer coordinates (ix, iy, iz). */
+static inline uint64_t pbd_hash_grid_hash(int64_t ix, int64_t iy, int64_t iz) {
+	return ((uint64_t)ix * 92837111u) ^ ((uint64_t)iy * 689287499u) ^ ((uint64_t)iz * 283923481u);
+}
 static inline uint32_t pbd_hash_grid_slot(const pbd_hash_grid* g, int64_t ix, int64_t iy, int64_t iz) {
-	const uint64_t h = ((uint64_t)ix * 92837111u) ^ ((uint64_t)iy * 689287499u) ^ ((uint64_t)iz * 283923481u);
-	return (uint32_t)(h % g->slots);
+	return (uint32_t)(pbd_hash_grid_hash(ix, iy, iz) % g->slots);
 }
 /* The integer cell coordinate of a coordinate, clamped so that a far point cannot overflow (and a
  * NaN, which has no cell, gets cell 0). */

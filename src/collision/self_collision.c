@@ -72,9 +72,12 @@ void pbd_particle_collision_free(pbd_world* w) {
 	pbd_hash_grid_free(&c->egrid, &w->mem);
 	pbd_free(&w->mem, c->ebox, (size_t)c->cap_ebox * sizeof *c->ebox);
 	pbd_free(&w->mem, c->ee, (size_t)c->cap_ee * sizeof *c->ee);
+	pbd_edge_candidates_free(&c->ecand, &w->mem);
 	pbd_contact_regions_free(w);
 	pbd_free(&w->mem, c->held, (size_t)c->cap_held * sizeof *c->held);
+	const bool off = c->ecand.off;
 	memset(c, 0, sizeof *c);
+	c->ecand.off = off;
 }
 
 void pbd_particle_collision_hold(pbd_world* w) {

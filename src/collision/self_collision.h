@@ -6,6 +6,7 @@
 #define PBD_SELF_COLLISION_H
 
 #include "collision/block_out.h"
+#include "collision/edge_candidates.h"
 #include "collision/hash_grid.h"
 
 /* Bit of a particle's collision group that lets it collide with particles of its own group. */
@@ -82,6 +83,7 @@ typedef struct pbd_particle_collision {
 	pbd_hash_grid egrid; /* the edges by the boxes of their paths */
 	pbd_box3* ebox;
 	uint32_t cap_ebox;
+	pbd_edge_candidates ecand; /* the edges' candidate pairs (edge_candidates.h) */
 	pbd_ee_c* ee;
 	uint32_t nee, cap_ee;
 	/* the searches' results per block, in block order (block_out.h) */

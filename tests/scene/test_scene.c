@@ -15,7 +15,8 @@
 #include "pbd/scene.h"
 #include "scene_embedded.h" /* scene_load_builtin_text */
 #include "test_util.h"
-#include "model/world.h" /* the air the keys set */
+#include "collision/self_collision.h" /* the edges' kept candidates */
+#include "model/world.h"              /* the air the keys set */
 
 /* Folder (in the test's working directory) for the OBJ files that mesh_cloth scenes read. */
 #define DATA_DIR "test_scene_data"
@@ -1873,6 +1874,57 @@ static void test_particle_cap_option(void** state) {
 	pbd_scene_free(&s);
 }
 
+/* The edges' candidate pairs kept across substeps (edge_candidates.c) change no bit: cloth_stack,
+ * whose two cloths fold over themselves and each other, ends the same, with the same edge-edge
+ * contacts in every frame, with the lists made anew from each substep's paths alone, on 1, 2 and
+ * 3 threads (1 in the builds with assertions). Most substeps keep the lists and search only the
+ * edges of the particles that left their boxes again, and both the full listing and the search
+ * of some edges run. */
+static uint64_t edge_lists_run(int threads, bool off, int frames, uint32_t* full, uint32_t* partial, uint64_t* ee) {
+	pbd_scene s = load_builtin_ok("cloth_stack", NULL);
+	assert_int_equal(pbd_world_set_threads(s.world, threads), PBD_OK);
+	s.world->pcol->ecand.off = off;
+	uint64_t counted = 0;
+	*ee = 0;
+	for (int f = 0; f < frames; ++f) {
+		assert_int_equal(pbd_world_step(s.world), PBD_OK);
+		counted = counted * 1000003u + s.world->pcol->nee;
+		*ee += s.world->pcol->nee;
+	}
+	const uint64_t h = pbd_world_hash(s.world) ^ counted;
+	*full = s.world->pcol->ecand.full;
+	*partial = s.world->pcol->ecand.partial;
+	pbd_scene_free(&s);
+	return h;
+}
+
+static void test_edge_candidates_change_nothing(void** state) {
+	(void)state;
+	const int frames = 30, most = test_with_assertions() ? 1 : 3;
+	uint32_t full = 0, partial = 0, full_off = 0, partial_off = 0;
+	uint64_t ee = 0, ee_off = 0;
+	const uint64_t on = edge_lists_run(1, false, frames, &full, &partial, &ee);
+	assert_true(edge_lists_run(1, true, frames, &full_off, &partial_off, &ee_off) == on);
+	for (int threads = 2; threads <= most; ++threads) {
+		uint32_t f2, p2;
+		uint64_t e2;
+		assert_true(edge_lists_run(threads, false, frames, &f2, &p2, &e2) == on);
+		assert_true(f2 == full && p2 == partial);
+		assert_true(edge_lists_run(threads, true, frames, &f2, &p2, &e2) == on);
+	}
+	const uint32_t substeps = (uint32_t)frames * 10;
+	printf("  cloth_stack, %d frames (%u substeps, %llu edge-edge contacts): the lists made whole in %u substeps, "
+	       "some edges searched again in %u, kept as they were in %u; same state with the lists made anew every "
+	       "substep%s\n",
+	       frames, substeps, (unsigned long long)ee, full, partial, substeps - full - partial,
+	       most > 1 ? ", on 1, 2 and 3 threads" : "");
+	assert_int_equal(full_off, substeps);
+	assert_int_equal(partial_off, 0);
+	assert_true(ee > 0 && ee == ee_off);
+	assert_true(partial > 0 && full > 1);
+	assert_true(full < substeps / 3);
+}
+
 /* What a step keeps and skips changes no bit: the distances (contact.c, "Queries a step need
  * not repeat"), the triangles a particle near a mesh keeps, the sweeps and settling queries the
  * kept distances rule out, and the statistics' contact count made from them (contact.c,
@@ -1981,6 +2033,7 @@ int main(void) {
 	    cmocka_unit_test(test_builtins_run_implicit_methods),
 	    cmocka_unit_test(test_seeds_run_finite),
 	    cmocka_unit_test(test_kept_clearances_change_nothing),
+	    cmocka_unit_test(test_edge_candidates_change_nothing),
 	    cmocka_unit_test(test_cloth_sphere_outside),
 	    cmocka_unit_test(test_double_pendulum),
 	    cmocka_unit_test(test_determinism),
