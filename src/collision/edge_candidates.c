@@ -46,8 +46,15 @@ static pbd_vec3 lerp(pbd_vec3 a, pbd_vec3 b, pbd_real s) { return pbd_v3_add(a, 
 static bool mesh_neighbours(const pbd_world* w, const pbd_edge_candidates* k, uint32_t e, uint32_t f, uint32_t a,
                             uint32_t b, uint32_t c, uint32_t d, pbd_real thick) {
 	if (w->cgroup[a] != w->cgroup[c]) return false;
-	if (pbd_v3_length(pbd_v3_sub(k->rmid[e], k->rmid[f])) - k->rhalf[e] - k->rhalf[f] > thick * PBD_R(1.001))
-		return false;
+	/* The gap between the rest boxes bounds the distance from below too, and is the tighter bound
+	 * for the edges of a grid's neighbouring rows and columns, which are never neighbours. */
+	const pbd_box3 re = k->rbox[e], rf = k->rbox[f];
+	const pbd_real gx = PBD_FMAX(0, PBD_FMAX(rf.lo.x - re.hi.x, re.lo.x - rf.hi.x)),
+	               gy = PBD_FMAX(0, PBD_FMAX(rf.lo.y - re.hi.y, re.lo.y - rf.hi.y)),
+	               gz = PBD_FMAX(0, PBD_FMAX(rf.lo.z - re.hi.z, re.lo.z - rf.hi.z));
+	const pbd_real spare = thick * PBD_R(1.001);
+	if (gx * gx + gy * gy + gz * gz > spare * spare) return false;
+	if (pbd_v3_length(pbd_v3_sub(k->rmid[e], k->rmid[f])) - k->rhalf[e] - k->rhalf[f] > spare) return false;
 	const pbd_vec3 ra = w->x_rest[a], rb = w->x_rest[b], rc = w->x_rest[c], rd = w->x_rest[d];
 	pbd_real s, t;
 	pbd_closest_segments(ra, rb, rc, rd, &s, &t);
@@ -348,6 +355,8 @@ static bool list_all(pbd_world* w) {
 		const pbd_vec3 ra = w->x_rest[c->edge[2 * e]], rb = w->x_rest[c->edge[2 * e + 1]];
 		k->rmid[e] = pbd_v3_scale(pbd_v3_add(ra, rb), PBD_R(0.5));
 		k->rhalf[e] = PBD_R(0.5) * pbd_v3_length(pbd_v3_sub(rb, ra));
+		k->rbox[e] = (pbd_box3){pbd_v3(PBD_FMIN(ra.x, rb.x), PBD_FMIN(ra.y, rb.y), PBD_FMIN(ra.z, rb.z)),
+		                        pbd_v3(PBD_FMAX(ra.x, rb.x), PBD_FMAX(ra.y, rb.y), PBD_FMAX(ra.z, rb.z))};
 	}
 	k->full++;
 	k->nmoved = 0;
@@ -391,6 +400,7 @@ bool pbd_edge_candidates_update(pbd_world* w) {
 	    !pbd_grow_to(&w->mem, (void**)&k->eref, sizeof *k->eref, &k->cap_eref, n) || n > UINT32_MAX / 3 ||
 	    !pbd_grow_to(&w->mem, (void**)&k->rmid, sizeof *k->rmid, &k->cap_rmid, n) ||
 	    !pbd_grow_to(&w->mem, (void**)&k->rhalf, sizeof *k->rhalf, &k->cap_rhalf, n) ||
+	    !pbd_grow_to(&w->mem, (void**)&k->rbox, sizeof *k->rbox, &k->cap_rbox, n) ||
 	    !pbd_grow_to(&w->mem, (void**)&k->elo, sizeof *k->elo, &k->cap_elo, 3 * n) ||
 	    !pbd_grow_to(&w->mem, (void**)&k->searched, sizeof *k->searched, &k->cap_searched, n) ||
 	    !pbd_grow_to(&w->mem, (void**)&k->search, sizeof *k->search, &k->cap_search, n) ||
@@ -464,6 +474,7 @@ void pbd_edge_candidates_free(pbd_edge_candidates* k, pbd_alloc_ctx* mem) {
 	pbd_free(mem, k->eref, (size_t)k->cap_eref * sizeof *k->eref);
 	pbd_free(mem, k->rmid, (size_t)k->cap_rmid * sizeof *k->rmid);
 	pbd_free(mem, k->rhalf, (size_t)k->cap_rhalf * sizeof *k->rhalf);
+	pbd_free(mem, k->rbox, (size_t)k->cap_rbox * sizeof *k->rbox);
 	pbd_hash_grid_free(&k->grid, mem);
 	pbd_free(mem, k->elo, (size_t)k->cap_elo * sizeof *k->elo);
 	pbd_free(mem, k->sbox, (size_t)k->cap_sbox * sizeof *k->sbox);

@@ -20,9 +20,10 @@ typedef struct pbd_edge_candidates {
 	uint32_t cap_left;
 	pbd_box3* eref; /* per edge: the union of its particles' boxes, grown by the largest radius */
 	uint32_t cap_eref;
-	pbd_vec3* rmid; /* per edge: its middle and half its length in the rest shape */
+	pbd_vec3* rmid; /* per edge, in the rest shape: its middle, half its length and its box */
 	pbd_real* rhalf;
-	uint32_t cap_rmid, cap_rhalf;
+	pbd_box3* rbox;
+	uint32_t cap_rmid, cap_rhalf, cap_rbox;
 	pbd_hash_grid grid; /* the edges by eref at the last full listing */
 	int64_t* elo;       /* per edge: the first cell of its box in the grid, 3 coordinates */
 	uint32_t cap_elo;
