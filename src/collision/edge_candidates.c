@@ -369,7 +369,7 @@ static bool list_all(pbd_world* w) {
 	/* Cell: the mean extent of the boxes, at least the reach of a contact. */
 	const pbd_real cell = PBD_FMAX((pbd_real)(extent / c->nedge), 4 * rmax);
 	pbd_hash_grid* g = &k->grid;
-	if (!pbd_hash_grid_build_boxes(g, &w->mem, &w->exec, k->eref, c->nedge, cell, true)) return false;
+	if (!pbd_hash_grid_build_boxes(g, &w->mem, &w->exec, k->eref, c->nedge, cell, true, k->elo)) return false;
 	const uint32_t entries = g->start[g->slots];
 	if (entries > UINT32_MAX / 6 ||
 	    !pbd_grow_to(&w->mem, (void**)&k->sbox, sizeof *k->sbox, &k->cap_sbox, entries ? 6 * entries : 1))
@@ -379,10 +379,6 @@ static bool list_all(pbd_world* w) {
 		pbd_real* sb = k->sbox + j;
 		sb[0] = b.lo.x, sb[entries] = b.lo.y, sb[2 * (size_t)entries] = b.lo.z;
 		sb[3 * (size_t)entries] = b.hi.x, sb[4 * (size_t)entries] = b.hi.y, sb[5 * (size_t)entries] = b.hi.z;
-	}
-	for (uint32_t e = 0; e < c->nedge; ++e) {
-		int64_t hi[3];
-		pbd_hash_grid_box_range(g, k->eref[e], &k->elo[3 * (size_t)e], hi);
 	}
 	/* 512 slots per block */
 	if (!run(w, slot_block, g->slots, 512, c->nedge) || !list_pairs(w)) return false;

@@ -88,6 +88,7 @@ uint32_t pbd_hash_grid_box_slots(const pbd_hash_grid* g, pbd_box3 b, uint32_t* o
 typedef struct box_stage {
 	pbd_hash_grid* g;
 	const pbd_box3* box;
+	int64_t* first_cell;
 	uint32_t n;
 	bool place; /* false: count each box's cells into first[k + 1]; true: write them at first[k] */
 } box_stage;
@@ -100,15 +101,19 @@ static void box_block(void* arg, uint32_t block, uint32_t worker) {
 	const uint32_t first = block * PBD_HASH_GRID_BOX_BLOCK, end = pbd_block_end(first, s->n, PBD_HASH_GRID_BOX_BLOCK);
 	for (uint32_t k = first; k < end; ++k) {
 		const bool used = s->box[k].lo.x <= s->box[k].hi.x;
-		if (!s->place)
+		if (!s->place) {
 			g->first[k + 1] = used ? pbd_hash_grid_box_slots(g, s->box[k], slots) : 0;
-		else if (used)
+			if (s->first_cell) {
+				int64_t hi[3];
+				pbd_hash_grid_box_range(g, s->box[k], &s->first_cell[3 * (size_t)k], hi);
+			}
+		} else if (used)
 			pbd_hash_grid_box_slots(g, s->box[k], g->cells + g->first[k]);
 	}
 }
 
 bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, pbd_exec* exec, const pbd_box3* box, uint32_t n,
-                               pbd_real cell, bool pow2) {
+                               pbd_real cell, bool pow2, int64_t* first_cell) {
 	uint32_t used = 0;
 	for (uint32_t k = 0; k < n; ++k) used += box[k].lo.x <= box[k].hi.x;
 	g->cell = cell;
@@ -124,7 +129,7 @@ bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, pbd_exec* e
 	    !pbd_grow_to(mem, (void**)&g->first, sizeof *g->first, &g->cap_first, n + 1))
 		return false;
 	/* Each box's cells, counted and then written on the threads: a box's slots depend on it alone. */
-	box_stage st = {g, box, n, false};
+	box_stage st = {g, box, first_cell, n, false};
 	const uint32_t blocks = pbd_blocks(n, PBD_HASH_GRID_BOX_BLOCK);
 	g->first[0] = 0;
 	pbd_exec_stage(exec, box_block, &st, blocks);

@@ -50,7 +50,7 @@ void pbd_hash_grid_build(pbd_hash_grid* g, const pbd_vec3* points, const pbd_rea
  * cells are found in blocks on the threads of `exec`, the counting and placing stay on the calling
  * thread, so the table is the same on any number of threads. */
 bool pbd_hash_grid_build_boxes(pbd_hash_grid* g, pbd_alloc_ctx* mem, pbd_exec* exec, const pbd_box3* box, uint32_t n,
-                               pbd_real cell, bool pow2);
+                               pbd_real cell, bool pow2, int64_t* first_cell);
 /* The slots of the cells box b covers, at most PBD_HASH_GRID_MAX_CELLS of them, into out;
  * returns how many (each once, for a box of up to 512 cells). A box wider than
  * PBD_HASH_GRID_MAX_SPAN cells along an axis keeps the ones around its middle: only a

@@ -186,7 +186,8 @@ pbd_status pbd_vertex_triangle_find(pbd_world* w) {
 	const pbd_box3 none = {{1, 1, 1}, {0, 0, 0}};
 	for (uint32_t t = 0; t < w->nt; ++t) c->tbox[t] = triangle_solid(w, t) ? triangle_box(w, t, 2 * rmax) : none;
 	pbd_hash_grid* g = &c->tgrid;
-	if (!pbd_hash_grid_build_boxes(g, &w->mem, &w->exec, c->tbox, w->nt, cell, false)) return PBD_ERR_OUT_OF_MEMORY;
+	if (!pbd_hash_grid_build_boxes(g, &w->mem, &w->exec, c->tbox, w->nt, cell, false, NULL))
+		return PBD_ERR_OUT_OF_MEMORY;
 	/* Each particle looks at every triangle once (the stamps), 128 particles per block. */
 	pbd_find_stage st = {w, g, &c->vt_out, 128};
 	if (!pbd_find_in_blocks(w, &st, vt_block, sizeof(pbd_vt_c), w->np, w->nt, (void**)&c->vt, &c->nvt, &c->cap_vt))
