@@ -34,6 +34,8 @@
 /* The lists are made anew once more than 1/PBD_EDGE_MOVED_SHARE of the edges took new boxes
  * since the last time: each search then scans those one by one. */
 #define PBD_EDGE_MOVED_SHARE 8u
+/* Whole listings made of the paths alone once lists carried ahead held for one substep only. */
+#define PBD_EDGE_EXACT_RUN 4u
 /* The most pairs a listing keeps, over the searches' bound on contacts for as many edges. */
 #define PBD_EDGE_LIST_SHARE 4u
 
@@ -85,11 +87,23 @@ static pbd_box3 particle_box(const pbd_world* w, uint32_t i, pbd_real ahead, pbd
 	const pbd_vec3 q = w->q[i];
 	const pbd_real len = pbd_v3_length(q), most = PBD_EDGE_AHEAD_MOST * w->pcol->max_radius;
 	if (ahead * len > most) ahead = PBD_FMAX(1, most / len);
-	const pbd_vec3 a = w->x[i], p = pbd_v3_add(a, q), f = pbd_v3_add(a, pbd_v3_scale(q, ahead));
-	return (pbd_box3){pbd_v3(PBD_FMIN(PBD_FMIN(a.x, p.x), f.x) - skin, PBD_FMIN(PBD_FMIN(a.y, p.y), f.y) - skin,
-	                         PBD_FMIN(PBD_FMIN(a.z, p.z), f.z) - skin),
-	                  pbd_v3(PBD_FMAX(PBD_FMAX(a.x, p.x), f.x) + skin, PBD_FMAX(PBD_FMAX(a.y, p.y), f.y) + skin,
-	                         PBD_FMAX(PBD_FMAX(a.z, p.z), f.z) + skin)};
+	/* Carried ahead as a body that falls: after k substeps of h, x + k q + k (k - 1) / 2 g h^2 (the
+	 * prediction q holds the first g h^2). Without gravity's part a cloth falling freely left its
+	 * boxes within three substeps. */
+	const pbd_real h = w->def.dt / (pbd_real)(w->def.substeps > 0 ? w->def.substeps : 1);
+	const pbd_vec3 gh = ahead > 1 ? pbd_v3_scale(w->def.gravity, h * h) : pbd_v3(0, 0, 0);
+	const pbd_vec3 a = w->x[i];
+	pbd_box3 b = {a, a};
+	for (int k = 1; k <= 4; ++k) {
+		const pbd_real t = ahead * (pbd_real)k / 4;
+		const pbd_vec3 p = pbd_v3_add(pbd_v3_add(a, pbd_v3_scale(q, t)), pbd_v3_scale(gh, t * (t - 1) / 2));
+		b.lo = pbd_v3(PBD_FMIN(b.lo.x, p.x), PBD_FMIN(b.lo.y, p.y), PBD_FMIN(b.lo.z, p.z));
+		b.hi = pbd_v3(PBD_FMAX(b.hi.x, p.x), PBD_FMAX(b.hi.y, p.y), PBD_FMAX(b.hi.z, p.z));
+	}
+	const pbd_vec3 p = pbd_v3_add(a, q); /* the path's end, whatever the ahead */
+	b.lo = pbd_v3(PBD_FMIN(b.lo.x, p.x) - skin, PBD_FMIN(b.lo.y, p.y) - skin, PBD_FMIN(b.lo.z, p.z) - skin);
+	b.hi = pbd_v3(PBD_FMAX(b.hi.x, p.x) + skin, PBD_FMAX(b.hi.y, p.y) + skin, PBD_FMAX(b.hi.z, p.z) + skin);
+	return b;
 }
 
 static bool path_inside(const pbd_world* w, uint32_t i, pbd_box3 r) {
@@ -347,7 +361,20 @@ static bool list_all(pbd_world* w) {
 	pbd_particle_collision* c = w->pcol;
 	pbd_edge_candidates* k = &c->ecand;
 	const pbd_real rmax = c->max_radius;
-	const pbd_real ahead = k->off ? 1 : PBD_EDGE_AHEAD, skin = k->off ? 0 : PBD_EDGE_SKIN * rmax;
+	/* Lists carried ahead that held for one substep only (a cloth striking a table, whose
+	 * particles all turn at once) cost more than they spare: the next few are made of the
+	 * substep's paths alone, as a search from scratch would. */
+	bool exact = k->off;
+	if (!exact && k->exact_left > 0) {
+		k->exact_left--;
+		exact = true;
+	} else if (!exact && k->ahead && k->since <= 1) {
+		k->exact_left = PBD_EDGE_EXACT_RUN - 1;
+		exact = true;
+	}
+	k->ahead = !exact;
+	k->since = 0;
+	const pbd_real ahead = exact ? 1 : PBD_EDGE_AHEAD, skin = exact ? 0 : PBD_EDGE_SKIN * rmax;
 	for (uint32_t i = 0; i < w->np; ++i)
 		if (w->radius[i] > 0) k->vref[i] = particle_box(w, i, ahead, skin);
 	k->np = w->np, k->nedge = c->nedge, k->radius = rmax, k->listed = true;
@@ -409,6 +436,7 @@ bool pbd_edge_candidates_update(pbd_world* w) {
 	    !k->listed || k->edges_changed || k->off || k->np != w->np || k->nedge != n || k->radius != c->max_radius;
 	k->edges_changed = false;
 	k->nsearch = 0;
+	k->since++;
 	if (again) {
 		if (list_all(w)) return true;
 		k->listed = false;

@@ -44,6 +44,9 @@ typedef struct pbd_edge_candidates {
 	bool cut;               /* the last search stopped at a bound */
 	bool edges_changed;     /* the edge list changed since (pbd_edge_edge_prepare) */
 	bool off;               /* tests only: made anew in every substep, from the substep's paths alone */
+	bool ahead;             /* the last whole listing carried the boxes ahead */
+	uint32_t since;         /* substeps since the last whole listing */
+	uint32_t exact_left;    /* whole listings still to make of the paths alone */
 	uint32_t full, partial; /* updates since creation: full listings, searches of some edges */
 } pbd_edge_candidates;
 
