@@ -2,21 +2,22 @@
  * list whose boxes carry each particle's motion ahead (docs/collision.md, "Edge candidates kept
  * across substeps").
  *
- * Each particle with a thickness has a box: its path in the substep the box was taken, carried on
- * PBD_EDGE_AHEAD times as far again (a particle that keeps its velocity stays inside for that many
- * substeps), grown by a skin. An edge's box is the union of its particles', grown by the largest
- * radius, and two edges are candidates when their boxes meet and nothing rules the pair out for
- * good (a shared particle, groups that never meet, mesh neighbours). While each particle's path
- * of a substep lies in its box, an edge's box of the substep (its paths, grown by the largest
- * radius: what edge_edge.c tests) lies in its listed box, so every pair whose boxes of the
- * substep meet is listed: a pass over the lists finds what a search of the whole hash would, in
- * the same order, the edge list's.
+ * Each particle with a thickness has a box: its path in the substep the box was taken, carried
+ * on PBD_EDGE_AHEAD substeps as a falling body would go (a particle that keeps its velocity, or
+ * falls freely, stays inside for that many substeps), grown by a skin. An edge's box is the union
+ * of its particles', grown by the largest radius, and two edges are candidates when their boxes
+ * meet and nothing rules the pair out for good (a shared particle, groups that never meet, mesh
+ * neighbours). While each particle's path of a substep lies in its box, an edge's box of the
+ * substep (its paths, grown by the largest radius: what edge_edge.c tests) lies in its listed
+ * box, so every pair whose boxes of the substep meet is listed: a pass over the lists finds what
+ * a search of the whole hash would, in the same order, the edge list's.
  *
  * A particle whose path leaves its box takes a new one, and only the edges it belongs to are
  * searched again: against the hash of the boxes at the last full listing, for the edges whose
  * boxes did not change since, and against the list of those that did. The lists are made anew
  * from nothing when the edges or the particles change, and once more than 1/PBD_EDGE_MOVED_SHARE
- * of the edges moved since the last full listing. */
+ * of the edges moved since the last full listing; a few of those listings take the paths alone
+ * when lists carried ahead held for one substep only. */
 #include <string.h>
 
 #include "collision/edge_candidates.h"
