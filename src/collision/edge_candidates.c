@@ -378,15 +378,18 @@ static bool list_all(pbd_world* w) {
 	const pbd_real ahead = exact ? 1 : PBD_EDGE_AHEAD, skin = exact ? 0 : PBD_EDGE_SKIN * rmax;
 	for (uint32_t i = 0; i < w->np; ++i)
 		if (w->radius[i] > 0) k->vref[i] = particle_box(w, i, ahead, skin);
+	/* The edges' rest shape changes only with the edges or the particles. */
+	if (!k->listed || k->np != w->np || k->nedge != c->nedge)
+		for (uint32_t e = 0; e < c->nedge; ++e) {
+			const pbd_vec3 ra = w->x_rest[c->edge[2 * e]], rb = w->x_rest[c->edge[2 * e + 1]];
+			k->rmid[e] = pbd_v3_scale(pbd_v3_add(ra, rb), PBD_R(0.5));
+			k->rhalf[e] = PBD_R(0.5) * pbd_v3_length(pbd_v3_sub(rb, ra));
+			k->rbox[e] = (pbd_box3){pbd_v3(PBD_FMIN(ra.x, rb.x), PBD_FMIN(ra.y, rb.y), PBD_FMIN(ra.z, rb.z)),
+			                        pbd_v3(PBD_FMAX(ra.x, rb.x), PBD_FMAX(ra.y, rb.y), PBD_FMAX(ra.z, rb.z))};
+		}
 	k->np = w->np, k->nedge = c->nedge, k->radius = rmax, k->listed = true;
-	for (uint32_t e = 0; e < c->nedge; ++e) {
-		const pbd_vec3 ra = w->x_rest[c->edge[2 * e]], rb = w->x_rest[c->edge[2 * e + 1]];
-		k->rmid[e] = pbd_v3_scale(pbd_v3_add(ra, rb), PBD_R(0.5));
-		k->rhalf[e] = PBD_R(0.5) * pbd_v3_length(pbd_v3_sub(rb, ra));
-		k->rbox[e] = (pbd_box3){pbd_v3(PBD_FMIN(ra.x, rb.x), PBD_FMIN(ra.y, rb.y), PBD_FMIN(ra.z, rb.z)),
-		                        pbd_v3(PBD_FMAX(ra.x, rb.x), PBD_FMAX(ra.y, rb.y), PBD_FMAX(ra.z, rb.z))};
-	}
 	k->full++;
+	k->exact += exact && !k->off;
 	k->nmoved = 0;
 	memset(k->moved, 0, c->nedge * sizeof *k->moved);
 	double extent = 0;
@@ -435,6 +438,7 @@ bool pbd_edge_candidates_update(pbd_world* w) {
 	}
 	const bool again =
 	    !k->listed || k->edges_changed || k->off || k->np != w->np || k->nedge != n || k->radius != c->max_radius;
+	if (k->edges_changed) k->listed = false; /* the rest shape is taken again */
 	k->edges_changed = false;
 	k->nsearch = 0;
 	k->since++;

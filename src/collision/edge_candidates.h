@@ -48,6 +48,7 @@ typedef struct pbd_edge_candidates {
 	uint32_t since;         /* substeps since the last whole listing */
 	uint32_t exact_left;    /* whole listings still to make of the paths alone */
 	uint32_t full, partial; /* updates since creation: full listings, searches of some edges */
+	uint32_t exact;         /* full listings made of the paths alone after a short hold */
 } pbd_edge_candidates;
 
 typedef struct pbd_world pbd_world;

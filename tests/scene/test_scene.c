@@ -1877,13 +1877,17 @@ static void test_particle_cap_option(void** state) {
 /* The edges' candidate pairs kept across substeps (edge_candidates.c) change no bit: cloth_stack,
  * whose two cloths fold over themselves and each other, ends the same, with the same edge-edge
  * contacts in every frame, with the lists made anew from each substep's paths alone, on 1, 2 and
- * 3 threads (1 in the builds with assertions). Most substeps keep the lists and search only the
- * edges of the particles that left their boxes again, and both the full listing and the search
- * of some edges run. */
-static uint64_t edge_lists_run(int threads, bool off, int frames, uint32_t* full, uint32_t* partial, uint64_t* ee) {
+ * 3 threads (1 in the builds with assertions), and with the first 40 whole listings made of the
+ * paths alone (what follows lists that held for one substep only). Most substeps keep the lists
+ * and search only the edges of the particles that left their boxes again, and both the full
+ * listing and the search of some edges run. */
+static uint64_t edge_lists_run(int threads, bool off, int frames, uint32_t* full, uint32_t* partial, uint64_t* ee,
+                               uint32_t* exact) {
 	pbd_scene s = load_builtin_ok("cloth_stack", NULL);
 	assert_int_equal(pbd_world_set_threads(s.world, threads), PBD_OK);
 	s.world->pcol->ecand.off = off;
+	/* the listings from the paths alone that follow a short hold, made to run from the start */
+	if (exact) s.world->pcol->ecand.exact_left = 40;
 	uint64_t counted = 0;
 	*ee = 0;
 	for (int f = 0; f < frames; ++f) {
@@ -1894,6 +1898,7 @@ static uint64_t edge_lists_run(int threads, bool off, int frames, uint32_t* full
 	const uint64_t h = pbd_world_hash(s.world) ^ counted;
 	*full = s.world->pcol->ecand.full;
 	*partial = s.world->pcol->ecand.partial;
+	if (exact) *exact = s.world->pcol->ecand.exact;
 	pbd_scene_free(&s);
 	return h;
 }
@@ -1901,28 +1906,33 @@ static uint64_t edge_lists_run(int threads, bool off, int frames, uint32_t* full
 static void test_edge_candidates_change_nothing(void** state) {
 	(void)state;
 	const int frames = 30, most = test_with_assertions() ? 1 : 3;
-	uint32_t full = 0, partial = 0, full_off = 0, partial_off = 0;
+	uint32_t full = 0, partial = 0, full_off = 0, partial_off = 0, exact = 0;
 	uint64_t ee = 0, ee_off = 0;
-	const uint64_t on = edge_lists_run(1, false, frames, &full, &partial, &ee);
-	assert_true(edge_lists_run(1, true, frames, &full_off, &partial_off, &ee_off) == on);
+	const uint64_t on = edge_lists_run(1, false, frames, &full, &partial, &ee, NULL);
+	uint32_t f1, p1;
+	uint64_t e1;
+	assert_true(edge_lists_run(1, false, frames, &f1, &p1, &e1, &exact) == on);
+	assert_true(edge_lists_run(1, true, frames, &full_off, &partial_off, &ee_off, NULL) == on);
 	for (int threads = 2; threads <= most; ++threads) {
 		uint32_t f2, p2;
 		uint64_t e2;
-		assert_true(edge_lists_run(threads, false, frames, &f2, &p2, &e2) == on);
+		assert_true(edge_lists_run(threads, false, frames, &f2, &p2, &e2, NULL) == on);
 		assert_true(f2 == full && p2 == partial);
-		assert_true(edge_lists_run(threads, true, frames, &f2, &p2, &e2) == on);
+		assert_true(edge_lists_run(threads, true, frames, &f2, &p2, &e2, NULL) == on);
 	}
 	const uint32_t substeps = (uint32_t)frames * 10;
-	printf("  cloth_stack, %d frames (%u substeps, %llu edge-edge contacts): the lists made whole in %u substeps, "
+	printf("  cloth_stack, %d frames (%u substeps, %llu edge-edge contacts): the lists made whole in %u substeps "
+	       "(%u from the paths alone when 40 were asked for first), "
 	       "some edges searched again in %u, kept as they were in %u; same state with the lists made anew every "
 	       "substep%s\n",
-	       frames, substeps, (unsigned long long)ee, full, partial, substeps - full - partial,
+	       frames, substeps, (unsigned long long)ee, full, exact, partial, substeps - full - partial,
 	       most > 1 ? ", on 1, 2 and 3 threads" : "");
 	assert_int_equal(full_off, substeps);
 	assert_int_equal(partial_off, 0);
 	assert_true(ee > 0 && ee == ee_off);
 	assert_true(partial > 0 && full > 1);
 	assert_true(full < substeps / 3);
+	assert_true(exact >= 40);
 }
 
 /* What a step keeps and skips changes no bit: the distances (contact.c, "Queries a step need
