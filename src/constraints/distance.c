@@ -392,6 +392,27 @@ static void stats(const pbd_world* w, const pbd_family* f, uint32_t first, uint3
 	}
 }
 
+/* The divergence test's first look: no square root and no division, so that a large cloth's step
+ * does not spend a quarter of its time on a test that passes (a 512 x 512 cloth at 10 iterations:
+ * 10.7 of 44 ms). The band is narrowed by a millionth, far above the rounding of the squares, so
+ * that a constraint at the bound itself goes to max_strain, which decides. */
+static bool strain_within(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, double bound) {
+	const double hi = (1 + bound) * (1 - 1e-6), lo = bound < 1 ? (1 - bound) * (1 + 1e-6) : 0;
+	const double hi2 = hi * hi, lo2 = lo * lo;
+	bool ok = true;
+	for (uint32_t k = first; k < end; ++k) {
+		const pbd_distance_c* c = &HOT(f)[k];
+		if (!(c->rest > 0)) continue;
+		const pbd_vec3 xa = w->x[c->a], xb = w->x[c->b], la = w->x_lo[c->a], lb = w->x_lo[c->b];
+		const double dx = ((double)xa.x - (double)xb.x) + ((double)la.x - (double)lb.x);
+		const double dy = ((double)xa.y - (double)xb.y) + ((double)la.y - (double)lb.y);
+		const double dz = ((double)xa.z - (double)xb.z) + ((double)la.z - (double)lb.z);
+		const double r2 = (double)c->rest * (double)c->rest, l2 = dx * dx + dy * dy + dz * dz;
+		ok &= l2 <= hi2 * r2 && l2 >= lo2 * r2; /* false for NaN */
+	}
+	return ok;
+}
+
 static double max_strain(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end) {
 	double m = 0;
 	for (uint32_t k = first; k < end; ++k) {
@@ -459,6 +480,7 @@ const pbd_family_ops pbd_family_distance_ops = {
 #endif
     .stats = stats,
     .max_strain = max_strain,
+    .strain_within = strain_within,
     .check = check,
     .linearize = linearize,
     .row_count = 1,

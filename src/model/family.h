@@ -177,6 +177,9 @@ typedef struct pbd_family_ops {
 	void (*stats)(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, pbd_family_sums* out);
 	/* The divergence test alone: the largest strain of [first, end). */
 	double (*max_strain)(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end);
+	/* Optional: true only when every strain of [first, end) is surely at most `bound` (false when
+	 * one may pass it, or is not a number); the divergence test then skips max_strain. */
+	bool (*strain_within)(const pbd_world* w, const pbd_family* f, uint32_t first, uint32_t end, double bound);
 	/* Checks the constraint at position k of a loaded snapshot (particle indices are checked
 	 * by the caller); returns false with a reason. */
 	bool (*check)(const pbd_world* w, const pbd_family* f, uint32_t k, const char** why);

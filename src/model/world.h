@@ -390,5 +390,8 @@ pbd_status pbd_stats_reserve(pbd_world* w);
 void pbd_stats_free(pbd_world* w);
 void pbd_stats_compute(pbd_world* w, pbd_stats* out);
 double pbd_stats_max_strain(pbd_world* w);
+/* The divergence test: the largest strain when one may be past `bound` (>= 0); otherwise a value
+ * at most `bound` (0 where the families tell cheaply that every strain is within it). */
+double pbd_stats_strain_past(pbd_world* w, double bound);
 
 #endif

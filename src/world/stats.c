@@ -13,7 +13,8 @@
 
 typedef struct stats_stage {
 	pbd_world* w;
-	bool full; /* every statistic, or the largest strain alone (the divergence test) */
+	bool full;    /* every statistic, or the largest strain alone (the divergence test) */
+	double bound; /* not full: a block whose strains are surely within it reports 0; < 0: none */
 	uint32_t csize, psize;
 	uint32_t start[PBD_FAMILY_COUNT + 2]; /* family t's first block; then the particles', then the end */
 	pbd_stats_part* part;
@@ -73,21 +74,24 @@ static void stats_block(void* p, uint32_t block, uint32_t worker) {
 	if (s->full) {
 		out->fam.energy_defined = true;
 		pbd_family_table[t]->stats(w, f, first, end, &out->fam);
-	} else {
+	} else if (!(s->bound >= 0 && pbd_family_table[t]->strain_within &&
+	             pbd_family_table[t]->strain_within(w, f, first, end, s->bound))) {
 		out->fam.max_strain = pbd_family_table[t]->max_strain(w, f, first, end);
 	}
 }
 
 /* Runs the pass, on the world's threads where the per-block sums have room; otherwise (out of
  * memory) on the calling thread with one block per family and one for the particles, in `spare`. */
-static void run(pbd_world* w, bool full, stats_stage* s, pbd_stats_part spare[PBD_FAMILY_COUNT + 1]) {
+static void run(pbd_world* w, bool full, double bound, stats_stage* s, pbd_stats_part spare[PBD_FAMILY_COUNT + 1]) {
 	layout(w, full, w->exec.block_constraints, w->exec.block_particles, s);
+	s->bound = bound;
 	if (pbd_stats_reserve(w) == PBD_OK) {
 		s->part = w->stats_part;
 		pbd_exec_stage(&w->exec, stats_block, s, s->start[PBD_FAMILY_COUNT + 1]);
 		return;
 	}
 	layout(w, full, UINT32_C(1) << 31, UINT32_C(1) << 31, s); /* one block each: no count is that large */
+	s->bound = bound;
 	s->part = spare;
 	for (uint32_t b = 0; b < s->start[PBD_FAMILY_COUNT + 1]; ++b) stats_block(s, b, 0);
 }
@@ -166,7 +170,7 @@ void pbd_stats_compute(pbd_world* w, pbd_stats* s) {
 	memset(s, 0, sizeof *s);
 	stats_stage st;
 	pbd_stats_part spare[PBD_FAMILY_COUNT + 1];
-	run(w, true, &st, spare);
+	run(w, true, -1, &st, spare);
 	double ke = 0, pe = 0, p[3] = {0, 0, 0};
 	for (uint32_t b = st.start[PBD_FAMILY_COUNT]; b < st.start[PBD_FAMILY_COUNT + 1]; ++b) {
 		const pbd_stats_part* part = &st.part[b];
@@ -198,11 +202,13 @@ void pbd_stats_compute(pbd_world* w, pbd_stats* s) {
 	s->profile = w->profile;
 }
 
-double pbd_stats_max_strain(pbd_world* w) {
+double pbd_stats_strain_past(pbd_world* w, double bound) {
 	stats_stage st;
 	pbd_stats_part spare[PBD_FAMILY_COUNT + 1];
-	run(w, false, &st, spare);
+	run(w, false, bound, &st, spare);
 	double m = 0;
 	for (uint32_t b = 0; b < st.start[PBD_FAMILY_COUNT]; ++b) m = pbd_max_sticky(m, st.part[b].fam.max_strain);
 	return m;
 }
+
+double pbd_stats_max_strain(pbd_world* w) { return pbd_stats_strain_past(w, -1); }

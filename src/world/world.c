@@ -689,7 +689,7 @@ pbd_status pbd_world_step(pbd_world* w) {
 		w->stats_valid = true;
 		strain = w->stats.max_strain;
 	} else if (d->divergence_strain > 0) {
-		strain = pbd_stats_max_strain(w);
+		strain = pbd_stats_strain_past(w, (double)d->divergence_strain);
 	}
 	pbd_collide_drop_kept(w);
 	pbd_exec_end(&w->exec); /* after the step's last stage: the threads return */

@@ -168,6 +168,12 @@ static void test_stats_any_thread_count(void** state) {
 			assert_memory_equal(&w->stats, &got, sizeof got);
 			const double strain = pbd_stats_max_strain(w);
 			assert_true(strain == got.max_strain);
+			/* The divergence test's cheap look decides nothing at the bound: a bound just below the
+			 * largest strain still gets the exact value, one clearly above it a value within it. */
+			assert_true(pbd_stats_strain_past(w, strain * (1 - 1e-9)) == strain);
+			assert_true(pbd_stats_strain_past(w, 0) == strain);
+			assert_true(got.family[PBD_FAMILY_DISTANCE].max_strain == strain); /* the links hold the largest */
+			assert_true(pbd_stats_strain_past(w, strain * 1.01) < strain);
 			assert_true(got.kinetic_energy > 0 && got.max_strain > 0 && got.family[PBD_FAMILY_DISTANCE].count > 0);
 			if (threads == 1) {
 				one = got;
@@ -302,11 +308,13 @@ static void test_stats_nan_stays(void** state) {
 	pbd_stats s;
 	pbd_stats_compute(w, &s);
 	const double strain = pbd_stats_max_strain(w);
+	const double past = pbd_stats_strain_past(w, 10);
 	pbd_exec_end(&w->exec);
 	test_enable_fp_traps();
 	assert_true(s.max_strain != s.max_strain);
 	assert_true(s.family[PBD_FAMILY_DISTANCE].max_strain != s.family[PBD_FAMILY_DISTANCE].max_strain);
 	assert_true(strain != strain);
+	assert_true(past != past);
 	w->x[a].x = 0;
 	pbd_world_destroy(w);
 }
