@@ -357,14 +357,16 @@ static void jacobi(const pbd_step_ctx* ctx, pbd_family* f, uint32_t first, uint3
 	}
 }
 
-/* Length of a constraint in double, from the full positions x + x_lo. */
-static double current_length(const pbd_world* w, const pbd_distance_c* c) {
+/* Squared length of a constraint in double, from the full positions x + x_lo. */
+static double current_length2(const pbd_world* w, const pbd_distance_c* c) {
 	const pbd_vec3 xa = w->x[c->a], xb = w->x[c->b], la = w->x_lo[c->a], lb = w->x_lo[c->b];
 	const double dx = ((double)xa.x - (double)xb.x) + ((double)la.x - (double)lb.x);
 	const double dy = ((double)xa.y - (double)xb.y) + ((double)la.y - (double)lb.y);
 	const double dz = ((double)xa.z - (double)xb.z) + ((double)la.z - (double)lb.z);
-	return sqrt(dx * dx + dy * dy + dz * dz);
+	return dx * dx + dy * dy + dz * dz;
 }
+
+static double current_length(const pbd_world* w, const pbd_distance_c* c) { return sqrt(current_length2(w, c)); }
 
 /* Strain (all edges and per edge kind), violation and elastic energy of the current positions. The energy of a soft
  * XPBD constraint is C^2 / (2 alpha); an ideal one (alpha 0, or PBD stiffness 0 or 1) stores none; a PBD stiffness in
@@ -403,11 +405,7 @@ static bool strain_within(const pbd_world* w, const pbd_family* f, uint32_t firs
 	for (uint32_t k = first; k < end; ++k) {
 		const pbd_distance_c* c = &HOT(f)[k];
 		if (!(c->rest > 0)) continue;
-		const pbd_vec3 xa = w->x[c->a], xb = w->x[c->b], la = w->x_lo[c->a], lb = w->x_lo[c->b];
-		const double dx = ((double)xa.x - (double)xb.x) + ((double)la.x - (double)lb.x);
-		const double dy = ((double)xa.y - (double)xb.y) + ((double)la.y - (double)lb.y);
-		const double dz = ((double)xa.z - (double)xb.z) + ((double)la.z - (double)lb.z);
-		const double r2 = (double)c->rest * (double)c->rest, l2 = dx * dx + dy * dy + dz * dz;
+		const double r2 = (double)c->rest * (double)c->rest, l2 = current_length2(w, c);
 		ok &= l2 <= hi2 * r2 && l2 >= lo2 * r2; /* false for NaN */
 	}
 	return ok;

@@ -83,15 +83,14 @@ static void stats_block(void* p, uint32_t block, uint32_t worker) {
 /* Runs the pass, on the world's threads where the per-block sums have room; otherwise (out of
  * memory) on the calling thread with one block per family and one for the particles, in `spare`. */
 static void run(pbd_world* w, bool full, double bound, stats_stage* s, pbd_stats_part spare[PBD_FAMILY_COUNT + 1]) {
+	s->bound = bound; /* layout leaves it */
 	layout(w, full, w->exec.block_constraints, w->exec.block_particles, s);
-	s->bound = bound;
 	if (pbd_stats_reserve(w) == PBD_OK) {
 		s->part = w->stats_part;
 		pbd_exec_stage(&w->exec, stats_block, s, s->start[PBD_FAMILY_COUNT + 1]);
 		return;
 	}
 	layout(w, full, UINT32_C(1) << 31, UINT32_C(1) << 31, s); /* one block each: no count is that large */
-	s->bound = bound;
 	s->part = spare;
 	for (uint32_t b = 0; b < s->start[PBD_FAMILY_COUNT + 1]; ++b) stats_block(s, b, 0);
 }
